@@ -1,0 +1,49 @@
+"""Typed errors. Bad data never raises; these are for unusable input and for
+the listing failures upstream itself raises."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+CatalogErrorCode = Literal[
+    "PERSISTENCE_LIST_FAILED",
+    "SUBAGENT_PARENT_NOT_FOUND",
+    "SUBAGENT_LINEAGE_CYCLE",
+]
+
+
+class SubagentCatalogError(Exception):
+    """Base class of every error this package raises on purpose.
+
+    Attributes:
+        hint: what the user can do about it.
+    """
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+    def __str__(self) -> str:
+        base = super().__str__()
+        return f"{base} (hint: {self.hint})" if self.hint else base
+
+
+class CorpusRootError(SubagentCatalogError):
+    """The corpus root is missing, not a directory, or unreadable."""
+
+
+class CatalogError(SubagentCatalogError):
+    """A listing call that upstream fails as a whole.
+
+    Attributes:
+        code: a stable code (``PERSISTENCE_LIST_FAILED`` when the persisted
+            listing itself fails; the trace semantics add
+            ``SUBAGENT_PARENT_NOT_FOUND`` and ``SUBAGENT_LINEAGE_CYCLE``).
+        path: the offending file, when there is one.
+    """
+
+    def __init__(self, code: CatalogErrorCode, message: str, *, path: str | None = None, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.code: CatalogErrorCode = code
+        self.path = path
+        self.message = message

@@ -1,0 +1,356 @@
+"""Everything the toolkit derives from one session log file, read once.
+
+:func:`read_log_file` is the per-file worker: it reads the bytes, gives
+upstream's ``list()`` verdict on the header, upstream's full-read verdict
+(``ok``, ``torn-tail``, ``prefix`` or ``failed``, with the cause), the
+descriptors, the identity fold and, on request, the events. It is a pure
+function of the file's bytes, so it can run in any worker process and its
+result can be cached by file identity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import orjson
+
+from subagent_catalog.inspect_rules import InspectFailure, validate_cold_read
+from subagent_catalog.jsvalue import is_safe_integer, js_number
+from subagent_catalog.paths import Compression
+from subagent_catalog.projection import IdentityFold, fold_identity, timing_view_failure
+from subagent_catalog.scanner import LogReadError, LogScan, parse_list_header, scan_log
+
+ReadVerdict = Literal["ok", "torn-tail", "prefix", "failed", "skipped"]
+
+
+@dataclass
+class ProblemRecord:
+    """One thing wrong with a file (see the ``problems`` frame)."""
+
+    kind: str
+    message: str
+    line: int | None = None
+    offset: int | None = None
+    severity: Literal["error", "warning", "info"] = "warning"
+
+
+@dataclass
+class DescriptorRecord:
+    """One ``subagent/descriptor`` event and upstream's verdict on it."""
+
+    seq: int
+    time: int | None
+    payload: str
+    status: str
+    reason: str | None
+    version: str | None
+    mode: str | None
+    provider: str | None
+    label: str | None
+    agent_provider: str | None
+    agent_model: str | None
+    persona: str | None
+    tool_allow: list[str] | None
+    tool_deny: list[str] | None
+
+
+@dataclass
+class LogFacts:
+    """Per-file facts (picklable; the unit of caching and parallel work).
+
+    ``list_meta`` is the header as upstream's ``list()`` sees it (``None``
+    when list() skips the file, with ``list_skip`` saying why); ``list_error``
+    is set when this file alone makes upstream's whole listing fail. The
+    ``read_*`` fields describe upstream's full read (``inspect()``).
+    """
+
+    size: int
+    list_meta: dict[str, Any] | None = None
+    list_skip: str | None = None
+    list_error: str | None = None
+    verdict: ReadVerdict = "failed"
+    read_cause: str | None = None
+    read_message: str | None = None
+    read_line: int | None = None
+    read_offset: int | None = None
+    read_meta: dict[str, Any] | None = None
+    event_count: int = 0
+    first_time: int | None = None
+    last_time: int | None = None
+    closers: int = 0
+    descriptors: list[DescriptorRecord] = field(default_factory=list)
+    identity_mode: str | None = None
+    identity_label: str | None = None
+    identity_seq: int | None = None
+    identity_cause: str | None = None
+    identity_detail: str | None = None
+    unit_failure: str | None = None
+    unit_failure_live: str | None = None
+    problems: list[ProblemRecord] = field(default_factory=list)
+    events: list[tuple[Any, ...]] | None = None
+
+
+def _first_line_plain(data: bytes) -> tuple[bytes | None, str | None]:
+    newline = data.find(b"\n")
+    if newline == -1:
+        return None, ("empty file" if not data else "no complete first line (no newline)")
+    return data[:newline], None
+
+
+def _first_line_zstd(data: bytes) -> tuple[bytes | None, str | None, str | None]:
+    """(line, skip reason, whole-listing error) as upstream's readFirstZstdLine."""
+    import zstandard
+
+    from subagent_catalog.zstdframes import ZstdStructureError, decode_frame, scan_frames
+
+    if not data:
+        return None, "empty file", None
+    try:
+        scan = scan_frames(data, max_frames=1)
+    except ZstdStructureError as error:
+        return None, None, f"header frame failed validation: {error}"
+    if not scan.frames:
+        return None, "zstd file cut inside the header frame", None
+    start, end = scan.frames[0]
+    try:
+        plain = decode_frame(data[start:end])
+    except zstandard.ZstdError as error:
+        return None, None, f"corrupt Zstandard session log: header frame failed validation ({error})"
+    if not plain or plain.find(b"\n") != len(plain) - 1:
+        return None, None, "corrupt Zstandard session log: first frame is not exactly one header line"
+    return plain[:-1], None, None
+
+
+def _list_verdict(facts: LogFacts, data: bytes, compression: Compression) -> None:
+    if compression == "zstd":
+        line, skip, error = _first_line_zstd(data)
+    else:
+        line, skip = _first_line_plain(data)
+        error = None
+    if error is not None:
+        facts.list_error = error
+        facts.problems.append(ProblemRecord("zstd-header-frame", error, line=1, offset=0, severity="error"))
+        return
+    if line is None:
+        facts.list_skip = skip
+        facts.problems.append(ProblemRecord("header-skipped", f"list() skips this file: {skip}", line=1))
+        return
+    try:
+        meta, why = parse_list_header(line)
+    except LogReadError as retired:
+        facts.list_error = str(retired)
+        facts.problems.append(ProblemRecord("retired-header-fields", str(retired), line=1, severity="error"))
+        return
+    if meta is None:
+        facts.list_skip = why
+        facts.problems.append(ProblemRecord("header-skipped", f"list() skips this file: {why}", line=1))
+        return
+    facts.list_meta = meta
+
+
+def _event_row(session_id: str, event: dict[str, Any]) -> tuple[Any, ...]:
+    from subagent_catalog.jsvalue import frame_text
+
+    data = event.get("data")
+    turn = step = None
+    if isinstance(data, dict):
+        turn = data.get("turn") if is_safe_integer(data.get("turn")) else None
+        step = data.get("step") if is_safe_integer(data.get("step")) else None
+    time = event.get("time")
+    return (
+        frame_text(session_id),
+        int(event["seq"]),
+        int(time) if is_safe_integer(time) else None,
+        frame_text(event["type"]) if isinstance(event.get("type"), str) else None,
+        int(turn) if turn is not None else None,
+        int(step) if step is not None else None,
+        event.get("ignorable") is True,
+        _dump(data) if "data" in event else None,
+    )
+
+
+def _dump(value: Any) -> str:
+    try:
+        return orjson.dumps(value).decode()
+    except (orjson.JSONEncodeError, TypeError):
+        import json
+
+        return json.dumps(value)  # ASCII escapes keep lone surrogates exact
+
+
+def _descriptor_records(events: list[dict[str, Any]]) -> list[DescriptorRecord]:
+    from subagent_catalog.descriptor import classify_descriptor
+
+    records = []
+    for event in events:
+        if event.get("type") != "subagent/descriptor":
+            continue
+        verdict = classify_descriptor(event.get("data"))
+        time = event.get("time")
+        records.append(
+            DescriptorRecord(
+                seq=int(event["seq"]),
+                time=int(time) if is_safe_integer(time) else None,
+                payload=_dump(event.get("data")),
+                status=verdict.status,
+                reason=verdict.reason,
+                version=verdict.version,
+                mode=verdict.mode,
+                provider=verdict.provider,
+                label=verdict.label,
+                agent_provider=verdict.agent_provider,
+                agent_model=verdict.agent_model,
+                persona=verdict.persona,
+                tool_allow=verdict.tool_allow,
+                tool_deny=verdict.tool_deny,
+            )
+        )
+    return records
+
+
+def _scan_problems(facts: LogFacts, scan: LogScan, compression: Compression) -> None:
+    if scan.torn_bytes:
+        where = "incomplete final frame" if compression == "zstd" else "final record without newline"
+        facts.problems.append(
+            ProblemRecord(
+                "torn-tail",
+                f"{where}: {scan.torn_bytes} bytes dropped"
+                + (f", {scan.torn_events} events recovered from it" if scan.torn_events else ""),
+                offset=facts.size - scan.torn_bytes if compression == "zstd" else scan.input_bytes - scan.torn_bytes,
+            )
+        )
+    if scan.issue is not None:
+        facts.problems.append(ProblemRecord(scan.issue.kind, scan.issue.message, line=scan.issue.line))
+    for line in scan.unparsable_lines[1:]:
+        facts.problems.append(ProblemRecord("unparsable-line", f"unparsable line {line} (after the prefix ended)", line=line))
+
+
+def _identity_facts(facts: LogFacts, fold: IdentityFold, dropped_descriptor: bool) -> None:
+    if fold.identity is not None:
+        facts.identity_mode = fold.identity.mode
+        facts.identity_label = fold.identity.label
+        facts.identity_seq = fold.identity.seq
+        return
+    if fold.last is None:
+        facts.identity_cause = "no-descriptor"
+        facts.identity_detail = (
+            "a descriptor line was dropped with the damaged or torn end of the log"
+            if dropped_descriptor
+            else "the log holds no subagent/descriptor event"
+        )
+    elif fold.last.status == "unknown-version":
+        facts.identity_cause = "unknown-descriptor-version"
+        facts.identity_detail = f"last descriptor (seq {fold.last_seq}): {fold.last.reason}"
+    else:
+        facts.identity_cause = "malformed-descriptor"
+        facts.identity_detail = f"last descriptor (seq {fold.last_seq}): {fold.last.reason}"
+
+
+def analyse_log(data: bytes, compression: Compression, *, want_events: bool = False) -> LogFacts:
+    """Derive every per-file fact from a log's bytes.
+
+    Examples:
+        >>> head = b'{"type":"session","version":0,"id":"a","createdAt":1,"delegationDepth":0}\\n'
+        >>> facts = analyse_log(head, "none")
+        >>> facts.verdict, facts.identity_cause
+        ('ok', 'no-descriptor')
+    """
+    facts = LogFacts(size=len(data))
+    _list_verdict(facts, data, compression)
+    try:
+        scan = scan_log(data, compression)
+    except LogReadError as error:
+        facts.verdict = "failed"
+        facts.read_cause = error.cause
+        facts.read_message = str(error)
+        facts.read_line = error.line
+        facts.read_offset = error.offset
+        facts.problems.append(
+            ProblemRecord(error.cause, str(error), line=error.line, offset=error.offset, severity="error")
+        )
+        return facts
+    facts.read_meta = scan.meta
+    _scan_problems(facts, scan, compression)
+    session_id = scan.meta["id"]
+    events = scan.events
+    facts.descriptors = _descriptor_records(events)
+    if want_events:
+        facts.events = [_event_row(session_id, event) for event in events]
+    facts.event_count = len(events)
+    times = [e["time"] for e in events if is_safe_integer(e.get("time"))]
+    if times:
+        facts.first_time, facts.last_time = int(min(times)), int(max(times))
+    dropped = (scan.issue is not None or scan.torn_bytes > 0) and b"subagent/descriptor" in _dropped_region(
+        data, scan, compression
+    )
+    # Closers are never descriptors: the identity of the prefix is the identity of the balanced log.
+    _identity_facts(facts, fold_identity(events), dropped)
+    facts.unit_failure_live = timing_view_failure(events)
+    try:
+        balanced = validate_cold_read(scan.meta, events, session_id)
+    except InspectFailure as failure:
+        facts.verdict = "failed"
+        facts.read_cause = failure.cause
+        facts.read_message = str(failure)
+        seq = failure.seq
+        facts.read_line = scan.event_lines[seq] if seq is not None and 0 <= seq < len(scan.event_lines) else None
+        facts.problems.append(ProblemRecord(failure.cause, str(failure), line=facts.read_line, severity="error"))
+        return facts
+    facts.closers = len(balanced) - len(events)
+    if scan.issue is not None:
+        facts.verdict = "prefix"
+    elif scan.torn_bytes:
+        facts.verdict = "torn-tail"
+    else:
+        facts.verdict = "ok"
+    facts.unit_failure = timing_view_failure(balanced)
+    return facts
+
+
+def _dropped_region(data: bytes, scan: LogScan, compression: Compression) -> bytes:
+    if compression == "none":
+        return data[scan.committed_bytes :]
+    # zstd: the dropped plaintext is not kept; recover it cheaply for the cause only.
+    from subagent_catalog.zstdframes import decode_frame, decode_torn_prefix, scan_frames
+
+    try:
+        frames = scan_frames(data)
+        plain = b"".join(decode_frame(data[s:e]) for s, e in frames.frames)
+        if frames.torn_start is not None:
+            plain += decode_torn_prefix(data[frames.torn_start :])
+        return plain[scan.committed_bytes :]
+    except Exception:
+        return b""
+
+
+def read_log_file(path: str, compression: Compression, *, want_events: bool = False) -> LogFacts:
+    """Read one log file (never written to) and derive its facts.
+
+    I/O errors become a failed verdict with cause ``io-error``.
+
+    Examples:
+        >>> read_log_file("/nonexistent/session.jsonl", "none").read_cause
+        'io-error'
+    """
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as error:
+        facts = LogFacts(size=0, verdict="failed", read_cause="io-error", read_message=f"{path}: {error.strerror}")
+        facts.list_error = f"cannot read {path}: {error.strerror}"
+        facts.problems.append(ProblemRecord("io-error", facts.read_message or "", severity="error"))
+        return facts
+    return analyse_log(data, compression, want_events=want_events)
+
+
+def js_created_at(meta: dict[str, Any]) -> float:
+    """A header's ``createdAt`` as the double upstream sorts by.
+
+    Examples:
+        >>> js_created_at({"createdAt": 3})
+        3.0
+    """
+    return js_number(meta["createdAt"])
+
+

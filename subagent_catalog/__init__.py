@@ -1,6 +1,9 @@
 """subagent_catalog: audit DeepSeek Harness subagent session logs with Polars."""
 
 from subagent_catalog.catalog import (
+    catalog,
+    catalog_descendants,
+    deviations,
     list_agents_text,
     list_children,
     list_descendants,
@@ -12,6 +15,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CatalogError",
+    "catalog",
+    "catalog_descendants",
+    "deviations",
     "Corpus",
     "CorpusRootError",
     "SubagentCatalogError",

@@ -546,3 +546,232 @@ def list_agents_text(
     else:
         rows = descendant_rows(corpus, parent_id, semantics=semantics, live=live)
     return render_list_agents(rows, scope=scope, statuses=statuses if statuses is not None else live)
+
+
+CATALOG_EXTRA: dict[str, Any] = {"parent": pl.String, "parent_json": pl.String}
+
+
+def _json(value: Any) -> str:
+    from subagent_catalog.conformance import json_text
+
+    return json_text(value)
+
+
+def _all_parent_keys(model: Model) -> list[Any]:
+    parents: list[Any] = []
+    seen: set[Any] = set()
+    for node in model.nodes:
+        if _key(node.id) not in seen:
+            seen.add(_key(node.id))
+            parents.append(node.id)
+    for node in model.nodes:
+        value = node.header.get("parentSession", MISSING)
+        if value is not MISSING and _key(value) not in seen and not isinstance(value, (dict, list)):
+            seen.add(_key(value))
+            parents.append(value)
+    return parents
+
+
+def _resolved(model: Model, semantics: Semantics, live: Mapping[str, str]) -> dict[str, Row | None]:
+    resolve = _RESOLVERS[semantics]
+    return {node.id: resolve(node, model, live) for node in model.nodes if node.origin_subagent}
+
+
+def _copy(row: Row) -> Row:
+    return Row(**{name: getattr(row, name) for name in row.__dataclass_fields__})
+
+
+def catalog(
+    corpus: Corpus, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
+) -> pl.DataFrame:
+    """Every parent's children in one pass: the rows of ``list_children`` for each parent.
+
+    Parents are every listed session plus every (primitive) ``parentSession``
+    value a header names, in that order. Each candidate is resolved once.
+    Under ``trace`` a parent whose call fails (not listed, lineage cycle)
+    gives one ``kind="error"`` row naming the code in ``reason``.
+
+    Raises:
+        CatalogError: ``PERSISTENCE_LIST_FAILED`` when upstream's listing fails.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> catalog(read_corpus(tempfile.mkdtemp())).columns[:2]
+        ['parent', 'parent_json']
+    """
+    model = build_model(corpus)
+    live_map = _check_live(model, live)
+    resolved = _resolved(model, semantics, live_map)
+    out: list[dict[str, Any]] = []
+    for parent in _all_parent_keys(model):
+        head = {"parent": js_string(parent), "parent_json": _json(parent)}
+        if semantics == "trace":
+            try:
+                _trace_parent_check(model, parent)
+            except CatalogError as error:
+                out.append({**head, **_error_row(error, semantics)})
+                continue
+        for node in model.children.get(_key(parent), []):
+            row = resolved.get(node.id) if node.origin_subagent else None
+            if row is not None:
+                out.append({**head, **row.frame_row()})
+    schema = {**CATALOG_EXTRA, **ROW_SCHEMA}
+    return pl.DataFrame([clean_row(r) for r in out], schema=schema) if out else pl.DataFrame(schema=schema)
+
+
+def _error_row(error: CatalogError, semantics: str) -> dict[str, Any]:
+    return {
+        "kind": "error",
+        "id": None,
+        "reason": error.code,
+        "cause": error.code,
+        "cause_detail": error.message,
+        "path": error.path,
+        "semantics": semantics,
+    }
+
+
+def catalog_descendants(
+    corpus: Corpus, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
+) -> pl.DataFrame:
+    """Every parent's descendant listing (pre-order), each candidate resolved once.
+
+    Column ``root`` names the listing's root; the rows equal
+    ``list_descendants(corpus, root)`` for each root.
+
+    Raises:
+        CatalogError: ``PERSISTENCE_LIST_FAILED`` when upstream's listing fails.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> catalog_descendants(read_corpus(tempfile.mkdtemp())).height
+        0
+    """
+    model = build_model(corpus)
+    live_map = _check_live(model, live)
+    resolved = _resolved(model, semantics, live_map)
+    out: list[dict[str, Any]] = []
+    for root in _all_parent_keys(model):
+        head = {"root": js_string(root), "root_json": _json(root)}
+        if semantics == "trace":
+            try:
+                _trace_parent_check(model, root)
+            except CatalogError as error:
+                out.append({**head, **_error_row(error, semantics)})
+                continue
+        for node, parent, depth in _walk(model, root):
+            cached = resolved.get(node.id)
+            if cached is None:
+                continue
+            row = _copy(cached)
+            row.parent, row.depth = parent, depth
+            out.append({**head, **row.frame_row()})
+    schema = {"root": pl.String, "root_json": pl.String, **ROW_SCHEMA}
+    return pl.DataFrame([clean_row(r) for r in out], schema=schema) if out else pl.DataFrame(schema=schema)
+
+
+def _walk(model: Model, root: Any) -> list[tuple[Node, Any, int]]:
+    """Upstream's pre-order walk below ``root``: (node, direct parent, depth), every node once."""
+    order: list[tuple[Node, Any, int]] = []
+    visited: set[Any] = {_key(root)}
+    stack: list[tuple[Node, Any, int]] = [(n, root, 1) for n in reversed(model.children.get(_key(root), []))]
+    while stack:
+        node, parent, depth = stack.pop()
+        if _key(node.id) in visited:
+            continue
+        visited.add(_key(node.id))
+        order.append((node, parent, depth))
+        for child in reversed(model.children.get(_key(node.id), [])):
+            stack.append((child, node.id, depth + 1))
+    return order
+
+
+DEVIATION_SCHEMA: dict[str, Any] = {
+    "parent": pl.String,
+    "id": pl.String,
+    "projection": pl.String,
+    "trace": pl.String,
+    "deviation": pl.String,
+    "explanation": pl.String,
+    "path": pl.String,
+}
+
+
+def _describe(row: Row | None) -> str:
+    if row is None:
+        return "omitted"
+    if row.kind == "diagnostic":
+        return f"diagnostic:{row.reason}"
+    return f"child:{row.mode}" + (f":{row.label}" if row.label is not None else "")
+
+
+def _deviation(node: Node, projection: Row | None, trace: Row | None) -> tuple[str, str]:
+    own = [d for d in node.descriptors if d[0] >= _seed_length(node.header)]
+    if trace is None and projection is not None and projection.kind == "child":
+        return (
+            "seed-descriptor-identity",
+            "only a fork-seed (ancestor) descriptor: today's last-wins fold serves it as the child's identity; "
+            "the trace path required an own-suffix descriptor and omitted the child",
+        )
+    if trace is None:
+        return (
+            "settled-debris-visible",
+            "no own-suffix descriptor: the trace path omitted the child silently; today it is a corrupt diagnostic",
+        )
+    if trace.reason == "unsupported":
+        return ("unsupported-no-longer-produced", "an own descriptor of another version: trace says unsupported, today corrupt")
+    if len(own) > 1:
+        return (
+            "multiple-own-descriptors",
+            "several own-suffix descriptors: the trace path judged corrupt; today the last one wins",
+        )
+    if trace.reason == "corrupt" and projection is not None and projection.reason == "unavailable":
+        return (
+            "source-read-failure",
+            "the cold read rejects the stored log after reading it: trace said corrupt, today unavailable",
+        )
+    return ("other", "the two semantics disagree for a reason not among upstream's documented deviations")
+
+
+def deviations(corpus: Corpus, *, live: Mapping[str, str] | None = None) -> pl.DataFrame:
+    """Every child on which the projection and trace semantics disagree, and why.
+
+    ``deviation`` names which of upstream's documented deviations applies
+    (``seed-descriptor-identity``, ``settled-debris-visible``,
+    ``multiple-own-descriptors``, ``source-read-failure``,
+    ``unsupported-no-longer-produced``) or ``other``.
+
+    Raises:
+        CatalogError: ``PERSISTENCE_LIST_FAILED`` when upstream's listing fails.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> deviations(read_corpus(tempfile.mkdtemp())).height
+        0
+    """
+    model = build_model(corpus)
+    live_map = _check_live(model, live)
+    rows: list[dict[str, Any]] = []
+    for node in model.nodes:
+        if not node.origin_subagent or "parentSession" not in node.header:
+            continue
+        projection = resolve_projection(node, model, live_map)
+        trace = resolve_trace(node, model, live_map)
+        if _describe(projection) == _describe(trace):
+            continue
+        name, why = _deviation(node, projection, trace)
+        rows.append(
+            {
+                "parent": js_string(node.header["parentSession"]),
+                "id": node.id,
+                "projection": _describe(projection),
+                "trace": _describe(trace),
+                "deviation": name,
+                "explanation": why,
+                "path": node.row["path"],
+            }
+        )
+    return pl.DataFrame([clean_row(r) for r in rows], schema=DEVIATION_SCHEMA) if rows else pl.DataFrame(schema=DEVIATION_SCHEMA)

@@ -28,8 +28,13 @@ from subagent_catalog.paths import MISSING
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _dumps(value: Any) -> str:
-    """``JSON.stringify``: UTF-8 text, lone surrogates escaped as ``\\udXXX``."""
+def json_text(value: Any) -> str:
+    """``JSON.stringify``: UTF-8 text, lone surrogates escaped as ``\\udXXX``.
+
+    Examples:
+        >>> json_text({"a": [1, "x"]})
+        '{"a":[1,"x"]}'
+    """
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
@@ -47,7 +52,7 @@ def all_parents(corpus: Corpus) -> list[Any]:
     parents: list[Any] = []
     seen: set[str] = set()
     for node in model.nodes:
-        key = _dumps(node.id)
+        key = json_text(node.id)
         if key not in seen:
             seen.add(key)
             parents.append(node.id)
@@ -55,7 +60,7 @@ def all_parents(corpus: Corpus) -> list[Any]:
         value = node.header.get("parentSession", MISSING)
         if value is MISSING:
             continue
-        key = _dumps(value)
+        key = json_text(value)
         if key not in seen:
             seen.add(key)
             parents.append(value)
@@ -78,7 +83,7 @@ def conformance_lines(corpus: Corpus, parents: list[Any] | None, *, semantics: S
     try:
         chosen = all_parents(corpus) if parents is None else parents
     except CatalogError as error:
-        yield _dumps({"corpus_error": error.message})
+        yield json_text({"corpus_error": error.message})
         return
     for parent in chosen:
         line: dict[str, Any] = {"parent": parent}
@@ -94,4 +99,4 @@ def conformance_lines(corpus: Corpus, parents: list[Any] | None, *, semantics: S
             line["list_agents_descendants"] = render_list_agents(descendants, scope="descendants")
         except CatalogError as error:
             line["descendants"] = line["list_agents_descendants"] = _error(error)
-        yield _dumps(line)
+        yield json_text(line)

@@ -1,0 +1,57 @@
+# Two commands do all set-up on a fresh machine with only Python: `make demo` and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+SHARED ?= ../shared
+CONFORMANCE := $(SHARED)/conformance
+N ?= 10000
+
+.PHONY: demo test lint conformance browser-deps bench fuzz test-scale clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.core: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.dev: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e ".[dev,scale]"
+	touch $(VENV)/.core $@
+
+demo: $(VENV)/.core
+	$(BIN)/subagent-catalog summary data/sample
+	$(BIN)/subagent-catalog report data/sample -o report.html
+
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+
+lint: $(VENV)/.dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy --strict subagent_catalog
+
+conformance: $(VENV)/.core
+	@if [ -d "$(CONFORMANCE)" ]; then \
+	  $(BIN)/python $(CONFORMANCE)/check.py --cmd '$(BIN)/subagent-catalog conformance {root} --compression {compression} --all-parents' && \
+	  $(BIN)/python $(CONFORMANCE)/check.py --cases-dir $(CONFORMANCE)/trace-cases \
+	    --cmd '$(BIN)/subagent-catalog conformance {root} --compression {compression} --semantics {semantics} --all-parents'; \
+	else echo "no $(CONFORMANCE): conformance cases skipped"; fi
+
+test: $(VENV)/.dev browser-deps lint
+	$(BIN)/pytest -n 2 -q
+	$(MAKE) conformance
+
+bench: $(VENV)/.dev
+	$(BIN)/python benchmarks/run.py
+
+fuzz: $(VENV)/.dev
+	$(BIN)/python -m tests.fuzz.runner --cases $(N)
+
+test-scale: $(VENV)/.dev
+	$(BIN)/pytest -q -m scale tests/test_scale.py
+
+clean:
+	rm -rf $(VENV) report.html tests/artifacts

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import polars as pl
 
@@ -86,6 +86,7 @@ class Node:
 
     @property
     def origin_subagent(self) -> bool:
+        """Whether the header says ``origin: "subagent"``."""
         return self.header.get("origin") == "subagent"
 
 
@@ -129,6 +130,7 @@ class Row:
         return out
 
     def frame_row(self) -> dict[str, Any]:
+        """The row as a frame record (upstream fields plus audit columns)."""
         return {
             "kind": self.kind,
             "id": self.id,
@@ -160,6 +162,29 @@ def _key(value: Any) -> Any:
     return (type(value).__name__, value)
 
 
+class ToCorpus(Protocol):
+    """Anything that can give a :class:`Corpus` (an opened archive, for instance)."""
+
+    def to_corpus(self) -> Corpus:
+        """The corpus frames."""
+
+
+CorpusSource = Corpus | ToCorpus
+
+
+def as_corpus(source: CorpusSource) -> Corpus:
+    """The corpus behind a source (a Corpus itself, or an object with ``to_corpus()``).
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> c = read_corpus(tempfile.mkdtemp())
+        >>> as_corpus(c) is c
+        True
+    """
+    return source if isinstance(source, Corpus) else source.to_corpus()
+
+
 @dataclass
 class Model:
     """The listed corpus, indexed for listing calls (built once per corpus)."""
@@ -170,7 +195,7 @@ class Model:
     subagent_parents: set[str] = field(default_factory=set)
 
 
-def build_model(corpus: Corpus) -> Model:
+def build_model(source: CorpusSource) -> Model:
     """Index the listed sessions of a corpus (raises when upstream's listing fails).
 
     Raises:
@@ -182,6 +207,7 @@ def build_model(corpus: Corpus) -> Model:
         >>> build_model(read_corpus(tempfile.mkdtemp())).nodes
         []
     """
+    corpus = as_corpus(source)
     cached = getattr(corpus, "_model", None)
     if isinstance(cached, Model):
         return cached
@@ -263,7 +289,9 @@ def _diagnostic(row: Row, reason: Reason, cause: str | None, detail: str | None)
     return row
 
 
-def _child(row: Row, mode: str, label: str | None, activity: str, has_children: bool, seq: int | None, seed: int) -> Row:
+def _child(
+    row: Row, mode: str, label: str | None, activity: str, has_children: bool, seq: int | None, seed: int
+) -> Row:
     row.kind, row.mode, row.label, row.activity, row.has_children = "child", mode, label, activity, has_children
     row.descriptor_seq = seq
     row.identity_from_seed = seq < seed if seq is not None else None
@@ -335,7 +363,9 @@ def resolve_trace(node: Node, model: Model, live: Mapping[str, str]) -> Row | No
         return None
     if len(own) > 1:
         seqs = ", ".join(str(d[0]) for d in own)
-        return _diagnostic(row, "corrupt", "multiple-descriptors", f"{len(own)} descriptors in the own suffix (seqs {seqs})")
+        return _diagnostic(
+            row, "corrupt", "multiple-descriptors", f"{len(own)} descriptors in the own suffix (seqs {seqs})"
+        )
     seq, status, why = own[0]
     row.descriptor_seq = seq
     if status == "malformed":
@@ -344,7 +374,9 @@ def resolve_trace(node: Node, model: Model, live: Mapping[str, str]) -> Row | No
         return _diagnostic(row, "unsupported", "unknown-descriptor-version", f"descriptor (seq {seq}): {why}")
     # Seed descriptors all have smaller seqs, so the single own descriptor is the last one and
     # the identity fold's value is exactly this descriptor's identity.
-    return _child(row, r["identity_mode"], r["identity_label"], "running" if is_live else "inactive", has_children, seq, seed)
+    return _child(
+        row, r["identity_mode"], r["identity_label"], "running" if is_live else "inactive", has_children, seq, seed
+    )
 
 
 _RESOLVERS = {"projection": resolve_projection, "trace": resolve_trace}
@@ -386,7 +418,7 @@ def _trace_parent_check(model: Model, parent: Any) -> None:
 
 
 def children_rows(
-    corpus: Corpus, parent: Any, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
+    corpus: CorpusSource, parent: Any, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
 ) -> list[Row]:
     """Upstream ``listChildren`` rows (``parent`` may be any JSON value).
 
@@ -415,7 +447,7 @@ def children_rows(
 
 
 def descendant_rows(
-    corpus: Corpus, root: Any, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
+    corpus: CorpusSource, root: Any, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
 ) -> list[Row]:
     """Upstream ``listDescendants`` rows, in pre-order.
 
@@ -458,7 +490,7 @@ def _frame(rows: list[Row]) -> pl.DataFrame:
 
 
 def list_children(
-    corpus: Corpus, parent_id: Any, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
+    corpus: CorpusSource, parent_id: Any, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
 ) -> pl.DataFrame:
     """One parent's subagent children, exactly as upstream lists them.
 
@@ -481,7 +513,7 @@ def list_children(
 
 
 def list_descendants(
-    corpus: Corpus, root_id: Any, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
+    corpus: CorpusSource, root_id: Any, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
 ) -> pl.DataFrame:
     """Every subagent below a root in upstream's pre-order, with ``parentId`` and ``depth``.
 
@@ -519,7 +551,7 @@ def render_list_agents(rows: list[Row], *, scope: Scope, statuses: Mapping[str, 
 
 
 def list_agents_text(
-    corpus: Corpus,
+    corpus: CorpusSource,
     parent_id: Any,
     *,
     scope: Scope = "children",
@@ -582,7 +614,7 @@ def _copy(row: Row) -> Row:
 
 
 def catalog(
-    corpus: Corpus, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
+    corpus: CorpusSource, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
 ) -> pl.DataFrame:
     """Every parent's children in one pass: the rows of ``list_children`` for each parent.
 
@@ -633,7 +665,7 @@ def _error_row(error: CatalogError, semantics: str) -> dict[str, Any]:
 
 
 def catalog_descendants(
-    corpus: Corpus, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
+    corpus: CorpusSource, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
 ) -> pl.DataFrame:
     """Every parent's descendant listing (pre-order), each candidate resolved once.
 
@@ -721,7 +753,10 @@ def _deviation(node: Node, projection: Row | None, trace: Row | None) -> tuple[s
             "no own-suffix descriptor: the trace path omitted the child silently; today it is a corrupt diagnostic",
         )
     if trace.reason == "unsupported":
-        return ("unsupported-no-longer-produced", "an own descriptor of another version: trace says unsupported, today corrupt")
+        return (
+            "unsupported-no-longer-produced",
+            "an own descriptor of another version: trace says unsupported, today corrupt",
+        )
     if len(own) > 1:
         return (
             "multiple-own-descriptors",
@@ -735,7 +770,7 @@ def _deviation(node: Node, projection: Row | None, trace: Row | None) -> tuple[s
     return ("other", "the two semantics disagree for a reason not among upstream's documented deviations")
 
 
-def deviations(corpus: Corpus, *, live: Mapping[str, str] | None = None) -> pl.DataFrame:
+def deviations(corpus: CorpusSource, *, live: Mapping[str, str] | None = None) -> pl.DataFrame:
     """Every child on which the projection and trace semantics disagree, and why.
 
     ``deviation`` names which of upstream's documented deviations applies
@@ -774,4 +809,8 @@ def deviations(corpus: Corpus, *, live: Mapping[str, str] | None = None) -> pl.D
                 "path": node.row["path"],
             }
         )
-    return pl.DataFrame([clean_row(r) for r in rows], schema=DEVIATION_SCHEMA) if rows else pl.DataFrame(schema=DEVIATION_SCHEMA)
+    return (
+        pl.DataFrame([clean_row(r) for r in rows], schema=DEVIATION_SCHEMA)
+        if rows
+        else pl.DataFrame(schema=DEVIATION_SCHEMA)
+    )

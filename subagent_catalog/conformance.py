@@ -24,7 +24,6 @@ from subagent_catalog.corpus import Corpus
 from subagent_catalog.errors import CatalogError
 from subagent_catalog.paths import MISSING
 
-
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -71,7 +70,9 @@ def _error(error: CatalogError) -> dict[str, Any]:
     return {"error": {"code": error.code, "message": error.message}}
 
 
-def conformance_lines(corpus: Corpus, parents: list[Any] | None, *, semantics: Semantics = "projection") -> Iterator[str]:
+def conformance_lines(
+    corpus: Corpus, parents: list[Any] | None, *, semantics: Semantics = "projection"
+) -> Iterator[str]:
     """Yield the conformance output lines for a corpus.
 
     Examples:

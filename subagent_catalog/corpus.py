@@ -194,9 +194,9 @@ class Corpus:
             )
 
     def _repr_html_(self) -> str:
-        from subagent_catalog.display import corpus_html
+        from subagent_catalog.display import corpus_html  # type: ignore[import-not-found,unused-ignore]
 
-        return corpus_html(self)
+        return str(corpus_html(self))
 
     def __repr__(self) -> str:
         listed = int(self.sessions["listed"].sum()) if self.sessions.height else 0
@@ -336,14 +336,14 @@ def read_corpus(
     chosen = _choose_compression(root_path, compression) if os.path.isdir(root_path) else "zstd"
     found = discover(root_path, chosen)
     facts_list = list(
-        _read_all(
-            [f.path for f in found.files], chosen, want_events=events, jobs=jobs, progress=progress or _quiet
-        )
+        _read_all([f.path for f in found.files], chosen, want_events=events, jobs=jobs, progress=progress or _quiet)
     )
     return assemble(found, facts_list, jobs=jobs, want_events=events)
 
 
-def assemble(found: Discovery, facts_list: list[LogFacts], *, jobs: int | None = None, want_events: bool = False) -> Corpus:
+def assemble(
+    found: Discovery, facts_list: list[LogFacts], *, jobs: int | None = None, want_events: bool = False
+) -> Corpus:
     """Build the corpus frames from a walk and per-file facts (no log I/O).
 
     Examples:
@@ -380,7 +380,9 @@ def assemble(found: Discovery, facts_list: list[LogFacts], *, jobs: int | None =
             if mismatch is not None:
                 row["list_error"] = mismatch
                 listing_errors.append((1, mismatch, file.path))
-                problems.append(_problem("corpus", "identity-mismatch", "error", True, file.path, meta["id"], mismatch, 1))
+                problems.append(
+                    _problem("corpus", "identity-mismatch", "error", True, file.path, meta["id"], mismatch, 1)
+                )
             elif meta["id"] in seen_ids:
                 message = f'duplicate JSONL session id "{meta["id"]}" appears in multiple project directories'
                 row["list_error"] = message
@@ -432,8 +434,16 @@ def assemble(found: Discovery, facts_list: list[LogFacts], *, jobs: int | None =
             )
     if found.compression and _mixed_encodings(found):
         problems.append(
-            _problem("corpus", "mixed-encodings", "error", True, found.root, None,
-                     "the root holds logs of both encodings; upstream refuses it in either mode", None)
+            _problem(
+                "corpus",
+                "mixed-encodings",
+                "error",
+                True,
+                found.root,
+                None,
+                "the root holds logs of both encodings; upstream refuses it in either mode",
+                None,
+            )
         )
     _lookup_errors(found, sessions)
     listing_errors.sort(key=lambda item: item[0])
@@ -570,9 +580,8 @@ def _lookup_errors(found: Discovery, sessions: list[dict[str, Any]]) -> None:
                         "uses the unsupported flat-file layout"
                     )
             if encoded in names:
-                if project == row["project_dir"] and encoded == row["session_dir"]:
-                    matches += 1
-                elif os.path.exists(os.path.join(found.root, project, encoded, own)):
+                own_dir = project == row["project_dir"] and encoded == row["session_dir"]
+                if own_dir or os.path.exists(os.path.join(found.root, project, encoded, own)):
                     matches += 1
         if row["lookup_error"] is None and matches > 1:
             row["lookup_error"] = (

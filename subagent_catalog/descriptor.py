@@ -117,7 +117,7 @@ _FIELD_ORDER = ("mode", "extra", "provider", "label", "agentProvider", "agentMod
 
 
 def _first_reason(error: ValidationError, record: dict[str, Any]) -> str:
-    def rank(item: dict[str, Any]) -> tuple[int, int]:
+    def rank(item: Any) -> tuple[int, int]:
         loc = [str(part) for part in item["loc"]]
         if item["type"] == "extra_forbidden" and len(loc) == 1:
             return (_FIELD_ORDER.index("extra"), _js_key_order(record).index(loc[0]) if loc[0] in record else 0)
@@ -162,9 +162,7 @@ def classify_descriptor(data: Any) -> DescriptorVerdict:
             "unknown-version", f"descriptor version {shown} is not {DESCRIPTOR_VERSION}", shown, mode, provider, label
         )
     if data.get("mode") not in ("one-shot", "continuable") or mode is None:
-        return DescriptorVerdict(
-            "malformed", 'mode must be "one-shot" or "continuable"', shown, None, provider, label
-        )
+        return DescriptorVerdict("malformed", 'mode must be "one-shot" or "continuable"', shown, None, provider, label)
     model: type[_Strict] = OneShotDescriptor if mode == "one-shot" else ContinuableDescriptor
     try:
         parsed = model.model_validate(data)

@@ -92,25 +92,47 @@ def discover(root: str | os.PathLike[str], compression: Compression) -> Discover
     """
     root_path = os.fspath(root)
     if not os.path.exists(root_path):
-        raise CorpusRootError(f"corpus root {root_path!r} does not exist", hint="check the path; a root holds <project>/<session>/session.jsonl[.zstd]")
+        raise CorpusRootError(
+            f"corpus root {root_path!r} does not exist",
+            hint="check the path; a root holds <project>/<session>/session.jsonl[.zstd]",
+        )
     if not os.path.isdir(root_path):
-        raise CorpusRootError(f"corpus root {root_path!r} is not a directory", hint="pass the directory that holds the project directories")
+        raise CorpusRootError(
+            f"corpus root {root_path!r} is not a directory",
+            hint="pass the directory that holds the project directories",
+        )
     try:
         top = _sorted_entries(root_path)
     except OSError as error:
-        raise CorpusRootError(f"corpus root {root_path!r} cannot be read: {error.strerror}", hint="check its permissions") from error
+        raise CorpusRootError(
+            f"corpus root {root_path!r} cannot be read: {error.strerror}", hint="check its permissions"
+        ) from error
     result = Discovery(root=root_path, compression=compression)
     root_real = os.path.realpath(root_path)
     own, other = log_name(compression), log_name(other_compression(compression))
     for project in top:
         if not _is_real_dir(project):
             kind = "symlink" if project.is_symlink() else "file"
-            result.entries.append(FoundEntry(project.path, f"ignored-root-{kind}", f"root-level {kind} is not a project directory; upstream ignores it"))
+            result.entries.append(
+                FoundEntry(
+                    project.path,
+                    f"ignored-root-{kind}",
+                    f"root-level {kind} is not a project directory; upstream ignores it",
+                )
+            )
             continue
         try:
             inner = _sorted_entries(project.path)
         except OSError as error:
-            result.entries.append(FoundEntry(project.path, "unreadable-directory", f"cannot list project directory: {error.strerror}", "error", True))
+            result.entries.append(
+                FoundEntry(
+                    project.path,
+                    "unreadable-directory",
+                    f"cannot list project directory: {error.strerror}",
+                    "error",
+                    True,
+                )
+            )
             continue
         result.project_names[project.name] = {entry.name for entry in inner}
         if not inner:
@@ -130,17 +152,29 @@ def discover(root: str | os.PathLike[str], compression: Compression) -> Discover
                 continue
             if not _is_real_dir(entry):
                 kind = "symlink" if entry.is_symlink() else "file"
-                result.entries.append(FoundEntry(entry.path, f"ignored-project-{kind}", f"{kind} in a project directory is not a session directory; upstream ignores it"))
+                result.entries.append(
+                    FoundEntry(
+                        entry.path,
+                        f"ignored-project-{kind}",
+                        f"{kind} in a project directory is not a session directory; upstream ignores it",
+                    )
+                )
                 continue
             _session_dir(result, project.name, entry, own, other, root_real)
     return result
 
 
-def _session_dir(result: Discovery, project: str, entry: os.DirEntry[str], own: str, other: str, root_real: str) -> None:
+def _session_dir(
+    result: Discovery, project: str, entry: os.DirEntry[str], own: str, other: str, root_real: str
+) -> None:
     try:
         inner = _sorted_entries(entry.path)
     except OSError as error:
-        result.entries.append(FoundEntry(entry.path, "unreadable-directory", f"cannot list session directory: {error.strerror}", "error", True))
+        result.entries.append(
+            FoundEntry(
+                entry.path, "unreadable-directory", f"cannot list session directory: {error.strerror}", "error", True
+            )
+        )
         return
     names = {item.name: item for item in inner}
     if other in names and os.path.exists(os.path.join(entry.path, other)):
@@ -156,33 +190,59 @@ def _session_dir(result: Discovery, project: str, entry: os.DirEntry[str], own: 
         )
     for item in inner:
         if item.name not in (own, other):
-            result.entries.append(FoundEntry(item.path, "ignored-session-entry", "extra entry in a session directory; upstream ignores it"))
+            result.entries.append(
+                FoundEntry(
+                    item.path, "ignored-session-entry", "extra entry in a session directory; upstream ignores it"
+                )
+            )
     if own not in names:
         if not inner:
-            result.entries.append(FoundEntry(entry.path, "empty-session-dir", "session directory without a log; upstream ignores it"))
+            result.entries.append(
+                FoundEntry(entry.path, "empty-session-dir", "session directory without a log; upstream ignores it")
+            )
         elif other not in names:
-            result.entries.append(FoundEntry(entry.path, "session-dir-without-log", "session directory without a log; upstream ignores it"))
+            result.entries.append(
+                FoundEntry(
+                    entry.path, "session-dir-without-log", "session directory without a log; upstream ignores it"
+                )
+            )
         return
     log = names[own]
     if log.is_symlink():
         if not os.path.exists(log.path):
-            result.entries.append(FoundEntry(log.path, "dangling-symlink", "log is a symlink to nothing; upstream treats it as absent"))
+            result.entries.append(
+                FoundEntry(log.path, "dangling-symlink", "log is a symlink to nothing; upstream treats it as absent")
+            )
             return
         if not _inside(root_real, log.path):
             result.entries.append(
-                FoundEntry(log.path, "symlink-outside-root", "log is a symlink leading outside the root; not followed (upstream would read it)", "error", True)
+                FoundEntry(
+                    log.path,
+                    "symlink-outside-root",
+                    "log is a symlink leading outside the root; not followed (upstream would read it)",
+                    "error",
+                    True,
+                )
             )
             return
     try:
         info = os.stat(log.path)
     except OSError as error:
-        result.entries.append(FoundEntry(log.path, "unreadable-file", f"cannot stat log: {error.strerror}", "error", True))
+        result.entries.append(
+            FoundEntry(log.path, "unreadable-file", f"cannot stat log: {error.strerror}", "error", True)
+        )
         return
     regular = stat.S_ISREG(info.st_mode)
     if not regular:
         kind = _describe_kind(info.st_mode)
         result.entries.append(
-            FoundEntry(log.path, "not-a-regular-file", f"log is a {kind}, not a file (upstream's listing fails or blocks on it)", "error", True)
+            FoundEntry(
+                log.path,
+                "not-a-regular-file",
+                f"log is a {kind}, not a file (upstream's listing fails or blocks on it)",
+                "error",
+                True,
+            )
         )
         return
     result.files.append(

@@ -1,5 +1,8 @@
-"""Typed errors. Bad data never raises; these are for unusable input and for
-the listing failures upstream itself raises."""
+"""Typed errors.
+
+Bad data never raises; these are for unusable input and for the listing
+failures upstream itself raises.
+"""
 
 from __future__ import annotations
 
@@ -42,7 +45,9 @@ class CatalogError(SubagentCatalogError):
         path: the offending file, when there is one.
     """
 
-    def __init__(self, code: CatalogErrorCode, message: str, *, path: str | None = None, hint: str | None = None) -> None:
+    def __init__(
+        self, code: CatalogErrorCode, message: str, *, path: str | None = None, hint: str | None = None
+    ) -> None:
         super().__init__(message, hint=hint)
         self.code: CatalogErrorCode = code
         self.path = path

@@ -16,16 +16,56 @@ from subagent_catalog.jsvalue import is_number, is_safe_integer, js_number, js_s
 from subagent_catalog.paths import MISSING
 
 KNOWN_EVENT_TYPES = frozenset(
-    """agent-preset/selected agent/inbox/spliced approval/asked approval/decided approval/policy
-    assistant/chunk assistant/message command/done command/run compaction/end compaction/prune
-    compaction/start compaction/summary feedback/record goal/change hook/invoked hook/result
-    llm/retry llm/retry-started permission/preset plan/mode request/context request/header
-    sandbox/mode schedule/change session/end-seed session/title session/title-llm-request
-    step/end step/start subagent/descriptor team/member team/message/delivered
-    team/message/queued team/task todo/write tool-workflow/agent-end tool-workflow/agent-start
-    tool-workflow/run-end tool-workflow/run-start tool/call tool/code-dispatch
-    tool/code-dispatch-start tool/result turn/end turn/start user/message
-    web/deepseek-search-llm-request""".split()
+    {
+        "agent-preset/selected",
+        "agent/inbox/spliced",
+        "approval/asked",
+        "approval/decided",
+        "approval/policy",
+        "assistant/chunk",
+        "assistant/message",
+        "command/done",
+        "command/run",
+        "compaction/end",
+        "compaction/prune",
+        "compaction/start",
+        "compaction/summary",
+        "feedback/record",
+        "goal/change",
+        "hook/invoked",
+        "hook/result",
+        "llm/retry",
+        "llm/retry-started",
+        "permission/preset",
+        "plan/mode",
+        "request/context",
+        "request/header",
+        "sandbox/mode",
+        "schedule/change",
+        "session/end-seed",
+        "session/title",
+        "session/title-llm-request",
+        "step/end",
+        "step/start",
+        "subagent/descriptor",
+        "team/member",
+        "team/message/delivered",
+        "team/message/queued",
+        "team/task",
+        "todo/write",
+        "tool-workflow/agent-end",
+        "tool-workflow/agent-start",
+        "tool-workflow/run-end",
+        "tool-workflow/run-start",
+        "tool/call",
+        "tool/code-dispatch",
+        "tool/code-dispatch-start",
+        "tool/result",
+        "turn/end",
+        "turn/start",
+        "user/message",
+        "web/deepseek-search-llm-request",
+    }
 )
 SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
 ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable"})
@@ -36,8 +76,7 @@ TEXT_STARTED = (
     "state or ask the user. Do not retry blindly."
 )
 TEXT_NOT_STARTED = (
-    "The tool call was interrupted before the Harness recorded it as started. "
-    "Retry it if it is still needed."
+    "The tool call was interrupted before the Harness recorded it as started. Retry it if it is still needed."
 )
 
 
@@ -105,7 +144,8 @@ def _assert_supported(events: list[dict[str, Any]]) -> None:
             reason = prop(event.get("data", MISSING), "reason")
             if reason == "fallback" and isinstance(reason, str):
                 raise InspectFailure(
-                    "legacy-event", f'unsupported legacy request/header reason "fallback" at seq {event["seq"]}',
+                    "legacy-event",
+                    f'unsupported legacy request/header reason "fallback" at seq {event["seq"]}',
                     event["seq"],
                 )
 
@@ -200,8 +240,10 @@ def _migrate_steering(event: dict[str, Any], session_id: str) -> dict[str, Any]:
     data = event.get("data", MISSING)
     if not isinstance(data, dict):
         raise InspectFailure("message-shape", f"malformed legacy steering/message at seq {seq}", seq)
-    if isinstance(data.get("message"), dict) and is_safe_integer(data.get("turn")) and _only_keys(
-        data, ("turn", "message")
+    if (
+        isinstance(data.get("message"), dict)
+        and is_safe_integer(data.get("turn"))
+        and _only_keys(data, ("turn", "message"))
     ):
         return {**event, "type": "user/message", "data": data["message"]}
     if not is_safe_integer(data.get("turn")) or not _only_keys(data, ("turn", "content", "source")):
@@ -233,28 +275,27 @@ def _migrate_message(event: dict[str, Any], session_id: str, message_ids: dict[i
             message = {"id": legacy_id, "role": "assistant", "content": data["content"], "source": source}
             return {**event, "data": {**rest, "message": message}}
         return event
-    if kind == "tool/result":
-        if "message" not in data and "callId" in data and "content" in data and "isError" in data:
-            message_id: Any = legacy_id
-            op = event.get("surfaceOp", MISSING)
-            if isinstance(op, dict) and op.get("op") == "replace" and is_number(op.get("start")):
-                start = js_number(op["start"])
-                message_id = message_ids.get(int(start), MISSING) if start.is_integer() else MISSING
-            rest = {k: v for k, v in data.items() if k not in ("callId", "content", "isError")}
-            message = {
-                "id": message_id,
-                "role": "user",
-                "content": [
-                    {
-                        "type": "tool-result",
-                        "toolCallId": data["callId"],
-                        "content": data["content"],
-                        "isError": data["isError"],
-                    }
-                ],
-                "source": {"kind": "tool", "callId": data["callId"]},
-            }
-            return {**event, "data": {**rest, "message": message}}
+    if kind == "tool/result" and "message" not in data and all(k in data for k in ("callId", "content", "isError")):
+        message_id: Any = legacy_id
+        op = event.get("surfaceOp", MISSING)
+        if isinstance(op, dict) and op.get("op") == "replace" and is_number(op.get("start")):
+            start = js_number(op["start"])
+            message_id = message_ids.get(int(start), MISSING) if start.is_integer() else MISSING
+        rest = {k: v for k, v in data.items() if k not in ("callId", "content", "isError")}
+        message = {
+            "id": message_id,
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool-result",
+                    "toolCallId": data["callId"],
+                    "content": data["content"],
+                    "isError": data["isError"],
+                }
+            ],
+            "source": {"kind": "tool", "callId": data["callId"]},
+        }
+        return {**event, "data": {**rest, "message": message}}
     return event
 
 
@@ -406,7 +447,13 @@ def interrupted_turn_closers(events: list[dict[str, Any]]) -> list[dict[str, Any
             if started
             else {"name": "ToolNotStartedError", "code": "TOOL_NOT_STARTED"}
         )
-        closer: dict[str, Any] = {"type": "tool/result", "seq": seq, "time": time, "data": data_out, "surfaceOp": "append"}
+        closer: dict[str, Any] = {
+            "type": "tool/result",
+            "seq": seq,
+            "time": time,
+            "data": data_out,
+            "surfaceOp": "append",
+        }
         if started:
             closer["sourceEventSeqs"] = [entry["callSeq"]]
         closers.append(closer)
@@ -431,7 +478,10 @@ def _map_key(value: Any) -> Any:
     """A hashable key that keeps JavaScript ``Map`` identity (``1`` is not ``true``)."""
     if isinstance(value, (dict, list)):
         return ("object", id(value))
-    return (type(value).__name__ if not is_number(value) else "number", value if not is_number(value) else js_number(value))
+    return (
+        type(value).__name__ if not is_number(value) else "number",
+        value if not is_number(value) else js_number(value),
+    )
 
 
 def _js_concat(value: Any) -> str:
@@ -505,23 +555,27 @@ def _assert_envelope(event: dict[str, Any], index: int) -> None:
         header = prop(data, "header") if _is_object(data) else MISSING
         header_record = header if isinstance(header, dict) else None
         config = header_record.get("config", MISSING) if header_record is not None else MISSING
-        if not _provider_model(config):
+        if not isinstance(config, dict) or not _provider_model(config):
             raise InspectFailure("request-header", f"request/header at index {index} lacks provider/model", index)
         effort = config.get("reasoningEffort", MISSING)
         if effort is not MISSING and not _nonempty_str(effort):
-            raise InspectFailure("request-header", f"request/header at index {index} has an invalid reasoningEffort", index)
+            raise InspectFailure(
+                "request-header", f"request/header at index {index} has an invalid reasoningEffort", index
+            )
         assert header_record is not None
         defaults = header_record.get("adapterDefaults", MISSING)
-        if defaults is not MISSING:
-            if not isinstance(defaults, dict) or (
+        if defaults is not MISSING and (
+            not isinstance(defaults, dict)
+            or (
                 any(k not in ("reasoningEffort", "maxTokens") for k in defaults)
                 or any(v is not True for v in defaults.values())
                 or (defaults.get("reasoningEffort") is True and "reasoningEffort" not in config)
                 or (defaults.get("maxTokens") is True and "maxTokens" not in config)
-            ):
-                raise InspectFailure(
-                    "request-header", f"request/header at index {index} has invalid adapterDefaults", index
-                )
+            )
+        ):
+            raise InspectFailure(
+                "request-header", f"request/header at index {index} has invalid adapterDefaults", index
+            )
     assert_message_shape(event)
     if kind == "request/header" and isinstance(event["data"], dict) and event["data"].get("reason") == "fallback":
         raise InspectFailure("legacy-event", f'request/header at index {index} has reason "fallback"', index)
@@ -533,8 +587,11 @@ def _is_event_seq(value: Any) -> bool:
 
 def _json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, list) or isinstance(b, list):
-        return isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and all(
-            _json_equal(x, y) for x, y in zip(a, b, strict=True)
+        return (
+            isinstance(a, list)
+            and isinstance(b, list)
+            and len(a) == len(b)
+            and all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
         )
     if isinstance(a, dict) and isinstance(b, dict):
         return len(a) == len(b) and all(k in b and _json_equal(v, b[k]) for k, v in a.items())

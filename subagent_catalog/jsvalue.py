@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Any, TypeGuard
 
 import orjson
 
@@ -63,16 +63,14 @@ def parse_json(raw: bytes | str, *, keep_negative_zero: bool = False) -> Any:
         if not keep_negative_zero or "-0" not in text:
             return value
     try:
-        return json.loads(
-            text, parse_constant=_reject_constant, parse_int=_keep_negative_zero
-        )
+        return json.loads(text, parse_constant=_reject_constant, parse_int=_keep_negative_zero)
     except RecursionError as error:
         raise JsonLineError("JSON nesting too deep for this reader") from error
     except ValueError as error:
         raise JsonLineError(str(error)) from error
 
 
-def is_number(value: object) -> bool:
+def is_number(value: object) -> TypeGuard[int | float]:
     """Whether ``typeof value === 'number'``.
 
     Examples:
@@ -95,7 +93,7 @@ def js_number(value: int | float) -> float:
         return math.inf if value > 0 else -math.inf
 
 
-def is_safe_integer(value: object) -> bool:
+def is_safe_integer(value: object) -> TypeGuard[int | float]:
     """``Number.isSafeInteger(value)``.
 
     Examples:

@@ -223,7 +223,9 @@ def _scan_problems(facts: LogFacts, scan: LogScan, compression: Compression) -> 
     if scan.issue is not None:
         facts.problems.append(ProblemRecord(scan.issue.kind, scan.issue.message, line=scan.issue.line))
     for line in scan.unparsable_lines[1:]:
-        facts.problems.append(ProblemRecord("unparsable-line", f"unparsable line {line} (after the prefix ended)", line=line))
+        facts.problems.append(
+            ProblemRecord("unparsable-line", f"unparsable line {line} (after the prefix ended)", line=line)
+        )
 
 
 def _identity_facts(facts: LogFacts, fold: IdentityFold, dropped_descriptor: bool) -> None:
@@ -352,5 +354,3 @@ def js_created_at(meta: dict[str, Any]) -> float:
         3.0
     """
     return js_number(meta["createdAt"])
-
-

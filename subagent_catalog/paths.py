@@ -150,6 +150,8 @@ def project_dir_name(cwd: object) -> str:
         raise PathIdentityError("cannot encode a project path from an array")
     if isinstance(cwd, dict) and "length" in cwd:
         length = cwd["length"]
-        if (isinstance(length, (int, float)) and not isinstance(length, bool) and length == 0) or _js_length_positive(length):
+        if (isinstance(length, (int, float)) and not isinstance(length, bool) and length == 0) or _js_length_positive(
+            length
+        ):
             raise PathIdentityError("cannot encode a project path from this object")
     return "--root--"

@@ -178,8 +178,7 @@ def parse_header_record(record: bytes) -> dict[str, Any]:
         ident = parsed.get("id")
         raise LogReadError(
             "foreign-format-version",
-            f'session "{ident if isinstance(ident, str) else ident!s}" uses log format v{parsed["version"]}, '
-            "which this reader (format v0) does not read",
+            f'session "{ident!s}" uses log format v{parsed["version"]}, which this reader (format v0) does not read',
             line=1,
         )
     if not header_shape_ok(parsed):
@@ -248,7 +247,9 @@ class LineScanner:
                 del self.events[row_start:]
                 del self.event_lines[row_start:]
                 self.issue = PrefixIssue(
-                    "seq-gap", self.line, f"seq gap in committed region at line {self.line} (expected {expected}, got {seq})"
+                    "seq-gap",
+                    self.line,
+                    f"seq gap in committed region at line {self.line} (expected {expected}, got {seq})",
                 )
                 if _has_turn_end(decoded):
                     raise self._fail()
@@ -329,7 +330,9 @@ def scan_zstd(buffer: bytes) -> LogScan:
     try:
         header_plain = decode_frame(buffer[first_start:first_end])
     except zstandard.ZstdError as error:
-        raise LogReadError("zstd-frame-damage", f"header frame failed to decode: {error}", offset=first_start) from error
+        raise LogReadError(
+            "zstd-frame-damage", f"header frame failed to decode: {error}", offset=first_start
+        ) from error
     if not header_plain or header_plain.find(b"\n") != len(header_plain) - 1:
         raise LogReadError(
             "zstd-header-frame", "corrupt Zstandard session log: first frame is not exactly one header line", offset=0

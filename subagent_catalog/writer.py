@@ -47,8 +47,8 @@ def header(
     """A header line object in upstream's key order.
 
     Examples:
-        >>> header("c", created_at=5, parent="P", subagent=True)
-        {'type': 'session', 'version': 0, 'id': 'c', 'createdAt': 5, 'parentSession': 'P', 'origin': 'subagent', 'delegationDepth': 0}
+        >>> list(header("c", created_at=5, parent="P", subagent=True))
+        ['type', 'version', 'id', 'createdAt', 'parentSession', 'origin', 'delegationDepth']
     """
     out: dict[str, Any] = {"type": "session", "version": 0, "id": session_id, "createdAt": created_at}
     if cwd is not None:
@@ -108,8 +108,12 @@ class EventLog:
         """A user message."""
         self.add(
             "user/message",
-            {"content": [{"type": "text", "text": text}], "source": {"kind": "user"}, "role": "user",
-             "id": str(uuid.UUID(int=len(self.events) + 1))},
+            {
+                "content": [{"type": "text", "text": text}],
+                "source": {"kind": "user"},
+                "role": "user",
+                "id": str(uuid.UUID(int=len(self.events) + 1)),
+            },
             surfaceOp="append",
         )
 
@@ -123,7 +127,11 @@ class EventLog:
         for i in range(chunks):
             self.add(
                 "assistant/chunk",
-                {"turn": self.turn, "step": step, "chunk": {"type": "text-delta", "index": 0, "text": f"{text[:8]}{i}"}},
+                {
+                    "turn": self.turn,
+                    "step": step,
+                    "chunk": {"type": "text-delta", "index": 0, "text": f"{text[:8]}{i}"},
+                },
             )
         self.add(
             "assistant/message",
@@ -168,7 +176,11 @@ class EventLog:
                     "id": f"r-{self.session_id}-{len(self.events)}",
                     "role": "user",
                     "content": [
-                        {"type": "tool-result", "toolCallId": call_id, "content": [{"type": "text", "text": result_text}]}
+                        {
+                            "type": "tool-result",
+                            "toolCallId": call_id,
+                            "content": [{"type": "text", "text": result_text}],
+                        }
                     ],
                     "source": {"kind": "tool", "callId": call_id},
                 },
@@ -205,7 +217,7 @@ def pack_chunk_runs(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
     def continues(prev: dict[str, Any], nxt: dict[str, Any]) -> bool:
         a, b = prev["data"], nxt["data"]
-        return (
+        return bool(
             nxt["seq"] == prev["seq"] + 1
             and a["turn"] == b["turn"]
             and a["step"] == b["step"]

@@ -56,9 +56,7 @@ def scan_frames(buffer: bytes, max_frames: int | None = None) -> FrameScan:
         if size - offset < 4:
             return FrameScan(frames, start)
         if int.from_bytes(buffer[offset : offset + 4], "little") != ZSTD_MAGIC:
-            raise ZstdStructureError(
-                f"corrupt Zstandard session log: invalid frame magic at byte {offset}", offset
-            )
+            raise ZstdStructureError(f"corrupt Zstandard session log: invalid frame magic at byte {offset}", offset)
         offset += 4
         if offset == size:
             return FrameScan(frames, start)
@@ -74,10 +72,7 @@ def scan_frames(buffer: bytes, max_frames: int | None = None) -> FrameScan:
         checksum = bool(descriptor & 0x04)
         dictionary_flag = descriptor & 0x03
         dictionary_bytes = 4 if dictionary_flag == 3 else dictionary_flag
-        if content_size_flag == 0:
-            content_size_bytes = 1 if single_segment else 0
-        else:
-            content_size_bytes = 1 << content_size_flag
+        content_size_bytes = (1 if single_segment else 0) if content_size_flag == 0 else 1 << content_size_flag
         remaining = (0 if single_segment else 1) + dictionary_bytes + content_size_bytes
         if size - offset < remaining:
             return FrameScan(frames, start)

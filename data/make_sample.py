@@ -18,7 +18,9 @@ BASE = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 COMPRESSION = "none"
 
 
-def run(session_id: str, *, start: int, turns: int = 1, payload: Any = None, tools: int = 1, chunks: int = 4) -> EventLog:
+def run(
+    session_id: str, *, start: int, turns: int = 1, payload: Any = None, tools: int = 1, chunks: int = 4
+) -> EventLog:
     """A realistic healthy log: turns with a user message, tool rounds and an answer."""
     log = EventLog(session_id, time=start)
     for turn in range(turns):
@@ -57,7 +59,9 @@ def child(
         delegation_depth=depth,
         seed_length=seed_length,
     )
-    log_events = events if events is not None else run(session_id, start=BASE + created, turns=turns, payload=payload).events
+    log_events = (
+        events if events is not None else run(session_id, start=BASE + created, turns=turns, payload=payload).events
+    )
     write_session(root, head, log_events, COMPRESSION, tail=tail)
 
 
@@ -70,29 +74,90 @@ def main(out: str) -> None:
     # Project webapp: a run with a three-level subagent tree and a fork.
     root_log = run("run-webapp-1", start=BASE, turns=3, tools=2)
     write_session(out, header("run-webapp-1", created_at=BASE, cwd=web), root_log.events, COMPRESSION)
-    child(out, "auth-refactor", "run-webapp-1", created=1_000, cwd=web,
-          payload=descriptor("continuable", label="Refactor the auth module", agentModel="deepseek-chat"), turns=2)
-    child(out, "scan-tests", "auth-refactor", created=2_000, cwd=web, depth=2,
-          payload=descriptor("one-shot", label="Find tests touching auth"))
-    child(out, "write-migration", "auth-refactor", created=2_500, cwd=web, depth=2,
-          payload=descriptor("continuable", label="Write the session-table migration",
-                             toolFilter={"allow": ["read_file", "write_file"]}))
-    child(out, "check-sql", "write-migration", created=3_000, cwd=web, depth=3,
-          payload=descriptor("one-shot", label="Lint the SQL"))
-    child(out, "search-docs", "run-webapp-1", created=1_500, cwd=web,
-          payload=descriptor("one-shot", label="Search the framework docs", provider="explore"))
+    child(
+        out,
+        "auth-refactor",
+        "run-webapp-1",
+        created=1_000,
+        cwd=web,
+        payload=descriptor("continuable", label="Refactor the auth module", agentModel="deepseek-chat"),
+        turns=2,
+    )
+    child(
+        out,
+        "scan-tests",
+        "auth-refactor",
+        created=2_000,
+        cwd=web,
+        depth=2,
+        payload=descriptor("one-shot", label="Find tests touching auth"),
+    )
+    child(
+        out,
+        "write-migration",
+        "auth-refactor",
+        created=2_500,
+        cwd=web,
+        depth=2,
+        payload=descriptor(
+            "continuable", label="Write the session-table migration", toolFilter={"allow": ["read_file", "write_file"]}
+        ),
+    )
+    child(
+        out,
+        "check-sql",
+        "write-migration",
+        created=3_000,
+        cwd=web,
+        depth=3,
+        payload=descriptor("one-shot", label="Lint the SQL"),
+    )
+    child(
+        out,
+        "search-docs",
+        "run-webapp-1",
+        created=1_500,
+        cwd=web,
+        payload=descriptor("one-shot", label="Search the framework docs", provider="explore"),
+    )
     # Damaged children, one per kind.
-    child(out, "torn-writer", "run-webapp-1", created=4_000, cwd=web,
-          payload=descriptor("continuable", label="Crashed mid-write (torn tail)"),
-          tail=b'{"type":"assistant/chunk","seq":99,"ti')
+    child(
+        out,
+        "torn-writer",
+        "run-webapp-1",
+        created=4_000,
+        cwd=web,
+        payload=descriptor("continuable", label="Crashed mid-write (torn tail)"),
+        tail=b'{"type":"assistant/chunk","seq":99,"ti',
+    )
     garbage = run("garbage-line", start=BASE + 4_100, payload=descriptor("continuable", label="Garbage line")).events
-    child(out, "garbage-line", "run-webapp-1", created=4_100, cwd=web, payload=None, events=garbage[:3],
-          tail=b"#### not json ####\n" + b"".join(dumps(e) + b"\n" for e in garbage[3:]))
-    child(out, "bad-descriptor", "run-webapp-1", created=4_200, cwd=web,
-          payload={"version": 2, "mode": "continuable", "provider": "spawn"})
+    child(
+        out,
+        "garbage-line",
+        "run-webapp-1",
+        created=4_100,
+        cwd=web,
+        payload=None,
+        events=garbage[:3],
+        tail=b"#### not json ####\n" + b"".join(dumps(e) + b"\n" for e in garbage[3:]),
+    )
+    child(
+        out,
+        "bad-descriptor",
+        "run-webapp-1",
+        created=4_200,
+        cwd=web,
+        payload={"version": 2, "mode": "continuable", "provider": "spawn"},
+    )
     child(out, "no-descriptor", "run-webapp-1", created=4_300, cwd=web, payload=None)
-    child(out, "future-descriptor", "run-webapp-1", created=4_400, cwd=web,
-          payload={"version": 3, "mode": "continuable", "provider": "spawn", "label": "From a newer harness"})
+    child(
+        out,
+        "future-descriptor",
+        "run-webapp-1",
+        created=4_400,
+        cwd=web,
+        payload={"version": 3, "mode": "continuable", "provider": "spawn", "label": "From a newer harness"},
+    )
     unknown = run("unknown-event", start=BASE + 4_500, payload=descriptor("one-shot", label="Newer event type"))
     unknown.add("telemetry/flush", {"bytes": 12})
     child(out, "unknown-event", "run-webapp-1", created=4_500, cwd=web, payload=None, events=unknown.events)
@@ -103,31 +168,72 @@ def main(out: str) -> None:
     fork.turn_start()
     fork.user("continue from the first turn on a branch")
     fork.turn_end()
-    write_session(out, header("fork-webapp-1", created_at=BASE + 5_000, cwd=web, parent="run-webapp-1",
-                              seed_length=len(seed)), fork.events, COMPRESSION)
-    child(out, "branch-helper", "fork-webapp-1", created=6_000, cwd=web,
-          payload=descriptor("continuable", label="Branch helper"))
+    write_session(
+        out,
+        header("fork-webapp-1", created_at=BASE + 5_000, cwd=web, parent="run-webapp-1", seed_length=len(seed)),
+        fork.events,
+        COMPRESSION,
+    )
+    child(
+        out,
+        "branch-helper",
+        "fork-webapp-1",
+        created=6_000,
+        cwd=web,
+        payload=descriptor("continuable", label="Branch helper"),
+    )
     # A stillborn subagent fork: its only descriptor is the ancestor's, replayed in the seed.
-    parent_events = run("seed-source", start=BASE + 6_500, payload=descriptor("continuable", label="Seed source")).events
+    parent_events = run(
+        "seed-source", start=BASE + 6_500, payload=descriptor("continuable", label="Seed source")
+    ).events
     child(out, "seed-source", "run-webapp-1", created=6_500, cwd=web, payload=None, events=parent_events)
-    child(out, "stillborn-fork", "seed-source", created=7_000, cwd=web, depth=2, payload=None,
-          events=[dict(e) for e in parent_events], seed_length=len(parent_events))
+    child(
+        out,
+        "stillborn-fork",
+        "seed-source",
+        created=7_000,
+        cwd=web,
+        depth=2,
+        payload=None,
+        events=[dict(e) for e in parent_events],
+        seed_length=len(parent_events),
+    )
 
     # Project research: a run with a wide fan-out and two own descriptors on one child.
-    write_session(out, header("run-research-7", created_at=BASE + 86_400_000, cwd=lab),
-                  run("run-research-7", start=BASE + 86_400_000, turns=2).events, COMPRESSION)
+    write_session(
+        out,
+        header("run-research-7", created_at=BASE + 86_400_000, cwd=lab),
+        run("run-research-7", start=BASE + 86_400_000, turns=2).events,
+        COMPRESSION,
+    )
     for i, label in enumerate(["Survey papers", "Summarise results", "Plot metrics", "Draft the abstract"]):
-        child(out, f"rs-{i:02d}", "run-research-7", created=86_401_000 + i * 10, cwd=lab,
-              payload=descriptor("one-shot" if i % 2 else "continuable", label=label))
+        child(
+            out,
+            f"rs-{i:02d}",
+            "run-research-7",
+            created=86_401_000 + i * 10,
+            cwd=lab,
+            payload=descriptor("one-shot" if i % 2 else "continuable", label=label),
+        )
     twice = run("two-descriptors", start=BASE + 86_402_000, payload=descriptor("continuable", label="First label"))
     twice.add("subagent/descriptor", descriptor("continuable", label="Second label"))
     child(out, "two-descriptors", "run-research-7", created=86_402_000, cwd=lab, payload=None, events=twice.events)
 
     # No cwd: an unnamed run with a unicode label, a header-only child and an unreadable file.
-    write_session(out, header("scratch", created_at=BASE + 172_800_000), run("scratch", start=BASE + 172_800_000).events,
-                  COMPRESSION)
-    child(out, "résumé-écrit", "scratch", created=172_801_000, cwd=None,
-          payload=descriptor("continuable", label="Rédiger le résumé — 日本語"))
+    write_session(
+        out,
+        header("scratch", created_at=BASE + 172_800_000),
+        run("scratch", start=BASE + 172_800_000).events,
+        COMPRESSION,
+    )
+    child(
+        out,
+        "résumé-écrit",
+        "scratch",
+        created=172_801_000,
+        cwd=None,
+        payload=descriptor("continuable", label="Rédiger le résumé — 日本語"),
+    )
     child(out, "header-only", "scratch", created=172_802_000, cwd=None, payload=None, events=[])
     write_file(os.path.join(out, "_no-cwd", "empty-file", "session.jsonl"), b"")
 

@@ -1,0 +1,175 @@
+"""Property tests: the reader never raises on damage; the catalog keeps its invariants."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from subagent_catalog import catalog, catalog_descendants, list_children, list_descendants, read_corpus
+from subagent_catalog.catalog import children_rows, descendant_rows
+from subagent_catalog.collation import collation_key
+from subagent_catalog.logread import analyse_log
+from subagent_catalog.writer import EventLog, descriptor, encode_log, header, write_file, write_session
+from tests.helpers import healthy
+
+CHILD = header("c", created_at=3, parent="P", subagent=True)
+
+
+def valid_log(compression: str) -> bytes:
+    log = EventLog("c")
+    log.turn_start()
+    log.user("work")
+    log.descriptor(descriptor("continuable", label="x"))
+    log.assistant("answer", chunks=4)
+    log.turn_end()
+    log.turn_start()
+    log.tool_round("call-1", "result")
+    log.turn_end()
+    return encode_log(CHILD, log.events, compression, batch=3)  # type: ignore[arg-type]
+
+
+LOGS = {c: valid_log(c) for c in ("none", "zstd")}
+
+
+def read_one(data: bytes, compression: str) -> tuple[pl.DataFrame, pl.DataFrame, str]:
+    root = Path(tempfile.mkdtemp())
+    try:
+        path = write_file(root / "_no-cwd" / "c" / ("session.jsonl" + (".zstd" if compression == "zstd" else "")), data)
+        corpus = read_corpus(root, compression=compression)  # type: ignore[arg-type]
+        return corpus.sessions, corpus.problems, path
+    finally:
+        shutil.rmtree(root)
+
+
+damage = st.sampled_from(["none", "zstd"]).flatmap(
+    lambda c: st.tuples(
+        st.just(c),
+        st.one_of(
+            st.integers(0, len(LOGS[c])).map(lambda n: ("truncate", n, 0)),
+            st.tuples(st.just("flip"), st.integers(0, len(LOGS[c]) - 1), st.integers(1, 255)),
+        ),
+    )
+)
+
+
+@given(damage)
+@settings(max_examples=150)
+def test_truncation_or_byte_flip_never_raises_and_is_accounted_for(case: tuple) -> None:
+    compression, (kind, position, mask) = case
+    data = bytearray(LOGS[compression])
+    if kind == "truncate":
+        data = data[:position]
+    else:
+        data[position] ^= mask
+    sessions, problems, path = read_one(bytes(data), compression)
+    assert path in set(sessions["path"]) or path in set(problems["path"])
+    row = sessions.filter(pl.col("path") == path)
+    if row.height:
+        assert row["verdict"].item() in {"ok", "torn-tail", "prefix", "failed", "skipped"}
+
+
+@given(st.binary(max_size=400), st.sampled_from(["none", "zstd"]))
+@settings(max_examples=100)
+def test_arbitrary_bytes_never_raise(data: bytes, compression: str) -> None:
+    facts = analyse_log(data, compression)  # type: ignore[arg-type]
+    assert facts.verdict in {"ok", "torn-tail", "prefix", "failed"}
+
+
+# --- catalog invariants on random trees --------------------------------------------------------
+
+node_ids = st.text(alphabet="aAbB-_.09xé", min_size=1, max_size=4)
+
+
+@st.composite
+def forests(draw: st.DrawFn) -> list[tuple[str, str | None, int, str]]:
+    """(id, parent, createdAt, kind) with kind in healthy/oneshot/broken/fork/root."""
+    count = draw(st.integers(1, 14))
+    ids = draw(st.lists(node_ids, min_size=count, max_size=count, unique=True))
+    nodes = []
+    for index, session_id in enumerate(ids):
+        parent = draw(st.sampled_from([None, *ids[:index]])) if index else None
+        kind = "root" if parent is None else draw(st.sampled_from(["healthy", "oneshot", "broken", "fork"]))
+        nodes.append((session_id, parent, draw(st.integers(0, 3)), kind))
+    return nodes
+
+
+def build(nodes: list[tuple[str, str | None, int, str]], compression: str) -> Path:
+    root = Path(tempfile.mkdtemp())
+    for session_id, parent, created, kind in nodes:
+        head = header(session_id, created_at=created, parent=parent, subagent=kind in ("healthy", "oneshot", "broken"))
+        if kind == "healthy":
+            events = healthy(session_id, f"label {session_id}")
+        elif kind == "oneshot":
+            events = healthy(session_id, "o", mode="one-shot")
+        elif kind == "broken":
+            events = healthy(session_id)[:2]
+        else:
+            events = []
+        write_session(root, head, events, compression)  # type: ignore[arg-type]
+    return root
+
+
+@given(forests(), st.sampled_from(["none", "zstd"]))
+@settings(max_examples=40)
+def test_catalog_invariants(nodes: list[tuple[str, str | None, int, str]], compression: str) -> None:
+    root = build(nodes, compression)
+    try:
+        corpus = read_corpus(root, compression=compression)  # type: ignore[arg-type]
+        assert corpus.listing_error is None
+        whole = catalog(corpus)
+        deep = catalog_descendants(corpus)
+        for session_id, *_ in nodes:
+            children = children_rows(corpus, session_id)
+            descendants = descendant_rows(corpus, session_id)
+            # Descendants hold the children's rows at depth 1, in the same order.
+            at_one = [r.upstream() for r in descendants if r.depth == 1]
+            assert at_one == [{**r.upstream(), "parentId": session_id, "depth": 1} for r in children]
+            # Siblings are ordered by createdAt, then by collation key.
+            keys = [(r.created_at_ms, collation_key(r.id)) for r in children]
+            assert keys == sorted(keys)
+            # Each row's parentId is its header's parent, and depth counts the edges up to the root.
+            parents = {n[0]: n[1] for n in nodes}
+            for row in descendants:
+                assert row.parent == parents[row.id]
+                depth, up = 1, parents[row.id]
+                while up != session_id:
+                    depth, up = depth + 1, parents[up]
+                assert row.depth == depth
+            # catalog() equals the per-parent calls.
+            assert (
+                whole.filter(pl.col("parent") == session_id)
+                .drop("parent", "parent_json")
+                .equals(list_children(corpus, session_id))
+            )
+            assert (
+                deep.filter(pl.col("root") == session_id)
+                .drop("root", "root_json")
+                .equals(list_descendants(corpus, session_id))
+            )
+    finally:
+        shutil.rmtree(root)
+
+
+@given(forests())
+@settings(max_examples=10)
+def test_serial_equals_parallel(nodes: list[tuple[str, str | None, int, str]]) -> None:
+    root = build(nodes * 1, "zstd")
+    try:
+        from subagent_catalog import corpus as corpus_module
+
+        threshold = corpus_module.PARALLEL_THRESHOLD
+        corpus_module.PARALLEL_THRESHOLD = 1
+        try:
+            parallel = read_corpus(root, compression="zstd", jobs=2)
+        finally:
+            corpus_module.PARALLEL_THRESHOLD = threshold
+        serial = read_corpus(root, compression="zstd", jobs=1)
+        assert serial.sessions.equals(parallel.sessions)
+        assert catalog(serial).equals(catalog(parallel))
+    finally:
+        shutil.rmtree(root)

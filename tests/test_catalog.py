@@ -19,7 +19,6 @@ from subagent_catalog import (
 )
 from subagent_catalog.catalog import children_rows, descendant_rows
 from subagent_catalog.collation import locale_compare
-
 from tests.helpers import (
     ENCODINGS,
     EventLog,

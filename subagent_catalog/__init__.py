@@ -10,20 +10,22 @@ from subagent_catalog.catalog import (
 )
 from subagent_catalog.corpus import Corpus, read_corpus
 from subagent_catalog.errors import CatalogError, CorpusRootError, SubagentCatalogError
+from subagent_catalog.events import scan_events
 
 __version__ = "0.1.0"
 
 __all__ = [
     "CatalogError",
-    "catalog",
-    "catalog_descendants",
-    "deviations",
     "Corpus",
     "CorpusRootError",
     "SubagentCatalogError",
+    "__version__",
+    "catalog",
+    "catalog_descendants",
+    "deviations",
     "list_agents_text",
     "list_children",
     "list_descendants",
     "read_corpus",
-    "__version__",
+    "scan_events",
 ]

@@ -268,9 +268,10 @@ def analyse_log(data: bytes, compression: Compression, *, want_events: bool = Fa
         facts.read_message = str(error)
         facts.read_line = error.line
         facts.read_offset = error.offset
-        facts.problems.append(
-            ProblemRecord(error.cause, str(error), line=error.line, offset=error.offset, severity="error")
-        )
+        if facts.list_meta is not None:  # a header list() skips already has its problem row
+            facts.problems.append(
+                ProblemRecord(error.cause, str(error), line=error.line, offset=error.offset, severity="error")
+            )
         return facts
     facts.read_meta = scan.meta
     _scan_problems(facts, scan, compression)

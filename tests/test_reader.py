@@ -534,3 +534,17 @@ def test_lone_surrogates_survive_in_json_columns_and_are_replaced_in_text(tmp_pa
     row = corpus.sessions.filter(pl.col("parent_session") == "P").row(0, named=True)
     assert row["session_id"] == "c\ufffd" and "\\ud83d" in row["header_json"]
     assert row["identity_label"] == "lab\ufffdel"
+
+
+def test_scan_events_is_lazy_and_equals_the_events_frame(tmp_path: Path) -> None:
+    from subagent_catalog import scan_events
+
+    base_tree(tmp_path, "zstd")
+    corpus = read_corpus(tmp_path, compression="zstd")
+    lazy = scan_events(corpus)
+    assert lazy.collect().equals(corpus.events)
+    assert lazy.head(2).collect().height == 2
+    only = scan_events(corpus, sessions=["c-x"]).select("session_id").unique().collect()
+    assert only["session_id"].to_list() == ["c-x"]
+    descriptors = lazy.filter(pl.col("type") == "subagent/descriptor").collect()
+    assert descriptors.height == 3

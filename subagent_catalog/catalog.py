@@ -46,6 +46,7 @@ BACKEND_CAUSES = frozenset(
         "zstd-header-frame",
         "zstd-torn-record-in-complete-frame",
         "io-error",
+        "unstable-file",
         "unknown-event-type",
     }
 )

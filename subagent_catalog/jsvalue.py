@@ -54,6 +54,11 @@ def parse_json(raw: bytes | str, *, keep_negative_zero: bool = False) -> Any:
         >>> parse_json(b'{"a": [1, 2.5]}')
         {'a': [1, 2.5]}
     """
+    if not keep_negative_zero:
+        try:
+            return orjson.loads(raw)  # valid UTF-8 and no lone surrogates: the fast path
+        except orjson.JSONDecodeError:
+            pass
     text = decode_utf8(raw) if isinstance(raw, bytes) else raw
     try:
         value = orjson.loads(text)

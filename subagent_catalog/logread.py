@@ -10,6 +10,7 @@ result can be cached by file identity.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -327,24 +328,70 @@ def _dropped_region(data: bytes, scan: LogScan, compression: Compression) -> byt
         return b""
 
 
+STABLE_READ_ATTEMPTS = 5
+
+
+def _revision(path: str) -> tuple[int, int, int, int, int]:
+    info = os.stat(path)
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def read_stable_bytes(path: str) -> tuple[bytes, bool]:
+    """The file's bytes under upstream's revision-stable loop, and whether they are stable.
+
+    A writer appending between the two stats would give a torn physical
+    read, so the read is retried while the file's revision (device, inode,
+    size, mtime, ctime) changes, at most ``STABLE_READ_ATTEMPTS`` times.
+
+    Raises:
+        OSError: the file cannot be opened or read.
+
+    Examples:
+        >>> import tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "f")
+        >>> _ = open(path, "wb").write(b"abc")
+        >>> read_stable_bytes(path)
+        (b'abc', True)
+    """
+    data = b""
+    for _ in range(STABLE_READ_ATTEMPTS):
+        before = _revision(path)
+        with open(path, "rb") as handle:
+            data = handle.read()
+        if _revision(path) == before:
+            return data, True
+    return data, False
+
+
 def read_log_file(path: str, compression: Compression, *, want_events: bool = False) -> LogFacts:
     """Read one log file (never written to) and derive its facts.
 
-    I/O errors become a failed verdict with cause ``io-error``.
+    I/O errors become a failed verdict with cause ``io-error`` (and, as
+    upstream's listing fails on an unreadable log, a listing error); a file
+    that keeps changing while read is listed from its last read but its full
+    read fails with cause ``unstable-file`` (never a half-parsed record).
 
     Examples:
         >>> read_log_file("/nonexistent/session.jsonl", "none").read_cause
         'io-error'
     """
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data, stable = read_stable_bytes(path)
     except OSError as error:
-        facts = LogFacts(size=0, verdict="failed", read_cause="io-error", read_message=f"{path}: {error.strerror}")
-        facts.list_error = f"cannot read {path}: {error.strerror}"
-        facts.problems.append(ProblemRecord("io-error", facts.read_message or "", severity="error"))
+        message = f"{path}: {error.strerror}"
+        facts = LogFacts(size=0, verdict="failed", read_cause="io-error", read_message=message)
+        facts.list_error = f"cannot read {message}"
+        facts.problems.append(ProblemRecord("io-error", message, severity="error"))
         return facts
-    return analyse_log(data, compression, want_events=want_events)
+    facts = analyse_log(data, compression, want_events=want_events)
+    if not stable:
+        message = f"the file changed during each of {STABLE_READ_ATTEMPTS} reads (a writer is appending)"
+        facts.verdict = "failed"
+        facts.read_cause = "unstable-file"
+        facts.read_message = message
+        facts.events = [] if want_events else None
+        facts.problems.append(ProblemRecord("unstable-file", message, severity="error"))
+    return facts
 
 
 def js_created_at(meta: dict[str, Any]) -> float:

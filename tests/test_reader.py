@@ -548,3 +548,19 @@ def test_scan_events_is_lazy_and_equals_the_events_frame(tmp_path: Path) -> None
     assert only["session_id"].to_list() == ["c-x"]
     descriptors = lazy.filter(pl.col("type") == "subagent/descriptor").collect()
     assert descriptors.height == 3
+
+
+def test_a_file_that_keeps_changing_is_unavailable_not_half_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from subagent_catalog import logread
+
+    base_tree(tmp_path, "none")
+    ticks = iter(range(1_000_000))
+    monkeypatch.setattr(logread, "_revision", lambda path: (next(ticks),) * 5)
+    corpus = read_corpus(tmp_path, compression="none", jobs=1)
+    assert set(corpus.sessions["read_cause"]) == {"unstable-file"}
+    assert corpus.listing_error is None  # headers still list
+    from subagent_catalog import list_children
+
+    assert list_children(corpus, "P")["reason"].to_list() == ["unavailable", "unavailable"]

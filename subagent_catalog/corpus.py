@@ -581,7 +581,11 @@ def _lookup_errors(found: Discovery, sessions: list[dict[str, Any]]) -> None:
                     )
             if encoded in names:
                 own_dir = project == row["project_dir"] and encoded == row["session_dir"]
-                if own_dir or os.path.exists(os.path.join(found.root, project, encoded, own)):
+                entry = os.path.join(found.root, project, encoded)
+                if not own_dir and os.path.lexists(entry) and not os.path.isdir(entry):
+                    # upstream opens <entry>/session.jsonl: ENOTDIR is not "absent", the lookup throws
+                    row["lookup_error"] = f"{entry!r} is not a directory (ENOTDIR while looking up the log)"
+                elif own_dir or os.path.exists(os.path.join(entry, own)):
                     matches += 1
         if row["lookup_error"] is None and matches > 1:
             row["lookup_error"] = (

@@ -344,3 +344,24 @@ def test_sample_deviations_name_upstream_documented_cases() -> None:
         "multiple-own-descriptors",
         "unsupported-no-longer-produced",
     }
+
+
+def test_per_id_lookup_failure_is_unavailable(tmp_path: Path) -> None:
+    base_tree(tmp_path, "none")
+    other = tmp_path / "--elsewhere--"
+    other.mkdir()
+    (other / "c-x").write_text("a file named like the session")  # upstream's lookup hits ENOTDIR
+    corpus = read_corpus(tmp_path, compression="none")
+    assert corpus.listing_error is None
+    row = list_children(corpus, "P").filter(pl.col("id") == "c-x").row(0, named=True)
+    assert (row["reason"], row["cause"]) == ("unavailable", "lookup-failed")
+
+
+def test_duplicate_session_dir_whose_header_is_skipped_makes_lookup_fail(tmp_path: Path) -> None:
+    base_tree(tmp_path, "none")
+    dup = tmp_path / "--elsewhere--" / "c-x"
+    dup.mkdir(parents=True)
+    (dup / "session.jsonl").write_bytes(b"not a header\n")
+    row = list_children(read_corpus(tmp_path, compression="none"), "P").filter(pl.col("id") == "c-x").row(0, named=True)
+    assert (row["reason"], row["cause"]) == ("unavailable", "lookup-failed")
+    assert "duplicate" in row["cause_detail"]

@@ -21,7 +21,7 @@ import polars as pl
 
 from subagent_catalog.collation import collation_key
 from subagent_catalog.corpus import Corpus
-from subagent_catalog.errors import CatalogError
+from subagent_catalog.errors import CatalogError, LiveOverlayError
 from subagent_catalog.jsvalue import clean_row, is_number, js_number, js_strict_equal, js_string, parse_json
 from subagent_catalog.paths import MISSING
 
@@ -388,7 +388,10 @@ def _check_live(model: Model, live: Mapping[str, str] | None) -> Mapping[str, st
         return {}
     for session_id, status in live.items():
         if status not in ("running", "idle"):
-            raise ValueError(f"live status of {session_id!r} must be 'running' or 'idle', not {status!r}")
+            raise LiveOverlayError(
+                f"live status of {session_id!r} must be 'running' or 'idle', not {status!r}",
+                hint="pass live={session_id: 'running' | 'idle'}",
+            )
     return live
 
 

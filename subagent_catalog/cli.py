@@ -214,10 +214,11 @@ def _note(message: str, *, quiet: bool) -> None:
 @click.option("--semantics", type=click.Choice(["projection", "trace"]), default="projection")
 @click.option("--all-parents", is_flag=True)
 @click.option("--parents", default=None)
+@translate_errors
 def conformance(root: str, compression: str, semantics: str, all_parents: bool, parents: str | None) -> None:
     """Print upstream-shaped listing lines for conformance checks."""
     corpus = read_corpus(root, compression=compression)  # type: ignore[arg-type]
-    chosen = None if all_parents or parents is None else [p for p in parents.split(",")]
+    chosen = None if all_parents or parents is None else list(parents.split(","))
     out = sys.stdout
     for line in conformance_lines(corpus, chosen, semantics=semantics):  # type: ignore[arg-type]
         out.write(line + "\n")

@@ -52,3 +52,7 @@ class CatalogError(SubagentCatalogError):
         self.code: CatalogErrorCode = code
         self.path = path
         self.message = message
+
+
+class LiveOverlayError(SubagentCatalogError, ValueError):
+    """A ``live=`` overlay with a status other than ``running`` or ``idle``."""

@@ -378,14 +378,14 @@ def assemble(
         elif meta is not None:
             mismatch = identity_error(found.root, file.path, meta, found.compression)
             if mismatch is not None:
-                row["list_error"] = mismatch
+                row["list_error"], row["listed"] = mismatch, False
                 listing_errors.append((1, mismatch, file.path))
                 problems.append(
                     _problem("corpus", "identity-mismatch", "error", True, file.path, meta["id"], mismatch, 1)
                 )
             elif meta["id"] in seen_ids:
                 message = f'duplicate JSONL session id "{meta["id"]}" appears in multiple project directories'
-                row["list_error"] = message
+                row["list_error"], row["listed"] = message, False
                 listing_errors.append((1, message, file.path))
                 problems.append(_problem("corpus", "duplicate-id", "error", True, file.path, meta["id"], message, 1))
             else:

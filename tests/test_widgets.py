@@ -1,0 +1,410 @@
+"""The notebook widgets, driven without a browser or kernel: set traits, click buttons, check state."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+import traitlets
+
+from subagent_catalog import catalog, list_agents_text, list_children, read_corpus
+from subagent_catalog.corpus import Corpus
+from subagent_catalog.widgets import CatalogBrowser, DiagnosticsDashboard
+from subagent_catalog.writer import EventLog, descriptor, header, simple_child_events, write_file, write_session
+
+T0 = 1_780_000_000_000
+XSS = "<img src=x onerror=alert(1)>"
+
+
+def _child(root: Path, sid: str, parent: str, created: int, payload: Any, *, cwd: str, depth: int = 1) -> None:
+    events = simple_child_events(sid, payload) if payload is not None else []
+    head = header(sid, created_at=created, cwd=cwd, parent=parent, subagent=True, delegation_depth=depth)
+    write_session(root, head, events, "none")
+
+
+def build_small(root: Path) -> None:
+    """Two runs in two projects: healthy children, diagnostics, an ordinary fork, a skipped file."""
+    alpha, beta = "/work/alpha", "/work/beta"
+    log = EventLog("R1")
+    log.turn_start()
+    log.user("start")
+    log.assistant("hello", chunks=4)
+    log.turn_end()
+    write_session(root, header("R1", created_at=T0, cwd=alpha), log.events, "none")
+    _child(root, "c-review", "R1", T0 + 1, descriptor("continuable", label="Review PR"), cwd=alpha)
+    _child(root, "c-oneshot", "R1", T0 + 2, descriptor("one-shot", label="Summarize", provider="fork"), cwd=alpha)
+    _child(root, "d-nodesc", "R1", T0 + 3, None, cwd=alpha)
+    _child(root, "d-v3", "R1", T0 + 4, {"version": 3, "mode": "one-shot", "provider": "spawn"}, cwd=alpha)
+    _child(root, "c-xss", "R1", T0 + 5, descriptor("continuable", label=XSS), cwd=alpha)
+    write_session(root, header("f-fork", created_at=T0 + 6, cwd=alpha, parent="R1"), [], "none")
+    _child(root, "g-under-review", "c-review", T0 + 7, descriptor("one-shot", label="Grep logs"), cwd=alpha, depth=2)
+    _child(root, "g-under-fork", "f-fork", T0 + 8, descriptor("continuable", label="Deep task"), cwd=alpha, depth=1)
+    write_session(root, header("R2", created_at=T0 + 100, cwd=beta), [], "none")
+    _child(root, "c-beta", "R2", T0 + 101, descriptor("continuable", label="Beta review", provider="fork"), cwd=beta)
+    write_file(root / "--work-beta--" / "broken" / "session.jsonl", b"not a header\n")
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
+    root = tmp_path_factory.mktemp("small")
+    build_small(root)
+    return read_corpus(root, compression="none")
+
+
+BIG_ROOTS = 2000  # x 10 sessions each = 20,000
+
+
+def build_big(root: Path) -> int:
+    """20,000 small sessions: each run has 3 subagents, each of those a subagent and an ordinary fork."""
+    written = 0
+    for r in range(BIG_ROOTS):
+        cwd = f"/home/dev/project-{r % 7}"
+        rid = f"root-{r:05d}"
+        base = T0 + r * 1000
+        write_session(root, header(rid, created_at=base, cwd=cwd), [], "none")
+        for c in range(3):
+            cid = f"{rid}-c{c}"
+            payload = descriptor("one-shot" if c == 1 else "continuable", label=f"task {r}.{c}")
+            if (r + c) % 37 == 0:
+                payload = {"version": 3, "mode": "continuable", "label": "old", "provider": "spawn"}
+            head = header(cid, created_at=base + c + 1, cwd=cwd, parent=rid, subagent=True, delegation_depth=1)
+            write_session(root, head, simple_child_events(cid, payload), "none")
+            sub = header(f"{cid}-g0", created_at=base + 10, cwd=cwd, parent=cid, subagent=True, delegation_depth=2)
+            write_session(root, sub, simple_child_events(f"{cid}-g0", descriptor("one-shot")), "none")
+            fork = header(f"{cid}-g1", created_at=base + 11, cwd=cwd, parent=cid, delegation_depth=1)
+            write_session(root, fork, [], "none")
+            written += 3
+        written += 1
+    return written
+
+
+@pytest.fixture(scope="session")
+def big(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
+    root = tmp_path_factory.mktemp("big")
+    assert build_big(root) == 20_000
+    return read_corpus(root, compression="none")
+
+
+@pytest.fixture()
+def failing(tmp_path: Path) -> Corpus:
+    """The same id in two project directories: upstream's whole listing fails."""
+    write_session(tmp_path, header("R", created_at=T0, cwd="/a"), [], "none")
+    write_session(tmp_path, header("R", created_at=T0, cwd="/b"), [], "none")
+    _child(tmp_path, "kid", "R", T0 + 1, descriptor("continuable", label="kid <b>"), cwd="/a")
+    return read_corpus(tmp_path, compression="none")
+
+
+def position_of(browser: CatalogBrowser, session_id: str) -> str:
+    matches = [p for p in browser.visible if browser.row(p).key == browser.find(session_id)]
+    assert matches, f"{session_id} is not visible"
+    return matches[0]
+
+
+def visible_ids(browser: CatalogBrowser, corpus: Corpus) -> list[str | None]:
+    ids = corpus.sessions["session_id"].to_list()
+    return [ids[int(p.split("/")[-1])] for p in browser.visible]
+
+
+# ------------------------------------------------------------------ browser: lazy tree
+
+
+def test_open_builds_only_the_first_page_of_roots(big: Corpus) -> None:
+    browser = CatalogBrowser(big, page_size=50)
+    assert browser.built_nodes == 50
+    assert len(browser.visible) == 50
+    assert all("/" not in p for p in browser.visible)
+    assert browser.roots_shown == 50
+    assert not browser.catalog_loaded  # roots need no catalog rows
+    assert visible_ids(browser, big)[:2] == ["root-00000", "root-00001"]
+    assert big._events is None
+
+
+def test_expanding_adds_exactly_the_children(big: Corpus) -> None:
+    browser = CatalogBrowser(big, page_size=50)
+    root = position_of(browser, "root-00003")
+    browser.expand(root)
+    assert browser.built_nodes == 53
+    assert len(browser.visible) == 53
+    index = browser.visible.index(root)
+    children = browser.visible[index + 1 : index + 4]
+    assert [visible_ids(browser, big)[browser.visible.index(p)] for p in children] == list_children(big, "root-00003")[
+        "id"
+    ].to_list()
+    child = children[0]
+    browser.row(child).toggle_button.click()  # the ▸ button's handler
+    assert child in browser.expanded
+    assert browser.built_nodes == 55
+    below = browser.visible[browser.visible.index(child) + 1 : browser.visible.index(child) + 3]
+    assert [visible_ids(browser, big)[browser.visible.index(p)] for p in below] == [
+        "root-00003-c0-g0",
+        "root-00003-c0-g1",
+    ]
+    assert "fork" in browser.row(below[1]).select_button.description
+    browser.collapse(root)
+    assert len(browser.visible) == 50
+    browser.expand(root)
+    assert browser.built_nodes == 55  # rows are built once
+    assert big._events is None
+
+
+def test_show_more_pages_the_roots(big: Corpus) -> None:
+    browser = CatalogBrowser(big, page_size=20)
+    browser.more_roots.click()
+    assert browser.roots_shown == 40
+    assert browser.built_nodes == 40
+    assert browser.tree_box.children[-1] is browser.more_roots
+
+
+def test_small_tree_marks_kinds(small: Corpus) -> None:
+    browser = CatalogBrowser(small)
+    ids = visible_ids(browser, small)
+    assert ids[:2] == ["R1", "R2"]
+    assert len(browser.visible) == 3  # two roots and the skipped file
+    skipped = browser.row(browser.visible[2]).select_button.description
+    assert "not listed" in skipped
+    browser.expand(browser.visible[0])
+    shown = dict(zip(visible_ids(browser, small), browser.visible, strict=True))
+    assert list(shown)[1:8] == ["c-review", "c-oneshot", "d-nodesc", "d-v3", "c-xss", "f-fork", "R2"]
+    rows = {sid: browser.row(shown[sid]).select_button for sid in ("c-review", "d-nodesc", "d-v3", "f-fork")}
+    assert "continuable — Review PR" in rows["c-review"].description
+    assert rows["d-nodesc"].button_style == "warning"
+    assert "diagnostic: corrupt · no-descriptor" in rows["d-nodesc"].description
+    assert "diagnostic: corrupt · unknown-descriptor-version" in rows["d-v3"].description
+    assert "fork" in rows["f-fork"].description and rows["f-fork"].button_style == ""
+    assert browser.row(shown["d-nodesc"]).toggle_button.disabled
+    browser.expand(shown["f-fork"])  # a subagent below an ordinary fork is reachable
+    assert "g-under-fork" in visible_ids(browser, small)
+
+
+def test_children_paging(small: Corpus) -> None:
+    browser = CatalogBrowser(small, page_size=2)
+    assert browser.built_nodes == 2
+    browser.expand(browser.visible[0])
+    assert browser.built_nodes == 4
+    more = browser.tree_box.children[3]
+    assert "show more" in more.description
+    more.click()
+    assert browser.built_nodes == 6
+
+
+def test_cycle_members_are_reachable(tmp_path: Path) -> None:
+    _child(tmp_path, "A", "B", T0, descriptor("one-shot"), cwd="/c")
+    _child(tmp_path, "B", "A", T0 + 1, descriptor("one-shot"), cwd="/c")
+    corpus = read_corpus(tmp_path, compression="none")
+    browser = CatalogBrowser(corpus)
+    assert visible_ids(browser, corpus) == ["A"]
+    assert "parent cycle" in browser.row(browser.visible[0]).select_button.description
+    browser.expand(browser.visible[0])
+    assert visible_ids(browser, corpus) == ["A", "B"]
+    assert browser.row(browser.visible[1]).toggle_button.disabled  # no way back round the cycle
+
+
+# --------------------------------------------------------------- browser: search and filters
+
+
+def test_search_narrows_and_clears(small: Corpus) -> None:
+    browser = CatalogBrowser(small)
+    browser.search = "review"
+    assert browser.filtering
+    assert {small.sessions["session_id"][k] for k in browser.results} == {"c-review", "g-under-review", "c-beta"}
+    assert browser.left.children == (browser.results_box,)
+    review = [row for row in browser.results_box.children[1:] if row.key == browser.find("c-review")]
+    assert review[0].select_button.description.endswith("← R1")  # results show their parent
+    browser.search_box.value = "BETA"  # typing in the box (case-insensitive, labels too)
+    assert browser.search == "BETA"
+    assert {small.sessions["session_id"][k] for k in browser.results} == {"c-beta"}
+    browser.clear_filters()
+    assert not browser.filtering and browser.results == []
+    assert browser.left.children == (browser.tree_box,)
+
+
+def results(browser: CatalogBrowser, corpus: Corpus) -> set[str]:
+    return {corpus.sessions["session_id"][k] for k in browser.results}
+
+
+def test_filters_apply(small: Corpus) -> None:
+    browser = CatalogBrowser(small)
+    browser.kind = "diagnostic"
+    assert results(browser, small) == {"d-nodesc", "d-v3"}
+    assert browser.controls["kind"].value == "diagnostic"
+    browser.cause = "no-descriptor"
+    assert results(browser, small) == {"d-nodesc"}
+    browser.clear_filters()
+    browser.kind = "fork"
+    assert results(browser, small) == {"f-fork"}
+    browser.clear_filters()
+    browser.mode = "one-shot"
+    assert results(browser, small) == {"c-oneshot", "g-under-review"}  # identity mode: d-v3 has none
+    browser.depth = 2
+    assert results(browser, small) == {"g-under-review"}
+    browser.clear_filters()
+    browser.controls["provider"].value = "fork"  # through the dropdown
+    assert browser.provider == "fork"
+    assert results(browser, small) == {"c-oneshot", "c-beta"}
+    browser.project = "--work-beta--"
+    assert results(browser, small) == {"c-beta"}
+    browser.clear_filters()
+    browser.reason = "corrupt"
+    browser.activity = "inactive"
+    assert results(browser, small) == set()
+    browser.reason = None
+    assert "c-review" in results(browser, small)
+    browser.kind = "unlisted"
+    browser.activity = None
+    assert len(browser.results) == 1
+    assert browser.results_box.children[1].key == browser.results[0]
+
+
+def test_results_page(big: Corpus) -> None:
+    browser = CatalogBrowser(big, page_size=10)
+    browser.search = "-c1-g1"
+    assert len(browser.results) == BIG_ROOTS
+    assert browser.results_shown == 10
+    browser.more_results.click()
+    assert browser.results_shown == 20
+    assert len(browser.results_box.children) == 1 + 20 + 1  # label, rows, more button
+
+
+# ------------------------------------------------------------------- browser: selection
+
+
+def test_selecting_shows_list_agents_and_events(small: Corpus) -> None:
+    browser = CatalogBrowser(small)
+    browser.row(browser.visible[0]).select_button.click()
+    info = browser.selected_info
+    assert info["session_id"] == "R1" and info["role"] == "session"
+    assert info["list_agents_children"] == list_agents_text(small, "R1")
+    assert info["list_agents_descendants"] == list_agents_text(small, "R1", scope="descendants")
+    assert "c-review [ready] — Review PR" in info["list_agents_children"]
+    assert "d-nodesc [diagnostic: corrupt]" in browser.detail.value
+    assert "parent=f-fork depth=2" in browser.detail.value
+    assert info["event_count"] == small.sessions.filter(pl.col("session_id") == "R1")["event_count"][0]
+    assert "assistant/chunk" in browser.detail.value  # packed chunks appear expanded
+    assert small._events is None  # only the selected file was read
+    assert browser.row(browser.visible[0]).select_button.style.font_weight == "bold"
+
+
+def test_selecting_a_diagnostic_shows_its_cause(small: Corpus) -> None:
+    browser = CatalogBrowser(small)
+    browser.select_id("d-v3")
+    info = browser.selected_info
+    rows = catalog(small).filter(pl.col("id") == "d-v3")
+    assert (info["role"], info["reason"], info["cause"]) == ("diagnostic", "corrupt", rows["cause"][0])
+    assert info["cause_detail"] == rows["cause_detail"][0]
+    assert info["descriptor_count"] == 1
+    assert "unknown-version" in browser.detail.value
+    browser.selected = None
+    assert browser.selected_info == {}
+    with pytest.raises(traitlets.TraitError):
+        browser.selected = small.sessions.height
+
+
+def test_detail_is_escaped(small: Corpus) -> None:
+    browser = CatalogBrowser(small)
+    browser.select_id("R1")
+    assert XSS not in browser.detail.value
+    assert "&lt;img src=x onerror=alert(1)&gt;" in browser.detail.value
+    browser.select_id("c-xss")
+    assert browser.selected_info["label"] == XSS
+    assert XSS not in browser.detail.value
+
+
+# ---------------------------------------------------------------- browser: failing listing
+
+
+def test_failing_listing_is_shown_and_browsable(failing: Corpus) -> None:
+    assert failing.listing_error is not None
+    browser = CatalogBrowser(failing)
+    assert "Upstream listing fails" in browser.banner.value
+    assert "duplicate" in browser.banner.value
+    ids = visible_ids(browser, failing)
+    assert ids.count("R") == 2
+    browser.expand(browser.visible[0])
+    assert "kid" in visible_ids(browser, failing)
+    browser.select_id("kid")
+    assert browser.selected_info["list_agents_children"].startswith("(list_agents fails")
+    assert "kid &lt;b&gt;" in browser.detail.value  # the unresolved label is still shown, escaped
+    assert "duplicate-id" in browser.problems_html.value
+    browser.problem_kind.value = "duplicate-id"
+    assert browser.problems_html.value.count("<tr") == 2  # header + one problem
+
+
+# -------------------------------------------------------------------------- dashboard
+
+
+def test_dashboard_click_filters_the_table(small: Corpus) -> None:
+    board = DiagnosticsDashboard(small)
+    bars = {value: count for _split, value, count in board.bars}
+    assert bars == {"child": 6, "corrupt · no-descriptor": 1, "corrupt · unknown-descriptor-version": 1}
+    assert board.affected_ids == []
+    board.bar("corrupt · no-descriptor").click()
+    assert board.selected_value == "corrupt · no-descriptor"
+    assert board.affected_ids == ["d-nodesc"]
+    assert "d-nodesc" in board.table.value and "c-review" not in board.table.value
+    board.bar("corrupt · no-descriptor").click()  # again: clears
+    assert board.selected_value is None and board.affected_ids == []
+
+
+def test_dashboard_dimensions_and_split(small: Corpus) -> None:
+    board = DiagnosticsDashboard(small)
+    board.selected_dimension = "version"
+    assert board.dimension_buttons.value == "version"
+    assert {value: count for _s, value, count in board.bars} == {"2": 6, "3": 1, "(none)": 1}
+    board.pick("3")
+    assert board.affected_ids == ["d-v3"]
+    board.dimension_buttons.value = "provider"
+    assert board.selected_dimension == "provider" and board.selected_value is None
+    board.split_by = "project"
+    bars = {(split, value): count for split, value, count in board.bars}
+    assert bars[("--work-beta--", "fork")] == 1
+    assert bars[("--work-alpha--", "fork")] == 1
+    board.bar("fork", split="--work-beta--").click()
+    assert board.affected_ids == ["c-beta"]
+    board.diagnostics_only = True
+    assert {value for _s, value, _n in board.bars} == {"spawn", "(none)"}
+    with pytest.raises(traitlets.TraitError):
+        board.selected_dimension = "nonsense"
+    assert board.selected_dimension == "provider"
+
+
+def test_dashboard_escapes_and_counts_by_mode(small: Corpus) -> None:
+    board = DiagnosticsDashboard(small)
+    board.selected_dimension = "mode"
+    board.pick("continuable")
+    assert set(board.affected_ids) == {"c-review", "c-xss", "g-under-fork", "c-beta"}
+    assert XSS not in board.table.value
+
+
+def test_dashboard_on_failing_listing(failing: Corpus) -> None:
+    board = DiagnosticsDashboard(failing)
+    assert board.error is not None
+    assert "Upstream listing fails" in board.header.value
+    assert set(board.data["kind"].to_list()) == {"file"}
+    board.selected_dimension = "verdict"
+    board.pick("ok")
+    assert sorted(board.affected_ids) == ["R", "R", "kid"]
+
+
+def test_big_dashboard_matches_catalog(big: Corpus) -> None:
+    board = DiagnosticsDashboard(big)
+    diagnostics = catalog(big).filter(pl.col("kind") == "diagnostic")
+    board.pick("corrupt · unknown-descriptor-version")
+    assert sorted(board.affected_ids) == sorted(diagnostics["id"].to_list())
+
+
+# ------------------------------------------------------------------------------ imports
+
+
+def test_library_import_loads_no_widget_code() -> None:
+    code = (
+        "import sys, tempfile, subagent_catalog\n"
+        "c = subagent_catalog.read_corpus(tempfile.mkdtemp())\n"
+        "c._repr_html_()\n"
+        "print(sorted(m for m in ('ipywidgets', 'traitlets', 'subagent_catalog.widgets') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -8,8 +8,6 @@ place of each value.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,9 +20,8 @@ from subagent_catalog.catalog import (
 )
 from subagent_catalog.corpus import Corpus
 from subagent_catalog.errors import CatalogError
+from subagent_catalog.jsvalue import json_text as stringify
 from subagent_catalog.paths import MISSING
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def json_text(value: Any) -> str:
@@ -34,8 +31,7 @@ def json_text(value: Any) -> str:
         >>> json_text({"a": [1, "x"]})
         '{"a":[1,"x"]}'
     """
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return stringify(value)
 
 
 def all_parents(corpus: Corpus) -> list[Any]:

@@ -13,12 +13,11 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-import orjson
 import polars as pl
 
 from subagent_catalog.discover import Discovery, SessionFile, discover
 from subagent_catalog.errors import CatalogError
-from subagent_catalog.jsvalue import clean_row, is_safe_integer, js_number
+from subagent_catalog.jsvalue import clean_row, is_safe_integer, js_number, json_text
 from subagent_catalog.logread import LogFacts, read_log_file
 from subagent_catalog.paths import (
     MISSING,
@@ -48,6 +47,7 @@ SESSION_SCHEMA: dict[str, Any] = {
     "list_order": pl.Int64,
     "session_id": pl.String,
     "path": pl.String,
+    "path_bytes": pl.Binary,
     "project_dir": pl.String,
     "session_dir": pl.String,
     "encoding": pl.String,
@@ -121,6 +121,7 @@ PROBLEM_SCHEMA: dict[str, Any] = {
     "severity": pl.String,
     "fails_listing": pl.Boolean,
     "path": pl.String,
+    "path_bytes": pl.Binary,
     "session_id": pl.String,
     "line": pl.Int64,
     "offset": pl.Int64,
@@ -162,6 +163,30 @@ class Corpus:
     listing_error_path: str | None = None
     _events: pl.DataFrame | None = field(default=None, repr=False)
     _jobs: int | None = field(default=None, repr=False)
+    _sources: list[str] | None = field(default=None, repr=False)
+
+    def log_sources(self, *, sessions: Iterable[str] | None = None) -> list[str]:
+        """Exact paths of the logs to read for events (skipped headers excluded), in list order.
+
+        File names that are not UTF-8 are exact here (the frames' ``path``
+        column shows them with U+FFFD; ``path_bytes`` holds the bytes).
+
+        Examples:
+            >>> import tempfile
+            >>> read_corpus(tempfile.mkdtemp()).log_sources()
+            []
+        """
+        frame = self.sessions.with_row_index("_row")
+        frame = frame.filter(pl.col("verdict") != "skipped")
+        if sessions is not None:
+            frame = frame.filter(pl.col("session_id").is_in(list(sessions)))
+        frame = frame.sort("list_order")
+        if self._sources is not None:
+            return [self._sources[row] for row in frame["_row"].to_list()]
+        return [
+            os.fsdecode(raw) if raw is not None else path
+            for raw, path in frame.select("path_bytes", "path").iter_rows()
+        ]
 
     @property
     def events(self) -> pl.DataFrame:
@@ -171,7 +196,7 @@ class Corpus:
         they stand for; closers upstream synthesises are not included.
         """
         if self._events is None:
-            paths = self.sessions.filter(pl.col("verdict") != "skipped")["path"].to_list()
+            paths = self.log_sources()
             frames = [
                 facts_events(facts)
                 for facts in _read_all(paths, self.compression, want_events=True, jobs=self._jobs, progress=_quiet)
@@ -261,14 +286,7 @@ def _choose_compression(root: str, option: CompressionOption) -> Compression:
 
 
 def _json_text(value: Any) -> str | None:
-    if value is MISSING:
-        return None
-    try:
-        return orjson.dumps(value).decode()
-    except (TypeError, orjson.JSONEncodeError):
-        import json
-
-        return json.dumps(value)  # ASCII escapes keep lone surrogates exact
+    return None if value is MISSING else json_text(value, nonfinite="roundtrip")
 
 
 def _safe_int(value: Any) -> int | None:
@@ -336,7 +354,7 @@ def read_corpus(
     chosen = _choose_compression(root_path, compression) if os.path.isdir(root_path) else "zstd"
     found = discover(root_path, chosen)
     facts_list = list(
-        _read_all([f.path for f in found.files], chosen, want_events=events, jobs=jobs, progress=progress or _quiet)
+        _read_all([f.source for f in found.files], chosen, want_events=events, jobs=jobs, progress=progress or _quiet)
     )
     return assemble(found, facts_list, jobs=jobs, want_events=events)
 
@@ -363,7 +381,8 @@ def assemble(
                 "kind": entry.kind,
                 "severity": entry.severity,
                 "fails_listing": entry.fails_listing,
-                "path": entry.path,
+                "path": display_path(entry.path),
+                "path_bytes": os.fsencode(entry.path),
                 "message": entry.message,
             }
         )
@@ -462,7 +481,18 @@ def assemble(
         listing_error_path=error[2] if error else None,
         _events=events_frame,
         _jobs=jobs,
+        _sources=[f.source for f in found.files],
     )
+
+
+def display_path(path: str) -> str:
+    r"""A path as text: bytes that are not UTF-8 shown as ``\xNN`` (distinct, unlike U+FFFD).
+
+    Examples:
+        >>> display_path(os.fsdecode(b"/r/a\x80"))
+        '/r/a\\x80'
+    """
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 def _frame(rows: list[dict[str, Any]], schema: dict[str, Any]) -> pl.DataFrame:
@@ -491,7 +521,8 @@ def _problem(
         "kind": kind,
         "severity": severity,
         "fails_listing": fails,
-        "path": path,
+        "path": display_path(path),
+        "path_bytes": os.fsencode(path),
         "session_id": session_id,
         "line": line,
         "offset": offset,
@@ -515,7 +546,8 @@ def _session_row(found: Discovery, file: SessionFile, facts: LogFacts, order: in
     return {
         "list_order": order,
         "session_id": header.get("id") if isinstance(header.get("id"), str) else None,
-        "path": file.path,
+        "path": display_path(file.path),
+        "path_bytes": os.fsencode(file.path),
         "project_dir": file.project_dir,
         "session_dir": file.session_dir,
         "encoding": found.compression,

@@ -40,6 +40,12 @@ class SessionFile:
     mtime_ns: int
     inode: int
     device: int
+    read_path: str = ""
+
+    @property
+    def source(self) -> str:
+        """The path to open: the log itself, or the in-root target of a symlinked log."""
+        return self.read_path or self.path
 
 
 @dataclass
@@ -255,5 +261,6 @@ def _session_dir(
             mtime_ns=info.st_mtime_ns,
             inode=info.st_ino,
             device=info.st_dev,
+            read_path=os.path.realpath(log.path) if log.is_symlink() else log.path,
         )
     )

@@ -30,10 +30,7 @@ def scan_events(corpus: Corpus, *, sessions: Iterable[str] | None = None) -> pl.
         >>> scan_events(read_corpus(tempfile.mkdtemp())).collect().height
         0
     """
-    files = corpus.sessions.filter(pl.col("verdict") != "skipped")
-    if sessions is not None:
-        files = files.filter(pl.col("session_id").is_in(list(sessions)))
-    paths = files.sort("list_order")["path"].to_list()
+    paths = corpus.log_sources(sessions=sessions)
     compression = corpus.compression
 
     def source(

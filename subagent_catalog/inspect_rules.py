@@ -316,7 +316,7 @@ def assert_message_shape(event: dict[str, Any]) -> None:
         >>> assert_message_shape({"type": "turn/end", "seq": 0})
     """
     kind = event.get("type")
-    if kind not in SURFACE_TYPES:
+    if not isinstance(kind, str) or kind not in SURFACE_TYPES:
         return
     seq = event.get("seq")
 

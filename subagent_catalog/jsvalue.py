@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, TypeGuard
+import re
+from typing import Any, Literal, TypeGuard
 
 import orjson
 
@@ -236,3 +237,90 @@ def clean_row(row: dict[str, Any]) -> dict[str, Any]:
         else:
             out[key] = value
     return out
+
+
+def _scalar_text(value: Any, ascii_only: bool, roundtrip: bool) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "null"
+        if math.isinf(value):
+            if not roundtrip:
+                return "null"
+            return "1e999" if value > 0 else "-1e999"  # parses back to the same infinity
+        return repr(value)
+    if isinstance(value, str):
+        text = json.dumps(value, ensure_ascii=ascii_only)
+        if not ascii_only:
+            text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+        return text
+    raise TypeError(f"not a JSON value: {type(value).__name__}")
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_text(value: Any, *, nonfinite: Literal["null", "roundtrip"] = "null", ascii_only: bool = False) -> str:
+    """Compact JSON text of a parsed value, for any value our parser produces.
+
+    Like ``JSON.stringify`` (compact, UTF-8 text, lone surrogates escaped,
+    infinities written ``null``), and total: integers beyond 64 bits and
+    nesting of any depth (no recursion) are fine. ``nonfinite="roundtrip"``
+    writes infinities as ``1e999`` so the text parses back to the same value.
+
+    Examples:
+        >>> json_text({"a": [1, "\\ud800", 10**30, float("inf")]})
+        '{"a":[1,"\\\\ud800",1000000000000000000000000000000,1e999]}'
+        >>> deep: list = []
+        >>> for _ in range(5000):
+        ...     deep = [deep]
+        >>> len(json_text(deep))
+        10002
+    """
+    if not ascii_only:
+        try:
+            text = orjson.dumps(value).decode()
+        except (orjson.JSONEncodeError, TypeError):
+            pass
+        else:
+            if nonfinite == "null" or "null" not in text:
+                return text  # orjson writes infinities as null: exact unless a null might be one
+    roundtrip = nonfinite == "roundtrip"
+    parts: list[str] = []
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _Token):
+            parts.append(item.text)
+        elif isinstance(item, dict):
+            parts.append("{")
+            stack.append(_Token("}"))
+            entries = list(item.items())
+            for index in range(len(entries) - 1, -1, -1):
+                key, child = entries[index]
+                stack.append(child)
+                stack.append(_Token(("," if index else "") + _scalar_text(str(key), ascii_only, roundtrip) + ":"))
+        elif isinstance(item, list):
+            parts.append("[")
+            stack.append(_Token("]"))
+            for index in range(len(item) - 1, -1, -1):
+                stack.append(item[index])
+                if index:
+                    stack.append(_Token(","))
+        else:
+            parts.append(_scalar_text(item, ascii_only, roundtrip))
+    return "".join(parts)
+
+
+class _Token:
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text

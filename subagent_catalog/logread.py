@@ -10,14 +10,14 @@ result can be cached by file identity.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import orjson
-
 from subagent_catalog.inspect_rules import InspectFailure, validate_cold_read
-from subagent_catalog.jsvalue import is_safe_integer, js_number
+from subagent_catalog.jsvalue import is_safe_integer, js_number, json_text
 from subagent_catalog.paths import Compression
 from subagent_catalog.projection import IdentityFold, fold_identity, timing_view_failure
 from subagent_catalog.scanner import LogReadError, LogScan, parse_list_header, scan_log
@@ -172,12 +172,7 @@ def _event_row(session_id: str, event: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def _dump(value: Any) -> str:
-    try:
-        return orjson.dumps(value).decode()
-    except (orjson.JSONEncodeError, TypeError):
-        import json
-
-        return json.dumps(value)  # ASCII escapes keep lone surrogates exact
+    return json_text(value)
 
 
 def _descriptor_records(events: list[dict[str, Any]]) -> list[DescriptorRecord]:
@@ -332,8 +327,21 @@ STABLE_READ_ATTEMPTS = 5
 
 
 def _revision(path: str) -> tuple[int, int, int, int, int]:
-    info = os.stat(path)
+    info = os.stat(path, follow_symlinks=False)
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _read_regular(path: str) -> tuple[bytes, tuple[int, int]]:
+    """Read a regular file without following a final symlink and without blocking on a FIFO."""
+    fd = os.open(path, _OPEN_FLAGS)
+    with os.fdopen(fd, "rb", closefd=True) as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        return handle.read(), (info.st_dev, info.st_ino)
 
 
 def read_stable_bytes(path: str) -> tuple[bytes, bool]:
@@ -341,10 +349,13 @@ def read_stable_bytes(path: str) -> tuple[bytes, bool]:
 
     A writer appending between the two stats would give a torn physical
     read, so the read is retried while the file's revision (device, inode,
-    size, mtime, ctime) changes, at most ``STABLE_READ_ATTEMPTS`` times.
+    size, mtime, ctime) changes, at most ``STABLE_READ_ATTEMPTS`` times. The
+    file is opened without following a symlink and without blocking, and
+    must be a regular file (a log swapped for a symlink or a FIFO after the
+    walk is refused, never followed or waited on).
 
     Raises:
-        OSError: the file cannot be opened or read.
+        OSError: the file cannot be opened or read, or is not a regular file.
 
     Examples:
         >>> import tempfile, os
@@ -356,9 +367,9 @@ def read_stable_bytes(path: str) -> tuple[bytes, bool]:
     data = b""
     for _ in range(STABLE_READ_ATTEMPTS):
         before = _revision(path)
-        with open(path, "rb") as handle:
-            data = handle.read()
-        if _revision(path) == before:
+        data, identity = _read_regular(path)
+        after = _revision(path)
+        if after == before and after[:2] == identity:
             return data, True
     return data, False
 

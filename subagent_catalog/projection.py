@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from subagent_catalog.descriptor import DescriptorVerdict, classify_descriptor
-from subagent_catalog.jsvalue import is_safe_integer
+from subagent_catalog.jsvalue import is_number, is_safe_integer
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,9 @@ def timing_view_failure(events: list[dict[str, Any]]) -> str | None:
     for event in events:
         kind = event.get("type")
         time = event.get("time")
+        if not is_number(time) and kind in ("turn/start", "subagent/descriptor", "turn/end"):
+            # JavaScript would coerce or produce NaN here; the view schema then rejects the value.
+            return f"subagentTiming view: {kind} at seq {event.get('seq')} has a non-number time"
         if kind == "turn/start":
             if descriptor_seen:
                 active = {"since": time, "through": time}
@@ -102,6 +105,8 @@ def timing_view_failure(events: list[dict[str, Any]]) -> str | None:
                 settled = settled + max(0, time - active["since"])
                 active = None
         elif active is not None:
+            if not is_number(time):
+                return f"subagentTiming view: event at seq {event.get('seq')} has a non-number time"
             active = {**active, "through": time}
     if not (is_safe_integer(settled) and settled >= 0):
         return f"subagentTiming view: settledMs must be a non-negative integer (got {settled})"

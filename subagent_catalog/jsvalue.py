@@ -277,7 +277,9 @@ def json_text(value: Any, *, nonfinite: Literal["null", "roundtrip"] = "null", a
 
     Examples:
         >>> json_text({"a": [1, "\\ud800", 10**30, float("inf")]})
-        '{"a":[1,"\\\\ud800",1000000000000000000000000000000,1e999]}'
+        '{"a":[1,"\\\\ud800",1000000000000000000000000000000,null]}'
+        >>> json_text([float("-inf")], nonfinite="roundtrip")
+        '[-1e999]'
         >>> deep: list = []
         >>> for _ in range(5000):
         ...     deep = [deep]

@@ -74,6 +74,7 @@ from subagent_catalog.distributed import (
     run_local,
 )
 from subagent_catalog.errors import SubagentCatalogError
+from subagent_catalog.jsvalue import frame_text
 from subagent_catalog.logread import LogFacts
 from subagent_catalog.paths import Compression
 
@@ -85,12 +86,15 @@ FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 PARQUET_CODEC: Literal["zstd"] = "zstd"
 FACTS_ROWS_PER_FILE = 65_536
+TRANSIENT_CAUSES = frozenset({"io-error", "unstable-file"})
+"""Read failures that say nothing about the file's bytes: never cached."""
 
 ROW_EXTRA: dict[str, Any] = {"project_dir": pl.String, "archive_row": pl.Int64}
 """Columns the descriptors and problems tables add: the partition key and the frame's row order."""
 
 FACTS_SCHEMA: dict[str, Any] = {
     "rel_path": pl.String,
+    "rel_path_bytes": pl.Binary,
     "project_dir": pl.String,
     "list_order": pl.Int64,
     "size": pl.Int64,
@@ -175,21 +179,24 @@ class _TableWriter:
         return {"files": list(self.files), "rows": self.rows, "partition_by": "project_dir", "order_by": order}
 
 
-def _rel_path(file_project: str, file_session: str, compression: Compression) -> str:
+def _rel_key(file_project: str, file_session: str, compression: Compression) -> bytes:
+    """A log's path below the root, exact (file names need not be UTF-8)."""
     from subagent_catalog.paths import log_name
 
-    return f"{file_project}/{file_session}/{log_name(compression)}"
+    return os.fsencode(f"{file_project}/{file_session}/{log_name(compression)}")
 
 
-def _problem_project(path: str | None, root: str, projects: dict[str, set[str]]) -> str | None:
-    if path is None:
+def _problem_project(path_bytes: bytes | None, root: str, projects: dict[str, set[str]]) -> str | None:
+    """The project directory a problem lies in (``None`` at or above root level)."""
+    if path_bytes is None:
         return None
+    path = os.fsdecode(path_bytes)
     prefix = root.rstrip(os.sep) + os.sep
     if not path.startswith(prefix):
         return None
     parts = path[len(prefix) :].split(os.sep)
     if len(parts) > 1 or parts[0] in projects:
-        return parts[0]
+        return frame_text(parts[0])
     return None
 
 
@@ -237,7 +244,7 @@ def _prepare_target(out: str, root: str) -> dict[str, Any] | None:
 class _Previous:
     """What an earlier export into the same archive lets this one reuse."""
 
-    facts: dict[str, tuple[int, int, int, bytes]]
+    facts: dict[bytes, tuple[int, int, int, bytes]]
     has_events: bool
     events_files: list[str]
     reason: str | None
@@ -262,11 +269,11 @@ def _previous(out: str, manifest: dict[str, Any] | None, compression: Compressio
         return none
     table = manifest["fingerprints"]
     paths = [os.path.join(out, *name.split("/")) for name in table["files"]]
-    facts: dict[str, tuple[int, int, int, bytes]] = {}
+    facts: dict[bytes, tuple[int, int, int, bytes]] = {}
     if paths:
         frame = pl.read_parquet(paths, hive_partitioning=False).filter(pl.col("facts").is_not_null())
         for rel, order, size, mtime, blob in frame.select(
-            "rel_path", "list_order", "size", "mtime_ns", "facts"
+            "rel_path_bytes", "list_order", "size", "mtime_ns", "facts"
         ).iter_rows():
             facts[rel] = (order, size, mtime, blob)
     has_events = bool(manifest.get("events"))
@@ -274,10 +281,10 @@ def _previous(out: str, manifest: dict[str, Any] | None, compression: Compressio
     return _Previous(facts, has_events, events, None)
 
 
-def _fingerprint_digest(rows: Iterable[tuple[str, int, int]]) -> str:
+def _fingerprint_digest(rows: Iterable[tuple[bytes, int, int]]) -> str:
     digest = hashlib.sha256()
     for rel, size, mtime in sorted(rows):
-        digest.update(f"{rel}\0{size}\0{mtime}\n".encode("utf-8", "surrogatepass"))
+        digest.update(rel + f"\0{size}\0{mtime}\n".encode())
     return digest.hexdigest()
 
 
@@ -465,7 +472,7 @@ def _export_into(
 ) -> dict[str, Any]:
     compression = found.compression
     root_abs = os.path.abspath(found.root)
-    rels = [_rel_path(f.project_dir, f.session_dir, compression) for f in found.files]
+    rels = [_rel_key(f.project_dir, f.session_dir, compression) for f in found.files]
     facts_list: list[LogFacts | None] = [None] * len(found.files)
     blobs: list[bytes | None] = [None] * len(found.files)
     remap: dict[int, int] = {}
@@ -483,7 +490,10 @@ def _export_into(
             if events:
                 remap[cached[0]] = order
             continue
-        tasks.append((order, os.path.join(root_abs, *rel.split("/")), file.project_dir))
+        # The local engine opens the path as read_corpus does (messages name it the same way);
+        # remote workers need an absolute path (their working directory is not ours).
+        source = file.source if engine == "local" else os.path.abspath(file.source)
+        tasks.append((order, source, frame_text(file.project_dir) or ""))
 
     writers = {
         name: _TableWriter(target, f"{data_dir}/{name}") for name in ("sessions", "descriptors", "problems", "events")
@@ -567,7 +577,7 @@ def _export_into(
         },
         "tables": tables,
         "fingerprints": {
-            "key": ["rel_path", "size", "mtime_ns"],
+            "key": ["rel_path_bytes", "size", "mtime_ns"],
             "files": facts_writer.files,
             "rows": len(fingerprints),
             "cached": sum(1 for blob in blobs if blob is not None),
@@ -606,13 +616,14 @@ def _read_here(
 
 def _write_frames(corpus: Corpus, found: Discovery, writers: dict[str, _TableWriter]) -> None:
     writers["sessions"].write(corpus.sessions)
-    project_of = {f.path: f.project_dir for f in found.files}
+    project_of = dict(corpus.sessions.select("path", "project_dir").iter_rows())
     descriptors = corpus.descriptors.with_columns(
         pl.col("path").replace_strict(project_of, default=None, return_dtype=pl.String).alias("project_dir"),
         pl.int_range(pl.len(), dtype=pl.Int64).alias("archive_row"),
     )
     writers["descriptors"].write(descriptors)
-    projects = [_problem_project(path, found.root, found.project_names) for path in corpus.problems["path"].to_list()]
+    raw_paths = corpus.problems["path_bytes"].to_list()
+    projects = [_problem_project(path, found.root, found.project_names) for path in raw_paths]
     problems = corpus.problems.with_columns(
         pl.Series("project_dir", projects, dtype=pl.String),
         pl.int_range(pl.len(), dtype=pl.Int64).alias("archive_row"),
@@ -622,15 +633,25 @@ def _write_frames(corpus: Corpus, found: Discovery, writers: dict[str, _TableWri
 
 def _write_facts(
     found: Discovery,
-    rels: list[str],
+    rels: list[bytes],
     facts_list: list[LogFacts | None],
     blobs: list[bytes | None],
     writer: _TableWriter,
 ) -> None:
     rows = []
     for order, (file, rel, facts, blob) in enumerate(zip(found.files, rels, facts_list, blobs, strict=True)):
-        cacheable = blob is not None and facts is not None and facts.read_cause != "io-error"
-        rows.append((rel, file.project_dir, order, file.size, file.mtime_ns, blob if cacheable else None))
+        cacheable = blob is not None and facts is not None and facts.read_cause not in TRANSIENT_CAUSES
+        rows.append(
+            (
+                rel.decode("utf-8", "backslashreplace"),
+                rel,
+                frame_text(file.project_dir),
+                order,
+                file.size,
+                file.mtime_ns,
+                blob if cacheable else None,
+            )
+        )
     for start in range(0, len(rows), FACTS_ROWS_PER_FILE):
         chunk = rows[start : start + FACTS_ROWS_PER_FILE]
         writer.write(pl.DataFrame(chunk, schema=FACTS_SCHEMA, orient="row"), partitioned=False)
@@ -770,8 +791,8 @@ class Archive:
 
     @property
     def fingerprints(self) -> pl.LazyFrame:
-        """Per file: ``rel_path``, ``size``, ``mtime_ns`` as of the export (the incremental key)."""
-        return self.scan("facts").select("rel_path", "project_dir", "list_order", "size", "mtime_ns")
+        """Per file: ``rel_path`` (exact in ``rel_path_bytes``), ``size``, ``mtime_ns``: the incremental key."""
+        return self.scan("facts").select("rel_path", "rel_path_bytes", "project_dir", "list_order", "size", "mtime_ns")
 
     def to_corpus(self, *, events: bool = False) -> Corpus:
         """Collect the frames into a Corpus (cached; the catalog accepts it).

@@ -64,10 +64,10 @@ def default_cache_dir() -> str:
 
     Examples:
         >>> import os
-        >>> os.environ["SUBAGENT_CATALOG_CACHE"] = "/tmp/sc-cache"
-        >>> default_cache_dir()
+        >>> from unittest import mock
+        >>> with mock.patch.dict(os.environ, {"SUBAGENT_CATALOG_CACHE": "/tmp/sc-cache"}):
+        ...     default_cache_dir()
         '/tmp/sc-cache'
-        >>> del os.environ["SUBAGENT_CATALOG_CACHE"]
     """
     explicit = os.environ.get(ENV_VAR)
     if explicit:

@@ -24,6 +24,7 @@ import ast
 import hashlib
 import importlib
 import io
+import itertools
 import logging
 import math
 import os
@@ -48,6 +49,12 @@ BATCH_SIZE = 256
 
 LOCAL_SERIAL_BELOW = 64
 """The local engine reads fewer files than this in-process (no pool)."""
+
+WORKER_WAIT_SECONDS = 60
+"""How long an export waits for the first worker of an external scheduler."""
+
+IN_FLIGHT_PER_WORKER = 4
+"""Batches submitted ahead per worker: the scheduler never holds the whole file list."""
 
 Task = tuple[int, str, str]
 """One file to read: (list order, path to open, project directory)."""
@@ -111,7 +118,7 @@ def dump_facts(facts: LogFacts) -> bytes | None:
     """
     try:
         return pickle.dumps(replace(facts, events=None), protocol=5)
-    except (RecursionError, pickle.PicklingError, TypeError):
+    except (RecursionError, pickle.PicklingError, TypeError, AttributeError, ValueError):
         return None
 
 
@@ -325,12 +332,20 @@ def _connect(stack: ExitStack, scheduler: str | None, workers: int) -> Any:
         client.wait_for_workers(workers)
         return client
     try:
-        return stack.enter_context(dask_distributed.Client(scheduler, timeout="20s"))
+        client = stack.enter_context(dask_distributed.Client(scheduler, timeout="20s"))
     except (OSError, TimeoutError) as error:
         raise EngineError(
             f"cannot reach the Dask scheduler at {scheduler!r}: {error}",
             hint="start one with `dask scheduler` and workers with `dask worker ADDRESS`, then pass its tcp:// address",
         ) from error
+    try:
+        client.wait_for_workers(1, timeout=WORKER_WAIT_SECONDS)
+    except TimeoutError as error:
+        raise EngineError(
+            f"no worker joined the Dask scheduler at {scheduler!r} within {WORKER_WAIT_SECONDS} s",
+            hint=f"start workers with `dask worker {scheduler}`",
+        ) from error
+    return client
 
 
 def run_dask(
@@ -367,18 +382,20 @@ def run_dask(
     with ExitStack() as stack:
         client = _connect(stack, scheduler, workers)
         dask_completed: Any = importlib.import_module("distributed").as_completed
+        joined = len(client.scheduler_info().get("workers", {}))
         if on_start is not None:
-            info = client.scheduler_info()
-            on_start(
-                {
-                    "scheduler": scheduler if scheduler is not None else "local-cluster",
-                    "workers": len(info.get("workers", {})),
-                }
-            )
-        futures = client.map(
-            read_batch, list(batches), compression=compression, want_events=want_events, root=root, pure=False
-        )
-        for future in dask_completed(futures):
+            on_start({"scheduler": scheduler if scheduler is not None else "local-cluster", "workers": joined})
+
+        def submit(batch: Sequence[Task]) -> Any:
+            return client.submit(read_batch, list(batch), compression, want_events, root, pure=False)
+
+        waiting = iter(batches)
+        window = max(8, IN_FLIGHT_PER_WORKER * max(1, joined))
+        running = dask_completed([submit(batch) for batch in itertools.islice(waiting, window)])
+        for future in running:
             result: BatchResult = future.result()
             future.release()
+            following = next(waiting, None)
+            if following is not None:
+                running.add(submit(following))
             yield result

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from subagent_catalog.jsvalue import is_number, is_safe_integer, js_number, js_strict_equal
+from subagent_catalog.jsvalue import MAX_SAFE_INTEGER, is_number, is_safe_integer, js_number, js_strict_equal
 from subagent_catalog.paths import MISSING
 
 KNOWN_EVENT_TYPES = frozenset(
@@ -80,6 +80,10 @@ TEXT_NOT_STARTED = (
 )
 
 
+_MIGRATING = frozenset({"turn/start", "turn/end", "steering/message", *SURFACE_TYPES})
+_ENVELOPE_SPECIAL = frozenset({"request/header", "request/header-delta", *SURFACE_TYPES})
+
+
 class InspectFailure(Exception):
     """A cold read upstream rejects.
 
@@ -133,6 +137,9 @@ def _is_object(value: Any) -> bool:
 
 
 def _assert_supported(events: list[dict[str, Any]]) -> None:
+    present = {kind for event in events if type(kind := event.get("type")) is str}
+    if present.isdisjoint(("request/header-delta", "mode/set", "request/header")):
+        return
     for legacy in ("request/header-delta", "mode/set"):
         for event in events:
             if event.get("type") == legacy:
@@ -706,6 +713,16 @@ def validate_cold_read(meta: dict[str, Any], events: list[dict[str, Any]], sessi
     message_ids: dict[int, Any] = {}
     migrated: list[dict[str, Any]] = []
     for event in events:
+        kind = event.get("type")
+        if type(kind) is str and kind not in _MIGRATING:
+            # No migration or message-shape rule applies to this type; only remember a message id.
+            data = event.get("data")
+            if type(data) is dict and "message" in data:
+                message_id = _message_id(event)
+                if message_id is not None:
+                    message_ids[int(event["seq"])] = message_id
+            migrated.append(event)
+            continue
         out = _migrate_turn_start(event)
         out = _migrate_turn_end(out)
         out = _migrate_steering(out, session_id)
@@ -730,6 +747,21 @@ def validate_cold_read(meta: dict[str, Any], events: list[dict[str, Any]], sessi
     _assert_header(meta)
     surface = _Surface(balanced)
     for index, event in enumerate(balanced):
+        seq, stamp, kind = event.get("seq"), event.get("time"), event.get("type")
+        if (
+            type(seq) is int
+            and seq == index
+            and type(stamp) is int
+            and -MAX_SAFE_INTEGER <= stamp <= MAX_SAFE_INTEGER
+            and type(kind) is str
+            and kind not in _ENVELOPE_SPECIAL
+            and "data" in event
+            and event.get("ignorable", True) is True
+            and "surfaceOp" not in event
+            and "sourceEventSeqs" not in event
+            and ENVELOPE_KEYS.issuperset(event)
+        ):
+            continue  # the common healthy case: every rule below passes for it
         _assert_envelope(event, index)
         if not js_strict_equal(event["seq"], index):
             raise InspectFailure("envelope", f"seed must be contiguous from 0 (index {index})", index)

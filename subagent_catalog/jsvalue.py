@@ -83,6 +83,9 @@ def is_number(value: object) -> TypeGuard[int | float]:
         >>> is_number(1), is_number(True), is_number("1")
         (True, False, False)
     """
+    kind = type(value)
+    if kind is int or kind is float:
+        return True
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -106,6 +109,8 @@ def is_safe_integer(value: object) -> TypeGuard[int | float]:
         >>> is_safe_integer(3), is_safe_integer(3.0), is_safe_integer(2**53)
         (True, True, False)
     """
+    if type(value) is int:
+        return -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
     if not is_number(value):
         return False
     if isinstance(value, int):
@@ -153,6 +158,8 @@ def js_strict_equal(a: object, b: object) -> bool:
         >>> js_strict_equal(1, 1.0), js_strict_equal({}, {}), js_strict_equal(True, 1)
         (True, False, False)
     """
+    if type(a) is int and type(b) is int and -MAX_SAFE_INTEGER <= b <= MAX_SAFE_INTEGER:
+        return a == b
     if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
         return False
     if is_number(a) and is_number(b):

@@ -303,7 +303,7 @@ def analyse_log(data: bytes, compression: Compression, *, want_events: bool = Fa
         facts.verdict = "torn-tail"
     else:
         facts.verdict = "ok"
-    facts.unit_failure = timing_view_failure(balanced)
+    facts.unit_failure = facts.unit_failure_live if len(balanced) == len(events) else timing_view_failure(balanced)
     return facts
 
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from subagent_catalog.chunk_rows import MalformedChunkRow, decode_storage_record
+import orjson
+
+from subagent_catalog.chunk_rows import CHUNK_ROW_TYPES, MalformedChunkRow, decode_storage_record
 from subagent_catalog.jsvalue import (
     JsonLineError,
     is_negative_zero,
@@ -221,6 +223,21 @@ class LineScanner:
             self._fragment += chunk[position:]
 
     def _consume(self, line: bytes, end_byte: int) -> None:
+        if self.issue is None:
+            # Fast path: a plain event record carrying the next seq (the healthy common case).
+            try:
+                value = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                value = None
+            if type(value) is dict:
+                kind = value.get("type")
+                seq = value.get("seq")
+                if type(seq) is int and seq == len(self.events) and not (type(kind) is str and kind in CHUNK_ROW_TYPES):
+                    self.line += 1
+                    self.events.append(value)
+                    self.event_lines.append(self.line)
+                    self.committed_bytes = end_byte
+                    return
         self.line += 1
         try:
             decoded = decode_storage_record(parse_json(line))

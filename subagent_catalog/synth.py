@@ -684,7 +684,7 @@ def _plans() -> Sequence[SessionPlan]:
 
 
 @lru_cache(maxsize=48)
-def session_events(index: int) -> tuple[tuple[dict[str, Any], ...], int | None]:
+def _session_events(index: int) -> tuple[tuple[dict[str, Any], ...], int | None]:
     """The events of plan ``index`` of the current synthesis and its seed length.
 
     Seeded sessions start with their parent's events up to the end of one of
@@ -697,7 +697,7 @@ def session_events(index: int) -> tuple[tuple[dict[str, Any], ...], int | None]:
     log = SynthLog(plan.id, rng=rng, text=_text_source(seed), time_ms=plan.created_at)
     seed_length: int | None = None
     if plan.seeded and plan.parent is not None:
-        parent_events, _ = session_events(plan.parent)
+        parent_events, _ = _session_events(plan.parent)
         cuts = [i + 1 for i, event in enumerate(parent_events) if event["type"] == "turn/end"] or [len(parent_events)]
         cut = cuts[int(plan.seed_pick * len(cuts))]
         log.events = list(parent_events[:cut])
@@ -956,7 +956,7 @@ def _damage_records(batches: list[list[bytes]], damage: DamageKind, rng: random.
 def _init_worker(plans: Sequence[SessionPlan], root: str, compression: Compression, seed: int) -> None:
     _WORKER.clear()
     _WORKER.update(plans=plans, root=root, compression=compression, seed=seed)
-    session_events.cache_clear()
+    _session_events.cache_clear()
 
 
 def _head(plan: SessionPlan, seed_length: int | None) -> dict[str, Any]:
@@ -981,7 +981,7 @@ def _write_one(index: int) -> tuple[int, str, int, int]:
         import zstandard
 
         compressor = _WORKER["compressor"] = zstandard.ZstdCompressor(level=3, write_checksum=True)
-    events, seed_length = session_events(index)
+    events, seed_length = _session_events(index)
     head = _head(plan, seed_length)
     rng = random.Random(f"subagent_catalog.synth:damage:{_WORKER['seed']}:{index}")
     data = encode_session(head, events, seed_length, compression, damage=plan.damage, rng=rng, compressor=compressor)
@@ -1058,7 +1058,7 @@ def generate(
                 report(len(results), sessions)
         finally:
             _WORKER.clear()
-            session_events.cache_clear()
+            _session_events.cache_clear()
     else:
         with ProcessPoolExecutor(
             max_workers=workers, initializer=_init_worker, initargs=(plans, root, compression, seed)

@@ -106,6 +106,16 @@ def scan_frames(buffer: bytes, max_frames: int | None = None) -> FrameScan:
     return FrameScan(frames)
 
 
+_DECOMPRESSOR: zstandard.ZstdDecompressor | None = None
+
+
+def _decompressor() -> zstandard.ZstdDecompressor:
+    global _DECOMPRESSOR
+    if _DECOMPRESSOR is None:
+        _DECOMPRESSOR = zstandard.ZstdDecompressor()
+    return _DECOMPRESSOR
+
+
 def decode_frame(frame: bytes) -> bytes:
     """Decompress one complete frame, verifying its checksum.
 
@@ -117,7 +127,7 @@ def decode_frame(frame: bytes) -> bytes:
         >>> decode_frame(zstandard.ZstdCompressor(write_checksum=True).compress(b"hi\\n"))
         b'hi\\n'
     """
-    decompressor = zstandard.ZstdDecompressor().decompressobj()
+    decompressor = _decompressor().decompressobj()
     out = decompressor.decompress(frame)
     if not decompressor.eof:
         raise zstandard.ZstdError("frame ended before its last block")

@@ -70,13 +70,25 @@ def translate_errors(func: F) -> F:
     return cast(F, wrapper)
 
 
+def _remember_no_cache(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    ctx.meta["subagent_catalog.no_cache"] = value
+    return value
+
+
 def corpus_options(func: F) -> F:
-    """Add the ``ROOT`` argument and ``--compression``, ``--jobs`` and ``--quiet``.
+    """Add the ``ROOT`` argument and ``--compression``, ``--jobs``, ``--quiet`` and ``--no-cache``.
 
     Examples:
         >>> [p.name for p in corpus_options(lambda **kw: None).__click_params__]
-        ['quiet', 'jobs', 'compression', 'root']
+        ['no_cache', 'quiet', 'jobs', 'compression', 'root']
     """
+    func = click.option(
+        "--no-cache",
+        is_flag=True,
+        expose_value=False,
+        callback=_remember_no_cache,
+        help="Read every log; neither use nor update the facts cache (kept outside the root).",
+    )(func)
     func = click.option(
         "-q", "--quiet", is_flag=True, help="No progress bar (it is drawn on stderr, only on a terminal)."
     )(func)
@@ -126,8 +138,16 @@ def load(root: str, *, compression: str, jobs: int | None, quiet: bool) -> Corpu
     """
     from subagent_catalog.progress import progress_bar
 
+    context = click.get_current_context(silent=True)
+    use_cache = not (context is not None and context.meta.get("subagent_catalog.no_cache", False))
     with progress_bar(quiet=quiet, desc="reading logs") as progress:
-        return read_corpus(root, compression=compression, jobs=jobs, progress=progress)  # type: ignore[arg-type]
+        return read_corpus(
+            root,
+            compression=compression,  # type: ignore[arg-type]
+            jobs=jobs,
+            progress=progress,
+            cache=use_cache,
+        )
 
 
 def inside(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> bool:
@@ -217,7 +237,7 @@ def _note(message: str, *, quiet: bool) -> None:
 @translate_errors
 def conformance(root: str, compression: str, semantics: str, all_parents: bool, parents: str | None) -> None:
     """Print upstream-shaped listing lines for conformance checks."""
-    corpus = read_corpus(root, compression=compression)  # type: ignore[arg-type]
+    corpus = read_corpus(root, compression=compression, cache=False)  # type: ignore[arg-type]
     chosen = None if all_parents or parents is None else list(parents.split(","))
     out = sys.stdout
     for line in conformance_lines(corpus, chosen, semantics=semantics):  # type: ignore[arg-type]

@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import polars as pl
 
@@ -27,6 +27,9 @@ from subagent_catalog.paths import (
     log_name,
     project_dir_name,
 )
+
+if TYPE_CHECKING:
+    from subagent_catalog.cache import FactsCache
 
 CompressionOption = Literal["zstd", "none", "auto"]
 PARALLEL_THRESHOLD = 64
@@ -330,6 +333,7 @@ def read_corpus(
     events: bool = False,
     progress: Progress | None = None,
     jobs: int | None = None,
+    cache: bool | str | os.PathLike[str] = True,
 ) -> Corpus:
     """Read a dsh session root into frames.
 
@@ -341,22 +345,72 @@ def read_corpus(
             first use of ``corpus.events``).
         progress: called as files are read (quiet by default).
         jobs: worker processes (default: all cores; small roots read serially).
+        cache: reuse per-file facts of unchanged files from the facts cache
+            (outside the root: ``$SUBAGENT_CATALOG_CACHE``, else
+            ``$XDG_CACHE_HOME/subagent_catalog``, else
+            ``~/.cache/subagent_catalog``); a path names the cache directory;
+            ``False`` (or ``SUBAGENT_CATALOG_CACHE=off`` with the default)
+            reads every file.
 
     Raises:
         CorpusRootError: the root is missing, not a directory or unreadable.
 
     Examples:
         >>> import tempfile
-        >>> read_corpus(tempfile.mkdtemp()).sessions.height
+        >>> read_corpus(tempfile.mkdtemp(), cache=False).sessions.height
         0
     """
     root_path = os.fspath(root)
     chosen = _choose_compression(root_path, compression) if os.path.isdir(root_path) else "zstd"
     found = discover(root_path, chosen)
-    facts_list = list(
-        _read_all([f.source for f in found.files], chosen, want_events=events, jobs=jobs, progress=progress or _quiet)
+    store = _open_cache(root_path, chosen, cache)
+    facts_list = _read_facts(
+        found.files, chosen, want_events=events, jobs=jobs, progress=progress or _quiet, store=store
     )
+    if store is not None:
+        store.save()
     return assemble(found, facts_list, jobs=jobs, want_events=events)
+
+
+def _open_cache(root: str, compression: Compression, cache: bool | str | os.PathLike[str]) -> FactsCache | None:
+    if cache is False:
+        return None
+    if cache is True and os.environ.get("SUBAGENT_CATALOG_CACHE", "").lower() in ("off", "0", "no", "false"):
+        return None
+    from subagent_catalog.cache import FactsCache
+
+    directory = None if cache is True else os.fspath(cache)
+    return FactsCache.load(root, compression, directory=directory)
+
+
+def _read_facts(
+    files: list[SessionFile],
+    compression: Compression,
+    *,
+    want_events: bool,
+    jobs: int | None,
+    progress: Progress,
+    store: FactsCache | None,
+) -> list[LogFacts]:
+    """Facts of every file in order: cached ones reused, the rest read (and cached)."""
+    sources = [f.source for f in files]
+    if store is None or want_events:
+        facts = list(_read_all(sources, compression, want_events=want_events, jobs=jobs, progress=progress))
+        if store is not None:
+            for file, item in zip(files, facts, strict=True):
+                store.put(file, item)
+        return facts
+    found: list[LogFacts | None] = [store.get(file) for file in files]
+    missing = [index for index, item in enumerate(found) if item is None]
+    hits = len(files) - len(missing)
+    if hits:
+        progress(hits, len(files))
+    fresh = _read_all([sources[i] for i in missing], compression, want_events=False, jobs=jobs, progress=_quiet)
+    for done, (index, item) in enumerate(zip(missing, fresh, strict=True), 1):
+        found[index] = item
+        store.put(files[index], item)
+        progress(hits + done, len(files))
+    return [item for item in found if item is not None]
 
 
 def assemble(

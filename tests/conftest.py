@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import os
 
+# Tests read fresh corpora and compare reads with each other: the facts cache stays off unless a
+# test turns it on with an explicit directory (tests/test_cache.py).
+os.environ["SUBAGENT_CATALOG_CACHE"] = "off"
+
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(

@@ -1,0 +1,152 @@
+"""One benchmark measurement, run in a fresh process by benchmarks/run.py.
+
+Prints one JSON object: wall times of the phases, this process's peak RSS
+and the largest peak RSS among its (reaped) worker processes.
+
+    _measure.py read ROOT --compression zstd [--events] [--catalog] [--cache none|library|prototype]
+    _measure.py floor-parse ROOT --compression zstd [--jobs 2]   (read + decompress + orjson per line)
+    _measure.py floor-read ROOT --compression zstd [--jobs 2]    (read + decompress only)
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import inspect
+import json
+import os
+import resource
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _peaks() -> dict[str, int]:
+    return {
+        "rss_main_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        "rss_workers_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
+    }
+
+
+def _read(args: argparse.Namespace) -> dict[str, Any]:
+    started = time.perf_counter()
+    from subagent_catalog.catalog import catalog
+    from subagent_catalog.corpus import read_corpus
+
+    imported = time.perf_counter()
+    result: dict[str, Any] = {"import_s": imported - started}
+    kwargs: dict[str, Any] = {"compression": args.compression, "events": args.events, "jobs": args.jobs}
+    store: Any = None
+    if args.cache == "library":
+        if "cache" not in inspect.signature(read_corpus).parameters:
+            raise SystemExit("read_corpus has no cache= parameter yet")
+        corpus = read_corpus(args.root, cache=True, **kwargs)
+    elif args.cache == "prototype":
+        sys.path.insert(0, HERE)
+        from cached_read import read_corpus_cached
+
+        corpus = read_corpus_cached(args.root, cache=True, **kwargs)
+        store = getattr(corpus, "_facts_cache", None)
+    else:
+        corpus = read_corpus(args.root, **kwargs)
+    read_done = time.perf_counter()
+    result["read_s"] = read_done - imported
+    result["sessions"] = corpus.sessions.height
+    if args.events:
+        result["events"] = corpus.events.height
+        result["events_frame_mb"] = round(corpus.events.estimated_size() / 2**20, 1)
+    if args.catalog:
+        rows = catalog(corpus)
+        result["catalog_s"] = time.perf_counter() - read_done
+        result["catalog_rows"] = rows.height
+    if store is not None:
+        result["cache"] = {"status": store.status, "hits": store.hits, "misses": store.misses, "path": store.path}
+    result["total_s"] = time.perf_counter() - started
+    result.update(_peaks())
+    return result
+
+
+_DCTX: Any = None
+
+
+def _plain(data: bytes, compression: str) -> bytes:
+    """The plaintext of a log: every complete frame decoded (a torn last frame dropped)."""
+    global _DCTX
+    if compression != "zstd":
+        return data
+    import zstandard
+
+    if _DCTX is None:
+        _DCTX = zstandard.ZstdDecompressor()
+    plain = []
+    rest = data
+    while rest:
+        decoder = _DCTX.decompressobj()
+        try:
+            plain.append(decoder.decompress(rest))
+        except zstandard.ZstdError:
+            break
+        rest = decoder.unused_data
+    return b"".join(plain)
+
+
+def _parse_file(job: tuple[str, str, bool]) -> tuple[int, int]:
+    """Read (and decompress) a log; with ``parse``, orjson-parse every complete line (no rules)."""
+    import orjson
+
+    path, compression, parse = job
+    with open(path, "rb") as handle:
+        data = _plain(handle.read(), compression)
+    if not parse:
+        return data.count(b"\n"), len(data)
+    lines = 0
+    for line in data.split(b"\n")[:-1]:
+        with contextlib.suppress(orjson.JSONDecodeError):
+            orjson.loads(line)
+        lines += 1
+    return lines, len(data)
+
+
+def _files(root: str, compression: str) -> list[str]:
+    name = "session.jsonl.zstd" if compression == "zstd" else "session.jsonl"
+    out = []
+    for dirpath, _dirs, files in os.walk(root):
+        if name in files:
+            out.append(os.path.join(dirpath, name))
+    return sorted(out)
+
+
+def _floor_parse(args: argparse.Namespace) -> dict[str, Any]:
+    started = time.perf_counter()
+    parse = args.mode == "floor-parse"
+    jobs = [(path, args.compression, parse) for path in _files(args.root, args.compression)]
+    lines = plain = 0
+    with ProcessPoolExecutor(max_workers=args.jobs or os.cpu_count() or 1) as pool:
+        for count, size in pool.map(_parse_file, jobs, chunksize=64):
+            lines += count
+            plain += size
+    result: dict[str, Any] = {"total_s": time.perf_counter() - started, "lines": lines, "plain_bytes": plain}
+    result.update(_peaks())
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode", choices=["read", "floor-parse", "floor-read"])
+    parser.add_argument("root")
+    parser.add_argument("--compression", choices=["zstd", "none"], required=True)
+    parser.add_argument("--events", action="store_true")
+    parser.add_argument("--catalog", action="store_true")
+    parser.add_argument("--cache", choices=["none", "library", "prototype"], default="none")
+    parser.add_argument("--jobs", type=int, default=None)
+    args = parser.parse_args()
+    result = _read(args) if args.mode == "read" else _floor_parse(args)
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

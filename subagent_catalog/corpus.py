@@ -7,6 +7,7 @@ root as a ``sessions`` row or a ``problems`` row. Bad data never raises.
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -17,7 +18,7 @@ import polars as pl
 
 from subagent_catalog.discover import Discovery, SessionFile, discover
 from subagent_catalog.errors import CatalogError
-from subagent_catalog.jsvalue import clean_row, is_safe_integer, js_number, json_text
+from subagent_catalog.jsvalue import clean_row, frame_text, is_safe_integer, js_number, json_text
 from subagent_catalog.logread import LogFacts, read_log_file
 from subagent_catalog.paths import (
     MISSING,
@@ -242,13 +243,21 @@ def facts_events(facts: LogFacts) -> pl.DataFrame:
         >>> facts_events(LogFacts(size=0)).columns[:3]
         ['session_id', 'seq', 'time_ms']
     """
-    rows = facts.events or []
+    if facts.events_ipc is not None:
+        return pl.read_ipc(facts.events_ipc)
+    rows = [tuple(frame_text(v) if isinstance(v, str) else v for v in row) for row in facts.events or []]
     return pl.DataFrame(rows, schema=EVENT_SCHEMA, orient="row")
 
 
 def _worker(args: tuple[str, Compression, bool]) -> LogFacts:
     path, compression, want_events = args
-    return read_log_file(path, compression, want_events=want_events)
+    facts = read_log_file(path, compression, want_events=want_events)
+    if want_events:
+        # Ship one compact Arrow buffer per file instead of a Python tuple per event.
+        buffer = io.BytesIO()
+        facts_events(facts).write_ipc(buffer)
+        facts.events_ipc, facts.events = buffer.getvalue(), None
+    return facts
 
 
 def _read_all(

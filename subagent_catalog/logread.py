@@ -90,6 +90,7 @@ class LogFacts:
     unit_failure_live: str | None = None
     problems: list[ProblemRecord] = field(default_factory=list)
     events: list[tuple[Any, ...]] | None = None
+    events_ipc: bytes | None = None
 
 
 def _first_line_plain(data: bytes) -> tuple[bytes | None, str | None]:

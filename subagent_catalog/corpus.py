@@ -205,7 +205,7 @@ class Corpus:
                 facts_events(facts)
                 for facts in _read_all(paths, self.compression, want_events=True, jobs=self._jobs, progress=_quiet)
             ]
-            self._events = pl.concat(frames) if frames else pl.DataFrame(schema=EVENT_SCHEMA)
+            self._events = pl.concat(frames, rechunk=False) if frames else pl.DataFrame(schema=EVENT_SCHEMA)
         return self._events
 
     def require_listing(self) -> None:
@@ -532,8 +532,11 @@ def assemble(
     error = listing_errors[0] if listing_errors else None
     events_frame = None
     if want_events:
-        frames = [facts_events(f) for f in facts_list]
-        events_frame = pl.concat(frames) if frames else pl.DataFrame(schema=EVENT_SCHEMA)
+        frames = []
+        for item in facts_list:
+            frames.append(facts_events(item))
+            item.events_ipc = item.events = None  # one copy of the events at a time
+        events_frame = pl.concat(frames, rechunk=False) if frames else pl.DataFrame(schema=EVENT_SCHEMA)
     return Corpus(
         root=found.root,
         compression=found.compression,

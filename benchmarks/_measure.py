@@ -50,6 +50,8 @@ def _read(args: argparse.Namespace) -> dict[str, Any]:
 
         corpus = read_corpus_cached(args.root, cache=True, **kwargs)
         store = getattr(corpus, "_facts_cache", None)
+    elif "cache" in inspect.signature(read_corpus).parameters:
+        corpus = read_corpus(args.root, cache=False, **kwargs)  # "no cache" means it: read every log
     else:
         corpus = read_corpus(args.root, **kwargs)
     read_done = time.perf_counter()

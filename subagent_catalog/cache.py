@@ -267,14 +267,13 @@ class FactsCache:
         """
         if facts.read_cause == "io-error" or facts.size != file.size:
             return
-        stored = replace(facts, events=None) if facts.events is not None else facts
+        stored = replace(facts, events=None, events_ipc=None)
+        try:
+            blob = pickle.dumps(stored, protocol=pickle.HIGHEST_PROTOCOL)
+        except (RecursionError, pickle.PicklingError, TypeError):
+            return  # e.g. a header holding JSON nested deeper than pickle recurses: read it again next time
         key = self._key(file)
-        self._entries[key] = (
-            file.size,
-            file.mtime_ns,
-            file.inode,
-            pickle.dumps(stored, protocol=pickle.HIGHEST_PROTOCOL),
-        )
+        self._entries[key] = (file.size, file.mtime_ns, file.inode, blob)
         self._touched.add(key)
         self._dirty = True
 

@@ -8,6 +8,7 @@ root as a ``sessions`` row or a ``problems`` row. Bad data never raises.
 from __future__ import annotations
 
 import io
+import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 
 CompressionOption = Literal["zstd", "none", "auto"]
 PARALLEL_THRESHOLD = 64
+# Per-file problems that make upstream's whole listing fail (list() reads the header of every log).
+LISTING_FATAL_KINDS = frozenset({"zstd-header-frame", "retired-header-fields", "io-error"})
 
 
 class Progress(Protocol):
@@ -251,7 +254,7 @@ def facts_events(facts: LogFacts) -> pl.DataFrame:
 
 def _worker(args: tuple[str, Compression, bool]) -> LogFacts:
     path, compression, want_events = args
-    facts = read_log_file(path, compression, want_events=want_events)
+    facts = read_log_file(path, compression, want_events=want_events, exact_path=True)
     if want_events:
         # Ship one compact Arrow buffer per file instead of a Python tuple per event.
         buffer = io.BytesIO()
@@ -273,7 +276,8 @@ def _read_all(
             yield facts
         return
     chunk = max(1, min(64, total // (workers * 8) or 1))
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    # "spawn": a forked child of a process that already ran Polars can deadlock in Polars' thread pool.
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         for done, facts in enumerate(pool.map(_worker, work, chunksize=chunk), 1):
             progress(done, total)
             yield facts
@@ -477,10 +481,10 @@ def assemble(
         for record in facts.problems:
             problems.append(
                 _problem(
-                    "corpus" if record.kind in ("zstd-header-frame", "retired-header-fields") else "file",
+                    "corpus" if record.kind in LISTING_FATAL_KINDS else "file",
                     record.kind,
                     record.severity,
-                    record.kind in ("zstd-header-frame", "retired-header-fields"),
+                    record.kind in LISTING_FATAL_KINDS,
                     file.path,
                     session_id,
                     record.message,

@@ -261,6 +261,6 @@ def _session_dir(
             mtime_ns=info.st_mtime_ns,
             inode=info.st_ino,
             device=info.st_dev,
-            read_path=os.path.realpath(log.path) if log.is_symlink() else log.path,
+            read_path=os.path.realpath(log.path),
         )
     )

@@ -335,17 +335,29 @@ def _revision(path: str) -> tuple[int, int, int, int, int]:
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-def _read_regular(path: str) -> tuple[bytes, tuple[int, int]]:
+def _read_regular(path: str, *, exact: bool = False) -> tuple[bytes, tuple[int, int]]:
     """Read a regular file without following a final symlink and without blocking on a FIFO."""
     fd = os.open(path, _OPEN_FLAGS)
     with os.fdopen(fd, "rb", closefd=True) as handle:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "not a regular file", path)
+        opened = _opened_path(fd)
+        if exact and opened is not None and opened != path:
+            # A directory on the way was swapped for a symlink after the walk: do not follow it.
+            raise OSError(errno.ELOOP, f"path resolved elsewhere ({opened})", path)
         return handle.read(), (info.st_dev, info.st_ino)
 
 
-def read_stable_bytes(path: str) -> tuple[bytes, bool]:
+def _opened_path(fd: int) -> str | None:
+    """The path the kernel opened for ``fd`` (Linux ``/proc``), or None where unknown."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+
+
+def read_stable_bytes(path: str, *, exact: bool = False) -> tuple[bytes, bool]:
     """The file's bytes under upstream's revision-stable loop, and whether they are stable.
 
     A writer appending between the two stats would give a torn physical
@@ -353,7 +365,9 @@ def read_stable_bytes(path: str) -> tuple[bytes, bool]:
     size, mtime, ctime) changes, at most ``STABLE_READ_ATTEMPTS`` times. The
     file is opened without following a symlink and without blocking, and
     must be a regular file (a log swapped for a symlink or a FIFO after the
-    walk is refused, never followed or waited on).
+    walk is refused, never followed or waited on). With ``exact`` the path
+    must be canonical (as the walk resolved it) and the kernel must open
+    exactly it: a directory on the way swapped for a symlink is refused too.
 
     Raises:
         OSError: the file cannot be opened or read, or is not a regular file.
@@ -368,14 +382,16 @@ def read_stable_bytes(path: str) -> tuple[bytes, bool]:
     data = b""
     for _ in range(STABLE_READ_ATTEMPTS):
         before = _revision(path)
-        data, identity = _read_regular(path)
+        data, identity = _read_regular(path, exact=exact)
         after = _revision(path)
         if after == before and after[:2] == identity:
             return data, True
     return data, False
 
 
-def read_log_file(path: str, compression: Compression, *, want_events: bool = False) -> LogFacts:
+def read_log_file(
+    path: str, compression: Compression, *, want_events: bool = False, exact_path: bool = False
+) -> LogFacts:
     """Read one log file (never written to) and derive its facts.
 
     I/O errors become a failed verdict with cause ``io-error`` (and, as
@@ -388,7 +404,7 @@ def read_log_file(path: str, compression: Compression, *, want_events: bool = Fa
         'io-error'
     """
     try:
-        data, stable = read_stable_bytes(path)
+        data, stable = read_stable_bytes(path, exact=exact_path)
     except OSError as error:
         message = f"{path}: {error.strerror}"
         facts = LogFacts(size=0, verdict="failed", read_cause="io-error", read_message=message)

@@ -16,9 +16,9 @@ def counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
     original = corpus_module.read_log_file
 
-    def spy(path: str, compression: str, *, want_events: bool = False):  # type: ignore[no-untyped-def]
+    def spy(path: str, compression: str, **options):  # type: ignore[no-untyped-def]
         calls.append(path)
-        return original(path, compression, want_events=want_events)  # type: ignore[arg-type]
+        return original(path, compression, **options)  # type: ignore[arg-type]
 
     monkeypatch.setattr(corpus_module, "read_log_file", spy)
     return calls

@@ -2,7 +2,7 @@
 
 ``read_corpus_cached`` is ``read_corpus`` plus a ``cache`` option, written
 against the library's own pieces (``discover``, ``_read_all``, ``assemble``)
-exactly as proposed for ``corpus.py`` (see docs/performance.md). The
+exactly as proposed for ``corpus.py`` (see the Performance section of README.md). The
 benchmarks use it to measure warm reads until the lead wires the cache in.
 """
 

@@ -607,7 +607,7 @@ def _read_here(
     by_order = {task[0]: task for task in tasks}
     for order in orders:
         task = by_order[order]
-        facts = logread.read_log_file(task[1], compression, want_events=events)
+        facts = logread.read_log_file(task[1], compression, want_events=events, exact_path=True)
         if events:
             events_writer.write(events_frame([(order, task[2], facts.events or [])]))
         facts.events = None

@@ -8,7 +8,6 @@ root as a ``sessions`` row or a ``problems`` row. Bad data never raises.
 from __future__ import annotations
 
 import io
-import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -247,7 +246,7 @@ def facts_events(facts: LogFacts) -> pl.DataFrame:
         ['session_id', 'seq', 'time_ms']
     """
     if facts.events_ipc is not None:
-        return pl.read_ipc(facts.events_ipc)
+        return pl.read_ipc_stream(facts.events_ipc).cast(pl.Schema(EVENT_SCHEMA))
     rows = [tuple(frame_text(v) if isinstance(v, str) else v for v in row) for row in facts.events or []]
     return pl.DataFrame(rows, schema=EVENT_SCHEMA, orient="row")
 
@@ -256,11 +255,37 @@ def _worker(args: tuple[str, Compression, bool]) -> LogFacts:
     path, compression, want_events = args
     facts = read_log_file(path, compression, want_events=want_events, exact_path=True)
     if want_events:
-        # Ship one compact Arrow buffer per file instead of a Python tuple per event.
-        buffer = io.BytesIO()
-        facts_events(facts).write_ipc(buffer)
-        facts.events_ipc, facts.events = buffer.getvalue(), None
+        # Ship one compact Arrow buffer per file instead of a Python tuple per event. Built with
+        # pyarrow, not Polars: a forked worker of a process that ran Polars must not use Polars.
+        facts.events_ipc, facts.events = _arrow_events(facts.events or []), None
     return facts
+
+
+_ARROW_EVENT_TYPES = {
+    "session_id": "large_string",
+    "seq": "int64",
+    "time_ms": "int64",
+    "type": "large_string",
+    "turn": "int64",
+    "step": "int64",
+    "ignorable": "bool_",
+    "data": "large_string",
+}
+
+
+def _arrow_events(rows: list[tuple[Any, ...]]) -> bytes:
+    import pyarrow as pa
+
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in _ARROW_EVENT_TYPES]
+    arrays = [
+        pa.array([frame_text(v) if isinstance(v, str) else v for v in column], type=getattr(pa, kind)())
+        for column, kind in zip(columns, _ARROW_EVENT_TYPES.values(), strict=True)
+    ]
+    table = pa.Table.from_arrays(arrays, names=list(_ARROW_EVENT_TYPES))
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue()
 
 
 def _read_all(
@@ -276,8 +301,9 @@ def _read_all(
             yield facts
         return
     chunk = max(1, min(64, total // (workers * 8) or 1))
-    # "spawn": a forked child of a process that already ran Polars can deadlock in Polars' thread pool.
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    # Workers never use Polars (a forked child of a process that ran Polars can deadlock in it), so
+    # the platform's default start method works, and scripts need no main guard.
+    with ProcessPoolExecutor(max_workers=workers) as pool:
         for done, facts in enumerate(pool.map(_worker, work, chunksize=chunk), 1):
             progress(done, total)
             yield facts
@@ -707,3 +733,6 @@ def iter_paths(corpus: Corpus) -> Iterable[str]:
 
 
 ProgressCallback = Callable[[int, int], None]
+
+
+choose_compression = _choose_compression

@@ -117,7 +117,7 @@ def dump_facts(facts: LogFacts) -> bytes | None:
         True
     """
     try:
-        return pickle.dumps(replace(facts, events=None), protocol=5)
+        return pickle.dumps(replace(facts, events=None, events_ipc=None), protocol=5)
     except (RecursionError, pickle.PicklingError, TypeError, AttributeError, ValueError):
         return None
 
@@ -131,11 +131,11 @@ def load_facts(blob: bytes) -> LogFacts:
     Examples:
         >>> load_facts(dump_facts(LogFacts(size=7)) or b"").size
         7
-        >>> import pickle
-        >>> load_facts(pickle.dumps(ValueError("x")))
+        >>> import datetime, pickle
+        >>> load_facts(pickle.dumps(datetime.date(2020, 1, 1)))
         Traceback (most recent call last):
         ...
-        _pickle.UnpicklingError: facts pickles may only hold LogFacts records, not builtins.ValueError
+        _pickle.UnpicklingError: facts pickles may only hold LogFacts records, not datetime.date
     """
     value = _FactsUnpickler(io.BytesIO(blob)).load()
     if not isinstance(value, LogFacts):
@@ -201,10 +201,10 @@ def events_frame(rows: EventRows) -> pl.DataFrame:
         >>> events_frame([(4, "_no-cwd", [("a", 0, 1, "turn/start", 1, None, False, "{}")])])["list_order"].to_list()
         [4]
     """
-    from subagent_catalog.corpus import EVENT_SCHEMA
+    from subagent_catalog.corpus import EVENT_SCHEMA, facts_events
 
     frames = [
-        pl.DataFrame(events, schema=EVENT_SCHEMA, orient="row").with_columns(
+        facts_events(LogFacts(size=0, events=events)).with_columns(
             pl.lit(project, pl.String).alias("project_dir"),
             pl.lit(order, pl.Int64).alias("list_order"),
             pl.int_range(pl.len(), dtype=pl.Int64).alias("event_index"),
@@ -253,7 +253,7 @@ def read_batch(
     blobs: list[tuple[int, bytes | None]] = []
     rows: EventRows = []
     for order, path, project in tasks:
-        facts = logread.read_log_file(path, compression, want_events=want_events)
+        facts = logread.read_log_file(path, compression, want_events=want_events, exact_path=True)
         blob = dump_facts(facts)
         if want_events and blob is not None:  # without a blob the client reads the file again, events included
             rows.append((order, project, facts.events or []))

@@ -1,0 +1,542 @@
+"""Fast fuzz tier: hostile corpora never crash the tool, lose a file, or get written to.
+
+Fixed seeds (deterministic): seeded random cases in chunks (``tests.fuzz.mutations``, checked by
+``tests.fuzz.invariants``), then named cases for what a random draw might miss: every truncation
+byte class in both encodings, each hostile filesystem entry, huge lines, deep nesting, writers
+appending while the reader runs, unreadable entries, inert HTML/CSV output, and a source scan.
+The long tier is ``python -m tests.fuzz.runner --cases N`` (``make fuzz``).
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import io
+import os
+import random
+import shutil
+import stat
+import tempfile
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from subagent_catalog.writer import EventLog, descriptor, encode_log, header, log_path, write_file
+from tests.fuzz import invariants as inv
+from tests.fuzz.mutations import (
+    FAST,
+    HOSTILE_TEXT,
+    IS_ROOT,
+    Case,
+    LiveWriterSpec,
+    base_writer,
+    byte_classes,
+    fs_live_writer,
+    fs_special,
+    fs_symlink_inside,
+    fs_symlink_loop,
+    fs_symlink_outside,
+    logs,
+    make_case,
+    txt_deep_nesting,
+    txt_huge,
+)
+
+CHUNKS = 8
+PER_CHUNK = 20  # 160 seeded cases (plus the named cases below)
+REPORT_EVERY = 8  # the HTML report costs ~0.5 s a page: every 8th case here, every case in the long tier
+PARITY_EVERY = 8  # a jobs=2 read starts a process pool: every 8th case here, every case in the long tier
+PACKAGE = Path(inv.PACKAGE_DIR)
+
+
+def _failures(case: Case, outcome: inv.Outcome) -> list[str]:
+    out = []
+    for violation in outcome.violations:
+        if inv.known_issue(violation) is None:
+            out.append(
+                f"{violation.invariant} [{violation.where}] {violation.detail[:600]}\n    {case.describe()[:600]}\n"
+                f"    reproduce: python -m tests.fuzz.runner --fast --case-seed {case.seed}"
+            )
+    return out
+
+
+def _check(case: Case, **options: object) -> inv.Outcome:
+    try:
+        return inv.check_case(case, **options)  # type: ignore[arg-type]
+    finally:
+        case.cleanup()
+
+
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+def test_seeded_hostile_corpora_keep_every_invariant(chunk: int) -> None:
+    failures: list[str] = []
+    seen: Counter[str] = Counter()
+    for seed in range(chunk * PER_CHUNK, (chunk + 1) * PER_CHUNK):
+        case = make_case(seed, FAST)
+        seen.update(step.split("(")[0] for step in case.steps)
+        outcome = _check(
+            case,
+            report=seed % REPORT_EVERY == 0,
+            parity=seed % PARITY_EVERY == 3,
+            timeout=120.0 if case.huge else 60.0,
+        )
+        failures += _failures(case, outcome)
+    assert sum(seen.values()) >= PER_CHUNK  # every case got at least one mutation
+    assert not failures, "\n".join(failures)
+
+
+# --- named cases: a fresh writer tree, then one precise mutation --------------------------------
+
+
+@pytest.fixture
+def fresh_case() -> Iterator[Case]:
+    made: list[Case] = []
+
+    def build(seed: int, compression: str) -> Case:
+        workdir = Path(tempfile.mkdtemp(prefix="scfz", dir=FAST.tmp_dir))
+        case = Case(seed, workdir, workdir / "r", workdir / "o", compression)  # type: ignore[arg-type]
+        case.root.mkdir()
+        case.outside.mkdir()
+        case.base = base_writer(random.Random(seed), case)
+        made.append(case)
+        return case
+
+    yield build  # type: ignore[misc]
+    for case in made:
+        case.cleanup()
+
+
+def _assert_clean(case: Case, outcome: inv.Outcome) -> None:
+    failures = _failures(case, outcome)
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("compression", ["none", "zstd"])
+def test_truncation_at_every_byte_class(fresh_case, compression: str) -> None:  # type: ignore[no-untyped-def]
+    probe = fresh_case(7, compression)
+    target = max(logs(probe), key=lambda p: p.stat().st_size)
+    data = target.read_bytes()
+    classes = byte_classes(data, compression)  # type: ignore[arg-type]
+    expected = (
+        {"header", "at-newline", "event"}
+        if compression == "none"
+        else {"magic", "frame-header", "block-header", "block-body", "checksum", "frame-boundary", "first-frame"}
+    )
+    assert expected <= set(classes)
+    rel = target.relative_to(probe.root)
+    for kind in sorted(classes):
+        for start, end in (classes[kind][0], classes[kind][-1]):
+            for cut in sorted({start, end - 1}):
+                case = fresh_case(7, compression)
+                (case.root / rel).write_bytes(data[:cut])
+                case.steps.append(f"truncate({rel}, {kind}@{cut})")
+                _assert_clean(case, inv.check_case(case, report=False, parity=False))
+
+
+FS_MUTATIONS = {
+    "symlink-loop": fs_symlink_loop,
+    "symlink-outside": fs_symlink_outside,
+    "symlink-inside": fs_symlink_inside,
+    "special": fs_special,
+}
+
+
+@pytest.mark.parametrize("name", sorted(FS_MUTATIONS))
+@pytest.mark.parametrize("compression", ["none", "zstd"])
+def test_hostile_filesystem_entries(fresh_case, name: str, compression: str) -> None:  # type: ignore[no-untyped-def]
+    applied = 0
+    for seed in range(6):
+        case = fresh_case(100 + seed, compression)
+        step = FS_MUTATIONS[name](random.Random(seed), case)
+        if step is None:
+            continue
+        applied += 1
+        case.steps.append(step)
+        _assert_clean(case, inv.check_case(case, report=False, parity=False))
+    assert applied >= 3
+
+
+@pytest.mark.parametrize(
+    "kind",
+    ["fifo", "socket", "directory", "directory-with-content", "device", "self-loop", "outside", "to-session-dir"],
+)
+def test_each_odd_entry_named_like_a_log_is_reported_not_read(fresh_case, kind: str) -> None:  # type: ignore[no-untyped-def]
+    case = fresh_case(3, "none")
+    target = logs(case)[-1]
+    os.unlink(target)
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "socket":
+        import socket
+
+        short = case.workdir / "s"
+        with socket.socket(socket.AF_UNIX) as server:
+            server.bind(str(short))
+        os.rename(short, target)
+    elif kind.startswith("directory"):
+        target.mkdir()
+        if kind == "directory-with-content":
+            (target / "session.jsonl").write_bytes(header_bytes("inner"))
+    elif kind == "device":
+        if not IS_ROOT:
+            pytest.skip("device nodes need root")
+        os.mknod(target, 0o600 | stat.S_IFCHR, os.makedev(1, 5))  # /dev/zero: endless if ever read
+    elif kind == "self-loop":
+        os.symlink(target.name, target)
+    elif kind == "outside":
+        outside_log = case.outside / "session.jsonl"
+        outside_log.write_bytes(header_bytes("elsewhere"))
+        os.symlink(outside_log, target)
+    else:
+        os.symlink(target.parent, target)
+    outcome = inv.check_case(case, report=False, parity=False, timeout=30.0)
+    _assert_clean(case, outcome)
+    corpus = inv.read_fresh(case.root, jobs=1)
+    rows = corpus.problems.filter(pl.col("path") == str(target))
+    assert rows.height >= 1, corpus.problems
+    assert str(target) not in corpus.sessions["path"].to_list()
+
+
+def header_bytes(session_id: str) -> bytes:
+    return encode_log(header(session_id, created_at=1), [], "none")
+
+
+# --- huge lines, deep nesting --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("compression", ["none", "zstd"])
+def test_huge_single_lines_become_rows_not_failures(fresh_case, compression: str) -> None:  # type: ignore[no-untyped-def]
+    from tests.fuzz.mutations import _text_mutation
+
+    modes = Counter()
+    for seed in range(6):
+        case = fresh_case(200 + seed, compression)
+        step = _text_mutation("huge-line", txt_huge(FAST.huge_bytes))(random.Random(seed), case)
+        assert step is not None
+        modes[step.split(", ", 1)[1].split(" ")[0]] += 1
+        case.steps.append(step)
+        outcome = inv.check_case(case, report=seed == 0, parity=seed == 1)
+        _assert_clean(case, outcome)
+        assert outcome.stats["listing-ok"] + outcome.stats["listing-fails"] == 1
+    assert len(modes) >= 3
+
+
+def test_a_huge_line_costs_memory_in_proportion_not_out_of_memory(tmp_path: Path) -> None:
+    from tests.fuzz.runner import _probe_corpus
+
+    size = 24 * 1024 * 1024
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    baseline = inv.peak_rss(empty)
+    for compression in ("none", "zstd"):
+        measured = inv.peak_rss(_probe_corpus(tmp_path, compression, "huge-label", size))
+        assert "peak_kib" in measured, measured
+        assert measured["verdicts"] == {"ok": 2}, measured
+        over = (measured["peak_kib"] - baseline["peak_kib"]) * 1024
+        assert over < 16 * size, f"{compression}: {over / size:.1f}x the line size"  # measured: ~10x
+
+
+@pytest.mark.parametrize("compression", ["none", "zstd"])
+def test_deep_json_nesting_never_crashes(fresh_case, compression: str) -> None:  # type: ignore[no-untyped-def]
+    from tests.fuzz.mutations import _text_mutation
+
+    for seed in range(10):
+        case = fresh_case(300 + seed, compression)
+        step = _text_mutation("deep-nesting", txt_deep_nesting)(random.Random(seed), case)
+        if step is None:
+            continue
+        case.steps.append(step)
+        _assert_clean(case, inv.check_case(case, report=False, parity=False))
+
+
+# --- a writer appends while the reader runs ------------------------------------------------------
+
+
+def _live_log(root: Path, compression: str, events: int = 6000) -> LiveWriterSpec:
+    head = header("live", created_at=5)
+    log = EventLog("live")
+    for _ in range(events // 2):
+        log.turn_start()
+        log.turn_end()
+    path = write_file(log_path(root, head, compression), encode_log(head, log.events, compression, batch=64))  # type: ignore[arg-type]
+    return LiveWriterSpec(path, "whole", compression, "live", len(log.events), log.time + 1)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kind", ["whole", "partial"])
+@pytest.mark.parametrize("compression", ["none", "zstd"])
+def test_a_log_appended_to_while_read_is_a_prefix_or_unstable(tmp_path: Path, kind: str, compression: str) -> None:
+    spec = _live_log(tmp_path, compression)
+    spec.kind = kind  # type: ignore[assignment]
+    writer = inv.LiveWriter(spec)
+    spec_start, most = spec.next_seq, 0
+    stats: Counter[str] = Counter()
+    failures: list[inv.Violation] = []
+    writer.start()
+    try:
+        with inv.guarded([tmp_path], []):
+            for _ in range(12):
+                corpus = inv.read_fresh(tmp_path, compression=compression, jobs=1, events=True)
+                reads = corpus.sessions.filter(pl.col("path") == spec.path)
+                assert reads.height == 1
+                row = reads.row(0, named=True)
+                if row["read_cause"] == "unstable-file":
+                    stats["unstable-file"] += 1
+                    continue
+                stats[row["verdict"]] += 1
+                assert row["verdict"] in ("ok", "torn-tail"), row
+                got = corpus.events.filter(pl.col("session_id") == "live")
+                prefix_events = got.height
+                most = max(most, prefix_events)
+                assert prefix_events == row["event_count"]
+                failures.append(_prefix_check(spec, got, prefix_events))  # type: ignore[arg-type]
+    finally:
+        writer.finish()
+    assert writer.error is None and writer.appended > 0
+    assert sum(stats.values()) == 12
+    assert most > spec_start, "no read saw a record appended while the reader ran"
+    assert not [f for f in failures if f is not None]
+
+
+def _prefix_check(spec: LiveWriterSpec, got: pl.DataFrame, count: int) -> inv.Violation | None:
+    import orjson
+
+    with inv.exempt_thread():
+        expected = inv.written_events(spec.path, spec.compression)
+    if count > len(expected):
+        return inv.Violation("live", f"{count} events read, {len(expected)} written")
+    for (seq, kind, data), want in zip(got.select("seq", "type", "data").iter_rows(), expected, strict=False):
+        if (seq, kind, orjson.loads(data)) != (want["seq"], want["type"], want["data"]):
+            return inv.Violation("live", f"seq {seq} differs from the record written there")
+    return None
+
+
+@pytest.mark.parametrize("compression", ["none", "zstd"])
+def test_live_writer_cases_check_the_prefix_invariant(fresh_case, compression: str) -> None:  # type: ignore[no-untyped-def]
+    # The seeded draw includes live writers now and then; this pins the wiring every run.
+    for seed in range(2):
+        case = fresh_case(400 + seed, compression)
+        step = fs_live_writer(random.Random(seed), case)
+        assert step is not None
+        case.steps.append(step)
+        outcome = inv.check_case(case, report=False)
+        _assert_clean(case, outcome)
+        assert sum(n for key, n in outcome.stats.items() if key.startswith("live:")) == 1, outcome.stats
+
+
+def test_a_log_deleted_after_discovery_is_an_io_error_not_a_crash(tmp_path: Path) -> None:
+    root = tmp_path / "r"
+    for i in range(3):
+        head = header(f"s{i}", created_at=i)
+        write_file(log_path(root, head, "none"), encode_log(head, [], "none"))
+    victim = log_path(root, header("s2", created_at=2), "none")
+
+    def progress(done: int, total: int) -> None:
+        if done == 1:
+            with inv.exempt_thread():
+                os.unlink(victim)
+
+    with inv.guarded([root], []):
+        corpus = inv.read_fresh(root, compression="none", jobs=1, progress=progress)
+    row = corpus.sessions.filter(pl.col("path") == victim).row(0, named=True)
+    assert row["read_cause"] == "io-error" and corpus.listing_error is not None
+
+
+# --- unreadable entries ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("what", ["log", "session-dir", "project-dir", "root"])
+def test_unreadable_entries_are_reported_not_raised(what: str) -> None:
+    top = Path(tempfile.mkdtemp(prefix="scfz", dir="/tmp"))
+    try:
+        os.chmod(top, 0o755)
+        root = top / "r"
+        for i in range(3):
+            head = header(f"s{i}", created_at=i, cwd="/p" if i else None)
+            write_file(log_path(root, head, "none"), encode_log(head, [], "none"))
+        for dirpath, dirnames, filenames in os.walk(top):
+            for name in dirnames:
+                os.chmod(os.path.join(dirpath, name), 0o755)
+            for name in filenames:
+                os.chmod(os.path.join(dirpath, name), 0o644)
+        victim = {
+            "log": Path(log_path(root, header("s1", created_at=1, cwd="/p"), "none")),
+            "session-dir": Path(log_path(root, header("s1", created_at=1, cwd="/p"), "none")).parent,
+            "project-dir": Path(log_path(root, header("s1", created_at=1, cwd="/p"), "none")).parent.parent,
+            "root": root,
+        }[what]
+        os.chmod(victim, 0)
+        result = inv.unreadable_summary_without_privilege(root)
+        if result is None:
+            pytest.skip("running as root and cannot drop CAP_DAC_OVERRIDE here (no setpriv)")
+        if what == "root":
+            assert result.get("error") == "CorpusRootError", result
+            return
+        assert "error" not in result, result
+        assert result["violations"] == [], result
+        assert result["unaccounted"] == [], result
+        assert result["listing_error"] is True, result  # upstream's listing fails on what it cannot read
+        if what == "log":
+            assert result["causes"][str(victim)] == "io-error", result
+        else:
+            assert "unreadable-directory" in result["kinds"], result
+    finally:
+        for dirpath, dirnames, _ in os.walk(top):
+            for name in dirnames:
+                os.chmod(os.path.join(dirpath, name), 0o755)
+        os.chmod(top / "r", 0o755)
+        shutil.rmtree(top, ignore_errors=True)
+
+
+# --- inert outputs --------------------------------------------------------------------------------
+
+
+HOSTILE_PARENT = "<script>alert(1)</script>"
+
+
+def _hostile_corpus(top: Path, compression: str = "none") -> Path:
+    root = top / "<script>alert('root')"
+    parent = header(HOSTILE_PARENT, created_at=1, cwd="/tmp/<img src=x onerror=alert(1)>")
+    write_file(log_path(root, parent, compression), encode_log(parent, [], compression))  # type: ignore[arg-type]
+    for i, text in enumerate(HOSTILE_TEXT):
+        head = header(f"c{i}-{text[:20]}", created_at=2 + i % 3, parent=parent["id"], cwd=parent["cwd"], subagent=True)
+        log = EventLog(head["id"])
+        log.turn_start()
+        log.user(text)
+        log.descriptor(descriptor("continuable", label=text) if i % 4 else {"version": 2, "label": text})
+        log.turn_end()
+        write_file(log_path(root, head, compression), encode_log(head, log.events, compression))  # type: ignore[arg-type]
+    (root / "<img src=x onerror=alert(2)>").write_bytes(b"stray root file")
+    return root
+
+
+def test_report_html_keeps_data_inert(tmp_path: Path) -> None:
+    apis = inv.optional_apis()
+    if apis["render_report"] is None:
+        pytest.skip("subagent_catalog.report.render_report does not exist yet")
+    corpus = inv.read_fresh(_hostile_corpus(tmp_path), jobs=1)
+    assert corpus.listing_error is None
+    page = apis["render_report"](corpus)
+    assert "alert(1)" in page or "alert" in page  # the data is there, escaped
+    assert (
+        inv.markup_violations(page, expected_scripts=inv._baseline_scripts(apis["render_report"]), what="report") == []
+    )
+    for raw in ("<img src=x onerror", "<svg/onload", "<SCRIPT>alert(3)", "</style><script>", "<!--"):
+        assert raw not in page.replace("<!--[if", ""), raw
+
+
+def test_notebook_html_keeps_data_inert(tmp_path: Path) -> None:
+    apis = inv.optional_apis()
+    if apis["corpus_html"] is None:
+        pytest.skip("subagent_catalog.display does not exist yet")
+    corpus = inv.read_fresh(_hostile_corpus(tmp_path), jobs=1)
+    html = str(apis["corpus_html"](corpus))
+    assert inv.markup_violations(html, expected_scripts=0, what="notebook") == []
+    assert "<img src=x onerror" not in html and "<script>alert" not in html
+
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def test_csv_exports_neutralise_formulas(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from subagent_catalog.cli import main
+
+    command = main.commands.get("list") if hasattr(main, "commands") else None
+    if command is None:
+        pytest.skip("the CLI has no `list` command yet (CSV export not available)")
+    root = _hostile_corpus(tmp_path)
+    names = {opt for param in command.params for opt in getattr(param, "opts", [])}
+    args = ["list", str(root), HOSTILE_PARENT, "--format", "csv"]
+    args += ["--quiet"] if "--quiet" in names else []
+    rows: list[list[str]] = []
+    for scope in ("children", "descendants") if "--scope" in names else ("children",):
+        result = CliRunner().invoke(main, [*args, "--scope", scope] if "--scope" in names else args)
+        assert result.exit_code == 0, result.output
+        rows += list(csv.reader(io.StringIO(getattr(result, "stdout", result.output))))[1:]
+    cells = [cell for row in rows for cell in row]
+    assert len(rows) >= len(HOSTILE_TEXT)
+    assert "'=1+2" in cells and "'-2+3" in cells and "'+cmd|' /C calc'!A0" in cells  # there, neutralised
+    for cell in cells:
+        if cell.startswith(FORMULA_START):
+            try:
+                float(cell)
+            except ValueError:
+                pytest.fail(f"formula-like cell not neutralised: {cell!r}")
+
+
+BANNED_CALLS = {"eval", "exec"}
+BANNED_ATTRIBUTES = {
+    ("pickle", "load"),
+    ("pickle", "loads"),
+    ("marshal", "load"),
+    ("marshal", "loads"),
+    ("yaml", "load"),
+}
+
+
+def _aliases(tree: ast.Module) -> set[str]:
+    """Local names bound to a banned function by ``from pickle import loads [as x]``."""
+    return {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if (node.module, alias.name) in BANNED_ATTRIBUTES
+    }
+
+
+def _banned(call: ast.Call, aliases: set[str]) -> str | None:
+    func = call.func
+    if isinstance(func, ast.Name) and func.id in BANNED_CALLS:
+        return f"{func.id}("
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return f"{func.value.id}.{func.attr}(" if (func.value.id, func.attr) in BANNED_ATTRIBUTES else None
+    if isinstance(func, ast.Name) and func.id in aliases:
+        return f"{func.id}( (imported from pickle/marshal/yaml)"
+    return None
+
+
+def _unrestricted_unpicklers(tree: ast.Module) -> list[str]:
+    """``pickle.Unpickler`` subclasses without a ``find_class`` allow-list, and bare ``Unpickler(...)`` calls."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and any(ast.unparse(base).endswith("Unpickler") for base in node.bases):
+            methods = {item.name for item in node.body if isinstance(item, ast.FunctionDef)}
+            if "find_class" not in methods:
+                found.append(f"class {node.name} (no find_class)")
+        if isinstance(node, ast.Call) and ast.unparse(node.func) in ("pickle.Unpickler", "Unpickler"):
+            found.append(f"{ast.unparse(node.func)}(")
+    return found
+
+
+def test_the_package_never_evaluates_or_unpickles_anything() -> None:
+    found = []
+    sources = sorted(PACKAGE.rglob("*.py"))
+    for path in sources:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        aliases = _aliases(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and (what := _banned(node, aliases)) is not None:
+                found.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {what}")
+        found += [f"{path.relative_to(PACKAGE)}: {what}" for what in _unrestricted_unpicklers(tree)]
+    assert found == []
+    assert len(sources) > 10  # the scan saw the package
+
+
+def test_the_source_scan_would_see_a_banned_call() -> None:
+    tree = ast.parse(
+        "import pickle\nfrom marshal import loads as l\npickle.load(f)\neval(x)\nl(b)\n"
+        "class U(pickle.Unpickler):\n    pass\n"
+    )
+    aliases = _aliases(tree)
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    assert sorted(filter(None, (_banned(call, aliases) for call in calls))) == [
+        "eval(",
+        "l( (imported from pickle/marshal/yaml)",
+        "pickle.load(",
+    ]
+    assert _unrestricted_unpicklers(tree) == ["class U (no find_class)"]

@@ -1,0 +1,321 @@
+"""One named test per crash or invariant violation the fuzz suite found (minimal reproducers).
+
+Tests without a mark guard bugs that are fixed (the commit is named above each group). A test
+marked ``xfail(strict=True)`` documents a bug that is reported but not fixed yet: it fails today,
+and it starts to pass (so ``strict`` turns it red) once the fix lands, which is the signal to drop
+its mark and the matching entry of ``tests.fuzz.invariants.KNOWN_ISSUES``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import orjson
+import polars as pl
+import pytest
+
+from subagent_catalog import Corpus, catalog, list_children, read_corpus, scan_events
+from subagent_catalog.errors import CatalogError
+from tests.fuzz import invariants as inv
+
+
+def header_line(session_id: str = "x", **extra: object) -> bytes:
+    head = {"type": "session", "version": 0, "id": session_id, "createdAt": 1, "delegationDepth": 0, **extra}
+    return orjson.dumps(head)
+
+
+def put(root: Path, rel: str, *lines: bytes) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(line + b"\n" for line in lines))
+    return path
+
+
+def nested(depth: int) -> bytes:
+    return b"[" * depth + b"]" * depth
+
+
+# --- crashes ----------------------------------------------------------------------------------------
+# Found by the fuzz suite; fixed in 52460dd (total JSON encoder, typed-safe event types and times).
+
+
+# Found by the fuzz suite (PathIdentityError from corpus._lookup_errors); fixed in fe39f2f.
+def test_empty_header_id_fails_the_listing_instead_of_crashing(tmp_path: Path) -> None:
+    put(tmp_path, "_no-cwd/x/session.jsonl", header_line(""))
+    corpus = read_corpus(tmp_path, compression="none", jobs=1)
+    assert corpus.listing_error is not None  # SPEC §7: an empty id fails upstream's whole listing
+    with pytest.raises(CatalogError) as raised:
+        catalog(corpus)
+    assert raised.value.code == "PERSISTENCE_LIST_FAILED"
+
+
+def test_event_type_that_is_an_object_is_unknown_not_a_crash(tmp_path: Path) -> None:
+    put(tmp_path, "_no-cwd/x/session.jsonl", header_line(), b'{"type":{},"seq":0,"time":1,"data":{}}')
+    row = read_corpus(tmp_path, compression="none", jobs=1).sessions.row(0, named=True)
+    assert (row["verdict"], row["read_cause"]) == ("failed", "unknown-event-type")
+
+
+def test_descriptor_nested_1000_deep_is_read_not_a_crash(tmp_path: Path) -> None:
+    put(
+        tmp_path,
+        "_no-cwd/x/session.jsonl",
+        header_line(),
+        b'{"type":"subagent/descriptor","seq":0,"time":1,"data":' + nested(1000) + b"}",
+    )
+    corpus = read_corpus(tmp_path, compression="none", jobs=1)
+    assert corpus.descriptors["payload"].to_list() == [nested(1000).decode()]
+    assert corpus.sessions["identity_cause"].to_list() == ["malformed-descriptor"]
+
+
+def test_event_data_nested_1000_deep_loads_into_the_events_frame(tmp_path: Path) -> None:
+    put(
+        tmp_path,
+        "_no-cwd/x/session.jsonl",
+        header_line(),
+        b'{"type":"turn/start","seq":0,"time":1,"data":' + nested(1000) + b"}",
+    )
+    corpus = read_corpus(tmp_path, compression="none", jobs=1, events=True)
+    assert corpus.events["data"].to_list() == [nested(1000).decode()]
+
+
+def test_header_field_nested_1000_deep_is_read_not_a_crash(tmp_path: Path) -> None:
+    head = header_line()[:-1] + b',"parentSession":' + nested(1000) + b"}"
+    put(tmp_path, "_no-cwd/x/session.jsonl", head)
+    corpus = read_corpus(tmp_path, compression="none", jobs=1)
+    assert orjson.loads(corpus.sessions["header_json"][0].encode())["id"] == "x"
+    assert corpus.sessions["listed"].to_list() == [True]
+
+
+def test_infinite_header_number_beside_a_big_integer_keeps_the_catalog_working(tmp_path: Path) -> None:
+    # 1e400 parses to infinity; a >64-bit integer makes orjson give up, and json.dumps writes `Infinity`.
+    head = header_line()[:-1] + b',"version":1e400,"seedLength":100000000000000000000000}'
+    put(tmp_path, "_no-cwd/x/session.jsonl", head)
+    corpus = read_corpus(tmp_path, compression="none", jobs=1)
+    assert corpus.listing_error is None
+    assert catalog(corpus).height == 0
+    assert "Infinity" not in corpus.sessions["header_json"][0]
+
+
+@pytest.mark.parametrize("time", [b'"5"', b"null", b"[]", b"{}"])
+def test_non_number_event_time_in_the_timing_view_is_not_a_crash(tmp_path: Path, time: bytes) -> None:
+    put(tmp_path, "_no-cwd/P/session.jsonl", header_line("P"))
+    put(
+        tmp_path,
+        "_no-cwd/c/session.jsonl",
+        header_line("c", parentSession="P", origin="subagent"),
+        b'{"type":"subagent/descriptor","seq":0,"time":1,"data":{"version":2,"mode":"one-shot","provider":"spawn"}}',
+        b'{"type":"turn/start","seq":1,"time":1,"data":{"turn":1}}',
+        b'{"type":"turn/end","seq":2,"time":' + time + b',"data":{"turn":1,"reason":{"kind":"completed"}}}',
+    )
+    corpus = read_corpus(tmp_path, compression="none", jobs=1)
+    row = corpus.sessions.filter(pl.col("session_id") == "c").row(0, named=True)
+    assert row["verdict"] == "failed"  # a non-integer time fails upstream's envelope check
+    assert list_children(corpus, "P")["reason"].to_list() == ["unavailable"]
+
+
+# --- file names that are not UTF-8 (fixed in 52460dd: path_bytes, escaped display) ------------
+
+TURN = b'{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}'
+
+
+def test_events_of_a_log_in_a_non_utf8_directory_load_lazily_too(tmp_path: Path) -> None:
+    put(tmp_path, "_no-cwd/x/session.jsonl", header_line("x"), TURN)
+    put(tmp_path, os.path.join("_no-cwd", os.fsdecode(b"bad\x80name"), "session.jsonl"), header_line("y"), TURN)
+    eager = read_corpus(tmp_path, compression="none", jobs=1, events=True)
+    assert eager.events.height == 2
+    lazy = read_corpus(tmp_path, compression="none", jobs=1)
+    assert lazy.events.height == 2
+    assert scan_events(lazy).collect().height == 2
+
+
+def test_entries_with_undecodable_names_keep_distinct_paths(tmp_path: Path) -> None:
+    put(tmp_path, "_no-cwd/x/session.jsonl", header_line("x"))
+    for raw in (b"a\x80", b"a\x81"):
+        (tmp_path / os.fsdecode(raw)).write_bytes(b"stray")
+    corpus = read_corpus(tmp_path, compression="none", jobs=1)
+    stray = [p for p in corpus.problems["path"].to_list() if os.path.basename(p).startswith("a")]
+    assert len(stray) == 2
+    assert len(set(stray)) == 2, stray
+
+
+# --- a log replaced between the walk and the read (fixed in 52460dd: O_NOFOLLOW | O_NONBLOCK) ----
+
+
+def three_sessions(root: Path) -> Path:
+    for i in range(3):
+        put(root, f"_no-cwd/s{i}/session.jsonl", header_line(f"s{i}"), TURN)
+    return root / "_no-cwd" / "s2" / "session.jsonl"
+
+
+def test_a_log_swapped_for_a_symlink_out_of_the_root_after_the_walk_is_not_followed(tmp_path: Path) -> None:
+    root, outside = tmp_path / "r", tmp_path / "o"
+    victim = three_sessions(root)
+    put(outside, "session.jsonl", header_line("s2"), TURN)
+
+    def swap(done: int, total: int) -> None:
+        if done == 1:  # s0 is read; s1 and s2 were already found by the walk
+            with inv.exempt_thread():
+                victim.unlink()
+                victim.symlink_to(outside / "session.jsonl")
+
+    with inv.guarded([root], [outside]) as hits:
+        try:
+            corpus = read_corpus(root, compression="none", jobs=1, progress=swap)
+        except inv.ForbiddenAccess:
+            corpus = None
+    assert hits == []
+    assert corpus is not None and corpus.sessions.height == 3
+
+
+def test_a_log_swapped_for_a_fifo_after_the_walk_does_not_hang(tmp_path: Path) -> None:
+    victim = three_sessions(tmp_path)
+    result: dict[str, object] = {}
+
+    def swap(done: int, total: int) -> None:
+        if done == 1:
+            victim.unlink()
+            os.mkfifo(victim)
+
+    def read() -> None:
+        try:
+            result["corpus"] = read_corpus(tmp_path, compression="none", jobs=1, progress=swap)
+        except Exception as error:
+            result["error"] = error
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(10)
+    hung = reader.is_alive()
+    if hung:  # release the reader: a writer opens and closes the FIFO, the blocked open returns
+        os.close(os.open(victim, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(10)
+    assert not hung, "read_corpus blocked opening a FIFO"
+    assert "error" not in result
+    corpus = result["corpus"]
+    assert isinstance(corpus, Corpus)
+    row = corpus.sessions.filter(pl.col("path") == str(victim)).row(0, named=True)
+    assert row["read_cause"] == "io-error"  # as for any log that cannot be read
+
+
+# --- found later -----------------------------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="logread._read_regular opens the full path (O_NOFOLLOW guards the last component only), then refuses",
+)
+def test_a_session_directory_swapped_for_a_symlink_after_the_walk_is_not_followed(tmp_path: Path) -> None:
+    root, outside = tmp_path / "r", tmp_path / "o"
+    victim = three_sessions(root).parent
+    put(outside, "s2/session.jsonl", header_line("s2"), TURN)
+
+    def swap(done: int, total: int) -> None:
+        if done == 1:
+            with inv.exempt_thread():
+                (victim / "session.jsonl").unlink()
+                victim.rmdir()
+                victim.symlink_to(outside / "s2")
+
+    with inv.guarded([root], [outside]) as hits:
+        try:
+            corpus = read_corpus(root, compression="none", jobs=1, progress=swap)
+        except inv.ForbiddenAccess:
+            corpus = None
+    assert hits == [], hits
+    assert corpus is not None
+    row = corpus.sessions.filter(pl.col("path") == str(victim / "session.jsonl")).row(0, named=True)
+    assert row["read_cause"] == "io-error"  # the walk found a log there; the read refuses the swap
+
+
+# Found by the fuzz suite; fixed in f6ceb0b.
+def test_the_problem_row_of_an_unreadable_log_says_it_fails_the_listing(tmp_path: Path) -> None:
+    victim = three_sessions(tmp_path)
+
+    def remove(done: int, total: int) -> None:
+        if done == 1:
+            victim.unlink()  # the walk found it; the read cannot open it
+
+    corpus = read_corpus(tmp_path, compression="none", jobs=1, progress=remove)
+    assert corpus.listing_error is not None and str(victim) in corpus.listing_error
+    rows = corpus.problems.filter(pl.col("kind") == "io-error")
+    assert rows["fails_listing"].to_list() == [True]
+    assert rows["scope"].to_list() == ["corpus"]
+
+
+# Found by the fuzz suite; fixed in f6ceb0b.
+def test_a_header_nested_1000_deep_is_cached_or_skipped_not_a_crash(tmp_path: Path) -> None:
+    root = tmp_path / "r"
+    put(root, "_no-cwd/x/session.jsonl", header_line()[:-1] + b',"parentSession":' + nested(1000) + b"}")
+    fresh = read_corpus(root, compression="none", jobs=1, cache=False)
+    for _ in range(2):  # the read that fills the cache, then the one it serves
+        cached = read_corpus(root, compression="none", jobs=1, cache=tmp_path / "cache")
+        assert cached.sessions.equals(fresh.sessions)
+
+
+# --- the process pool ------------------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def many_sessions(root: Path, count: int = 70) -> Path:
+    for i in range(count):  # more than PARALLEL_THRESHOLD: the read uses the process pool
+        put(root, f"_no-cwd/s{i:03d}/session.jsonl", header_line(f"s{i:03d}"), TURN)
+    return root
+
+
+def run_script(tmp_path: Path, code: str, *args: str, timeout: float = 120.0) -> tuple[int | None, str]:
+    """Run ``code`` as a plain script file; (exit code, output), exit code None when it hung."""
+    script = tmp_path / "script.py"
+    script.write_text(code)
+    env = {**os.environ, "SUBAGENT_CATALOG_CACHE": "off", "PYTHONPATH": str(REPO)}
+    child = subprocess.Popen(
+        [sys.executable, str(script), *args],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        output, _ = child.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)  # the script and its pool workers
+        output, _ = child.communicate()
+        return None, output
+    return child.returncode, output
+
+
+# Found by the fuzz suite (92ab947: workers built Polars frames; a forked worker of a process that had
+# run Polars deadlocked); fixed in f6ceb0b by the "spawn" pool. Guards any later change of the pool.
+def test_parallel_events_after_polars_was_used_do_not_hang(tmp_path: Path) -> None:
+    many_sessions(tmp_path / "root")
+    code = (
+        "import sys\n"
+        "from subagent_catalog import read_corpus\n"
+        "if __name__ == '__main__':\n"
+        "    corpus = read_corpus(sys.argv[1], jobs=2)\n"  # Polars has run in this process now
+        "    print(corpus.events.height, read_corpus(sys.argv[1], jobs=2, events=True).events.height)\n"
+    )
+    status, output = run_script(tmp_path, code, str(tmp_path / "root"), timeout=180)
+    assert status is not None, "read_corpus hung in the process pool"
+    assert (status, output.split()[-2:]) == (0, ["70", "70"]), output
+
+
+def test_a_plain_script_without_a_main_guard_can_read_a_large_root(tmp_path: Path) -> None:
+    many_sessions(tmp_path / "root")
+    code = (
+        "import sys\n"
+        "from subagent_catalog import read_corpus\n"
+        "corpus = read_corpus(sys.argv[1], jobs=2)\n"  # no `if __name__ == '__main__':`, as in the README
+        "print('sessions', corpus.sessions.height)\n"
+    )
+    status, output = run_script(tmp_path, code, str(tmp_path / "root"), timeout=180)
+    assert status == 0, output[-2000:]
+    assert output.split()[-2:] == ["sessions", "70"]

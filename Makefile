@@ -5,6 +5,7 @@ BIN := $(VENV)/bin
 SHARED ?= ../shared
 CONFORMANCE := $(SHARED)/conformance
 N ?= 10000
+FUZZ_WORKERS ?= 2
 
 .PHONY: demo test lint conformance browser-deps bench fuzz test-scale clean
 
@@ -48,7 +49,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python benchmarks/run.py
 
 fuzz: $(VENV)/.dev
-	$(BIN)/python -m tests.fuzz.runner --cases $(N)
+	$(BIN)/python -m tests.fuzz.runner --cases $(N) --workers $(FUZZ_WORKERS)
 
 test-scale: $(VENV)/.dev
 	$(BIN)/pytest -q -m scale tests/test_scale.py

@@ -47,6 +47,8 @@ BACKEND_CAUSES = frozenset(
         "zstd-torn-record-in-complete-frame",
         "io-error",
         "unstable-file",
+        "file-too-large",
+        "plaintext-too-large",
         "unknown-event-type",
     }
 )
@@ -291,7 +293,7 @@ def _diagnostic(row: Row, reason: Reason, cause: str | None, detail: str | None)
 
 
 def _child(
-    row: Row, mode: str, label: str | None, activity: str, has_children: bool, seq: int | None, seed: int
+    row: Row, mode: str, label: str | None, activity: str, has_children: bool, seq: int | None, seed: float
 ) -> Row:
     row.kind, row.mode, row.label, row.activity, row.has_children = "child", mode, label, activity, has_children
     row.descriptor_seq = seq
@@ -299,9 +301,10 @@ def _child(
     return row
 
 
-def _seed_length(header: dict[str, Any]) -> int:
+def _seed_length(header: dict[str, Any]) -> float:
+    # JavaScript compares ``seq < seedLength`` on doubles: 2.5, 1e400 (Infinity) compare as they are.
     value = header.get("seedLength", 0)
-    return int(js_number(value)) if is_number(value) else 0
+    return js_number(value) if is_number(value) else 0.0
 
 
 def _read_header(node: Node) -> dict[str, Any] | None:

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 CompressionOption = Literal["zstd", "none", "auto"]
 PARALLEL_THRESHOLD = 64
 # Per-file problems that make upstream's whole listing fail (list() reads the header of every log).
-LISTING_FATAL_KINDS = frozenset({"zstd-header-frame", "retired-header-fields", "io-error"})
+LISTING_FATAL_KINDS = frozenset({"zstd-header-frame", "retired-header-fields", "io-error", "header-too-long"})
 
 
 class Progress(Protocol):

@@ -183,7 +183,15 @@ def _session_dir(
         )
         return
     names = {item.name: item for item in inner}
-    if other in names and os.path.exists(os.path.join(entry.path, other)):
+    if other in names and not os.path.exists(names[other].path):
+        result.entries.append(
+            FoundEntry(
+                names[other].path,
+                "dangling-symlink",
+                f"{other} is a symlink to nothing (or a loop); upstream treats it as absent",
+            )
+        )
+    elif other in names:
         result.entries.append(
             FoundEntry(
                 os.path.join(entry.path, other),

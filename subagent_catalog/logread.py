@@ -18,6 +18,13 @@ from typing import Any, Literal
 
 from subagent_catalog.inspect_rules import InspectFailure, validate_cold_read
 from subagent_catalog.jsvalue import is_safe_integer, js_number, json_text
+from subagent_catalog.limits import (
+    MAX_JS_STRING,
+    MAX_PLAINTEXT_BYTES,
+    MAX_READ_BYTES,
+    PlaintextTooLarge,
+    exceeds_js_string,
+)
 from subagent_catalog.paths import Compression
 from subagent_catalog.projection import IdentityFold, fold_identity, timing_view_failure
 from subagent_catalog.scanner import LogReadError, LogScan, parse_list_header, scan_log
@@ -116,8 +123,8 @@ def _first_line_zstd(data: bytes) -> tuple[bytes | None, str | None, str | None]
         return None, "zstd file cut inside the header frame", None
     start, end = scan.frames[0]
     try:
-        plain = decode_frame(data[start:end])
-    except zstandard.ZstdError as error:
+        plain = decode_frame(data[start:end], budget=MAX_PLAINTEXT_BYTES)
+    except (zstandard.ZstdError, PlaintextTooLarge) as error:
         return None, None, f"corrupt Zstandard session log: header frame failed validation ({error})"
     if not plain or plain.find(b"\n") != len(plain) - 1:
         return None, None, "corrupt Zstandard session log: first frame is not exactly one header line"
@@ -133,6 +140,12 @@ def _list_verdict(facts: LogFacts, data: bytes, compression: Compression) -> Non
     if error is not None:
         facts.list_error = error
         facts.problems.append(ProblemRecord("zstd-header-frame", error, line=1, offset=0, severity="error"))
+        return
+    if line is not None and exceeds_js_string(line):
+        # upstream's list() decodes the first line to a string outside any try: the listing fails
+        error = f"the header line ({len(line)} bytes) is longer than the longest JavaScript string"
+        facts.list_error = error
+        facts.problems.append(ProblemRecord("header-too-long", error, line=1, offset=0, severity="error"))
         return
     if line is None:
         facts.list_skip = skip
@@ -316,9 +329,9 @@ def _dropped_region(data: bytes, scan: LogScan, compression: Compression) -> byt
 
     try:
         frames = scan_frames(data)
-        plain = b"".join(decode_frame(data[s:e]) for s, e in frames.frames)
+        plain = b"".join(decode_frame(data[s:e], budget=MAX_PLAINTEXT_BYTES) for s, e in frames.frames)
         if frames.torn_start is not None:
-            plain += decode_torn_prefix(data[frames.torn_start :])
+            plain += decode_torn_prefix(data[frames.torn_start :], budget=MAX_PLAINTEXT_BYTES)
         return plain[scan.committed_bytes :]
     except Exception:
         return b""
@@ -327,34 +340,117 @@ def _dropped_region(data: bytes, scan: LogScan, compression: Compression) -> byt
 STABLE_READ_ATTEMPTS = 5
 
 
-def _revision(path: str) -> tuple[int, int, int, int, int]:
-    info = os.stat(path, follow_symlinks=False)
-    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-
-
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+# A directory handle that needs only search permission (Linux ``O_PATH``) and never follows a link.
+_DIR_FLAGS = (
+    (getattr(os, "O_PATH", 0) or os.O_RDONLY)
+    | getattr(os, "O_DIRECTORY", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+_WALK_BY_FD = os.open in os.supports_dir_fd and os.stat in os.supports_dir_fd and bool(getattr(os, "O_NOFOLLOW", 0))
 
 
-def _read_regular(path: str, *, exact: bool = False) -> tuple[bytes, tuple[int, int]]:
-    """Read a regular file without following a final symlink and without blocking on a FIFO."""
-    fd = os.open(path, _OPEN_FLAGS)
-    with os.fdopen(fd, "rb", closefd=True) as handle:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", path)
-        opened = _opened_path(fd)
-        if exact and opened is not None and opened != path:
-            # A directory on the way was swapped for a symlink after the walk: do not follow it.
-            raise OSError(errno.ELOOP, f"path resolved elsewhere ({opened})", path)
-        return handle.read(), (info.st_dev, info.st_ino)
+class _Location:
+    """Where a log is opened from: its full path, or (exact mode) a directory fd and a name.
+
+    In exact mode the canonical path is walked one component at a time with
+    ``O_NOFOLLOW``, so a directory on the way swapped for a symlink after the
+    walk fails with ``ELOOP`` or ``ENOTDIR`` before anything beyond it is opened.
+    """
+
+    def __init__(self, path: str, *, exact: bool) -> None:
+        self.path = path
+        self.dir_fd: int | None = None
+        self.name = path
+        if exact and _WALK_BY_FD and os.path.isabs(path):
+            head, self.name = os.path.split(path)
+            self.dir_fd = _open_directory_nofollow(head, path)
+
+    def revision(self) -> tuple[int, int, int, int, int]:
+        info = os.stat(self.name, dir_fd=self.dir_fd, follow_symlinks=False)
+        return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+    def read(self) -> tuple[bytes, tuple[int, int]]:
+        """Read a regular file without following a final symlink and without blocking on a FIFO.
+
+        Raises:
+            FileTooLargeError: the file is larger than Node's ``readFile`` reads (only its head is read).
+        """
+        fd = os.open(self.name, _OPEN_FLAGS, dir_fd=self.dir_fd)
+        with os.fdopen(fd, "rb", closefd=True) as handle:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise OSError(errno.EINVAL, "not a regular file", self.path)
+            if info.st_size > MAX_READ_BYTES:
+                raise FileTooLargeError(info.st_size, _read_head(handle))
+            return handle.read(), (info.st_dev, info.st_ino)
+
+    def close(self) -> None:
+        if self.dir_fd is not None:
+            os.close(self.dir_fd)
+            self.dir_fd = None
 
 
-def _opened_path(fd: int) -> str | None:
-    """The path the kernel opened for ``fd`` (Linux ``/proc``), or None where unknown."""
+class FileTooLargeError(Exception):
+    """A log larger than ``MAX_READ_BYTES``: upstream's ``readFile`` refuses it; only its head was read."""
+
+    def __init__(self, size: int, head: bytes) -> None:
+        super().__init__(f"file size ({size} bytes) is greater than 2 GiB; upstream's readFile refuses it")
+        self.size = size
+        self.head = head
+
+
+_HEAD_PIECE = 1 << 20
+_ZSTD_MAGIC_BYTES = b"\x28\xb5\x2f\xfd"
+
+
+def _read_head(handle: Any) -> bytes:
+    """The file's first bytes, enough for ``list()``: up to the first newline (plain) or frame (zstd).
+
+    Reads 1 MiB, then doubles, until the first newline or first complete zstd frame is in, at
+    most three bytes per unit of the longest JavaScript string (a longer first line cannot be
+    decoded by upstream anyway).
+    """
+    from subagent_catalog.zstdframes import ZstdStructureError, scan_frames
+
+    head = bytearray()
+    want = _HEAD_PIECE
+    while len(head) < 3 * MAX_JS_STRING + 1:
+        piece = handle.read(want - len(head))
+        if not piece:
+            break
+        head += piece
+        if b"\n" in head and not head.startswith(_ZSTD_MAGIC_BYTES):
+            break
+        try:
+            if scan_frames(bytes(head), max_frames=1).frames:
+                break
+        except ZstdStructureError:
+            break
+        want *= 2
+    return bytes(head)
+
+
+def _open_directory_nofollow(directory: str, path: str) -> int:
+    parts = [part for part in directory.split(os.sep) if part]
+    if any(part in (".", "..") for part in parts):
+        raise OSError(errno.EINVAL, "not a canonical path", path)
+    fd = os.open(os.sep, _DIR_FLAGS)
     try:
-        return os.readlink(f"/proc/self/fd/{fd}")
-    except OSError:
-        return None
+        for part in parts:
+            try:
+                step = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as error:
+                if error.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise OSError(error.errno, f"a directory on the way is not a directory ({part!r})", path) from None
+                raise OSError(error.errno, error.strerror, path) from None
+            os.close(fd)
+            fd = step
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def read_stable_bytes(path: str, *, exact: bool = False) -> tuple[bytes, bool]:
@@ -366,8 +462,9 @@ def read_stable_bytes(path: str, *, exact: bool = False) -> tuple[bytes, bool]:
     file is opened without following a symlink and without blocking, and
     must be a regular file (a log swapped for a symlink or a FIFO after the
     walk is refused, never followed or waited on). With ``exact`` the path
-    must be canonical (as the walk resolved it) and the kernel must open
-    exactly it: a directory on the way swapped for a symlink is refused too.
+    must be canonical (as the walk resolved it) and no component of it is
+    followed if it became a symlink: a directory on the way swapped for a
+    symlink is refused before anything beyond it is opened.
 
     Raises:
         OSError: the file cannot be opened or read, or is not a regular file.
@@ -379,14 +476,18 @@ def read_stable_bytes(path: str, *, exact: bool = False) -> tuple[bytes, bool]:
         >>> read_stable_bytes(path)
         (b'abc', True)
     """
-    data = b""
-    for _ in range(STABLE_READ_ATTEMPTS):
-        before = _revision(path)
-        data, identity = _read_regular(path, exact=exact)
-        after = _revision(path)
-        if after == before and after[:2] == identity:
-            return data, True
-    return data, False
+    location = _Location(path, exact=exact)
+    try:
+        data = b""
+        for _ in range(STABLE_READ_ATTEMPTS):
+            before = location.revision()
+            data, identity = location.read()
+            after = location.revision()
+            if after == before and after[:2] == identity:
+                return data, True
+        return data, False
+    finally:
+        location.close()
 
 
 def read_log_file(
@@ -405,6 +506,12 @@ def read_log_file(
     """
     try:
         data, stable = read_stable_bytes(path, exact=exact_path)
+    except FileTooLargeError as error:
+        facts = LogFacts(size=error.size)
+        _list_verdict(facts, error.head, compression)  # list() reads only the header
+        facts.verdict, facts.read_cause, facts.read_message = "failed", "file-too-large", str(error)
+        facts.problems.append(ProblemRecord("file-too-large", str(error), severity="error"))
+        return facts
     except OSError as error:
         message = f"{path}: {error.strerror}"
         facts = LogFacts(size=0, verdict="failed", read_cause="io-error", read_message=message)

@@ -10,7 +10,7 @@ write; zstd logs feed one write per frame and add frame rules on top.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
@@ -24,7 +24,11 @@ from subagent_catalog.jsvalue import (
     js_strict_equal,
     parse_json,
 )
+from subagent_catalog.limits import MAX_JS_STRING, MAX_PLAINTEXT_BYTES, PlaintextTooLarge, exceeds_js_string
 from subagent_catalog.paths import Compression
+
+if TYPE_CHECKING:
+    from subagent_catalog.zstdframes import FrameScan
 
 ReadCause = Literal[
     "header-missing",
@@ -39,6 +43,7 @@ ReadCause = Literal[
     "zstd-frame-damage",
     "zstd-header-frame",
     "zstd-torn-record-in-complete-frame",
+    "plaintext-too-large",
 ]
 
 
@@ -172,6 +177,13 @@ def parse_header_record(record: bytes) -> dict[str, Any]:
     """
     if not record or record[-1:] != b"\n" or record.find(b"\n") != len(record) - 1:
         raise LogReadError("header-missing", "empty or header-less session log", line=1)
+    if len(record) > MAX_JS_STRING and exceeds_js_string(memoryview(record)[:-1]):
+        raise LogReadError(
+            "header-not-json",
+            f"corrupt session log: header line is not valid JSON (its {len(record) - 1} bytes are longer than "
+            "the longest JavaScript string)",
+            line=1,
+        )
     try:
         parsed = parse_json(record[:-1], keep_negative_zero=True)
     except JsonLineError as error:
@@ -223,6 +235,18 @@ class LineScanner:
             self._fragment += chunk[position:]
 
     def _consume(self, line: bytes, end_byte: int) -> None:
+        if len(line) > MAX_JS_STRING and exceeds_js_string(line):
+            # Upstream cannot decode the record into a string: an unparsable line, never parsed here.
+            self.line += 1
+            self.unparsable.append(self.line)
+            if self.issue is None:
+                self.issue = PrefixIssue(
+                    "unparsable-line",
+                    self.line,
+                    f"unparsable committed event at line {self.line}: {len(line)} bytes, longer than the longest "
+                    "JavaScript string",
+                )
+            return
         if self.issue is None:
             # Fast path: a plain event record carrying the next seq (the healthy common case).
             try:
@@ -333,9 +357,7 @@ def scan_zstd(buffer: bytes) -> LogScan:
         >>> scan_zstd(compress_frame(head)).events
         []
     """
-    import zstandard
-
-    from subagent_catalog.zstdframes import ZstdStructureError, decode_frame, decode_torn_prefix, scan_frames
+    from subagent_catalog.zstdframes import ZstdStructureError, scan_frames
 
     try:
         frames = scan_frames(buffer)
@@ -343,9 +365,21 @@ def scan_zstd(buffer: bytes) -> LogScan:
         raise LogReadError("zstd-structure", str(error), offset=error.offset) from error
     if not frames.frames:
         raise LogReadError("header-missing", "empty or header-less Zstandard session log", offset=0)
+    try:
+        return _scan_zstd_frames(buffer, frames)
+    except PlaintextTooLarge as error:
+        raise LogReadError("plaintext-too-large", str(error)) from error
+
+
+def _scan_zstd_frames(buffer: bytes, frames: FrameScan) -> LogScan:
+    import zstandard
+
+    from subagent_catalog.zstdframes import decode_frame, decode_torn_prefix
+
+    budget = MAX_PLAINTEXT_BYTES
     first_start, first_end = frames.frames[0]
     try:
-        header_plain = decode_frame(buffer[first_start:first_end])
+        header_plain = decode_frame(buffer[first_start:first_end], budget=budget)
     except zstandard.ZstdError as error:
         raise LogReadError(
             "zstd-frame-damage", f"header frame failed to decode: {error}", offset=first_start
@@ -357,7 +391,7 @@ def scan_zstd(buffer: bytes) -> LogScan:
     scanner = LineScanner(header_plain)
     for start, end in frames.frames[1:]:
         try:
-            plain = decode_frame(buffer[start:end])
+            plain = decode_frame(buffer[start:end], budget=budget - scanner.input_bytes)
         except zstandard.ZstdError as error:
             raise LogReadError(
                 "zstd-frame-damage", f"frame at byte {start} failed to decode: {error}", offset=start
@@ -375,7 +409,7 @@ def scan_zstd(buffer: bytes) -> LogScan:
     torn_bytes = 0
     if frames.torn_start is not None:
         torn_bytes = len(buffer) - frames.torn_start
-        scanner.write(decode_torn_prefix(buffer[frames.torn_start :]))
+        scanner.write(decode_torn_prefix(buffer[frames.torn_start :], budget=budget - scanner.input_bytes))
     return LogScan(
         meta=scanner.meta,
         events=scanner.events,

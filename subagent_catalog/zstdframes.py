@@ -9,8 +9,11 @@ decodes each complete frame on its own (checking its checksum).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import zstandard
+
+from subagent_catalog.limits import PlaintextTooLarge
 
 ZSTD_MAGIC = 0xFD2FB528
 
@@ -116,11 +119,20 @@ def _decompressor() -> zstandard.ZstdDecompressor:
     return _DECOMPRESSOR
 
 
-def decode_frame(frame: bytes) -> bytes:
+_PIECE = 4096  # compressed bytes fed at a time when a frame does not declare its size
+
+
+def decode_frame(frame: bytes, *, budget: int | None = None) -> bytes:
     """Decompress one complete frame, verifying its checksum.
+
+    With a ``budget``, a frame that declares a larger content size is refused
+    before decoding, and one that declares none is decoded piece by piece and
+    refused as soon as it passes the budget (a decompression bomb never
+    reaches memory).
 
     Raises:
         zstandard.ZstdError: on damage (bad checksum, bad blocks).
+        PlaintextTooLarge: the frame decompresses to more than ``budget`` bytes.
 
     Examples:
         >>> import zstandard
@@ -128,7 +140,20 @@ def decode_frame(frame: bytes) -> bytes:
         b'hi\\n'
     """
     decompressor = _decompressor().decompressobj()
-    out = decompressor.decompress(frame)
+    if budget is None:
+        out = decompressor.decompress(frame)
+    else:
+        declared = zstandard.frame_content_size(frame)
+        if declared > budget:
+            raise PlaintextTooLarge(budget, declared)
+        if declared < 0:
+            out, trailing = _bounded(decompressor, frame, budget)
+            if not decompressor.eof:
+                raise zstandard.ZstdError("frame ended before its last block")
+            if trailing:
+                raise zstandard.ZstdError("data after the end of the frame")
+            return out
+        out = decompressor.decompress(frame)
     if not decompressor.eof:
         raise zstandard.ZstdError("frame ended before its last block")
     if decompressor.unused_data:
@@ -136,8 +161,27 @@ def decode_frame(frame: bytes) -> bytes:
     return out
 
 
-def decode_torn_prefix(partial: bytes) -> bytes:
+def _bounded(decompressor: Any, data: bytes, budget: int) -> tuple[bytes, bool]:
+    """Decode ``data`` a few KiB at a time (a piece yields at most ~170 MiB) within ``budget``.
+
+    Returns the plaintext and whether bytes follow the frame's end.
+    """
+    out = bytearray()
+    view = memoryview(data)
+    for start in range(0, len(view), _PIECE):
+        out += decompressor.decompress(view[start : start + _PIECE])
+        if len(out) > budget:
+            raise PlaintextTooLarge(budget)
+        if decompressor.eof:
+            return bytes(out), bool(decompressor.unused_data) or start + _PIECE < len(view)
+    return bytes(out), False
+
+
+def decode_torn_prefix(partial: bytes, *, budget: int | None = None) -> bytes:
     """Plaintext recoverable from an incomplete final frame (empty on failure).
+
+    Raises:
+        PlaintextTooLarge: the partial frame decompresses to more than ``budget`` bytes.
 
     Examples:
         >>> import zstandard
@@ -145,8 +189,11 @@ def decode_torn_prefix(partial: bytes) -> bytes:
         >>> decode_torn_prefix(frame[:4])
         b''
     """
+    decompressor = zstandard.ZstdDecompressor().decompressobj()
     try:
-        return zstandard.ZstdDecompressor().decompressobj().decompress(partial)
+        if budget is None:
+            return decompressor.decompress(partial)
+        return _bounded(decompressor, partial, budget)[0]
     except zstandard.ZstdError:
         return b""
 

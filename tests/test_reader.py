@@ -557,7 +557,7 @@ def test_a_file_that_keeps_changing_is_unavailable_not_half_parsed(
 
     base_tree(tmp_path, "none")
     ticks = iter(range(1_000_000))
-    monkeypatch.setattr(logread, "_revision", lambda path: (next(ticks),) * 5)
+    monkeypatch.setattr(logread._Location, "revision", lambda self: (next(ticks),) * 5)
     corpus = read_corpus(tmp_path, compression="none", jobs=1)
     assert set(corpus.sessions["read_cause"]) == {"unstable-file"}
     assert corpus.listing_error is None  # headers still list

@@ -202,14 +202,11 @@ def test_a_log_swapped_for_a_fifo_after_the_walk_does_not_hang(tmp_path: Path) -
     assert row["read_cause"] == "io-error"  # as for any log that cannot be read
 
 
-# --- found later -----------------------------------------------------------------------------------
+# --- found after 52460dd ---------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="logread._read_regular opens the full path (O_NOFOLLOW guards the last component only), then refuses",
-)
+# Found by the fuzz suite: the read opened the full path (O_NOFOLLOW guards only the last
+# component) and refused only afterwards; now the path is walked component by component.
 def test_a_session_directory_swapped_for_a_symlink_after_the_walk_is_not_followed(tmp_path: Path) -> None:
     root, outside = tmp_path / "r", tmp_path / "o"
     victim = three_sessions(root).parent
@@ -293,7 +290,8 @@ def run_script(tmp_path: Path, code: str, *args: str, timeout: float = 120.0) ->
 
 
 # Found by the fuzz suite (92ab947: workers built Polars frames; a forked worker of a process that had
-# run Polars deadlocked); fixed in f6ceb0b by the "spawn" pool. Guards any later change of the pool.
+# run Polars deadlocked); fixed in f6ceb0b ("spawn" pool), then in 5e64eef (fork pool, workers build
+# the events with pyarrow). Guards any later change of the pool.
 def test_parallel_events_after_polars_was_used_do_not_hang(tmp_path: Path) -> None:
     many_sessions(tmp_path / "root")
     code = (
@@ -308,6 +306,8 @@ def test_parallel_events_after_polars_was_used_do_not_hang(tmp_path: Path) -> No
     assert (status, output.split()[-2:]) == (0, ["70", "70"]), output
 
 
+# Found while checking the f6ceb0b fix (a "spawn" pool re-runs an unguarded caller script in every
+# worker: BrokenProcessPool); fixed in 5e64eef (fork pool again).
 def test_a_plain_script_without_a_main_guard_can_read_a_large_root(tmp_path: Path) -> None:
     many_sessions(tmp_path / "root")
     code = (
@@ -319,3 +319,31 @@ def test_a_plain_script_without_a_main_guard_can_read_a_large_root(tmp_path: Pat
     status, output = run_script(tmp_path, code, str(tmp_path / "root"), timeout=180)
     assert status == 0, output[-2000:]
     assert output.split()[-2:] == ["sessions", "70"]
+
+
+# --- open: reported, not fixed yet ------------------------------------------------------------------
+
+
+# Found by the fuzz suite: catalog._seed_length converted seedLength 1e400 (Infinity) with int().
+def test_an_infinite_seed_length_does_not_break_the_catalog(tmp_path: Path) -> None:
+    put(tmp_path, "_no-cwd/P/session.jsonl", header_line("P"))
+    child = header_line("c", parentSession="P", origin="subagent")[:-1] + b',"seedLength":1e400}'
+    put(tmp_path, "_no-cwd/c/session.jsonl", child, TURN)
+    corpus = read_corpus(tmp_path, compression="none", jobs=1)
+    assert corpus.listing_error is None
+    rows = list_children(corpus, "P")
+    assert rows["reason"].to_list() == ["unavailable"]  # a non-integer seedLength fails the cold read
+    assert list_children(corpus, "P", semantics="trace").height == 1
+    assert catalog(corpus).height == 1
+
+
+# Found by the fuzz suite: discover._session_dir skipped an other-encoding name that does not exist
+# (a dangling or looping symlink), so the entry was in neither frame.
+@pytest.mark.parametrize("target", ["session.jsonl", "nowhere"])
+def test_a_dangling_symlink_named_like_the_other_encoding_is_accounted_for(tmp_path: Path, target: str) -> None:
+    log = put(tmp_path, "_no-cwd/x/session.jsonl", header_line("x"), TURN)
+    other = log.parent / "session.jsonl.zstd"
+    other.symlink_to(other.name if target == "session.jsonl" else target)  # a loop, or a link to nothing
+    corpus = read_corpus(tmp_path, compression="none", jobs=1)
+    assert corpus.sessions["path"].to_list() == [str(log)]
+    assert str(other) in corpus.problems["path"].to_list()

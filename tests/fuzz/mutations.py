@@ -762,19 +762,31 @@ def mut_zstd_frames(rng: random.Random, case: Case) -> str | None:
     elif op == "empty-frame":
         frames.insert(rng.randrange(len(frames) + 1), compress_frame(b""))
     elif op == "no-checksum":
-        plain = zstandard.ZstdDecompressor().decompressobj().decompress(frames[i])
+        try:
+            plain = zstandard.ZstdDecompressor().decompressobj().decompress(frames[i])
+        except zstandard.ZstdError:  # an earlier mutation damaged this frame
+            return None
         frames[i] = zstandard.ZstdCompressor(write_checksum=False).compress(plain)
     elif op == "unknown-size":
-        plain = zstandard.ZstdDecompressor().decompressobj().decompress(frames[i])
+        try:
+            plain = zstandard.ZstdDecompressor().decompressobj().decompress(frames[i])
+        except zstandard.ZstdError:
+            return None
         streamed = zstandard.ZstdCompressor(write_checksum=True, write_content_size=False).compressobj()
         frames[i] = streamed.compress(plain) + streamed.flush()
     elif op == "garbage-after":
         tail += rng.randbytes(rng.randint(1, 32))
     elif op == "plain-bytes":
-        frames[i] = zstandard.ZstdDecompressor().decompressobj().decompress(frames[i])
+        try:
+            frames[i] = zstandard.ZstdDecompressor().decompressobj().decompress(frames[i])
+        except zstandard.ZstdError:
+            return None
     elif op == "merge-header" and len(frames) > 1:
         d = zstandard.ZstdDecompressor()
-        merged = d.decompressobj().decompress(frames[0]) + d.decompressobj().decompress(frames[1])
+        try:
+            merged = d.decompressobj().decompress(frames[0]) + d.decompressobj().decompress(frames[1])
+        except zstandard.ZstdError:
+            return None
         frames[0:2] = [compress_frame(merged)]
     _write(path, b"".join(frames) + tail)
     return f"zstd-frames({path.relative_to(case.root)}, {op}, frame {i}/{len(anatomy.frames)})"

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from subagent_catalog.writer import EventLog, descriptor, encode_log, header, log_path, write_file
-from tests.fuzz.invariants import check_case, known_issue, optional_apis, peak_rss
+from tests.fuzz.invariants import check_case, optional_apis, peak_rss
 from tests.fuzz.mutations import FAST, LONG, REPO, Case, FuzzConfig, frame_plaintext, make_case
 
 MIB = 1024 * 1024
@@ -75,28 +75,11 @@ def memory_probe(size: int, workdir: Path) -> list[dict[str, Any]]:
     return results
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run the cases and print the summary; 1 when an unreported violation was found."""
+def run_cases(args: argparse.Namespace, seeds: list[int]) -> dict[str, Any]:
+    """Build, check and clean up each case; the tallies of what happened (JSON-ready)."""
     config = FuzzConfig(huge_bytes=int(args.huge_mb * MIB) + 17, huge_share=args.huge_share, live_share=args.live_share)
     apis = optional_apis()
     started = time.monotonic()
-    summary: dict[str, Any] = {
-        "seed": args.seed,
-        "huge_mb": args.huge_mb,
-        "cases_requested": args.cases,
-        "optional_apis": {k: v is not None for k, v in apis.items()},
-    }
-    out_dir = Path(args.out)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    if args.memory_probe:
-        import tempfile
-
-        with tempfile.TemporaryDirectory(prefix="scfz-mem", dir="/tmp") as scratch:
-            summary["memory_probe"] = memory_probe(int(args.huge_mb * MIB), Path(scratch))
-        for row in summary["memory_probe"]:
-            print("memory:", json.dumps(row), flush=True)
-    cases_started = time.monotonic()  # the time budget counts the cases, not the memory probe
-    seeds = [args.case_seed] if args.case_seed is not None else [case_seed(args.seed, i) for i in range(args.cases)]
     signatures: dict[str, dict[str, Any]] = {}
     mutations: Counter[str] = Counter()
     stats: Counter[str] = Counter()
@@ -104,8 +87,8 @@ def run(args: argparse.Namespace) -> int:
     harness: defaultdict[str, list[int]] = defaultdict(list)
     done = 0
     slowest: list[tuple[float, int]] = []
-    for index, seed in enumerate(seeds):
-        if args.time_budget and time.monotonic() - cases_started > args.time_budget:
+    for seed in seeds:
+        if args.time_budget and time.monotonic() - started > args.time_budget:
             break
         try:
             case: Case = make_case(seed, config)
@@ -115,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             outcome = check_case(
                 case,
-                report=index % args.report_every == 0,
+                report=seed % args.report_every == 0,
                 parity=not args.no_parity,
                 timeout=900.0 if case.huge else 120.0,
                 apis=apis,
@@ -134,35 +117,111 @@ def run(args: argparse.Namespace) -> int:
                 {"count": 0, "invariant": violation.invariant, "where": violation.where, "examples": []},
             )
             entry["count"] += 1
-            entry["known"] = known_issue(violation)
+            entry["known"] = violation.known
             if len(entry["examples"]) < 3:
                 entry["examples"].append(
                     {"seed": seed, "case": case.describe()[:600], "detail": violation.detail[:800]}
                 )
         if args.verbose or (done % args.print_every == 0):
             elapsed = time.monotonic() - started
-            print(f"{done} cases, {elapsed:.0f} s, {len(signatures)} violation signatures", flush=True)
-    elapsed = time.monotonic() - started
+            print(
+                f"{args.shard or ''} {done} cases, {elapsed:.0f} s, {len(signatures)} violation signatures", flush=True
+            )
+    return {
+        "cases_run": done,
+        "case_seconds": round(time.monotonic() - started, 1),
+        "mutations": dict(mutations),
+        "outcomes": dict(stats),
+        "notes": dict(notes),
+        "slowest_cases": [{"seconds": round(s, 2), "seed": seed} for s, seed in slowest],
+        "violations": signatures,
+        "harness_errors": dict(harness),
+    }
+
+
+def merge_tallies(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Add up the tallies of several shards."""
+    merged: dict[str, Any] = {"cases_run": 0, "case_seconds": 0.0, "violations": {}, "harness_errors": {}}
+    counters: dict[str, Counter[str]] = {"mutations": Counter(), "outcomes": Counter(), "notes": Counter()}
+    slowest: list[dict[str, Any]] = []
+    for part in parts:
+        merged["cases_run"] += part["cases_run"]
+        merged["case_seconds"] = max(merged["case_seconds"], part["case_seconds"])
+        for key, counter in counters.items():
+            counter.update(part[key])
+        slowest += part["slowest_cases"]
+        for signature, entry in part["violations"].items():
+            into = merged["violations"].setdefault(signature, {**entry, "count": 0, "examples": []})
+            into["count"] += entry["count"]
+            into["examples"] = (into["examples"] + entry["examples"])[:3]
+        for error, seeds in part["harness_errors"].items():
+            merged["harness_errors"].setdefault(error, []).extend(seeds)
+    merged.update({key: dict(counter.most_common()) for key, counter in counters.items()})
+    merged["outcomes"] = dict(sorted(merged["outcomes"].items()))
+    merged["slowest_cases"] = sorted(slowest, key=lambda row: -row["seconds"])[:5]
+    return merged
+
+
+def _run_shards(args: argparse.Namespace, argv: list[str]) -> list[dict[str, Any]]:
+    """Run the cases in ``args.workers`` child interpreters (``--shard i/n``), each on every n-th case."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="scfz-shards") as scratch:
+        children = []
+        for shard in range(args.workers):
+            out = Path(scratch) / f"shard{shard}.json"
+            command = [sys.executable, "-m", "tests.fuzz.runner", *argv, "--workers", "1"]
+            command += ["--shard", f"{shard}/{args.workers}", "--tallies", str(out), "--no-memory-probe"]
+            children.append((subprocess.Popen(command, cwd=REPO), out))
+        parts = []
+        for child, out in children:
+            if child.wait() not in (0, 1) or not out.exists():
+                raise SystemExit(f"fuzz shard {out.stem} failed (exit {child.returncode})")
+            parts.append(json.loads(out.read_text()))
+    return parts
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    """Run the cases and print the summary; 1 when an unreported violation was found."""
+    started = time.monotonic()
+    summary: dict[str, Any] = {
+        "seed": args.seed,
+        "huge_mb": args.huge_mb,
+        "cases_requested": args.cases,
+        "workers": args.workers,
+    }
+    if args.memory_probe:
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="scfz-mem", dir="/tmp") as scratch:
+            summary["memory_probe"] = memory_probe(int(args.huge_mb * MIB), Path(scratch))
+        for row in summary["memory_probe"]:
+            print("memory:", json.dumps(row), flush=True)
+    seeds = [args.case_seed] if args.case_seed is not None else [case_seed(args.seed, i) for i in range(args.cases)]
+    if args.shard:
+        index, count = (int(part) for part in args.shard.split("/"))
+        seeds = seeds[index::count]
+    if args.workers > 1 and args.case_seed is None:
+        tallies = merge_tallies(_run_shards(args, argv))
+    else:
+        tallies = run_cases(args, seeds)
+    if args.tallies:  # a shard reports to the parent run
+        Path(args.tallies).write_text(json.dumps(tallies, default=str))
+        return 0
+    summary.update(tallies)
+    summary["seconds"] = round(time.monotonic() - started, 1)
+    signatures, harness = tallies["violations"], tallies["harness_errors"]
     unknown = {k: v for k, v in signatures.items() if not v.get("known")}
-    summary.update(
-        {
-            "cases_run": done,
-            "seconds": round(elapsed, 1),
-            "case_seconds": round(time.monotonic() - cases_started, 1),
-            "mutations": dict(mutations.most_common()),
-            "outcomes": dict(sorted(stats.items())),
-            "notes": dict(notes),
-            "slowest_cases": [{"seconds": round(s, 2), "seed": seed} for s, seed in slowest],
-            "violations": signatures,
-            "unreported_violations": len(unknown),
-            "harness_errors": dict(harness),
-        }
-    )
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    target = out_dir / f"fuzz-{stamp}-seed{args.seed}.json"
+    summary["unreported_violations"] = len(unknown)
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = out_dir / f"fuzz-{time.strftime('%Y%m%d-%H%M%S')}-seed{args.seed}.json"
     target.write_text(json.dumps(summary, indent=2, default=str))
-    print(f"\n{done} cases in {elapsed:.0f} s (seed {args.seed}); mutations: {dict(mutations.most_common())}")
-    print(f"outcomes: {dict(sorted(stats.items()))}")
+    done = tallies["cases_run"]
+    print(f"\n{done} cases in {summary['seconds']:.0f} s (seed {args.seed}, {args.workers} workers)")
+    print(f"mutations: {tallies['mutations']}")
+    print(f"outcomes: {tallies['outcomes']}")
     if not signatures:
         print("every invariant held on every case")
     for signature, entry in signatures.items():
@@ -193,13 +252,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-memory-probe", dest="memory_probe", action="store_false", help="skip the RSS probe")
     parser.add_argument("--print-every", type=int, default=100)
     parser.add_argument("--out", default=str(REPO / "tests" / "artifacts"), help="where the JSON summary goes")
+    parser.add_argument("--workers", type=int, default=1, help="child interpreters sharing the cases (default 1)")
+    parser.add_argument("--shard", default="", help=argparse.SUPPRESS)  # i/n: every n-th case from the i-th
+    parser.add_argument("--tallies", default="", help=argparse.SUPPRESS)  # a shard's JSON for the parent
     parser.add_argument("-v", "--verbose", action="store_true")
+    argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
     if args.fast:
         args.huge_mb, args.huge_share, args.live_share = 2.0, FAST.huge_share, FAST.live_share
     if args.case_seed is not None:
         args.memory_probe = False
-    return run(args)
+    return run(args, argv)
 
 
 if __name__ == "__main__":

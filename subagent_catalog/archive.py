@@ -67,13 +67,12 @@ from subagent_catalog.distributed import (
     RootNotVisibleError,
     Task,
     events_frame,
-    load_facts,
     plan_batches,
-    reader_digest,
     run_dask,
     run_local,
 )
 from subagent_catalog.errors import SubagentCatalogError
+from subagent_catalog.facts_codec import load_facts, reader_digest
 from subagent_catalog.jsvalue import frame_text
 from subagent_catalog.logread import LogFacts
 from subagent_catalog.paths import Compression

@@ -22,38 +22,19 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
-import io
 import os
-import pickle
 import tempfile
-from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
 from subagent_catalog.discover import SessionFile
-from subagent_catalog.logread import DescriptorRecord, LogFacts, ProblemRecord
+from subagent_catalog.facts_codec import dump_facts, load_facts, reader_digest
+from subagent_catalog.logread import LogFacts
 from subagent_catalog.paths import Compression
 
 CACHE_FORMAT = "1"
 ENV_VAR = "SUBAGENT_CATALOG_CACHE"
 _META_PREFIX = b"subagent_catalog."
-# The modules whose code decides a file's facts: any change to them invalidates the cache.
-_FACT_MODULES = (
-    "subagent_catalog.logread",
-    "subagent_catalog.scanner",
-    "subagent_catalog.inspect_rules",
-    "subagent_catalog.descriptor",
-    "subagent_catalog.projection",
-    "subagent_catalog.chunk_rows",
-    "subagent_catalog.jsvalue",
-    "subagent_catalog.zstdframes",
-    "subagent_catalog.paths",
-)
-_ALLOWED_CLASSES = {
-    ("subagent_catalog.logread", "LogFacts"): LogFacts,
-    ("subagent_catalog.logread", "ProblemRecord"): ProblemRecord,
-    ("subagent_catalog.logread", "DescriptorRecord"): DescriptorRecord,
-}
 
 
 def default_cache_dir() -> str:
@@ -79,7 +60,7 @@ def default_cache_dir() -> str:
 
 @lru_cache(maxsize=1)
 def reader_fingerprint() -> str:
-    """A digest of the package version and the sources of the fact-deriving modules.
+    """The cache format, the Python version and the reader's code (:func:`reader_digest`).
 
     Examples:
         >>> len(reader_fingerprint())
@@ -87,20 +68,8 @@ def reader_fingerprint() -> str:
     """
     import sys
 
-    import subagent_catalog
-
-    digest = hashlib.sha256()
-    digest.update(f"{CACHE_FORMAT}|{subagent_catalog.__version__}|{sys.version_info[:2]}".encode())
-    for name in _FACT_MODULES:
-        module = importlib.import_module(name)
-        digest.update(name.encode())
-        source = getattr(module, "__file__", None)
-        try:
-            with open(source or "", "rb") as handle:
-                digest.update(handle.read())
-        except OSError:
-            digest.update(b"?")
-    return digest.hexdigest()[:32]
+    text = f"{CACHE_FORMAT}|{sys.version_info[:2]}|{reader_digest()}"
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def cache_file(root: str | os.PathLike[str], compression: Compression, *, directory: str | None = None) -> str:
@@ -122,20 +91,11 @@ def _inside(path: str, root: str) -> bool:
     return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
 
 
-class _FactsUnpickler(pickle.Unpickler):
-    def find_class(self, module: str, name: str) -> Any:
-        allowed = _ALLOWED_CLASSES.get((module, name))
-        if allowed is None:
-            raise pickle.UnpicklingError(f"{module}.{name} is not a cached fact class")
-        return allowed
-
-
 def _loads(blob: bytes) -> LogFacts | None:
     try:
-        value = _FactsUnpickler(io.BytesIO(blob)).load()
-    except Exception:
+        return load_facts(blob)
+    except Exception:  # a damaged or foreign entry is a miss
         return None
-    return value if isinstance(value, LogFacts) else None
 
 
 Entry = tuple[int, int, int, bytes]
@@ -267,10 +227,8 @@ class FactsCache:
         """
         if facts.read_cause == "io-error" or facts.size != file.size:
             return
-        stored = replace(facts, events=None, events_ipc=None)
-        try:
-            blob = pickle.dumps(stored, protocol=pickle.HIGHEST_PROTOCOL)
-        except (RecursionError, pickle.PicklingError, TypeError):
+        blob = dump_facts(facts)
+        if blob is None:
             return  # e.g. a header holding JSON nested deeper than pickle recurses: read it again next time
         key = self._key(file)
         self._entries[key] = (file.size, file.mtime_ns, file.inode, blob)

@@ -21,8 +21,9 @@ from subagent_catalog import distributed, logread
 from subagent_catalog.archive import ArchiveError, export_archive, open_archive
 from subagent_catalog.catalog import catalog, catalog_descendants, list_children, list_descendants
 from subagent_catalog.corpus import Corpus, read_corpus
-from subagent_catalog.distributed import EngineError, RootNotVisibleError, load_facts, read_batch
+from subagent_catalog.distributed import EngineError, RootNotVisibleError, read_batch
 from subagent_catalog.errors import CatalogError
+from subagent_catalog.facts_codec import load_facts
 from subagent_catalog.logread import LogFacts
 from subagent_catalog.paths import Compression
 from subagent_catalog.writer import EventLog, descriptor, dumps, header, log_path, write_file, write_session

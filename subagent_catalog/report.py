@@ -42,6 +42,7 @@ __all__ = [
     "DEFAULT_PARENT_CAP",
     "Forest",
     "build_forest",
+    "chart_text",
     "clip",
     "corpus_summary",
     "default_parents",
@@ -75,6 +76,38 @@ OUTCOME_COLORS = {
 STATUS_COLORS = {"valid": "#4c78a8", "malformed": "#e45756", "unknown-version": "#b279a2"}
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+_NOT_XML = re.compile("[\ufffe\uffff\ud800-\udfff]")
+
+
+def chart_text(value: str) -> str:
+    """Text as a chart shows it: control characters as visible pictures, nothing XML forbids.
+
+    The chart renderer parses its own SVG as XML and aborts the whole
+    process (an uncatchable Rust panic) on a character XML 1.0 forbids, so
+    every string in a chart spec goes through this first. C0 controls and
+    DEL become their Control Pictures (``U+2400``–``U+2421``); the
+    non-characters U+FFFE/U+FFFF and lone surrogates become U+FFFD.
+
+    Examples:
+        >>> chart_text("gpt\\x00x\\x7f")
+        'gpt␀x␡'
+        >>> chart_text("a\\ufffeb")
+        'a�b'
+    """
+    text = _CONTROL.sub(lambda m: chr(0x2421 if m[0] == "\x7f" else 0x2400 + ord(m[0])), value)
+    return _NOT_XML.sub("\ufffd", text)
+
+
+def _chart_safe(value: Any) -> Any:
+    """``value`` (a chart spec) with :func:`chart_text` applied to every string, keys included."""
+    if isinstance(value, str):
+        return chart_text(value)
+    if isinstance(value, dict):
+        return {chart_text(k) if isinstance(k, str) else k: _chart_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_chart_safe(v) for v in value]
+    return value
 
 
 def clip(value: object, limit: int = LABEL_BOUND) -> str:
@@ -486,13 +519,13 @@ class Chart:
 def _svg_uri(spec: dict[str, Any]) -> str:
     import vl_convert
 
-    svg: str = vl_convert.vegalite_to_svg(spec)
+    svg: str = vl_convert.vegalite_to_svg(_chart_safe(spec))
     return "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
 
 
 def _top(values: list[str | None], limit: int = TOP_CATEGORIES, width: int = 40) -> list[str]:
     """Bound categories: clip long names, keep the ``limit`` most frequent, fold the rest into ``(other)``."""
-    named = ["(none)" if value is None else clip(value, width) for value in values]
+    named = ["(none)" if value is None else chart_text(clip(value, width)) for value in values]
     keep = {name for name, _ in Counter(named).most_common(limit)}
     return [name if name in keep else "(other)" for name in named]
 

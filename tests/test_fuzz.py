@@ -594,3 +594,30 @@ def test_the_source_scan_would_see_a_banned_call() -> None:
         "pickle.load(",
     ]
     assert _unrestricted_unpicklers(tree) == ["class U (no find_class)"]
+
+
+# --- the long runner ------------------------------------------------------------------------------
+
+
+def test_the_long_runner_records_a_case_that_kills_its_interpreter_and_goes_on(tmp_path: Path) -> None:
+    """A native abort (the first long run met one in the chart renderer) ends only that case."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.fuzz.mutations import REPO
+    from tests.fuzz.runner import case_seed
+
+    doomed = case_seed(7, 2)
+    command = [sys.executable, "-m", "tests.fuzz.runner", "--fast", "--seed", "7", "--cases", "6", "--workers", "2"]
+    command += ["--no-memory-probe", "--no-parity", "--report-every", "1000", "--out", str(tmp_path)]
+    command += ["--abort-on-seed", str(doomed)]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]  # an unreported violation
+    [written] = tmp_path.glob("fuzz-*-seed7.json")
+    summary = json.loads(written.read_text())
+    assert summary["cases_run"] == 5  # every case but the one that aborted, the rest of its shard included
+    [(signature, entry)] = summary["violations"].items()
+    assert entry["invariant"] == "no-crash" and "(-6)" in signature  # SIGABRT
+    assert [example["seed"] for example in entry["examples"]] == [doomed]
+    assert f"--case-seed {doomed}" in entry["examples"][0]["detail"]

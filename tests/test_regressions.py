@@ -321,7 +321,7 @@ def test_a_plain_script_without_a_main_guard_can_read_a_large_root(tmp_path: Pat
     assert output.split()[-2:] == ["sessions", "70"]
 
 
-# --- open: reported, not fixed yet ------------------------------------------------------------------
+# --- found by the 10,000-case run on 7b46beb and before --------------------------------------------
 
 
 # Found by the fuzz suite: catalog._seed_length converted seedLength 1e400 (Infinity) with int().
@@ -347,3 +347,36 @@ def test_a_dangling_symlink_named_like_the_other_encoding_is_accounted_for(tmp_p
     corpus = read_corpus(tmp_path, compression="none", jobs=1)
     assert corpus.sessions["path"].to_list() == [str(log)]
     assert str(other) in corpus.problems["path"].to_list()
+
+
+# Found by the 10,000-case run on 7b46beb (twice, ~1 case in 4,000): a provider or version string
+# holding a character XML 1.0 forbids (NUL, other C0 controls, U+FFFE) reached the chart renderer,
+# whose Rust SVG parser panicked and aborted the whole process: no exception, no report, and the
+# fuzz worker died with it. Run in a child interpreter so an abort fails this test, not the session.
+_RENDER_HOSTILE_CHARTS = """
+import sys
+from subagent_catalog import writer as w
+from subagent_catalog.corpus import read_corpus
+from subagent_catalog.report import render_report
+root = sys.argv[1]
+w.write_session(root, w.header("P", created_at=1), [], "none")
+odd = ["\\x00", "\\x01", "\\x0b", "\\x1f", "\\x7f", "\\ufffe", "\\uffff", "\\ud800"]
+for i, char in enumerate(odd):
+    payload = {"version": 2, "mode": "one-shot" + char, "provider": "spawn" + char, "label": "x" + char}
+    head = w.header(f"c{i}", created_at=2 + i, parent="P", subagent=True, delegation_depth=1)
+    w.write_session(root, head, w.simple_child_events(f"c{i}", payload), "none")
+payload = {"version": "2\\x00", "mode": "one-shot", "provider": "spawn"}
+head = w.header("v", created_at=20, parent="P", subagent=True, delegation_depth=1)
+w.write_session(root, head, w.simple_child_events("v", payload), "none")
+page = render_report(read_corpus(root, jobs=1))
+print(page.count("data:image/svg+xml"), "spawn\u2400" in page, "2\u2400" in page)
+"""
+
+
+def test_chart_labels_xml_forbids_do_not_abort_the_report(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _RENDER_HOSTILE_CHARTS, str(tmp_path)], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    charts, provider, version = done.stdout.split()
+    assert int(charts) >= 5 and provider == version == "True"  # drawn, with NUL shown as U+2400

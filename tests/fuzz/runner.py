@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import time
@@ -76,7 +77,13 @@ def memory_probe(size: int, workdir: Path) -> list[dict[str, Any]]:
 
 
 def run_cases(args: argparse.Namespace, seeds: list[int]) -> dict[str, Any]:
-    """Build, check and clean up each case; the tallies of what happened (JSON-ready)."""
+    """Build, check and clean up each case; the tallies of what happened (JSON-ready).
+
+    A shard (``--tallies FILE``) writes the seed it is about to run to ``FILE.at`` and
+    its tallies so far to ``FILE`` after every case, so that when a case kills the
+    interpreter outright (a native abort no ``except`` can catch) the parent knows
+    the seed and keeps the cases already run.
+    """
     config = FuzzConfig(huge_bytes=int(args.huge_mb * MIB) + 17, huge_share=args.huge_share, live_share=args.live_share)
     apis = optional_apis()
     started = time.monotonic()
@@ -87,9 +94,14 @@ def run_cases(args: argparse.Namespace, seeds: list[int]) -> dict[str, Any]:
     harness: defaultdict[str, list[int]] = defaultdict(list)
     done = 0
     slowest: list[tuple[float, int]] = []
+    tallies: dict[str, Any] = {}
     for seed in seeds:
         if args.time_budget and time.monotonic() - started > args.time_budget:
             break
+        if args.tallies:
+            _write_atomic(Path(args.tallies + ".at"), str(seed))
+        if seed == args.abort_on_seed:  # lets a test check that the parent survives a dead child
+            os.abort()
         try:
             case: Case = make_case(seed, config)
         except Exception as error:  # a bug of the harness, not of the library: count it, go on
@@ -127,21 +139,31 @@ def run_cases(args: argparse.Namespace, seeds: list[int]) -> dict[str, Any]:
             print(
                 f"{args.shard or ''} {done} cases, {elapsed:.0f} s, {len(signatures)} violation signatures", flush=True
             )
-    return {
-        "cases_run": done,
-        "case_seconds": round(time.monotonic() - started, 1),
-        "mutations": dict(mutations),
-        "outcomes": dict(stats),
-        "notes": dict(notes),
-        "slowest_cases": [{"seconds": round(s, 2), "seed": seed} for s, seed in slowest],
-        "violations": signatures,
-        "harness_errors": dict(harness),
-    }
+        tallies = {
+            "cases_run": done,
+            "case_seconds": round(time.monotonic() - started, 1),
+            "mutations": dict(mutations),
+            "outcomes": dict(stats),
+            "notes": dict(notes),
+            "slowest_cases": [{"seconds": round(s, 2), "seed": seed} for s, seed in slowest],
+            "violations": signatures,
+            "harness_errors": dict(harness),
+        }
+        if args.tallies:
+            _write_atomic(Path(args.tallies), json.dumps(tallies, default=str))
+    return tallies or merge_tallies([])
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    scratch = path.with_name(path.name + ".tmp")
+    scratch.write_text(text)
+    scratch.replace(path)
 
 
 def merge_tallies(parts: list[dict[str, Any]]) -> dict[str, Any]:
     """Add up the tallies of several shards."""
     merged: dict[str, Any] = {"cases_run": 0, "case_seconds": 0.0, "violations": {}, "harness_errors": {}}
+    merged["slowest_cases"] = []
     counters: dict[str, Counter[str]] = {"mutations": Counter(), "outcomes": Counter(), "notes": Counter()}
     slowest: list[dict[str, Any]] = []
     for part in parts:
@@ -162,23 +184,63 @@ def merge_tallies(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return merged
 
 
+def _abort_entry(seed: int, code: int) -> dict[str, Any]:
+    """A violation entry for a case that killed its interpreter (no exception: a native abort or a signal)."""
+    how = f"signal {-code}" if code < 0 else f"exit status {code}"
+    again = f"reproduce: python -m tests.fuzz.runner --case-seed {seed}"
+    return {
+        "count": 1,
+        "invariant": "no-crash",
+        "where": "process",
+        "known": None,
+        "examples": [{"seed": seed, "case": "", "detail": f"the interpreter died ({how}) during this case; {again}"}],
+    }
+
+
 def _run_shards(args: argparse.Namespace, argv: list[str]) -> list[dict[str, Any]]:
-    """Run the cases in ``args.workers`` child interpreters (``--shard i/n``), each on every n-th case."""
+    """Run the cases in ``args.workers`` child interpreters (``--shard i/n``), each on every n-th case.
+
+    The parent only supervises. A child that dies mid-case (the case aborted the
+    interpreter) is recorded as a ``no-crash`` violation with the case's seed, and
+    a new child takes the shard up again after that seed, keeping what was run.
+    """
     import subprocess
     import tempfile
 
+    started = time.monotonic()
+    parts: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="scfz-shards") as scratch:
-        children = []
-        for shard in range(args.workers):
-            out = Path(scratch) / f"shard{shard}.json"
+        spawned = 0
+
+        def spawn(shard: int, after: int) -> tuple[int, subprocess.Popen[bytes], Path]:
+            nonlocal spawned
+            spawned += 1
+            out = Path(scratch) / f"shard{shard}-{spawned}.json"
             command = [sys.executable, "-m", "tests.fuzz.runner", *argv, "--workers", "1"]
             command += ["--shard", f"{shard}/{args.workers}", "--tallies", str(out), "--no-memory-probe"]
-            children.append((subprocess.Popen(command, cwd=REPO), out))
-        parts = []
-        for child, out in children:
-            if child.wait() not in (0, 1) or not out.exists():
-                raise SystemExit(f"fuzz shard {out.stem} failed (exit {child.returncode})")
-            parts.append(json.loads(out.read_text()))
+            command += ["--resume-after", str(after)]
+            if args.time_budget:
+                command += ["--time-budget", str(max(1.0, args.time_budget - (time.monotonic() - started)))]
+            return shard, subprocess.Popen(command, cwd=REPO), out
+
+        running = [spawn(shard, -1) for shard in range(args.workers)]
+        while running:
+            time.sleep(0.2)
+            for entry in [entry for entry in running if entry[1].poll() is not None]:
+                running.remove(entry)
+                shard, child, out = entry
+                if out.exists():
+                    parts.append(json.loads(out.read_text()))
+                if child.returncode in (0, 1):
+                    continue
+                marker = Path(str(out) + ".at")
+                if not marker.exists():
+                    raise SystemExit(f"fuzz shard {shard} failed before its first case (exit {child.returncode})")
+                seed = int(marker.read_text())
+                print(f"fuzz shard {shard}: case seed {seed} killed its interpreter (exit {child.returncode})")
+                signature = f"no-crash @ process: the interpreter died ({child.returncode})"
+                parts.append({**merge_tallies([]), "violations": {signature: _abort_entry(seed, child.returncode)}})
+                running.append(spawn(shard, seed))
     return parts
 
 
@@ -201,8 +263,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     seeds = [args.case_seed] if args.case_seed is not None else [case_seed(args.seed, i) for i in range(args.cases)]
     if args.shard:
         index, count = (int(part) for part in args.shard.split("/"))
-        seeds = seeds[index::count]
-    if args.workers > 1 and args.case_seed is None:
+        seeds = [seed for seed in seeds[index::count] if seed > args.resume_after]
+    if not args.shard and args.case_seed is None:  # children run the cases; this process supervises
         tallies = merge_tallies(_run_shards(args, argv))
     else:
         tallies = run_cases(args, seeds)
@@ -255,6 +317,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=1, help="child interpreters sharing the cases (default 1)")
     parser.add_argument("--shard", default="", help=argparse.SUPPRESS)  # i/n: every n-th case from the i-th
     parser.add_argument("--tallies", default="", help=argparse.SUPPRESS)  # a shard's JSON for the parent
+    parser.add_argument("--resume-after", type=int, default=-1, help=argparse.SUPPRESS)  # after a child died
+    parser.add_argument("--abort-on-seed", type=int, default=-1, help=argparse.SUPPRESS)  # tests the supervisor
     parser.add_argument("-v", "--verbose", action="store_true")
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)

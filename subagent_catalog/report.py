@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -63,6 +64,8 @@ LISTING_LINES_BOUND = 500
 PROBLEM_ROWS = 300
 TOP_TREES = 10
 TOP_CATEGORIES = 15
+HORIZONTAL_LABEL = 36
+VERTICAL_LABEL = 18
 
 VERDICT_ORDER = ("ok", "torn-tail", "prefix", "failed", "skipped")
 SEVERITY_ORDER = ("error", "warning", "info")
@@ -506,7 +509,11 @@ def _default_parents(forest: Forest, limit: int) -> list[str]:
 
 @dataclass
 class Chart:
-    """One rendered chart: a title, an SVG ``data:`` URI and its data as a table."""
+    """One rendered chart: a title, an SVG ``data:`` URI and its data as a table.
+
+    ``svg_uri`` is ``None`` when there is nothing to count, or when the
+    renderer refused the chart (``failure`` then says why; the table stays).
+    """
 
     key: str
     title: str
@@ -514,6 +521,7 @@ class Chart:
     svg_uri: str | None
     columns: list[str]
     rows: list[list[Any]]
+    failure: str | None = None
 
 
 def _svg_uri(spec: dict[str, Any]) -> str:
@@ -523,11 +531,38 @@ def _svg_uri(spec: dict[str, Any]) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
 
 
-def _top(values: list[str | None], limit: int = TOP_CATEGORIES, width: int = 40) -> list[str]:
-    """Bound categories: clip long names, keep the ``limit`` most frequent, fold the rest into ``(other)``."""
-    named = ["(none)" if value is None else chart_text(clip(value, width)) for value in values]
+def _drawn(chart: Chart, spec: dict[str, Any]) -> Chart:
+    """``chart`` with its SVG, or with ``failure`` set when the renderer raises (the report goes on)."""
+    try:
+        chart.svg_uri = _svg_uri(spec)
+    except (ValueError, RuntimeError) as error:  # vl-convert reports a failed conversion as ValueError
+        chart.failure = clip(" ".join(f"{type(error).__name__}: {error}".split()), 300)
+    return chart
+
+
+def _top(values: list[str | None], limit: int = TOP_CATEGORIES, width: int = HORIZONTAL_LABEL) -> list[str]:
+    """Bound categories: clip long names, keep the ``limit`` most frequent, fold the rest into ``(other)``.
+
+    Names are cut here, to ``width`` columns, and never by the renderer: Vega
+    cuts a label past its pixel limit by UTF-16 unit, which can split a
+    surrogate pair (an emoji), and vl-convert then fails the whole chart.
+    """
+    named = ["(none)" if value is None else _clip_columns(chart_text(clip(value)), width) for value in values]
     keep = {name for name, _ in Counter(named).most_common(limit)}
     return [name if name in keep else "(other)" for name in named]
+
+
+def _clip_columns(text: str, width: int) -> str:
+    """``text`` cut to ``width`` columns, ellipsis included (wide and astral characters take two)."""
+    widths = [2 if char > "\uffff" or unicodedata.east_asian_width(char) in "WF" else 1 for char in text]
+    if sum(widths) <= width:
+        return text
+    used = kept = 0
+    for columns in widths:
+        if used + columns > width - 1:
+            break
+        used, kept = used + columns, kept + 1
+    return text[:kept] + "…"
 
 
 def _bar_chart(
@@ -575,14 +610,14 @@ def _bar_chart(
             f"{category}:N",
             sort=sort if sort is not None else by_total,
             title=category_title,
-            axis=alt.Axis(labelLimit=240),
+            axis=alt.Axis(labelLimit=0),  # no cut: Vega's cut can split a surrogate pair
         )
     else:
         place = alt.X(
             f"{category}:N",
             sort=sort if sort is not None else "ascending",
             title=category_title,
-            axis=alt.Axis(labelAngle=0, labelLimit=120),
+            axis=alt.Axis(labelAngle=0, labelLimit=0),
         )
     channels = {"x": total, "y": place} if horizontal else {"x": place, "y": total}
     bars = alt.Chart(source).mark_bar().encode(color=alt.Color(f"{color}:N", scale=scale, legend=legend), **channels)
@@ -609,7 +644,7 @@ def _bar_chart(
         .configure_axis(labelFontSize=11, titleFontSize=11, gridColor="#eeeeee")
         .configure_legend(labelFontSize=11, symbolType="square")
     )
-    return Chart(key, title, note, _svg_uri(chart.to_dict()), columns, rows)
+    return _drawn(Chart(key, title, note, None, columns, rows), chart.to_dict())
 
 
 def _outcome(row: dict[str, Any]) -> str:
@@ -713,7 +748,7 @@ def _charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
             )
         )
     descriptors = corpus.descriptors
-    versions = _top(descriptors["version"].to_list())
+    versions = _top(descriptors["version"].to_list(), width=VERTICAL_LABEL)
     data = [{"version": v, "status": s} for v, s in zip(versions, descriptors["status"].to_list(), strict=True)]
     charts.append(
         _bar_chart(
@@ -728,7 +763,7 @@ def _charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
             category_title="version",
         )
     )
-    modes = _top(descriptors["mode"].to_list())
+    modes = _top(descriptors["mode"].to_list(), width=VERTICAL_LABEL)
     data = [{"mode": m, "status": s} for m, s in zip(modes, descriptors["status"].to_list(), strict=True)]
     charts.append(
         _bar_chart(

@@ -380,3 +380,23 @@ def test_chart_labels_xml_forbids_do_not_abort_the_report(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr[-2000:]
     charts, provider, version = done.stdout.split()
     assert int(charts) >= 5 and provider == version == "True"  # drawn, with NUL shown as U+2400
+
+
+# Found while probing the chart renderer for the bug above with every code point: Vega cut a label
+# past its pixel limit by UTF-16 unit, splitting an emoji's surrogate pair, and vl-convert failed
+# the chart with ValueError, which render_report raised. Labels are now cut by code point only.
+def test_wide_astral_chart_labels_do_not_fail_the_report(tmp_path: Path) -> None:
+    from subagent_catalog import writer as w
+    from subagent_catalog.report import render_report
+
+    w.write_session(tmp_path, w.header("P", created_at=1), [], "none")
+    for i, text in enumerate(["\U0001f600" * 40, "\U00010900" * 60, "\u4e2d" * 60]):
+        payload = {"version": 2, "mode": "one-shot", "provider": text, "label": "x"}
+        head = w.header(f"c{i}", created_at=2 + i, parent="P", subagent=True, delegation_depth=1)
+        w.write_session(tmp_path, head, w.simple_child_events(f"c{i}", payload), "none")
+        payload = {"version": text, "mode": "one-shot", "provider": "spawn"}
+        head = w.header(f"v{i}", created_at=9 + i, parent="P", subagent=True, delegation_depth=1)
+        w.write_session(tmp_path, head, w.simple_child_events(f"v{i}", payload), "none")
+    page = render_report(read_corpus(tmp_path, jobs=1))
+    assert "could not be drawn" not in page
+    assert page.count('<figure class="chart"') == page.count("data:image/svg+xml") == 6

@@ -308,3 +308,21 @@ def test_write_report_refuses_the_corpus_root(tmp_path: Path) -> None:
     out = write_report(corpus, tmp_path.parent / f"{tmp_path.name}-report.html")
     assert out.read_text(encoding="utf-8").startswith("<!doctype html>")
     out.unlink()
+
+
+def test_a_chart_the_renderer_refuses_keeps_its_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from subagent_catalog import report
+
+    def refuse(spec: dict) -> str:
+        if any(field.get("field") == "provider" for field in spec["layer"][0]["encoding"].values()):
+            raise ValueError("Vega-Lite to SVG conversion failed:\nError: something <odd>")
+        return "data:image/svg+xml;base64,"
+
+    monkeypatch.setattr(report, "_svg_uri", refuse)
+    build_mixed(tmp_path)
+    page = render_report(read_corpus(tmp_path, jobs=1))
+    [figure] = re.findall(r'<figure class="chart" id="chart-provider">.*?</figure>', page, flags=re.S)
+    failure = "(ValueError: Vega-Lite to SVG conversion failed: Error: something &lt;odd&gt;)"
+    assert f"the chart could not be drawn {failure}; its data is below" in figure
+    assert '<details class="more" open>' in figure and "<bdi>fork</bdi>" in figure
+    assert page.count("could not be drawn") == 1  # the other charts are drawn

@@ -22,7 +22,7 @@ import polars as pl
 from subagent_catalog.collation import collation_key
 from subagent_catalog.corpus import Corpus
 from subagent_catalog.errors import CatalogError, LiveOverlayError
-from subagent_catalog.jsvalue import clean_row, is_number, js_number, js_strict_equal, js_string, parse_json
+from subagent_catalog.jsvalue import clean_row, frame_text, is_number, js_number, js_strict_equal, js_string, parse_json
 from subagent_catalog.paths import MISSING
 
 Semantics = Literal["projection", "trace"]
@@ -691,24 +691,65 @@ def catalog_descendants(
     model = build_model(corpus)
     live_map = _check_live(model, live)
     resolved = _resolved(model, semantics, live_map)
-    out: list[dict[str, Any]] = []
+    # A session sits below every one of its ancestors, so one row's values repeat once per
+    # ancestor: n^2 copies of a 100 MiB label in a long chain. Each distinct row is built once
+    # and the output gathers it by index; a Polars gather shares string buffers, not bytes.
+    rows: list[dict[str, Any]] = []
+    row_of: dict[str, int] = {}
+    parents = _Interned()
+    roots: list[dict[str, Any]] = []
+    picks: list[int] = []
+    root_of: list[int] = []
+    parent_of: list[int] = []
+    depths: list[int | None] = []
     for root in _all_parent_keys(model):
-        head = {"root": js_string(root), "root_json": _json(root)}
+        roots.append({"root": js_string(root), "root_json": _json(root)})
         if semantics == "trace":
             try:
                 _trace_parent_check(model, root)
             except CatalogError as error:
-                out.append({**head, **_error_row(error, semantics)})
+                rows.append(_error_row(error, semantics))
+                picks.append(len(rows) - 1)
+                root_of.append(len(roots) - 1)
+                parent_of.append(parents.index(None))
+                depths.append(None)
                 continue
         for node, parent, depth in _walk(model, root):
             cached = resolved.get(node.id)
             if cached is None:
                 continue
-            row = _copy(cached)
-            row.parent, row.depth = parent, depth
-            out.append({**head, **row.frame_row()})
+            if node.id not in row_of:
+                row_of[node.id] = len(rows)
+                rows.append(cached.frame_row())
+            picks.append(row_of[node.id])
+            root_of.append(len(roots) - 1)
+            parent_of.append(parents.index(js_string(parent)))
+            depths.append(depth)
     schema = {"root": pl.String, "root_json": pl.String, **ROW_SCHEMA}
-    return pl.DataFrame([clean_row(r) for r in out], schema=schema) if out else pl.DataFrame(schema=schema)
+    if not picks:
+        return pl.DataFrame(schema=schema)
+    heads = pl.DataFrame([clean_row(r) for r in roots], schema={"root": pl.String, "root_json": pl.String})
+    body = pl.DataFrame([clean_row(r) for r in rows], schema=ROW_SCHEMA)[picks].with_columns(
+        parents.series("parentId")[parent_of], pl.Series("depth", depths, dtype=pl.Int64)
+    )
+    return pl.concat([heads[root_of], body], how="horizontal").select(list(schema))
+
+
+class _Interned:
+    """Distinct texts, each stored once, addressed by index (``None`` included)."""
+
+    def __init__(self) -> None:
+        self.values: list[str | None] = []
+        self.slots: dict[str | None, int] = {}
+
+    def index(self, value: str | None) -> int:
+        if value not in self.slots:
+            self.slots[value] = len(self.values)
+            self.values.append(value)
+        return self.slots[value]
+
+    def series(self, name: str) -> pl.Series:
+        return pl.Series(name, [None if v is None else frame_text(v) for v in self.values], dtype=pl.String)
 
 
 def _walk(model: Model, root: Any) -> list[tuple[Node, Any, int]]:

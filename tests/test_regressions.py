@@ -400,3 +400,41 @@ def test_wide_astral_chart_labels_do_not_fail_the_report(tmp_path: Path) -> None
     page = render_report(read_corpus(tmp_path, jobs=1))
     assert "could not be drawn" not in page
     assert page.count('<figure class="chart"') == page.count("data:image/svg+xml") == 6
+
+
+# Found by the 10,000-case run on 1d1e489 (the kernel's OOM killer ended a worker at 24 GiB; seed
+# 1008729: a 400-session chain closed into a cycle, one label of 100 MiB): catalog_descendants
+# built one frame row per (root, descendant) from Python values, so each of the label's 400
+# ancestors got its own 100 MiB copy. Rows are now built once and gathered (shared buffers).
+_DESCENDANTS_MEMORY = """
+import resource, sys
+from subagent_catalog import writer as w
+from subagent_catalog.catalog import catalog_descendants
+from subagent_catalog.corpus import read_corpus
+root, depth, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+w.write_session(root, w.header("s0", created_at=1), [], "none")
+for i in range(1, depth):
+    head = w.header(f"s{i}", created_at=1 + i, parent=f"s{i - 1}", subagent=True, delegation_depth=i)
+    label = "L" * size if i == depth - 1 else "x"
+    w.write_session(root, head, w.simple_child_events(f"s{i}", w.descriptor("one-shot", label=label)), "none")
+corpus = read_corpus(root, jobs=1)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+frame = catalog_descendants(corpus)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+labels = frame.filter(frame["id"] == f"s{depth - 1}")["label"]
+print(frame.height, labels.len(), labels.str.len_bytes().min(), (after - before) * 1024)
+"""
+
+
+def test_a_huge_label_deep_in_a_chain_is_not_copied_per_ancestor(tmp_path: Path) -> None:
+    depth, size = 300, 8 * 1024 * 1024  # old cost: 299 copies, ~2.4 GB; a shared buffer costs ~nothing
+    done = subprocess.run(
+        [sys.executable, "-c", _DESCENDANTS_MEMORY, str(tmp_path), str(depth), str(size)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    height, copies, shortest, grown = (int(v) for v in done.stdout.split())
+    assert height == depth * (depth - 1) // 2 and copies == depth - 1 and shortest == size  # every row is there
+    assert grown < 20 * size, f"catalog_descendants grew the peak by {grown / size:.0f}x the label"

@@ -616,10 +616,6 @@ def _resolved(model: Model, semantics: Semantics, live: Mapping[str, str]) -> di
     return {node.id: resolve(node, model, live) for node in model.nodes if node.origin_subagent}
 
 
-def _copy(row: Row) -> Row:
-    return Row(**{name: getattr(row, name) for name in row.__dataclass_fields__})
-
-
 def catalog(
     corpus: CorpusSource, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
 ) -> pl.DataFrame:

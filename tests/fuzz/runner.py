@@ -163,7 +163,6 @@ def _write_atomic(path: Path, text: str) -> None:
 def merge_tallies(parts: list[dict[str, Any]]) -> dict[str, Any]:
     """Add up the tallies of several shards."""
     merged: dict[str, Any] = {"cases_run": 0, "case_seconds": 0.0, "violations": {}, "harness_errors": {}}
-    merged["slowest_cases"] = []
     counters: dict[str, Counter[str]] = {"mutations": Counter(), "outcomes": Counter(), "notes": Counter()}
     slowest: list[dict[str, Any]] = []
     for part in parts:

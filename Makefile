@@ -7,7 +7,7 @@ CONFORMANCE := $(SHARED)/conformance
 N ?= 10000
 FUZZ_WORKERS ?= 2
 
-.PHONY: demo test lint conformance browser-deps bench fuzz test-scale clean
+.PHONY: demo test lint docs conformance browser-deps bench fuzz test-scale clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -34,6 +34,9 @@ lint: $(VENV)/.dev
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy --strict subagent_catalog
 
+docs: $(VENV)/.dev
+	$(BIN)/mkdocs build --strict --quiet --site-dir site
+
 conformance: $(VENV)/.core
 	@if [ -d "$(CONFORMANCE)" ]; then \
 	  $(BIN)/python $(CONFORMANCE)/check.py --cmd '$(BIN)/subagent-catalog conformance {root} --compression {compression} --all-parents' && \
@@ -41,7 +44,7 @@ conformance: $(VENV)/.core
 	    --cmd '$(BIN)/subagent-catalog conformance {root} --compression {compression} --semantics {semantics} --all-parents'; \
 	else echo "no $(CONFORMANCE): conformance cases skipped"; fi
 
-test: $(VENV)/.dev browser-deps lint
+test: $(VENV)/.dev browser-deps lint docs
 	$(BIN)/pytest -n 2 -q
 	$(MAKE) conformance
 
@@ -55,4 +58,4 @@ test-scale: $(VENV)/.dev
 	$(BIN)/pytest -q -m scale tests/test_scale.py
 
 clean:
-	rm -rf $(VENV) report.html tests/artifacts
+	rm -rf $(VENV) report.html tests/artifacts site

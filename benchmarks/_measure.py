@@ -3,7 +3,7 @@
 Prints one JSON object: wall times of the phases, this process's peak RSS
 and the largest peak RSS among its (reaped) worker processes.
 
-    _measure.py read ROOT --compression zstd [--events] [--catalog] [--cache none|library|prototype]
+    _measure.py read ROOT --compression zstd [--events] [--catalog] [--cache none|library]
     _measure.py floor-parse ROOT --compression zstd [--jobs 2]   (read + decompress + orjson per line)
     _measure.py floor-read ROOT --compression zstd [--jobs 2]    (read + decompress only)
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import inspect
 import json
 import os
 import resource
@@ -33,27 +32,13 @@ def _peaks() -> dict[str, int]:
 
 def _read(args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
-    from subagent_catalog.catalog import catalog
+    from subagent_catalog.catalog.tables import catalog
     from subagent_catalog.corpus import read_corpus
 
     imported = time.perf_counter()
     result: dict[str, Any] = {"import_s": imported - started}
     kwargs: dict[str, Any] = {"compression": args.compression, "events": args.events, "jobs": args.jobs}
-    store: Any = None
-    if args.cache == "library":
-        if "cache" not in inspect.signature(read_corpus).parameters:
-            raise SystemExit("read_corpus has no cache= parameter yet")
-        corpus = read_corpus(args.root, cache=True, **kwargs)
-    elif args.cache == "prototype":
-        sys.path.insert(0, HERE)
-        from cached_read import read_corpus_cached
-
-        corpus = read_corpus_cached(args.root, cache=True, **kwargs)
-        store = getattr(corpus, "_facts_cache", None)
-    elif "cache" in inspect.signature(read_corpus).parameters:
-        corpus = read_corpus(args.root, cache=False, **kwargs)  # "no cache" means it: read every log
-    else:
-        corpus = read_corpus(args.root, **kwargs)
+    corpus = read_corpus(args.root, cache=args.cache == "library", **kwargs)
     read_done = time.perf_counter()
     result["read_s"] = read_done - imported
     result["sessions"] = corpus.sessions.height
@@ -64,8 +49,6 @@ def _read(args: argparse.Namespace) -> dict[str, Any]:
         rows = catalog(corpus)
         result["catalog_s"] = time.perf_counter() - read_done
         result["catalog_rows"] = rows.height
-    if store is not None:
-        result["cache"] = {"status": store.status, "hits": store.hits, "misses": store.misses, "path": store.path}
     result["total_s"] = time.perf_counter() - started
     result.update(_peaks())
     return result
@@ -142,7 +125,7 @@ def main() -> int:
     parser.add_argument("--compression", choices=["zstd", "none"], required=True)
     parser.add_argument("--events", action="store_true")
     parser.add_argument("--catalog", action="store_true")
-    parser.add_argument("--cache", choices=["none", "library", "prototype"], default="none")
+    parser.add_argument("--cache", choices=["none", "library"], default="none")
     parser.add_argument("--jobs", type=int, default=None)
     args = parser.parse_args()
     result = _read(args) if args.mode == "read" else _floor_parse(args)

@@ -4,7 +4,7 @@ Usage:
     .venv/bin/python benchmarks/bench_widgets.py [ROOT] [--sessions 20000] [--seed 7] [--page-size 50]
 
 Without ROOT a corpus of ``--sessions`` logs is generated in a temporary
-directory (with ``subagent_catalog.synth`` when it is available, else with
+directory (with ``subagent_catalog.synth.generate`` when it is available, else with
 the writer: runs of ten small sessions) and removed afterwards. Prints the
 seconds each step takes: opening ``CatalogBrowser`` (which must not depend on
 the corpus size beyond one Polars index pass), the first expansion (which
@@ -26,13 +26,13 @@ from typing import Any
 def generate(out: str, sessions: int, seed: int) -> str:
     """Write a corpus of about ``sessions`` logs under ``out``; returns how it was made."""
     try:
-        from subagent_catalog.synth import generate as synth_generate
+        from subagent_catalog.synth.generate import generate as synth_generate
     except ImportError:
         synth_generate = None
     if synth_generate is not None:
         synth_generate(out, sessions=sessions, seed=seed, compression="none")
-        return "subagent_catalog.synth"
-    from subagent_catalog.writer import descriptor, header, simple_child_events, write_session
+        return "subagent_catalog.synth.generate"
+    from subagent_catalog.synth.writer import descriptor, header, simple_child_events, write_session
 
     base = 1_780_000_000_000
     for r in range(max(1, sessions // 10)):
@@ -45,7 +45,7 @@ def generate(out: str, sessions: int, seed: int) -> str:
             sub = header(f"{cid}-g0", created_at=start + 10, cwd=cwd, parent=cid, subagent=True, delegation_depth=2)
             write_session(out, sub, simple_child_events(f"{cid}-g0", descriptor("one-shot")), "none")
             write_session(out, header(f"{cid}-g1", created_at=start + 11, cwd=cwd, parent=cid), [], "none")
-    return "subagent_catalog.writer"
+    return "subagent_catalog.synth.writer"
 
 
 def timed(label: str, action: Callable[[], Any]) -> Any:
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from subagent_catalog.corpus import read_corpus
-    from subagent_catalog.widgets import CatalogBrowser, DiagnosticsDashboard
+    from subagent_catalog.views.widgets import CatalogBrowser, DiagnosticsDashboard
 
     scratch = None
     root = args.root

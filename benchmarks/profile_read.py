@@ -22,7 +22,7 @@ from typing import Any
 
 
 def _run(root: str, compression: str, events: bool, with_catalog: bool) -> Any:
-    from subagent_catalog.catalog import catalog
+    from subagent_catalog.catalog.tables import catalog
     from subagent_catalog.corpus import read_corpus
 
     corpus = read_corpus(root, compression=compression, events=events, jobs=1)  # type: ignore[arg-type]
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     if not os.path.isdir(args.root):
         parser.error(f"{args.root!r} is not a directory")
     # Import outside the measured region.
-    import subagent_catalog.catalog
+    import subagent_catalog.catalog.listing
     import subagent_catalog.corpus  # noqa: F401
 
     if args.tool == "pyinstrument":

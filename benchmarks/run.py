@@ -1,16 +1,15 @@
 """Benchmarks of the reader over synthetic corpora (``make bench``; never part of ``make test``).
 
 Generates (or reuses) synthetic corpora under benchmarks/out/ with
-``subagent_catalog.synth`` and measures, each in a fresh subprocess:
+``subagent_catalog.synth.generate`` and measures, each in a fresh subprocess:
 
 - floor-cli:    ``zstd -dc`` (or ``cat``) of every log to /dev/null, ``--jobs`` processes;
 - floor-read:   read + decompress every log in Python (python-zstandard), ``--jobs`` processes;
 - floor-parse:  the same + ``orjson.loads`` of every line (no rules);
 - cold:         ``read_corpus`` + ``catalog`` in a new process without a facts cache;
 - events:       ``read_corpus(events=True)`` (events frame), on ``--events-sessions`` sessions;
-- warm:         a second read with the facts cache: through ``read_corpus(cache=True)`` when
-                the library has it, else through the prototype in benchmarks/cached_read.py;
-                and, for reference, a second read without any cache.
+- warm:         a second read with the facts cache (``read_corpus(cache=True)``), and,
+                for reference, a second read without any cache.
 
 Wall times depend on what else runs on the machine; CPU seconds (user + sys of
 the process and its workers, from ``wait4``) are reported beside them.
@@ -22,7 +21,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import os
 import platform
@@ -38,7 +36,7 @@ MEASURE = os.path.join(HERE, "_measure.py")
 
 def _corpus(out: str, sessions: int, seed: int, compression: str, jobs: int) -> tuple[str, dict[str, Any]]:
     """A synthetic corpus (reused when a finished one exists)."""
-    from subagent_catalog.synth import generate
+    from subagent_catalog.synth.generate import generate
 
     root = os.path.join(out, f"synth-{sessions}-s{seed}-{compression}")
     marker = root + ".json"
@@ -108,12 +106,6 @@ def _floor_cli(root: str, compression: str, jobs: int) -> dict[str, Any]:
     return best
 
 
-def _library_has_cache() -> bool:
-    from subagent_catalog.corpus import read_corpus
-
-    return "cache" in inspect.signature(read_corpus).parameters
-
-
 def _bench_encoding(args: argparse.Namespace, compression: str) -> dict[str, Any]:
     root, stats = _corpus(args.out, args.sessions, args.seed, compression, args.jobs)
     jobs = ["--jobs", str(args.jobs)]
@@ -139,8 +131,8 @@ def _bench_encoding(args: argparse.Namespace, compression: str) -> dict[str, Any
             res["events_cold_same_corpus"] = _measure(["read", events_root, "--compression", compression, *jobs])
     cache_dir = os.path.join(args.out, "cache")
     env = {**os.environ, "SUBAGENT_CATALOG_CACHE": cache_dir}
-    how = "library" if _library_has_cache() else "prototype"
-    from subagent_catalog.cache import cache_file
+    how = "library"
+    from subagent_catalog.store.cache import cache_file
 
     with_cache = cache_file(root, compression, directory=cache_dir)  # type: ignore[arg-type]
     if os.path.exists(with_cache):

@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Any
 
-from subagent_catalog.writer import EventLog, descriptor, dumps, header, write_file, write_session
+from subagent_catalog.synth.writer import EventLog, descriptor, dumps, header, write_file, write_session
 
 BASE = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 COMPRESSION = "none"

@@ -1,4 +1,22 @@
-"""subagent_catalog: audit DeepSeek Harness subagent session logs with Polars."""
+"""subagent_catalog: audit DeepSeek Harness subagent session logs with Polars.
+
+The public API is re-exported here (and :mod:`subagent_catalog.widgets`,
+:mod:`subagent_catalog.archive` for the widgets and archives). The package
+is layered; a module imports only from its own package and from layers
+below it (``tests/test_layout.py`` enforces this and the absence of import
+cycles):
+
+0. ``errors``, ``progress``: exceptions and the progress protocol.
+1. ``read``: the dsh on-disk format, one log at a time.
+2. ``frames``: the corpus frames and their assembly; ``synth``: writing
+   real-format corpora (fixtures, samples, benchmarks).
+3. ``catalog``: upstream's listing over the frames.
+4. ``store``: facts codec and cache, Parquet archives, distributed engines.
+5. ``corpus``: :func:`read_corpus`, a root in, frames out (walk, cache, pool).
+6. ``analysis``: counts and trees derived from the corpus and its catalog.
+7. ``views``: report, summary, gate, notebook widgets.
+8. ``cli`` and the public facades (this module, ``widgets``, ``archive``).
+"""
 
 from subagent_catalog.catalog import (
     catalog,
@@ -8,11 +26,11 @@ from subagent_catalog.catalog import (
     list_children,
     list_descendants,
 )
-from subagent_catalog.corpus import Corpus, read_corpus
+from subagent_catalog.corpus import read_corpus
 from subagent_catalog.errors import CatalogError, CorpusRootError, SubagentCatalogError
-from subagent_catalog.events import scan_events
-
-__version__ = "0.1.0"
+from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.events import scan_events
+from subagent_catalog.version import __version__
 
 __all__ = [
     "CatalogError",

@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -22,18 +21,17 @@ from pathlib import Path
 from typing import IO, Any, TypeVar, cast
 
 import click
-import polars as pl
 
-from subagent_catalog.conformance import conformance_lines, json_text
-from subagent_catalog.corpus import Corpus, read_corpus
+from subagent_catalog.catalog.conformance import conformance_lines, json_text
+from subagent_catalog.corpus import read_corpus
 from subagent_catalog.errors import SubagentCatalogError
+from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.views.text import csv_safe, js_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 COMPRESSION = click.Choice(["auto", "zstd", "none"])
 SEMANTICS = click.Choice(["projection", "trace"])
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -136,7 +134,7 @@ def load(root: str, *, compression: str, jobs: int | None, quiet: bool) -> Corpu
         >>> load(tempfile.mkdtemp(), compression="auto", jobs=1, quiet=True).sessions.height
         0
     """
-    from subagent_catalog.progress import progress_bar
+    from subagent_catalog.views.progress import progress_bar
 
     context = click.get_current_context(silent=True)
     use_cache = not (context is not None and context.meta.get("subagent_catalog.no_cache", False))
@@ -175,33 +173,6 @@ def refuse_inside(path: str | os.PathLike[str], root: str) -> None:
             f"refusing to write {os.fspath(path)!r} inside the corpus root {root!r} "
             "(hint: corpora are read-only; write the output somewhere else)"
         )
-
-
-def js_text(text: str) -> str:
-    """Text as Node prints it: lone surrogates become U+FFFD.
-
-    Examples:
-        >>> js_text("a\\ud800b")
-        'a\\ufffdb'
-    """
-    return _LONE_SURROGATE.sub("\ufffd", text)
-
-
-def csv_safe(frame: pl.DataFrame) -> pl.DataFrame:
-    """Neutralise spreadsheet formulas: a text cell starting with ``= + - @``, tab or CR gets a leading ``'``.
-
-    Examples:
-        >>> csv_safe(pl.DataFrame({"label": ["=SUM(A1)", "-x", "ok", None]}))["label"].to_list()
-        ["'=SUM(A1)", "'-x", 'ok', None]
-    """
-    pattern = "^[" + "".join("\\" + ch if ch in "-+" else ch for ch in FORMULA_PREFIXES) + "]"
-    pattern = pattern.replace("\t", "\\t").replace("\r", "\\r")
-    exprs = [
-        pl.when(pl.col(name).str.contains(pattern)).then(pl.lit("'") + pl.col(name)).otherwise(pl.col(name)).alias(name)
-        for name, dtype in frame.schema.items()
-        if dtype == pl.String
-    ]
-    return frame.with_columns(exprs) if exprs else frame
 
 
 @contextmanager
@@ -259,7 +230,7 @@ def summary(root: str, compression: str, jobs: int | None, quiet: bool, semantic
         subagent-catalog summary data/sample
         subagent-catalog summary /archive/sessions --compression zstd --quiet
     """
-    from subagent_catalog.report import summary_text
+    from subagent_catalog.views.summary_text import summary_text
 
     corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
     click.echo(summary_text(corpus, semantics=semantics))  # type: ignore[arg-type]
@@ -312,7 +283,7 @@ def report(
         subagent-catalog report data/sample -o report.html
         subagent-catalog report /archive --parent 0f2d0143-... --semantics trace -o trace.html
     """
-    from subagent_catalog.report import render_report
+    from subagent_catalog.views.report import render_report
 
     corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
     chosen = list(parents) if parents else None
@@ -332,7 +303,7 @@ def report(
 
 
 def _fail_on(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
-    from subagent_catalog.gate import parse_fail_on
+    from subagent_catalog.views.gate_checks import parse_fail_on
 
     try:
         return parse_fail_on(value)
@@ -341,7 +312,7 @@ def _fail_on(ctx: click.Context, param: click.Parameter, value: str) -> tuple[st
 
 
 def _check_help() -> str:
-    from subagent_catalog.gate import CHECKS
+    from subagent_catalog.views.gate_checks import CHECKS
 
     return (
         "Checks that fail the gate (comma-separated; 'all', 'default' or 'none'). Checks: "
@@ -395,7 +366,8 @@ def check(
         subagent-catalog check /archive --fail-on corpus-error,unsupported-version,malformed-descriptor
         subagent-catalog check /archive --format markdown >> "$GITHUB_STEP_SUMMARY"
     """
-    from subagent_catalog.gate import format_json, format_markdown, format_text, run_checks
+    from subagent_catalog.views.gate import run_checks
+    from subagent_catalog.views.gate_format import format_json, format_markdown, format_text
 
     corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
     result = run_checks(corpus, fail_on=fail_on, semantics=semantics)  # type: ignore[arg-type]
@@ -490,8 +462,8 @@ def list_command(
         subagent-catalog list data/sample ROOT-ID --format csv -o children.csv
         subagent-catalog list data/sample ROOT-ID --live live.json
     """
-    from subagent_catalog.catalog import children_rows, descendant_rows, list_children, list_descendants
-    from subagent_catalog.catalog import list_agents_text as agents_text
+    from subagent_catalog.catalog.listing import children_rows, descendant_rows, list_children, list_descendants
+    from subagent_catalog.catalog.listing import list_agents_text as agents_text
 
     if fmt == "parquet" and (output is None or output == "-"):
         raise click.UsageError("--format parquet needs --output FILE")
@@ -576,8 +548,8 @@ def export(
         subagent-catalog export data/sample out/sample-archive
         subagent-catalog export /archive out/archive --events --engine dask --scheduler tcp://10.0.0.5:8786
     """
-    from subagent_catalog.archive import export_archive
-    from subagent_catalog.progress import progress_bar
+    from subagent_catalog.store.export import export_archive
+    from subagent_catalog.views.progress import progress_bar
 
     refuse_inside(out_dir, root)
     with progress_bar(quiet=quiet, desc="reading logs") as progress:

@@ -7,8 +7,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from subagent_catalog.paths import Compression
-from subagent_catalog.writer import (
+from subagent_catalog.read.paths import Compression
+from subagent_catalog.read.zstdframes import compress_frame
+from subagent_catalog.synth.writer import (
     EventLog,
     descriptor,
     dumps,
@@ -19,7 +20,6 @@ from subagent_catalog.writer import (
     write_file,
     write_session,
 )
-from subagent_catalog.zstdframes import compress_frame
 
 ENCODINGS: list[Compression] = ["none", "zstd"]
 

@@ -16,18 +16,23 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from subagent_catalog import archive as archive_module
-from subagent_catalog import distributed, logread
-from subagent_catalog.archive import ArchiveError, export_archive, open_archive
-from subagent_catalog.catalog import catalog, catalog_descendants, list_children, list_descendants
-from subagent_catalog.corpus import Corpus, read_corpus
-from subagent_catalog.distributed import EngineError, RootNotVisibleError, read_batch
+from subagent_catalog.catalog.listing import list_children, list_descendants
+from subagent_catalog.catalog.tables import catalog, catalog_descendants
+from subagent_catalog.corpus import read_corpus
 from subagent_catalog.errors import CatalogError
-from subagent_catalog.facts_codec import load_facts
-from subagent_catalog.logread import LogFacts
-from subagent_catalog.paths import Compression
-from subagent_catalog.writer import EventLog, descriptor, dumps, header, log_path, write_file, write_session
-from subagent_catalog.zstdframes import compress_frame
+from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.read import logread
+from subagent_catalog.read.logread import LogFacts
+from subagent_catalog.read.paths import Compression
+from subagent_catalog.read.zstdframes import compress_frame
+from subagent_catalog.store import distributed
+from subagent_catalog.store import export as archive_module
+from subagent_catalog.store.archive import open_archive
+from subagent_catalog.store.codec import load_facts
+from subagent_catalog.store.distributed import EngineError, RootNotVisibleError, read_batch
+from subagent_catalog.store.export import export_archive
+from subagent_catalog.store.layout import ArchiveError
+from subagent_catalog.synth.writer import EventLog, descriptor, dumps, header, log_path, write_file, write_session
 
 ENCODINGS: list[Compression] = ["none", "zstd"]
 CWDS: list[str | None] = ["/work/app", "/work/lib", "/srv/data pipeline", None]
@@ -582,7 +587,7 @@ def test_worker_that_cannot_see_the_root_refuses_the_batch() -> None:
 
 def test_core_import_does_not_import_dask() -> None:
     code = (
-        "import sys, subagent_catalog.archive, subagent_catalog.distributed;"
+        "import sys, subagent_catalog.store.archive, subagent_catalog.store.distributed;"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

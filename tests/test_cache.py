@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from subagent_catalog import cache as cache_module
-from subagent_catalog.cache import FactsCache, cache_file, default_cache_dir
-from subagent_catalog.discover import SessionFile, discover
-from subagent_catalog.logread import LogFacts, read_log_file
-from subagent_catalog.paths import Compression
-from subagent_catalog.synth import generate
-from subagent_catalog.writer import EventLog, descriptor, header, write_session
+from subagent_catalog.read.discover import SessionFile, discover
+from subagent_catalog.read.logread import LogFacts, read_log_file
+from subagent_catalog.read.paths import Compression
+from subagent_catalog.store import cache as cache_module
+from subagent_catalog.store.cache import FactsCache, cache_file, default_cache_dir
+from subagent_catalog.synth.generate import generate
+from subagent_catalog.synth.writer import EventLog, descriptor, header, write_session
 
 
 def _snapshot(root: Path) -> list[tuple[str, int, int]]:

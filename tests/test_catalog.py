@@ -17,8 +17,8 @@ from subagent_catalog import (
     list_descendants,
     read_corpus,
 )
-from subagent_catalog.catalog import children_rows, descendant_rows
-from subagent_catalog.collation import locale_compare
+from subagent_catalog.catalog.collation import locale_compare
+from subagent_catalog.catalog.listing import children_rows, descendant_rows
 from tests.helpers import (
     ENCODINGS,
     EventLog,

@@ -12,12 +12,13 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from subagent_catalog import writer as w
-from subagent_catalog.catalog import children_rows, list_agents_text, list_children, list_descendants
-from subagent_catalog.cli import csv_safe, inside, main
-from subagent_catalog.conformance import conformance_lines
+from subagent_catalog.catalog.conformance import conformance_lines
+from subagent_catalog.catalog.listing import children_rows, list_agents_text, list_children, list_descendants
+from subagent_catalog.cli import inside, main
 from subagent_catalog.corpus import read_corpus
-from subagent_catalog.paths import MISSING
+from subagent_catalog.read.paths import MISSING
+from subagent_catalog.synth import writer as w
+from subagent_catalog.views.text import csv_safe
 
 T0 = 1_700_000_000_000
 

@@ -81,7 +81,7 @@ def test_group_options_are_documented() -> None:
 
 
 def test_check_names_are_documented() -> None:
-    from subagent_catalog.gate import CHECKS
+    from subagent_catalog.views.gate_checks import CHECKS
 
     section = _sections()["check"]
     for check in CHECKS:

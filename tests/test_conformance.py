@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from subagent_catalog.conformance import conformance_lines
+from subagent_catalog.catalog.conformance import conformance_lines
 from subagent_catalog.corpus import read_corpus
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "conformance"

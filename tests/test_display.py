@@ -10,8 +10,8 @@ import polars as pl
 import pytest
 
 from subagent_catalog import catalog, read_corpus
-from subagent_catalog.display import catalog_html, corpus_html, escape, listing_error_html, table_html, text_html
-from subagent_catalog.writer import descriptor, header, simple_child_events, write_file, write_session
+from subagent_catalog.frames.display import catalog_html, corpus_html, escape, listing_error_html, table_html, text_html
+from subagent_catalog.synth.writer import descriptor, header, simple_child_events, write_file, write_session
 
 T0 = 1_780_000_000_000
 NASTY = '<script>alert("x")</script>&'

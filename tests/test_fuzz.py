@@ -25,8 +25,8 @@ from typing import Literal
 import polars as pl
 import pytest
 
-from subagent_catalog.paths import Compression
-from subagent_catalog.writer import EventLog, descriptor, encode_log, header, log_path, write_file
+from subagent_catalog.read.paths import Compression
+from subagent_catalog.synth.writer import EventLog, descriptor, encode_log, header, log_path, write_file
 from tests.fuzz import invariants as inv
 from tests.fuzz.mutations import (
     FAST,
@@ -436,7 +436,7 @@ def _hostile_corpus(top: Path, compression: Compression = "none") -> Path:
 
 
 def test_report_html_keeps_data_inert(tmp_path: Path) -> None:
-    from subagent_catalog.report import render_report
+    from subagent_catalog.views.report import render_report
 
     corpus = inv.read_fresh(_hostile_corpus(tmp_path), jobs=1)
     assert corpus.listing_error is None
@@ -448,7 +448,7 @@ def test_report_html_keeps_data_inert(tmp_path: Path) -> None:
 
 
 def test_notebook_html_keeps_data_inert(tmp_path: Path) -> None:
-    from subagent_catalog.display import corpus_html
+    from subagent_catalog.frames.display import corpus_html
 
     corpus = inv.read_fresh(_hostile_corpus(tmp_path), jobs=1)
     html = str(corpus_html(corpus))
@@ -473,8 +473,8 @@ def _widget_markup(widget: object) -> list[str]:
 
 
 def test_widgets_keep_data_inert(tmp_path: Path) -> None:
-    from subagent_catalog.widgets import CatalogBrowser, DiagnosticsDashboard
-    from subagent_catalog.widgets.dashboard import DIMENSIONS
+    from subagent_catalog.views.widgets import CatalogBrowser, DiagnosticsDashboard
+    from subagent_catalog.views.widgets.dashboard import DIMENSIONS
 
     corpus = inv.read_fresh(_hostile_corpus(tmp_path), jobs=1)
     browser = CatalogBrowser(corpus)

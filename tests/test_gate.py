@@ -9,19 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from subagent_catalog import writer as w
 from subagent_catalog.corpus import read_corpus
-from subagent_catalog.gate import (
-    CHECKS,
-    DEFAULT_FAIL_ON,
-    check_names,
-    format_json,
-    format_markdown,
-    format_text,
-    parse_fail_on,
-    run_checks,
-)
-from subagent_catalog.paths import MISSING
+from subagent_catalog.read.paths import MISSING
+from subagent_catalog.synth import writer as w
+from subagent_catalog.views.gate import run_checks
+from subagent_catalog.views.gate_checks import CHECKS, DEFAULT_FAIL_ON, check_names, parse_fail_on
+from subagent_catalog.views.gate_format import format_json, format_markdown, format_text
 
 T0 = 1_700_000_000_000
 

@@ -16,10 +16,12 @@ import polars as pl
 import pytest
 import zstandard
 
-from subagent_catalog import limits, list_children, read_corpus, scanner
-from subagent_catalog.limits import MAX_READ_BYTES, exceeds_js_string, utf16_length
-from subagent_catalog.writer import EventLog, descriptor, encode_log, header, log_path, write_file
-from subagent_catalog.zstdframes import compress_frame
+from subagent_catalog.catalog.listing import list_children
+from subagent_catalog.corpus import read_corpus
+from subagent_catalog.read import limits, scanner
+from subagent_catalog.read.limits import MAX_READ_BYTES, exceeds_js_string, utf16_length
+from subagent_catalog.read.zstdframes import compress_frame
+from subagent_catalog.synth.writer import EventLog, descriptor, encode_log, header, log_path, write_file
 
 
 def _family(root: Path, compression: str) -> Path:

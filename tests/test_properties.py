@@ -10,11 +10,12 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from subagent_catalog import catalog, catalog_descendants, list_children, list_descendants, read_corpus
-from subagent_catalog.catalog import children_rows, descendant_rows
-from subagent_catalog.collation import collation_key
-from subagent_catalog.logread import analyse_log
-from subagent_catalog.writer import EventLog, descriptor, encode_log, header, write_file, write_session
+from subagent_catalog.catalog.collation import collation_key
+from subagent_catalog.catalog.listing import children_rows, descendant_rows, list_children, list_descendants
+from subagent_catalog.catalog.tables import catalog, catalog_descendants
+from subagent_catalog.corpus import read_corpus
+from subagent_catalog.read.logread import analyse_log
+from subagent_catalog.synth.writer import EventLog, descriptor, encode_log, header, write_file, write_session
 from tests.helpers import healthy
 
 CHILD = header("c", created_at=3, parent="P", subagent=True)
@@ -160,7 +161,7 @@ def test_catalog_invariants(nodes: list[tuple[str, str | None, int, str]], compr
 def test_serial_equals_parallel(nodes: list[tuple[str, str | None, int, str]]) -> None:
     root = build(nodes * 1, "zstd")
     try:
-        from subagent_catalog import corpus as corpus_module
+        from subagent_catalog.read import pool as corpus_module
 
         threshold = corpus_module.PARALLEL_THRESHOLD
         corpus_module.PARALLEL_THRESHOLD = 1

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from subagent_catalog import corpus as corpus_module
 from subagent_catalog import read_corpus
+from subagent_catalog.read import pool as corpus_module
 from tests.helpers import base_tree, header, healthy, tree_hash, write_session
 
 

@@ -10,9 +10,9 @@ import pytest
 
 from subagent_catalog import CorpusRootError, read_corpus
 from subagent_catalog.errors import CatalogError
-from subagent_catalog.logread import analyse_log
-from subagent_catalog.paths import PathIdentityError, encode_segment, project_key
-from subagent_catalog.zstdframes import compress_frame
+from subagent_catalog.read.logread import analyse_log
+from subagent_catalog.read.paths import PathIdentityError, encode_segment, project_key
+from subagent_catalog.read.zstdframes import compress_frame
 from tests.helpers import (
     ENCODINGS,
     EventLog,
@@ -347,7 +347,7 @@ def test_retired_header_field_fails_the_whole_listing(tmp_path: Path, compressio
 def test_header_id_that_does_not_name_its_directory_fails_the_listing(tmp_path: Path, compression: str) -> None:
     base_tree_without_cx(tmp_path, compression)
     data = raw_log(CHILD, child_lines(), compression)  # type: ignore[arg-type]
-    from subagent_catalog.writer import write_file
+    from subagent_catalog.synth.writer import write_file
 
     path = write_file(
         tmp_path / "_no-cwd" / "someone-else" / ("session.jsonl" + (".zstd" if compression == "zstd" else "")), data
@@ -359,7 +359,7 @@ def test_header_id_that_does_not_name_its_directory_fails_the_listing(tmp_path: 
 
 def test_non_canonical_directory_spelling_fails_the_listing(tmp_path: Path) -> None:
     head = {**CHILD, "id": "a b"}
-    from subagent_catalog.writer import write_file
+    from subagent_catalog.synth.writer import write_file
 
     write_file(tmp_path / "_no-cwd" / "a b" / "session.jsonl", raw_log(head, [], "none"))
     assert "a~0020b" in (read_corpus(tmp_path, compression="none").listing_error or "")
@@ -367,7 +367,7 @@ def test_non_canonical_directory_spelling_fails_the_listing(tmp_path: Path) -> N
 
 def test_empty_cwd_cannot_name_a_path(tmp_path: Path) -> None:
     head = {**CHILD, "cwd": ""}
-    from subagent_catalog.writer import write_file
+    from subagent_catalog.synth.writer import write_file
 
     write_file(tmp_path / "_no-cwd" / "c-x" / "session.jsonl", raw_log(head, [], "none"))
     assert "cannot name a storage path" in (read_corpus(tmp_path, compression="none").listing_error or "")
@@ -553,7 +553,7 @@ def test_scan_events_is_lazy_and_equals_the_events_frame(tmp_path: Path) -> None
 def test_a_file_that_keeps_changing_is_unavailable_not_half_parsed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from subagent_catalog import logread
+    from subagent_catalog.read import logread
 
     base_tree(tmp_path, "none")
     ticks = iter(range(1_000_000))

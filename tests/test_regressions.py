@@ -355,9 +355,9 @@ def test_a_dangling_symlink_named_like_the_other_encoding_is_accounted_for(tmp_p
 # fuzz worker died with it. Run in a child interpreter so an abort fails this test, not the session.
 _RENDER_HOSTILE_CHARTS = """
 import sys
-from subagent_catalog import writer as w
+from subagent_catalog.synth import writer as w
 from subagent_catalog.corpus import read_corpus
-from subagent_catalog.report import render_report
+from subagent_catalog.views.report import render_report
 root = sys.argv[1]
 w.write_session(root, w.header("P", created_at=1), [], "none")
 odd = ["\\x00", "\\x01", "\\x0b", "\\x1f", "\\x7f", "\\ufffe", "\\uffff", "\\ud800"]
@@ -386,8 +386,8 @@ def test_chart_labels_xml_forbids_do_not_abort_the_report(tmp_path: Path) -> Non
 # past its pixel limit by UTF-16 unit, splitting an emoji's surrogate pair, and vl-convert failed
 # the chart with ValueError, which render_report raised. Labels are now cut by code point only.
 def test_wide_astral_chart_labels_do_not_fail_the_report(tmp_path: Path) -> None:
-    from subagent_catalog import writer as w
-    from subagent_catalog.report import render_report
+    from subagent_catalog.synth import writer as w
+    from subagent_catalog.views.report import render_report
 
     w.write_session(tmp_path, w.header("P", created_at=1), [], "none")
     for i, text in enumerate(["\U0001f600" * 40, "\U00010900" * 60, "\u4e2d" * 60]):
@@ -408,8 +408,8 @@ def test_wide_astral_chart_labels_do_not_fail_the_report(tmp_path: Path) -> None
 # ancestors got its own 100 MiB copy. Rows are now built once and gathered (shared buffers).
 _DESCENDANTS_MEMORY = """
 import resource, sys
-from subagent_catalog import writer as w
-from subagent_catalog.catalog import catalog_descendants
+from subagent_catalog.synth import writer as w
+from subagent_catalog.catalog.tables import catalog_descendants
 from subagent_catalog.corpus import read_corpus
 root, depth, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 w.write_session(root, w.header("s0", created_at=1), [], "none")

@@ -11,20 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from subagent_catalog import writer as w
-from subagent_catalog.catalog import list_agents_text
+from subagent_catalog.analysis.forest import build_forest, default_parents
+from subagent_catalog.analysis.summary import corpus_summary
+from subagent_catalog.analysis.text import clip
+from subagent_catalog.catalog.listing import list_agents_text
 from subagent_catalog.corpus import read_corpus
-from subagent_catalog.paths import MISSING
-from subagent_catalog.report import (
-    build_forest,
-    clip,
-    corpus_summary,
-    default_parents,
-    render_report,
-    script_json,
-    summary_text,
-    write_report,
-)
+from subagent_catalog.read.paths import MISSING
+from subagent_catalog.synth import writer as w
+from subagent_catalog.views.report import render_report, script_json, write_report
+from subagent_catalog.views.summary_text import summary_text
 
 T0 = 1_700_000_000_000
 
@@ -311,7 +306,7 @@ def test_write_report_refuses_the_corpus_root(tmp_path: Path) -> None:
 
 
 def test_a_chart_the_renderer_refuses_keeps_its_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from subagent_catalog import report
+    from subagent_catalog.views import report_charts as report
 
     def refuse(spec: dict) -> str:
         if any(field.get("field") == "provider" for field in spec["layer"][0]["encoding"].values()):

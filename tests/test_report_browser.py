@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from subagent_catalog import writer as w
 from subagent_catalog.corpus import read_corpus
-from subagent_catalog.paths import MISSING
-from subagent_catalog.report import write_report
+from subagent_catalog.read.paths import MISSING
+from subagent_catalog.synth import writer as w
+from subagent_catalog.views.report import write_report
 
 pytestmark = pytest.mark.browser
 

@@ -12,10 +12,11 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from subagent_catalog.archive import export_archive, open_archive
-from subagent_catalog.catalog import list_children, list_descendants
+from subagent_catalog.catalog.listing import list_children, list_descendants
 from subagent_catalog.corpus import read_corpus
-from subagent_catalog.paths import Compression
+from subagent_catalog.read.paths import Compression
+from subagent_catalog.store.archive import open_archive
+from subagent_catalog.store.export import export_archive
 from tests.helpers import tree_hash
 from tests.test_archive import ENCODINGS, assert_same_catalog, assert_same_corpus, make_corpus
 

@@ -11,20 +11,14 @@ from typing import Any
 import polars as pl
 import pytest
 
-from subagent_catalog.catalog import catalog
-from subagent_catalog.corpus import Corpus, read_corpus
+from subagent_catalog.catalog.tables import catalog
+from subagent_catalog.corpus import read_corpus
 from subagent_catalog.errors import SubagentCatalogError
-from subagent_catalog.paths import Compression
-from subagent_catalog.scanner import scan_log
-from subagent_catalog.synth import (
-    DAMAGE_KINDS,
-    MAX_DEPTH,
-    MAX_HUB_FANOUT,
-    SynthStats,
-    generate,
-    main,
-    plan_corpus,
-)
+from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.read.paths import Compression
+from subagent_catalog.read.scanner import scan_log
+from subagent_catalog.synth.generate import SynthStats, generate, main
+from subagent_catalog.synth.plan import DAMAGE_KINDS, MAX_DEPTH, MAX_HUB_FANOUT, plan_corpus
 
 SESSIONS = 260
 SEED = 11

@@ -11,10 +11,11 @@ import polars as pl
 import pytest
 import traitlets
 
-from subagent_catalog import catalog, list_agents_text, list_children, read_corpus
-from subagent_catalog.corpus import Corpus
-from subagent_catalog.widgets import CatalogBrowser, DiagnosticsDashboard
-from subagent_catalog.writer import EventLog, descriptor, header, simple_child_events, write_file, write_session
+from subagent_catalog.catalog import catalog, list_agents_text, list_children
+from subagent_catalog.corpus import read_corpus
+from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.synth.writer import EventLog, descriptor, header, simple_child_events, write_file, write_session
+from subagent_catalog.views.widgets import CatalogBrowser, DiagnosticsDashboard
 
 T0 = 1_780_000_000_000
 XSS = "<img src=x onerror=alert(1)>"
@@ -404,7 +405,7 @@ def test_library_import_loads_no_widget_code() -> None:
         "import sys, tempfile, subagent_catalog\n"
         "c = subagent_catalog.read_corpus(tempfile.mkdtemp())\n"
         "c._repr_html_()\n"
-        "print(sorted(m for m in ('ipywidgets', 'traitlets', 'subagent_catalog.widgets') if m in sys.modules))\n"
+        "print(sorted(m for m in ('ipywidgets', 'traitlets', 'subagent_catalog.views.widgets') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

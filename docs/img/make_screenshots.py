@@ -30,8 +30,8 @@ REPO = Path(__file__).resolve().parents[2]
 FAILING_SOURCE = """\
 import tempfile
 from subagent_catalog import read_corpus
-from subagent_catalog.widgets import CatalogBrowser
-from subagent_catalog.writer import descriptor, header, simple_child_events, write_session
+from subagent_catalog.views.widgets import CatalogBrowser
+from subagent_catalog.synth.writer import descriptor, header, simple_child_events, write_session
 
 root = tempfile.mkdtemp()
 write_session(root, header("run-1", created_at=1_767_225_600_000, cwd="/home/dev/app"), [], "none")

@@ -51,25 +51,20 @@ from typing import Any
 import orjson
 import polars as pl
 
-from subagent_catalog import corpus as corpus_module
-from subagent_catalog.catalog import (
-    CATALOG_EXTRA,
-    DEVIATION_SCHEMA,
-    ROW_SCHEMA,
-    catalog,
-    catalog_descendants,
-    deviations,
-    list_agents_text,
-    list_children,
-    list_descendants,
-)
-from subagent_catalog.corpus import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA, Corpus, read_corpus
+from subagent_catalog.catalog.deviations import deviations
+from subagent_catalog.catalog.listing import list_agents_text, list_children, list_descendants
+from subagent_catalog.catalog.schemas import CATALOG_EXTRA, DEVIATION_SCHEMA, ROW_SCHEMA
+from subagent_catalog.catalog.tables import catalog, catalog_descendants
+from subagent_catalog.corpus import read_corpus
 from subagent_catalog.errors import CatalogError
-from subagent_catalog.events import scan_events
-from subagent_catalog.zstdframes import compress_frame
+from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.events import scan_events
+from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
+from subagent_catalog.read import pool as corpus_module
+from subagent_catalog.read.zstdframes import compress_frame
 from tests.fuzz.mutations import Case, LiveWriterSpec, plaintext, split_lines
 
-PACKAGE_DIR = str(Path(corpus_module.__file__).resolve().parent)
+PACKAGE_DIR = str(Path(corpus_module.__file__).resolve().parent.parent)
 VERDICTS = {"ok", "torn-tail", "prefix", "failed", "skipped"}
 SEVERITIES = {"error", "warning", "info"}
 SCOPES = {"corpus", "file", "entry"}
@@ -481,13 +476,13 @@ def optional_apis() -> dict[str, Callable[..., Any] | None]:
     values are typed optional so a caller can switch one off for a focused check.
     """
     return {
-        "render_report": _api("subagent_catalog.report", "render_report"),
-        "summary_text": _api("subagent_catalog.report", "summary_text"),
-        "run_checks": _api("subagent_catalog.gate", "run_checks"),
-        "format_text": _api("subagent_catalog.gate", "format_text"),
-        "format_markdown": _api("subagent_catalog.gate", "format_markdown"),
-        "format_json": _api("subagent_catalog.gate", "format_json"),
-        "corpus_html": _api("subagent_catalog.display", "corpus_html"),
+        "render_report": _api("subagent_catalog.views.report", "render_report"),
+        "summary_text": _api("subagent_catalog.views.summary_text", "summary_text"),
+        "run_checks": _api("subagent_catalog.views.gate", "run_checks"),
+        "format_text": _api("subagent_catalog.views.gate_format", "format_text"),
+        "format_markdown": _api("subagent_catalog.views.gate_format", "format_markdown"),
+        "format_json": _api("subagent_catalog.views.gate_format", "format_json"),
+        "corpus_html": _api("subagent_catalog.frames.display", "corpus_html"),
     }
 
 

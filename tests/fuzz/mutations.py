@@ -1,7 +1,7 @@
 """Seeded mutations of real-format corpora.
 
 A case is a fresh corpus in a scratch directory: a base (a tree written with
-``subagent_catalog.writer``, a copy of a shared conformance corpus, or a deep
+``subagent_catalog.synth.writer``, a copy of a shared conformance corpus, or a deep
 lineage chain) plus one to a few mutations drawn from :data:`MUTATIONS`:
 
 * bytes: truncation at every byte class (inside the header, inside an event,
@@ -45,9 +45,9 @@ from typing import Any, Literal
 import orjson
 import zstandard
 
-from subagent_catalog.paths import Compression
-from subagent_catalog.writer import EventLog, descriptor, encode_log, header, log_path, write_file
-from subagent_catalog.zstdframes import compress_frame
+from subagent_catalog.read.paths import Compression
+from subagent_catalog.read.zstdframes import compress_frame
+from subagent_catalog.synth.writer import EventLog, descriptor, encode_log, header, log_path, write_file
 
 REPO = Path(__file__).resolve().parents[2]
 CONFORMANCE = Path(

@@ -22,7 +22,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from subagent_catalog.writer import EventLog, descriptor, encode_log, header, log_path, write_file
+from subagent_catalog.synth.writer import EventLog, descriptor, encode_log, header, log_path, write_file
 from tests.fuzz.invariants import check_case, optional_apis, peak_rss
 from tests.fuzz.mutations import FAST, LONG, REPO, Case, FuzzConfig, frame_plaintext, make_case
 

@@ -1,0 +1,232 @@
+"""Session trees of a corpus, with subtree totals.
+
+:func:`build_forest` groups the catalog rows into roots and children with
+totals per subtree; :func:`default_parents` picks the parents a report shows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import polars as pl
+
+from subagent_catalog.analysis.text import LABEL_BOUND, clip
+from subagent_catalog.catalog.collation import collation_key
+from subagent_catalog.catalog.model import Semantics
+from subagent_catalog.catalog.tables import catalog
+from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.read.jsvalue import is_number, js_number, parse_json
+
+DEFAULT_PARENT_CAP = 20
+"""How many parents' ``list_agents`` text the report shows by default."""
+
+
+@dataclass
+class Forest:
+    """The listed sessions as a forest (every session, ordinary forks included).
+
+    Attributes:
+        nodes: one dict per node (short keys, see the template's script):
+            ``i`` id, ``k`` kind (``s`` ordinary session, ``c`` subagent
+            child, ``d`` diagnostic, ``o`` subagent the listing omits, ``g``
+            group), ``m`` mode, ``l`` label, ``r`` reason, ``u`` cause,
+            ``x`` cause detail, ``v`` read verdict when not ``ok``, ``t``
+            created time, ``w`` cwd (root sessions), ``p`` parent node, ``n`` child nodes, ``z``
+            sessions below, ``a`` subagent rows below, ``e`` diagnostics below.
+        roots: the top-level nodes (root sessions, then groups).
+        index: node index by session id.
+    """
+
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    roots: list[int] = field(default_factory=list)
+    index: dict[str, int] = field(default_factory=dict)
+
+
+def _created_key(header: dict[str, Any]) -> float:
+    value = header.get("createdAt")
+    return js_number(value) if is_number(value) else float("inf")
+
+
+def _created_text(header: dict[str, Any]) -> str | None:
+    value = header.get("createdAt")
+    if not is_number(value):
+        return None
+    try:
+        return datetime.fromtimestamp(js_number(value) / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M")
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def build_forest(corpus: Corpus, *, semantics: Semantics = "projection") -> Forest:
+    """Arrange the listed sessions into trees by ``parentSession``.
+
+    Siblings are ordered as upstream orders them (``createdAt``, then
+    ``localeCompare`` of the id). Sessions whose parent is not listed are
+    grouped under a ``parent not listed`` node; sessions on a lineage cycle
+    (reachable from no root) under a ``lineage cycle`` node. Subagents carry
+    their listing row (child or diagnostic) for ``semantics``.
+
+    Raises:
+        CatalogError: ``PERSISTENCE_LIST_FAILED`` when upstream's listing fails.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> build_forest(read_corpus(tempfile.mkdtemp())).nodes
+        []
+    """
+    return forest_of_rows(corpus, catalog(corpus, semantics=semantics))
+
+
+def forest_of_rows(corpus: Corpus, frame: pl.DataFrame) -> Forest:
+    """The forest of a corpus from catalog rows already computed (``catalog(corpus)``)."""
+    rows = frame.filter(pl.col("kind") != "error")
+    by_id = {row["id"]: row for row in rows.iter_rows(named=True)}
+    forest = Forest()
+    headers: list[dict[str, Any]] = []
+    listed = corpus.sessions.filter(pl.col("listed")).sort("list_order")
+    for session in listed.select("session_id", "header_json", "verdict", "list_order").iter_rows(named=True):
+        header = parse_json(session["header_json"])
+        headers.append(header)
+        sid = session["session_id"]
+        node: dict[str, Any] = {"i": clip(sid, LABEL_BOUND), "k": "s", "n": []}
+        if session["verdict"] != "ok":
+            node["v"] = session["verdict"]
+        created = _created_text(header)
+        if created:
+            node["t"] = created
+        if "parentSession" not in header and isinstance(header.get("cwd"), str):
+            node["w"] = clip(header["cwd"], 160)
+        if header.get("origin") == "subagent":
+            row = by_id.get(sid)
+            if row is None:
+                node["k"] = "o"
+            elif row["kind"] == "child":
+                node.update(k="c", m=row["mode"])
+                if row["label"] is not None:
+                    node["l"] = clip(row["label"], LABEL_BOUND)
+            else:
+                node.update(k="d", r=row["reason"], u=row["cause"])
+                if row["cause_detail"]:
+                    node["x"] = clip(row["cause_detail"], 300)
+        forest.index[sid] = len(forest.nodes)
+        forest.nodes.append(node)
+    order: dict[int, tuple[float, tuple[int, ...], int]] = {
+        i: (_created_key(h), collation_key(str(h.get("id", ""))), i) for i, h in enumerate(headers)
+    }
+    groups: dict[str, list[int]] = {}
+    for i, header in enumerate(headers):
+        if "parentSession" not in header:
+            forest.roots.append(i)
+            continue
+        parent = header["parentSession"]
+        at = forest.index.get(parent) if isinstance(parent, str) else None
+        if at == i:
+            continue  # its own parent: reachable from no root, shown under the lineage-cycle group
+        if at is not None:
+            forest.nodes[at]["n"].append(i)
+        else:
+            key = parent if isinstance(parent, str) else json.dumps(parent)
+            groups.setdefault(key, []).append(i)
+    for node in forest.nodes:
+        node["n"].sort(key=order.__getitem__)
+    forest.roots.sort(key=order.__getitem__)
+    for key, members in groups.items():
+        members.sort(key=order.__getitem__)
+        forest.roots.append(_group(forest, f"parent not listed: {clip(key, 200)}", members))
+    seen = _mark(forest, forest.roots)
+    stray = [i for i in range(len(headers)) if i not in seen]
+    if stray:
+        cycle: list[int] = []
+        for i in stray:
+            if i in seen:
+                continue
+            cycle.append(i)
+            seen |= _mark(forest, [i])
+        for i in cycle:
+            parent_of = forest.nodes[i].get("p")
+            if parent_of is not None:
+                forest.nodes[parent_of]["n"].remove(i)
+        forest.roots.append(_group(forest, "lineage cycle (reachable from no root)", cycle))
+    _totals(forest)
+    return forest
+
+
+def _group(forest: Forest, title: str, members: list[int]) -> int:
+    forest.nodes.append({"i": title, "k": "g", "n": list(members)})
+    return len(forest.nodes) - 1
+
+
+def _mark(forest: Forest, starts: Iterable[int]) -> set[int]:
+    """Set parent links from ``starts`` downwards (each node once; breaks cycles)."""
+    seen: set[int] = set()
+    stack: list[tuple[int, int | None]] = [(start, None) for start in starts]
+    while stack:
+        index, parent = stack.pop()
+        if index in seen:
+            continue
+        seen.add(index)
+        node = forest.nodes[index]
+        if parent is not None:
+            node["p"] = parent
+        kids = [kid for kid in node["n"] if kid not in seen]
+        node["n"] = kids
+        stack.extend((kid, index) for kid in kids)
+    return seen
+
+
+def _totals(forest: Forest) -> None:
+    """Fill ``z`` (sessions below), ``a`` (subagent rows below) and ``e`` (diagnostics below)."""
+    order: list[int] = []
+    stack = list(forest.roots)
+    while stack:
+        index = stack.pop()
+        order.append(index)
+        stack.extend(forest.nodes[index]["n"])
+    for index in reversed(order):
+        node = forest.nodes[index]
+        size = agents = damaged = 0
+        for kid in node["n"]:
+            child = forest.nodes[kid]
+            size += child.get("z", 0) + (child["k"] != "g")
+            agents += child.get("a", 0) + (child["k"] in ("c", "d"))
+            damaged += child.get("e", 0) + (child["k"] == "d")
+        if size:
+            node["z"] = size
+        if agents:
+            node["a"] = agents
+        if damaged:
+            node["e"] = damaged
+
+
+def default_parents(
+    corpus: Corpus, *, limit: int = DEFAULT_PARENT_CAP, semantics: Semantics = "projection"
+) -> list[str]:
+    """The parents the report lists by default: root sessions, those with subagents below first.
+
+    Roots are listed sessions whose header names no parent. At most
+    ``limit`` are returned; an empty list when the listing fails.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> default_parents(read_corpus(tempfile.mkdtemp()))
+        []
+    """
+    if corpus.listing_error is not None:
+        return []
+    forest = build_forest(corpus, semantics=semantics)
+    return parents_of_forest(forest, limit)
+
+
+def parents_of_forest(forest: Forest, limit: int) -> list[str]:
+    """The parents a report lists by default: roots with subagents first, at most ``limit``."""
+    roots = [i for i in forest.roots if forest.nodes[i]["k"] != "g"]
+    with_agents = [i for i in roots if forest.nodes[i].get("a")]
+    without = [i for i in roots if not forest.nodes[i].get("a")]
+    ids = {index: sid for sid, index in forest.index.items()}
+    return [ids[i] for i in (with_agents + without)[:limit]]

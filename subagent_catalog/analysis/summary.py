@@ -1,0 +1,116 @@
+"""Counts of a corpus at a glance.
+
+:func:`corpus_summary` gives files, projects, sessions, read verdicts,
+problems, catalog rows by kind and reason, and the time span.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import polars as pl
+
+from subagent_catalog.catalog.model import Semantics
+from subagent_catalog.catalog.tables import catalog
+from subagent_catalog.frames.corpus import Corpus
+
+VERDICT_ORDER = ("ok", "torn-tail", "prefix", "failed", "skipped")
+
+
+SEVERITY_ORDER = ("error", "warning", "info")
+
+
+def _counts(series: pl.Series, order: Sequence[str] = ()) -> dict[str, int]:
+    counted = Counter("(none)" if value is None else str(value) for value in series.to_list())
+    ordered = {key: counted.pop(key) for key in order if key in counted}
+    ordered.update(sorted(counted.items(), key=lambda item: (-item[1], item[0])))
+    return ordered
+
+
+def iso(value: datetime | None) -> str | None:
+    """A UTC datetime as ``YYYY-MM-DD HH:MM:SS UTC`` (``None`` stays ``None``)."""
+    return value.strftime("%Y-%m-%d %H:%M:%S UTC") if value is not None else None
+
+
+def minute(value: datetime | None) -> str | None:
+    """A UTC datetime to the minute (``None`` stays ``None``)."""
+    return value.strftime("%Y-%m-%d %H:%M UTC") if value is not None else None
+
+
+def human_bytes(size: int) -> str:
+    """A byte count in binary units (``1.5 KiB``)."""
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"  # pragma: no cover
+
+
+def corpus_summary(corpus: Corpus, *, semantics: Semantics = "projection") -> dict[str, Any]:
+    """The corpus's headline numbers (what ``summary`` prints and the report shows).
+
+    Keys: ``root``, ``compression``, ``files``, ``listed``, ``projects``,
+    ``subagent_sessions``, ``verdicts``, ``encodings``, ``bytes``,
+    ``first_created``, ``last_activity``, ``descriptors``,
+    ``descriptor_statuses``, ``listing_error``, ``listing_error_path``,
+    ``problems``, ``problem_severities``, ``problem_kinds``, and ``rows``
+    (listing rows by outcome; ``None`` when the listing fails).
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> facts = corpus_summary(read_corpus(tempfile.mkdtemp()))
+        >>> facts["files"], facts["listing_error"], facts["rows"]
+        (0, None, {})
+    """
+    rows = catalog(corpus, semantics=semantics) if corpus.listing_error is None else None
+    return summary_of_rows(corpus, semantics, rows)
+
+
+def summary_of_rows(corpus: Corpus, semantics: Semantics, frame: pl.DataFrame | None) -> dict[str, Any]:
+    """The :func:`corpus_summary` dict from catalog rows already computed (``None``: the listing fails)."""
+    sessions = corpus.sessions
+    listed = sessions.filter(pl.col("listed"))
+    created = sessions["created_at"].drop_nulls()
+    activity = pl.concat([created, sessions["last_event_at"].drop_nulls().cast(created.dtype)])
+    problems = corpus.problems
+    kinds = (
+        problems.group_by("kind", "severity", "scope")
+        .len()
+        .sort(["len", "kind"], descending=[True, False])
+        .rename({"len": "count"})
+        .to_dicts()
+    )
+    rows: dict[str, int] | None = None
+    if frame is not None:
+        listed_rows = frame.filter(pl.col("kind") != "error")
+        outcome = listed_rows.select(
+            pl.when(pl.col("kind") == "child").then(pl.lit("child")).otherwise(pl.col("reason"))
+        )
+        rows = _counts(outcome.to_series(), ("child", "unavailable", "corrupt", "unsupported"))
+    return {
+        "root": corpus.root,
+        "compression": corpus.compression,
+        "semantics": semantics,
+        "files": sessions.height,
+        "listed": listed.height,
+        "projects": sessions["project_dir"].n_unique() if sessions.height else 0,
+        "subagent_sessions": listed.filter(pl.col("origin") == "subagent").height,
+        "verdicts": _counts(sessions["verdict"], VERDICT_ORDER),
+        "encodings": _counts(sessions["encoding"]),
+        "bytes": int(sessions["bytes"].sum() or 0),
+        "first_created": created.min() if created.len() else None,
+        "last_activity": activity.max() if activity.len() else None,
+        "descriptors": corpus.descriptors.height,
+        "descriptor_statuses": _counts(corpus.descriptors["status"], ("valid", "malformed", "unknown-version")),
+        "listing_error": corpus.listing_error,
+        "listing_error_path": corpus.listing_error_path,
+        "problems": problems.height,
+        "problem_severities": _counts(problems["severity"], SEVERITY_ORDER),
+        "problem_kinds": kinds,
+        "rows": rows,
+    }

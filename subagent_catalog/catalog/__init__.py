@@ -1,0 +1,31 @@
+"""Upstream's subagent listing over corpus frames (layer 3: imports ``frames``, ``read``, base).
+
+Owns the listing semantics: the model of nodes by parent (:mod:`.model`),
+how one child resolves (:mod:`.resolve`, projection and trace semantics),
+one parent's rows and the ``list_agents`` text (:mod:`.listing`), every
+parent at once (:mod:`.tables`), where the semantics differ
+(:mod:`.deviations`), ``localeCompare`` collation (:mod:`.collation`) and
+the conformance output format (:mod:`.conformance`). Everything here is
+pure: frames in, frames out, row order by explicit sorts.
+"""
+
+from subagent_catalog.catalog.deviations import deviations
+from subagent_catalog.catalog.listing import (
+    children_rows,
+    descendant_rows,
+    list_agents_text,
+    list_children,
+    list_descendants,
+)
+from subagent_catalog.catalog.tables import catalog, catalog_descendants
+
+__all__ = [
+    "catalog",
+    "catalog_descendants",
+    "children_rows",
+    "descendant_rows",
+    "deviations",
+    "list_agents_text",
+    "list_children",
+    "list_descendants",
+]

@@ -1,0 +1,94 @@
+"""The conformance output: one JSON line per parent, as upstream printed it.
+
+Parents are every listed session id plus every ``parentSession`` value a
+listed header names (as the JSON value it is). A failing listing prints only
+``{"corpus_error": ...}``; a failing call prints ``{"error": {...}}`` in
+place of each value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from subagent_catalog.catalog.listing import children_rows, descendant_rows, render_list_agents
+from subagent_catalog.catalog.model import Semantics, build_model
+from subagent_catalog.errors import CatalogError
+from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.read.jsvalue import json_text as stringify
+from subagent_catalog.read.paths import MISSING
+
+
+def json_text(value: Any) -> str:
+    """``JSON.stringify``: UTF-8 text, lone surrogates escaped as ``\\udXXX``.
+
+    Examples:
+        >>> json_text({"a": [1, "x"]})
+        '{"a":[1,"x"]}'
+    """
+    return stringify(value)
+
+
+def all_parents(corpus: Corpus) -> list[Any]:
+    """Every listed id, then every distinct ``parentSession`` value named by a header.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> all_parents(read_corpus(tempfile.mkdtemp()))
+        []
+    """
+    model = build_model(corpus)
+    parents: list[Any] = []
+    seen: set[str] = set()
+    for node in model.nodes:
+        key = json_text(node.id)
+        if key not in seen:
+            seen.add(key)
+            parents.append(node.id)
+    for node in model.nodes:
+        value = node.header.get("parentSession", MISSING)
+        if value is MISSING:
+            continue
+        key = json_text(value)
+        if key not in seen:
+            seen.add(key)
+            parents.append(value)
+    return parents
+
+
+def _error(error: CatalogError) -> dict[str, Any]:
+    return {"error": {"code": error.code, "message": error.message}}
+
+
+def conformance_lines(
+    corpus: Corpus, parents: list[Any] | None, *, semantics: Semantics = "projection"
+) -> Iterator[str]:
+    """Yield the conformance output lines for a corpus.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> list(conformance_lines(read_corpus(tempfile.mkdtemp()), None))
+        []
+    """
+    try:
+        chosen = all_parents(corpus) if parents is None else parents
+    except CatalogError as error:
+        yield json_text({"corpus_error": error.message})
+        return
+    for parent in chosen:
+        line: dict[str, Any] = {"parent": parent}
+        try:
+            children = children_rows(corpus, parent, semantics=semantics)
+            line["children"] = [row.upstream() for row in children]
+            line["list_agents_children"] = render_list_agents(children, scope="children")
+        except CatalogError as error:
+            line["children"] = line["list_agents_children"] = _error(error)
+        try:
+            descendants = descendant_rows(corpus, parent, semantics=semantics)
+            line["descendants"] = [row.upstream() for row in descendants]
+            line["list_agents_descendants"] = render_list_agents(descendants, scope="descendants")
+        except CatalogError as error:
+            line["descendants"] = line["list_agents_descendants"] = _error(error)
+        yield json_text(line)

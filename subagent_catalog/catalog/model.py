@@ -1,0 +1,238 @@
+"""The catalog's input model: one node per session file, indexed by parent.
+
+:func:`build_model` turns a corpus's frames into :class:`Node` records (the
+listed header, the read verdict, the identity fold) grouped by
+``parentSession``, and :class:`Row` is one upstream listing row with the
+audit columns. Anything that gives a corpus (:class:`ToCorpus`, e.g. an
+opened archive) is accepted through :func:`as_corpus`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import polars as pl
+
+from subagent_catalog.catalog.collation import collation_key
+from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.read.jsvalue import (
+    is_number,
+    js_number,
+    js_string,
+    parse_json,
+)
+from subagent_catalog.read.paths import MISSING
+
+Semantics = Literal["projection", "trace"]
+
+
+Scope = Literal["children", "descendants"]
+
+
+LiveStatus = Literal["running", "idle"]
+
+
+Reason = Literal["corrupt", "unsupported", "unavailable"]
+
+
+LIFECYCLE_KEYS = ("version", "id", "createdAt", "cwd", "parentSession", "seedLength", "delegationDepth")
+
+
+BACKEND_CAUSES = frozenset(
+    {
+        "header-missing",
+        "header-not-json",
+        "header-not-session",
+        "header-retired-fields",
+        "foreign-format-version",
+        "unparsable-line-before-turn-end",
+        "seq-gap-before-turn-end",
+        "null-record",
+        "zstd-structure",
+        "zstd-frame-damage",
+        "zstd-header-frame",
+        "zstd-torn-record-in-complete-frame",
+        "io-error",
+        "unstable-file",
+        "file-too-large",
+        "plaintext-too-large",
+        "unknown-event-type",
+    }
+)
+
+
+@dataclass
+class Node:
+    """One listed session, as the catalog sees it."""
+
+    id: str
+    header: dict[str, Any]
+    row: dict[str, Any]
+    order: int
+    created: float
+    provider: str | None
+    descriptors: list[tuple[int, str, str | None]]
+
+    @property
+    def origin_subagent(self) -> bool:
+        """Whether the header says ``origin: "subagent"``."""
+        return self.header.get("origin") == "subagent"
+
+
+@dataclass
+class Row:
+    """One upstream listing entry plus its audit facts."""
+
+    kind: Literal["child", "diagnostic"]
+    id: str
+    mode: str | None = None
+    label: str | None = None
+    activity: str | None = None
+    has_children: bool | None = None
+    reason: Reason | None = None
+    parent: Any = MISSING
+    depth: int | None = None
+    cause: str | None = None
+    cause_detail: str | None = None
+    verdict: str | None = None
+    descriptor_seq: int | None = None
+    identity_from_seed: bool | None = None
+    provider: str | None = None
+    created_at_ms: int | None = None
+    path: str | None = None
+    semantics: str = "projection"
+
+    def upstream(self) -> dict[str, Any]:
+        """The row as upstream's object (``label`` omitted when absent)."""
+        out: dict[str, Any]
+        if self.kind == "child":
+            out = {"kind": "child", "id": self.id, "mode": self.mode}
+            if self.label is not None:
+                out["label"] = self.label
+            out["activity"] = self.activity
+            out["hasChildren"] = self.has_children
+        else:
+            out = {"kind": "diagnostic", "id": self.id, "reason": self.reason}
+        if self.parent is not MISSING:
+            out["parentId"] = self.parent
+            out["depth"] = self.depth
+        return out
+
+    def frame_row(self) -> dict[str, Any]:
+        """The row as a frame record (upstream fields plus audit columns)."""
+        return {
+            "kind": self.kind,
+            "id": self.id,
+            "mode": self.mode,
+            "label": self.label,
+            "activity": self.activity,
+            "hasChildren": self.has_children,
+            "reason": self.reason,
+            "parentId": None if self.parent is MISSING else js_string(self.parent),
+            "depth": self.depth,
+            "cause": self.cause,
+            "cause_detail": self.cause_detail,
+            "verdict": self.verdict,
+            "descriptor_seq": self.descriptor_seq,
+            "identity_from_seed": self.identity_from_seed,
+            "provider": self.provider,
+            "created_at_ms": self.created_at_ms,
+            "path": self.path,
+            "semantics": self.semantics,
+        }
+
+
+def sort_key(value: Any) -> Any:
+    """A dict key with JavaScript ``Map`` (SameValueZero) identity for JSON values."""
+    if isinstance(value, (dict, list)):
+        return ("object", id(value))
+    if is_number(value):
+        return ("number", js_number(value))
+    return (type(value).__name__, value)
+
+
+class ToCorpus(Protocol):
+    """Anything that can give a :class:`Corpus` (an opened archive, for instance)."""
+
+    def to_corpus(self) -> Corpus:
+        """The corpus frames."""
+
+
+CorpusSource = Corpus | ToCorpus
+
+
+def as_corpus(source: CorpusSource) -> Corpus:
+    """The corpus behind a source (a Corpus itself, or an object with ``to_corpus()``).
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> c = read_corpus(tempfile.mkdtemp())
+        >>> as_corpus(c) is c
+        True
+    """
+    return source if isinstance(source, Corpus) else source.to_corpus()
+
+
+@dataclass
+class Model:
+    """The listed corpus, indexed for listing calls (built once per corpus)."""
+
+    nodes: list[Node]
+    by_id: dict[str, Node]
+    children: dict[Any, list[Node]] = field(default_factory=dict)
+    subagent_parents: set[str] = field(default_factory=set)
+
+
+def build_model(source: CorpusSource) -> Model:
+    """Index the listed sessions of a corpus (raises when upstream's listing fails).
+
+    Raises:
+        CatalogError: ``PERSISTENCE_LIST_FAILED`` when upstream's list() fails.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> build_model(read_corpus(tempfile.mkdtemp())).nodes
+        []
+    """
+    corpus = as_corpus(source)
+    cached = getattr(corpus, "_model", None)
+    if isinstance(cached, Model):
+        return cached
+    corpus.require_listing()
+    last_descriptor: dict[str, str | None] = {}
+    descriptors: dict[str, list[tuple[int, str, str | None]]] = {}
+    frame = corpus.descriptors.select("path", "seq", "status", "provider", "is_last", "reason")
+    for path, seq, status, provider, is_last, reason in frame.iter_rows():
+        descriptors.setdefault(path, []).append((seq, status, reason))
+        if is_last:
+            last_descriptor[path] = provider
+    nodes: list[Node] = []
+    listed = corpus.sessions.filter(pl.col("listed")).sort("list_order")
+    for row in listed.iter_rows(named=True):
+        header = parse_json(row["header_json"])
+        nodes.append(
+            Node(
+                id=header["id"],
+                header=header,
+                row=row,
+                order=row["list_order"],
+                created=js_number(header["createdAt"]),
+                provider=last_descriptor.get(row["path"]),
+                descriptors=descriptors.get(row["path"], []),
+            )
+        )
+    model = Model(nodes=nodes, by_id={node.id: node for node in nodes})
+    for node in nodes:
+        parent = node.header.get("parentSession", MISSING)
+        if parent is MISSING:
+            continue
+        model.children.setdefault(sort_key(parent), []).append(node)
+        if node.origin_subagent and isinstance(parent, str):
+            model.subagent_parents.add(parent)
+    for siblings in model.children.values():
+        siblings.sort(key=lambda n: (n.created, collation_key(n.id)))
+    object.__setattr__(corpus, "_model", model)
+    return model

@@ -1,0 +1,342 @@
+"""Assembly of the corpus frames from a walk and per-file facts (no log I/O).
+
+:func:`assemble` turns a :class:`~subagent_catalog.read.discover.Discovery`
+and one :class:`~subagent_catalog.read.logread.LogFacts` per file into the
+``sessions``, ``descriptors`` and ``problems`` frames, applying upstream's
+corpus-wide rules (stored identity, duplicate ids, mixed encodings, per-id
+lookups) that no single file can decide.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import polars as pl
+
+from subagent_catalog.frames.corpus import Corpus, facts_events
+from subagent_catalog.frames.schemas import (
+    DESCRIPTOR_SCHEMA,
+    EVENT_SCHEMA,
+    LISTING_FATAL_KINDS,
+    PROBLEM_SCHEMA,
+    SESSION_SCHEMA,
+)
+from subagent_catalog.read.discover import Discovery, SessionFile
+from subagent_catalog.read.jsvalue import clean_row, is_safe_integer, js_number, json_text
+from subagent_catalog.read.logread import LogFacts
+from subagent_catalog.read.paths import (
+    MISSING,
+    Compression,
+    PathIdentityError,
+    encode_segment,
+    log_name,
+    project_dir_name,
+)
+
+
+def _json_text(value: Any) -> str | None:
+    return None if value is MISSING else json_text(value, nonfinite="roundtrip")
+
+
+def _safe_int(value: Any) -> int | None:
+    return int(value) if is_safe_integer(value) else None
+
+
+def _expected_log_path(root: str, meta: dict[str, Any], compression: Compression) -> str:
+    project = project_dir_name(meta.get("cwd", MISSING))
+    return os.path.join(root, project, encode_segment(meta["id"]), log_name(compression))
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.exists(b) and os.path.realpath(a) == os.path.realpath(b)
+    except OSError:
+        return False
+
+
+def identity_error(root: str, path: str, meta: dict[str, Any], compression: Compression) -> str | None:
+    """Upstream's ``assertStoredIdentity`` for a listed header, as a message.
+
+    Examples:
+        >>> identity_error("/r", "/r/_no-cwd/a/session.jsonl", {"id": "a"}, "none") is None
+        True
+        >>> identity_error("/r", "/r/_no-cwd/a/session.jsonl", {"id": "b"}, "none")
+        'corrupt session log "/r/_no-cwd/a/session.jsonl": header id "b" and cwd identify "/r/_no-cwd/b/session.jsonl"'
+    """
+    try:
+        expected = _expected_log_path(root, meta, compression)
+    except (PathIdentityError, TypeError) as error:
+        return f'corrupt session log "{path}": header id cannot name a storage path ({error})'
+    if path == expected or _same_file(path, expected):
+        return None
+    return f'corrupt session log "{path}": header id "{meta["id"]}" and cwd identify "{expected}"'
+
+
+def assemble(
+    found: Discovery, facts_list: list[LogFacts], *, jobs: int | None = None, want_events: bool = False
+) -> Corpus:
+    """Build the corpus frames from a walk and per-file facts (no log I/O).
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.read.discover import discover
+        >>> assemble(discover(tempfile.mkdtemp(), "none"), []).listing_error is None
+        True
+    """
+    sessions: list[dict[str, Any]] = []
+    descriptors: list[dict[str, Any]] = []
+    problems: list[dict[str, Any]] = []
+    listing_errors: list[tuple[int, str, str]] = []
+    for entry in found.entries:
+        problems.append(
+            {
+                "scope": "corpus" if entry.fails_listing else "entry",
+                "kind": entry.kind,
+                "severity": entry.severity,
+                "fails_listing": entry.fails_listing,
+                "path": display_path(entry.path),
+                "path_bytes": os.fsencode(entry.path),
+                "message": entry.message,
+            }
+        )
+        if entry.fails_listing:
+            listing_errors.append((0, entry.message, entry.path))
+    seen_ids: dict[str, str] = {}
+    for order, (file, facts) in enumerate(zip(found.files, facts_list, strict=True)):
+        row = _session_row(found, file, facts, order)
+        meta = facts.list_meta
+        if facts.list_error is not None:
+            listing_errors.append((1, facts.list_error, file.path))
+        elif meta is not None:
+            mismatch = identity_error(found.root, file.path, meta, found.compression)
+            if mismatch is not None:
+                row["list_error"], row["listed"] = mismatch, False
+                listing_errors.append((1, mismatch, file.path))
+                problems.append(
+                    _problem("corpus", "identity-mismatch", "error", True, file.path, meta["id"], mismatch, 1)
+                )
+            elif meta["id"] in seen_ids:
+                message = f'duplicate JSONL session id "{meta["id"]}" appears in multiple project directories'
+                row["list_error"], row["listed"] = message, False
+                listing_errors.append((1, message, file.path))
+                problems.append(_problem("corpus", "duplicate-id", "error", True, file.path, meta["id"], message, 1))
+            else:
+                seen_ids[meta["id"]] = file.path
+        sessions.append(row)
+        session_id = row["session_id"]
+        for record in facts.problems:
+            problems.append(
+                _problem(
+                    "corpus" if record.kind in LISTING_FATAL_KINDS else "file",
+                    record.kind,
+                    record.severity,
+                    record.kind in LISTING_FATAL_KINDS,
+                    file.path,
+                    session_id,
+                    record.message,
+                    record.line,
+                    record.offset,
+                )
+            )
+        seed = _seed_length(facts)
+        last_seq = facts.descriptors[-1].seq if facts.descriptors else None
+        for d in facts.descriptors:
+            descriptors.append(
+                {
+                    "session_id": session_id,
+                    "path": file.path,
+                    "seq": d.seq,
+                    "time_ms": d.time,
+                    "in_seed": d.seq < seed,
+                    "is_last": d.seq == last_seq,
+                    "payload": d.payload,
+                    "valid": d.status == "valid",
+                    "status": d.status,
+                    "reason": d.reason,
+                    "version": d.version,
+                    "mode": d.mode,
+                    "provider": d.provider,
+                    "label": d.label,
+                    "agent_provider": d.agent_provider,
+                    "agent_model": d.agent_model,
+                    "persona": d.persona,
+                    "tool_allow": d.tool_allow,
+                    "tool_deny": d.tool_deny,
+                }
+            )
+    if found.compression and _mixed_encodings(found):
+        problems.append(
+            _problem(
+                "corpus",
+                "mixed-encodings",
+                "error",
+                True,
+                found.root,
+                None,
+                "the root holds logs of both encodings; upstream refuses it in either mode",
+                None,
+            )
+        )
+    _lookup_errors(found, sessions)
+    listing_errors.sort(key=lambda item: item[0])
+    error = listing_errors[0] if listing_errors else None
+    events_frame = None
+    if want_events:
+        frames = []
+        for item in facts_list:
+            frames.append(facts_events(item))
+            item.events_ipc = item.events = None  # one copy of the events at a time
+        events_frame = pl.concat(frames, rechunk=False) if frames else pl.DataFrame(schema=EVENT_SCHEMA)
+    return Corpus(
+        root=found.root,
+        compression=found.compression,
+        sessions=_frame(sessions, SESSION_SCHEMA),
+        descriptors=_frame(descriptors, DESCRIPTOR_SCHEMA),
+        problems=_frame(problems, PROBLEM_SCHEMA),
+        listing_error=error[1] if error else None,
+        listing_error_path=error[2] if error else None,
+        _events=events_frame,
+        _jobs=jobs,
+        _sources=[f.source for f in found.files],
+    )
+
+
+def display_path(path: str) -> str:
+    r"""A path as text: bytes that are not UTF-8 shown as ``\xNN`` (distinct, unlike U+FFFD).
+
+    Examples:
+        >>> display_path(os.fsdecode(b"/r/a\x80"))
+        '/r/a\\x80'
+    """
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def _frame(rows: list[dict[str, Any]], schema: dict[str, Any]) -> pl.DataFrame:
+    if not rows:
+        return pl.DataFrame(schema=schema)
+    return pl.DataFrame([clean_row(row) for row in rows], schema=schema)
+
+
+def _mixed_encodings(found: Discovery) -> bool:
+    return any(entry.kind == "encoding-mismatch" for entry in found.entries) and bool(found.files)
+
+
+def _problem(
+    scope: str,
+    kind: str,
+    severity: str,
+    fails: bool,
+    path: str,
+    session_id: str | None,
+    message: str,
+    line: int | None,
+    offset: int | None = None,
+) -> dict[str, Any]:
+    return {
+        "scope": scope,
+        "kind": kind,
+        "severity": severity,
+        "fails_listing": fails,
+        "path": display_path(path),
+        "path_bytes": os.fsencode(path),
+        "session_id": session_id,
+        "line": line,
+        "offset": offset,
+        "message": message,
+    }
+
+
+def _seed_length(facts: LogFacts) -> int:
+    meta = facts.read_meta or facts.list_meta or {}
+    value = meta.get("seedLength", 0)
+    return int(value) if is_safe_integer(value) else 0
+
+
+def _session_row(found: Discovery, file: SessionFile, facts: LogFacts, order: int) -> dict[str, Any]:
+    meta = facts.list_meta if facts.list_meta is not None else facts.read_meta
+    header: dict[str, Any] = meta or {}
+    created = header.get("createdAt")
+    verdict = facts.verdict if facts.list_meta is not None else "skipped"
+    valid = sum(1 for d in facts.descriptors if d.status == "valid")
+    seed = _seed_length(facts)
+    return {
+        "list_order": order,
+        "session_id": header.get("id") if isinstance(header.get("id"), str) else None,
+        "path": display_path(file.path),
+        "path_bytes": os.fsencode(file.path),
+        "project_dir": file.project_dir,
+        "session_dir": file.session_dir,
+        "encoding": found.compression,
+        "bytes": file.size,
+        "mtime": file.mtime_ns,
+        "listed": facts.list_meta is not None and facts.list_error is None,
+        "list_skip": facts.list_skip,
+        "list_error": facts.list_error,
+        "version": js_number(header["version"]) if "version" in header else None,
+        "created_at_ms": _safe_int(created),
+        "created_at": _safe_int(created),
+        "cwd": header.get("cwd") if isinstance(header.get("cwd"), str) else None,
+        "parent_session": header.get("parentSession") if isinstance(header.get("parentSession"), str) else None,
+        "origin": header.get("origin") if isinstance(header.get("origin"), str) else None,
+        "seed_length": _safe_int(header.get("seedLength")),
+        "delegation_depth": _safe_int(header.get("delegationDepth")),
+        "agent_preset": header.get("agentPreset") if isinstance(header.get("agentPreset"), str) else None,
+        "header_json": _json_text(meta) if meta is not None else None,
+        "verdict": verdict,
+        "read_cause": facts.read_cause,
+        "read_message": facts.read_message,
+        "read_line": facts.read_line,
+        "read_offset": facts.read_offset,
+        "read_header_json": _json_text(facts.read_meta) if facts.read_meta is not None else None,
+        "event_count": facts.event_count,
+        "first_event_ms": facts.first_time,
+        "last_event_ms": facts.last_time,
+        "first_event_at": facts.first_time,
+        "last_event_at": facts.last_time,
+        "closers": facts.closers,
+        "descriptor_count": len(facts.descriptors),
+        "valid_descriptor_count": valid,
+        "last_descriptor_seq": facts.descriptors[-1].seq if facts.descriptors else None,
+        "last_descriptor_status": facts.descriptors[-1].status if facts.descriptors else None,
+        "identity_mode": facts.identity_mode,
+        "identity_label": facts.identity_label,
+        "identity_seq": facts.identity_seq,
+        "identity_from_seed": (facts.identity_seq < seed) if facts.identity_seq is not None else None,
+        "identity_cause": facts.identity_cause,
+        "identity_detail": facts.identity_detail,
+        "unit_failure": facts.unit_failure,
+        "unit_failure_live": facts.unit_failure_live,
+        "lookup_error": None,
+    }
+
+
+def _lookup_errors(found: Discovery, sessions: list[dict[str, Any]]) -> None:
+    """Upstream's per-id ``findLog``: a listed id whose lookup throws reads as unavailable."""
+    own = log_name(found.compression)
+    projects = sorted(found.project_names, key=os.fsencode)
+    for row in sessions:
+        if not row["listed"] or row["session_id"] is None:
+            continue
+        encoded = encode_segment(row["session_id"])
+        matches = 0
+        for project in projects:
+            names = found.project_names[project]
+            for suffix in (".jsonl.zstd", ".jsonl"):
+                if encoded + suffix in names:
+                    row["lookup_error"] = (
+                        f"session artifact {os.path.join(found.root, project, encoded + suffix)!r} "
+                        "uses the unsupported flat-file layout"
+                    )
+            if encoded in names:
+                own_dir = project == row["project_dir"] and encoded == row["session_dir"]
+                entry = os.path.join(found.root, project, encoded)
+                if not own_dir and os.path.lexists(entry) and not os.path.isdir(entry):
+                    # upstream opens <entry>/session.jsonl: ENOTDIR is not "absent", the lookup throws
+                    row["lookup_error"] = f"{entry!r} is not a directory (ENOTDIR while looking up the log)"
+                elif own_dir or os.path.exists(os.path.join(entry, own)):
+                    matches += 1
+        if row["lookup_error"] is None and matches > 1:
+            row["lookup_error"] = (
+                f'duplicate JSONL session id "{row["session_id"]}" appears in multiple project directories'
+            )

@@ -1,0 +1,124 @@
+""":class:`Corpus`: the frames of one read session root, plus what the catalog needs."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from subagent_catalog.errors import CatalogError
+from subagent_catalog.frames.display import corpus_html
+from subagent_catalog.frames.schemas import EVENT_SCHEMA
+from subagent_catalog.progress import quiet
+from subagent_catalog.read.jsvalue import frame_text
+from subagent_catalog.read.logread import LogFacts
+from subagent_catalog.read.paths import (
+    Compression,
+)
+from subagent_catalog.read.pool import read_all
+
+
+@dataclass
+class Corpus:
+    """A read corpus: frames plus what the catalog needs.
+
+    Attributes:
+        root: the root as given.
+        compression: the encoding the root was read as.
+        sessions: one row per session log file, in upstream ``list()`` order.
+        descriptors: one row per ``subagent/descriptor`` event.
+        problems: one row per thing wrong (corpus-level and per file).
+        listing_error: the message upstream's whole listing fails with, if it does.
+        listing_error_path: the file behind ``listing_error``.
+    """
+
+    root: str
+    compression: Compression
+    sessions: pl.DataFrame
+    descriptors: pl.DataFrame
+    problems: pl.DataFrame
+    listing_error: str | None = None
+    listing_error_path: str | None = None
+    _events: pl.DataFrame | None = field(default=None, repr=False)
+    _jobs: int | None = field(default=None, repr=False)
+    _sources: list[str] | None = field(default=None, repr=False)
+
+    def log_sources(self, *, sessions: Iterable[str] | None = None) -> list[str]:
+        """Exact paths of the logs to read for events (skipped headers excluded), in list order.
+
+        File names that are not UTF-8 are exact here (the frames' ``path``
+        column shows them with U+FFFD; ``path_bytes`` holds the bytes).
+
+        Examples:
+            >>> from subagent_catalog.corpus import read_corpus
+            >>> import tempfile
+            >>> read_corpus(tempfile.mkdtemp()).log_sources()
+            []
+        """
+        frame = self.sessions.with_row_index("_row")
+        frame = frame.filter(pl.col("verdict") != "skipped")
+        if sessions is not None:
+            frame = frame.filter(pl.col("session_id").is_in(list(sessions)))
+        frame = frame.sort("list_order")
+        if self._sources is not None:
+            return [self._sources[row] for row in frame["_row"].to_list()]
+        return [
+            os.fsdecode(raw) if raw is not None else path
+            for raw, path in frame.select("path_bytes", "path").iter_rows()
+        ]
+
+    @property
+    def events(self) -> pl.DataFrame:
+        """Every event of every readable log (loaded on first use).
+
+        Packed chunk rows appear expanded as the ``assistant/chunk`` events
+        they stand for; closers upstream synthesises are not included.
+        """
+        if self._events is None:
+            paths = self.log_sources()
+            frames = [
+                facts_events(facts)
+                for facts in read_all(paths, self.compression, want_events=True, jobs=self._jobs, progress=quiet)
+            ]
+            self._events = pl.concat(frames, rechunk=False) if frames else pl.DataFrame(schema=EVENT_SCHEMA)
+        return self._events
+
+    def require_listing(self) -> None:
+        """Raise upstream's whole-listing failure, if the corpus has one.
+
+        Raises:
+            CatalogError: code ``PERSISTENCE_LIST_FAILED``.
+        """
+        if self.listing_error is not None:
+            raise CatalogError(
+                "PERSISTENCE_LIST_FAILED",
+                self.listing_error,
+                path=self.listing_error_path,
+                hint="see corpus.problems (fails_listing); upstream lists nothing from this root",
+            )
+
+    def _repr_html_(self) -> str:
+        return str(corpus_html(self))
+
+    def __repr__(self) -> str:
+        listed = int(self.sessions["listed"].sum()) if self.sessions.height else 0
+        state = f"listing fails: {self.listing_error}" if self.listing_error else "listing ok"
+        return (
+            f"Corpus({self.root!r}, {self.compression}, {self.sessions.height} files, {listed} listed, "
+            f"{self.problems.height} problems, {state})"
+        )
+
+
+def facts_events(facts: LogFacts) -> pl.DataFrame:
+    """The events frame of one file's facts.
+
+    Examples:
+        >>> facts_events(LogFacts(size=0)).columns[:3]
+        ['session_id', 'seq', 'time_ms']
+    """
+    if facts.events_ipc is not None:
+        return pl.read_ipc_stream(facts.events_ipc).cast(pl.Schema(EVENT_SCHEMA))
+    rows = [tuple(frame_text(v) if isinstance(v, str) else v for v in row) for row in facts.events or []]
+    return pl.DataFrame(rows, schema=EVENT_SCHEMA, orient="row")

@@ -1,0 +1,272 @@
+"""Rich HTML for notebooks: the ``Corpus`` summary and escaped tables of frames.
+
+Everything here returns a self-contained HTML fragment (inline styles, no
+scripts, nothing fetched) in which every value taken from a corpus is
+HTML-escaped: session ids, labels, paths and messages are untrusted text.
+``Corpus._repr_html_`` (in :mod:`subagent_catalog.frames.corpus`) calls :func:`corpus_html`; the widgets use
+:func:`table_html` and :func:`catalog_html` for their tables.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Iterable, Sequence
+from datetime import date, datetime
+from typing import Any, Protocol
+
+import polars as pl
+
+from subagent_catalog.read.jsvalue import frame_text
+
+MAX_CELL_CHARS = 160
+VERDICTS = ("ok", "torn-tail", "prefix", "failed", "skipped")
+
+_BOX = "font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:13px;line-height:1.4"
+_TABLE = "border-collapse:collapse;margin:4px 0 8px 0;font-size:12px"
+_TH = "text-align:left;padding:2px 8px;border-bottom:1px solid #999;background:#f2f2f2;white-space:nowrap"
+_TD = "text-align:left;padding:2px 8px;border-bottom:1px solid #e2e2e2;vertical-align:top;font-family:monospace"
+_BANNER = "border:2px solid #b00020;background:#fdecee;color:#5f0010;padding:6px 10px;margin:4px 0;border-radius:4px"
+_DIAGNOSTIC_ROW = "background:#fff4e5"
+_ERROR_ROW = "background:#fdecee"
+
+
+class CorpusLike(Protocol):
+    """What the corpus summary reads of a corpus (a :class:`~subagent_catalog.frames.corpus.Corpus`)."""
+
+    @property
+    def root(self) -> str:
+        """The corpus's ``root``."""
+
+    @property
+    def compression(self) -> str:
+        """The corpus's ``compression``."""
+
+    @property
+    def sessions(self) -> pl.DataFrame:
+        """The corpus's ``sessions``."""
+
+    @property
+    def problems(self) -> pl.DataFrame:
+        """The corpus's ``problems``."""
+
+    @property
+    def listing_error(self) -> str | None:
+        """The corpus's ``listing_error``."""
+
+    @property
+    def listing_error_path(self) -> str | None:
+        """The corpus's ``listing_error_path``."""
+
+
+def escape(value: Any) -> str:
+    """A value as escaped HTML text (``None`` shows as an empty string).
+
+    Lone surrogates (possible in JavaScript strings) become U+FFFD so the
+    result is always valid UTF-8.
+
+    Examples:
+        >>> escape('<b id="x">&</b>')
+        '&lt;b id=&quot;x&quot;&gt;&amp;&lt;/b&gt;'
+        >>> escape(None), escape(3)
+        ('', '3')
+    """
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else _plain(value)
+    return html.escape(frame_text(text) or "", quote=True)
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M:%S")
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_plain(item) for item in value)
+    if isinstance(value, pl.Series):
+        return ", ".join(_plain(item) for item in value.to_list())
+    return str(value)
+
+
+def _cell(value: Any) -> str:
+    text = "" if value is None else value if isinstance(value, str) else _plain(value)
+    if len(text) > MAX_CELL_CHARS:
+        return f'<span title="{escape(text)}">{escape(text[: MAX_CELL_CHARS - 1])}…</span>'
+    return escape(text)
+
+
+def table_html(
+    frame: pl.DataFrame,
+    *,
+    max_rows: int = 50,
+    columns: Sequence[str] | None = None,
+    caption: str | None = None,
+    row_styles: Sequence[str] | None = None,
+) -> str:
+    """An escaped HTML table of a frame's first rows.
+
+    Args:
+        frame: any Polars frame.
+        max_rows: rows shown; a note says how many more there are.
+        columns: the columns to show (default: all).
+        caption: a heading shown above the table (escaped).
+        row_styles: a CSS ``style`` per shown row (optional).
+
+    Examples:
+        >>> html_text = table_html(pl.DataFrame({"id": ["<x>"], "n": [1]}))
+        >>> "&lt;x&gt;" in html_text and "<x>" not in html_text
+        True
+        >>> "2 more rows" in table_html(pl.DataFrame({"n": [1, 2, 3]}), max_rows=1)
+        True
+    """
+    names = list(columns) if columns is not None else frame.columns
+    shown = frame.select(names).head(max_rows) if names else frame.head(0)
+    parts = [f'<div style="{_BOX}">']
+    if caption is not None:
+        parts.append(f'<div style="font-weight:600;margin-top:6px">{escape(caption)}</div>')
+    if frame.height == 0:
+        parts.append('<div style="color:#666;font-style:italic">(no rows)</div></div>')
+        return "".join(parts)
+    parts.append(f'<table style="{_TABLE}"><thead><tr>')
+    parts.extend(f'<th style="{_TH}">{escape(name)}</th>' for name in names)
+    parts.append("</tr></thead><tbody>")
+    for index, row in enumerate(shown.iter_rows()):
+        style = row_styles[index] if row_styles is not None and index < len(row_styles) else ""
+        parts.append(f'<tr style="{escape(style)}">' if style else "<tr>")
+        parts.extend(f'<td style="{_TD}">{_cell(value)}</td>' for value in row)
+        parts.append("</tr>")
+    parts.append("</tbody></table>")
+    if frame.height > shown.height:
+        parts.append(f'<div style="color:#666">… {frame.height - shown.height} more rows</div>')
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def catalog_html(frame: pl.DataFrame, *, max_rows: int = 50, caption: str | None = None) -> str:
+    """A catalog-style frame (``kind`` column) as a table with diagnostics highlighted.
+
+    Works for the frames of ``list_children``, ``list_descendants``,
+    ``catalog`` and ``catalog_descendants``: upstream's columns come first,
+    then the audit columns ``cause``/``cause_detail``/``verdict``.
+
+    Examples:
+        >>> frame = pl.DataFrame({"kind": ["child", "diagnostic"], "id": ["a", "b"], "reason": [None, "corrupt"]})
+        >>> "#fff4e5" in catalog_html(frame)
+        True
+    """
+    preferred = [
+        "parent",
+        "root",
+        "kind",
+        "id",
+        "mode",
+        "label",
+        "activity",
+        "hasChildren",
+        "reason",
+        "parentId",
+        "depth",
+        "cause",
+        "cause_detail",
+        "verdict",
+    ]
+    columns = [name for name in preferred if name in frame.columns] or frame.columns
+    kinds = frame["kind"].head(max_rows).to_list() if "kind" in frame.columns else []
+    styles = [_DIAGNOSTIC_ROW if kind == "diagnostic" else _ERROR_ROW if kind == "error" else "" for kind in kinds]
+    return table_html(frame, max_rows=max_rows, columns=columns, caption=caption, row_styles=styles)
+
+
+def listing_error_html(corpus: CorpusLike) -> str:
+    """A prominent banner for a corpus whose whole upstream listing fails ("" when it does not).
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> listing_error_html(read_corpus(tempfile.mkdtemp()))
+        ''
+    """
+    if corpus.listing_error is None:
+        return ""
+    where = (
+        f'<div style="font-family:monospace;font-size:12px">file: {escape(corpus.listing_error_path)}</div>'
+        if corpus.listing_error_path
+        else ""
+    )
+    return (
+        f'<div style="{_BOX};{_BANNER}" role="alert">'
+        '<div style="font-weight:700">Upstream listing fails for this corpus (PERSISTENCE_LIST_FAILED)</div>'
+        f'<div style="font-family:monospace;font-size:12px;margin:2px 0">{escape(corpus.listing_error)}</div>'
+        f"{where}"
+        '<div style="font-size:12px">upstream lists nothing from this root; the files, their read verdicts and '
+        "<code>corpus.problems</code> can still be browsed (see the problems with <code>fails_listing</code>).</div>"
+        "</div>"
+    )
+
+
+def _counts(items: Iterable[tuple[str, int]]) -> str:
+    return ", ".join(f"{escape(name)}&nbsp;<b>{count}</b>" for name, count in items) or "none"
+
+
+def corpus_html(corpus: CorpusLike) -> str:
+    """The notebook summary of a corpus: counts, read verdicts, problems by kind, listing status.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> text = corpus_html(read_corpus(tempfile.mkdtemp()))
+        >>> "0 session files" in text and "listing ok" in text
+        True
+    """
+    sessions = corpus.sessions
+    listed = int(sessions["listed"].sum()) if sessions.height else 0
+    subagents = int((sessions["origin"] == "subagent").sum()) if sessions.height else 0
+    verdicts = dict(sessions.group_by("verdict").len().iter_rows()) if sessions.height else {}
+    verdict_items = [(name, int(verdicts[name])) for name in VERDICTS if verdicts.get(name)]
+    verdict_items += [(str(name), int(n)) for name, n in verdicts.items() if name not in VERDICTS]
+    problems = corpus.problems
+    status = (
+        '<span style="color:#b00020;font-weight:700">listing fails</span>'
+        if corpus.listing_error is not None
+        else '<span style="color:#1b5e20">listing ok</span>'
+    )
+    parts = [
+        f'<div style="{_BOX}">',
+        f"<div><b>Corpus</b> <code>{escape(corpus.root)}</code> ({escape(corpus.compression)}) — {status}</div>",
+        listing_error_html(corpus),
+        f"<div>{sessions.height} session files: {listed} listed, {subagents} with origin <code>subagent</code></div>",
+        f"<div>read verdicts: {_counts(verdict_items)}</div>",
+    ]
+    if problems.height:
+        by_kind = (
+            problems.group_by("kind", "severity")
+            .len()
+            .sort(["len", "kind", "severity"], descending=[True, False, False])
+            .rename({"len": "count"})
+        )
+        severities = dict(problems.group_by("severity").len().iter_rows())
+        order = [(name, int(severities[name])) for name in ("error", "warning", "info") if severities.get(name)]
+        parts.append(f"<div>{problems.height} problems: {_counts(order)}</div>")
+        parts.append(table_html(by_kind, max_rows=30, caption="problems by kind"))
+    else:
+        parts.append("<div>no problems</div>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def text_html(text: str, *, caption: str | None = None) -> str:
+    """Preformatted, escaped text (e.g. ``list_agents`` output) under an optional caption.
+
+    Examples:
+        >>> text_html("a [ready] \\u2014 <x>").endswith('>a [ready] — &lt;x&gt;</pre>')
+        True
+    """
+    head = f'<div style="font-weight:600;margin-top:6px">{escape(caption)}</div>' if caption is not None else ""
+    return (
+        f"{head}"
+        '<pre style="margin:2px 0 8px 0;padding:4px 6px;background:#f7f7f7;border:1px solid #ddd;'
+        'white-space:pre-wrap;overflow-wrap:anywhere">'
+        f"{escape(text)}</pre>"
+    )

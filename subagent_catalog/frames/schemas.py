@@ -1,0 +1,116 @@
+"""The columns and types of the corpus frames (``sessions``, ``descriptors``, ``problems``, ``events``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+if TYPE_CHECKING:
+    pass
+
+# Per-file problems that make upstream's whole listing fail (list() reads the header of every log).
+
+
+# Per-file problems that make upstream's whole listing fail (list() reads the header of every log).
+LISTING_FATAL_KINDS = frozenset({"zstd-header-frame", "retired-header-fields", "io-error", "header-too-long"})
+
+
+SESSION_SCHEMA: dict[str, Any] = {
+    "list_order": pl.Int64,
+    "session_id": pl.String,
+    "path": pl.String,
+    "path_bytes": pl.Binary,
+    "project_dir": pl.String,
+    "session_dir": pl.String,
+    "encoding": pl.String,
+    "bytes": pl.Int64,
+    "mtime": pl.Datetime("ns", "UTC"),
+    "listed": pl.Boolean,
+    "list_skip": pl.String,
+    "list_error": pl.String,
+    "version": pl.Float64,
+    "created_at_ms": pl.Int64,
+    "created_at": pl.Datetime("ms", "UTC"),
+    "cwd": pl.String,
+    "parent_session": pl.String,
+    "origin": pl.String,
+    "seed_length": pl.Int64,
+    "delegation_depth": pl.Int64,
+    "agent_preset": pl.String,
+    "header_json": pl.String,
+    "verdict": pl.String,
+    "read_cause": pl.String,
+    "read_message": pl.String,
+    "read_line": pl.Int64,
+    "read_offset": pl.Int64,
+    "read_header_json": pl.String,
+    "event_count": pl.Int64,
+    "first_event_ms": pl.Int64,
+    "last_event_ms": pl.Int64,
+    "first_event_at": pl.Datetime("ms", "UTC"),
+    "last_event_at": pl.Datetime("ms", "UTC"),
+    "closers": pl.Int64,
+    "descriptor_count": pl.Int64,
+    "valid_descriptor_count": pl.Int64,
+    "last_descriptor_seq": pl.Int64,
+    "last_descriptor_status": pl.String,
+    "identity_mode": pl.String,
+    "identity_label": pl.String,
+    "identity_seq": pl.Int64,
+    "identity_from_seed": pl.Boolean,
+    "identity_cause": pl.String,
+    "identity_detail": pl.String,
+    "unit_failure": pl.String,
+    "unit_failure_live": pl.String,
+    "lookup_error": pl.String,
+}
+
+
+DESCRIPTOR_SCHEMA: dict[str, Any] = {
+    "session_id": pl.String,
+    "path": pl.String,
+    "seq": pl.Int64,
+    "time_ms": pl.Int64,
+    "in_seed": pl.Boolean,
+    "is_last": pl.Boolean,
+    "payload": pl.String,
+    "valid": pl.Boolean,
+    "status": pl.String,
+    "reason": pl.String,
+    "version": pl.String,
+    "mode": pl.String,
+    "provider": pl.String,
+    "label": pl.String,
+    "agent_provider": pl.String,
+    "agent_model": pl.String,
+    "persona": pl.String,
+    "tool_allow": pl.List(pl.String),
+    "tool_deny": pl.List(pl.String),
+}
+
+
+PROBLEM_SCHEMA: dict[str, Any] = {
+    "scope": pl.String,
+    "kind": pl.String,
+    "severity": pl.String,
+    "fails_listing": pl.Boolean,
+    "path": pl.String,
+    "path_bytes": pl.Binary,
+    "session_id": pl.String,
+    "line": pl.Int64,
+    "offset": pl.Int64,
+    "message": pl.String,
+}
+
+
+EVENT_SCHEMA: dict[str, Any] = {
+    "session_id": pl.String,
+    "seq": pl.Int64,
+    "time_ms": pl.Int64,
+    "type": pl.String,
+    "turn": pl.Int64,
+    "step": pl.Int64,
+    "ignorable": pl.Boolean,
+    "data": pl.String,
+}

@@ -1,0 +1,293 @@
+"""Walk a session root the way upstream's ``list()`` does.
+
+Upstream lists ``ROOT/<project>/<session>/session.jsonl[.zstd]``: project and
+session directories are real directories (symlinks are not followed when
+listing), names are visited in byte order, and a few layouts make the whole
+listing fail (a flat ``*.jsonl`` file in a project directory, a log of the
+other encoding anywhere). Every other entry is accounted for as ignored.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+
+from subagent_catalog.errors import CorpusRootError
+from subagent_catalog.read.paths import Compression, CompressionOption, log_name, other_compression
+
+
+@dataclass
+class FoundEntry:
+    """A filesystem entry under the root that is not a session log we read."""
+
+    path: str
+    kind: str
+    message: str
+    severity: str = "info"
+    fails_listing: bool = False
+
+
+@dataclass
+class SessionFile:
+    """A session log upstream's ``list()`` would open."""
+
+    path: str
+    project_dir: str
+    session_dir: str
+    regular: bool
+    size: int
+    mtime_ns: int
+    inode: int
+    device: int
+    read_path: str = ""
+
+    @property
+    def source(self) -> str:
+        """The path to open: the log itself, or the in-root target of a symlinked log."""
+        return self.read_path or self.path
+
+
+@dataclass
+class Discovery:
+    """The result of walking a root, in upstream's visiting order."""
+
+    root: str
+    compression: Compression
+    files: list[SessionFile] = field(default_factory=list)
+    entries: list[FoundEntry] = field(default_factory=list)
+    project_names: dict[str, set[str]] = field(default_factory=dict)
+
+
+def _sorted_entries(path: str) -> list[os.DirEntry[str]]:
+    with os.scandir(path) as iterator:
+        return sorted(iterator, key=lambda entry: os.fsencode(entry.name))
+
+
+def _is_real_dir(entry: os.DirEntry[str]) -> bool:
+    return entry.is_dir(follow_symlinks=False)
+
+
+def _describe_kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "directory"
+    if stat.S_ISFIFO(mode):
+        return "fifo"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    return "special file"
+
+
+def _inside(root_real: str, path: str) -> bool:
+    real = os.path.realpath(path)
+    return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
+
+
+def discover(root: str | os.PathLike[str], compression: Compression) -> Discovery:
+    """Walk ``root`` and classify every entry.
+
+    Raises:
+        CorpusRootError: the root is missing, not a directory or unreadable.
+
+    Examples:
+        >>> import tempfile
+        >>> discover(tempfile.mkdtemp(), "none").files
+        []
+    """
+    root_path = os.fspath(root)
+    if not os.path.exists(root_path):
+        raise CorpusRootError(
+            f"corpus root {root_path!r} does not exist",
+            hint="check the path; a root holds <project>/<session>/session.jsonl[.zstd]",
+        )
+    if not os.path.isdir(root_path):
+        raise CorpusRootError(
+            f"corpus root {root_path!r} is not a directory",
+            hint="pass the directory that holds the project directories",
+        )
+    try:
+        top = _sorted_entries(root_path)
+    except OSError as error:
+        raise CorpusRootError(
+            f"corpus root {root_path!r} cannot be read: {error.strerror}", hint="check its permissions"
+        ) from error
+    result = Discovery(root=root_path, compression=compression)
+    root_real = os.path.realpath(root_path)
+    own, other = log_name(compression), log_name(other_compression(compression))
+    for project in top:
+        if not _is_real_dir(project):
+            kind = "symlink" if project.is_symlink() else "file"
+            result.entries.append(
+                FoundEntry(
+                    project.path,
+                    f"ignored-root-{kind}",
+                    f"root-level {kind} is not a project directory; upstream ignores it",
+                )
+            )
+            continue
+        try:
+            inner = _sorted_entries(project.path)
+        except OSError as error:
+            result.entries.append(
+                FoundEntry(
+                    project.path,
+                    "unreadable-directory",
+                    f"cannot list project directory: {error.strerror}",
+                    "error",
+                    True,
+                )
+            )
+            continue
+        result.project_names[project.name] = {entry.name for entry in inner}
+        if not inner:
+            result.entries.append(FoundEntry(project.path, "empty-project-dir", "project directory holds no sessions"))
+        for entry in inner:
+            if entry.name.endswith((".jsonl", ".jsonl.zstd")) and entry.is_file(follow_symlinks=False):
+                result.entries.append(
+                    FoundEntry(
+                        entry.path,
+                        "legacy-flat-file",
+                        f"session artifact {entry.path!r} uses the unsupported flat-file layout "
+                        "(upstream refuses the whole root)",
+                        "error",
+                        True,
+                    )
+                )
+                continue
+            if not _is_real_dir(entry):
+                kind = "symlink" if entry.is_symlink() else "file"
+                result.entries.append(
+                    FoundEntry(
+                        entry.path,
+                        f"ignored-project-{kind}",
+                        f"{kind} in a project directory is not a session directory; upstream ignores it",
+                    )
+                )
+                continue
+            _session_dir(result, project.name, entry, own, other, root_real)
+    return result
+
+
+def _session_dir(
+    result: Discovery, project: str, entry: os.DirEntry[str], own: str, other: str, root_real: str
+) -> None:
+    try:
+        inner = _sorted_entries(entry.path)
+    except OSError as error:
+        result.entries.append(
+            FoundEntry(
+                entry.path, "unreadable-directory", f"cannot list session directory: {error.strerror}", "error", True
+            )
+        )
+        return
+    names = {item.name: item for item in inner}
+    if other in names and not os.path.exists(names[other].path):
+        result.entries.append(
+            FoundEntry(
+                names[other].path,
+                "dangling-symlink",
+                f"{other} is a symlink to nothing (or a loop); upstream treats it as absent",
+            )
+        )
+    elif other in names:
+        result.entries.append(
+            FoundEntry(
+                os.path.join(entry.path, other),
+                "encoding-mismatch",
+                f"session artifact uses {other.removeprefix('session')}, but the root is read as "
+                f"{own.removeprefix('session')} (upstream refuses the whole root)",
+                "error",
+                True,
+            )
+        )
+    for item in inner:
+        if item.name not in (own, other):
+            result.entries.append(
+                FoundEntry(
+                    item.path, "ignored-session-entry", "extra entry in a session directory; upstream ignores it"
+                )
+            )
+    if own not in names:
+        if not inner:
+            result.entries.append(
+                FoundEntry(entry.path, "empty-session-dir", "session directory without a log; upstream ignores it")
+            )
+        elif other not in names:
+            result.entries.append(
+                FoundEntry(
+                    entry.path, "session-dir-without-log", "session directory without a log; upstream ignores it"
+                )
+            )
+        return
+    log = names[own]
+    if log.is_symlink():
+        if not os.path.exists(log.path):
+            result.entries.append(
+                FoundEntry(log.path, "dangling-symlink", "log is a symlink to nothing; upstream treats it as absent")
+            )
+            return
+        if not _inside(root_real, log.path):
+            result.entries.append(
+                FoundEntry(
+                    log.path,
+                    "symlink-outside-root",
+                    "log is a symlink leading outside the root; not followed (upstream would read it)",
+                    "error",
+                    True,
+                )
+            )
+            return
+    try:
+        info = os.stat(log.path)
+    except OSError as error:
+        result.entries.append(
+            FoundEntry(log.path, "unreadable-file", f"cannot stat log: {error.strerror}", "error", True)
+        )
+        return
+    regular = stat.S_ISREG(info.st_mode)
+    if not regular:
+        kind = _describe_kind(info.st_mode)
+        result.entries.append(
+            FoundEntry(
+                log.path,
+                "not-a-regular-file",
+                f"log is a {kind}, not a file (upstream's listing fails or blocks on it)",
+                "error",
+                True,
+            )
+        )
+        return
+    result.files.append(
+        SessionFile(
+            path=log.path,
+            project_dir=project,
+            session_dir=entry.name,
+            regular=regular,
+            size=info.st_size,
+            mtime_ns=info.st_mtime_ns,
+            inode=info.st_ino,
+            device=info.st_dev,
+            read_path=os.path.realpath(log.path),
+        )
+    )
+
+
+def choose_compression(root: str, option: CompressionOption) -> Compression:
+    """The encoding to read a root as: the option, or for ``auto`` the one most of its logs use."""
+    if option != "auto":
+        return option
+    plain = zstd = 0
+    try:
+        for project in os.scandir(root):
+            if not project.is_dir(follow_symlinks=False):
+                continue
+            for session in os.scandir(project.path):
+                if session.is_dir(follow_symlinks=False):
+                    names = set(os.listdir(session.path))
+                    plain += "session.jsonl" in names
+                    zstd += "session.jsonl.zstd" in names
+    except OSError:
+        return "zstd"
+    return "zstd" if zstd > plain else "none" if plain else "zstd"

@@ -1,0 +1,540 @@
+"""Everything the toolkit derives from one session log file, read once.
+
+:func:`read_log_file` is the per-file worker: it reads the bytes, gives
+upstream's ``list()`` verdict on the header, upstream's full-read verdict
+(``ok``, ``torn-tail``, ``prefix`` or ``failed``, with the cause), the
+descriptors, the identity fold and, on request, the events. It is a pure
+function of the file's bytes, so it can run in any worker process and its
+result can be cached by file identity.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from subagent_catalog.read.inspect_migrate import InspectFailure
+from subagent_catalog.read.inspect_rules import validate_cold_read
+from subagent_catalog.read.jsvalue import is_safe_integer, js_number, json_text
+from subagent_catalog.read.limits import (
+    MAX_JS_STRING,
+    MAX_PLAINTEXT_BYTES,
+    MAX_READ_BYTES,
+    PlaintextTooLarge,
+    exceeds_js_string,
+)
+from subagent_catalog.read.paths import Compression
+from subagent_catalog.read.projection import IdentityFold, fold_identity, timing_view_failure
+from subagent_catalog.read.scanner import LogReadError, LogScan, parse_list_header, scan_log
+
+ReadVerdict = Literal["ok", "torn-tail", "prefix", "failed", "skipped"]
+
+
+@dataclass
+class ProblemRecord:
+    """One thing wrong with a file (see the ``problems`` frame)."""
+
+    kind: str
+    message: str
+    line: int | None = None
+    offset: int | None = None
+    severity: Literal["error", "warning", "info"] = "warning"
+
+
+@dataclass
+class DescriptorRecord:
+    """One ``subagent/descriptor`` event and upstream's verdict on it."""
+
+    seq: int
+    time: int | None
+    payload: str
+    status: str
+    reason: str | None
+    version: str | None
+    mode: str | None
+    provider: str | None
+    label: str | None
+    agent_provider: str | None
+    agent_model: str | None
+    persona: str | None
+    tool_allow: list[str] | None
+    tool_deny: list[str] | None
+
+
+@dataclass
+class LogFacts:
+    """Per-file facts (picklable; the unit of caching and parallel work).
+
+    ``list_meta`` is the header as upstream's ``list()`` sees it (``None``
+    when list() skips the file, with ``list_skip`` saying why); ``list_error``
+    is set when this file alone makes upstream's whole listing fail. The
+    ``read_*`` fields describe upstream's full read (``inspect()``).
+    """
+
+    size: int
+    list_meta: dict[str, Any] | None = None
+    list_skip: str | None = None
+    list_error: str | None = None
+    verdict: ReadVerdict = "failed"
+    read_cause: str | None = None
+    read_message: str | None = None
+    read_line: int | None = None
+    read_offset: int | None = None
+    read_meta: dict[str, Any] | None = None
+    event_count: int = 0
+    first_time: int | None = None
+    last_time: int | None = None
+    closers: int = 0
+    descriptors: list[DescriptorRecord] = field(default_factory=list)
+    identity_mode: str | None = None
+    identity_label: str | None = None
+    identity_seq: int | None = None
+    identity_cause: str | None = None
+    identity_detail: str | None = None
+    unit_failure: str | None = None
+    unit_failure_live: str | None = None
+    problems: list[ProblemRecord] = field(default_factory=list)
+    events: list[tuple[Any, ...]] | None = None
+    events_ipc: bytes | None = None
+
+
+def _first_line_plain(data: bytes) -> tuple[bytes | None, str | None]:
+    newline = data.find(b"\n")
+    if newline == -1:
+        return None, ("empty file" if not data else "no complete first line (no newline)")
+    return data[:newline], None
+
+
+def _first_line_zstd(data: bytes) -> tuple[bytes | None, str | None, str | None]:
+    """(line, skip reason, whole-listing error) as upstream's readFirstZstdLine."""
+    import zstandard
+
+    from subagent_catalog.read.zstdframes import ZstdStructureError, decode_frame, scan_frames
+
+    if not data:
+        return None, "empty file", None
+    try:
+        scan = scan_frames(data, max_frames=1)
+    except ZstdStructureError as error:
+        return None, None, f"header frame failed validation: {error}"
+    if not scan.frames:
+        return None, "zstd file cut inside the header frame", None
+    start, end = scan.frames[0]
+    try:
+        plain = decode_frame(data[start:end], budget=MAX_PLAINTEXT_BYTES)
+    except (zstandard.ZstdError, PlaintextTooLarge) as error:
+        return None, None, f"corrupt Zstandard session log: header frame failed validation ({error})"
+    if not plain or plain.find(b"\n") != len(plain) - 1:
+        return None, None, "corrupt Zstandard session log: first frame is not exactly one header line"
+    return plain[:-1], None, None
+
+
+def _list_verdict(facts: LogFacts, data: bytes, compression: Compression) -> None:
+    if compression == "zstd":
+        line, skip, error = _first_line_zstd(data)
+    else:
+        line, skip = _first_line_plain(data)
+        error = None
+    if error is not None:
+        facts.list_error = error
+        facts.problems.append(ProblemRecord("zstd-header-frame", error, line=1, offset=0, severity="error"))
+        return
+    if line is not None and exceeds_js_string(line):
+        # upstream's list() decodes the first line to a string outside any try: the listing fails
+        error = f"the header line ({len(line)} bytes) is longer than the longest JavaScript string"
+        facts.list_error = error
+        facts.problems.append(ProblemRecord("header-too-long", error, line=1, offset=0, severity="error"))
+        return
+    if line is None:
+        facts.list_skip = skip
+        facts.problems.append(ProblemRecord("header-skipped", f"list() skips this file: {skip}", line=1))
+        return
+    try:
+        meta, why = parse_list_header(line)
+    except LogReadError as retired:
+        facts.list_error = str(retired)
+        facts.problems.append(ProblemRecord("retired-header-fields", str(retired), line=1, severity="error"))
+        return
+    if meta is None:
+        facts.list_skip = why
+        facts.problems.append(ProblemRecord("header-skipped", f"list() skips this file: {why}", line=1))
+        return
+    facts.list_meta = meta
+
+
+def _event_row(session_id: str, event: dict[str, Any]) -> tuple[Any, ...]:
+    from subagent_catalog.read.jsvalue import frame_text
+
+    data = event.get("data")
+    turn = step = None
+    if isinstance(data, dict):
+        turn = data.get("turn") if is_safe_integer(data.get("turn")) else None
+        step = data.get("step") if is_safe_integer(data.get("step")) else None
+    time = event.get("time")
+    return (
+        frame_text(session_id),
+        int(event["seq"]),
+        int(time) if is_safe_integer(time) else None,
+        frame_text(event["type"]) if isinstance(event.get("type"), str) else None,
+        int(turn) if turn is not None else None,
+        int(step) if step is not None else None,
+        event.get("ignorable") is True,
+        _dump(data) if "data" in event else None,
+    )
+
+
+def _dump(value: Any) -> str:
+    return json_text(value)
+
+
+def _descriptor_records(events: list[dict[str, Any]]) -> list[DescriptorRecord]:
+    from subagent_catalog.read.descriptor import classify_descriptor
+
+    records = []
+    for event in events:
+        if event.get("type") != "subagent/descriptor":
+            continue
+        verdict = classify_descriptor(event.get("data"))
+        time = event.get("time")
+        records.append(
+            DescriptorRecord(
+                seq=int(event["seq"]),
+                time=int(time) if is_safe_integer(time) else None,
+                payload=_dump(event.get("data")),
+                status=verdict.status,
+                reason=verdict.reason,
+                version=verdict.version,
+                mode=verdict.mode,
+                provider=verdict.provider,
+                label=verdict.label,
+                agent_provider=verdict.agent_provider,
+                agent_model=verdict.agent_model,
+                persona=verdict.persona,
+                tool_allow=verdict.tool_allow,
+                tool_deny=verdict.tool_deny,
+            )
+        )
+    return records
+
+
+def _scan_problems(facts: LogFacts, scan: LogScan, compression: Compression) -> None:
+    if scan.torn_bytes:
+        where = "incomplete final frame" if compression == "zstd" else "final record without newline"
+        facts.problems.append(
+            ProblemRecord(
+                "torn-tail",
+                f"{where}: {scan.torn_bytes} bytes dropped"
+                + (f", {scan.torn_events} events recovered from it" if scan.torn_events else ""),
+                offset=facts.size - scan.torn_bytes if compression == "zstd" else scan.input_bytes - scan.torn_bytes,
+            )
+        )
+    if scan.issue is not None:
+        facts.problems.append(ProblemRecord(scan.issue.kind, scan.issue.message, line=scan.issue.line))
+    for line in scan.unparsable_lines[1:]:
+        facts.problems.append(
+            ProblemRecord("unparsable-line", f"unparsable line {line} (after the prefix ended)", line=line)
+        )
+
+
+def _identity_facts(facts: LogFacts, fold: IdentityFold, dropped_descriptor: bool) -> None:
+    if fold.identity is not None:
+        facts.identity_mode = fold.identity.mode
+        facts.identity_label = fold.identity.label
+        facts.identity_seq = fold.identity.seq
+        return
+    if fold.last is None:
+        facts.identity_cause = "no-descriptor"
+        facts.identity_detail = (
+            "a descriptor line was dropped with the damaged or torn end of the log"
+            if dropped_descriptor
+            else "the log holds no subagent/descriptor event"
+        )
+    elif fold.last.status == "unknown-version":
+        facts.identity_cause = "unknown-descriptor-version"
+        facts.identity_detail = f"last descriptor (seq {fold.last_seq}): {fold.last.reason}"
+    else:
+        facts.identity_cause = "malformed-descriptor"
+        facts.identity_detail = f"last descriptor (seq {fold.last_seq}): {fold.last.reason}"
+
+
+def analyse_log(data: bytes, compression: Compression, *, want_events: bool = False) -> LogFacts:
+    """Derive every per-file fact from a log's bytes.
+
+    Examples:
+        >>> head = b'{"type":"session","version":0,"id":"a","createdAt":1,"delegationDepth":0}\\n'
+        >>> facts = analyse_log(head, "none")
+        >>> facts.verdict, facts.identity_cause
+        ('ok', 'no-descriptor')
+    """
+    facts = LogFacts(size=len(data))
+    _list_verdict(facts, data, compression)
+    try:
+        scan = scan_log(data, compression)
+    except LogReadError as error:
+        facts.verdict = "failed"
+        facts.read_cause = error.cause
+        facts.read_message = str(error)
+        facts.read_line = error.line
+        facts.read_offset = error.offset
+        if facts.list_meta is not None:  # a header list() skips already has its problem row
+            facts.problems.append(
+                ProblemRecord(error.cause, str(error), line=error.line, offset=error.offset, severity="error")
+            )
+        return facts
+    facts.read_meta = scan.meta
+    _scan_problems(facts, scan, compression)
+    session_id = scan.meta["id"]
+    events = scan.events
+    facts.descriptors = _descriptor_records(events)
+    if want_events:
+        facts.events = [_event_row(session_id, event) for event in events]
+    facts.event_count = len(events)
+    times = [e["time"] for e in events if is_safe_integer(e.get("time"))]
+    if times:
+        facts.first_time, facts.last_time = int(min(times)), int(max(times))
+    dropped = (scan.issue is not None or scan.torn_bytes > 0) and b"subagent/descriptor" in _dropped_region(
+        data, scan, compression
+    )
+    # Closers are never descriptors: the identity of the prefix is the identity of the balanced log.
+    _identity_facts(facts, fold_identity(events), dropped)
+    facts.unit_failure_live = timing_view_failure(events)
+    try:
+        balanced = validate_cold_read(scan.meta, events, session_id)
+    except InspectFailure as failure:
+        facts.verdict = "failed"
+        facts.read_cause = failure.cause
+        facts.read_message = str(failure)
+        seq = failure.seq
+        facts.read_line = scan.event_lines[seq] if seq is not None and 0 <= seq < len(scan.event_lines) else None
+        facts.problems.append(ProblemRecord(failure.cause, str(failure), line=facts.read_line, severity="error"))
+        return facts
+    facts.closers = len(balanced) - len(events)
+    if scan.issue is not None:
+        facts.verdict = "prefix"
+    elif scan.torn_bytes:
+        facts.verdict = "torn-tail"
+    else:
+        facts.verdict = "ok"
+    facts.unit_failure = facts.unit_failure_live if len(balanced) == len(events) else timing_view_failure(balanced)
+    return facts
+
+
+def _dropped_region(data: bytes, scan: LogScan, compression: Compression) -> bytes:
+    if compression == "none":
+        return data[scan.committed_bytes :]
+    # zstd: the dropped plaintext is not kept; recover it cheaply for the cause only.
+    from subagent_catalog.read.zstdframes import decode_frame, decode_torn_prefix, scan_frames
+
+    try:
+        frames = scan_frames(data)
+        plain = b"".join(decode_frame(data[s:e], budget=MAX_PLAINTEXT_BYTES) for s, e in frames.frames)
+        if frames.torn_start is not None:
+            plain += decode_torn_prefix(data[frames.torn_start :], budget=MAX_PLAINTEXT_BYTES)
+        return plain[scan.committed_bytes :]
+    except Exception:
+        return b""
+
+
+STABLE_READ_ATTEMPTS = 5
+
+
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+# A directory handle that needs only search permission (Linux ``O_PATH``) and never follows a link.
+_DIR_FLAGS = (
+    (getattr(os, "O_PATH", 0) or os.O_RDONLY)
+    | getattr(os, "O_DIRECTORY", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+_WALK_BY_FD = os.open in os.supports_dir_fd and os.stat in os.supports_dir_fd and bool(getattr(os, "O_NOFOLLOW", 0))
+
+
+class _Location:
+    """Where a log is opened from: its full path, or (exact mode) a directory fd and a name.
+
+    In exact mode the canonical path is walked one component at a time with
+    ``O_NOFOLLOW``, so a directory on the way swapped for a symlink after the
+    walk fails with ``ELOOP`` or ``ENOTDIR`` before anything beyond it is opened.
+    """
+
+    def __init__(self, path: str, *, exact: bool) -> None:
+        self.path = path
+        self.dir_fd: int | None = None
+        self.name = path
+        if exact and _WALK_BY_FD and os.path.isabs(path):
+            head, self.name = os.path.split(path)
+            self.dir_fd = _open_directory_nofollow(head, path)
+
+    def revision(self) -> tuple[int, int, int, int, int]:
+        info = os.stat(self.name, dir_fd=self.dir_fd, follow_symlinks=False)
+        return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+    def read(self) -> tuple[bytes, tuple[int, int]]:
+        """Read a regular file without following a final symlink and without blocking on a FIFO.
+
+        Raises:
+            FileTooLargeError: the file is larger than Node's ``readFile`` reads (only its head is read).
+        """
+        fd = os.open(self.name, _OPEN_FLAGS, dir_fd=self.dir_fd)
+        with os.fdopen(fd, "rb", closefd=True) as handle:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise OSError(errno.EINVAL, "not a regular file", self.path)
+            if info.st_size > MAX_READ_BYTES:
+                raise FileTooLargeError(info.st_size, _read_head(handle))
+            return handle.read(), (info.st_dev, info.st_ino)
+
+    def close(self) -> None:
+        if self.dir_fd is not None:
+            os.close(self.dir_fd)
+            self.dir_fd = None
+
+
+class FileTooLargeError(Exception):
+    """A log larger than ``MAX_READ_BYTES``: upstream's ``readFile`` refuses it; only its head was read."""
+
+    def __init__(self, size: int, head: bytes) -> None:
+        super().__init__(f"file size ({size} bytes) is greater than 2 GiB; upstream's readFile refuses it")
+        self.size = size
+        self.head = head
+
+
+_HEAD_PIECE = 1 << 20
+_ZSTD_MAGIC_BYTES = b"\x28\xb5\x2f\xfd"
+
+
+def _read_head(handle: Any) -> bytes:
+    """The file's first bytes, enough for ``list()``: up to the first newline (plain) or frame (zstd).
+
+    Reads 1 MiB, then doubles, until the first newline or first complete zstd frame is in, at
+    most three bytes per unit of the longest JavaScript string (a longer first line cannot be
+    decoded by upstream anyway).
+    """
+    from subagent_catalog.read.zstdframes import ZstdStructureError, scan_frames
+
+    head = bytearray()
+    want = _HEAD_PIECE
+    while len(head) < 3 * MAX_JS_STRING + 1:
+        piece = handle.read(want - len(head))
+        if not piece:
+            break
+        head += piece
+        if b"\n" in head and not head.startswith(_ZSTD_MAGIC_BYTES):
+            break
+        try:
+            if scan_frames(bytes(head), max_frames=1).frames:
+                break
+        except ZstdStructureError:
+            break
+        want *= 2
+    return bytes(head)
+
+
+def _open_directory_nofollow(directory: str, path: str) -> int:
+    parts = [part for part in directory.split(os.sep) if part]
+    if any(part in (".", "..") for part in parts):
+        raise OSError(errno.EINVAL, "not a canonical path", path)
+    fd = os.open(os.sep, _DIR_FLAGS)
+    try:
+        for part in parts:
+            try:
+                step = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as error:
+                if error.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise OSError(error.errno, f"a directory on the way is not a directory ({part!r})", path) from None
+                raise OSError(error.errno, error.strerror, path) from None
+            os.close(fd)
+            fd = step
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_stable_bytes(path: str, *, exact: bool = False) -> tuple[bytes, bool]:
+    """The file's bytes under upstream's revision-stable loop, and whether they are stable.
+
+    A writer appending between the two stats would give a torn physical
+    read, so the read is retried while the file's revision (device, inode,
+    size, mtime, ctime) changes, at most ``STABLE_READ_ATTEMPTS`` times. The
+    file is opened without following a symlink and without blocking, and
+    must be a regular file (a log swapped for a symlink or a FIFO after the
+    walk is refused, never followed or waited on). With ``exact`` the path
+    must be canonical (as the walk resolved it) and no component of it is
+    followed if it became a symlink: a directory on the way swapped for a
+    symlink is refused before anything beyond it is opened.
+
+    Raises:
+        OSError: the file cannot be opened or read, or is not a regular file.
+
+    Examples:
+        >>> import tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "f")
+        >>> _ = open(path, "wb").write(b"abc")
+        >>> read_stable_bytes(path)
+        (b'abc', True)
+    """
+    location = _Location(path, exact=exact)
+    try:
+        data = b""
+        for _ in range(STABLE_READ_ATTEMPTS):
+            before = location.revision()
+            data, identity = location.read()
+            after = location.revision()
+            if after == before and after[:2] == identity:
+                return data, True
+        return data, False
+    finally:
+        location.close()
+
+
+def read_log_file(
+    path: str, compression: Compression, *, want_events: bool = False, exact_path: bool = False
+) -> LogFacts:
+    """Read one log file (never written to) and derive its facts.
+
+    I/O errors become a failed verdict with cause ``io-error`` (and, as
+    upstream's listing fails on an unreadable log, a listing error); a file
+    that keeps changing while read is listed from its last read but its full
+    read fails with cause ``unstable-file`` (never a half-parsed record).
+
+    Examples:
+        >>> read_log_file("/nonexistent/session.jsonl", "none").read_cause
+        'io-error'
+    """
+    try:
+        data, stable = read_stable_bytes(path, exact=exact_path)
+    except FileTooLargeError as error:
+        facts = LogFacts(size=error.size)
+        _list_verdict(facts, error.head, compression)  # list() reads only the header
+        facts.verdict, facts.read_cause, facts.read_message = "failed", "file-too-large", str(error)
+        facts.problems.append(ProblemRecord("file-too-large", str(error), severity="error"))
+        return facts
+    except OSError as error:
+        message = f"{path}: {error.strerror}"
+        facts = LogFacts(size=0, verdict="failed", read_cause="io-error", read_message=message)
+        facts.list_error = f"cannot read {message}"
+        facts.problems.append(ProblemRecord("io-error", message, severity="error"))
+        return facts
+    facts = analyse_log(data, compression, want_events=want_events)
+    if not stable:
+        message = f"the file changed during each of {STABLE_READ_ATTEMPTS} reads (a writer is appending)"
+        facts.verdict = "failed"
+        facts.read_cause = "unstable-file"
+        facts.read_message = message
+        facts.events = [] if want_events else None
+        facts.problems.append(ProblemRecord("unstable-file", message, severity="error"))
+    return facts
+
+
+def js_created_at(meta: dict[str, Any]) -> float:
+    """A header's ``createdAt`` as the double upstream sorts by.
+
+    Examples:
+        >>> js_created_at({"createdAt": 3})
+        3.0
+    """
+    return js_number(meta["createdAt"])

@@ -1,0 +1,259 @@
+"""Archives: a corpus's derived frames as a partitioned Parquet dataset.
+
+:func:`export_archive` reads a session root once (here, or sharded across a
+Dask cluster, see :mod:`subagent_catalog.store.distributed`) and writes the
+``sessions``, ``descriptors``, ``problems`` and optionally ``events`` frames
+as Parquet files partitioned by project directory, plus ``manifest.json``.
+:func:`open_archive` gives them back as Polars LazyFrames (local paths or
+object-store URLs) and as a :class:`~subagent_catalog.corpus.Corpus` the
+catalog accepts, so a catalog over an archive has the same rows as over the
+raw corpus.
+
+Layout (``gen-NNNNNN`` is replaced whole by every export; the manifest names
+the current one and every data file)::
+
+    OUT/manifest.json
+    OUT/gen-000001/sessions/project_dir=<dir>/part-000000.parquet
+    OUT/gen-000001/descriptors/project_dir=<dir>/part-000000.parquet
+    OUT/gen-000001/problems/project_dir=<dir>/part-000000.parquet
+    OUT/gen-000001/events/project_dir=<dir>/part-000000.parquet
+    OUT/gen-000001/facts/part-000000.parquet
+
+Each file also holds the ``project_dir`` column, so readers take the value
+from the data, not from the directory name (project directories whose names
+are not URL-safe get a hashed directory name).
+
+Re-exporting into an archive re-reads only the files whose
+``(path, size, mtime_ns)`` changed: the ``facts`` table keeps, per file, the
+pickled :class:`~subagent_catalog.read.logread.LogFacts` of the last read. These
+pickles are of our own dataclass, written by this module from parsed JSON
+values; they are loaded with an unpickler that admits only those dataclasses
+(never anything from corpus content, never arbitrary classes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import polars as pl
+
+from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
+from subagent_catalog.read.paths import Compression
+from subagent_catalog.store.layout import (
+    ARCHIVE_FORMAT,
+    FORMAT_VERSION,
+    MANIFEST,
+    TABLE_ORDER,
+    TABLE_SCHEMAS,
+    ArchiveError,
+    Table,
+    join_location,
+    read_location_text,
+)
+
+# --------------------------------------------------------------------------- writing
+
+
+# --------------------------------------------------------------------------- reading
+
+
+class ArchiveCorpus(Corpus):
+    """A :class:`Corpus` collected from an archive; its events come from the archive when it holds them."""
+
+    _archive: Archive | None = None
+
+    @property
+    def events(self) -> pl.DataFrame:
+        """Every event of every readable log (from the archive, or re-read from the root)."""
+        if self._events is None and self._archive is not None:
+            if self._archive.has_events:
+                self._events = (
+                    self._archive.events.sort(TABLE_ORDER["events"], maintain_order=True)
+                    .select(list(EVENT_SCHEMA))
+                    .collect()
+                )
+            elif not os.path.isdir(self.root):
+                raise ArchiveError(
+                    "this archive holds no events and its corpus root is not here",
+                    hint="re-export with events=True, or open the archive where the root exists",
+                )
+        return super().events
+
+
+@dataclass
+class Archive:
+    """An opened archive: its manifest and its tables as LazyFrames.
+
+    Attributes:
+        path: the archive directory or object-store URL.
+        manifest: the parsed ``manifest.json``.
+        storage_options: passed to Polars for object-store URLs.
+    """
+
+    path: str
+    manifest: dict[str, Any]
+    storage_options: dict[str, Any] | None = None
+    _corpus: ArchiveCorpus | None = field(default=None, repr=False)
+
+    @property
+    def root(self) -> str:
+        """The corpus root the archive was exported from."""
+        return str(self.manifest["root"])
+
+    @property
+    def compression(self) -> Compression:
+        """The encoding the root was read as."""
+        value = self.manifest["compression"]
+        return "zstd" if value == "zstd" else "none"
+
+    @property
+    def listing_error(self) -> str | None:
+        """Upstream's whole-listing failure message, if the root has one."""
+        value = self.manifest.get("listing_error")
+        return None if value is None else str(value)
+
+    @property
+    def has_events(self) -> bool:
+        """Whether the archive holds the events table."""
+        return bool(self.manifest.get("events"))
+
+    def scan(self, table: Table | Literal["facts"]) -> pl.LazyFrame:
+        """One table as a LazyFrame (files listed in the manifest, no directory listing).
+
+        Examples:
+            >>> from subagent_catalog.store.export import export_archive
+            >>> import tempfile
+            >>> root, out = tempfile.mkdtemp(), tempfile.mkdtemp()
+            >>> _ = export_archive(root, out, jobs=1)
+            >>> open_archive(out).scan("sessions").collect().height
+            0
+        """
+        entry = self.manifest["fingerprints"] if table == "facts" else self.manifest["tables"][table]
+        files = entry["files"]
+        if not files:
+            return pl.LazyFrame(schema=TABLE_SCHEMAS[table])
+        return pl.scan_parquet(
+            [join_location(self.path, name) for name in files],
+            hive_partitioning=False,
+            storage_options=self.storage_options,
+        )
+
+    @property
+    def sessions(self) -> pl.LazyFrame:
+        """The sessions table (``list_order`` gives upstream's list() order)."""
+        return self.scan("sessions")
+
+    @property
+    def descriptors(self) -> pl.LazyFrame:
+        """The descriptors table (plus ``project_dir`` and ``archive_row``, the corpus frame's order)."""
+        return self.scan("descriptors")
+
+    @property
+    def problems(self) -> pl.LazyFrame:
+        """The problems table (plus ``project_dir``, null above project level, and ``archive_row``)."""
+        return self.scan("problems")
+
+    @property
+    def events(self) -> pl.LazyFrame:
+        """The events table (plus ``project_dir``, ``list_order`` and ``event_index``).
+
+        Raises:
+            ArchiveError: the archive was exported without events.
+        """
+        if not self.has_events:
+            raise ArchiveError("this archive holds no events table", hint="re-export with events=True")
+        return self.scan("events")
+
+    @property
+    def fingerprints(self) -> pl.LazyFrame:
+        """Per file: ``rel_path`` (exact in ``rel_path_bytes``), ``size``, ``mtime_ns``: the incremental key."""
+        return self.scan("facts").select("rel_path", "rel_path_bytes", "project_dir", "list_order", "size", "mtime_ns")
+
+    def to_corpus(self, *, events: bool = False) -> Corpus:
+        """Collect the frames into a Corpus (cached; the catalog accepts it).
+
+        Args:
+            events: also collect the events table now (else on first use).
+
+        Examples:
+            >>> from subagent_catalog.store.export import export_archive
+            >>> import tempfile
+            >>> from subagent_catalog.corpus import read_corpus
+            >>> from subagent_catalog.synth.writer import header, write_session
+            >>> root, out = tempfile.mkdtemp(), tempfile.mkdtemp()
+            >>> _ = write_session(root, header("a", created_at=1), [], "none")
+            >>> _ = export_archive(root, out, jobs=1)
+            >>> open_archive(out).to_corpus().sessions.equals(read_corpus(root).sessions)
+            True
+        """
+        if self._corpus is None:
+            sessions = self.sessions.sort("list_order").select(list(SESSION_SCHEMA)).collect()
+            descriptors = self.descriptors.sort("archive_row").select(list(DESCRIPTOR_SCHEMA)).collect()
+            problems = self.problems.sort("archive_row").select(list(PROBLEM_SCHEMA)).collect()
+            corpus = ArchiveCorpus(
+                root=self.root,
+                compression=self.compression,
+                sessions=sessions.cast(pl.Schema(SESSION_SCHEMA)),
+                descriptors=descriptors.cast(pl.Schema(DESCRIPTOR_SCHEMA)),
+                problems=problems.cast(pl.Schema(PROBLEM_SCHEMA)),
+                listing_error=self.listing_error,
+                listing_error_path=self.manifest.get("listing_error_path"),
+            )
+            corpus._archive = self
+            self._corpus = corpus
+        if events:
+            _ = self._corpus.events
+        return self._corpus
+
+    def __repr__(self) -> str:
+        counts = self.manifest.get("row_counts", {})
+        state = f"listing fails: {self.listing_error}" if self.listing_error else "listing ok"
+        return (
+            f"Archive({self.path!r}, root={self.root!r}, {self.compression}, {counts.get('sessions')} sessions, "
+            f"events={'yes' if self.has_events else 'no'}, {state})"
+        )
+
+
+def open_archive(path: str | os.PathLike[str], *, storage_options: dict[str, Any] | None = None) -> Archive:
+    """Open an archive written by :func:`export_archive`.
+
+    Args:
+        path: the archive directory, or an object-store URL (``s3://bucket/a``,
+            ``gs://...``, ``file:///...``). The manifest is read with
+            ``pyarrow.fs`` (credentials from the environment); the tables are
+            scanned by Polars with ``storage_options``.
+        storage_options: Polars' object-store options.
+
+    Raises:
+        ArchiveError: no manifest, or a manifest of another format or version.
+
+    Examples:
+        >>> from subagent_catalog.store.export import export_archive
+        >>> import tempfile
+        >>> root, out = tempfile.mkdtemp(), tempfile.mkdtemp()
+        >>> _ = export_archive(root, out, jobs=1)
+        >>> open_archive(out).listing_error is None
+        True
+    """
+    location = os.fspath(path)
+    manifest_path = join_location(location, MANIFEST)
+    try:
+        manifest = json.loads(read_location_text(manifest_path))
+    except FileNotFoundError as error:
+        raise ArchiveError(
+            f"no archive manifest at {manifest_path!r}", hint="export one with export_archive"
+        ) from error
+    except OSError as error:
+        raise ArchiveError(f"cannot read {manifest_path!r}: {error}", hint="check the path and credentials") from error
+    if not isinstance(manifest, dict) or manifest.get("format") != ARCHIVE_FORMAT:
+        raise ArchiveError(f"{manifest_path!r} is not a subagent_catalog archive manifest", hint="check the path")
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise ArchiveError(
+            f"archive format version {manifest.get('format_version')} is not {FORMAT_VERSION}",
+            hint="re-export the archive with this version of subagent_catalog",
+        )
+    return Archive(path=location, manifest=manifest, storage_options=storage_options)

@@ -1,0 +1,215 @@
+"""The archive's on-disk layout.
+
+The manifest, generations, table schemas, partition names and the
+partitioned Parquet writer; local paths and object-store URLs alike.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import polars as pl
+
+from subagent_catalog.errors import SubagentCatalogError
+from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
+from subagent_catalog.read.jsvalue import frame_text
+from subagent_catalog.read.paths import Compression
+from subagent_catalog.store.distributed import (
+    EVENT_EXTRA,
+)
+
+Engine = Literal["local", "dask"]
+
+
+Table = Literal["sessions", "descriptors", "problems", "events"]
+
+
+ARCHIVE_FORMAT = "subagent-catalog-archive"
+
+
+FORMAT_VERSION = 1
+
+
+MANIFEST = "manifest.json"
+
+
+FACTS_ROWS_PER_FILE = 65_536
+
+
+TRANSIENT_CAUSES = frozenset({"io-error", "unstable-file"})
+"""Read failures that say nothing about the file's bytes: never cached."""
+
+
+ROW_EXTRA: dict[str, Any] = {"project_dir": pl.String, "archive_row": pl.Int64}
+"""Columns the descriptors and problems tables add: the partition key and the frame's row order."""
+
+
+FACTS_SCHEMA: dict[str, Any] = {
+    "rel_path": pl.String,
+    "rel_path_bytes": pl.Binary,
+    "project_dir": pl.String,
+    "list_order": pl.Int64,
+    "size": pl.Int64,
+    "mtime_ns": pl.Int64,
+    "facts": pl.Binary,
+}
+
+
+TABLE_SCHEMAS: dict[str, dict[str, Any]] = {
+    "sessions": SESSION_SCHEMA,
+    "descriptors": {**DESCRIPTOR_SCHEMA, **ROW_EXTRA},
+    "problems": {**PROBLEM_SCHEMA, **ROW_EXTRA},
+    "events": {**EVENT_SCHEMA, **EVENT_EXTRA},
+    "facts": FACTS_SCHEMA,
+}
+
+
+TABLE_ORDER: dict[str, list[str]] = {
+    "sessions": ["list_order"],
+    "descriptors": ["archive_row"],
+    "problems": ["archive_row"],
+    "events": ["list_order", "event_index"],
+}
+
+
+SAFE_SEGMENT = re.compile(r"[A-Za-z0-9._~-]{1,200}")
+
+
+GENERATION_DIR = re.compile(r"gen-(\d{6})")
+
+
+NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+
+
+class ArchiveError(SubagentCatalogError):
+    """An archive cannot be written or read (bad target, missing manifest, foreign format)."""
+
+
+def partition_segment(value: str | None) -> str:
+    """The directory name of one ``project_dir`` partition.
+
+    URL-safe names are kept as they are (every name upstream writes is);
+    ``None`` is Hive's default partition; any other name becomes a digest
+    (the true value is in the ``project_dir`` column of the files).
+
+    Examples:
+        >>> partition_segment("--home-dev-app--"), partition_segment(None)
+        ('project_dir=--home-dev-app--', 'project_dir=__HIVE_DEFAULT_PARTITION__')
+        >>> partition_segment("a b=c")
+        'project_dir=_h442f4def38b0cce061a8ef14'
+    """
+    if value is None:
+        return f"project_dir={NULL_PARTITION}"
+    if SAFE_SEGMENT.fullmatch(value) and value not in (".", "..", NULL_PARTITION):
+        return f"project_dir={value}"
+    return "project_dir=_h" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+@dataclass
+class TableWriter:
+    """Writes one table's fragments under ``base`` and remembers them (relative to the archive)."""
+
+    archive: str
+    relative: str
+    files: list[str] = field(default_factory=list)
+    rows: int = 0
+
+    def write(self, frame: pl.DataFrame, *, partitioned: bool = True) -> None:
+        """Append a frame as new part files (one per project directory when partitioned)."""
+        if frame.height == 0:
+            return
+        groups: Iterable[tuple[Any, pl.DataFrame]]
+        if partitioned:
+            parts = frame.partition_by("project_dir", maintain_order=True, as_dict=True)
+            groups = ((key[0], part) for key, part in parts.items())
+        else:
+            groups = [(None, frame)]
+        for value, part in groups:
+            folder = f"{self.relative}/{partition_segment(value)}" if partitioned else self.relative
+            name = f"{folder}/part-{len(self.files):06d}.parquet"
+            target = os.path.join(self.archive, *name.split("/"))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            part.write_parquet(target, compression=PARQUET_CODEC)
+            self.files.append(name)
+            self.rows += part.height
+
+    def entry(self, order: list[str] | None) -> dict[str, Any]:
+        """This table's manifest entry: its files, row count, partition key and row order."""
+        return {"files": list(self.files), "rows": self.rows, "partition_by": "project_dir", "order_by": order}
+
+
+def rel_key(file_project: str, file_session: str, compression: Compression) -> bytes:
+    """A log's path below the root, exact (file names need not be UTF-8)."""
+    from subagent_catalog.read.paths import log_name
+
+    return os.fsencode(f"{file_project}/{file_session}/{log_name(compression)}")
+
+
+def problem_project(path_bytes: bytes | None, root: str, projects: dict[str, set[str]]) -> str | None:
+    """The project directory a problem lies in (``None`` at or above root level)."""
+    if path_bytes is None:
+        return None
+    path = os.fsdecode(path_bytes)
+    prefix = root.rstrip(os.sep) + os.sep
+    if not path.startswith(prefix):
+        return None
+    parts = path[len(prefix) :].split(os.sep)
+    if len(parts) > 1 or parts[0] in projects:
+        return frame_text(parts[0])
+    return None
+
+
+def path_inside(child: str, parent: str) -> bool:
+    """Whether ``child`` is ``parent`` or below it (real paths)."""
+    child_real, parent_real = os.path.realpath(child), os.path.realpath(parent)
+    return child_real == parent_real or child_real.startswith(parent_real.rstrip(os.sep) + os.sep)
+
+
+def read_manifest_file(out: str) -> dict[str, Any] | None:
+    """A local archive's manifest, or ``None`` when the directory has none."""
+    path = os.path.join(out, MANIFEST)
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as handle:
+        manifest: dict[str, Any] = json.load(handle)
+    if manifest.get("format") != ARCHIVE_FORMAT:
+        raise ArchiveError(
+            f"{path!r} is not a subagent_catalog archive manifest",
+            hint="choose another output directory; an export never overwrites foreign data",
+        )
+    return manifest
+
+
+def is_url(path: str) -> bool:
+    """Whether a location is an object-store URL rather than a local path."""
+    return "://" in path
+
+
+def join_location(base: str, relative: str) -> str:
+    """A file name under an archive location (local path or URL)."""
+    if is_url(base):
+        return base.rstrip("/") + "/" + relative
+    return os.path.join(base, *relative.split("/"))
+
+
+def read_location_text(location: str) -> str:
+    """The text of a file at a local path or URL (object stores through Polars' fsspec)."""
+    if not is_url(location):
+        with open(location, encoding="utf-8") as handle:
+            return handle.read()
+    import importlib
+
+    fs: Any = importlib.import_module("pyarrow.fs")
+    filesystem, inner = fs.FileSystem.from_uri(location)
+    with filesystem.open_input_stream(inner) as stream:
+        data: bytes = stream.read()
+    return data.decode("utf-8")
+
+
+PARQUET_CODEC: Literal["zstd"] = "zstd"

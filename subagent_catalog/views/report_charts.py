@@ -1,0 +1,350 @@
+"""The HTML report's charts, rendered offline to inline SVG.
+
+Vega-Lite specs go through vl-convert; every label is made XML-safe and cut
+to a column width here, never by the renderer.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, cast
+
+import polars as pl
+
+from subagent_catalog.analysis.text import clip
+from subagent_catalog.frames.corpus import Corpus
+
+TOP_CATEGORIES = 15
+
+
+HORIZONTAL_LABEL = 36
+
+
+VERTICAL_LABEL = 18
+
+
+OUTCOME_COLORS = {
+    "child": "#4c78a8",
+    "corrupt": "#e45756",
+    "unavailable": "#f58518",
+    "unsupported": "#b279a2",
+    "omitted": "#9d9da0",
+}
+
+
+STATUS_COLORS = {"valid": "#4c78a8", "malformed": "#e45756", "unknown-version": "#b279a2"}
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+
+
+_NOT_XML = re.compile("[\ufffe\uffff\ud800-\udfff]")
+
+
+def chart_text(value: str) -> str:
+    """Text as a chart shows it: control characters as visible pictures, nothing XML forbids.
+
+    The chart renderer parses its own SVG as XML and aborts the whole
+    process (an uncatchable Rust panic) on a character XML 1.0 forbids, so
+    every string in a chart spec goes through this first. C0 controls and
+    DEL become their Control Pictures (``U+2400``–``U+2421``); the
+    non-characters U+FFFE/U+FFFF and lone surrogates become U+FFFD.
+
+    Examples:
+        >>> chart_text("gpt\\x00x\\x7f")
+        'gpt␀x␡'
+        >>> chart_text("a\\ufffeb")
+        'a�b'
+    """
+    text = _CONTROL.sub(lambda m: chr(0x2421 if m[0] == "\x7f" else 0x2400 + ord(m[0])), value)
+    return _NOT_XML.sub("\ufffd", text)
+
+
+def _chart_safe(value: Any) -> Any:
+    """``value`` (a chart spec) with :func:`chart_text` applied to every string, keys included."""
+    if isinstance(value, str):
+        return chart_text(value)
+    if isinstance(value, dict):
+        return {chart_text(k) if isinstance(k, str) else k: _chart_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_chart_safe(v) for v in value]
+    return value
+
+
+@dataclass
+class Chart:
+    """One rendered chart: a title, an SVG ``data:`` URI and its data as a table.
+
+    ``svg_uri`` is ``None`` when there is nothing to count, or when the
+    renderer refused the chart (``failure`` then says why; the table stays).
+    """
+
+    key: str
+    title: str
+    note: str
+    svg_uri: str | None
+    columns: list[str]
+    rows: list[list[Any]]
+    failure: str | None = None
+
+
+def _svg_uri(spec: dict[str, Any]) -> str:
+    import vl_convert
+
+    svg: str = vl_convert.vegalite_to_svg(_chart_safe(spec))
+    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
+
+
+def _drawn(chart: Chart, spec: dict[str, Any]) -> Chart:
+    """``chart`` with its SVG, or with ``failure`` set when the renderer raises (the report goes on)."""
+    try:
+        chart.svg_uri = _svg_uri(spec)
+    except (ValueError, RuntimeError) as error:  # vl-convert reports a failed conversion as ValueError
+        chart.failure = clip(" ".join(f"{type(error).__name__}: {error}".split()), 300)
+    return chart
+
+
+def _top(values: list[str | None], limit: int = TOP_CATEGORIES, width: int = HORIZONTAL_LABEL) -> list[str]:
+    """Bound categories: clip long names, keep the ``limit`` most frequent, fold the rest into ``(other)``.
+
+    Names are cut here, to ``width`` columns, and never by the renderer: Vega
+    cuts a label past its pixel limit by UTF-16 unit, which can split a
+    surrogate pair (an emoji), and vl-convert then fails the whole chart.
+    """
+    named = ["(none)" if value is None else _clip_columns(chart_text(clip(value)), width) for value in values]
+    keep = {name for name, _ in Counter(named).most_common(limit)}
+    return [name if name in keep else "(other)" for name in named]
+
+
+def _clip_columns(text: str, width: int) -> str:
+    """``text`` cut to ``width`` columns, ellipsis included (wide and astral characters take two)."""
+    widths = [2 if char > "\uffff" or unicodedata.east_asian_width(char) in "WF" else 1 for char in text]
+    if sum(widths) <= width:
+        return text
+    used = kept = 0
+    for columns in widths:
+        if used + columns > width - 1:
+            break
+        used, kept = used + columns, kept + 1
+    return text[:kept] + "…"
+
+
+def _bar_chart(
+    key: str,
+    title: str,
+    note: str,
+    data: list[dict[str, Any]],
+    *,
+    category: str,
+    color: str,
+    colors: dict[str, str],
+    horizontal: bool,
+    category_title: str,
+    sort: list[str] | None = None,
+    time_unit: str | None = None,
+) -> Chart:
+    """A stacked bar chart of ``data`` rows counted by (category, color), with totals on the bars."""
+    import altair as alt
+
+    counted = Counter((row[category], row[color]) for row in data)
+    values = [{category: c, color: s, "count": n} for (c, s), n in counted.items()]
+    table = sorted(values, key=lambda v: (str(v[category]), str(v[color])))
+    columns = [category_title, color, "count"]
+    rows = [[v[category], v[color], v["count"]] for v in table]
+    if not values:
+        return Chart(key, title, note, None, columns, rows)
+    domain = [name for name in colors if any(v[color] == name for v in values)]
+    domain += sorted({v[color] for v in values} - set(domain))
+    scale = alt.Scale(domain=domain, range=[colors.get(name, "#72b7b2") for name in domain])
+    legend = alt.Legend(title=None, orient="bottom", direction="horizontal")
+    source = alt.Data(values=values)  # type: ignore[no-untyped-call]
+    total = alt.X("sum(count):Q", title="count") if horizontal else alt.Y("sum(count):Q", title="count")
+    if time_unit is not None:
+        fmt = "%b %d %H:00" if "hours" in time_unit else "%b %d"
+        place: Any = alt.X(
+            f"{category}:T",
+            timeUnit=cast(Any, time_unit),
+            title=category_title,
+            axis=alt.Axis(format=fmt, labelAngle=-40, labelOverlap="greedy"),
+        )
+    elif horizontal:
+        totals = Counter(row[category] for row in data)
+        by_total = sorted(totals, key=lambda name: (-totals[name], str(name)))
+        place = alt.Y(
+            f"{category}:N",
+            sort=sort if sort is not None else by_total,
+            title=category_title,
+            axis=alt.Axis(labelLimit=0),  # no cut: Vega's cut can split a surrogate pair
+        )
+    else:
+        place = alt.X(
+            f"{category}:N",
+            sort=sort if sort is not None else "ascending",
+            title=category_title,
+            axis=alt.Axis(labelAngle=0, labelLimit=0),
+        )
+    channels = {"x": total, "y": place} if horizontal else {"x": place, "y": total}
+    bars = alt.Chart(source).mark_bar().encode(color=alt.Color(f"{color}:N", scale=scale, legend=legend), **channels)
+    layers = [bars]
+    if time_unit is None:
+        text = (
+            alt.Chart(source)
+            .mark_text(
+                align="left" if horizontal else "center",
+                baseline="middle" if horizontal else "bottom",
+                dx=3 if horizontal else 0,
+                dy=0 if horizontal else -3,
+                fontSize=10,
+                color="#444",
+            )
+            .encode(text=alt.Text("sum(count):Q"), **channels)
+        )
+        layers.append(text)
+    height = max(60, 22 * len({v[category] for v in values})) if horizontal else 220
+    chart = (
+        alt.layer(*layers)
+        .properties(width=430, height=height)
+        .configure_view(stroke=None)
+        .configure_axis(labelFontSize=11, titleFontSize=11, gridColor="#eeeeee")
+        .configure_legend(labelFontSize=11, symbolType="square")
+    )
+    return _drawn(Chart(key, title, note, None, columns, rows), chart.to_dict())
+
+
+def _outcome(row: dict[str, Any]) -> str:
+    return "child" if row["kind"] == "child" else str(row["reason"])
+
+
+def _time_bins(millis: list[int]) -> tuple[str, str]:
+    """A bin width for the time chart: (Polars duration, Vega-Lite time unit)."""
+    span = (max(millis) - min(millis)) / 86_400_000 if millis else 0
+    if span <= 2:
+        return "1h", "utcyearmonthdatehours"
+    if span <= 120:
+        return "1d", "utcyearmonthdate"
+    return "1w", "utcyearmonthdate"
+
+
+def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
+    """Every chart of the report for a corpus and its catalog rows (``None``: the listing fails)."""
+    charts: list[Chart] = []
+    if rows is not None:
+        listed = [r for r in rows.iter_rows(named=True) if r["kind"] in ("child", "diagnostic")]
+        diagnostics = [r for r in listed if r["kind"] == "diagnostic"]
+        data = [
+            {"cause": name, "reason": str(r["reason"])}
+            for r, name in zip(diagnostics, _top([r["cause"] for r in diagnostics], 25), strict=True)
+        ]
+        charts.append(
+            _bar_chart(
+                "reason-cause",
+                "Diagnostics by reason and cause",
+                "Each diagnostic row once; the cause is the audit column behind upstream's reason.",
+                data,
+                category="cause",
+                color="reason",
+                colors=OUTCOME_COLORS,
+                horizontal=True,
+                category_title="cause",
+            )
+        )
+        data = [
+            {"provider": name, "outcome": _outcome(r)}
+            for r, name in zip(listed, _top([r["provider"] for r in listed]), strict=True)
+        ]
+        charts.append(
+            _bar_chart(
+                "provider",
+                "Listing rows by provider",
+                "Provider of the child's last descriptor; (none) when it has none.",
+                data,
+                category="provider",
+                color="outcome",
+                colors=OUTCOME_COLORS,
+                horizontal=True,
+                category_title="provider",
+            )
+        )
+        depth_of = dict(
+            zip(corpus.sessions["session_id"].to_list(), corpus.sessions["delegation_depth"].to_list(), strict=True)
+        )
+        depths = [depth_of.get(r["id"]) for r in listed]
+        data = [
+            {"depth": "?" if d is None else str(d), "outcome": _outcome(r)} for r, d in zip(listed, depths, strict=True)
+        ]
+        order = sorted({row["depth"] for row in data}, key=lambda d: (d == "?", int(d) if d != "?" else 0))
+        charts.append(
+            _bar_chart(
+                "depth",
+                "Listing rows by delegation depth",
+                "delegationDepth from the child's header.",
+                data,
+                category="depth",
+                color="outcome",
+                colors=OUTCOME_COLORS,
+                horizontal=False,
+                category_title="delegation depth",
+                sort=order,
+            )
+        )
+        timed = [r for r in listed if r["created_at_ms"] is not None]
+        every, time_unit = _time_bins([r["created_at_ms"] for r in timed])
+        frame = pl.DataFrame(
+            {"ms": [r["created_at_ms"] for r in timed], "outcome": [_outcome(r) for r in timed]},
+            schema={"ms": pl.Int64, "outcome": pl.String},
+        )
+        binned = frame.with_columns(
+            pl.from_epoch("ms", time_unit="ms").dt.truncate(every).dt.strftime("%Y-%m-%dT%H:%M:%SZ").alias("bin")
+        )
+        data = [{"created": b, "outcome": o} for b, o in binned.select("bin", "outcome").iter_rows()]
+        unit = {"1h": "hour", "1d": "day", "1w": "week"}[every]
+        charts.append(
+            _bar_chart(
+                "time",
+                f"Listing rows over time (per {unit})",
+                "By the child's createdAt (UTC).",
+                data,
+                category="created",
+                color="outcome",
+                colors=OUTCOME_COLORS,
+                horizontal=False,
+                category_title=f"created ({unit}, UTC)",
+                time_unit=time_unit,
+            )
+        )
+    descriptors = corpus.descriptors
+    versions = _top(descriptors["version"].to_list(), width=VERTICAL_LABEL)
+    data = [{"version": v, "status": s} for v, s in zip(versions, descriptors["status"].to_list(), strict=True)]
+    charts.append(
+        _bar_chart(
+            "version",
+            "Descriptor versions",
+            "Every subagent/descriptor event (seed copies included), by its version field.",
+            data,
+            category="version",
+            color="status",
+            colors=STATUS_COLORS,
+            horizontal=False,
+            category_title="version",
+        )
+    )
+    modes = _top(descriptors["mode"].to_list(), width=VERTICAL_LABEL)
+    data = [{"mode": m, "status": s} for m, s in zip(modes, descriptors["status"].to_list(), strict=True)]
+    charts.append(
+        _bar_chart(
+            "mode",
+            "Descriptor modes",
+            "Every subagent/descriptor event, by its mode field.",
+            data,
+            category="mode",
+            color="status",
+            colors=STATUS_COLORS,
+            horizontal=False,
+            category_title="mode",
+        )
+    )
+    return charts

@@ -1,0 +1,61 @@
+"""The ``summary`` command's terminal text: counts of a corpus at a glance."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from subagent_catalog.analysis.summary import corpus_summary, human_bytes, iso
+from subagent_catalog.catalog.model import Semantics
+from subagent_catalog.frames.corpus import Corpus
+
+
+def _join_counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{key} {value}" for key, value in counts.items()) if counts else "none"
+
+
+def summary_text(corpus: Corpus, *, corpus_problems: int = 5, semantics: Semantics = "projection") -> str:
+    """A short readable summary of a corpus for a terminal.
+
+    Args:
+        corpus: a read corpus.
+        corpus_problems: how many corpus-level problems to quote.
+        semantics: the listing semantics for the row counts.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> print(summary_text(read_corpus(tempfile.mkdtemp())).splitlines()[1])
+        sessions     0 files, 0 listed, 0 projects
+    """
+    from subagent_catalog.views.text import printable
+
+    facts = corpus_summary(corpus, semantics=semantics)
+    first, last = iso(facts["first_created"]), iso(facts["last_activity"])
+    span = f"{first} → {last}" if first and last else "no timestamps"
+    if facts["first_created"] is not None and facts["last_activity"] is not None:
+        days = (facts["last_activity"] - facts["first_created"]).total_seconds() / 86400
+        span += f" ({days:.1f} days)"
+    lines = [
+        f"corpus       {printable(facts['root'])} ({facts['compression']})",
+        f"sessions     {facts['files']} files, {facts['listed']} listed, {facts['projects']} projects",
+        f"subagents    {facts['subagent_sessions']} listed sessions with origin=subagent",
+        f"verdicts     {_join_counts(facts['verdicts'])}",
+        f"encodings    {_join_counts(facts['encodings'])}",
+        f"bytes        {human_bytes(facts['bytes'])} ({facts['bytes']:,})",
+        f"time span    {span}",
+        f"descriptors  {facts['descriptors']} ({_join_counts(facts['descriptor_statuses'])})",
+    ]
+    if facts["listing_error"] is not None:
+        lines.append(f"listing      FAILS: {printable(facts['listing_error'])}")
+    else:
+        lines.append(f"listing      ok; rows ({semantics}): {_join_counts(facts['rows'] or {})}")
+    lines.append(f"problems     {facts['problems']} ({_join_counts(facts['problem_severities'])})")
+    for item in facts["problem_kinds"]:
+        lines.append(f"  {item['count']:>6}  {item['severity']:<8} {item['scope']:<7} {item['kind']}")
+    level = corpus.problems.filter(pl.col("scope") == "corpus")
+    if level.height:
+        lines.append(f"corpus-level problems (first {min(corpus_problems, level.height)} of {level.height}):")
+        for row in level.head(corpus_problems).iter_rows(named=True):
+            lines.append(f"  - {row['kind']}: {printable(row['message'])}")
+            lines.append(f"      {printable(row['path'])}")
+    return "\n".join(lines)

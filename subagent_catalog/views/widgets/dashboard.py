@@ -1,0 +1,384 @@
+"""``DiagnosticsDashboard``: bar charts of the catalog's outcomes; click a bar to list its sessions.
+
+The population is every subagent the catalog lists (one row per child or
+diagnostic, each under its parent), joined with its file's facts (project,
+header ``delegationDepth``, creation day, read verdict) and its last
+descriptor (version, mode, provider). A dimension picks what the bars count
+(reason × cause, descriptor version, mode, provider...); an optional split
+draws one group of bars per value of a second dimension. Clicking a bar sets
+``selected_value`` (and ``selected_split``) and fills the table with the
+affected sessions.
+
+When upstream's listing fails for the corpus there are no catalog rows: the
+dashboard then counts the session files themselves (outcome = read verdict,
+cause = read or identity cause) under a banner saying so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import ipywidgets as widgets
+import polars as pl
+import traitlets
+
+from subagent_catalog.catalog.model import Semantics
+from subagent_catalog.catalog.tables import catalog
+from subagent_catalog.errors import CatalogError
+from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.display import escape, listing_error_html, table_html
+
+NONE = "(none)"
+DIMENSIONS: dict[str, str] = {
+    "reason_cause": "reason × cause",
+    "reason": "outcome",
+    "cause": "cause",
+    "version": "descriptor version",
+    "mode": "mode",
+    "provider": "provider",
+    "depth": "depth",
+    "project": "project",
+    "day": "day",
+    "verdict": "read verdict",
+}
+ORDERED_BY_VALUE = frozenset({"depth", "day", "version"})
+MAX_BARS = 40
+BAR_PIXELS = 420
+LABEL_PIXELS = 380
+TABLE_ROWS = 200
+TABLE_COLUMNS = [
+    "id",
+    "parent",
+    "kind",
+    "reason",
+    "cause",
+    "cause_detail",
+    "mode",
+    "version",
+    "provider",
+    "depth",
+    "project",
+    "day",
+    "verdict",
+    "path",
+]
+
+
+def population(
+    corpus: Corpus, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
+) -> tuple[pl.DataFrame, str | None]:
+    """The dashboard's rows: one per listed subagent, every dimension as a string column.
+
+    Returns the frame and, when upstream's listing fails, the error message
+    (the rows are then the session files, with ``kind`` = ``file``).
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> frame, error = population(read_corpus(tempfile.mkdtemp()))
+        >>> frame.height, error, all(name in frame.columns for name in DIMENSIONS)
+        (0, None, True)
+    """
+    sessions = corpus.sessions.select(
+        "path",
+        pl.col("session_id").alias("file_id"),
+        pl.col("parent_session").alias("file_parent"),
+        pl.col("project_dir").alias("project"),
+        pl.col("delegation_depth").cast(pl.String).fill_null("(unknown)").alias("depth"),
+        pl.col("created_at").dt.date().cast(pl.String).fill_null("(unknown)").alias("day"),
+        "verdict",
+        "read_cause",
+        "identity_cause",
+    )
+    last = (
+        corpus.descriptors.filter(pl.col("is_last"))
+        .select(
+            "path",
+            pl.col("version").alias("last_version"),
+            pl.col("mode").alias("last_mode"),
+            pl.col("provider").alias("last_provider"),
+        )
+        .unique("path", keep="last")
+    )
+    error: str | None = None
+    try:
+        rows = catalog(corpus, semantics=semantics, live=live).filter(pl.col("kind").is_in(["child", "diagnostic"]))
+        base = rows.select("path", "id", "parent", "kind", "mode", "label", "reason", "cause", "cause_detail").join(
+            sessions, on="path", how="left"
+        )
+        base = base.with_columns(
+            pl.when(pl.col("kind") == "child").then(pl.lit("child")).otherwise(pl.col("reason")).alias("reason"),
+            pl.when(pl.col("kind") == "child")
+            .then(pl.lit("—"))
+            .otherwise(pl.col("cause").fill_null("?"))
+            .alias("cause"),
+        )
+    except CatalogError as failure:
+        error = str(failure)
+        base = sessions.with_columns(
+            pl.col("file_id").alias("id"),
+            pl.col("file_parent").alias("parent"),
+            pl.lit("file").alias("kind"),
+            pl.lit(None, pl.String).alias("mode"),
+            pl.lit(None, pl.String).alias("label"),
+            pl.col("verdict").alias("reason"),
+            pl.coalesce("read_cause", "identity_cause").fill_null("—").alias("cause"),
+            pl.lit(None, pl.String).alias("cause_detail"),
+        )
+    frame = base.join(last, on="path", how="left").with_columns(
+        pl.when(pl.col("kind") == "child")
+        .then(pl.lit("child"))
+        .otherwise(pl.col("reason") + pl.lit(" · ") + pl.col("cause"))
+        .alias("reason_cause"),
+        pl.col("last_version").fill_null(NONE).alias("version"),
+        pl.coalesce("mode", "last_mode").fill_null(NONE).alias("mode"),
+        pl.col("last_provider").fill_null(NONE).alias("provider"),
+        pl.col("project").fill_null(NONE),
+        pl.col("verdict").fill_null(NONE),
+    )
+    return frame.select("id", "parent", "kind", "label", "cause_detail", "path", *DIMENSIONS), error
+
+
+class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
+    """Interactive bar charts of diagnostics, descriptor versions and modes; a bar click lists its sessions.
+
+    Args:
+        corpus: a read corpus.
+        semantics: the listing semantics of the catalog rows.
+        live: an optional live overlay, as for the catalog.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> board = DiagnosticsDashboard(read_corpus(tempfile.mkdtemp()))
+        >>> board.selected_dimension, board.affected_ids
+        ('reason_cause', [])
+    """
+
+    selected_dimension = traitlets.Unicode("reason_cause", help="what the bars count: " + ", ".join(DIMENSIONS))
+    split_by = traitlets.Unicode(None, allow_none=True, help="draw one group of bars per value of this dimension")
+    diagnostics_only = traitlets.Bool(False, help="count diagnostics only (not healthy children)")
+    selected_value = traitlets.Unicode(None, allow_none=True, help="the clicked bar's value")
+    selected_split = traitlets.Unicode(None, allow_none=True, help="the clicked bar's split value")
+    affected_ids = traitlets.List(traitlets.Unicode(allow_none=True), help="ids of the sessions the table lists")
+    bars = traitlets.List(traitlets.Tuple(), help="(split value, value, count) of each drawn bar")
+
+    def __init__(
+        self, corpus: Corpus, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
+    ) -> None:
+        super().__init__(layout=widgets.Layout(width="100%"))
+        self.corpus = corpus
+        self.data, self.error = population(corpus, semantics=semantics, live=live)
+        self._bar_buttons: dict[tuple[str | None, str], widgets.Button] = {}
+        options = [(label, name) for name, label in DIMENSIONS.items()]
+        self.dimension_buttons = widgets.ToggleButtons(
+            options=options, value=self.selected_dimension, description="count by", style={"button_width": "auto"}
+        )
+        self.split_dropdown = widgets.Dropdown(
+            options=[("(no split)", ""), *options],
+            value="",
+            description="split by",
+            layout=widgets.Layout(width="260px"),
+        )
+        self.diagnostics_box = widgets.Checkbox(value=False, description="diagnostics only", indent=False)
+        self.clear_button = widgets.Button(description="clear selection", layout=widgets.Layout(width="auto"))
+        self.clear_button.on_click(lambda _button: self.clear_selection())
+        self.dimension_buttons.observe(lambda c: setattr(self, "selected_dimension", c["new"]), names="value")
+        self.split_dropdown.observe(lambda c: setattr(self, "split_by", c["new"] or None), names="value")
+        self.diagnostics_box.observe(lambda c: setattr(self, "diagnostics_only", c["new"]), names="value")
+        self.chart = widgets.VBox(layout=widgets.Layout(width="100%"))
+        self.table = widgets.HTML("")
+        scope = (
+            "session files (the listing fails, so there are no catalog rows)"
+            if self.error is not None
+            else f"{self.data.height} listed subagents ({semantics} semantics)"
+        )
+        self.header = widgets.HTML(
+            listing_error_html(corpus) + f'<div style="font-size:13px;margin:2px 0">counting {escape(scope)}</div>'
+        )
+        self.children = [
+            self.header,
+            self.dimension_buttons,
+            widgets.HBox([self.split_dropdown, self.diagnostics_box, self.clear_button]),
+            self.chart,
+            self.table,
+        ]
+        self.observe(self._on_view_change, names=["selected_dimension", "split_by", "diagnostics_only"])
+        self.observe(self._on_selection, names=["selected_value", "selected_split"])
+        self._render_chart()
+        self._render_table()
+
+    def _scope(self) -> pl.DataFrame:
+        return self.data.filter(pl.col("kind") != "child") if self.diagnostics_only else self.data
+
+    def _on_view_change(self, change: dict[str, Any]) -> None:
+        name = change["name"]
+        if name in ("selected_dimension", "split_by") and change["new"] is not None and change["new"] not in DIMENSIONS:
+            setattr(self, name, change["old"])
+            raise traitlets.TraitError(f"unknown dimension {change['new']!r}; choose one of {', '.join(DIMENSIONS)}")
+        self.dimension_buttons.value = self.selected_dimension
+        self.split_dropdown.value = self.split_by or ""
+        self.diagnostics_box.value = self.diagnostics_only
+        with self.hold_trait_notifications():
+            self.selected_value = None
+            self.selected_split = None
+        self._render_chart()
+        self._render_table()
+
+    def _counts(self) -> pl.DataFrame:
+        dimension = self.selected_dimension
+        split = self.split_by if self.split_by != dimension else None
+        keys = [split, dimension] if split else [dimension]
+        counts = self._scope().group_by(keys).len()
+        if split is None:
+            counts = counts.with_columns(pl.lit(None, pl.String).alias("__split"))
+        else:
+            counts = counts.rename({split: "__split"})
+        if dimension in ORDERED_BY_VALUE:
+            return counts.sort(["__split", dimension], nulls_last=True)
+        return counts.sort(["__split", "len", dimension], descending=[False, True, False], nulls_last=True)
+
+    def _render_chart(self) -> None:
+        counts = self._counts()
+        dimension = self.selected_dimension
+        self._bar_buttons = {}
+        drawn: list[tuple[str | None, str, int]] = []
+        items: list[widgets.Widget] = []
+        peak = max([1, *counts["len"].to_list()])
+        groups = counts.partition_by("__split", maintain_order=True) if counts.height else []
+        for group in groups:
+            split_value = group["__split"][0]
+            if self.split_by is not None and self.split_by != dimension:
+                items.append(
+                    widgets.HTML(
+                        f'<div style="font-weight:600;margin-top:6px">{escape(DIMENSIONS[self.split_by])} = '
+                        f"{escape(split_value)} ({int(group['len'].sum())})</div>"
+                    )
+                )
+            for value, count in group.select(dimension, "len").head(MAX_BARS).iter_rows():
+                items.append(self._bar(split_value, value, int(count), peak))
+                drawn.append((split_value, value, int(count)))
+            if group.height > MAX_BARS:
+                items.append(widgets.HTML(f'<div style="color:#666">… {group.height - MAX_BARS} more values</div>'))
+        if not items:
+            items.append(widgets.HTML('<div style="color:#666;font-style:italic">(nothing to count)</div>'))
+        self.chart.children = items
+        self.bars = drawn
+
+    def _bar(self, split_value: str | None, value: str, count: int, peak: int) -> widgets.HBox:
+        width = max(52, round(BAR_PIXELS * count / peak))
+        diagnostic = value not in ("child", "—", "ok") and self.selected_dimension in (
+            "reason_cause",
+            "reason",
+            "cause",
+        )
+        button = widgets.Button(
+            description=str(count),
+            tooltip=f"{value}: {count} sessions (click to list them)",
+            button_style="warning" if diagnostic else "info",
+            layout=widgets.Layout(width=f"{width}px", height="24px"),
+        )
+        button.on_click(lambda _button: self.pick(value, split=split_value))
+        self._bar_buttons[(split_value, value)] = button
+        label = widgets.HTML(
+            f'<div style="font-family:monospace;font-size:12px;text-align:right;overflow:hidden;'
+            f'text-overflow:ellipsis;white-space:nowrap;max-width:{LABEL_PIXELS}px" title="{escape(value)}">'
+            f"{escape(value)}</div>",
+            layout=widgets.Layout(width=f"{LABEL_PIXELS}px", min_width=f"{LABEL_PIXELS}px", margin="0 8px 0 0"),
+        )
+        return widgets.HBox([label, button], layout=widgets.Layout(align_items="center"))
+
+    def bar(self, value: str, *, split: str | None = None) -> widgets.Button:
+        """The button drawn for a bar (to click it from code).
+
+        Raises:
+            KeyError: no such bar is drawn.
+
+        Examples:
+            >>> import tempfile
+            >>> from subagent_catalog.corpus import read_corpus
+            >>> DiagnosticsDashboard(read_corpus(tempfile.mkdtemp())).bar("child")
+            Traceback (most recent call last):
+            ...
+            KeyError: "no bar for ('child', None)"
+        """
+        try:
+            return self._bar_buttons[(split, value)]
+        except KeyError:
+            raise KeyError(f"no bar for {(value, split)!r}") from None
+
+    def pick(self, value: str, *, split: str | None = None) -> None:
+        """Select a bar (the bars' click handler); picking the selected bar again clears it.
+
+        Examples:
+            >>> import tempfile
+            >>> from subagent_catalog.corpus import read_corpus
+            >>> board = DiagnosticsDashboard(read_corpus(tempfile.mkdtemp()))
+            >>> board.pick("child"); board.selected_value
+            'child'
+        """
+        with self.hold_trait_notifications():
+            if self.selected_value == value and self.selected_split == split:
+                self.selected_value = None
+                self.selected_split = None
+            else:
+                self.selected_value = value
+                self.selected_split = split
+
+    def clear_selection(self) -> None:
+        """Clear the selected bar (the table lists nothing).
+
+        Examples:
+            >>> import tempfile
+            >>> from subagent_catalog.corpus import read_corpus
+            >>> board = DiagnosticsDashboard(read_corpus(tempfile.mkdtemp()))
+            >>> board.pick("x"); board.clear_selection(); board.selected_value is None
+            True
+        """
+        with self.hold_trait_notifications():
+            self.selected_value = None
+            self.selected_split = None
+
+    def affected(self) -> pl.DataFrame:
+        """The sessions behind the selected bar (empty when nothing is selected).
+
+        Examples:
+            >>> import tempfile
+            >>> from subagent_catalog.corpus import read_corpus
+            >>> DiagnosticsDashboard(read_corpus(tempfile.mkdtemp())).affected().height
+            0
+        """
+        if self.selected_value is None:
+            return self.data.head(0)
+        frame = self._scope().filter(pl.col(self.selected_dimension) == self.selected_value)
+        if self.split_by is not None and self.split_by != self.selected_dimension and self.selected_split is not None:
+            frame = frame.filter(pl.col(self.split_by) == self.selected_split)
+        return frame
+
+    def _on_selection(self, _change: dict[str, Any]) -> None:
+        self._render_table()
+
+    def _render_table(self) -> None:
+        for (split_value, value), button in self._bar_buttons.items():
+            chosen = value == self.selected_value and split_value == self.selected_split
+            button.style.font_weight = "bold" if chosen else ""
+            button.icon = "check" if chosen else ""
+        frame = self.affected()
+        self.affected_ids = frame["id"].to_list()
+        if self.selected_value is None:
+            self.table.value = (
+                '<div style="color:#666;font-style:italic;font-size:13px">'
+                "click a bar to list the affected sessions</div>"
+            )
+            return
+        where = f"{DIMENSIONS[self.selected_dimension]} = {self.selected_value}"
+        if self.selected_split is not None and self.split_by is not None:
+            where += f", {DIMENSIONS[self.split_by]} = {self.selected_split}"
+        self.table.value = table_html(
+            frame,
+            max_rows=TABLE_ROWS,
+            columns=TABLE_COLUMNS,
+            caption=f"{frame.height} sessions with {where}",
+            row_styles=["background:#fff4e5" if kind != "child" else "" for kind in frame["kind"].head(TABLE_ROWS)],
+        )

@@ -1,0 +1,242 @@
+"""The browser's detail pane: what one selected session is and holds, as escaped HTML."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal
+
+import polars as pl
+
+from subagent_catalog.frames.corpus import Corpus, facts_events
+from subagent_catalog.frames.display import catalog_html, escape, table_html, text_html
+from subagent_catalog.read.logread import read_log_file
+
+Role = Literal["session", "fork", "subagent", "diagnostic", "unlisted"]
+ROLES: tuple[Role, ...] = ("session", "fork", "subagent", "diagnostic", "unlisted")
+EVENT_HEAD = 15
+
+
+def session_role(row: dict[str, Any], cat: dict[str, Any] | None) -> Role:
+    """The role a session plays in the tree (its catalog row ``cat`` when it is a listed subagent).
+
+    Examples:
+        >>> session_role({"listed": False, "session_id": "a"}, None)
+        'unlisted'
+    """
+    if not (row["listed"] and row["session_id"] is not None):
+        return "unlisted"
+    if cat is not None:
+        return "diagnostic" if cat["kind"] == "diagnostic" else "subagent"
+    if row["origin"] == "subagent":
+        return "subagent"
+    return "fork" if row["parent_session"] is not None else "session"
+
+
+def detail_html(
+    row: dict[str, Any],
+    info: dict[str, Any],
+    cat: dict[str, Any] | None,
+    descriptors: pl.DataFrame,
+    problems: pl.DataFrame,
+    events: pl.DataFrame,
+    *,
+    semantics: str,
+    catalog_error: str | None,
+) -> str:
+    """The detail pane of one session: header facts, catalog row, descriptors, list_agents, problems, events.
+
+    Examples:
+        >>> import polars as pl
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.synth.writer import header, write_session
+        >>> root = tempfile.mkdtemp()
+        >>> _ = write_session(root, header("s1", created_at=1), [], "none")
+        >>> corpus = read_corpus(root, cache=False)
+        >>> row = corpus.sessions.row(0, named=True)
+        >>> pane = detail_html(row, {"role": "session", "list_agents_children": "", "list_agents_descendants": ""},
+        ...                    None, corpus.descriptors, corpus.problems, pl.DataFrame(schema={"seq": pl.Int64,
+        ...                    "time_ms": pl.Int64, "type": pl.String, "turn": pl.Int64, "step": pl.Int64,
+        ...                    "data": pl.String}), semantics="projection", catalog_error=None)
+        >>> "s1" in pane and "diagnostic" not in pane
+        True
+    """
+    facts = [
+        ("id", row["session_id"]),
+        ("role", info["role"]),
+        ("path", row["path"]),
+        ("project", row["project_dir"]),
+        ("created", row["created_at"]),
+        ("parentSession", row["parent_session"]),
+        ("origin", row["origin"]),
+        ("delegationDepth", row["delegation_depth"]),
+        ("seedLength", row["seed_length"]),
+        (
+            "identity",
+            " — ".join(str(v) for v in (row["identity_mode"], row["identity_label"]) if v is not None) or None,
+        ),
+        ("identity cause", row["identity_cause"]),
+        ("identity detail", row["identity_detail"]),
+        ("listed", row["listed"] if row["list_skip"] is None else f"no ({row['list_skip']})"),
+        ("list error", row["list_error"]),
+        ("read verdict", row["verdict"]),
+        ("read cause", row["read_cause"]),
+        ("read message", row["read_message"]),
+        ("events", row["event_count"]),
+        ("bytes", row["bytes"]),
+    ]
+    cells = "".join(
+        f'<tr><th style="text-align:left;padding:1px 8px 1px 0;white-space:nowrap;width:130px">{escape(name)}</th>'
+        f'<td style="font-family:monospace;overflow-wrap:anywhere;line-height:1.3">{escape(value)}</td></tr>'
+        for name, value in facts
+        if value is not None
+    )
+    parts = [
+        '<div style="font-family:system-ui,sans-serif;font-size:13px">',
+        '<div style="font-size:15px;font-weight:700;word-break:break-all">'
+        f"{escape(row['session_id'] or row['path'])}</div>",
+        f'<table style="font-size:12px;border-collapse:collapse;table-layout:fixed;width:100%">{cells}</table>',
+    ]
+    if cat is not None:
+        if cat["kind"] == "diagnostic":
+            parts.append(
+                '<div style="border-left:4px solid #e65100;background:#fff4e5;padding:4px 8px;margin:6px 0">'
+                f"<b>diagnostic: {escape(cat['reason'])}</b> — cause <code>{escape(cat['cause'])}</code>"
+                f"<div style='font-family:monospace;font-size:12px'>{escape(cat['cause_detail'])}</div></div>"
+            )
+        frame = pl.DataFrame([cat]).select(
+            [c for c in ("kind", "mode", "label", "activity", "hasChildren", "reason", "cause", "verdict") if c in cat]
+        )
+        parts.append(catalog_html(frame, caption=f"row under its parent ({semantics})"))
+    elif catalog_error is not None and row["origin"] == "subagent":
+        parts.append(text_html(catalog_error, caption="catalog unavailable"))
+    parts.append(
+        table_html(
+            descriptors,
+            columns=[
+                "seq",
+                "in_seed",
+                "is_last",
+                "status",
+                "valid",
+                "reason",
+                "version",
+                "mode",
+                "provider",
+                "label",
+            ],
+            caption=f"descriptors ({descriptors.height})",
+            row_styles=["" if v else "background:#fdecee" for v in descriptors["valid"].to_list()],
+        )
+    )
+    parts.append(text_html(info["list_agents_children"], caption="list_agents (children scope)"))
+    parts.append(text_html(info["list_agents_descendants"], caption="list_agents (descendants scope)"))
+    if problems.height:
+        parts.append(
+            table_html(
+                problems, columns=["kind", "severity", "line", "message"], caption=f"problems ({problems.height})"
+            )
+        )
+    head = events.head(EVENT_HEAD).with_columns(pl.col("data").str.slice(0, 100))
+    parts.append(
+        table_html(
+            head,
+            columns=["seq", "time_ms", "type", "turn", "step", "data"],
+            caption=f"events (first {head.height} of {events.height}, read from this file only)",
+        )
+    )
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def row_text(
+    row: dict[str, Any],
+    cat: dict[str, Any] | None,
+    *,
+    children: int,
+    parent_found: bool,
+    in_cycle: bool,
+    context: bool = False,
+) -> tuple[str, str, str]:
+    """Label, tooltip and button style of one tree row (``cat``: its catalog row, for a subagent).
+
+    Examples:
+        >>> row = {"session_id": "a", "listed": True, "list_skip": None, "list_error": None, "origin": None,
+        ...        "parent_session": None, "verdict": "ok", "path": "/r/p/a/session.jsonl"}
+        >>> row_text(row, None, children=2, parent_found=False, in_cycle=False)
+        ('a  [session · 2 below]', '/r/p/a/session.jsonl', '')
+    """
+    session_id = row["session_id"] if row["session_id"] is not None else "(no id)"
+    style = ""
+    if not (row["listed"] and row["session_id"] is not None):
+        tag = f"not listed: {row['list_skip'] or 'header skipped'}"
+        session_id = row["session_id"] or os.path.basename(os.path.dirname(row["path"]))
+    elif row["list_error"] is not None:
+        tag, style = "fails the listing", "danger"
+    elif row["origin"] == "subagent":
+        if cat is None:
+            tag = f"subagent ({row['identity_mode'] or 'no identity'}, not resolved)"
+        elif cat["kind"] == "diagnostic":
+            tag, style = f"diagnostic: {cat['reason']} · {cat['cause'] or '?'}", "warning"
+        else:
+            label = f" — {cat['label']}" if cat["label"] is not None else ""
+            tag = f"{cat['mode']}{label}"
+    elif row["parent_session"] is not None:
+        tag = "fork (ordinary session)"
+    else:
+        tag = "session"
+    if row["parent_session"] is not None and not parent_found and row["listed"]:
+        tag += " · parent not found"
+    if in_cycle:
+        tag += " · parent cycle"
+    if children:
+        tag += f" · {children} below"
+    if row["verdict"] not in ("ok", "skipped") and style == "":
+        tag += f" · read {row['verdict']}"
+    text = f"{session_id}  [{tag}]"
+    if context and row["parent_session"] is not None:
+        text += f"  ← {row['parent_session']}"
+    return text, f"{row['path']}", style
+
+
+def session_info(
+    corpus: Corpus,
+    key: int,
+    row: dict[str, Any],
+    cat: dict[str, Any] | None,
+    *,
+    role: Role,
+    agents_text: tuple[str, str],
+    semantics: str,
+    catalog_error: str | None,
+) -> tuple[dict[str, Any], str]:
+    """Facts about one session (the browser's ``selected_info``) and its detail pane.
+
+    The events are read from that one log only (``corpus.events`` is never loaded).
+    """
+    descriptors = corpus.descriptors.filter(pl.col("path") == row["path"])
+    problems = corpus.problems.filter(pl.col("path") == row["path"])
+    facts = read_log_file(row["path"], corpus.compression, want_events=True)
+    events = facts_events(facts)
+    info: dict[str, Any] = {
+        "key": key,
+        "session_id": row["session_id"],
+        "path": row["path"],
+        "role": role,
+        "kind": cat["kind"] if cat else None,
+        "mode": cat["mode"] if cat else row["identity_mode"],
+        "label": cat["label"] if cat else row["identity_label"],
+        "reason": cat["reason"] if cat else None,
+        "cause": cat["cause"] if cat else None,
+        "cause_detail": cat["cause_detail"] if cat else None,
+        "verdict": row["verdict"],
+        "descriptor_count": descriptors.height,
+        "problem_count": problems.height,
+        "event_count": events.height,
+        "events_shown": min(EVENT_HEAD, events.height),
+        "list_agents_children": agents_text[0],
+        "list_agents_descendants": agents_text[1],
+    }
+    return info, detail_html(
+        row, info, cat, descriptors, problems, events, semantics=semantics, catalog_error=catalog_error
+    )

@@ -1,0 +1,246 @@
+"""The session tree behind the browser: roots, children in upstream's sibling order, cycles.
+
+Pure Polars and Python over ``corpus.sessions`` (no widgets): a session's
+children are the listed sessions whose header names it as ``parentSession``;
+roots are listed sessions whose parent is absent, then one member of each
+parent cycle no root reaches, then the unlisted files.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from subagent_catalog.catalog.collation import collation_key
+from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.views.widgets.session_detail import ROLES
+
+NODE_COLUMNS = [
+    "key",
+    "session_id",
+    "parent_session",
+    "origin",
+    "listed",
+    "list_skip",
+    "list_error",
+    "verdict",
+    "project_dir",
+    "delegation_depth",
+    "identity_mode",
+    "identity_label",
+    "created_at_ms",
+    "path",
+]
+
+
+class SessionTree:
+    """The parent-to-children index of a corpus's sessions (keys are row indexes in ``corpus.sessions``).
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> SessionTree(read_corpus(tempfile.mkdtemp())).roots
+        []
+    """
+
+    def __init__(self, corpus: Corpus) -> None:
+        sessions = corpus.sessions
+        self._child_keys: dict[int, list[int]] = {}
+        nodes = sessions.with_row_index("key").with_columns(pl.col("key").cast(pl.Int64)).select(NODE_COLUMNS)
+        self.nodes = nodes
+        self.ids: list[str | None] = nodes["session_id"].to_list()
+        self.parents: list[str | None] = nodes["parent_session"].to_list()
+        self.created: list[int | None] = nodes["created_at_ms"].to_list()
+        self.listed_flags: list[bool] = nodes["listed"].to_list()
+        in_tree = nodes.filter(pl.col("listed") & pl.col("session_id").is_not_null())
+        present = set(in_tree["session_id"].to_list())
+        grouped = (
+            in_tree.filter(pl.col("parent_session").is_not_null())
+            .group_by("parent_session", maintain_order=True)
+            .agg(pl.col("key"))
+        )
+        self.children: dict[str, list[int]] = dict(
+            zip(grouped["parent_session"].to_list(), grouped["key"].to_list(), strict=True)
+        )
+        top = in_tree.filter(pl.col("parent_session").is_null() | ~pl.col("parent_session").is_in(list(present)))
+        top = top.sort(["created_at_ms", "key"], nulls_last=True)
+        roots: list[int] = top["key"].to_list()
+        self.cycle_roots = self._cycle_members(in_tree, roots)
+        unlisted = nodes.filter(~(pl.col("listed") & pl.col("session_id").is_not_null()))["key"].to_list()
+        self.roots: list[int] = roots + self.cycle_roots + unlisted
+        self.present = present
+
+    def _cycle_members(self, in_tree: pl.DataFrame, roots: list[int]) -> list[int]:
+        """One member of each parent cycle no root reaches (their subtrees are otherwise invisible)."""
+        reached: set[int] = set()
+        stack = list(roots)
+        while stack:
+            key = stack.pop()
+            if key in reached:
+                continue
+            reached.add(key)
+            session_id = self.ids[key]
+            if session_id is not None:
+                stack.extend(self.children.get(session_id, []))
+        if len(reached) == in_tree.height:
+            return []
+        key_of = {sid: key for key, sid in zip(in_tree["key"].to_list(), in_tree["session_id"].to_list(), strict=True)}
+        extra: list[int] = []
+        for key in in_tree["key"].to_list():
+            if key in reached:
+                continue
+            seen: list[int] = []
+            current = key
+            while current not in seen and current not in reached:
+                seen.append(current)
+                parent = self.parents[current]
+                if parent is None or parent not in key_of:
+                    break
+                current = key_of[parent]
+            member = min(seen[seen.index(current) :]) if current in seen else key
+            extra.append(member)
+            stack = [member]
+            while stack:
+                item = stack.pop()
+                if item in reached:
+                    continue
+                reached.add(item)
+                sid = self.ids[item]
+                if sid is not None:
+                    stack.extend(self.children.get(sid, []))
+        return extra
+
+    def children_of(self, key: int) -> list[int]:
+        """The session keys whose header names this session as parent, in upstream's sibling order.
+
+        Order: ``createdAt``, then the id in ``localeCompare`` order (sorted on
+        first use, then cached).
+
+        Examples:
+            >>> import tempfile
+            >>> from subagent_catalog.corpus import read_corpus
+            >>> SessionTree(read_corpus(tempfile.mkdtemp())).children_of(0)
+            []
+        """
+        cached = self._child_keys.get(key)
+        if cached is not None:
+            return cached
+        keys = list(self.unsorted_children(key))
+        keys.sort(key=lambda k: (self.created[k] is None, self.created[k] or 0, collation_key(self.ids[k] or "")))
+        self._child_keys[key] = keys
+        return keys
+
+    def unsorted_children(self, key: int) -> list[int]:
+        """The children of a listed session, in corpus order (``[]`` for an unlisted one)."""
+        session_id = self.ids[key] if 0 <= key < len(self.ids) else None
+        return self.children.get(session_id, []) if session_id is not None and self.listed(key) else []
+
+    def listed(self, key: int) -> bool:
+        """Whether upstream lists the session (a listed header with an id)."""
+        return self.listed_flags[key] and self.ids[key] is not None
+
+
+def nodes_table(nodes: pl.DataFrame, rows: list[dict[str, Any]], descriptors: pl.DataFrame) -> pl.DataFrame:
+    """The tree's nodes joined with their catalog rows and last descriptor's provider, with a ``role``.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> corpus = read_corpus(tempfile.mkdtemp())
+        >>> nodes_table(SessionTree(corpus).nodes, [], corpus.descriptors).columns[-3:]
+        ['role', 'any_mode', 'any_label']
+    """
+    columns = ["path", "kind", "mode", "label", "activity", "reason", "cause", "cause_detail"]
+    cat = (
+        pl.DataFrame([{c: r[c] for c in columns} for r in rows], schema=dict.fromkeys(columns, pl.String))
+        if rows
+        else pl.DataFrame(schema=dict.fromkeys(columns, pl.String))
+    )
+    last = (
+        descriptors.filter(pl.col("is_last"))
+        .select("path", pl.col("provider").alias("last_provider"))
+        .unique("path", keep="last")
+    )
+    frame = nodes.join(cat, on="path", how="left").join(last, on="path", how="left")
+    role = (
+        pl.when(~(pl.col("listed") & pl.col("session_id").is_not_null()))
+        .then(pl.lit("unlisted"))
+        .when(pl.col("kind") == "diagnostic")
+        .then(pl.lit("diagnostic"))
+        .when((pl.col("kind") == "child") | (pl.col("origin") == "subagent"))
+        .then(pl.lit("subagent"))
+        .when(pl.col("parent_session").is_not_null())
+        .then(pl.lit("fork"))
+        .otherwise(pl.lit("session"))
+    )
+    return frame.with_columns(
+        role.alias("role"),
+        pl.coalesce("mode", "identity_mode").alias("any_mode"),
+        pl.coalesce("label", "identity_label").alias("any_label"),
+    )
+
+
+FILTER_COLUMNS = {
+    "kind": "role",
+    "mode": "any_mode",
+    "activity": "activity",
+    "reason": "reason",
+    "cause": "cause",
+    "depth": "delegation_depth",
+    "provider": "last_provider",
+    "project": "project_dir",
+}
+
+
+def filter_keys(frame: pl.DataFrame, filters: dict[str, Any], query: str) -> list[int]:
+    """Keys of the nodes matching every filter and the (lower-case) substring query, oldest first.
+
+    Examples:
+        >>> import polars as pl
+        >>> frame = pl.DataFrame({"key": [0, 1], "session_id": ["ab", "cd"], "any_label": [None, "x"],
+        ...                       "created_at_ms": [2, 1], "role": ["session", "session"]})
+        >>> filter_keys(frame, {}, "c"), filter_keys(frame, {"kind": "session"}, "")
+        ([1], [1, 0])
+    """
+    for name, value in filters.items():
+        frame = frame.filter(pl.col(FILTER_COLUMNS[name]) == value)
+    if query:
+        frame = frame.filter(
+            pl.col("session_id").str.to_lowercase().str.contains(query, literal=True).fill_null(False)
+            | pl.col("any_label").str.to_lowercase().str.contains(query, literal=True).fill_null(False)
+        )
+    keys: list[int] = frame.sort(["created_at_ms", "key"], nulls_last=True)["key"].to_list()
+    return keys
+
+
+EXTRA_CAUSES = ("lifecycle-mismatch", "unit-fold-failed", "lookup-failed", "multiple-descriptors")
+
+
+def filter_choices(corpus: Corpus) -> dict[str, list[Any]]:
+    """The values each browser filter offers, in the order the filters are shown.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> filter_choices(read_corpus(tempfile.mkdtemp()))["reason"]
+        ['corrupt', 'unsupported', 'unavailable']
+    """
+    sessions = corpus.sessions
+    providers = sorted(
+        {p for p in corpus.descriptors["provider"].to_list() if p is not None} if corpus.descriptors.height else set()
+    )
+    causes = sorted(
+        {c for c in [*sessions["read_cause"].to_list(), *sessions["identity_cause"].to_list()] if c is not None}
+        | set(EXTRA_CAUSES)
+    )
+    return {
+        "kind": list(ROLES),
+        "mode": ["one-shot", "continuable"],
+        "activity": ["inactive", "running"],
+        "reason": ["corrupt", "unsupported", "unavailable"],
+        "cause": causes,
+        "depth": sorted({d for d in sessions["delegation_depth"].to_list() if d is not None}),
+        "provider": providers,
+        "project": sorted({p for p in sessions["project_dir"].to_list() if p is not None}),
+    }

@@ -1,0 +1,212 @@
+"""The package's architecture, checked from its source: layers, no import cycles, small modules.
+
+Every module of ``subagent_catalog`` is imported, and its import statements
+(top level, inside functions and under ``TYPE_CHECKING`` alike) are read with
+``ast``. A module may import from its own package and from packages of a
+lower layer only; the module graph has no cycle; no module grows past the
+size limit; UI libraries stay in ``views`` and ``cli``.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import subagent_catalog
+
+PACKAGE = Path(subagent_catalog.__file__).resolve().parent
+
+# The layer of each top-level unit of the package (its first dotted component).
+LAYERS: dict[str, int] = {
+    "errors": 0,
+    "progress": 0,
+    "version": 0,
+    "read": 1,
+    "frames": 2,
+    "synth": 2,
+    "catalog": 3,
+    "store": 4,
+    "corpus": 5,
+    "analysis": 6,
+    "views": 7,
+    "cli": 8,
+    "__main__": 8,
+    "__init__": 8,
+    "widgets": 8,
+    "archive": 8,
+}
+UI_LIBRARIES = {"click", "tqdm", "ipywidgets", "traitlets", "anywidget", "jinja2", "altair", "vl_convert"}
+UI_UNITS = {"views", "cli", "__main__", "widgets"}
+MAX_LINES = 650
+
+
+def _module_names() -> list[str]:
+    names = ["subagent_catalog"]
+    for info in pkgutil.walk_packages([str(PACKAGE)], prefix="subagent_catalog."):
+        names.append(info.name)
+    return sorted(names)
+
+
+def _source(name: str) -> Path:
+    parts = name.split(".")[1:]
+    path = PACKAGE.joinpath(*parts)
+    return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+
+
+def _unit(name: str) -> str:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _imports(name: str) -> set[str]:
+    """The package modules ``name`` imports (``from a.b import c`` counts as ``a.b.c`` when that is a module)."""
+    path = _source(name)
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    modules = set(_module_names())
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == "subagent_catalog")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "subagent_catalog":
+                continue
+            for alias in node.names:
+                child = f"{target}.{alias.name}"
+                found.add(child if child in modules else target)
+    found.discard(name)
+    return found
+
+
+def _third_party(name: str) -> set[str]:
+    tree = ast.parse(_source(name).read_text(encoding="utf-8"))
+    roots: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            roots.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            roots.add(node.module.split(".")[0])
+    return roots
+
+
+MODULES = _module_names()
+
+
+def test_every_module_is_in_a_layer_and_imports() -> None:
+    for name in MODULES:
+        assert _unit(name) in LAYERS, f"{name}: add its package to LAYERS (and to the package docstring)"
+        importlib.import_module(name)
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_imports_only_its_own_package_or_lower_layers(name: str) -> None:
+    unit = _unit(name)
+    wrong = [
+        target
+        for target in sorted(_imports(name))
+        if _unit(target) != unit and LAYERS[_unit(target)] >= LAYERS[unit] and LAYERS[unit] < 8
+    ]
+    assert wrong == [], f"{name} (layer {LAYERS[unit]}) imports a layer at or above its own: {wrong}"
+
+
+def test_the_facade_loads_no_user_interface() -> None:
+    wrong = [t for t in _imports("subagent_catalog") if _unit(t) in UI_UNITS]
+    assert wrong == []
+    code = f"import sys, subagent_catalog; print(sorted(m for m in {sorted(UI_LIBRARIES)!r} if m in sys.modules))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]"
+
+
+@pytest.mark.parametrize("name", [n for n in MODULES if _unit(n) not in UI_UNITS])
+def test_the_library_imports_no_ui_library(name: str) -> None:
+    assert _third_party(name) & UI_LIBRARIES == set()
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                item = stack.pop()
+                on_stack.discard(item)
+                component.append(item)
+                if item == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_cycles() -> None:
+    graph = {name: _imports(name) for name in MODULES}
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_modules_stay_small(name: str) -> None:
+    lines = len(_source(name).read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_LINES, f"{name} has {lines} lines; split it by what its parts own"
+
+
+@pytest.mark.parametrize("name", [n for n in MODULES if _source(n).name == "__init__.py" and n != "subagent_catalog"])
+def test_every_subpackage_says_what_it_owns_and_may_import(name: str) -> None:
+    doc = ast.get_docstring(ast.parse(_source(name).read_text(encoding="utf-8"))) or ""
+    assert f"layer {LAYERS[_unit(name)]}" in doc.split("\n", 1)[0] + doc, name
+    assert len(doc) > 200, f"{name}: the docstring should say what the package owns"
+
+
+def test_the_public_api_keeps_working() -> None:
+    from subagent_catalog import catalog, list_agents_text, list_children, read_corpus, scan_events
+    from subagent_catalog.archive import export_archive, open_archive
+    from subagent_catalog.widgets import CatalogBrowser, DiagnosticsDashboard
+
+    assert all(
+        callable(f)
+        for f in (
+            catalog,
+            list_agents_text,
+            list_children,
+            read_corpus,
+            scan_events,
+            export_archive,
+            open_archive,
+            CatalogBrowser,
+            DiagnosticsDashboard,
+        )
+    )

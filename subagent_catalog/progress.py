@@ -20,5 +20,10 @@ class Progress(Protocol):
 
 
 def quiet(done: int, total: int) -> None:
-    """The default progress callback: does nothing."""
+    """The default progress callback: does nothing.
+
+    Examples:
+        >>> quiet(1, 2) is None
+        True
+    """
     return None

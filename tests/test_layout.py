@@ -210,3 +210,20 @@ def test_the_public_api_keeps_working() -> None:
             DiagnosticsDashboard,
         )
     )
+
+
+def _public_functions(name: str) -> list[str]:
+    tree = ast.parse(_source(name).read_text(encoding="utf-8"))
+    return [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+        and not node.name.startswith("_")
+        and not node.decorator_list  # click commands are documented in the CLI guide
+        and "Examples:" not in (ast.get_docstring(node) or "")
+    ]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_every_public_function_has_an_example(name: str) -> None:
+    assert _public_functions(name) == [], f"{name}: public functions without an Examples section"

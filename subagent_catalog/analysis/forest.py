@@ -83,7 +83,15 @@ def build_forest(corpus: Corpus, *, semantics: Semantics = "projection") -> Fore
 
 
 def forest_of_rows(corpus: Corpus, frame: pl.DataFrame) -> Forest:
-    """The forest of a corpus from catalog rows already computed (``catalog(corpus)``)."""
+    """The forest of a corpus from catalog rows already computed (``catalog(corpus)``).
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog import catalog, read_corpus
+        >>> corpus = read_corpus(tempfile.mkdtemp(), cache=False)
+        >>> forest_of_rows(corpus, catalog(corpus)).roots
+        []
+    """
     rows = frame.filter(pl.col("kind") != "error")
     by_id = {row["id"]: row for row in rows.iter_rows(named=True)}
     forest = Forest()
@@ -224,7 +232,14 @@ def default_parents(
 
 
 def parents_of_forest(forest: Forest, limit: int) -> list[str]:
-    """The parents a report lists by default: roots with subagents first, at most ``limit``."""
+    """The parents a report lists by default: roots with subagents first, at most ``limit``.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog import read_corpus
+        >>> parents_of_forest(build_forest(read_corpus(tempfile.mkdtemp(), cache=False)), 5)
+        []
+    """
     roots = [i for i in forest.roots if forest.nodes[i]["k"] != "g"]
     with_agents = [i for i in roots if forest.nodes[i].get("a")]
     without = [i for i in roots if not forest.nodes[i].get("a")]

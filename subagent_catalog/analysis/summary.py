@@ -31,17 +31,34 @@ def _counts(series: pl.Series, order: Sequence[str] = ()) -> dict[str, int]:
 
 
 def iso(value: datetime | None) -> str | None:
-    """A UTC datetime as ``YYYY-MM-DD HH:MM:SS UTC`` (``None`` stays ``None``)."""
+    """A UTC datetime as ``YYYY-MM-DD HH:MM:SS UTC`` (``None`` stays ``None``).
+
+    Examples:
+        >>> from datetime import datetime
+        >>> iso(datetime(2026, 1, 2, 3, 4, 5))
+        '2026-01-02 03:04:05 UTC'
+    """
     return value.strftime("%Y-%m-%d %H:%M:%S UTC") if value is not None else None
 
 
 def minute(value: datetime | None) -> str | None:
-    """A UTC datetime to the minute (``None`` stays ``None``)."""
+    """A UTC datetime to the minute (``None`` stays ``None``).
+
+    Examples:
+        >>> from datetime import datetime
+        >>> minute(datetime(2026, 1, 2, 3, 4, 5))
+        '2026-01-02 03:04 UTC'
+    """
     return value.strftime("%Y-%m-%d %H:%M UTC") if value is not None else None
 
 
 def human_bytes(size: int) -> str:
-    """A byte count in binary units (``1.5 KiB``)."""
+    """A byte count in binary units (``1.5 KiB``).
+
+    Examples:
+        >>> human_bytes(512), human_bytes(1536)
+        ('512 B', '1.5 KiB')
+    """
     value = float(size)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if value < 1024 or unit == "TiB":
@@ -72,7 +89,14 @@ def corpus_summary(corpus: Corpus, *, semantics: Semantics = "projection") -> di
 
 
 def summary_of_rows(corpus: Corpus, semantics: Semantics, frame: pl.DataFrame | None) -> dict[str, Any]:
-    """The :func:`corpus_summary` dict from catalog rows already computed (``None``: the listing fails)."""
+    """The :func:`corpus_summary` dict from catalog rows already computed (``None``: the listing fails).
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog import read_corpus
+        >>> summary_of_rows(read_corpus(tempfile.mkdtemp(), cache=False), "projection", None)["files"]
+        0
+    """
     sessions = corpus.sessions
     listed = sessions.filter(pl.col("listed"))
     created = sessions["created_at"].drop_nulls()

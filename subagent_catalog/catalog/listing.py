@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 
-from subagent_catalog.catalog.model import CorpusSource, Node, Row, Scope, Semantics, build_model, sort_key
+from subagent_catalog.catalog.model import CorpusSource, Node, Row, Scope, Semantics, build_model, map_key
 from subagent_catalog.catalog.resolve import RESOLVERS, check_live, trace_parent_check
 from subagent_catalog.catalog.schemas import ROW_SCHEMA
 from subagent_catalog.read.jsvalue import (
@@ -47,7 +47,7 @@ def children_rows(
         trace_parent_check(model, parent)
     resolve = RESOLVERS[semantics]
     rows = []
-    for node in model.children.get(sort_key(parent), []):
+    for node in model.children.get(map_key(parent), []):
         if not node.origin_subagent:
             continue
         row = resolve(node, model, live_map)
@@ -76,19 +76,19 @@ def descendant_rows(
         trace_parent_check(model, root)
     resolve = RESOLVERS[semantics]
     rows: list[Row] = []
-    visited: set[Any] = {sort_key(root)}
-    stack: list[tuple[Node, Any, int]] = [(n, root, 1) for n in reversed(model.children.get(sort_key(root), []))]
+    visited: set[Any] = {map_key(root)}
+    stack: list[tuple[Node, Any, int]] = [(n, root, 1) for n in reversed(model.children.get(map_key(root), []))]
     while stack:
         node, parent, depth = stack.pop()
-        if sort_key(node.id) in visited:
+        if map_key(node.id) in visited:
             continue
-        visited.add(sort_key(node.id))
+        visited.add(map_key(node.id))
         if node.origin_subagent:
             row = resolve(node, model, live_map)
             if row is not None:
                 row.parent, row.depth = parent, depth
                 rows.append(row)
-        for child in reversed(model.children.get(sort_key(node.id), [])):
+        for child in reversed(model.children.get(map_key(node.id), [])):
             stack.append((child, node.id, depth + 1))
     return rows
 

@@ -143,8 +143,13 @@ class Row:
         }
 
 
-def sort_key(value: Any) -> Any:
-    """A dict key with JavaScript ``Map`` (SameValueZero) identity for JSON values."""
+def map_key(value: Any) -> Any:
+    """A dict key with JavaScript ``Map`` (SameValueZero) identity for JSON values.
+
+    Examples:
+        >>> map_key(1) == map_key(1.0), map_key("1") == map_key(1)
+        (True, False)
+    """
     if isinstance(value, (dict, list)):
         return ("object", id(value))
     if is_number(value):
@@ -229,7 +234,7 @@ def build_model(source: CorpusSource) -> Model:
         parent = node.header.get("parentSession", MISSING)
         if parent is MISSING:
             continue
-        model.children.setdefault(sort_key(parent), []).append(node)
+        model.children.setdefault(map_key(parent), []).append(node)
         if node.origin_subagent and isinstance(parent, str):
             model.subagent_parents.add(parent)
     for siblings in model.children.values():

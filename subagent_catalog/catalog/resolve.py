@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from subagent_catalog.catalog.model import BACKEND_CAUSES, LIFECYCLE_KEYS, Model, Node, Reason, Row, Semantics, sort_key
+from subagent_catalog.catalog.model import BACKEND_CAUSES, LIFECYCLE_KEYS, Model, Node, Reason, Row, Semantics, map_key
 from subagent_catalog.errors import CatalogError, LiveOverlayError
 from subagent_catalog.read.jsvalue import (
     is_number,
@@ -74,7 +74,12 @@ def _child(
 
 
 def seed_length(header: dict[str, Any]) -> float:
-    """The header's ``seedLength`` as JavaScript compares it (a double; 0 when absent)."""
+    """The header's ``seedLength`` as JavaScript compares it (a double; 0 when absent).
+
+    Examples:
+        >>> seed_length({"seedLength": 3}), seed_length({"seedLength": 2.5}), seed_length({})
+        (3.0, 2.5, 0.0)
+    """
     # JavaScript compares ``seq < seedLength`` on doubles: 2.5, 1e400 (Infinity) compare as they are.
     value = header.get("seedLength", 0)
     return js_number(value) if is_number(value) else 0.0
@@ -160,7 +165,15 @@ RESOLVERS = {"projection": resolve_projection, "trace": resolve_trace}
 
 
 def check_live(model: Model, live: Mapping[str, str] | None) -> Mapping[str, str]:
-    """The live-status overlay, validated against the model (ids must be listed sessions)."""
+    """The live-status overlay, validated against the model (ids must be listed sessions).
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog import read_corpus
+        >>> from subagent_catalog.catalog.model import build_model
+        >>> check_live(build_model(read_corpus(tempfile.mkdtemp(), cache=False)), None)
+        {}
+    """
     if not live:
         return {}
     for session_id, status in live.items():
@@ -173,7 +186,17 @@ def check_live(model: Model, live: Mapping[str, str] | None) -> Mapping[str, str
 
 
 def trace_parent_check(model: Model, parent: Any) -> None:
-    """Raise what the trace read path raises for a parent it cannot read."""
+    """Raise what the trace read path raises for a parent it cannot read.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog import read_corpus
+        >>> from subagent_catalog.catalog.model import build_model
+        >>> trace_parent_check(build_model(read_corpus(tempfile.mkdtemp(), cache=False)), "nope")
+        Traceback (most recent call last):
+        ...
+        subagent_catalog.errors.CatalogError: ...
+    """
     node = model.by_id.get(parent) if isinstance(parent, str) else None
     if node is None:
         raise CatalogError(
@@ -184,7 +207,7 @@ def trace_parent_check(model: Model, parent: Any) -> None:
     seen = {parent}
     ancestor = node.header.get("parentSession", MISSING)
     while ancestor is not MISSING and ancestor is not None:
-        key = ancestor if isinstance(ancestor, str) else sort_key(ancestor)
+        key = ancestor if isinstance(ancestor, str) else map_key(ancestor)
         if key in seen:
             raise CatalogError(
                 "SUBAGENT_LINEAGE_CYCLE",

@@ -12,7 +12,7 @@ from typing import Any
 
 import polars as pl
 
-from subagent_catalog.catalog.model import CorpusSource, Model, Node, Row, Semantics, build_model, sort_key
+from subagent_catalog.catalog.model import CorpusSource, Model, Node, Row, Semantics, build_model, map_key
 from subagent_catalog.catalog.resolve import RESOLVERS, check_live, trace_parent_check
 from subagent_catalog.catalog.schemas import CATALOG_EXTRA, ROW_SCHEMA
 from subagent_catalog.errors import CatalogError
@@ -33,13 +33,13 @@ def _all_parent_keys(model: Model) -> list[Any]:
     parents: list[Any] = []
     seen: set[Any] = set()
     for node in model.nodes:
-        if sort_key(node.id) not in seen:
-            seen.add(sort_key(node.id))
+        if map_key(node.id) not in seen:
+            seen.add(map_key(node.id))
             parents.append(node.id)
     for node in model.nodes:
         value = node.header.get("parentSession", MISSING)
-        if value is not MISSING and sort_key(value) not in seen and not isinstance(value, (dict, list)):
-            seen.add(sort_key(value))
+        if value is not MISSING and map_key(value) not in seen and not isinstance(value, (dict, list)):
+            seen.add(map_key(value))
             parents.append(value)
     return parents
 
@@ -80,7 +80,7 @@ def catalog(
             except CatalogError as error:
                 out.append({**head, **_error_row(error, semantics)})
                 continue
-        for node in model.children.get(sort_key(parent), []):
+        for node in model.children.get(map_key(parent), []):
             row = resolved.get(node.id) if node.origin_subagent else None
             if row is not None:
                 out.append({**head, **row.frame_row()})
@@ -184,14 +184,14 @@ class _Interned:
 def _walk(model: Model, root: Any) -> list[tuple[Node, Any, int]]:
     """Upstream's pre-order walk below ``root``: (node, direct parent, depth), every node once."""
     order: list[tuple[Node, Any, int]] = []
-    visited: set[Any] = {sort_key(root)}
-    stack: list[tuple[Node, Any, int]] = [(n, root, 1) for n in reversed(model.children.get(sort_key(root), []))]
+    visited: set[Any] = {map_key(root)}
+    stack: list[tuple[Node, Any, int]] = [(n, root, 1) for n in reversed(model.children.get(map_key(root), []))]
     while stack:
         node, parent, depth = stack.pop()
-        if sort_key(node.id) in visited:
+        if map_key(node.id) in visited:
             continue
-        visited.add(sort_key(node.id))
+        visited.add(map_key(node.id))
         order.append((node, parent, depth))
-        for child in reversed(model.children.get(sort_key(node.id), [])):
+        for child in reversed(model.children.get(map_key(node.id), [])):
             stack.append((child, node.id, depth + 1))
     return order

@@ -275,7 +275,13 @@ def _session_dir(
 
 
 def choose_compression(root: str, option: CompressionOption) -> Compression:
-    """The encoding to read a root as: the option, or for ``auto`` the one most of its logs use."""
+    """The encoding to read a root as: the option, or for ``auto`` the one most of its logs use.
+
+    Examples:
+        >>> import tempfile
+        >>> choose_compression(tempfile.mkdtemp(), "none"), choose_compression(tempfile.mkdtemp(), "auto")
+        ('none', 'zstd')
+    """
     if option != "auto":
         return option
     plain = zstd = 0

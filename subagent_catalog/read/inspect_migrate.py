@@ -119,7 +119,12 @@ def prop(value: Any, key: str) -> Any:
 
 
 def nonempty_str(value: Any) -> bool:
-    """A non-empty string."""
+    """A non-empty string.
+
+    Examples:
+        >>> nonempty_str("a"), nonempty_str(""), nonempty_str(1)
+        (True, False, False)
+    """
     return isinstance(value, str) and value != ""
 
 
@@ -133,7 +138,12 @@ def _int_at_least(value: Any, low: int) -> bool:
 
 
 def is_object(value: Any) -> bool:
-    """A JSON object or array (``typeof x === 'object'`` for parsed JSON, null excluded)."""
+    """A JSON object or array (``typeof x === 'object'`` for parsed JSON, null excluded).
+
+    Examples:
+        >>> is_object({}), is_object([]), is_object(None)
+        (True, True, False)
+    """
     return isinstance(value, (dict, list))
 
 
@@ -308,7 +318,12 @@ def _migrate_message(event: dict[str, Any], session_id: str, message_ids: dict[i
 
 
 def provider_model(value: Any) -> bool:
-    """An object with non-empty ``provider`` and ``model`` strings."""
+    """An object with non-empty ``provider`` and ``model`` strings.
+
+    Examples:
+        >>> provider_model({"provider": "p", "model": "m"}), provider_model({"provider": "p"})
+        (True, False)
+    """
     return isinstance(value, dict) and nonempty_str(value.get("provider")) and nonempty_str(value.get("model"))
 
 

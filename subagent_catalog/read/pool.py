@@ -68,7 +68,13 @@ def _arrow_events(rows: list[tuple[Any, ...]]) -> bytes:
 def read_all(
     paths: list[str], compression: Compression, *, want_events: bool, jobs: int | None, progress: Progress
 ) -> Iterator[LogFacts]:
-    """The facts of every path, in order: serially for small roots or ``jobs=1``, else in a process pool."""
+    """The facts of every path, in order: serially for small roots or ``jobs=1``, else in a process pool.
+
+    Examples:
+        >>> from subagent_catalog.progress import quiet
+        >>> list(read_all([], "none", want_events=False, jobs=1, progress=quiet))
+        []
+    """
     total = len(paths)
     work = [(path, compression, want_events) for path in paths]
     workers = jobs if jobs is not None else (os.cpu_count() or 1)

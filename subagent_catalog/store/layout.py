@@ -145,14 +145,26 @@ class TableWriter:
 
 
 def rel_key(file_project: str, file_session: str, compression: Compression) -> bytes:
-    """A log's path below the root, exact (file names need not be UTF-8)."""
+    """A log's path below the root, exact (file names need not be UTF-8).
+
+    Examples:
+        >>> rel_key("proj", "abc", "zstd")
+        b'proj/abc/session.jsonl.zstd'
+    """
     from subagent_catalog.read.paths import log_name
 
     return os.fsencode(f"{file_project}/{file_session}/{log_name(compression)}")
 
 
 def problem_project(path_bytes: bytes | None, root: str, projects: dict[str, set[str]]) -> str | None:
-    """The project directory a problem lies in (``None`` at or above root level)."""
+    """The project directory a problem lies in (``None`` at or above root level).
+
+    Examples:
+        >>> problem_project(b"/r/proj/abc/session.jsonl", "/r", {"proj": set()})
+        'proj'
+        >>> problem_project(b"/r", "/r", {}) is None
+        True
+    """
     if path_bytes is None:
         return None
     path = os.fsdecode(path_bytes)
@@ -166,13 +178,24 @@ def problem_project(path_bytes: bytes | None, root: str, projects: dict[str, set
 
 
 def path_inside(child: str, parent: str) -> bool:
-    """Whether ``child`` is ``parent`` or below it (real paths)."""
+    """Whether ``child`` is ``parent`` or below it (real paths).
+
+    Examples:
+        >>> path_inside("/a/b", "/a"), path_inside("/ab", "/a")
+        (True, False)
+    """
     child_real, parent_real = os.path.realpath(child), os.path.realpath(parent)
     return child_real == parent_real or child_real.startswith(parent_real.rstrip(os.sep) + os.sep)
 
 
 def read_manifest_file(out: str) -> dict[str, Any] | None:
-    """A local archive's manifest, or ``None`` when the directory has none."""
+    """A local archive's manifest, or ``None`` when the directory has none.
+
+    Examples:
+        >>> import tempfile
+        >>> read_manifest_file(tempfile.mkdtemp()) is None
+        True
+    """
     path = os.path.join(out, MANIFEST)
     if not os.path.isfile(path):
         return None
@@ -187,19 +210,37 @@ def read_manifest_file(out: str) -> dict[str, Any] | None:
 
 
 def is_url(path: str) -> bool:
-    """Whether a location is an object-store URL rather than a local path."""
+    """Whether a location is an object-store URL rather than a local path.
+
+    Examples:
+        >>> is_url("s3://bucket/x"), is_url("/tmp/x")
+        (True, False)
+    """
     return "://" in path
 
 
 def join_location(base: str, relative: str) -> str:
-    """A file name under an archive location (local path or URL)."""
+    """A file name under an archive location (local path or URL).
+
+    Examples:
+        >>> join_location("s3://bucket/arch/", "gen-000001/sessions")
+        's3://bucket/arch/gen-000001/sessions'
+    """
     if is_url(base):
         return base.rstrip("/") + "/" + relative
     return os.path.join(base, *relative.split("/"))
 
 
 def read_location_text(location: str) -> str:
-    """The text of a file at a local path or URL (object stores through Polars' fsspec)."""
+    """The text of a file at a local path or URL (object stores through Polars' fsspec).
+
+    Examples:
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "m.json")
+        >>> _ = open(path, "w").write("{}")
+        >>> read_location_text(path)
+        '{}'
+    """
     if not is_url(location):
         with open(location, encoding="utf-8") as handle:
             return handle.read()

@@ -277,6 +277,13 @@ def session_events(index: int) -> tuple[tuple[dict[str, Any], ...], int | None]:
     Seeded sessions start with their parent's events up to the end of one of
     its turns (their parent's descriptor included); the events never depend
     on the worker or on the order sessions are written in.
+
+    Examples:
+        >>> from subagent_catalog.synth.plan import plan_corpus
+        >>> WORKER.update(plans=plan_corpus(3, seed=1), seed=1)
+        >>> events, seed_length = session_events(0)
+        >>> events[0]["type"] != ""
+        True
     """
     plan = worker_plans()[index]
     seed: int = WORKER["seed"]
@@ -541,6 +548,13 @@ WORKER: dict[str, Any] = {}
 
 
 def worker_plans() -> Sequence[SessionPlan]:
-    """The plans of the synthesis this process is writing."""
+    """The plans of the synthesis this process is writing.
+
+    Examples:
+        >>> from subagent_catalog.synth.plan import plan_corpus
+        >>> WORKER.update(plans=plan_corpus(2, seed=1), seed=1)
+        >>> len(worker_plans())
+        2
+    """
     plans: Sequence[SessionPlan] = WORKER["plans"]
     return plans

@@ -154,12 +154,24 @@ class DamagedSession:
 
 
 def log_uniform(rng: random.Random, low: float, high: float) -> int:
-    """An integer drawn log-uniformly from ``[low, high]``."""
+    """An integer drawn log-uniformly from ``[low, high]``.
+
+    Examples:
+        >>> import random
+        >>> 10 <= log_uniform(random.Random(0), 10, 1000) <= 1000
+        True
+    """
     return int(math.exp(rng.uniform(math.log(low), math.log(high))))
 
 
 def new_uuid(rng: random.Random) -> str:
-    """A UUID4 string drawn from ``rng`` (reproducible)."""
+    """A UUID4 string drawn from ``rng`` (reproducible).
+
+    Examples:
+        >>> import random
+        >>> new_uuid(random.Random(0)) == new_uuid(random.Random(0))
+        True
+    """
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
 
 

@@ -230,7 +230,14 @@ def _time_bins(millis: list[int]) -> tuple[str, str]:
 
 
 def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
-    """Every chart of the report for a corpus and its catalog rows (``None``: the listing fails)."""
+    """Every chart of the report for a corpus and its catalog rows (``None``: the listing fails).
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog import read_corpus
+        >>> [chart.title for chart in report_charts(read_corpus(tempfile.mkdtemp(), cache=False), None)][:0]
+        []
+    """
     charts: list[Chart] = []
     if rows is not None:
         listed = [r for r in rows.iter_rows(named=True) if r["kind"] in ("child", "diagnostic")]

@@ -213,6 +213,18 @@ def session_info(
     """Facts about one session (the browser's ``selected_info``) and its detail pane.
 
     The events are read from that one log only (``corpus.events`` is never loaded).
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.synth.writer import header, write_session
+        >>> root = tempfile.mkdtemp()
+        >>> _ = write_session(root, header("s1", created_at=1), [], "none")
+        >>> corpus = read_corpus(root, cache=False)
+        >>> info, pane = session_info(corpus, 0, corpus.sessions.row(0, named=True), None, role="session",
+        ...                           agents_text=("", ""), semantics="projection", catalog_error=None)
+        >>> info["session_id"], info["event_count"]
+        ('s1', 0)
     """
     descriptors = corpus.descriptors.filter(pl.col("path") == row["path"])
     problems = corpus.problems.filter(pl.col("path") == row["path"])

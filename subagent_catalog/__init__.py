@@ -1,21 +1,21 @@
 """subagent_catalog: audit DeepSeek Harness subagent session logs with Polars.
 
-The public API is re-exported here (and :mod:`subagent_catalog.widgets`,
-:mod:`subagent_catalog.archive` for the widgets and archives). The package
+The public API is re-exported here (and ``subagent_catalog.widgets``,
+``subagent_catalog.archive`` for the widgets and archives). The package
 is layered; a module imports only from its own package and from layers
 below it (``tests/test_layout.py`` enforces this and the absence of import
 cycles):
 
-0. ``errors``, ``progress``: exceptions and the progress protocol.
-1. ``read``: the dsh on-disk format, one log at a time.
-2. ``frames``: the corpus frames and their assembly; ``synth``: writing
-   real-format corpora (fixtures, samples, benchmarks).
-3. ``catalog``: upstream's listing over the frames.
-4. ``store``: facts codec and cache, Parquet archives, distributed engines.
-5. ``corpus``: :func:`read_corpus`, a root in, frames out (walk, cache, pool).
-6. ``analysis``: counts and trees derived from the corpus and its catalog.
-7. ``views``: report, summary, gate, notebook widgets.
-8. ``cli`` and the public facades (this module, ``widgets``, ``archive``).
+- layer 0: ``errors``, ``progress``: exceptions and the progress protocol.
+- layer 1: ``read``: the dsh on-disk format, one log at a time.
+- layer 2: ``frames``: the corpus frames and their assembly; ``synth``: writing
+  real-format corpora (fixtures, samples, benchmarks).
+- layer 3: ``catalog``: upstream's listing over the frames.
+- layer 4: ``store``: facts codec and cache, Parquet archives, distributed engines.
+- layer 5: ``corpus``: ``read_corpus``, a root in, frames out (walk, cache, pool).
+- layer 6: ``analysis``: counts and trees derived from the corpus and its catalog.
+- layer 7: ``views``: report, summary, gate, notebook widgets.
+- layer 8: ``cli`` and the public facades (this module, ``widgets``, ``archive``).
 """
 
 from subagent_catalog.catalog import (

@@ -1,4 +1,4 @@
-"""Parquet archives: the public name of the archive API in :mod:`subagent_catalog.store`.
+"""Parquet archives: the public name of the archive API in ``subagent_catalog.store``.
 
 Examples:
     >>> from subagent_catalog.store.export import export_archive

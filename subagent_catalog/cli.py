@@ -1,9 +1,9 @@
 """The ``subagent-catalog`` command line: a thin translator over the library.
 
-Every command reads a corpus with :func:`~subagent_catalog.corpus.read_corpus`
+Every command reads a corpus with ``read_corpus``
 and hands it to a library function; this module only parses options and
 formats results. Errors the library raises on purpose
-(:class:`~subagent_catalog.errors.SubagentCatalogError`: a missing root, a
+(``SubagentCatalogError``: a missing root, a
 listing that fails as a whole) become one-line messages ending with a hint
 and exit status 1; usage errors (unknown option, bad value) exit with 2.
 ``check`` exits with 1 when a selected check fails.

@@ -1,6 +1,6 @@
 """The progress protocol every long read accepts: a ``(done, total)`` callback, quiet by default.
 
-The library never draws a bar itself; :mod:`subagent_catalog.views.progress`
+The library never draws a bar itself; ``subagent_catalog.views.progress``
 adapts tqdm to this protocol for the CLI and notebooks.
 """
 

@@ -1,4 +1,4 @@
-"""Notebook widgets: the public name of :mod:`subagent_catalog.views.widgets`.
+"""Notebook widgets: the public name of ``subagent_catalog.views.widgets``.
 
 Examples:
     >>> from subagent_catalog.views.widgets.browser import CatalogBrowser

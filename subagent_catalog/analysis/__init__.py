@@ -1,8 +1,8 @@
 """Analyses over a corpus and its catalog (layer 6: imports every layer below ``views``).
 
 Owns derived answers that are neither the upstream listing nor a view of it:
-corpus counts (:mod:`.summary`), session trees with subtree totals
-(:mod:`.forest`) and bounded display text (:mod:`.text`). The run analytics
+corpus counts (``summary``), session trees with subtree totals
+(``forest``) and bounded display text (``text``). The run analytics
 (durations, outcomes, tokens, transcripts) land here.
 """
 

@@ -1,7 +1,7 @@
 """Session trees of a corpus, with subtree totals.
 
-:func:`build_forest` groups the catalog rows into roots and children with
-totals per subtree; :func:`default_parents` picks the parents a report shows.
+``build_forest`` groups the catalog rows into roots and children with
+totals per subtree; ``default_parents`` picks the parents a report shows.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Counts of a corpus at a glance.
 
-:func:`corpus_summary` gives files, projects, sessions, read verdicts,
+``corpus_summary`` gives files, projects, sessions, read verdicts,
 problems, catalog rows by kind and reason, and the time span.
 """
 
@@ -89,7 +89,7 @@ def corpus_summary(corpus: Corpus, *, semantics: Semantics = "projection") -> di
 
 
 def summary_of_rows(corpus: Corpus, semantics: Semantics, frame: pl.DataFrame | None) -> dict[str, Any]:
-    """The :func:`corpus_summary` dict from catalog rows already computed (``None``: the listing fails).
+    """The ``corpus_summary`` dict from catalog rows already computed (``None``: the listing fails).
 
     Examples:
         >>> import tempfile

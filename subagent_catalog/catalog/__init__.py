@@ -1,11 +1,11 @@
 """Upstream's subagent listing over corpus frames (layer 3: imports ``frames``, ``read``, base).
 
-Owns the listing semantics: the model of nodes by parent (:mod:`.model`),
-how one child resolves (:mod:`.resolve`, projection and trace semantics),
-one parent's rows and the ``list_agents`` text (:mod:`.listing`), every
-parent at once (:mod:`.tables`), where the semantics differ
-(:mod:`.deviations`), ``localeCompare`` collation (:mod:`.collation`) and
-the conformance output format (:mod:`.conformance`). Everything here is
+Owns the listing semantics: the model of nodes by parent (``model``),
+how one child resolves (``resolve``, projection and trace semantics),
+one parent's rows and the ``list_agents`` text (``listing``), every
+parent at once (``tables``), where the semantics differ
+(``deviations``), ``localeCompare`` collation (``collation``) and
+the conformance output format (``conformance``). Everything here is
 pure: frames in, frames out, row order by explicit sorts.
 """
 

@@ -1,6 +1,6 @@
 """Where the two semantics disagree.
 
-:func:`deviations` lists every child whose projection row differs from its
+``deviations`` lists every child whose projection row differs from its
 trace row, and why.
 """
 

@@ -128,7 +128,7 @@ def list_descendants(
     """Every subagent below a root in upstream's pre-order, with ``parentId`` and ``depth``.
 
     Raises:
-        CatalogError: as :func:`list_children`.
+        CatalogError: as ``list_children``.
 
     Examples:
         >>> import tempfile
@@ -175,7 +175,7 @@ def list_agents_text(
     (default: the ``live`` overlay); every other child is ``ready``.
 
     Raises:
-        CatalogError: as :func:`list_children`.
+        CatalogError: as ``list_children``.
 
     Examples:
         >>> import tempfile

@@ -1,10 +1,10 @@
 """The catalog's input model: one node per session file, indexed by parent.
 
-:func:`build_model` turns a corpus's frames into :class:`Node` records (the
+``build_model`` turns a corpus's frames into ``Node`` records (the
 listed header, the read verdict, the identity fold) grouped by
-``parentSession``, and :class:`Row` is one upstream listing row with the
-audit columns. Anything that gives a corpus (:class:`ToCorpus`, e.g. an
-opened archive) is accepted through :func:`as_corpus`.
+``parentSession``, and ``Row`` is one upstream listing row with the
+audit columns. Anything that gives a corpus (``ToCorpus``, e.g. an
+opened archive) is accepted through ``as_corpus``.
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ def map_key(value: Any) -> Any:
 
 
 class ToCorpus(Protocol):
-    """Anything that can give a :class:`Corpus` (an opened archive, for instance)."""
+    """Anything that can give a ``Corpus`` (an opened archive, for instance)."""
 
     def to_corpus(self) -> Corpus:
         """The corpus frames."""

@@ -1,8 +1,8 @@
 """How one child resolves under its parent.
 
-Upstream's projection path (:func:`resolve_projection`, today) and the
-superseded trace path (:func:`resolve_trace`) each return a listing
-:class:`~subagent_catalog.catalog.model.Row` (a child, or a diagnostic with
+Upstream's projection path (``resolve_projection``, today) and the
+superseded trace path (``resolve_trace``) each return a listing
+``Row`` (a child, or a diagnostic with
 its cause), or ``None`` when upstream skips the child.
 """
 

@@ -1,6 +1,6 @@
 """The catalog over every parent at once.
 
-:func:`catalog` (children rows) and :func:`catalog_descendants` (pre-order
+``catalog`` (children rows) and ``catalog_descendants`` (pre-order
 descendants) give one frame for a whole corpus, with a row of kind ``error``
 for a parent whose listing throws.
 """

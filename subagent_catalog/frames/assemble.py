@@ -1,7 +1,7 @@
 """Assembly of the corpus frames from a walk and per-file facts (no log I/O).
 
-:func:`assemble` turns a :class:`~subagent_catalog.read.discover.Discovery`
-and one :class:`~subagent_catalog.read.logread.LogFacts` per file into the
+``assemble`` turns a ``Discovery``
+and one ``LogFacts`` per file into the
 ``sessions``, ``descriptors`` and ``problems`` frames, applying upstream's
 corpus-wide rules (stored identity, duplicate ids, mixed encodings, per-id
 lookups) that no single file can decide.

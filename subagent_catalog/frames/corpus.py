@@ -1,4 +1,4 @@
-""":class:`Corpus`: the frames of one read session root, plus what the catalog needs."""
+"""``Corpus``: the frames of one read session root, plus what the catalog needs."""
 
 from __future__ import annotations
 

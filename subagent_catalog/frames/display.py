@@ -3,8 +3,8 @@
 Everything here returns a self-contained HTML fragment (inline styles, no
 scripts, nothing fetched) in which every value taken from a corpus is
 HTML-escaped: session ids, labels, paths and messages are untrusted text.
-``Corpus._repr_html_`` (in :mod:`subagent_catalog.frames.corpus`) calls :func:`corpus_html`; the widgets use
-:func:`table_html` and :func:`catalog_html` for their tables.
+``Corpus._repr_html_`` (in ``subagent_catalog.frames.corpus``) calls ``corpus_html``; the widgets use
+``table_html`` and ``catalog_html`` for their tables.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ _ERROR_ROW = "background:#fdecee"
 
 
 class CorpusLike(Protocol):
-    """What the corpus summary reads of a corpus (a :class:`~subagent_catalog.frames.corpus.Corpus`)."""
+    """What the corpus summary reads of a corpus (a ``Corpus``)."""
 
     @property
     def root(self) -> str:

@@ -2,7 +2,7 @@
 
 Upstream folds a payload to an identity only when it is a strict v2
 record; every other payload resets the identity, and upstream does not say
-why. :func:`classify_descriptor` gives the same verdict and the exact reason:
+why. ``classify_descriptor`` gives the same verdict and the exact reason:
 which field, which unknown key, which version. Field rules are declared as
 pydantic models (strict types, unknown keys forbidden).
 """

@@ -1,9 +1,9 @@
 """Upstream's cold `inspect()`, first half: legacy-event migrations, message shapes, known types.
 
-:func:`migrate_events` applies the migrations upstream's persistence coordinator runs on
-a read prefix and refuses unsupported or unknown event types; :class:`InspectFailure`
+``migrate_events`` applies the migrations upstream's persistence coordinator runs on
+a read prefix and refuses unsupported or unknown event types; ``InspectFailure``
 names the rule that failed. The second half (closers, header and envelope rules)
-is :mod:`subagent_catalog.read.inspect_rules`.
+is ``subagent_catalog.read.inspect_rules``.
 """
 
 from __future__ import annotations

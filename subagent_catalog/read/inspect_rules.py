@@ -5,7 +5,7 @@ persistence coordinator migrates legacy events, validates message shapes,
 refuses unknown event types, appends synthetic closers for a turn left open
 and validates the header and every event again while building a session.
 Any failure makes upstream's listing report the child ``unavailable``.
-:func:`validate_cold_read` reproduces that path and names the failing rule.
+``validate_cold_read`` reproduces that path and names the failing rule.
 """
 
 from __future__ import annotations

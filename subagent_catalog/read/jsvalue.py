@@ -229,7 +229,7 @@ def frame_text(value: str | None) -> str | None:
 
 
 def clean_row(row: dict[str, Any]) -> dict[str, Any]:
-    """Apply :func:`frame_text` to every string value (and string list) of a row.
+    """Apply ``frame_text`` to every string value (and string list) of a row.
 
     Examples:
         >>> clean_row({"a": "x\\udc00", "b": 1, "c": ["\\ud800"]})

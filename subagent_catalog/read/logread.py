@@ -1,6 +1,6 @@
 """Everything the toolkit derives from one session log file, read once.
 
-:func:`read_log_file` is the per-file worker: it reads the bytes, gives
+``read_log_file`` is the per-file worker: it reads the bytes, gives
 upstream's ``list()`` verdict on the header, upstream's full-read verdict
 (``ok``, ``torn-tail``, ``prefix`` or ``failed``, with the cause), the
 descriptors, the identity fold and, on request, the events. It is a pure

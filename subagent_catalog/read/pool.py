@@ -1,6 +1,6 @@
 """Reading many logs, in order, in a process pool for large roots.
 
-Each file is one :func:`~subagent_catalog.read.logread.read_log_file`.
+Each file is one ``read_log_file``.
 Workers never use Polars (a forked child of a process that ran Polars can
 deadlock in it): events travel back as one Arrow IPC buffer per file, built
 with pyarrow.

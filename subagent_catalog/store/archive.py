@@ -1,11 +1,11 @@
 """Archives: a corpus's derived frames as a partitioned Parquet dataset.
 
-:func:`export_archive` reads a session root once (here, or sharded across a
-Dask cluster, see :mod:`subagent_catalog.store.distributed`) and writes the
+``export_archive`` reads a session root once (here, or sharded across a
+Dask cluster, see ``subagent_catalog.store.distributed``) and writes the
 ``sessions``, ``descriptors``, ``problems`` and optionally ``events`` frames
 as Parquet files partitioned by project directory, plus ``manifest.json``.
-:func:`open_archive` gives them back as Polars LazyFrames (local paths or
-object-store URLs) and as a :class:`~subagent_catalog.corpus.Corpus` the
+``open_archive`` gives them back as Polars LazyFrames (local paths or
+object-store URLs) and as a ``Corpus`` the
 catalog accepts, so a catalog over an archive has the same rows as over the
 raw corpus.
 
@@ -25,7 +25,7 @@ are not URL-safe get a hashed directory name).
 
 Re-exporting into an archive re-reads only the files whose
 ``(path, size, mtime_ns)`` changed: the ``facts`` table keeps, per file, the
-pickled :class:`~subagent_catalog.read.logread.LogFacts` of the last read. These
+pickled ``LogFacts`` of the last read. These
 pickles are of our own dataclass, written by this module from parsed JSON
 values; they are loaded with an unpickler that admits only those dataclasses
 (never anything from corpus content, never arbitrary classes).
@@ -62,7 +62,7 @@ from subagent_catalog.store.layout import (
 
 
 class ArchiveCorpus(Corpus):
-    """A :class:`Corpus` collected from an archive; its events come from the archive when it holds them."""
+    """A ``Corpus`` collected from an archive; its events come from the archive when it holds them."""
 
     _archive: Archive | None = None
 
@@ -219,7 +219,7 @@ class Archive:
 
 
 def open_archive(path: str | os.PathLike[str], *, storage_options: dict[str, Any] | None = None) -> Archive:
-    """Open an archive written by :func:`export_archive`.
+    """Open an archive written by ``export_archive``.
 
     Args:
         path: the archive directory, or an object-store URL (``s3://bucket/a``,

@@ -1,7 +1,7 @@
 """A per-corpus cache of derived per-file facts, stored outside the corpus.
 
 Reading a log is a pure function of its bytes, so the
-:class:`~subagent_catalog.read.logread.LogFacts` of an unchanged file can be
+``LogFacts`` of an unchanged file can be
 reused. The cache keeps one Arrow IPC file per corpus root and encoding, in
 the user's cache directory (``$SUBAGENT_CATALOG_CACHE``, else
 ``$XDG_CACHE_HOME/subagent_catalog``, else ``~/.cache/subagent_catalog``),
@@ -60,7 +60,7 @@ def default_cache_dir() -> str:
 
 @lru_cache(maxsize=1)
 def reader_fingerprint() -> str:
-    """The cache format, the Python version and the reader's code (:func:`reader_digest`).
+    """The cache format, the Python version and the reader's code (``reader_digest``).
 
     Examples:
         >>> len(reader_fingerprint())
@@ -154,7 +154,7 @@ class FactsCache:
     ) -> FactsCache:
         """Open the cache of ``root`` (empty when there is none or it is unusable).
 
-        Never raises on a bad cache file: it is ignored and replaced on :meth:`save`.
+        Never raises on a bad cache file: it is ignored and replaced on ``save``.
 
         Examples:
             >>> import tempfile, os
@@ -238,7 +238,7 @@ class FactsCache:
     def save(self) -> str | None:
         """Write the cache file atomically; returns its path, or ``None`` when nothing was written.
 
-        Only entries used since :meth:`load` (got or put) are kept, so files
+        Only entries used since ``load`` (got or put) are kept, so files
         that left the corpus leave the cache. A cache that cannot be written
         (read-only directory, full disk) is skipped; ``status`` says why.
 

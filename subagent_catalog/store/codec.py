@@ -1,9 +1,9 @@
 """Per-file facts as bytes, and the digest of the code that derives them.
 
-The facts cache and archives store :class:`~subagent_catalog.read.logread.LogFacts`
+The facts cache and archives store ``LogFacts``
 as pickles of this package's own dataclasses (built from parsed JSON values,
 events stripped) and read them back with an unpickler that admits only those
-classes, so stored facts never load anything else. :func:`reader_digest`
+classes, so stored facts never load anything else. ``reader_digest``
 names the reader's code: stored facts are reused only under the same code.
 """
 
@@ -49,7 +49,7 @@ def dump_facts(facts: LogFacts) -> bytes | None:
 
 
 def load_facts(blob: bytes) -> LogFacts:
-    """Unpickle facts written by :func:`dump_facts`, refusing any other class.
+    """Unpickle facts written by ``dump_facts``, refusing any other class.
 
     Raises:
         pickle.UnpicklingError: the bytes name a class other than the facts records.

@@ -1,8 +1,8 @@
 """Where the per-file work of an archive export runs: here, or on a Dask cluster.
 
 Reading a session log is a pure function of its bytes
-(:func:`subagent_catalog.read.logread.read_log_file`), so an export cuts the file
-list into batches and runs :func:`read_batch` on each, either in this process
+(``subagent_catalog.read.logread.read_log_file``), so an export cuts the file
+list into batches and runs ``read_batch`` on each, either in this process
 or a local process pool (``engine="local"``) or on the workers of a
 ``dask.distributed`` scheduler (``engine="dask"``). A batch comes back as the
 pickled facts of its files (events stripped) plus, on request, the events of
@@ -10,10 +10,10 @@ those files as one Polars frame, so the client never holds every event at
 once.
 
 Dask is an optional extra (``pip install 'subagent-catalog[scale]'``); this
-module imports it only inside :func:`run_dask`.
+module imports it only inside ``run_dask``.
 
-The facts pickles are written by :func:`~subagent_catalog.store.codec.dump_facts` (our own dataclasses,
-built from parsed JSON values) and read back by its :func:`load_facts`, whose
+The facts pickles are written by ``dump_facts`` (our own dataclasses,
+built from parsed JSON values) and read back by its ``load_facts``, whose
 unpickler refuses every class except those dataclasses: a facts table never
 runs code, even from an archive someone else wrote.
 """
@@ -78,8 +78,8 @@ class BatchResult:
             the facts cannot be pickled (the client reads that file itself).
         events: the batch's events with ``EVENT_EXTRA`` columns, when asked for.
         worker: ``host:pid`` of the process that did the work.
-        reader: :func:`reader_digest` of that process's code.
-        event_rows: the events as plain rows instead of ``events`` (see :func:`read_batch`).
+        reader: ``reader_digest`` of that process's code.
+        event_rows: the events as plain rows instead of ``events`` (see ``read_batch``).
     """
 
     facts: list[tuple[int, bytes | None]]
@@ -258,7 +258,7 @@ def run_dask(
     """Run the batches on a Dask cluster, yielding results as they complete.
 
     Args:
-        batches: the batches (see :func:`plan_batches`).
+        batches: the batches (see ``plan_batches``).
         compression: the encoding of the root.
         want_events: also return events.
         root: the absolute corpus root, at the same path on every worker.

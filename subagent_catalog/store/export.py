@@ -1,4 +1,4 @@
-"""Writing archives: :func:`export_archive`.
+"""Writing archives: ``export_archive``.
 
 Reads a root once (here or on a Dask cluster) and writes its frames as a new
 archive generation, re-reading only the files that changed.

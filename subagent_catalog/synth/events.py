@@ -44,7 +44,7 @@ def _text_source(seed: int) -> str:
 
 
 class SynthLog(EventLog):
-    """An :class:`~subagent_catalog.synth.writer.EventLog` with the event shapes of real dsh runs.
+    """An ``EventLog`` with the event shapes of real dsh runs.
 
     Examples:
         >>> log = SynthLog("s", rng=random.Random(1), text="lorem ipsum dolor sit amet " * 50)

@@ -11,7 +11,7 @@ damaged in the ways archives get damaged.
 Everything is a pure function of ``(sessions, seed)``: the corpus plan is
 drawn serially from one generator, and each session's events from its own
 generator, so a process pool writes byte-identical corpora for a seed.
-The logs are written with :mod:`subagent_catalog.synth.writer` (header shapes,
+The logs are written with ``subagent_catalog.synth.writer`` (header shapes,
 canonical paths, refusing to overwrite); this module adds the richer event
 shapes and packs reasoning and tool-call chunk runs as well as text runs.
 
@@ -40,7 +40,7 @@ from subagent_catalog.synth.writer import header, log_path, write_file
 
 @dataclass
 class SynthStats:
-    """What :func:`generate` wrote.
+    """What ``generate`` wrote.
 
     ``damaged`` lists the deliberately damaged sessions (paths relative to
     the root); ``max_depth`` counts edges from a root session (children are
@@ -159,7 +159,7 @@ def generate(
         seed: the corpus is a pure function of ``(sessions, seed, damaged_fraction)``.
         compression: ``zstd`` (``session.jsonl.zstd``) or ``none``.
         damaged_fraction: share of sessions damaged on purpose (see
-            :data:`DAMAGE_KINDS`); ``SynthStats.damaged`` lists them.
+            ``DAMAGE_KINDS``); ``SynthStats.damaged`` lists them.
         jobs: worker processes (default: all cores; small corpora are written serially).
         progress: called with (sessions written, sessions in all).
 

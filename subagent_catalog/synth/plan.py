@@ -1,7 +1,7 @@
 """The shape of a synthetic corpus.
 
 Sessions, trees, fan-out, sizes and damage, drawn serially from one seeded
-generator (:func:`plan_corpus`).
+generator (``plan_corpus``).
 """
 
 from __future__ import annotations
@@ -211,8 +211,8 @@ def plan_corpus(sessions: int, seed: int, *, damaged_fraction: float = 0.03) -> 
     """Decide every session of a corpus: tree, kinds, sizes, damage.
 
     About 30 % of sessions are subagents and 15 % ordinary forks; a few
-    root sessions fan out to up to :data:`MAX_HUB_FANOUT` subagents; trees
-    are at most :data:`MAX_DEPTH` edges deep. Parents always come before
+    root sessions fan out to up to ``MAX_HUB_FANOUT`` subagents; trees
+    are at most ``MAX_DEPTH`` edges deep. Parents always come before
     their children in the list.
 
     Examples:

@@ -1,15 +1,15 @@
 """The data-quality gate: named checks over a corpus, pass or fail.
 
-Each check is data (:class:`Check`): a name, what it means, and a function
+Each check is data (``Check``): a name, what it means, and a function
 that returns the offending sessions (or corpus entries) as a frame with the
-columns of :data:`OFFENDER_SCHEMA`. :func:`run_checks` runs every check and
+columns of ``OFFENDER_SCHEMA``. ``run_checks`` runs every check and
 marks the ones named in ``fail_on`` as failing when they find anything; the
 others are reported as warnings. A check that needs the listing cannot run
 when upstream's listing fails as a whole; it is ``unevaluated`` and, when
 selected, fails the gate (the gate fails closed).
 
-The formatters (:func:`format_text`, :func:`format_markdown`,
-:func:`format_json`) render a :class:`GateResult` for terminals, CI job
+The formatters (``format_text``, ``format_markdown``,
+``format_json``) render a ``GateResult`` for terminals, CI job
 summaries and machines.
 """
 
@@ -56,7 +56,7 @@ class CheckResult:
             ``warn`` (not selected, found some), ``unevaluated`` (needs the
             listing, which fails).
         count: the number of offenders.
-        offenders: one row per offender (:data:`OFFENDER_SCHEMA`).
+        offenders: one row per offender (``OFFENDER_SCHEMA``).
         note: why a check is unevaluated.
     """
 
@@ -82,7 +82,7 @@ class GateResult:
         root: the corpus root.
         semantics: the listing semantics the catalog checks used.
         fail_on: the selected checks.
-        checks: one result per check, in :data:`CHECKS` order.
+        checks: one result per check, in ``CHECKS`` order.
     """
 
     root: str
@@ -149,7 +149,7 @@ def run_checks(
     Args:
         corpus: a read corpus.
         fail_on: the checks that fail the gate when they find anything
-            (default :data:`DEFAULT_FAIL_ON`); the others only warn.
+            (default ``DEFAULT_FAIL_ON``); the others only warn.
         semantics: the listing semantics for the catalog checks
             (``unsupported`` is only produced by ``trace``).
 

@@ -1,6 +1,6 @@
 """The data-quality gate's checks.
 
-Each check is a name, a default and a function from a :class:`GateContext`
+Each check is a name, a default and a function from a ``GateContext``
 (the corpus, its catalog rows, deviations) to offender rows.
 """
 
@@ -63,7 +63,7 @@ class Check:
         source: the frame it counts from.
         default: part of the default ``fail_on`` set.
         needs_listing: cannot run when upstream's listing fails as a whole.
-        offenders: returns the offenders frame (:data:`OFFENDER_SCHEMA`).
+        offenders: returns the offenders frame (``OFFENDER_SCHEMA``).
     """
 
     name: str

@@ -1,7 +1,7 @@
 """Progress bars for ``read_corpus``: a tqdm adapter for the ``Progress`` protocol.
 
 ``read_corpus(progress=...)`` calls its callback as ``(done, total)`` after
-each file. :class:`TqdmProgress` turns those calls into a ``tqdm.auto`` bar
+each file. ``TqdmProgress`` turns those calls into a ``tqdm.auto`` bar
 (a terminal bar on stderr, a widget in Jupyter). The bar is created lazily on
 the first call, so a root with no files draws nothing.
 """

@@ -1,6 +1,6 @@
 """The batch report: one self-contained, offline HTML file for a corpus.
 
-:func:`render_report` returns the page and :func:`write_report` writes it.
+``render_report`` returns the page and ``write_report`` writes it.
 The page inlines its CSS and JavaScript and draws its charts as static SVG
 (Altair specs rendered by vl-convert, embedded as ``data:`` images), so it
 fetches nothing when viewed. It holds a corpus summary, the problems, the
@@ -11,9 +11,9 @@ parents. When upstream's listing fails as a whole the page still renders the
 summary and the problems under a banner naming the failure.
 
 Everything that comes from the corpus (ids, labels, cwds, messages) is
-escaped: Jinja autoescaping for markup, :func:`script_json` for the JSON blob.
+escaped: Jinja autoescaping for markup, ``script_json`` for the JSON blob.
 Long values are clipped for display, with a bounded full text in a tooltip.
-:func:`summary_text` gives the ``summary`` command's terminal text.
+``summary_text`` gives the ``summary`` command's terminal text.
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ def render_report(
     Args:
         corpus: a read corpus.
         parents: the sessions whose ``list_agents`` text to show (default:
-            up to :data:`DEFAULT_PARENT_CAP` root sessions, those with
+            up to ``DEFAULT_PARENT_CAP`` root sessions, those with
             subagents first).
         semantics: the listing semantics for the tree, charts and listings.
         title: the page title (default: from the root's name).

@@ -65,7 +65,7 @@ def chart_text(value: str) -> str:
 
 
 def _chart_safe(value: Any) -> Any:
-    """``value`` (a chart spec) with :func:`chart_text` applied to every string, keys included."""
+    """``value`` (a chart spec) with ``chart_text`` applied to every string, keys included."""
     if isinstance(value, str):
         return chart_text(value)
     if isinstance(value, dict):

@@ -16,7 +16,7 @@ scopes) and the head of its events, read from that one file only (the
 corpus-wide ``corpus.events`` frame is never loaded).
 
 All state lives in traitlets traits (``search``, the filters, ``expanded``,
-``selected``...): set them from code, or call :meth:`CatalogBrowser.expand`
+``selected``...): set them from code, or call ``CatalogBrowser.expand``
 and friends, and the view follows.
 """
 

@@ -128,6 +128,7 @@ def run_page(text: str, path: str, workdir: Path) -> list[str]:
             kind = classify(block)
             if kind == "doctest":
                 test = parser.get_doctest(block.body, globs, block.where, path, block.line)
+                test.globs = globs  # DocTest copies its globals; the page's blocks share one dict
                 report: list[str] = []
                 runner = doctest.DocTestRunner(checker=checker, optionflags=FLAGS)
                 result = runner.run(test, out=report.append, clear_globs=False)

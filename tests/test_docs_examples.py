@@ -60,7 +60,9 @@ def blocks_of(text: str, path: str) -> list[Block]:
     found = []
     for match in FENCE.finditer(text):
         indent = len(match.group("indent"))
-        body = "".join(line[indent:] if line[:indent].isspace() else line for line in match.group("body").splitlines(True))
+        body = "".join(
+            line[indent:] if line[:indent].isspace() else line for line in match.group("body").splitlines(True)
+        )
         lang = match.group("info").strip().split(" ")[0].lower() if match.group("info").strip() else ""
         found.append(Block(path, text.count("\n", 0, match.start()) + 1, lang, body))
     return found
@@ -137,7 +139,7 @@ def run_page(text: str, path: str, workdir: Path) -> list[str]:
             elif kind == "exec":
                 try:
                     exec(compile(block.body, block.where, "exec"), globs)
-                except BaseException:  # noqa: BLE001 - any error is the failure being reported
+                except BaseException:  # any error is the failure being reported
                     failures.append(f"{block.where}: python block raised\n{traceback.format_exc()}")
             elif kind == "console":
                 for command, want in console_steps(block.body):
@@ -157,8 +159,7 @@ def run_page(text: str, path: str, workdir: Path) -> list[str]:
                         continue
                     if not checker.check_output(want, got, FLAGS):
                         failures.append(
-                            f"{block.where}: `$ {command}` printed something else\n"
-                            f"expected:\n{want}got:\n{got}"
+                            f"{block.where}: `$ {command}` printed something else\nexpected:\n{want}got:\n{got}"
                         )
             elif kind is None:
                 failures.append(f"{block.where}: cannot classify a ```{block.lang} block")
@@ -196,9 +197,7 @@ def test_every_code_block_can_be_classified() -> None:
 
 
 def test_the_docs_hold_examples() -> None:
-    kinds = {
-        classify(block) for page in PAGES for block in blocks_of(page.read_text(encoding="utf-8"), _name(page))
-    }
+    kinds = {classify(block) for page in PAGES for block in blocks_of(page.read_text(encoding="utf-8"), _name(page))}
     assert {"doctest", "exec", "console"} <= kinds
 
 

@@ -35,7 +35,7 @@ lint: $(VENV)/.dev
 	$(BIN)/mypy --strict subagent_catalog
 
 docs: $(VENV)/.dev
-	$(BIN)/mkdocs build --strict --quiet --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
 
 conformance: $(VENV)/.core
 	@if [ -d "$(CONFORMANCE)" ]; then \

@@ -26,7 +26,8 @@ from subagent_catalog.catalog.conformance import conformance_lines, json_text
 from subagent_catalog.corpus import read_corpus
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.views.text import csv_safe, js_text
+from subagent_catalog.read.jsvalue import js_text
+from subagent_catalog.views.text import csv_safe
 
 F = TypeVar("F", bound=Callable[..., Any])
 

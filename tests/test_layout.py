@@ -69,7 +69,6 @@ def _imports(name: str) -> set[str]:
     path = _source(name)
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-    modules = set(_module_names())
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -85,7 +84,7 @@ def _imports(name: str) -> set[str]:
                 continue
             for alias in node.names:
                 child = f"{target}.{alias.name}"
-                found.add(child if child in modules else target)
+                found.add(child if child in MODULE_SET else target)
     found.discard(name)
     return found
 
@@ -102,6 +101,7 @@ def _third_party(name: str) -> set[str]:
 
 
 MODULES = _module_names()
+MODULE_SET = frozenset(MODULES)
 
 
 def test_every_module_is_in_a_layer_and_imports() -> None:

@@ -18,8 +18,6 @@ from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.frames.corpus import Corpus
 
 VERDICT_ORDER = ("ok", "torn-tail", "prefix", "failed", "skipped")
-
-
 SEVERITY_ORDER = ("error", "warning", "info")
 
 

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import re
+from subagent_catalog.read.jsvalue import js_text
 
 LABEL_BOUND = 1000
 """Longest text kept for a tooltip (labels, ids, messages); the rest is cut."""
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def clip(value: object, limit: int = LABEL_BOUND) -> str:
@@ -22,5 +19,5 @@ def clip(value: object, limit: int = LABEL_BOUND) -> str:
     """
     if value is None:
         return ""
-    text = _LONE_SURROGATE.sub("\ufffd", str(value))
+    text = js_text(str(value))
     return text if len(text) <= limit else text[:limit] + "…"

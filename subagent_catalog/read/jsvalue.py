@@ -333,3 +333,13 @@ class _Token:
 
     def __init__(self, text: str) -> None:
         self.text = text
+
+
+def js_text(text: str) -> str:
+    """Text as Node prints it: lone surrogates become U+FFFD.
+
+    Examples:
+        >>> js_text("a\\ud800b")
+        'a\\ufffdb'
+    """
+    return _LONE_SURROGATE.sub("\ufffd", text)

@@ -85,6 +85,7 @@ GENERATION_DIR = re.compile(r"gen-(\d{6})")
 
 
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+PARQUET_CODEC: Literal["zstd"] = "zstd"
 
 
 class ArchiveError(SubagentCatalogError):
@@ -251,6 +252,3 @@ def read_location_text(location: str) -> str:
     with filesystem.open_input_stream(inner) as stream:
         data: bytes = stream.read()
     return data.decode("utf-8")
-
-
-PARQUET_CODEC: Literal["zstd"] = "zstd"

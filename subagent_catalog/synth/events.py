@@ -27,6 +27,9 @@ from subagent_catalog.synth.plan import (
 )
 from subagent_catalog.synth.writer import EventLog, descriptor, dumps
 
+WORKER: dict[str, Any] = {}
+"""The synthesis this process is writing (plans, root, compression, seed), set by each worker."""
+
 
 @lru_cache(maxsize=4)
 def _text_source(seed: int) -> str:
@@ -542,9 +545,6 @@ def _damage_records(batches: list[list[bytes]], damage: DamageKind, rng: random.
         if b'"seq":' in record and b'"seq0":' not in record:
             del batches[pb][pr]
             return
-
-
-WORKER: dict[str, Any] = {}
 
 
 def worker_plans() -> Sequence[SessionPlan]:

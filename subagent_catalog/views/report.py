@@ -22,7 +22,6 @@ import base64
 import hashlib
 import json
 import os
-import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,12 +37,12 @@ from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.read.jsvalue import js_text
 from subagent_catalog.views.report_charts import report_charts
 
 __all__ = ["render_report", "script_json", "write_report"]
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 LISTING_LINE_BOUND = 2000
 LISTING_LINES_BOUND = 500
 PROBLEM_ROWS = 300
@@ -62,7 +61,7 @@ def script_json(value: Any) -> str:
         '{"label":"\\\\u003c/script\\\\u003e\\\\u003cb\\\\u003e\\\\u0026"}'
     """
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    text = _LONE_SURROGATE.sub("\ufffd", text)
+    text = js_text(text)
     for char, escape in (
         ("&", "\\u0026"),
         ("<", "\\u003c"),

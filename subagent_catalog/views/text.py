@@ -32,19 +32,6 @@ def printable(text: object, *, limit: int = 300) -> str:
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def js_text(text: str) -> str:
-    """Text as Node prints it: lone surrogates become U+FFFD.
-
-    Examples:
-        >>> js_text("a\\ud800b")
-        'a\\ufffdb'
-    """
-    return _LONE_SURROGATE.sub("\ufffd", text)
-
-
 def csv_safe(frame: pl.DataFrame) -> pl.DataFrame:
     """Neutralise spreadsheet formulas: a text cell starting with ``= + - @``, tab or CR gets a leading ``'``.
 

@@ -94,7 +94,6 @@ class CatalogBrowser(widgets.VBox):  # type: ignore[misc]
         self.live = dict(live) if live else None
         self._built: dict[str, TreeRow] = {}
         self._result_rows: dict[int, TreeRow] = {}
-        self._child_keys: dict[int, list[int]] = {}
         self._child_pages: dict[str, int] = {}
         self._more_buttons: dict[str, widgets.Button] = {}
         self._by_path: dict[str, dict[str, Any]] = {}
@@ -109,7 +108,7 @@ class CatalogBrowser(widgets.VBox):  # type: ignore[misc]
         self._build_view()
         with self.hold_trait_notifications():
             self.page_size = page_size
-            self.roots_shown = min(page_size, len(self._roots))
+            self.roots_shown = min(page_size, len(self._tree.roots))
         self._render_tree()
         self.observe(self._on_tree_change, names=["expanded", "roots_shown"])
         self.observe(self._on_filter_change, names=[*self._filter_names(), "search"])
@@ -120,11 +119,7 @@ class CatalogBrowser(widgets.VBox):  # type: ignore[misc]
     # ----------------------------------------------------------------- index
 
     def _index(self) -> None:
-        tree = SessionTree(self.corpus)
-        self._tree = tree
-        self._nodes = tree.nodes
-        self._ids, self._parents, self._created = tree.ids, tree.parents, tree.created
-        self._roots, self._cycle_roots, self._present = tree.roots, tree.cycle_roots, tree.present
+        self._tree = SessionTree(self.corpus)
 
     def children_of(self, key: int) -> list[int]:
         """The session keys whose header names this session as parent, in upstream's sibling order.
@@ -160,7 +155,7 @@ class CatalogBrowser(widgets.VBox):  # type: ignore[misc]
         """Every session with its role and catalog columns (built once, for search and filters)."""
         if self._nodes_frame is None:
             self._ensure_catalog()
-            self._nodes_frame = nodes_table(self._nodes, list(self._by_path.values()), self.corpus.descriptors)
+            self._nodes_frame = nodes_table(self._tree.nodes, list(self._by_path.values()), self.corpus.descriptors)
         return self._nodes_frame
 
     # ------------------------------------------------------------------ view
@@ -171,7 +166,7 @@ class CatalogBrowser(widgets.VBox):  # type: ignore[misc]
         self.banner = widgets.HTML(listing_error_html(corpus))
         self.summary = widgets.HTML(
             f'<div style="font-size:13px">{corpus.sessions.height} session files · {listed} listed · '
-            f"{len(self._roots)} top-level rows · {corpus.problems.height} problems · "
+            f"{len(self._tree.roots)} top-level rows · {corpus.problems.height} problems · "
             f"<code>{escape(corpus.root)}</code></div>"
         )
         self.search_box = widgets.Text(
@@ -250,7 +245,7 @@ class CatalogBrowser(widgets.VBox):  # type: ignore[misc]
 
     def _row_text(self, key: int, *, context: bool = False) -> tuple[str, str, str]:
         """Label, tooltip and button style of one session row."""
-        row = self._nodes.row(key, named=True)
+        row = self._tree.nodes.row(key, named=True)
         cat = None
         if (
             row["listed"]
@@ -264,8 +259,8 @@ class CatalogBrowser(widgets.VBox):  # type: ignore[misc]
             row,
             cat,
             children=len(self._unsorted_children(key)),
-            parent_found=row["parent_session"] in self._present,
-            in_cycle=key in self._cycle_roots,
+            parent_found=row["parent_session"] in self._tree.present,
+            in_cycle=key in self._tree.cycle_roots,
             context=context,
         )
 
@@ -314,7 +309,7 @@ class CatalogBrowser(widgets.VBox):  # type: ignore[misc]
         expanded = set(self.expanded)
         shown: list[str] = []
         items: list[widgets.Widget] = []
-        stack: list[str] = [str(key) for key in reversed(self._roots[: self.roots_shown])]
+        stack: list[str] = [str(key) for key in reversed(self._tree.roots[: self.roots_shown])]
         while stack:
             position = stack.pop()
             if position.startswith("+"):
@@ -331,8 +326,8 @@ class CatalogBrowser(widgets.VBox):  # type: ignore[misc]
                 if len(children) > limit:
                     stack.append("+" + position)
                 stack.extend(reversed(children[:limit]))
-        if self.roots_shown < len(self._roots):
-            self.more_roots.description = f"show more ({len(self._roots) - self.roots_shown} more top-level rows)"
+        if self.roots_shown < len(self._tree.roots):
+            self.more_roots.description = f"show more ({len(self._tree.roots) - self.roots_shown} more top-level rows)"
             items.append(self.more_roots)
         if not items:
             items.append(widgets.HTML('<div style="color:#666;font-style:italic">(no sessions)</div>'))
@@ -411,7 +406,7 @@ class CatalogBrowser(widgets.VBox):  # type: ignore[misc]
         if self.filtering:
             self.results_shown = min(len(self.results), self.results_shown + self.page_size)
         else:
-            self.roots_shown = min(len(self._roots), self.roots_shown + self.page_size)
+            self.roots_shown = min(len(self._tree.roots), self.roots_shown + self.page_size)
 
     def show_more_children(self, position: str) -> None:
         """Show the next page of an expanded node's children.
@@ -441,7 +436,7 @@ class CatalogBrowser(widgets.VBox):  # type: ignore[misc]
         if position in self._built:
             return self._built[position]
         keys = [int(part) for part in position.split("/")] if position else []
-        valid = bool(keys) and keys[0] in self._roots
+        valid = bool(keys) and keys[0] in self._tree.roots
         for parent, child in itertools.pairwise(keys):
             valid = valid and child in self._unsorted_children(parent)
         if not valid:
@@ -458,7 +453,7 @@ class CatalogBrowser(widgets.VBox):  # type: ignore[misc]
             True
         """
         try:
-            return self._ids.index(session_id)
+            return self._tree.ids.index(session_id)
         except ValueError:
             return None
 

@@ -54,10 +54,10 @@ def detail_html(
         >>> _ = write_session(root, header("s1", created_at=1), [], "none")
         >>> corpus = read_corpus(root, cache=False)
         >>> row = corpus.sessions.row(0, named=True)
+        >>> from subagent_catalog.frames.schemas import EVENT_SCHEMA
         >>> pane = detail_html(row, {"role": "session", "list_agents_children": "", "list_agents_descendants": ""},
-        ...                    None, corpus.descriptors, corpus.problems, pl.DataFrame(schema={"seq": pl.Int64,
-        ...                    "time_ms": pl.Int64, "type": pl.String, "turn": pl.Int64, "step": pl.Int64,
-        ...                    "data": pl.String}), semantics="projection", catalog_error=None)
+        ...                    None, corpus.descriptors, corpus.problems, pl.DataFrame(schema=EVENT_SCHEMA),
+        ...                    semantics="projection", catalog_error=None)
         >>> "s1" in pane and "diagnostic" not in pane
         True
     """

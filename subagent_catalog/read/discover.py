@@ -41,6 +41,7 @@ class SessionFile:
     inode: int
     device: int
     read_path: str = ""
+    ctime_ns: int = 0
 
     @property
     def source(self) -> str:
@@ -270,6 +271,7 @@ def _session_dir(
             inode=info.st_ino,
             device=info.st_dev,
             read_path=os.path.realpath(log.path),
+            ctime_ns=info.st_ctime_ns,
         )
     )
 

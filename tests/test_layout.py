@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
     "errors": 0,
     "progress": 0,
     "version": 0,
+    "outputs": 1,
     "read": 1,
     "frames": 2,
     "synth": 2,

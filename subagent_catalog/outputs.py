@@ -1,0 +1,295 @@
+"""Writing output files without ever destroying data (layer 1: imports only the base modules).
+
+Every file this package writes (reports, CSV/JSON listings, archive
+manifests) goes through ``open_output``: the bytes go to a temporary file
+created exclusively (``mkstemp``: ``O_CREAT|O_EXCL``, so a planted file or
+symbolic link of the same name is never opened) in the target's directory,
+and only a complete file replaces the target (``os.replace``). A reader of
+the target sees the old file or the new one, never half of one, and a
+hard link of the target elsewhere keeps its bytes.
+
+Before anything is written the target is checked:
+
+* it must not lie inside a protected directory (a corpus root), compared
+  by device and inode of every ancestor, so a bind mount, a symbolic link or
+  a ``..`` path to the corpus is seen through;
+* an existing target must be a regular file with one link (a hard link of
+  a corpus log is refused, not replaced) and not a symbolic link (replacing
+  the link would surprise; write to its target instead);
+* an existing character device or FIFO (``/dev/null``, a pipe) is written
+  in place, since it cannot be replaced.
+
+Failures are ``OutputError`` with one line and a hint, never a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import tempfile
+from collections.abc import Iterator, Sequence
+from typing import IO, Any
+
+from subagent_catalog.errors import SubagentCatalogError
+
+PathLike = str | os.PathLike[str]
+
+
+class OutputError(SubagentCatalogError):
+    """An output file or directory cannot, or must not, be written."""
+
+
+_HINTS = {
+    errno.ENOENT: "create the directory first, or choose another path",
+    errno.ENOTDIR: "a component of the path is not a directory",
+    errno.EACCES: "choose a path you may write to",
+    errno.EPERM: "choose a path you may write to",
+    errno.EROFS: "the file system is read-only: choose another path",
+    errno.ENOSPC: "free some space or choose another file system",
+    errno.EDQUOT: "free some space or choose another file system",
+    errno.EISDIR: "pass a file path, not a directory",
+}
+
+
+def output_failure(path: PathLike, error: OSError, *, action: str = "write") -> OutputError:
+    """The one-line error for an ``OSError`` met while writing ``path``.
+
+    Examples:
+        >>> import errno
+        >>> str(output_failure("/x/r.html", OSError(errno.ENOSPC, "No space left on device")))
+        "cannot write '/x/r.html': No space left on device (hint: free some space or choose another file system)"
+    """
+    reason = error.strerror or str(error) or type(error).__name__
+    hint = _HINTS.get(error.errno or 0, "check the path and its permissions")
+    return OutputError(f"cannot {action} {os.fspath(path)!r}: {reason}", hint=hint)
+
+
+def identity(path: PathLike) -> tuple[int, int]:
+    """The (device, inode) of ``path``, following links.
+
+    Examples:
+        >>> import os
+        >>> identity(".") == identity(os.getcwd())
+        True
+    """
+    info = os.stat(path)
+    return info.st_dev, info.st_ino
+
+
+def _ancestry(path: PathLike) -> list[tuple[int, int]]:
+    """The identities of the deepest existing directory at or above ``path`` and of all its ancestors."""
+    current = os.path.abspath(os.fspath(path))
+    while True:
+        try:
+            info = os.stat(current)
+        except OSError:
+            parent = os.path.dirname(current)
+            if parent == current:
+                return []
+            current = parent
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            break
+        current = os.path.dirname(current)
+    out: list[tuple[int, int]] = []
+    real = os.path.realpath(current)
+    while True:
+        with contextlib.suppress(OSError):
+            info = os.stat(real)
+            out.append((info.st_dev, info.st_ino))
+        parent = os.path.dirname(real)
+        if parent == real:
+            return out
+        real = parent
+
+
+def inside(path: PathLike, directory: PathLike) -> bool:
+    """Whether ``path`` is ``directory`` or lies below it, by device and inode (links and bind mounts seen through).
+
+    ``path`` need not exist: its deepest existing ancestor decides.
+
+    Examples:
+        >>> import os, tempfile
+        >>> base = tempfile.mkdtemp()
+        >>> inside(os.path.join(base, "new", "file.html"), base), inside(base, os.path.join(base, "x"))
+        (True, False)
+    """
+    try:
+        target = identity(directory)
+    except OSError:
+        return False
+    return target in _ancestry(path)
+
+
+def check_output(path: PathLike, *, protected: Sequence[PathLike] = ()) -> None:
+    """Refuse an output path that would write into a protected directory or through a link.
+
+    Args:
+        path: the file to be written.
+        protected: directories no output may land in (corpus roots).
+
+    Raises:
+        OutputError: the path is inside a protected directory, is a
+            directory, a symbolic link to a file, or a file with more than
+            one hard link.
+
+    Examples:
+        >>> import os, tempfile
+        >>> corpus = tempfile.mkdtemp()
+        >>> check_output(os.path.join(tempfile.mkdtemp(), "r.html"), protected=[corpus])
+        >>> check_output(os.path.join(corpus, "r.html"), protected=[corpus])
+        Traceback (most recent call last):
+        ...
+        subagent_catalog.outputs.OutputError: refusing to write ... inside the corpus ... (hint: ...)
+    """
+    text = os.fspath(path)
+    for root in protected:
+        if inside(text, root):
+            raise OutputError(
+                f"refusing to write {text!r}: it is inside the corpus {os.fspath(root)!r}",
+                hint="corpora are read-only: write outputs outside the corpus root",
+            )
+    try:
+        info = os.lstat(text)
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise output_failure(text, error) from error
+    if stat.S_ISLNK(info.st_mode):
+        try:
+            target = os.stat(text)
+        except OSError:
+            raise OutputError(
+                f"refusing to write {text!r}: it is a dangling symbolic link",
+                hint="remove the link or choose another path",
+            ) from None
+        if stat.S_ISCHR(target.st_mode) or stat.S_ISFIFO(target.st_mode):
+            return
+        raise OutputError(
+            f"refusing to replace {text!r}: it is a symbolic link",
+            hint=f"write to its target {os.path.realpath(text)!r} directly, or remove the link",
+        )
+    if stat.S_ISDIR(info.st_mode):
+        raise OutputError(f"cannot write {text!r}: it is a directory", hint="pass a file path, not a directory")
+    if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+        raise OutputError(
+            f"refusing to replace {text!r}: the file has {info.st_nlink} hard links",
+            hint="another name shares its bytes (perhaps a corpus log): remove this name or choose another path",
+        )
+
+
+def _in_place(path: str) -> bool:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return False
+    return stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode)
+
+
+@contextlib.contextmanager
+def open_output(
+    path: PathLike,
+    *,
+    binary: bool = False,
+    protected: Sequence[PathLike] = (),
+    encoding: str = "utf-8",
+    errors: str = "strict",
+    newline: str | None = None,
+) -> Iterator[IO[Any]]:
+    """Open ``path`` for writing; the target is replaced only when the block completes.
+
+    Args:
+        path: the output file.
+        binary: yield a binary handle instead of a text one.
+        protected: directories no output may land in (corpus roots).
+        encoding: the text encoding.
+        errors: the text encoding's error handler.
+        newline: as for ``open``.
+
+    Raises:
+        OutputError: the target is refused (see ``check_output``) or cannot be
+            written (missing directory, no permission, full disk).
+
+    Examples:
+        >>> import os, tempfile
+        >>> target = os.path.join(tempfile.mkdtemp(), "out.txt")
+        >>> with open_output(target) as handle:
+        ...     _ = handle.write("hello\\n")
+        >>> open(target).read()
+        'hello\\n'
+    """
+    text = os.fspath(path)
+    check_output(text, protected=protected)
+    if _in_place(text):
+        try:
+            raw = os.open(text, os.O_WRONLY | getattr(os, "O_NOCTTY", 0))
+            handle: IO[Any] = (
+                os.fdopen(raw, "wb")
+                if binary
+                else os.fdopen(raw, "w", encoding=encoding, errors=errors, newline=newline)
+            )
+        except OSError as error:
+            raise output_failure(text, error) from error
+        try:
+            with handle:
+                yield handle
+        except OSError as error:
+            raise output_failure(text, error) from error
+        return
+    directory = os.path.dirname(os.path.abspath(text))
+    try:
+        descriptor, temporary = tempfile.mkstemp(
+            prefix="." + os.path.basename(text) + ".", suffix=".tmp", dir=directory
+        )
+    except OSError as error:
+        raise output_failure(text, error) from error
+    try:
+        handle = (
+            os.fdopen(descriptor, "wb")
+            if binary
+            else os.fdopen(descriptor, "w", encoding=encoding, errors=errors, newline=newline)
+        )
+        with handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
+        check_output(text, protected=protected)  # nothing was planted meanwhile
+        os.replace(temporary, text)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise output_failure(text, error) from error
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def write_output(
+    path: PathLike,
+    data: str | bytes,
+    *,
+    protected: Sequence[PathLike] = (),
+    encoding: str = "utf-8",
+    errors: str = "strict",
+) -> None:
+    """Write ``data`` to ``path`` atomically (see ``open_output``).
+
+    Examples:
+        >>> import os, tempfile
+        >>> target = os.path.join(tempfile.mkdtemp(), "out.bin")
+        >>> write_output(target, b"\\x00\\x01")
+        >>> open(target, "rb").read()
+        b'\\x00\\x01'
+    """
+    if isinstance(data, bytes):
+        with open_output(path, binary=True, protected=protected) as handle:
+            handle.write(data)
+    else:
+        with open_output(path, protected=protected, encoding=encoding, errors=errors) as handle:
+            handle.write(data)

@@ -276,7 +276,7 @@ def test_manifest_contents(small_corpus: tuple[Path, Compression], tmp_path: Pat
     assert manifest == returned
     raw = read_corpus(root, cache=False)
     assert manifest["format"] == "subagent-catalog-archive"
-    assert manifest["format_version"] == 1
+    assert manifest["format_version"] == 2
     assert manifest["versions"]["subagent_catalog"] == __import__("subagent_catalog").__version__
     assert manifest["versions"]["polars"] == pl.__version__
     assert manifest["root"] == str(root)
@@ -395,7 +395,7 @@ def test_incremental_rereads_only_changed_files(
     assert counter.paths == []
     assert second["update"]["files_read"] == 0 and second["update"]["files_reused"] == 60
     assert second["generation"] == 2
-    assert sorted(os.listdir(out)) == ["gen-000002", "manifest.json"]
+    assert sorted(os.listdir(out)) == [".lock", "gen-000002", "manifest.json"]
 
     raw = read_corpus(root, cache=False)
     sessions = raw.sessions.filter(pl.col("listed") & pl.col("origin").is_not_null())
@@ -432,14 +432,21 @@ def test_incremental_survives_a_moved_root(
     small_corpus: tuple[Path, Compression], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root, _ = small_corpus
+    copy = tmp_path / "copy"
+    shutil.copytree(root, copy)
     out = tmp_path / "a"
-    export_archive(root, out, jobs=1)
+    export_archive(copy, out, jobs=1)
     moved = tmp_path / "moved"
-    shutil.copytree(root, moved)  # copy2 keeps sizes and mtimes
+    os.rename(copy, moved)  # a move keeps every file's inode and ctime
     counter = ReadCounter(monkeypatch)
     manifest = export_archive(moved, out, jobs=1)
     assert counter.paths == [] and manifest["root"] == str(moved)
     assert_same_corpus(open_archive(out).to_corpus(), read_corpus(moved, cache=False))
+    copied = tmp_path / "copied"
+    shutil.copytree(moved, copied)  # copy2 keeps sizes and mtimes, not inodes: every file is read again
+    counter.paths.clear()
+    manifest = export_archive(copied, out, jobs=1)
+    assert len(counter.paths) == manifest["row_counts"]["files"] == manifest["update"]["files_read"]
 
 
 def test_events_added_later_rereads_and_full_options(
@@ -561,7 +568,7 @@ def test_a_failed_export_keeps_the_previous_archive(
     monkeypatch.setattr(archive_module, "reader_digest", lambda: "client-code")
     with pytest.raises(EngineError, match="different subagent_catalog reader code"):
         export_archive(root, out, jobs=1, incremental=False)
-    assert sorted(os.listdir(out)) == ["gen-000001", "manifest.json"]
+    assert sorted(os.listdir(out)) == [".lock", "gen-000001", "manifest.json"]
     assert_same_corpus(open_archive(out).to_corpus(), read_corpus(root, cache=False))
 
 

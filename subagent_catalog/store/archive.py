@@ -9,10 +9,12 @@ object-store URLs) and as a ``Corpus`` the
 catalog accepts, so a catalog over an archive has the same rows as over the
 raw corpus.
 
-Layout (``gen-NNNNNN`` is replaced whole by every export; the manifest names
-the current one and every data file)::
+Layout (every export writes a new ``gen-NNNNNN``, commits the manifest that
+names it and every data file, then removes the files the previous manifest
+named; ``.lock`` makes exports into one archive take turns)::
 
     OUT/manifest.json
+    OUT/.lock
     OUT/gen-000001/sessions/project_dir=<dir>/part-000000.parquet
     OUT/gen-000001/descriptors/project_dir=<dir>/part-000000.parquet
     OUT/gen-000001/problems/project_dir=<dir>/part-000000.parquet
@@ -33,7 +35,6 @@ values; they are loaded with an unpickler that admits only those dataclasses
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -44,21 +45,15 @@ from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
 from subagent_catalog.read.paths import Compression
 from subagent_catalog.store.layout import (
-    ARCHIVE_FORMAT,
-    FORMAT_VERSION,
     MANIFEST,
     TABLE_ORDER,
     TABLE_SCHEMAS,
     ArchiveError,
     Table,
     join_location,
-    read_location_text,
+    read_location_bytes,
 )
-
-# --------------------------------------------------------------------------- writing
-
-
-# --------------------------------------------------------------------------- reading
+from subagent_catalog.store.manifest import MAX_MANIFEST_BYTES, parse_manifest
 
 
 class ArchiveCorpus(Corpus):
@@ -139,6 +134,7 @@ class Archive:
         return pl.scan_parquet(
             [join_location(self.path, name) for name in files],
             hive_partitioning=False,
+            glob=False,
             storage_options=self.storage_options,
         )
 
@@ -170,8 +166,8 @@ class Archive:
 
     @property
     def fingerprints(self) -> pl.LazyFrame:
-        """Per file: ``rel_path`` (exact in ``rel_path_bytes``), ``size``, ``mtime_ns``: the incremental key."""
-        return self.scan("facts").select("rel_path", "rel_path_bytes", "project_dir", "list_order", "size", "mtime_ns")
+        """Per file: ``rel_path`` (exact in ``rel_path_bytes``) and the incremental key (size, mtime, ctime, inode)."""
+        return self.scan("facts").drop("facts")
 
     def to_corpus(self, *, events: bool = False) -> Corpus:
         """Collect the frames into a Corpus (cached; the catalog accepts it).
@@ -191,15 +187,24 @@ class Archive:
             True
         """
         if self._corpus is None:
-            sessions = self.sessions.sort("list_order").select(list(SESSION_SCHEMA)).collect()
-            descriptors = self.descriptors.sort("archive_row").select(list(DESCRIPTOR_SCHEMA)).collect()
-            problems = self.problems.sort("archive_row").select(list(PROBLEM_SCHEMA)).collect()
+            try:
+                sessions = self.sessions.sort("list_order").select(list(SESSION_SCHEMA)).collect()
+                descriptors = self.descriptors.sort("archive_row").select(list(DESCRIPTOR_SCHEMA)).collect()
+                problems = self.problems.sort("archive_row").select(list(PROBLEM_SCHEMA)).collect()
+                sessions = sessions.cast(pl.Schema(SESSION_SCHEMA))
+                descriptors = descriptors.cast(pl.Schema(DESCRIPTOR_SCHEMA))
+                problems = problems.cast(pl.Schema(PROBLEM_SCHEMA))
+            except (pl.exceptions.PolarsError, OSError) as error:
+                raise ArchiveError(
+                    f"cannot read the tables of archive {self.path!r}: {type(error).__name__}: {str(error)[:200]}",
+                    hint="a data file is missing or damaged: re-export the archive",
+                ) from None
             corpus = ArchiveCorpus(
                 root=self.root,
                 compression=self.compression,
-                sessions=sessions.cast(pl.Schema(SESSION_SCHEMA)),
-                descriptors=descriptors.cast(pl.Schema(DESCRIPTOR_SCHEMA)),
-                problems=problems.cast(pl.Schema(PROBLEM_SCHEMA)),
+                sessions=sessions,
+                descriptors=descriptors,
+                problems=problems,
                 listing_error=self.listing_error,
                 listing_error_path=self.manifest.get("listing_error_path"),
             )
@@ -242,18 +247,12 @@ def open_archive(path: str | os.PathLike[str], *, storage_options: dict[str, Any
     location = os.fspath(path)
     manifest_path = join_location(location, MANIFEST)
     try:
-        manifest = json.loads(read_location_text(manifest_path))
-    except FileNotFoundError as error:
-        raise ArchiveError(
-            f"no archive manifest at {manifest_path!r}", hint="export one with export_archive"
-        ) from error
+        data = read_location_bytes(manifest_path, limit=MAX_MANIFEST_BYTES + 1)
+    except FileNotFoundError:
+        raise ArchiveError(f"no archive manifest at {manifest_path!r}", hint="export one with export_archive") from None
     except OSError as error:
-        raise ArchiveError(f"cannot read {manifest_path!r}: {error}", hint="check the path and credentials") from error
-    if not isinstance(manifest, dict) or manifest.get("format") != ARCHIVE_FORMAT:
-        raise ArchiveError(f"{manifest_path!r} is not a subagent_catalog archive manifest", hint="check the path")
-    if manifest.get("format_version") != FORMAT_VERSION:
         raise ArchiveError(
-            f"archive format version {manifest.get('format_version')} is not {FORMAT_VERSION}",
-            hint="re-export the archive with this version of subagent_catalog",
-        )
+            f"cannot read {manifest_path!r}: {error.strerror or error}", hint="check the path and credentials"
+        ) from None
+    manifest = parse_manifest(data, where=manifest_path)
     return Archive(path=location, manifest=manifest, storage_options=storage_options)

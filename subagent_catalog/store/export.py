@@ -6,14 +6,16 @@ archive generation, re-reading only the files that changed.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
 import os
 import platform
-import shutil
+import stat
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +23,7 @@ import polars as pl
 
 from subagent_catalog.frames.assemble import assemble
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.outputs import inside, open_output, output_failure
 from subagent_catalog.progress import Progress
 from subagent_catalog.read.discover import Discovery, choose_compression, discover
 from subagent_catalog.read.jsvalue import frame_text
@@ -42,48 +45,159 @@ from subagent_catalog.store.layout import (
     ARCHIVE_FORMAT,
     FACTS_ROWS_PER_FILE,
     FACTS_SCHEMA,
-    FORMAT_VERSION,
     GENERATION_DIR,
+    LOCK,
     MANIFEST,
     PARQUET_CODEC,
+    STAGING_MARKER,
     TABLE_ORDER,
     TRANSIENT_CAUSES,
     ArchiveError,
     Engine,
     TableWriter,
-    path_inside,
+    is_url,
     problem_project,
-    read_manifest_file,
     rel_key,
 )
+from subagent_catalog.store.manifest import FORMAT_VERSION, read_manifest_file
 
 
-def _prepare_target(out: str, root: str) -> dict[str, Any] | None:
-    if path_inside(out, root):
+def _refuse_overlap(target: str, root: str) -> None:
+    """Neither the archive inside the corpus nor the corpus inside the archive (by device and inode)."""
+    if inside(target, root):
         raise ArchiveError(
-            f"archive target {out!r} lies inside the corpus root {root!r}",
+            f"archive target {target!r} lies inside the corpus root {root!r}",
             hint="corpora are read-only: write the archive outside the root",
         )
-    if os.path.exists(out) and not os.path.isdir(out):
-        raise ArchiveError(f"archive target {out!r} is not a directory", hint="pass a new or archive directory")
-    if not os.path.isdir(out):
-        return None
-    manifest = read_manifest_file(out)
+    if os.path.isdir(target) and inside(root, target):
+        raise ArchiveError(
+            f"the corpus root {root!r} lies inside the archive target {target!r}",
+            hint="write the archive to a directory that does not contain the corpus",
+        )
+
+
+@dataclass
+class _Target:
+    """The archive directory, locked for this export."""
+
+    path: str
+    manifest: dict[str, Any] | None
+    generation: int
+    stale: list[str]
+
+
+def _ours(target: str, name: str) -> bool:
+    """A generation directory an interrupted export of ours left (it holds the staging marker)."""
+    folder = os.path.join(target, name)
+    try:
+        return not os.path.islink(folder) and os.path.isfile(os.path.join(folder, STAGING_MARKER))
+    except OSError:
+        return False
+
+
+@contextmanager
+def _locked_target(target: str, root: str) -> Iterator[_Target]:
+    """Create (if new), check and lock the archive directory for one export."""
+    import fcntl
+
+    if is_url(target):
+        raise ArchiveError(
+            f"export writes local archives only, not {target!r}",
+            hint="export to a local directory and copy it to the object store; open_archive reads URLs",
+        )
+    if os.path.lexists(target) and not os.path.isdir(target):
+        raise ArchiveError(f"archive target {target!r} is not a directory", hint="pass a new or archive directory")
+    _refuse_overlap(target, root)
+    if os.path.isdir(target):
+        _inspect_target(target)  # foreign data is refused before anything (even the lock file) is created
+    try:
+        os.makedirs(target, exist_ok=True)
+        lock = os.open(os.path.join(target, LOCK), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as error:
+        raise output_failure(target, error, action="create the archive") from None
+    try:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ArchiveError(
+                f"another export is writing to {target!r}",
+                hint="wait for it to finish (exports into one archive take turns), or export elsewhere",
+            ) from None
+        _refuse_overlap(target, root)
+        yield _inspect_target(target)
+    finally:
+        os.close(lock)
+
+
+def _inspect_target(target: str) -> _Target:
+    """The archive directory's manifest and generations; refuses a directory that is not (yet) an archive."""
+    manifest = read_manifest_file(target)
+    try:
+        names = sorted(os.listdir(target))
+    except OSError as error:
+        raise output_failure(target, error, action="list") from None
+    generations = [name for name in names if GENERATION_DIR.fullmatch(name)]
     if manifest is None:
-        foreign = [name for name in os.listdir(out) if not GENERATION_DIR.fullmatch(name) and name != MANIFEST + ".tmp"]
+        foreign = [name for name in names if name != LOCK and not (name in generations and _ours(target, name))]
         if foreign:
             raise ArchiveError(
-                f"archive target {out!r} is a non-empty directory without an archive manifest",
+                f"archive target {target!r} is a non-empty directory without an archive manifest "
+                f"(it holds {foreign[0]!r})",
                 hint="pass a new or empty directory, or an existing archive to update",
             )
-    return manifest
+    current = manifest["data_dir"] if manifest else None
+    stale = [name for name in generations if name != current and _ours(target, name)]
+    numbers = [int(name[4:]) for name in generations]
+    generation = max([manifest["generation"] if manifest else 0, *numbers]) + 1
+    return _Target(target, manifest, generation, stale)
+
+
+def _unlink_inside(target: str, relative: str) -> bool:
+    """Remove one file named relative to the archive, never through a symbolic link."""
+    parts = relative.split("/")
+    current = target
+    for part in parts[:-1]:
+        current = os.path.join(current, part)
+        try:
+            info = os.lstat(current)
+        except OSError:
+            return False
+        if not stat.S_ISDIR(info.st_mode):
+            return False
+    path = os.path.join(current, parts[-1])
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return False
+        os.unlink(path)
+    except OSError:
+        return False
+    return True
+
+
+def _remove_generation(target: str, data_dir: str, files: Iterable[str]) -> None:
+    """Remove the named files of one generation, then its directories that became empty (nothing else)."""
+    for name in files:
+        if name.startswith(data_dir + "/"):
+            _unlink_inside(target, name)
+    _unlink_inside(target, f"{data_dir}/{STAGING_MARKER}")
+    base = os.path.join(target, data_dir)
+    if os.path.islink(base) or not os.path.isdir(base):
+        return
+    for folder, _dirs, _files in os.walk(base, topdown=False):
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)
+
+
+def _manifest_files(manifest: dict[str, Any]) -> list[str]:
+    tables = manifest["tables"]
+    return [name for entry in (*tables.values(), manifest["fingerprints"]) for name in entry["files"]]
 
 
 @dataclass
 class _Previous:
     """What an earlier export into the same archive lets this one reuse."""
 
-    facts: dict[bytes, tuple[int, int, int, bytes]]
+    facts: dict[bytes, tuple[int, tuple[int, int, int, int], bytes]]
     has_events: bool
     events_files: list[str]
     reason: str | None
@@ -108,22 +222,35 @@ def _previous(out: str, manifest: dict[str, Any] | None, compression: Compressio
         return none
     table = manifest["fingerprints"]
     paths = [os.path.join(out, *name.split("/")) for name in table["files"]]
-    facts: dict[bytes, tuple[int, int, int, bytes]] = {}
+    facts: dict[bytes, tuple[int, tuple[int, int, int, int], bytes]] = {}
     if paths:
-        frame = pl.read_parquet(paths, hive_partitioning=False).filter(pl.col("facts").is_not_null())
-        for rel, order, size, mtime, blob in frame.select(
-            "rel_path_bytes", "list_order", "size", "mtime_ns", "facts"
-        ).iter_rows():
-            facts[rel] = (order, size, mtime, blob)
+        try:
+            frame = pl.read_parquet(paths, hive_partitioning=False, glob=False).filter(pl.col("facts").is_not_null())
+            rows = frame.select(
+                "rel_path_bytes", "list_order", "size", "mtime_ns", "ctime_ns", "inode", "facts"
+            ).iter_rows()
+            for rel, order, size, mtime, ctime, inode, blob in rows:
+                facts[rel] = (order, (size, mtime, ctime, inode), blob)
+        except (pl.exceptions.PolarsError, OSError) as error:
+            none.reason = f"the previous facts table is unreadable ({type(error).__name__})"
+            return none
     has_events = bool(manifest.get("events"))
     events = manifest["tables"]["events"]["files"] if has_events else []
     return _Previous(facts, has_events, events, None)
 
 
-def _fingerprint_digest(rows: Iterable[tuple[bytes, int, int]]) -> str:
+def _load_or_none(blob: bytes) -> LogFacts | None:
+    """Stored facts, or ``None`` for a damaged or tampered record (it is read again)."""
+    try:
+        return load_facts(blob)
+    except Exception:  # any bad record is a miss, never trusted and never fatal
+        return None
+
+
+def _fingerprint_digest(rows: Iterable[tuple[bytes, int, int, int, int]]) -> str:
     digest = hashlib.sha256()
-    for rel, size, mtime in sorted(rows):
-        digest.update(rel + f"\0{size}\0{mtime}\n".encode())
+    for rel, size, mtime, ctime, inode in sorted(rows):
+        digest.update(rel + f"\0{size}\0{mtime}\0{ctime}\0{inode}\n".encode())
     return digest.hexdigest()
 
 
@@ -155,7 +282,7 @@ def _copy_events(out: str, previous: _Previous, remap: dict[int, int], writer: T
     )
     copied = 0
     for name in previous.events_files:
-        frame = pl.read_parquet(os.path.join(out, *name.split("/")), hive_partitioning=False)
+        frame = pl.read_parquet(os.path.join(out, *name.split("/")), hive_partitioning=False, glob=False)
         kept = (
             frame.join(mapping, on="list_order", how="inner", maintain_order="left")
             .with_columns(pl.col("new_order").alias("list_order"))
@@ -250,56 +377,58 @@ def export_archive(
     target = os.fspath(out)
     chosen = choose_compression(root, compression) if os.path.isdir(root) else "zstd"
     found = discover(root, chosen)
-    manifest_before = _prepare_target(target, root)
-    previous = _previous(target, manifest_before, chosen, incremental)
-    generation = (manifest_before["generation"] + 1) if manifest_before else 1
-    data_dir = f"gen-{generation:06d}"
-    staging = os.path.join(target, data_dir)
-    if os.path.isdir(staging):
-        shutil.rmtree(staging)  # a crashed earlier export of the same generation
-    os.makedirs(staging)
-
-    try:
-        manifest = _export_into(
-            found,
-            target,
-            data_dir,
-            previous,
-            events=events,
-            engine=engine,
-            scheduler=scheduler,
-            jobs=jobs,
-            batch_size=batch_size,
-            progress=progress,
-        )
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    manifest.update(
-        {
-            "generation": generation,
-            "compression_option": compression,
-            "seconds": round(time.perf_counter() - started, 3),
-        }
-    )
-    manifest["update"]["incremental"] = incremental
-    manifest["update"]["full_read_reason"] = previous.reason
-    manifest["update"]["previous_generation"] = manifest_before["generation"] if manifest_before else None
-    temporary = os.path.join(target, MANIFEST + ".tmp")
-    with open(temporary, "w", encoding="utf-8") as handle:
-        json.dump(manifest, handle, indent=1, ensure_ascii=True)
-        handle.write("\n")
-    os.replace(temporary, os.path.join(target, MANIFEST))
-    for name in os.listdir(target):
-        if GENERATION_DIR.fullmatch(name) and name != data_dir:
-            shutil.rmtree(os.path.join(target, name), ignore_errors=True)
+    with _locked_target(target, root) as locked:
+        manifest_before = locked.manifest
+        previous = _previous(target, manifest_before, chosen, incremental)
+        data_dir = f"gen-{locked.generation:06d}"
+        writers = {name: TableWriter(target, f"{data_dir}/{name}") for name in (*TABLE_ORDER, "facts")}
+        try:
+            os.mkdir(os.path.join(target, data_dir))
+        except OSError as error:
+            raise output_failure(target, error, action="write the archive") from None
+        try:
+            os.close(os.open(os.path.join(target, data_dir, STAGING_MARKER), os.O_WRONLY | os.O_CREAT | os.O_EXCL))
+            manifest = _export_into(
+                found,
+                target,
+                writers,
+                previous,
+                events=events,
+                engine=engine,
+                scheduler=scheduler,
+                jobs=jobs,
+                batch_size=batch_size,
+                progress=progress,
+            )
+            manifest.update(
+                {
+                    "generation": locked.generation,
+                    "compression_option": compression,
+                    "seconds": round(time.perf_counter() - started, 3),
+                }
+            )
+            manifest["update"]["incremental"] = incremental
+            manifest["update"]["full_read_reason"] = previous.reason
+            manifest["update"]["previous_generation"] = manifest_before["generation"] if manifest_before else None
+            manifest["update"]["stale_staging"] = locked.stale
+            with open_output(os.path.join(target, MANIFEST), protected=[root]) as handle:
+                json.dump(manifest, handle, indent=1, ensure_ascii=True)
+                handle.write("\n")
+        except BaseException as error:
+            _remove_generation(target, data_dir, [name for writer in writers.values() for name in writer.files])
+            if isinstance(error, OSError):
+                raise output_failure(target, error, action="write the archive") from None
+            raise
+        _unlink_inside(target, f"{data_dir}/{STAGING_MARKER}")
+        if manifest_before is not None:
+            _remove_generation(target, manifest_before["data_dir"], _manifest_files(manifest_before))
     return manifest
 
 
 def _export_into(
     found: Discovery,
     target: str,
-    data_dir: str,
+    writers: dict[str, TableWriter],
     previous: _Previous,
     *,
     events: bool,
@@ -316,28 +445,29 @@ def _export_into(
     blobs: list[bytes | None] = [None] * len(found.files)
     remap: dict[int, int] = {}
     tasks: list[Task] = []
+    damaged = 0
     for order, (file, rel) in enumerate(zip(found.files, rels, strict=True)):
         cached = previous.facts.get(rel)
         if (
             cached is not None
-            and cached[1] == file.size
-            and cached[2] == file.mtime_ns
+            and cached[1] == (file.size, file.mtime_ns, file.ctime_ns, file.inode)
             and (previous.has_events or not events)
         ):
-            facts_list[order] = load_facts(cached[3])
-            blobs[order] = cached[3]
-            if events:
-                remap[cached[0]] = order
-            continue
+            reused = _load_or_none(cached[2])
+            if reused is not None:
+                facts_list[order] = reused
+                blobs[order] = cached[2]
+                if events:
+                    remap[cached[0]] = order
+                continue
+            damaged += 1
         # The local engine opens the path as read_corpus does (messages name it the same way);
         # remote workers need an absolute path (their working directory is not ours).
         source = file.source if engine == "local" else os.path.abspath(file.source)
         tasks.append((order, source, frame_text(file.project_dir) or ""))
 
-    writers = {
-        name: TableWriter(target, f"{data_dir}/{name}") for name in ("sessions", "descriptors", "problems", "events")
-    }
-    facts_writer = TableWriter(target, f"{data_dir}/facts")
+    facts_writer = writers["facts"]
+    data_dir = facts_writer.relative.split("/")[0]
     workers_seen: set[str] = set()
     detail: dict[str, Any] = {"name": engine}
     workers_hint = jobs or (2 if engine == "dask" else (os.cpu_count() or 1))
@@ -388,7 +518,7 @@ def _export_into(
 
     tables = {name: writers[name].entry(TABLE_ORDER[name]) for name in ("sessions", "descriptors", "problems")}
     tables["events"] = writers["events"].entry(TABLE_ORDER["events"])
-    fingerprints = [(rel, f.size, f.mtime_ns) for rel, f in zip(rels, found.files, strict=True)]
+    fingerprints = [(rel, f.size, f.mtime_ns, f.ctime_ns, f.inode) for rel, f in zip(rels, found.files, strict=True)]
     detail["batches"] = len(batches)
     detail["batch_size"] = max((len(b) for b in batches), default=0)
     detail["workers_used"] = len(workers_seen)
@@ -416,7 +546,7 @@ def _export_into(
         },
         "tables": tables,
         "fingerprints": {
-            "key": ["rel_path_bytes", "size", "mtime_ns"],
+            "key": ["rel_path_bytes", "size", "mtime_ns", "ctime_ns", "inode"],
             "files": facts_writer.files,
             "rows": len(fingerprints),
             "cached": sum(1 for blob in blobs if blob is not None),
@@ -427,6 +557,7 @@ def _export_into(
             "files_reused": len(found.files) - len(tasks),
             "events_reused": events_reused,
             "read_here": len(local_reads),
+            "damaged_facts": damaged,
         },
         "engine": detail,
     }
@@ -488,6 +619,8 @@ def _write_facts(
                 order,
                 file.size,
                 file.mtime_ns,
+                file.ctime_ns,
+                file.inode,
                 blob if cacheable else None,
             )
         )

@@ -7,7 +7,7 @@ partitioned Parquet writer; local paths and object-store URLs alike.
 from __future__ import annotations
 
 import hashlib
-import json
+import io
 import os
 import re
 from collections.abc import Iterable
@@ -33,9 +33,6 @@ Table = Literal["sessions", "descriptors", "problems", "events"]
 ARCHIVE_FORMAT = "subagent-catalog-archive"
 
 
-FORMAT_VERSION = 1
-
-
 MANIFEST = "manifest.json"
 
 
@@ -57,6 +54,8 @@ FACTS_SCHEMA: dict[str, Any] = {
     "list_order": pl.Int64,
     "size": pl.Int64,
     "mtime_ns": pl.Int64,
+    "ctime_ns": pl.Int64,
+    "inode": pl.UInt64,
     "facts": pl.Binary,
 }
 
@@ -82,6 +81,14 @@ SAFE_SEGMENT = re.compile(r"[A-Za-z0-9._~-]{1,200}")
 
 
 GENERATION_DIR = re.compile(r"gen-(\d{6})")
+
+
+LOCK = ".lock"
+"""The file an export holds an exclusive ``flock`` on while it writes (never deleted)."""
+
+
+STAGING_MARKER = ".staging"
+"""The file in a generation directory an export is still writing (removed once the manifest names it)."""
 
 
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
@@ -112,6 +119,30 @@ def partition_segment(value: str | None) -> str:
     return "project_dir=_h" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
+def write_part(frame: pl.DataFrame, path: str) -> None:
+    """Write one new Parquet part (created exclusively: never a planted file or link).
+
+    The part is encoded in memory (it is compressed, so smaller than the
+    frame) and written with plain file I/O, so a full disk or a permission
+    problem is an ``OSError`` naming its cause (Polars reports I/O failures
+    of its own writer as opaque ``ComputeError``s).
+
+    Raises:
+        OSError: the file could not be written (full disk, no permission...).
+
+    Examples:
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "p.parquet")
+        >>> write_part(pl.DataFrame({"a": [1]}), path)
+        >>> pl.read_parquet(path)["a"].to_list()
+        [1]
+    """
+    buffer = io.BytesIO()
+    frame.write_parquet(buffer, compression=PARQUET_CODEC)
+    with open(path, "xb") as handle:
+        handle.write(buffer.getbuffer())
+
+
 @dataclass
 class TableWriter:
     """Writes one table's fragments under ``base`` and remembers them (relative to the archive)."""
@@ -135,9 +166,9 @@ class TableWriter:
             folder = f"{self.relative}/{partition_segment(value)}" if partitioned else self.relative
             name = f"{folder}/part-{len(self.files):06d}.parquet"
             target = os.path.join(self.archive, *name.split("/"))
+            self.files.append(name)  # before writing: a failed export removes what it began
             os.makedirs(os.path.dirname(target), exist_ok=True)
-            part.write_parquet(target, compression=PARQUET_CODEC)
-            self.files.append(name)
+            write_part(part, target)
             self.rows += part.height
 
     def entry(self, order: list[str] | None) -> dict[str, Any]:
@@ -178,38 +209,6 @@ def problem_project(path_bytes: bytes | None, root: str, projects: dict[str, set
     return None
 
 
-def path_inside(child: str, parent: str) -> bool:
-    """Whether ``child`` is ``parent`` or below it (real paths).
-
-    Examples:
-        >>> path_inside("/a/b", "/a"), path_inside("/ab", "/a")
-        (True, False)
-    """
-    child_real, parent_real = os.path.realpath(child), os.path.realpath(parent)
-    return child_real == parent_real or child_real.startswith(parent_real.rstrip(os.sep) + os.sep)
-
-
-def read_manifest_file(out: str) -> dict[str, Any] | None:
-    """A local archive's manifest, or ``None`` when the directory has none.
-
-    Examples:
-        >>> import tempfile
-        >>> read_manifest_file(tempfile.mkdtemp()) is None
-        True
-    """
-    path = os.path.join(out, MANIFEST)
-    if not os.path.isfile(path):
-        return None
-    with open(path, encoding="utf-8") as handle:
-        manifest: dict[str, Any] = json.load(handle)
-    if manifest.get("format") != ARCHIVE_FORMAT:
-        raise ArchiveError(
-            f"{path!r} is not a subagent_catalog archive manifest",
-            hint="choose another output directory; an export never overwrites foreign data",
-        )
-    return manifest
-
-
 def is_url(path: str) -> bool:
     """Whether a location is an object-store URL rather than a local path.
 
@@ -232,23 +231,29 @@ def join_location(base: str, relative: str) -> str:
     return os.path.join(base, *relative.split("/"))
 
 
-def read_location_text(location: str) -> str:
-    """The text of a file at a local path or URL (object stores through Polars' fsspec).
+def read_location_bytes(location: str, *, limit: int) -> bytes:
+    """At most ``limit`` bytes of a file at a local path or URL (object stores through ``pyarrow.fs``).
+
+    Raises:
+        OSError: the file cannot be read (``FileNotFoundError`` when it is missing).
 
     Examples:
         >>> import os, tempfile
         >>> path = os.path.join(tempfile.mkdtemp(), "m.json")
         >>> _ = open(path, "w").write("{}")
-        >>> read_location_text(path)
-        '{}'
+        >>> read_location_bytes(path, limit=100)
+        b'{}'
     """
     if not is_url(location):
-        with open(location, encoding="utf-8") as handle:
-            return handle.read()
+        with open(location, "rb") as handle:
+            return handle.read(limit)
     import importlib
 
     fs: Any = importlib.import_module("pyarrow.fs")
-    filesystem, inner = fs.FileSystem.from_uri(location)
+    try:
+        filesystem, inner = fs.FileSystem.from_uri(location)
+    except Exception as error:  # pyarrow raises ArrowInvalid for an unknown scheme
+        raise OSError(f"cannot open {location!r}: {error}") from None
     with filesystem.open_input_stream(inner) as stream:
-        data: bytes = stream.read()
-    return data.decode("utf-8")
+        data: bytes = stream.read(limit)
+    return data

@@ -1,0 +1,185 @@
+"""The archive manifest, validated before anything trusts it.
+
+A manifest is read from disk or an object store, so it may be truncated,
+ill-typed or hostile. ``parse_manifest`` checks the fields the package
+uses (with pydantic) and that every data file it names is one this package
+could have written: a relative name inside the manifest's own generation
+directory, of the exact form ``gen-NNNNNN/<table>/project_dir=<segment>/part-NNNNNN.parquet``
+(``gen-NNNNNN/facts/part-NNNNNN.parquet`` for the facts table). Names with
+``..``, absolute paths, URLs or glob characters never reach a reader or a
+``remove``. Fields the package only reports (``versions``, ``engine``,
+``update``...) are kept as they are.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any, Literal
+
+import pydantic
+
+from subagent_catalog.store.layout import ARCHIVE_FORMAT, MANIFEST, ArchiveError
+
+FORMAT_VERSION = 2
+"""Written by this version: the facts table keys files on size, mtime, ctime and inode."""
+
+READABLE_VERSIONS = frozenset({1, 2})
+"""Versions ``open_archive`` reads (version 1 lacks only the ctime/inode key, used by incremental export)."""
+
+MAX_MANIFEST_BYTES = 256 * 1024 * 1024
+"""The largest manifest read (it names files, not rows: real ones are kilobytes to a few megabytes)."""
+
+GENERATION = re.compile(r"gen-\d{6}")
+_TABLE_FILE = re.compile(
+    r"(?P<gen>gen-\d{6})/(?:(?P<table>sessions|descriptors|problems|events)/project_dir=[A-Za-z0-9._~-]{1,200}"
+    r"|(?P<facts>facts))/part-\d{6}\.parquet"
+)
+
+
+class _Model(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="allow", strict=True)
+
+
+class TableEntry(_Model):
+    """One table's files and row count."""
+
+    files: list[str]
+    rows: int = pydantic.Field(ge=0)
+
+
+class Tables(_Model):
+    """The four frame tables."""
+
+    sessions: TableEntry
+    descriptors: TableEntry
+    problems: TableEntry
+    events: TableEntry
+
+
+class Manifest(_Model):
+    """The fields of ``manifest.json`` this package relies on (others are kept)."""
+
+    format: Literal["subagent-catalog-archive"]
+    format_version: int
+    generation: int = pydantic.Field(ge=1, le=999_999)
+    data_dir: str
+    root: str
+    compression: Literal["zstd", "none"]
+    events: bool
+    reader_digest: str
+    listing_error: str | None = None
+    listing_error_path: str | None = None
+    tables: Tables
+    fingerprints: TableEntry
+    row_counts: dict[str, int | None] = pydantic.Field(default_factory=dict)
+
+
+def _check_files(manifest: Manifest) -> None:
+    if not GENERATION.fullmatch(manifest.data_dir):
+        raise ValueError(f"data_dir {manifest.data_dir!r} is not a generation directory name")
+    named: list[tuple[str, str, list[str]]] = [
+        *((name, name, getattr(manifest.tables, name).files) for name in ("sessions", "descriptors", "problems")),
+        ("events", "events", manifest.tables.events.files),
+        ("fingerprints", "facts", manifest.fingerprints.files),
+    ]
+    for field_name, table, files in named:
+        for index, name in enumerate(files):
+            match = _TABLE_FILE.fullmatch(name)
+            if match is None or match["gen"] != manifest.data_dir or (match["facts"] or match["table"]) != table:
+                raise ValueError(
+                    f"{field_name}.files[{index}] = {name[:120]!r} is not a {table} file of {manifest.data_dir}"
+                )
+
+
+def parse_manifest(text: str | bytes, *, where: str) -> dict[str, Any]:
+    """A manifest's fields, validated (see the module docstring).
+
+    Args:
+        text: the manifest's bytes or text.
+        where: the manifest's location, for messages.
+
+    Returns:
+        The manifest as a dict (unknown fields kept).
+
+    Raises:
+        ArchiveError: not JSON, not a manifest of this package, a version it
+            cannot read, an ill-typed field, or a file name outside its
+            generation.
+
+    Examples:
+        >>> parse_manifest('{"format": "x"}', where="m.json")
+        Traceback (most recent call last):
+        ...
+        subagent_catalog.store.layout.ArchiveError: 'm.json' is not a subagent_catalog archive manifest (hint: ...)
+        >>> parse_manifest('{"format": "subagent-catalog-archive"', where="m.json")
+        Traceback (most recent call last):
+        ...
+        subagent_catalog.store.layout.ArchiveError: 'm.json' is not valid JSON (truncated or damaged?)...(hint: ...)
+    """
+    if len(text) > MAX_MANIFEST_BYTES:
+        raise ArchiveError(
+            f"{where!r} is {len(text)} bytes, more than any manifest ({MAX_MANIFEST_BYTES})",
+            hint="this is not an archive manifest",
+        )
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        raise ArchiveError(
+            f"{where!r} is not valid JSON (truncated or damaged?): {str(error)[:200]}",
+            hint="re-export the archive; an export replaces the manifest only when it completes",
+        ) from None
+    if not isinstance(value, dict) or value.get("format") != ARCHIVE_FORMAT:
+        raise ArchiveError(
+            f"{where!r} is not a subagent_catalog archive manifest",
+            hint="check the path; an export never overwrites foreign data",
+        )
+    version = value.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version not in READABLE_VERSIONS:
+        raise ArchiveError(
+            f"archive format version {version!r} in {where!r} is not one this version reads "
+            f"({', '.join(map(str, sorted(READABLE_VERSIONS)))})",
+            hint="re-export the archive with this version of subagent_catalog",
+        )
+    try:
+        manifest = Manifest.model_validate(value)
+        _check_files(manifest)
+    except (pydantic.ValidationError, ValueError) as error:
+        raise ArchiveError(
+            f"{where!r} is not a valid archive manifest: {_first_problem(error)}",
+            hint="the manifest was damaged or edited: re-export the archive",
+        ) from None
+    return value
+
+
+def _first_problem(error: Exception) -> str:
+    if isinstance(error, pydantic.ValidationError):
+        first = error.errors()[0]
+        place = ".".join(str(part) for part in first["loc"]) or "(top)"
+        return f"{place}: {first['msg']}"
+    return str(error)
+
+
+def read_manifest_file(out: str) -> dict[str, Any] | None:
+    """A local archive's validated manifest, or ``None`` when the directory has none.
+
+    Raises:
+        ArchiveError: the manifest is unreadable, not ours, or invalid (see ``parse_manifest``).
+
+    Examples:
+        >>> import tempfile
+        >>> read_manifest_file(tempfile.mkdtemp()) is None
+        True
+    """
+    path = os.path.join(out, MANIFEST)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_MANIFEST_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise ArchiveError(
+            f"cannot read {path!r}: {error.strerror or error}", hint="check the path and its permissions"
+        ) from None
+    return parse_manifest(data, where=path)

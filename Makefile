@@ -7,7 +7,7 @@ CONFORMANCE := $(SHARED)/conformance
 N ?= 10000
 FUZZ_WORKERS ?= 2
 
-.PHONY: demo test lint docs conformance browser-deps bench fuzz test-scale clean
+.PHONY: demo test lint docs conformance browser-deps bench fuzz fuzz-outputs test-scale clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -53,6 +53,9 @@ bench: $(VENV)/.dev
 
 fuzz: $(VENV)/.dev
 	$(BIN)/python -m tests.fuzz.runner --cases $(N) --workers $(FUZZ_WORKERS)
+
+fuzz-outputs: $(VENV)/.dev
+	$(BIN)/python -m tests.fuzz.outputs --cases $(N)
 
 test-scale: $(VENV)/.dev
 	$(BIN)/pytest -q -m scale tests/test_scale.py

@@ -13,8 +13,8 @@ The cache is an optimisation and never an authority: a missing, corrupt,
 foreign-version or foreign-owner cache file is ignored, entries are written
 for the reader version that produced them (a fingerprint of the reading
 modules' sources), and the file is replaced atomically (temp file + rename).
-Entries are pickles read back with an unpickler that only admits the fact
-classes, so a tampered cache file cannot run code.
+Entries are typed facts records (``store.codec``), checked when read; a
+bad entry is a miss.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from subagent_catalog.read.logread import LogFacts
 from subagent_catalog.read.paths import Compression
 from subagent_catalog.store.codec import dump_facts, load_facts, reader_digest
 
-CACHE_FORMAT = "1"
+CACHE_FORMAT = "2"
 ENV_VAR = "SUBAGENT_CATALOG_CACHE"
 _META_PREFIX = b"subagent_catalog."
 
@@ -220,16 +220,17 @@ class FactsCache:
             >>> import tempfile
             >>> from subagent_catalog.read.discover import SessionFile
             >>> cache = FactsCache.load(tempfile.mkdtemp(), "none", directory=tempfile.mkdtemp())
+            >>> from subagent_catalog.read.logread import analyse_log
             >>> f = SessionFile(cache.root + "/p/s/session.jsonl", "p", "s", True, 5, 1, 1, 1)
-            >>> cache.put(f, LogFacts(size=5))
-            >>> cache.get(f).size
-            5
+            >>> cache.put(f, analyse_log(b"junk\\n", "none"))
+            >>> cache.get(f).list_skip
+            'first line is not JSON'
         """
         if facts.read_cause == "io-error" or facts.size != file.size:
             return
         blob = dump_facts(facts)
         if blob is None:
-            return  # e.g. a header holding JSON nested deeper than pickle recurses: read it again next time
+            return  # facts that are not storable (e.g. over the record size limit): read it again next time
         key = self._key(file)
         self._entries[key] = (file.size, file.mtime_ns, file.inode, blob)
         self._touched.add(key)

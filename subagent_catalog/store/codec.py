@@ -52,8 +52,8 @@ __all__ = [
     "reader_modules",
 ]
 
-MAX_FACTS_BYTES = 8 << 20
-MAX_HEADER_BYTES = 1 << 20
+MAX_FACTS_BYTES = 4 << 20
+MAX_HEADER_BYTES = 256 << 10
 FACTS_MAGIC = b"SCF2"
 _UTF8, _WTF8 = b"u", b"w"
 _WTF8_EXT = 1
@@ -383,17 +383,17 @@ def dump_facts(facts: LogFacts) -> bytes | None:
 
 
 def _facts(wire: Any, wtf8: bool) -> LogFacts:
-    convert = _text if wtf8 else (lambda value: value)
-    values = {name: convert(getattr(wire, name)) for name in _FACTS_FIELDS}
+    astuple = msgspec.structs.astuple
+    values = dict(zip(_FACTS_FIELDS, astuple(wire), strict=True))
     values["list_meta"] = _decode_header(wire.list_meta)
     values["read_meta"] = _decode_header(wire.read_meta)
-    values["descriptors"] = [
-        DescriptorRecord(*(convert(getattr(record, name)) for name in _DESCRIPTOR_FIELDS))
-        for record in wire.descriptors
-    ]
-    values["problems"] = [
-        ProblemRecord(*(convert(getattr(problem, name)) for name in _PROBLEM_FIELDS)) for problem in wire.problems
-    ]
+    if wtf8:
+        values = {name: _text(value) if type(value) is not list else value for name, value in values.items()}
+        values["descriptors"] = [DescriptorRecord(*map(_text, astuple(item))) for item in wire.descriptors]
+        values["problems"] = [ProblemRecord(*map(_text, astuple(item))) for item in wire.problems]
+    else:
+        values["descriptors"] = [DescriptorRecord(*astuple(item)) for item in wire.descriptors]
+        values["problems"] = [ProblemRecord(*astuple(item)) for item in wire.problems]
     return LogFacts(**values)
 
 

@@ -2,27 +2,46 @@
 
 Reading a log is a pure function of its bytes, so the
 ``LogFacts`` of an unchanged file can be
-reused. The cache keeps one Arrow IPC file per corpus root and encoding, in
-the user's cache directory (``$SUBAGENT_CATALOG_CACHE``, else
+reused. The cache keeps one file per corpus root and encoding, in the
+user's cache directory (``$SUBAGENT_CATALOG_CACHE``, else
 ``$XDG_CACHE_HOME/subagent_catalog``, else ``~/.cache/subagent_catalog``),
 never under the corpus root. An entry is keyed by the file's path inside
-the root and is used only while the file's size, ``mtime_ns`` and inode are
-unchanged. Events are not cached (a read that wants them reads the files).
+the root and is used only while the file's size, ``mtime_ns``, ``ctime_ns``,
+inode and device are all unchanged: an edit that keeps the size and puts the
+mtime back (``touch -r``, ``cp -p`` over the log) still changes the ctime,
+which no unprivileged user can set back. Events are not cached (a read that wants
+them reads the files).
 
-The cache is an optimisation and never an authority: a missing, corrupt,
-foreign-version or foreign-owner cache file is ignored, entries are written
-for the reader version that produced them (a fingerprint of the reading
-modules' sources), and the file is replaced atomically (temp file + rename).
-Entries are pickles read back with an unpickler that only admits the fact
-classes, so a tampered cache file cannot run code.
+The cache is an optimisation and never an authority. A cache file is a
+magic line, an HMAC-SHA256 of the rest, and an Arrow IPC table; the MAC key
+is ``facts.key`` in the cache directory (32 random bytes, created ``0600``,
+used only while it is a regular file owned by the user and private to
+them). The MAC is checked before the table is parsed, so a cache file copied
+from another account or machine, edited or planted without the key, or
+truncated, is ignored as a whole, as are a foreign-owner, over-large
+(``MAX_CACHE_FILE_BYTES``, ``MAX_CACHE_ENTRIES``) or foreign-version file.
+Each entry is a typed facts record (``store.codec``), checked again when it
+is used; a bad entry is a miss, never an exception. Writes are atomic (temp
+file + rename).
+
+Threat model: this guards against cache files the user did not write
+(shared or restored cache directories, tampering by anyone who cannot read
+the key) and against damage; it does not guard against code running as the
+user, which can read the key (or change this package). A same-size edit
+after the facts were read, with the mtime put back, that lands within one
+filesystem timestamp tick (a few ms) of the file's previous change keeps
+every key field and is not seen.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
+import hmac
 import importlib
 import os
+import stat
 import tempfile
 from functools import lru_cache
 from typing import Any
@@ -30,11 +49,18 @@ from typing import Any
 from subagent_catalog.read.discover import SessionFile
 from subagent_catalog.read.logread import LogFacts
 from subagent_catalog.read.paths import Compression
-from subagent_catalog.store.codec import dump_facts, load_facts, reader_digest
+from subagent_catalog.store.codec import FactsRecordError, dump_facts, load_facts, reader_digest
 
-CACHE_FORMAT = "1"
+CACHE_FORMAT = "2"
 ENV_VAR = "SUBAGENT_CATALOG_CACHE"
+KEY_NAME = "facts.key"
+MAX_CACHE_FILE_BYTES = 2 << 30
+MAX_CACHE_ENTRIES = 2_000_000
+_MAGIC = b"subagent_catalog facts cache 2\n"
+_KEY_BYTES = 32
+_MAC_BYTES = hashlib.sha256().digest_size
 _META_PREFIX = b"subagent_catalog."
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def default_cache_dir() -> str:
@@ -91,14 +117,93 @@ def _inside(path: str, root: str) -> bool:
     return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
 
 
-def _loads(blob: bytes) -> LogFacts | None:
+class CacheKeyError(OSError):
+    """The cache directory's key file exists but cannot be trusted (or cannot be made)."""
+
+
+def _own_private_file(fd: int, what: str) -> os.stat_result:
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise CacheKeyError(errno.EINVAL, f"{what} is not a regular file")
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        raise CacheKeyError(errno.EPERM, f"{what} belongs to another user")
+    if info.st_mode & 0o077:
+        raise CacheKeyError(errno.EPERM, f"{what} is readable or writable by others")
+    return info
+
+
+def read_key(directory: str) -> bytes | None:
+    """The MAC key of a cache directory, or ``None`` when it has none yet.
+
+    Raises:
+        CacheKeyError: the key file is not a private regular file of the
+            user's holding exactly one key.
+
+    Examples:
+        >>> import tempfile
+        >>> d = tempfile.mkdtemp()
+        >>> read_key(d) is None, len(make_key(d)), read_key(d) == make_key(d)
+        (True, 32, True)
+    """
     try:
-        return load_facts(blob)
-    except Exception:  # a damaged or foreign entry is a miss
-        return None
+        fd = os.open(os.path.join(directory, KEY_NAME), os.O_RDONLY | _NOFOLLOW)
+    except OSError as error:
+        if error.errno in (errno.ENOENT, errno.ENOTDIR):  # no key yet, or no directory (saving will say why)
+            return None
+        raise CacheKeyError(error.errno, f"the cache key cannot be opened ({error.strerror})") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = _own_private_file(fd, "the cache key")
+        key = handle.read(_KEY_BYTES + 1)
+    if info.st_size != _KEY_BYTES or len(key) != _KEY_BYTES:
+        raise CacheKeyError(errno.EINVAL, "the cache key file does not hold one key")
+    return key
 
 
-Entry = tuple[int, int, int, bytes]
+def make_key(directory: str) -> bytes:
+    """The MAC key of a cache directory, created (``0600``, atomically) when it has none.
+
+    Raises:
+        CacheKeyError: the key file cannot be trusted.
+        OSError: the directory cannot be made or written.
+
+    Examples:
+        >>> import os, stat, tempfile
+        >>> d = tempfile.mkdtemp()
+        >>> key = make_key(d)
+        >>> stat.S_IMODE(os.stat(os.path.join(d, KEY_NAME)).st_mode) == 0o600
+        True
+    """
+    key = read_key(directory)
+    if key is not None:
+        return key
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    descriptor, temp = tempfile.mkstemp(prefix=".facts-key-", dir=directory)  # mkstemp makes it 0600
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(os.urandom(_KEY_BYTES))
+            handle.flush()
+            os.fsync(handle.fileno())
+        with contextlib.suppress(FileExistsError):  # another process made one first: use it
+            os.link(temp, os.path.join(directory, KEY_NAME))
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+    key = read_key(directory)
+    if key is None:
+        raise CacheKeyError(errno.ENOENT, "the cache key vanished while it was made")
+    return key
+
+
+def _mac(key: bytes, body: bytes | memoryview) -> bytes:
+    return hmac.new(key, body, hashlib.sha256).digest()
+
+
+Entry = tuple[int, int, int, int, int, bytes]
+"""``(size, mtime_ns, ctime_ns, inode, device, facts record)``."""
+
+
+def _identity(file: SessionFile) -> tuple[int, int, int, int, int]:
+    return (file.size, file.mtime_ns, file.ctime_ns, file.inode, file.device)
 
 
 class FactsCache:
@@ -109,9 +214,11 @@ class FactsCache:
         compression: the encoding the facts were derived for.
         path: the cache file.
         status: how loading went (``new``, ``loaded``, or ``ignored: <why>``).
-        writable: ``False`` when the cache file would land inside the corpus.
+        writable: ``False`` when the cache file would land inside the corpus,
+            or the directory's key cannot be trusted.
         hits: ``get`` calls answered from the cache.
         misses: ``get`` calls that were not.
+        rejected: entries whose record failed its checks (each also a miss).
 
     Examples:
         >>> import tempfile
@@ -137,6 +244,7 @@ class FactsCache:
         self.writable = writable
         self.hits = 0
         self.misses = 0
+        self.rejected = 0
         self._entries = entries
         self._prefix = os.path.join(root, "")
         self._touched: set[str] = set()
@@ -160,18 +268,21 @@ class FactsCache:
             >>> import tempfile, os
             >>> d = tempfile.mkdtemp()
             >>> p = cache_file("/srv/x", "zstd", directory=d)
-            >>> _ = open(p, "wb").write(b"not arrow")
-            >>> FactsCache.load("/srv/x", "zstd", directory=d).status.startswith("ignored")
-            True
+            >>> _ = open(p, "wb").write(b"not a cache")
+            >>> FactsCache.load("/srv/x", "zstd", directory=d).status
+            'ignored: no cache key in this directory'
         """
         root_path = os.fspath(root)
         path = cache_file(root_path, compression, directory=directory)
-        writable = not _inside(os.path.dirname(path), root_path)
-        if not writable:
+        if _inside(os.path.dirname(path), root_path):
             return cls(
                 root_path, compression, path, {}, status="ignored: cache directory is inside the corpus", writable=False
             )
-        entries, status = _read_cache_file(path, root_path, compression)
+        try:
+            key = read_key(os.path.dirname(path))
+        except CacheKeyError as error:
+            return cls(root_path, compression, path, {}, status=f"ignored: {error.strerror}", writable=False)
+        entries, status = _read_cache_file(path, root_path, compression, key)
         return cls(root_path, compression, path, entries, status=status, writable=True)
 
     def _key(self, file: SessionFile) -> str:
@@ -180,8 +291,13 @@ class FactsCache:
             return path[len(self._prefix) :]
         return os.path.relpath(path, self.root)
 
+    def _drop(self, key: str) -> None:
+        del self._entries[key]
+        self._dirty = True
+        self.misses += 1
+
     def get(self, file: SessionFile) -> LogFacts | None:
-        """The cached facts of ``file``, or ``None`` when absent or stale.
+        """The cached facts of ``file``, or ``None`` when absent, stale or not a sound record.
 
         Examples:
             >>> import tempfile
@@ -195,16 +311,14 @@ class FactsCache:
         if entry is None:
             self.misses += 1
             return None
-        if entry[:3] != (file.size, file.mtime_ns, file.inode):
-            del self._entries[key]
-            self._dirty = True
-            self.misses += 1
+        if entry[:5] != _identity(file):
+            self._drop(key)
             return None
-        facts = _loads(entry[3])
-        if facts is None:
-            del self._entries[key]
-            self._dirty = True
-            self.misses += 1
+        try:
+            facts = load_facts(entry[5], size=file.size)
+        except FactsRecordError:
+            self.rejected += 1
+            self._drop(key)
             return None
         self._touched.add(key)
         self.hits += 1
@@ -214,24 +328,26 @@ class FactsCache:
         """Remember the facts of ``file`` (without events).
 
         Facts of a file that changed while it was read (size differs from the
-        listing) or that could not be read (``io-error``) are not kept.
+        listing), that could not be read (``io-error``) or that are not
+        storable (``dump_facts`` gives ``None``) are not kept.
 
         Examples:
             >>> import tempfile
             >>> from subagent_catalog.read.discover import SessionFile
+            >>> from subagent_catalog.read.logread import analyse_log
             >>> cache = FactsCache.load(tempfile.mkdtemp(), "none", directory=tempfile.mkdtemp())
             >>> f = SessionFile(cache.root + "/p/s/session.jsonl", "p", "s", True, 5, 1, 1, 1)
-            >>> cache.put(f, LogFacts(size=5))
-            >>> cache.get(f).size
-            5
+            >>> cache.put(f, analyse_log(b"junk\\n", "none"))
+            >>> cache.get(f).list_skip
+            'first line is not JSON'
         """
         if facts.read_cause == "io-error" or facts.size != file.size:
             return
         blob = dump_facts(facts)
         if blob is None:
-            return  # e.g. a header holding JSON nested deeper than pickle recurses: read it again next time
+            return  # e.g. facts over the record size limit: read the file again next time
         key = self._key(file)
-        self._entries[key] = (file.size, file.mtime_ns, file.inode, blob)
+        self._entries[key] = (*_identity(file), blob)
         self._touched.add(key)
         self._dirty = True
 
@@ -239,8 +355,10 @@ class FactsCache:
         """Write the cache file atomically; returns its path, or ``None`` when nothing was written.
 
         Only entries used since ``load`` (got or put) are kept, so files
-        that left the corpus leave the cache. A cache that cannot be written
-        (read-only directory, full disk) is skipped; ``status`` says why.
+        that left the corpus leave the cache; past ``MAX_CACHE_ENTRIES`` or
+        ``MAX_CACHE_FILE_BYTES`` of records the rest are left out. A cache
+        that cannot be written (read-only directory, full disk) is skipped;
+        ``status`` says why.
 
         Examples:
             >>> import tempfile
@@ -254,7 +372,8 @@ class FactsCache:
         if not self._dirty and len(keep) == len(self._entries):
             return None
         try:
-            _write_cache_file(self.path, keep, self.root, self.compression)
+            key = make_key(os.path.dirname(self.path))
+            _write_cache_file(self.path, keep, self.root, self.compression, key)
         except OSError as error:
             self.status = f"not saved: {error.strerror or error}"
             return None
@@ -272,71 +391,98 @@ def _metadata(root: str, compression: Compression) -> dict[bytes, bytes]:
     }
 
 
-def _read_cache_file(path: str, root: str, compression: Compression) -> tuple[dict[str, Entry], str]:
+_COLUMNS = ("path", "size", "mtime_ns", "ctime_ns", "inode", "device", "facts")
+
+
+def _read_body(path: str, key: bytes | None) -> tuple[memoryview | None, str]:
+    """The MAC-checked Arrow bytes of a cache file, or ``None`` and why not."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+    except FileNotFoundError:
+        return None, "new"
+    except OSError as error:
+        return None, f"ignored: {error.strerror}"
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None, "ignored: the cache file is not a regular file"
+        if hasattr(os, "getuid") and info.st_uid != os.getuid():
+            return None, "ignored: the cache file belongs to another user"
+        if info.st_size > MAX_CACHE_FILE_BYTES:
+            return None, f"ignored: the cache file is larger than {MAX_CACHE_FILE_BYTES} bytes"
+        if key is None:
+            return None, "ignored: no cache key in this directory"
+        data = handle.read(MAX_CACHE_FILE_BYTES + 1)
+    head = len(_MAGIC) + _MAC_BYTES
+    if len(data) > MAX_CACHE_FILE_BYTES or not data.startswith(_MAGIC) or len(data) < head:
+        return None, "ignored: not a cache file of this format"
+    body = memoryview(data)[head:]
+    if not hmac.compare_digest(data[len(_MAGIC) : head], _mac(key, body)):
+        return None, "ignored: the cache file's MAC does not match this directory's key"
+    return body, "loaded"
+
+
+def _read_cache_file(path: str, root: str, compression: Compression, key: bytes | None) -> tuple[dict[str, Entry], str]:
     pa: Any = importlib.import_module("pyarrow")
     ipc: Any = importlib.import_module("pyarrow.ipc")
 
+    body, status = _read_body(path, key)
+    if body is None:
+        return {}, status
     try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        return {}, "new"
-    except OSError as error:
-        return {}, f"ignored: {error.strerror}"
-    if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        return {}, "ignored: the cache file belongs to another user"
-    try:
-        with pa.memory_map(path, "r") as source:
-            table = ipc.open_file(source).read_all()
-        metadata = table.schema.metadata or {}
-        expected = _metadata(root, compression)
-        for key, value in expected.items():
-            if metadata.get(key) != value:
-                return {}, f"ignored: {key.decode().removeprefix('subagent_catalog.')} differs"
-        columns = table.to_pydict()
+        reader = ipc.open_file(pa.BufferReader(pa.py_buffer(body)))
+        metadata = reader.schema.metadata or {}
+        for name, value in _metadata(root, compression).items():
+            if metadata.get(name) != value:
+                return {}, f"ignored: {name.decode().removeprefix('subagent_catalog.')} differs"
+        if reader.schema.names != list(_COLUMNS):
+            return {}, "ignored: unexpected cache columns"
+        table = reader.read_all()
+        if table.num_rows > MAX_CACHE_ENTRIES:
+            return {}, f"ignored: more than {MAX_CACHE_ENTRIES} entries"
+        columns = [table.column(name).to_pylist() for name in _COLUMNS]
         entries = {
-            os.fsdecode(key): (int(size), int(mtime), int(inode), bytes(blob))
-            for key, size, mtime, inode, blob in zip(
-                columns["path"], columns["size"], columns["mtime_ns"], columns["inode"], columns["facts"], strict=True
-            )
+            os.fsdecode(name): (int(size), int(mtime), int(ctime), int(inode), int(device), bytes(blob))
+            for name, size, mtime, ctime, inode, device, blob in zip(*columns, strict=True)
         }
     except Exception as error:  # any unreadable cache file is ignored, never fatal
         return {}, f"ignored: unreadable cache file ({type(error).__name__})"
     return entries, "loaded"
 
 
-def _write_cache_file(path: str, entries: dict[str, Entry], root: str, compression: Compression) -> None:
+def _bounded(entries: dict[str, Entry]) -> list[str]:
+    """The keys to write: sorted, within ``MAX_CACHE_ENTRIES`` and ``MAX_CACHE_FILE_BYTES`` of records."""
+    keys, total = [], 0
+    budget = MAX_CACHE_FILE_BYTES // 2  # room for the paths, the other columns and the Arrow framing
+    for name in sorted(entries)[:MAX_CACHE_ENTRIES]:
+        total += len(entries[name][5]) + len(name) + 64
+        if total > budget:
+            break
+        keys.append(name)
+    return keys
+
+
+def _write_cache_file(path: str, entries: dict[str, Entry], root: str, compression: Compression, key: bytes) -> None:
     pa: Any = importlib.import_module("pyarrow")
     ipc: Any = importlib.import_module("pyarrow.ipc")
 
-    keys = sorted(entries)
-    schema = pa.schema(
-        [
-            ("path", pa.binary()),
-            ("size", pa.int64()),
-            ("mtime_ns", pa.int64()),
-            ("inode", pa.uint64()),
-            ("facts", pa.large_binary()),
-        ],
-        metadata=_metadata(root, compression),
-    )
-    table = pa.table(
-        {
-            "path": pa.array([os.fsencode(k) for k in keys], pa.binary()),
-            "size": pa.array([entries[k][0] for k in keys], pa.int64()),
-            "mtime_ns": pa.array([entries[k][1] for k in keys], pa.int64()),
-            "inode": pa.array([entries[k][2] for k in keys], pa.uint64()),
-            "facts": pa.array([entries[k][3] for k in keys], pa.large_binary()),
-        },
-        schema=schema,
-    )
+    keys = _bounded(entries)
+    types = [pa.binary(), pa.int64(), pa.int64(), pa.int64(), pa.uint64(), pa.uint64(), pa.large_binary()]
+    schema = pa.schema(list(zip(_COLUMNS, types, strict=True)), metadata=_metadata(root, compression))
+    arrays = [pa.array([os.fsencode(k) for k in keys], pa.binary())]
+    arrays += [pa.array([entries[k][i] for k in keys], kind) for i, kind in enumerate(types[1:])]
+    table = pa.Table.from_arrays(arrays, schema=schema)
+    sink = pa.BufferOutputStream()
+    options = ipc.IpcWriteOptions(compression="zstd" if pa.Codec.is_available("zstd") else None)
+    with ipc.new_file(sink, schema, options=options) as writer:
+        writer.write_table(table)
+    body = sink.getvalue().to_pybytes()
     directory = os.path.dirname(path)
     os.makedirs(directory, mode=0o700, exist_ok=True)
     descriptor, temp = tempfile.mkstemp(prefix=".facts-", suffix=".tmp", dir=directory)
     try:
-        options = ipc.IpcWriteOptions(compression="zstd" if pa.Codec.is_available("zstd") else None)
         with os.fdopen(descriptor, "wb") as handle:
-            with ipc.new_file(handle, schema, options=options) as writer:
-                writer.write_table(table)
+            handle.write(_MAGIC + _mac(key, body) + body)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, path)

@@ -29,7 +29,7 @@ from subagent_catalog.read.discover import Discovery, choose_compression, discov
 from subagent_catalog.read.jsvalue import frame_text
 from subagent_catalog.read.logread import LogFacts
 from subagent_catalog.read.paths import Compression, CompressionOption
-from subagent_catalog.store.codec import load_facts, reader_digest
+from subagent_catalog.store.codec import FactsRecordError, load_facts, reader_digest
 from subagent_catalog.store.distributed import (
     LOCAL_SERIAL_BELOW,
     BatchResult,
@@ -239,11 +239,11 @@ def _previous(out: str, manifest: dict[str, Any] | None, compression: Compressio
     return _Previous(facts, has_events, events, None)
 
 
-def _load_or_none(blob: bytes) -> LogFacts | None:
+def _load_or_none(blob: bytes, size: int) -> LogFacts | None:
     """Stored facts, or ``None`` for a damaged or tampered record (it is read again)."""
     try:
-        return load_facts(blob)
-    except Exception:  # any bad record is a miss, never trusted and never fatal
+        return load_facts(blob, size=size)
+    except FactsRecordError:  # a bad record is a miss, never trusted and never fatal
         return None
 
 
@@ -453,7 +453,7 @@ def _export_into(
             and cached[1] == (file.size, file.mtime_ns, file.ctime_ns, file.inode)
             and (previous.has_events or not events)
         ):
-            reused = _load_or_none(cached[2])
+            reused = _load_or_none(cached[2], file.size)
             if reused is not None:
                 facts_list[order] = reused
                 blobs[order] = cached[2]

@@ -1,0 +1,231 @@
+"""What stored facts must look like: only what the reader can produce.
+
+``check_facts`` is run on every record ``store.codec`` writes and reads.
+The typed decoding already fixes each field's type; this adds the rules
+across fields and inside the headers: the header is exactly what upstream's
+``fromHeaderLine`` keeps (keys, order and value kinds), exactly one
+``list()`` outcome, a verdict and a cause that go together, non-negative
+counts, 1-based lines, safe-integer times in order, no NaN. A record that
+breaks one raises ``FactsRecordError``, which callers treat as a miss.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from functools import lru_cache
+from typing import Any
+
+from subagent_catalog.errors import SubagentCatalogError
+from subagent_catalog.read.jsvalue import is_negative_zero, is_number, is_safe_integer, js_number
+from subagent_catalog.read.logread import LogFacts
+
+HEADER_KEYS = (
+    "version",
+    "id",
+    "createdAt",
+    "cwd",
+    "parentSession",
+    "seedLength",
+    "origin",
+    "delegationDepth",
+    "agentPreset",
+)
+_REQUIRED = ("version", "id", "createdAt", "delegationDepth")
+_VERDICTS = ("ok", "torn-tail", "prefix", "failed")
+_SEVERITIES = ("error", "warning", "info")
+_STATUSES = ("valid", "malformed", "unknown-version")
+_IDENTITY_CAUSES = ("no-descriptor", "unknown-descriptor-version", "malformed-descriptor")
+
+
+class FactsRecordError(SubagentCatalogError, ValueError):
+    """Stored facts that are not a record ``dump_facts`` writes for facts the reader derives."""
+
+
+def _fail(message: str) -> None:
+    raise FactsRecordError(message)
+
+
+def _count(value: Any, name: str, *, least: int = 0, optional: bool = False) -> None:
+    if value is None and optional:
+        return
+    if type(value) is not int or value < least:
+        _fail(f"{name} is not an integer >= {least}: {value!r}")
+
+
+def _text(value: Any, name: str, *, optional: bool = False) -> None:
+    if value is None and optional:
+        return
+    if type(value) is not str:
+        _fail(f"{name} is not a string: {type(value).__name__}")
+
+
+@lru_cache(maxsize=1)
+def _big_limit() -> int | None:
+    digits = sys.get_int_max_str_digits()
+    return 10**digits if digits else None
+
+
+def _json_values(value: Any, name: str) -> None:
+    """Every value below ``value`` is a JSON value the parser yields (no NaN, no over-long integer)."""
+    limit = _big_limit()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+        elif kind is float:
+            if math.isnan(item):
+                _fail(f"{name} holds NaN, which JSON cannot")
+        elif kind is int:
+            if limit is not None and not -limit < item < limit:
+                _fail(f"{name} holds an integer longer than the parser reads")
+        elif item is not None and kind is not bool and kind is not str:
+            _fail(f"{name} holds a {kind.__name__}")
+
+
+def check_header(meta: Any, name: str = "header", *, full_read: bool = False) -> None:
+    """Check a header as upstream's ``fromHeaderLine`` keeps it.
+
+    Args:
+        meta: the header.
+        name: what to call it in the error.
+        full_read: the header of a full read, which also has format version 0.
+
+    Raises:
+        FactsRecordError: the header is not one the reader keeps.
+
+    Examples:
+        >>> check_header({"version": 0, "id": "a", "createdAt": 1, "delegationDepth": 0})
+        >>> check_header({"id": "a", "version": 0, "createdAt": 1, "delegationDepth": 0})
+        Traceback (most recent call last):
+        ...
+        subagent_catalog.store.facts_check.FactsRecordError: header keys are not a session header's: id, version, ...
+    """
+    if type(meta) is not dict:
+        _fail(f"{name} is not an object")
+    keys = list(meta)
+    expected = [key for key in HEADER_KEYS if key in meta]
+    if keys != expected or any(key not in meta for key in _REQUIRED):
+        _fail(f"{name} keys are not a session header's: {', '.join(map(str, keys[:2]))}, ...")
+    if not is_number(meta["version"]) or (full_read and js_number(meta["version"]) != 0):
+        _fail(f"{name} version is not a number the reader accepts")
+    if type(meta["id"]) is not str:
+        _fail(f"{name} id is not a string")
+    for key in ("createdAt", "delegationDepth"):
+        number = meta[key]
+        if not is_safe_integer(number) or number < 0 or is_negative_zero(number):
+            _fail(f"{name} {key} is not a non-negative safe integer")
+    if "origin" in meta and meta["origin"] != "subagent":
+        _fail(f"{name} origin is not subagent")
+    if "agentPreset" in meta and type(meta["agentPreset"]) is not str:
+        _fail(f"{name} agentPreset is not a string")
+    _json_values(meta, name)
+
+
+def _check_list(facts: LogFacts) -> None:
+    outcomes = [facts.list_meta is not None, facts.list_skip is not None, facts.list_error is not None]
+    if outcomes.count(True) != 1:
+        _fail("not exactly one list() outcome (header, skip reason or listing error)")
+    if facts.list_meta is not None:
+        check_header(facts.list_meta, "list_meta")
+    _text(facts.list_skip, "list_skip", optional=True)
+    _text(facts.list_error, "list_error", optional=True)
+
+
+def _check_read(facts: LogFacts) -> None:
+    if facts.verdict not in _VERDICTS:
+        _fail(f"verdict {facts.verdict!r} is not one the reader gives")
+    _text(facts.read_cause, "read_cause", optional=True)
+    _text(facts.read_message, "read_message", optional=True)
+    _count(facts.read_line, "read_line", least=1, optional=True)
+    _count(facts.read_offset, "read_offset", optional=True)
+    if facts.verdict == "failed":
+        if not facts.read_cause or facts.read_message is None:
+            _fail("a failed read without a cause and message")
+    elif facts.read_meta is None or facts.read_cause is not None or facts.read_message is not None:
+        _fail(f"a {facts.verdict!r} read with a failure cause, or without a header")
+    elif facts.read_line is not None or facts.read_offset is not None:
+        _fail(f"a {facts.verdict!r} read with a failure position")
+    if facts.read_meta is not None:
+        check_header(facts.read_meta, "read_meta", full_read=True)
+    _count(facts.event_count, "event_count")
+    _count(facts.closers, "closers")
+    if (facts.first_time is None) != (facts.last_time is None):
+        _fail("only one of first_time and last_time")
+    if facts.first_time is not None:
+        if not (is_safe_integer(facts.first_time) and is_safe_integer(facts.last_time)):
+            _fail("event times are not safe integers")
+        if type(facts.first_time) is not int or type(facts.last_time) is not int or facts.first_time > facts.last_time:
+            _fail("first_time is after last_time")
+
+
+def _check_identity(facts: LogFacts) -> None:
+    for name in ("identity_mode", "identity_label", "identity_detail", "unit_failure", "unit_failure_live"):
+        _text(getattr(facts, name), name, optional=True)
+    _count(facts.identity_seq, "identity_seq", optional=True)
+    if facts.identity_cause is not None:
+        if facts.identity_cause not in _IDENTITY_CAUSES:
+            _fail(f"identity cause {facts.identity_cause!r} is not one the reader gives")
+        if facts.identity_detail is None or facts.identity_seq is not None or facts.identity_mode is not None:
+            _fail("an identity cause with an identity, or without a detail")
+    elif facts.identity_detail is not None:
+        _fail("an identity detail without a cause")
+
+
+def _check_records(facts: LogFacts) -> None:
+    if type(facts.descriptors) is not list or type(facts.problems) is not list:
+        _fail("descriptors and problems are not lists")
+    if len(facts.descriptors) > facts.event_count:
+        _fail("more descriptors than events")
+    for record in facts.descriptors:
+        _count(record.seq, "descriptor seq")
+        if record.time is not None and not (type(record.time) is int and is_safe_integer(record.time)):
+            _fail("a descriptor time is not a safe integer")
+        if record.status not in _STATUSES or (record.status == "valid") != (record.reason is None):
+            _fail(f"descriptor status {record.status!r} with reason {record.reason!r}")
+        _text(record.payload, "descriptor payload")
+        for name in ("reason", "version", "mode", "provider", "label", "agent_provider", "agent_model", "persona"):
+            _text(getattr(record, name), f"descriptor {name}", optional=True)
+        for tools in (record.tool_allow, record.tool_deny):
+            if tools is not None and (type(tools) is not list or any(type(tool) is not str for tool in tools)):
+                _fail("descriptor tools are not a list of strings")
+    for problem in facts.problems:
+        _text(problem.kind, "problem kind")
+        _text(problem.message, "problem message")
+        _count(problem.line, "problem line", least=1, optional=True)
+        _count(problem.offset, "problem offset", optional=True)
+        if problem.severity not in _SEVERITIES:
+            _fail(f"problem severity {problem.severity!r}")
+
+
+def check_facts(facts: LogFacts, *, size: int | None = None) -> None:
+    """Check that ``facts`` are facts the reader can derive (of a file of ``size`` bytes, when given).
+
+    Raises:
+        FactsRecordError: the first rule the facts break.
+
+    Examples:
+        >>> from subagent_catalog.read.logread import analyse_log
+        >>> facts = analyse_log(b"not a header\\n", "none")
+        >>> check_facts(facts, size=13)
+        >>> facts.verdict = "ok"
+        >>> check_facts(facts)
+        Traceback (most recent call last):
+        ...
+        subagent_catalog.store.facts_check.FactsRecordError: a 'ok' read with a failure cause, or without a header
+    """
+    if not isinstance(facts, LogFacts):
+        _fail(f"not LogFacts: {type(facts).__name__}")
+    _count(facts.size, "size")
+    if size is not None and facts.size != size:
+        _fail(f"facts of a {facts.size}-byte file, not of {size} bytes")
+    if facts.events is not None or facts.events_ipc is not None:
+        _fail("stored facts hold events")
+    _check_list(facts)
+    _check_read(facts)
+    _check_identity(facts)
+    _check_records(facts)

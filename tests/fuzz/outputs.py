@@ -268,26 +268,31 @@ def _flip(rng: random.Random, blob: bytes | None) -> bytes | None:
 
 
 def _tampered_cache(ctx: Context) -> str:
-    import pyarrow as pa
-    import pyarrow.ipc as ipc
+    """The facts cache of the corpus with its records replaced by bombs (re-MAC'd with the real key) or bit flips."""
+    from subagent_catalog.store import cache as cache_module
 
     cache = ctx.work / "cache"
     ctx.env["SUBAGENT_CATALOG_CACHE"] = str(cache)
     done, _ = _run(["summary", str(ctx.corpus), "-q"], ctx)
     if done.returncode != 0:
         raise RuntimeError(f"setup summary failed: {done.stderr}")
-    for path in cache.glob("facts-*"):
-        with pa.memory_map(str(path), "r") as source:
-            table = ipc.open_file(source).read_all()
+    key = cache_module.read_key(str(cache))
+    for compression in ("none", "zstd"):
+        path = cache_module.cache_file(ctx.corpus, compression, directory=str(cache))  # type: ignore[arg-type]
+        if not os.path.exists(path):
+            continue
+        if key is None or ctx.rng.random() < 0.3:  # damaged without the key: the whole file is ignored
+            data = bytearray(Path(path).read_bytes())
+            data[ctx.rng.randrange(len(data))] ^= 1 << ctx.rng.randrange(8)
+            Path(path).write_bytes(bytes(data))
+            continue
+        entries, _status = cache_module._read_cache_file(path, str(ctx.corpus), compression, key)  # type: ignore[arg-type]
         bombs = _blob_bombs(ctx.rng)
-        blobs = [
-            ctx.rng.choice(bombs) if ctx.rng.random() < 0.7 else _flip(ctx.rng, blob)
-            for blob in table.column("facts").to_pylist()
-        ]
-        index = table.schema.get_field_index("facts")
-        table = table.set_column(index, table.schema.field(index), pa.array(blobs, table.schema.field(index).type))
-        with open(path, "wb") as handle, ipc.new_file(handle, table.schema) as writer:
-            writer.write_table(table)
+        tampered = {
+            name: (*entry[:-1], ctx.rng.choice(bombs) if ctx.rng.random() < 0.7 else _flip(ctx.rng, entry[-1]) or b"")
+            for name, entry in entries.items()
+        }
+        cache_module._write_cache_file(path, tampered, str(ctx.corpus), compression, key)  # type: ignore[arg-type]
     return _fresh(ctx)
 
 

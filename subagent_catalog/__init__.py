@@ -15,7 +15,8 @@ cycles):
 - layer 5: ``corpus``: ``read_corpus``, a root in, frames out (walk, cache, pool).
 - layer 6: ``analysis``: counts and trees derived from the corpus and its catalog.
 - layer 7: ``views``: report, summary, gate, notebook widgets.
-- layer 8: ``cli`` and the public facades (this module, ``widgets``, ``archive``).
+- layer 8: ``cli`` (and ``cli_io``: its streams, output files and error lines) and the public
+  facades (this module, ``widgets``, ``archive``).
 """
 
 from subagent_catalog.catalog import (

@@ -4,30 +4,34 @@ Every command reads a corpus with ``read_corpus``
 and hands it to a library function; this module only parses options and
 formats results. Errors the library raises on purpose
 (``SubagentCatalogError``: a missing root, a
-listing that fails as a whole) become one-line messages ending with a hint
-and exit status 1; usage errors (unknown option, bad value) exit with 2.
-``check`` exits with 1 when a selected check fails.
+listing that fails as a whole, an output that cannot be written) and
+``OSError`` become one-line messages ending with a hint and exit status 1;
+usage errors (unknown option, bad value) exit with 2.
+``check`` exits with 1 when a selected check fails. Streams, output files and
+error lines are handled by ``subagent_catalog.cli_io``: what is printed to a
+terminal stream is escaped, files written with ``-o`` keep the exact data.
 """
 
 from __future__ import annotations
 
-import functools
+import dataclasses
+import io
 import json
-import os
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from pathlib import Path
-from typing import IO, Any, TypeVar, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar, cast
 
 import click
 
 from subagent_catalog.catalog.conformance import conformance_lines, json_text
+from subagent_catalog.cli_io import CatalogGroup, check_target, echo, is_stdout, note, output_stream, translate_errors
 from subagent_catalog.corpus import read_corpus
-from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.outputs import OutputError, inside
 from subagent_catalog.read.jsvalue import js_text
-from subagent_catalog.views.text import csv_safe
+from subagent_catalog.views.text import csv_safe, json_terminal, terminal_frame, terminal_safe
+
+__all__ = ["main", "translate_errors"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -35,38 +39,13 @@ COMPRESSION = click.Choice(["auto", "zstd", "none"])
 SEMANTICS = click.Choice(["projection", "trace"])
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=CatalogGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="subagent-catalog", prog_name="subagent-catalog")
 def main() -> None:
     """Audit DeepSeek Harness session corpora."""
 
 
 # --------------------------------------------------------------------------- shared plumbing
-
-
-def translate_errors(func: F) -> F:
-    """Turn the library's deliberate errors into click errors (exit status 1).
-
-    Examples:
-        >>> from subagent_catalog.errors import CorpusRootError
-        >>> @translate_errors
-        ... def boom() -> None:
-        ...     raise CorpusRootError("no root", hint="check the path")
-        >>> try:
-        ...     boom()
-        ... except click.ClickException as error:
-        ...     print(error.message, error.exit_code)
-        no root (hint: check the path) 1
-    """
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except SubagentCatalogError as error:
-            raise click.ClickException(str(error)) from error
-
-    return cast(F, wrapper)
 
 
 def _remember_no_cache(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
@@ -149,55 +128,24 @@ def load(root: str, *, compression: str, jobs: int | None, quiet: bool) -> Corpu
         )
 
 
-def inside(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is ``root`` or lies under it (after resolving links).
-
-    Examples:
-        >>> inside("/data/corpus/out.html", "/data/corpus"), inside("/data/out.html", "/data/corpus")
-        (True, False)
-    """
-    target, base = Path(path).resolve(), Path(root).resolve()
-    return target == base or base in target.parents
-
-
-def refuse_inside(path: str | os.PathLike[str], root: str) -> None:
-    """Fail (exit 1) when an output path lies inside the corpus root: corpora are read-only.
+def refuse_inside(out_dir: str, root: str) -> None:
+    """Refuse an output directory inside the corpus root (by device and inode: links and bind mounts seen through).
 
     Raises:
-        click.ClickException: the path is inside the root.
+        OutputError: the directory is the root or lies below it.
 
     Examples:
-        >>> refuse_inside("/tmp/elsewhere.html", "/data/corpus")
+        >>> import tempfile
+        >>> refuse_inside(tempfile.mkdtemp(), tempfile.mkdtemp())
     """
-    if inside(path, root):
-        raise click.ClickException(
-            f"refusing to write {os.fspath(path)!r} inside the corpus root {root!r} "
-            "(hint: corpora are read-only; write the output somewhere else)"
+    if inside(out_dir, root):
+        raise OutputError(
+            f"refusing to write {out_dir!r}: it is inside the corpus {root!r}",
+            hint="corpora are read-only: write outputs outside the corpus root",
         )
 
 
-@contextmanager
-def output_stream(path: str | None) -> Iterator[IO[str]]:
-    """Yield stdout (``None`` or ``-``) or the file opened for UTF-8 text.
-
-    Examples:
-        >>> with output_stream(None) as out:
-        ...     out is sys.stdout
-        True
-    """
-    if path is None or path == "-":
-        yield sys.stdout
-        return
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        yield handle
-
-
-def _note(message: str, *, quiet: bool) -> None:
-    if not quiet:
-        click.echo(message, err=True)
-
-
-# --------------------------------------------------------------------------- conformance (kept as is)
+# --------------------------------------------------------------------------- conformance
 
 
 @main.command()
@@ -213,7 +161,7 @@ def conformance(root: str, compression: str, semantics: str, all_parents: bool, 
     chosen = None if all_parents or parents is None else list(parents.split(","))
     out = sys.stdout
     for line in conformance_lines(corpus, chosen, semantics=semantics):  # type: ignore[arg-type]
-        out.write(line + "\n")
+        out.write(json_terminal(line) + "\n")  # the same JSON values, no raw control or bidi character
 
 
 # --------------------------------------------------------------------------- summary
@@ -234,7 +182,7 @@ def summary(root: str, compression: str, jobs: int | None, quiet: bool, semantic
     from subagent_catalog.views.summary_text import summary_text
 
     corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
-    click.echo(summary_text(corpus, semantics=semantics))  # type: ignore[arg-type]
+    echo(terminal_safe(summary_text(corpus, semantics=semantics), keep="\n"))  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------- report
@@ -248,7 +196,7 @@ def summary(root: str, compression: str, jobs: int | None, quiet: bool, semantic
     default="report.html",
     show_default=True,
     type=click.Path(dir_okay=False, path_type=str),
-    help="Where to write the HTML file ('-' for stdout).",
+    help="Where to write the HTML file ('-' for stdout when it is not a terminal).",
 )
 @click.option(
     "-p",
@@ -286,18 +234,18 @@ def report(
     """
     from subagent_catalog.views.report import render_report
 
+    if is_stdout(output) and sys.stdout.isatty():
+        raise click.UsageError("refusing to print the HTML page to a terminal: redirect stdout or pass -o FILE")
+    check_target(output, [root])
     corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
     chosen = list(parents) if parents else None
-    kwargs: dict[str, Any] = {"parents": chosen, "semantics": semantics, "title": title}
-    if output == "-":
-        click.echo(render_report(corpus, **kwargs), nl=False)
-        return
-    refuse_inside(output, corpus.root)
-    page = render_report(corpus, **kwargs)
-    Path(output).write_text(page, encoding="utf-8", errors="replace")
+    page = render_report(corpus, parents=chosen, semantics=semantics, title=title)  # type: ignore[arg-type]
+    with output_stream(output, protected=[root, corpus.root]) as out:
+        out.write(page)
     if corpus.listing_error is not None:
-        _note(f"warning: upstream's listing fails: {corpus.listing_error}", quiet=False)
-    _note(f"wrote {output} ({len(page.encode('utf-8', 'replace')) // 1024} KiB)", quiet=quiet)
+        note(f"warning: upstream's listing fails: {corpus.listing_error}")
+    if not is_stdout(output):
+        note(f"wrote {output} ({len(page.encode('utf-8', 'replace')) // 1024} KiB)", quiet=quiet)
 
 
 # --------------------------------------------------------------------------- check
@@ -373,11 +321,11 @@ def check(
     corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
     result = run_checks(corpus, fail_on=fail_on, semantics=semantics)  # type: ignore[arg-type]
     if fmt == "json":
-        click.echo(format_json(result))
+        echo(json_terminal(format_json(result)))
     elif fmt == "markdown":
-        click.echo(format_markdown(result, limit=limit))
+        echo(terminal_safe(format_markdown(result, limit=limit), keep="\n"))
     else:
-        click.echo(format_text(result, limit=limit))
+        echo(terminal_safe(format_text(result, limit=limit), keep="\n"))
     if result.failed:
         raise SystemExit(1)
 
@@ -385,12 +333,21 @@ def check(
 # --------------------------------------------------------------------------- list
 
 
+LIVE_BYTES = 64 * 2**20
+"""The largest ``--live`` file read (a registry snapshot is a few kilobytes)."""
+
+
 def _live(ctx: click.Context, param: click.Parameter, value: str | None) -> dict[str, str] | None:
     if value is None:
         return None
     try:
-        with open(value, encoding="utf-8") as handle:
-            data = json.load(handle)
+        with open(value, "rb") as handle:
+            raw = handle.read(LIVE_BYTES + 1)
+        if len(raw) > LIVE_BYTES:
+            raise ValueError(f"larger than {LIVE_BYTES // 2**20} MiB")
+        data = json.loads(raw)
+    except RecursionError as error:
+        raise click.BadParameter(f"cannot read {value!r} as JSON: nested too deeply", ctx=ctx, param=param) from error
     except (OSError, ValueError) as error:
         raise click.BadParameter(f"cannot read {value!r} as JSON: {error}", ctx=ctx, param=param) from error
     if not isinstance(data, dict) or not all(isinstance(k, str) and v in ("running", "idle") for k, v in data.items()):
@@ -432,7 +389,7 @@ def _live(ctx: click.Context, param: click.Parameter, value: str | None) -> dict
     "--output",
     type=click.Path(dir_okay=False, path_type=str),
     default=None,
-    help="Write here instead of stdout (required for parquet).",
+    help="Write the exact data here instead of stdout ('-'), which is escaped (required for parquet).",
 )
 @semantics_option
 @translate_errors
@@ -450,11 +407,13 @@ def list_command(
 ) -> None:
     """List PARENT's subagents exactly as upstream does.
 
-    The text format is the list_agents tool's text byte for byte; json is
-    the array of upstream row objects; csv and parquet hold the whole frame
-    with the audit columns. CSV cells that start with =, +, -, @, a tab or a
-    carriage return get a leading apostrophe so spreadsheets do not run them
-    as formulas.
+    The text format is the list_agents tool's text; json is the array of
+    upstream row objects; csv and parquet hold the whole frame with the audit
+    columns. On stdout, control, bidi and other invisible format characters
+    in ids and labels are escaped (\\x1b, \\u202e; JSON uses its own \\u
+    escapes); -o FILE writes the exact data (the text byte for byte). CSV
+    cells that start with =, +, -, @, a tab or a carriage return get a leading
+    apostrophe so spreadsheets do not run them as formulas.
 
     \b
     Examples:
@@ -464,32 +423,55 @@ def list_command(
         subagent-catalog list data/sample ROOT-ID --live live.json
     """
     from subagent_catalog.catalog.listing import children_rows, descendant_rows, list_children, list_descendants
-    from subagent_catalog.catalog.listing import list_agents_text as agents_text
 
-    if fmt == "parquet" and (output is None or output == "-"):
+    if fmt == "parquet" and is_stdout(output):
         raise click.UsageError("--format parquet needs --output FILE")
+    check_target(output, [root])
     corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
-    if output is not None and output != "-":
-        refuse_inside(output, corpus.root)
+    protected = [root, corpus.root]
     sem: Any = semantics
-    if fmt == "text":
-        text = agents_text(corpus, parent, scope=scope, semantics=sem, live=live)  # type: ignore[arg-type]
-        with output_stream(output) as out:
-            out.write(js_text(text) + "\n")
-    elif fmt == "json":
+    to_terminal = is_stdout(output)
+    if fmt in ("text", "json"):
         rows = (children_rows if scope == "children" else descendant_rows)(corpus, parent, semantics=sem, live=live)
-        lines = [json_text(row.upstream()) for row in rows]
-        with output_stream(output) as out:
-            out.write("[\n" + ",\n".join("  " + line for line in lines) + "\n]\n" if lines else "[]\n")
-    else:
-        frame = (list_children if scope == "children" else list_descendants)(corpus, parent, semantics=sem, live=live)
-        if fmt == "csv":
-            with output_stream(output) as out:
-                out.write(csv_safe(frame).write_csv())
+        if fmt == "text":
+            text = _agents_text(rows, scope=scope, live=live, escaped=to_terminal)
         else:
-            assert output is not None
-            frame.write_parquet(output)
-            _note(f"wrote {output} ({frame.height} rows)", quiet=quiet)
+            lines = [json_text(row.upstream()) for row in rows]
+            text = "[\n" + ",\n".join("  " + line for line in lines) + "\n]\n" if lines else "[]\n"
+            text = json_terminal(text) if to_terminal else text
+        with output_stream(output, protected=protected) as out:
+            out.write(text)
+        return
+    frame = (list_children if scope == "children" else list_descendants)(corpus, parent, semantics=sem, live=live)
+    if fmt == "csv":
+        with output_stream(output, protected=protected) as out:
+            out.write(csv_safe(terminal_frame(frame) if to_terminal else frame).write_csv())
+        return
+    assert output is not None
+    buffer = io.BytesIO()  # written whole, so a full disk is the OSError open_output reports
+    frame.write_parquet(buffer)
+    with output_stream(output, protected=protected, binary=True) as handle:
+        handle.write(buffer.getvalue())
+    note(f"wrote {output} ({frame.height} rows)", quiet=quiet)
+
+
+def _agents_text(rows: Sequence[Any], *, scope: str, live: Mapping[str, str] | None, escaped: bool) -> str:
+    """The list_agents text of listing rows; for a terminal, every value escaped (a label cannot fake a line)."""
+    from subagent_catalog.catalog.listing import render_list_agents
+
+    if escaped:
+        rows = [
+            dataclasses.replace(
+                row,
+                id=terminal_safe(js_text(row.id)),
+                label=None if row.label is None else terminal_safe(js_text(row.label)),
+                parent=terminal_safe(js_text(row.parent)) if isinstance(row.parent, str) else row.parent,
+            )
+            for row in rows
+        ]
+        live = {terminal_safe(js_text(key)): value for key, value in (live or {}).items()}
+    text = js_text(render_list_agents(list(rows), scope=scope, statuses=live))  # type: ignore[arg-type]
+    return (terminal_safe(text, keep="\n") if escaped else text) + "\n"
 
 
 # --------------------------------------------------------------------------- export
@@ -573,8 +555,8 @@ def export(
         if counts.get(name) is not None
     )
     update = manifest.get("update", {})
-    click.echo(f"exported {root} to {out_dir}: {shown}")
+    echo(terminal_safe(f"exported {root} to {out_dir}: {shown}"))
     if update:
-        click.echo(f"files read {update.get('files_read')}, reused {update.get('files_reused')}")
+        echo(f"files read {update.get('files_read')}, reused {update.get('files_reused')}")
     if manifest.get("listing_error"):
-        _note(f"warning: upstream's listing fails: {manifest['listing_error']}", quiet=False)
+        note(f"warning: upstream's listing fails: {manifest['listing_error']}")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 
 import polars as pl
@@ -14,11 +16,14 @@ from click.testing import CliRunner
 
 from subagent_catalog.catalog.conformance import conformance_lines
 from subagent_catalog.catalog.listing import children_rows, list_agents_text, list_children, list_descendants
-from subagent_catalog.cli import inside, main
+from subagent_catalog.cli import main
 from subagent_catalog.corpus import read_corpus
+from subagent_catalog.outputs import OutputError
 from subagent_catalog.read.paths import MISSING
+from subagent_catalog.store.distributed import EngineError
+from subagent_catalog.store.layout import ArchiveError
 from subagent_catalog.synth import writer as w
-from subagent_catalog.views.text import csv_safe
+from subagent_catalog.views.text import csv_safe, printable, terminal_safe
 
 T0 = 1_700_000_000_000
 
@@ -271,7 +276,7 @@ def test_report_refuses_to_write_inside_the_root(runner: CliRunner, tmp_path: Pa
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
     result = runner.invoke(main, ["report", str(tmp_path), "-o", str(tmp_path / "--proj--" / "r.html")])
     assert result.exit_code == 1
-    assert "inside the corpus root" in result.output and "(hint: corpora are read-only" in result.output
+    assert "it is inside the corpus" in result.output and "(hint: corpora are read-only" in result.output
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
 
 
@@ -372,10 +377,11 @@ def test_list_json_is_upstream_rows(runner: CliRunner, tmp_path: Path) -> None:
 
 
 def test_list_csv_has_audit_columns_and_neutralises_formulas(runner: CliRunner, tmp_path: Path) -> None:
-    build_formulas(tmp_path)
-    result = _run(runner, "list", tmp_path, "P", "--format", "csv")
-    frame = pl.read_csv(result.stdout.encode())
-    expected = list_children(read_corpus(tmp_path), "P")
+    root = build_formulas(tmp_path / "corpus")
+    out = tmp_path / "rows.csv"
+    assert _run(runner, "list", root, "P", "--format", "csv", "-o", out).exit_code == 0
+    frame = pl.read_csv(out)
+    expected = list_children(read_corpus(root), "P")
     assert frame.columns == expected.columns
     labels = dict(zip(frame["id"].to_list(), frame["label"].to_list(), strict=True))
     assert labels == {
@@ -386,6 +392,10 @@ def test_list_csv_has_audit_columns_and_neutralises_formulas(runner: CliRunner, 
         "k-cr": "'\rx",
         "k-plain": "plain = fine",
     }
+    # on stdout the tab and the carriage return are escaped (no formula can start with a backslash)
+    printed = pl.read_csv(_run(runner, "list", root, "P", "--format", "csv").stdout.encode())
+    shown = dict(zip(printed["id"].to_list(), printed["label"].to_list(), strict=True))
+    assert shown == {**labels, "k-tab": "\\tx", "k-cr": "\\x0dx"}
 
 
 def test_list_csv_and_parquet_files(runner: CliRunner, tmp_path: Path) -> None:
@@ -433,7 +443,6 @@ def test_list_errors(runner: CliRunner, tmp_path: Path) -> None:
 def test_csv_safe_leaves_other_columns_alone() -> None:
     frame = pl.DataFrame({"n": [1, 2], "s": ["-1", "a"]})
     assert csv_safe(frame).to_dicts() == [{"n": 1, "s": "'-1"}, {"n": 2, "s": "a"}]
-    assert inside("/a/b/c", "/a/b") and not inside("/a/bc", "/a/b")
 
 
 # --------------------------------------------------------------------------- export
@@ -460,7 +469,7 @@ def test_export_writes_archive_and_manifest(runner: CliRunner, tmp_path: Path) -
 def test_export_errors(runner: CliRunner, tmp_path: Path) -> None:
     root = build_mixed(tmp_path / "corpus")
     inside_root = runner.invoke(main, ["export", str(root), str(root / "out")])
-    assert inside_root.exit_code == 1 and "inside the corpus root" in inside_root.output
+    assert inside_root.exit_code == 1 and "it is inside the corpus" in inside_root.output
     assert not (root / "out").exists()
     missing = runner.invoke(main, ["export", str(tmp_path / "none"), str(tmp_path / "out")])
     assert missing.exit_code == 1 and "does not exist (hint: " in missing.output
@@ -481,3 +490,323 @@ def test_conformance_command_prints_conformance_lines(runner: CliRunner, tmp_pat
     assert chosen.output == "".join(
         line + "\n" for line in conformance_lines(corpus, ["root", "fork"], semantics="trace")
     )
+
+
+# --------------------------------------------------------------------------- terminal injection (reliability item 6)
+
+OSC_LINK = "\x1b]8;;http://evil\x07"
+HOSTILE = OSC_LINK + "click\x1b]8;;\x07\x1b[2J\u202eabc\x9b31m\u2066\u200b"
+
+
+def _raw_controls(text: str) -> list[str]:
+    """The characters of the terminal rule in ``text`` (newline aside: it ends lines)."""
+    return [char for char in text if char != "\n" and terminal_safe(char) != char]
+
+
+def build_hostile(root: Path) -> Path:
+    _session(root, "P", created=T0)
+    _session(root, "k" + HOSTILE, parent="P", payload=w.descriptor("continuable", label="L" + HOSTILE), created=T0 + 1)
+    _session(
+        root,
+        "bad" + HOSTILE,
+        parent="P",
+        payload={"version": 2, "mode": "bogus" + HOSTILE, "provider": "spawn"},
+        created=T0 + 2,
+    )
+    return root
+
+
+def test_terminal_rule_covers_every_control_and_format_character() -> None:
+    kept = {"\u200c", "\u200d"}
+    for code in range(sys.maxunicode + 1):
+        char = chr(code)
+        if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp", "Cs") and char not in kept:
+            assert terminal_safe(char) != char, f"U+{code:04X} is printed raw"
+    for text in ("plain", "é ü ß", "日本語", "👨\u200d👩\u200d👧", "می\u200cخواهم", "\\x1b literal"):
+        assert terminal_safe(text) == text
+    assert printable("a\x9b[2Jb\u202ec") == "a\\x9b[2Jb\\u202ec"
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "csv"])
+@pytest.mark.parametrize("scope", ["children", "descendants"])
+def test_list_on_stdout_escapes_osc_csi_c1_and_bidi(runner: CliRunner, tmp_path: Path, fmt: str, scope: str) -> None:
+    build_hostile(tmp_path)
+    result = _run(runner, "list", tmp_path, "P", "--format", fmt, "--scope", scope, "-q")
+    assert result.exit_code == 0
+    assert _raw_controls(result.stdout) == [] and _raw_controls(result.stderr) == []
+    if fmt == "json":  # JSON escapes: the same values
+        rows = json.loads(result.stdout)
+        assert {row["id"] for row in rows} == {"k" + HOSTILE, "bad" + HOSTILE}
+        assert next(row for row in rows if row["kind"] == "child")["label"] == "L" + HOSTILE
+    else:
+        assert (
+            "k\\x1b]8;;http://evil\\x07click" in result.stdout and "\\u202eabc\\x9b31m\\u2066\\u200b" in result.stdout
+        )
+
+
+def test_list_label_with_a_newline_cannot_fake_a_row_on_a_terminal(runner: CliRunner, tmp_path: Path) -> None:
+    _session(tmp_path, "P", created=T0)
+    _session(tmp_path, "k1", parent="P", payload=w.descriptor("continuable", label="x\nfake [ready] — y"))
+    result = _run(runner, "list", tmp_path, "P")
+    assert result.stdout == "k1 [ready] — x\\nfake [ready] — y\n"
+
+
+def test_list_output_files_keep_the_exact_data(runner: CliRunner, tmp_path: Path) -> None:
+    root = build_hostile(tmp_path / "corpus")
+    corpus = read_corpus(root)
+    for scope in ("children", "descendants"):
+        text, rows, table = tmp_path / "l.txt", tmp_path / "l.json", tmp_path / "l.csv"
+        assert _run(runner, "list", root, "P", "--scope", scope, "-o", text).exit_code == 0
+        assert text.read_bytes() == (list_agents_text(corpus, "P", scope=scope) + "\n").encode()
+        assert _run(runner, "list", root, "P", "--scope", scope, "-f", "json", "-o", rows).exit_code == 0
+        assert OSC_LINK.encode() not in rows.read_bytes()  # JSON escapes ESC itself; the values are exact
+        assert "\u202e".encode() in rows.read_bytes() and "\x9b".encode() in rows.read_bytes()
+        assert _run(runner, "list", root, "P", "--scope", scope, "-f", "csv", "-o", table).exit_code == 0
+        expected = csv_safe((list_children if scope == "children" else list_descendants)(corpus, "P"))
+        assert table.read_bytes() == expected.write_csv().encode()
+        assert OSC_LINK in table.read_text(encoding="utf-8")
+
+
+def test_summary_check_and_conformance_escape_corpus_values(runner: CliRunner, tmp_path: Path) -> None:
+    build_hostile(tmp_path)
+    for args in (
+        ["summary", tmp_path],
+        ["check", tmp_path, "--fail-on", "all", "--limit", "0"],
+        ["check", tmp_path, "-f", "markdown", "--limit", "0"],
+        ["check", tmp_path, "-f", "json"],
+        ["conformance", tmp_path, "--all-parents"],
+    ):
+        result = runner.invoke(main, [str(a) for a in args])
+        assert result.exit_code in (0, 1), result.output
+        assert _raw_controls(result.stdout) == [], args
+    check = runner.invoke(main, ["check", str(tmp_path), "-f", "json"])
+    ids = {o["session_id"] for c in json.loads(check.stdout)["checks"] for o in c["offenders"]}
+    assert "bad" + HOSTILE in ids  # JSON escapes keep the exact value
+    printed = runner.invoke(main, ["conformance", str(tmp_path), "--all-parents"]).stdout
+    exact = conformance_lines(read_corpus(tmp_path), None)
+    assert [json.loads(line) for line in printed.splitlines()] == [json.loads(line) for line in exact]
+
+
+def test_error_and_warning_lines_escape_corpus_values(runner: CliRunner, tmp_path: Path) -> None:
+    root = build_healthy(tmp_path / "corpus")
+    name = "legacy" + HOSTILE.replace("/", "_") + ".jsonl"  # a flat file fails the listing, and is named
+    w.write_file(os.path.join(root, "--proj--", name), b"{}\n")
+    listing = runner.invoke(main, ["list", str(root), "P"])
+    assert listing.exit_code == 1 and "legacy\\x1b]8;;http:__evil\\x07" in listing.stderr
+    assert _raw_controls(listing.stderr) == [] and len(listing.stderr.splitlines()) == 1
+    report = runner.invoke(main, ["report", str(root), "-q", "-o", str(tmp_path / "r.html")])
+    assert report.exit_code == 0 and "warning: upstream's listing fails:" in report.stderr
+    assert _raw_controls(report.stderr) == []
+    healthy = build_healthy(tmp_path / "healthy")
+    trace = runner.invoke(main, ["list", str(healthy), "ghost" + HOSTILE, "--semantics", "trace"])
+    assert trace.exit_code == 1 and 'session "ghost\\x1b]8;;' in trace.stderr and _raw_controls(trace.stderr) == []
+    usage = runner.invoke(main, ["list", str(root), "P", "--live", str(tmp_path / f"no{HOSTILE}.json")])
+    assert usage.exit_code == 2 and _raw_controls(usage.stderr) == []
+
+
+# --------------------------------------------------------------------------- one line, never a traceback (item 7)
+
+
+def _fail_if_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the corpus was read before the output path was checked")
+
+    monkeypatch.setattr("subagent_catalog.cli.read_corpus", boom)
+
+
+def _one_error_line(result: object) -> str:
+    stderr = result.stderr  # type: ignore[attr-defined]
+    assert result.exit_code == 1, stderr  # type: ignore[attr-defined]
+    assert "Traceback" not in stderr and len(stderr.splitlines()) == 1, stderr
+    assert stderr.startswith("Error: ") and stderr.rstrip().endswith(")") and "(hint: " in stderr
+    return stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["report", "{root}", "-o", "/nonexistent/x.html"],
+        ["list", "{root}", "P", "-o", "/nonexistent/x.csv", "-f", "csv"],
+        ["list", "{root}", "P", "-o", "/nonexistent/x.parquet", "-f", "parquet"],
+        ["report", "{root}", "-o", "{root}/../alias/x.html"],
+        ["list", "{root}", "P", "-o", "{root}/../alias/x.csv"],
+        ["list", "{root}", "P", "-o", "{root}/../alias/--proj--/P/session.jsonl"],
+    ],
+)
+def test_a_bad_output_path_fails_in_one_line_before_the_corpus_is_read(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    root = build_healthy(tmp_path / "corpus")
+    (tmp_path / "alias").symlink_to(root, target_is_directory=True)  # the corpus under another name
+    before = sorted(p.relative_to(root) for p in root.rglob("*"))
+    _fail_if_read(monkeypatch)
+    _one_error_line(runner.invoke(main, [a.format(root=root) for a in args]))
+    assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
+
+
+def test_report_refuses_a_hard_link_of_a_corpus_log(runner: CliRunner, tmp_path: Path) -> None:
+    root = build_healthy(tmp_path / "corpus")
+    log = root / "--proj--" / "P" / "session.jsonl"
+    before = log.read_bytes()
+    os.link(log, tmp_path / "x.html")
+    for args in (["report", root, "-o", tmp_path / "x.html"], ["list", root, "P", "-o", tmp_path / "x.html"]):
+        line = _one_error_line(runner.invoke(main, [str(a) for a in args]))
+        assert "hard links" in line
+    assert log.read_bytes() == before and log.stat().st_nlink == 2
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["report", "{root}", "-q", "-o", "/dev/full"],
+        ["list", "{root}", "P", "-f", "csv", "-o", "/dev/full"],
+        ["list", "{root}", "P", "-f", "parquet", "-o", "/dev/full"],
+    ],
+)
+def test_a_full_disk_is_one_line(runner: CliRunner, tmp_path: Path, args: list[str]) -> None:
+    root = build_healthy(tmp_path)
+    line = _one_error_line(runner.invoke(main, [a.format(root=root) for a in args]))
+    assert "cannot write '/dev/full': No space left on device (hint: " in line
+
+
+def test_dev_null_is_written_in_place(runner: CliRunner, tmp_path: Path) -> None:
+    root = build_healthy(tmp_path)
+    assert _run(runner, "list", root, "P", "-f", "parquet", "-o", "/dev/null").exit_code == 0
+    assert _run(runner, "report", root, "-q", "-o", "/dev/null").exit_code == 0
+
+
+def _cli(*args: object, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent), **kwargs.pop("env", {})}  # type: ignore[dict-item]
+    return subprocess.run(
+        [sys.executable, "-m", "subagent_catalog", *map(str, args)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def test_a_closed_pipe_on_stdout_ends_quietly_with_status_141(tmp_path: Path) -> None:
+    root = build_mixed(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    for args in (["list", root, "root", "--scope", "descendants", "-f", "csv"], ["check", root], ["summary", root]):
+        child = subprocess.Popen(
+            [sys.executable, "-m", "subagent_catalog", *map(str, args)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+        assert child.stdout is not None and child.stderr is not None
+        child.stdout.close()  # as `| head -0` does, before the command writes
+        stderr = child.stderr.read().decode()
+        assert child.wait(timeout=60) == 141, stderr
+        assert stderr == "", args
+
+
+def test_a_closed_stdout_is_one_line(tmp_path: Path) -> None:
+    root = build_healthy(tmp_path)
+    for args in (["list", root, "P"], ["summary", root]):
+        done = subprocess.run(
+            ["sh", "-c", '"$0" -m subagent_catalog "$@" >&-', sys.executable, *map(str, args)],
+            capture_output=True,
+            text=True,
+            check=False,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+        )
+        assert done.returncode == 1 and done.stderr.startswith("Error: cannot write to stdout: "), done.stderr
+        assert len(done.stderr.splitlines()) == 1
+
+
+def test_an_ascii_stdout_gets_backslash_escapes_not_unicode_errors(tmp_path: Path) -> None:
+    _session(tmp_path, "P", created=T0)
+    _session(tmp_path, "kö", parent="P", payload=w.descriptor("continuable", label="naïve 🚀"), created=T0 + 1)
+    env = {"PYTHONIOENCODING": "ascii"}
+    listed = _cli("list", tmp_path, "P", env=env)
+    assert listed.returncode == 0 and listed.stdout == "k\\xf6 [ready] \\u2014 na\\xefve \\U0001f680\n", listed.stderr
+    for args in (["list", tmp_path, "P", "-f", "json"], ["list", tmp_path, "P", "-f", "csv"], ["summary", tmp_path]):
+        done = _cli(*args, env=env)
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+    missing = _cli("list", tmp_path, "gh\u00f6st", "--semantics", "trace", env=env)
+    assert missing.returncode == 1 and 'session "gh\\xf6st" not found' in missing.stderr
+    assert "Traceback" not in missing.stderr
+
+
+def test_report_refuses_to_print_html_to_a_terminal(tmp_path: Path) -> None:
+    import pty
+
+    root = build_healthy(tmp_path)
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "subagent_catalog", "report", str(root), "-o", "-"],
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+            timeout=120,  # a page written to an unread terminal blocks once its buffer is full
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+        )
+    finally:
+        os.close(follower)
+        os.close(leader)
+    assert done.returncode == 2 and "refusing to print the HTML page to a terminal" in done.stderr
+
+
+def test_live_json_nested_too_deeply_is_a_usage_error(runner: CliRunner, tmp_path: Path) -> None:
+    root = build_healthy(tmp_path / "corpus")
+    live = tmp_path / "live.json"
+    live.write_text("[" * 100_000 + "]" * 100_000)
+    result = runner.invoke(main, ["list", str(root), "P", "--live", str(live)])
+    assert result.exit_code == 2 and "nested too deeply" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        OutputError("cannot write '/proc/x/manifest.json': Permission denied", hint="choose a path you may write to"),
+        ArchiveError("manifest.json is truncated", hint="export again with --full"),
+        EngineError("no Dask worker has been alive for 60 s", hint="start workers"),
+        OSError(errno.ENOSPC, "No space left on device", "/full/archive/part-0.parquet"),
+        PermissionError(errno.EACCES, "Permission denied"),
+    ],
+)
+def test_export_failures_are_one_line(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: Exception
+) -> None:
+    root = build_healthy(tmp_path / "corpus")
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise error
+
+    monkeypatch.setattr("subagent_catalog.store.export.export_archive", fail)
+    _one_error_line(runner.invoke(main, ["export", str(root), str(tmp_path / "out"), "-q"]))
+
+
+def test_export_into_an_archive_with_a_broken_manifest_is_one_line(runner: CliRunner, tmp_path: Path) -> None:
+    root = build_healthy(tmp_path / "corpus")
+    out = tmp_path / "out"
+    assert _run(runner, "export", root, out, "-q", "--jobs", "1").exit_code == 0
+    manifest = (out / "manifest.json").read_text()
+    for broken in (manifest[: len(manifest) // 2], '{"row_counts": 7, "tables": []}', "[]"):
+        (out / "manifest.json").write_text(broken)
+        result = runner.invoke(main, ["export", str(root), str(out), "-q", "--jobs", "1"])
+        assert "Traceback" not in result.stderr
+        if result.exit_code:
+            _one_error_line(result)
+
+
+def test_an_unexpected_error_is_one_line_unless_the_traceback_is_asked_for(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    build_healthy(tmp_path)
+
+    def bug(*args: object, **kwargs: object) -> str:
+        raise RecursionError("maximum recursion depth exceeded \x1b[2J")
+
+    monkeypatch.setattr("subagent_catalog.views.summary_text.summary_text", bug)
+    line = _one_error_line(runner.invoke(main, ["summary", str(tmp_path)]))
+    assert "internal error: RecursionError: maximum recursion depth exceeded \\x1b[2J (hint: " in line
+    monkeypatch.setenv("SUBAGENT_CATALOG_TRACEBACK", "1")
+    with pytest.raises(RecursionError):
+        runner.invoke(main, ["summary", str(tmp_path)], catch_exceptions=False)

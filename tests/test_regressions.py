@@ -9,11 +9,13 @@ its mark and the matching entry of ``tests.fuzz.invariants.KNOWN_ISSUES``.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import orjson
 import polars as pl
@@ -438,3 +440,82 @@ def test_a_huge_label_deep_in_a_chain_is_not_copied_per_ancestor(tmp_path: Path)
     height, copies, shortest, grown = (int(v) for v in done.stdout.split())
     assert height == depth * (depth - 1) // 2 and copies == depth - 1 and shortest == size  # every row is there
     assert grown < 20 * size, f"catalog_descendants grew the peak by {grown / size:.0f}x the label"
+
+
+# --- the Dask engine: one line, never a hang ---------------------------------------------------------
+# Found in review (reliability issue item 7): a KilledWorker or a worker-side I/O error came out as a
+# traceback, and an export whose every worker was lost waited forever.
+
+
+def test_a_killed_worker_or_a_worker_io_error_is_an_engine_error() -> None:
+    from distributed import KilledWorker
+
+    from subagent_catalog.store.distributed import EngineError, RootNotVisibleError, batch_failure
+
+    batch = [(0, "/corpus/p/s/session.jsonl", "p"), (1, "/corpus/p/t/session.jsonl", "p")]
+    killed = batch_failure(KilledWorker("read_batch-1f2e", None, 3), batch)
+    assert isinstance(killed, EngineError)
+    assert str(killed).startswith("a Dask worker died while reading 2 file(s) from '/corpus/p/s/session.jsonl' (hint:")
+    io_error = batch_failure(PermissionError(13, "Permission denied"), batch)
+    assert isinstance(io_error, EngineError) and "could not read 2 file(s)" in str(io_error)
+    invisible = RootNotVisibleError("corpus root '/corpus' is not a directory on worker w1")
+    assert batch_failure(invisible, batch) is invisible  # export_archive gives it its own hint
+    bug = ZeroDivisionError("x")
+    assert batch_failure(bug, batch) is bug
+
+
+def test_an_export_whose_every_worker_is_lost_gives_up_with_an_engine_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    from subagent_catalog.store import distributed as engine
+    from subagent_catalog.store.export import export_archive
+    from subagent_catalog.synth.writer import header, write_session
+
+    for index in range(3):
+        write_session(tmp_path / "corpus", header(f"s{index}", created_at=index + 1), [], "none")
+    monkeypatch.setattr(engine, "WORKER_LOST_SECONDS", 1.0)
+    monkeypatch.setattr(engine, "WORKER_CHECK_SECONDS", 0.2)
+    with (
+        LocalCluster(
+            n_workers=1, processes=False, threads_per_worker=1, dashboard_address=None, silence_logs=logging.ERROR
+        ) as cluster,
+        Client(cluster, set_as_default=False) as admin,
+    ):
+
+        def lose_every_worker(info: dict[str, object]) -> None:
+            admin.retire_workers(list(admin.scheduler_info(n_workers=-1)["workers"]), close_workers=True)
+
+        monkeypatch.setattr(
+            "subagent_catalog.store.export._run_engine", _with_on_start(engine.run_dask, lose_every_worker)
+        )
+        raised: list[BaseException] = []
+
+        def export() -> None:
+            try:
+                export_archive(
+                    tmp_path / "corpus", tmp_path / "out", engine="dask", scheduler=cluster.scheduler_address
+                )
+            except BaseException as error:  # handed to the test thread
+                raised.append(error)
+
+        worker = threading.Thread(target=export, daemon=True)  # before the fix it waited forever
+        worker.start()
+        worker.join(timeout=60)
+        assert not worker.is_alive(), "the export still waits for a worker after 60 s"
+    assert len(raised) == 1 and isinstance(raised[0], engine.EngineError), raised
+    assert re.match(r"no Dask worker .* has been alive for 1 s while 3 batch\(es\) wait \(hint: ", str(raised[0]))
+
+
+def _with_on_start(run_dask: Any, hook: Any) -> Any:
+    def run_engine(engine: str, batches: Any, *, jobs: Any, detail: dict[str, Any], **kwargs: Any) -> Any:
+        def on_start(info: dict[str, Any]) -> None:
+            detail.update(info)
+            hook(info)
+
+        return run_dask(batches, on_start=on_start, **kwargs)
+
+    return run_engine

@@ -16,6 +16,7 @@ from subagent_catalog.analysis.summary import corpus_summary
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.catalog.listing import list_agents_text
 from subagent_catalog.corpus import read_corpus
+from subagent_catalog.outputs import OutputError
 from subagent_catalog.read.paths import MISSING
 from subagent_catalog.synth import writer as w
 from subagent_catalog.views.report import render_report, script_json, write_report
@@ -297,7 +298,7 @@ def test_trace_semantics_and_explicit_parents(tmp_path: Path) -> None:
 def test_write_report_refuses_the_corpus_root(tmp_path: Path) -> None:
     build_mixed(tmp_path)
     corpus = read_corpus(tmp_path, jobs=1)
-    with pytest.raises(ValueError, match="inside the corpus root"):
+    with pytest.raises(OutputError, match="inside the corpus"):
         write_report(corpus, tmp_path / "report.html")
     assert not (tmp_path / "report.html").exists()
     out = write_report(corpus, tmp_path.parent / f"{tmp_path.name}-report.html")

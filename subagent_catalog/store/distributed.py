@@ -26,6 +26,7 @@ import logging
 import math
 import os
 import socket
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import ExitStack
@@ -48,6 +49,12 @@ LOCAL_SERIAL_BELOW = 64
 WORKER_WAIT_SECONDS = 60
 """How long an export waits for the first worker of an external scheduler."""
 
+WORKER_LOST_SECONDS = 60.0
+"""How long a running export waits with no worker alive (all died or left) before it gives up."""
+
+WORKER_CHECK_SECONDS = 1.0
+"""How often a waiting export asks the scheduler whether any worker is alive."""
+
 IN_FLIGHT_PER_WORKER = 4
 """Batches submitted ahead per worker: the scheduler never holds the whole file list."""
 
@@ -63,6 +70,45 @@ EVENT_EXTRA: dict[str, Any] = {"project_dir": pl.String, "list_order": pl.Int64,
 
 class EngineError(SubagentCatalogError):
     """The engine could not run the per-file work (cluster unreachable, workers mismatched)."""
+
+
+def batch_failure(error: BaseException, batch: Sequence[Task]) -> BaseException:
+    """The error to raise for a batch whose task failed on the cluster with ``error``.
+
+    A worker that died on the batch (Dask's ``KilledWorker``: the task killed
+    every worker it was given, as a crash or the memory limit does), a
+    worker-side ``OSError`` or ``MemoryError`` and a cancelled task become one-line
+    ``EngineError``s naming the batch; ``RootNotVisibleError`` and anything
+    else (a bug) are returned unchanged.
+
+    Examples:
+        >>> class KilledWorker(Exception): ...
+        >>> print(batch_failure(KilledWorker("read_batch-1f", None, 3), [(0, "/c/p/s/session.jsonl", "p")]))
+        a Dask worker died while reading 1 file(s) from '/c/p/s/session.jsonl' (hint: ...)
+        >>> print(batch_failure(PermissionError(13, "Permission denied"), [(0, "/c/a", "p"), (1, "/c/b", "p")]))
+        a Dask worker could not read 2 file(s) from '/c/a': [Errno 13] Permission denied (hint: ...)
+    """
+    where = f"{len(batch)} file(s) from {batch[0][1]!r}" if batch else "an empty batch"
+    name = type(error).__name__
+    if isinstance(error, RootNotVisibleError):
+        return error
+    if name == "KilledWorker":
+        return EngineError(
+            f"a Dask worker died while reading {where}",
+            hint="a file of the batch may crash the reader or pass the worker's memory limit: read the worker "
+            "logs, give workers more memory (dask worker --memory-limit), or export with --engine local",
+        )
+    if isinstance(error, (OSError, MemoryError)):
+        return EngineError(
+            f"a Dask worker could not read {where}: {error}",
+            hint="every worker must read the corpus at the same path, with the same permissions and enough memory",
+        )
+    if "CancelledError" in name:
+        return EngineError(
+            f"the Dask scheduler cancelled the task reading {where}",
+            hint="the scheduler may have restarted or lost this client: re-run the export",
+        )
+    return error
 
 
 class RootNotVisibleError(FileNotFoundError):
@@ -268,7 +314,10 @@ def run_dask(
         on_start: called once with facts about the cluster (address, workers).
 
     Raises:
-        EngineError: Dask is missing or the scheduler cannot be reached.
+        EngineError: Dask is missing or the scheduler cannot be reached; no
+            worker is alive for ``WORKER_LOST_SECONDS`` while batches wait; a
+            batch killed its workers or failed on an I/O error (see
+            ``batch_failure``).
 
     Examples:
         >>> list(run_dask([], compression="none", want_events=False, root="/", scheduler=None))
@@ -283,16 +332,66 @@ def run_dask(
         if on_start is not None:
             on_start({"scheduler": scheduler if scheduler is not None else "local-cluster", "workers": joined})
 
+        batch_of: dict[Any, Sequence[Task]] = {}
+
         def submit(batch: Sequence[Task]) -> Any:
-            return client.submit(read_batch, list(batch), compression, want_events, root, pure=False)
+            future = client.submit(read_batch, list(batch), compression, want_events, root, pure=False)
+            batch_of[future.key] = batch
+            return future
 
         waiting = iter(batches)
         window = max(8, IN_FLIGHT_PER_WORKER * max(1, joined))
         running = dask_completed([submit(batch) for batch in itertools.islice(waiting, window)])
-        for future in running:
-            result: BatchResult = future.result()
+        while not running.is_empty():
+            _wait_for_one(running, client, scheduler)
+            future = next(running)
+            batch = batch_of.pop(future.key)
+            try:
+                result: BatchResult = future.result()
+            except Exception as error:
+                failure = batch_failure(error, batch)
+                if failure is error:
+                    raise
+                raise failure from error
             future.release()
             following = next(waiting, None)
             if following is not None:
                 running.add(submit(following))
             yield result
+
+
+def _workers_alive(client: Any, scheduler: str | None) -> int:
+    try:
+        return len(client.scheduler_info(n_workers=-1).get("workers", {}))
+    except (OSError, TimeoutError) as error:
+        where = repr(scheduler) if scheduler is not None else "of the local cluster"
+        raise EngineError(
+            f"lost the connection to the Dask scheduler {where}: {error}",
+            hint="check that the scheduler is still running, then re-run the export",
+        ) from error
+
+
+def _wait_for_one(running: Any, client: Any, scheduler: str | None) -> None:
+    """Block until a batch is done; give up when no worker has been alive for ``WORKER_LOST_SECONDS``."""
+    checked = time.monotonic()
+    lost_since: float | None = None
+    while not running.has_ready() and not running.is_empty():
+        with running.thread_condition:
+            running.thread_condition.wait(timeout=0.1)
+        now = time.monotonic()
+        if now - checked < WORKER_CHECK_SECONDS:
+            continue
+        checked = now
+        if _workers_alive(client, scheduler):
+            lost_since = None
+        elif lost_since is None:
+            lost_since = now
+        elif now - lost_since >= WORKER_LOST_SECONDS:
+            where = repr(scheduler) if scheduler is not None else "of the local cluster"
+            raise EngineError(
+                f"no Dask worker of the scheduler {where} has been alive for {WORKER_LOST_SECONDS:g} s "
+                f"while {running.count()} batch(es) wait",
+                hint=f"the workers died or left: read their logs and start workers with `dask worker {scheduler}`"
+                if scheduler is not None
+                else "the workers died: read their logs, or export with --engine local",
+            )

@@ -37,6 +37,7 @@ from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.outputs import check_output, write_output
 from subagent_catalog.read.jsvalue import js_text
 from subagent_catalog.views.report_charts import report_charts
 
@@ -236,12 +237,16 @@ def write_report(
     semantics: Semantics = "projection",
     title: str | None = None,
 ) -> Path:
-    """Render the report and write it to ``path`` (UTF-8).
+    """Render the report and write it to ``path`` (UTF-8), atomically.
 
-    Refuses a path inside the corpus root: corpora are read-only.
+    The file goes through ``subagent_catalog.outputs.write_output`` with the
+    corpus root protected: a path inside the corpus (through links and bind
+    mounts too), a symbolic link or a hard-linked file is refused before the
+    page is rendered, and the target is replaced only by a complete page.
 
     Raises:
-        ValueError: ``path`` lies under the corpus root.
+        OutputError: ``path`` is refused (inside the corpus root, a link, a
+            directory) or cannot be written.
 
     Examples:
         >>> import tempfile, os
@@ -251,13 +256,7 @@ def write_report(
         1
     """
     target = Path(path)
-    root = Path(corpus.root).resolve()
-    resolved = target.resolve()
-    if resolved == root or root in resolved.parents:
-        raise ValueError(
-            f"refusing to write {str(target)!r} inside the corpus root "
-            "(hint: corpora are read-only; choose another path)"
-        )
+    check_output(target, protected=[corpus.root])
     page = render_report(corpus, parents=parents, semantics=semantics, title=title)
-    target.write_text(page, encoding="utf-8", errors="replace")
+    write_output(target, page, protected=[corpus.root], errors="replace")
     return target

@@ -344,7 +344,7 @@ _MEASURE = """
 import resource, sys, time
 from subagent_catalog.store.codec import FactsRecordError, load_facts
 blob = open(sys.argv[1], "rb").read()
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0])
 start = time.perf_counter()
 try:
     load_facts(blob, size=int(sys.argv[2]) if len(sys.argv) > 2 else None)
@@ -352,7 +352,7 @@ try:
 except FactsRecordError:
     outcome = "refused"
 elapsed = time.perf_counter() - start
-print(outcome, elapsed, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024)
+print(outcome, elapsed, (int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) - before) * 1024)
 """
 
 

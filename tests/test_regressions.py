@@ -420,9 +420,9 @@ for i in range(1, depth):
     label = "L" * size if i == depth - 1 else "x"
     w.write_session(root, head, w.simple_child_events(f"s{i}", w.descriptor("one-shot", label=label)), "none")
 corpus = read_corpus(root, jobs=1)
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0])
 frame = catalog_descendants(corpus)
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+after = int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0])
 labels = frame.filter(frame["id"] == f"s{depth - 1}")["label"]
 print(frame.height, labels.len(), labels.str.len_bytes().min(), (after - before) * 1024)
 """

@@ -44,10 +44,13 @@ RSS_BOUND_MB = 600
 TIMEOUT_S = 120.0
 
 CHILD = r"""
-import os, resource, runpy, sys, atexit
+import os, runpy, sys, atexit
 def _rss():
+    # VmHWM is this process's own peak (ru_maxrss would inherit the spawning parent's)
+    with open("/proc/self/status") as status:
+        peak = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
     with open(os.environ["FUZZ_RSS_FILE"], "w") as handle:
-        handle.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+        handle.write(peak)
 atexit.register(_rss)
 sys.argv = ["subagent-catalog", *sys.argv[1:]]
 runpy.run_module("subagent_catalog", run_name="__main__")

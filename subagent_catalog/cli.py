@@ -498,7 +498,7 @@ def _agents_text(rows: Sequence[Any], *, scope: str, live: Mapping[str, str] | N
     "--incremental/--full",
     default=True,
     show_default=True,
-    help="Re-read only files whose path, size or mtime changed since the archive's last export, or read all.",
+    help="Re-read only files whose path, size, mtime, ctime or inode changed since the last export, or read all.",
 )
 @click.option(
     "--batch-size",

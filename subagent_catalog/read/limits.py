@@ -9,14 +9,16 @@ building either in memory. The zstd plaintext limit is this reader's own: a
 decompression bomb becomes a failed read (``plaintext-too-large``) instead
 of an out-of-memory.
 
-Bytes are not memory: parsed JSON costs per value (a ``{}`` is 3 bytes of
-plaintext and ~72 bytes of Python), and an event per event. The parse
-budgets ``MAX_LOG_VALUES`` and ``MAX_LOG_EVENTS`` are also this reader's
-own: every complete line is charged before it is parsed, and a log that
-would pass either budget fails its read (``over-budget``) unparsed. Together
-they bound a read's memory to about the file, its plaintext, twice its
-longest line, ``VALUE_BYTES`` per budgeted value and ``EVENT_BYTES`` per
-budgeted event (see ``read_memory_bound``).
+Bytes are not memory: parsed JSON costs per value (``{},`` is 3 bytes of
+plaintext and 72 bytes of Python objects), and per event (a packed chunk row
+stands for one event in 4 bytes, expanded to ~800). The parse budgets
+``MAX_LOG_VALUES`` and ``MAX_LOG_EVENTS`` are also this reader's own: every
+complete line is charged before it is parsed, and a log that would pass
+either budget fails its read (``over-budget``) without being parsed further.
+Together they bound a read's memory to about the file, five times its
+plaintext (the plaintext, and the strings parsed from it: a Python string
+holding an astral character takes 4 bytes a character), ``VALUE_BYTES`` per
+budgeted value and ``EVENT_BYTES`` per budgeted event: ``read_memory_bound``.
 """
 
 from __future__ import annotations
@@ -38,26 +40,35 @@ MAX_LOG_VALUES = 4_000_000
 """The most JSON values (object keys included) the lines of one log may hold (this reader's bound).
 
 A parsed value costs at most about ``VALUE_BYTES`` of Python objects beyond
-its text, so this bounds the parse to about 0.5 GB. The largest logs of the
-conformance corpora hold 44 thousand values, those of a 3,000-session
-synthetic corpus 73 thousand (its largest log, 1.8 MB): a hundredfold margin.
+its text, so this bounds the parsed values to about 0.44 GB. The largest logs
+of the conformance corpora hold 44 thousand values, those of a 3,000-session
+synthetic corpus 73 thousand (its largest log, 1.8 MB): a fiftyfold margin.
 Values are counted as ``count_values`` does, before a line is parsed.
 """
 
 MAX_LOG_EVENTS = 500_000
 """The most event records one log may hold: lines, plus the events a packed chunk row stands for.
 
-Each kept event costs at most about ``EVENT_BYTES`` of bookkeeping beyond its
-values (expanded chunk rows build three objects per event), so this bounds
-the events to about 0.45 GB. The largest logs of the conformance and
-synthetic corpora hold 4,093 and 8,012 events: a hundredfold margin.
+Each kept event costs at most about ``EVENT_BYTES`` beyond its charged
+values (an expanded chunk row builds three objects per event, and the
+events frame a row and a JSON text), so this bounds the events to about
+0.4 GB. The largest logs of the conformance and synthetic corpora hold 4,093
+and 8,012 events: a sixtyfold margin.
 """
 
-VALUE_BYTES = 100
-"""Measured upper bound on the memory of one parsed value (``[{},{},…]``: 72 bytes; a one-key object: ~70 per value)."""
+VALUE_BYTES = 110
+"""Measured upper bound on the memory one budgeted value costs, with a margin.
 
-EVENT_BYTES = 450
-"""Measured upper bound on the memory of one kept event beyond its values (an expanded one-letter text chunk)."""
+Peak RSS of a line just under the budget, per value: 4 M two-letter strings in one array 103 bytes
+(their 19 MiB of plaintext included), ``[{"a":0},…]`` 91, an object of distinct keys 81, ``[{},…]`` 49.
+"""
+
+EVENT_BYTES = 800
+"""Measured upper bound on the memory one budgeted event costs beyond its values.
+
+A packed row of 500 k one-letter text chunks costs 404 MiB read and 481 MiB with its events frame
+rows, less its 1 M values' ~110 MB: ~800 bytes an event; a ``{"seq":N}`` line costs ~300 bytes in all.
+"""
 
 _CHUNK = 1 << 24
 
@@ -156,18 +167,23 @@ def line_over_budget(line: bytes) -> bool:
     return len(line) + 1 > MAX_LOG_VALUES and count_values(line + b"\n", limit=MAX_LOG_VALUES) > MAX_LOG_VALUES
 
 
-def read_memory_bound(file_bytes: int, plaintext_bytes: int, longest_line: int) -> int:
-    """The most memory (bytes) reading one log may cost by this reader's limits, as a formula.
+def read_memory_bound(file_bytes: int, plaintext_bytes: int) -> int:
+    """About the most memory (bytes) reading one log costs beyond the interpreter, by this reader's limits.
 
-    The file, its plaintext (a zstd log's frames are decoded one at a time,
-    so this is at most the largest frame plus the unparsed tail), twice the
-    longest line (its copy and its stripped count), and the two parse budgets.
+    The file; its plaintext (a copy for a plain-text log; for a zstd log the
+    frames are decoded one at a time, but a damaged end decodes them all
+    again) and up to four times more for the strings parsed from it; and the
+    two parse budgets at ``VALUE_BYTES`` and ``EVENT_BYTES``. A log just under
+    both budgets (500 k packed events and 3 M strings, 17 MiB of plaintext)
+    measured 653 MiB, 725 MiB with its events frame, against 886 MiB here
+    (``benchmarks/budget_worst_case.py``).
 
     Examples:
-        >>> read_memory_bound(0, 0, 0) // 10**6
-        950
+        >>> read_memory_bound(0, 0) // 10**6
+        840
     """
-    return file_bytes + plaintext_bytes + 2 * longest_line + MAX_LOG_VALUES * VALUE_BYTES + MAX_LOG_EVENTS * EVENT_BYTES
+    budgets = MAX_LOG_VALUES * VALUE_BYTES + MAX_LOG_EVENTS * EVENT_BYTES
+    return file_bytes + 5 * plaintext_bytes + budgets
 
 
 class OverBudget(Exception):

@@ -181,9 +181,9 @@ def test_a_header_line_longer_than_a_js_string_fails_the_listing(
 # 3.4 GB. Each is rebuilt below at full size and read in a child process, which reports its peak RSS.
 
 CHILD_RSS_BOUND = 400 << 20
-"""The child's peak RSS bound: Python, Polars and the package (~85 MB) and the largest frame's plaintext.
+"""The child's peak RSS bound: Python, Polars and the package (~85 MiB) and the largest frame's plaintext.
 
-Measured: 146 MB, 145 MB and 187 MB for the three reports (the budgets refuse each before parsing).
+Measured: 146 MiB, 145 MiB and 187 MiB for the three reports (the budgets refuse each before parsing).
 """
 
 _READ_IN_CHILD = r"""

@@ -57,6 +57,7 @@ BACKEND_CAUSES = frozenset(
         "unstable-file",
         "file-too-large",
         "plaintext-too-large",
+        "over-budget",
         "unknown-event-type",
     }
 )

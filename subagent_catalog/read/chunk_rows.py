@@ -115,6 +115,28 @@ def expand_chunk_row(value: dict[str, Any]) -> list[dict[str, Any]]:
     return events
 
 
+def row_members(value: Any) -> int:
+    """How many events a parsed line would expand to, counted before expanding it (1 for a plain record).
+
+    A row-tagged value whose payload (``texts`` or ``args``) is a list stands
+    for one event per member; anything else for one (a malformed row fails
+    its validation before it builds any event).
+
+    Examples:
+        >>> row_members({"type": "text-chunks", "data": {"texts": ["a", "b", "c"]}})
+        3
+        >>> row_members({"type": "turn/end", "seq": 3})
+        1
+    """
+    if not (isinstance(value, dict) and isinstance(value.get("type"), str) and value["type"] in CHUNK_ROW_TYPES):
+        return 1
+    data = value.get("data")
+    if not isinstance(data, dict):
+        return 1
+    payload = data.get("args" if value["type"] == "tool-call-chunks" else "texts")
+    return len(payload) if isinstance(payload, list) else 1
+
+
 def decode_storage_record(value: Any) -> list[Any]:
     """The session events one parsed log line stores.
 

@@ -9,12 +9,13 @@ write; zstd logs feed one write per frame and add frame rules on top.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
-from subagent_catalog.read.chunk_rows import CHUNK_ROW_TYPES, MalformedChunkRow, decode_storage_record
+from subagent_catalog.read.chunk_rows import CHUNK_ROW_TYPES, MalformedChunkRow, decode_storage_record, row_members
 from subagent_catalog.read.jsvalue import (
     JsonLineError,
     is_negative_zero,
@@ -24,7 +25,17 @@ from subagent_catalog.read.jsvalue import (
     js_strict_equal,
     parse_json,
 )
-from subagent_catalog.read.limits import MAX_JS_STRING, MAX_PLAINTEXT_BYTES, PlaintextTooLarge, exceeds_js_string
+from subagent_catalog.read.limits import (
+    MAX_JS_STRING,
+    MAX_LOG_EVENTS,
+    MAX_LOG_VALUES,
+    MAX_PLAINTEXT_BYTES,
+    OverBudget,
+    ParseBudget,
+    PlaintextTooLarge,
+    exceeds_js_string,
+    line_over_budget,
+)
 from subagent_catalog.read.paths import Compression
 
 if TYPE_CHECKING:
@@ -44,6 +55,7 @@ ReadCause = Literal[
     "zstd-header-frame",
     "zstd-torn-record-in-complete-frame",
     "plaintext-too-large",
+    "over-budget",
 ]
 
 
@@ -156,6 +168,8 @@ def parse_list_header(first_line: bytes) -> tuple[dict[str, Any] | None, str | N
         >>> parse_list_header(b'{"type":"session"}')
         (None, 'first line is not a session header')
     """
+    if line_over_budget(first_line):
+        return None, f"the first line holds more than {MAX_LOG_VALUES:,} JSON values (this reader's parse budget)"
     try:
         parsed = parse_json(first_line, keep_negative_zero=True)
     except JsonLineError:
@@ -184,6 +198,12 @@ def parse_header_record(record: bytes) -> dict[str, Any]:
             "the longest JavaScript string)",
             line=1,
         )
+    if line_over_budget(record[:-1]):
+        raise LogReadError(
+            "over-budget",
+            f"the header line holds more than {MAX_LOG_VALUES:,} JSON values, this reader's parse budget; not parsed",
+            line=1,
+        )
     try:
         parsed = parse_json(record[:-1], keep_negative_zero=True)
     except JsonLineError as error:
@@ -201,10 +221,17 @@ def parse_header_record(record: bytes) -> dict[str, Any]:
 
 
 class LineScanner:
-    """Incremental event-line scanner after an independently supplied header."""
+    """Incremental event-line scanner after an independently supplied header.
 
-    def __init__(self, header_record: bytes) -> None:
+    Every complete line is charged against the parse budgets before it is
+    parsed (``replay(n)`` yields the first ``n`` writes again, see
+    ``ParseBudget``); a log that would pass one fails with ``over-budget``.
+    """
+
+    def __init__(self, header_record: bytes, replay: Callable[[int], Iterable[bytes]] | None = None) -> None:
         self.meta = parse_header_record(header_record)
+        self.budget = ParseBudget(replay)
+        self.expanded = 0  # events beyond one that packed chunk rows stood for
         self.events: list[dict[str, Any]] = []
         self.input_bytes = len(header_record)
         self.committed_bytes = len(header_record)
@@ -218,6 +245,11 @@ class LineScanner:
         """Consume the next plaintext bytes, keeping an incomplete last record."""
         start = self.input_bytes
         self.input_bytes += len(chunk)
+        try:
+            self.budget.charge(self._fragment, chunk, chunk.rfind(b"\n") + 1, records=self.line - 1 + self.expanded)
+        except OverBudget as error:
+            message = f"{error} (lines from {self.line + 1}); not parsed"
+            raise LogReadError("over-budget", message, line=self.line + 1) from error
         position = 0
         while True:
             newline = chunk.find(b"\n", position)
@@ -233,6 +265,13 @@ class LineScanner:
             position = newline + 1
         if position < len(chunk):
             self._fragment += chunk[position:]
+        if self.line - 1 + self.expanded > MAX_LOG_EVENTS:  # the lines were charged first, the rows' members now
+            raise LogReadError(
+                "over-budget",
+                f"the log holds more than {MAX_LOG_EVENTS:,} event records, this reader's parse budget "
+                f"({self.line - 1:,} lines, and {self.expanded:,} more events in packed rows)",
+                line=self.line,
+            )
 
     def _consume(self, line: bytes, end_byte: int) -> None:
         if len(line) > MAX_JS_STRING and exceeds_js_string(line):
@@ -264,7 +303,18 @@ class LineScanner:
                     return
         self.line += 1
         try:
-            decoded = decode_storage_record(parse_json(line))
+            parsed = parse_json(line)
+            members = row_members(parsed)
+            if members > 1:
+                self.expanded += members - 1
+                if self.line - 1 + self.expanded > MAX_LOG_EVENTS:
+                    raise LogReadError(
+                        "over-budget",
+                        f"the log holds more than {MAX_LOG_EVENTS:,} event records, this reader's parse budget "
+                        f"(the packed row at line {self.line} stands for {members:,} events); not expanded",
+                        line=self.line,
+                    )
+            decoded = decode_storage_record(parsed)
         except (JsonLineError, MalformedChunkRow) as error:
             self.unparsable.append(self.line)
             if self.issue is None:
@@ -388,7 +438,12 @@ def _scan_zstd_frames(buffer: bytes, frames: FrameScan) -> LogScan:
         raise LogReadError(
             "zstd-header-frame", "corrupt Zstandard session log: first frame is not exactly one header line", offset=0
         )
-    scanner = LineScanner(header_plain)
+
+    def replay(count: int) -> Iterator[bytes]:  # the first writes again, for the budget's recount
+        for start, end in frames.frames[1 : 1 + count]:
+            yield decode_frame(buffer[start:end], budget=budget)
+
+    scanner = LineScanner(header_plain, replay)
     for start, end in frames.frames[1:]:
         try:
             plain = decode_frame(buffer[start:end], budget=budget - scanner.input_bytes)

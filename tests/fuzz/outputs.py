@@ -299,8 +299,34 @@ def _tampered_cache(ctx: Context) -> str:
     return _fresh(ctx)
 
 
+def _bomb(kind: str) -> Setup:
+    """A child whose log exhausts a parse budget (a few KB on disk with zstd), then a fresh target."""
+
+    def setup(ctx: Context) -> str:
+        from subagent_catalog.read.limits import MAX_LOG_EVENTS, MAX_LOG_VALUES
+        from subagent_catalog.read.zstdframes import compress_frame
+        from subagent_catalog.synth.writer import encode_log, header, log_path, write_file
+
+        bad = header("bomb", created_at=8, parent="P", subagent=True)
+        if kind == "values":
+            members = MAX_LOG_VALUES + ctx.rng.randrange(1, 100_000)
+            body = b'{"type":"message/user","seq":1,"time":1,"data":[' + b",".join([b"{}"] * members) + b"]}\n"
+        else:
+            count = MAX_LOG_EVENTS + ctx.rng.randrange(1, 50_000)
+            body = b"".join(b'{"seq":%d}\n' % i for i in range(1, count + 1))
+        zstd = any(ctx.corpus.rglob("session.jsonl.zstd"))
+        head = encode_log(bad, [], "none")
+        data = compress_frame(head) + compress_frame(body) if zstd else head + body
+        write_file(log_path(ctx.corpus, bad, "zstd" if zstd else "none"), data)
+        return _fresh(ctx)
+
+    return setup
+
+
 SETUPS: dict[str, Setup] = {
     "fresh": _fresh,
+    "bomb-values": _bomb("values"),
+    "bomb-events": _bomb("events"),
     "hard-link-of-log": _hard_link_of_log,
     "symlink-to-log": _symlink_to_log,
     "symlink-to-foreign": _symlink_to_foreign,

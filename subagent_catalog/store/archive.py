@@ -26,11 +26,11 @@ from the data, not from the directory name (project directories whose names
 are not URL-safe get a hashed directory name).
 
 Re-exporting into an archive re-reads only the files whose
-``(path, size, mtime_ns)`` changed: the ``facts`` table keeps, per file, the
-pickled ``LogFacts`` of the last read. These
-pickles are of our own dataclass, written by this module from parsed JSON
-values; they are loaded with an unpickler that admits only those dataclasses
-(never anything from corpus content, never arbitrary classes).
+``(path, size, mtime_ns, ctime_ns, inode)`` changed: the ``facts`` table
+keeps, per file, the ``LogFacts`` of the last read as a typed record
+(``subagent_catalog.store.codec``); a record that fails to decode or check
+is read again. The manifest is validated before it is trusted
+(``subagent_catalog.store.manifest``).
 """
 
 from __future__ import annotations

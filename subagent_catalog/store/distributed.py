@@ -5,17 +5,17 @@ Reading a session log is a pure function of its bytes
 list into batches and runs ``read_batch`` on each, either in this process
 or a local process pool (``engine="local"``) or on the workers of a
 ``dask.distributed`` scheduler (``engine="dask"``). A batch comes back as the
-pickled facts of its files (events stripped) plus, on request, the events of
+encoded facts of its files (events stripped) plus, on request, the events of
 those files as one Polars frame, so the client never holds every event at
 once.
 
 Dask is an optional extra (``pip install 'subagent-catalog[scale]'``); this
 module imports it only inside ``run_dask``.
 
-The facts pickles are written by ``dump_facts`` (our own dataclasses,
-built from parsed JSON values) and read back by its ``load_facts``, whose
-unpickler refuses every class except those dataclasses: a facts table never
-runs code, even from an archive someone else wrote.
+The facts are typed records written by ``dump_facts`` and read back by
+``load_facts`` (``subagent_catalog.store.codec``), which decodes them into
+fixed types and checks them: a facts record never runs code or builds more
+than its bytes describe, even from an archive someone else wrote.
 """
 
 from __future__ import annotations
@@ -120,8 +120,8 @@ class BatchResult:
     """What one batch of files gives back.
 
     Attributes:
-        facts: ``(list order, pickled facts or None)`` per file; ``None`` when
-            the facts cannot be pickled (the client reads that file itself).
+        facts: ``(list order, encoded facts or None)`` per file; ``None`` when
+            the facts cannot be stored (the client reads that file itself).
         events: the batch's events with ``EVENT_EXTRA`` columns, when asked for.
         worker: ``host:pid`` of the process that did the work.
         reader: ``reader_digest`` of that process's code.

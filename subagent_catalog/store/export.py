@@ -571,7 +571,7 @@ def _read_here(
     compression: Compression,
     events: bool,
 ) -> None:
-    """Files whose facts could not travel as a pickle (pathologically deep JSON): read on the client."""
+    """Files whose facts could not travel as a record (over the record size cap): read on the client."""
     from subagent_catalog.read import logread
 
     by_order = {task[0]: task for task in tasks}

@@ -167,6 +167,13 @@ def check_output(path: PathLike, *, protected: Sequence[PathLike] = ()) -> None:
             ) from None
         if stat.S_ISCHR(target.st_mode) or stat.S_ISFIFO(target.st_mode):
             return
+        resolved = os.path.realpath(text)
+        for root in protected:
+            if inside(resolved, root):
+                raise OutputError(
+                    f"refusing to write {text!r}: it is a symbolic link into the corpus {os.fspath(root)!r}",
+                    hint="corpora are read-only: remove the link and write outputs outside the corpus root",
+                )
         raise OutputError(
             f"refusing to replace {text!r}: it is a symbolic link",
             hint=f"write to its target {os.path.realpath(text)!r} directly, or remove the link",

@@ -301,7 +301,8 @@ def analyse_log(data: bytes, compression: Compression, *, want_events: bool = Fa
     if times:
         facts.first_time, facts.last_time = int(min(times)), int(max(times))
     seed = scan.meta.get("seedLength", 0)  # own events are seq >= seedLength; an invalid one: unknown
-    facts.run = fold_run(events, int(seed)) if is_safe_integer(seed) and seed >= 0 else None
+    span = (facts.first_time, facts.last_time)
+    facts.run = fold_run(events, int(seed), span=span) if is_safe_integer(seed) and seed >= 0 else None
     dropped = (scan.issue is not None or scan.torn_bytes > 0) and b"subagent/descriptor" in _dropped_region(
         data, scan, compression
     )

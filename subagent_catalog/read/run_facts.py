@@ -180,12 +180,11 @@ class _Fold:
                 self.run.tool_results_failed += 1
             self.run.tool_output_bytes += _text_bytes(block.get("content"))
 
-    def finish(self, times: list[int]) -> RunFacts:
+    def finish(self, first: int | None, last: int | None) -> RunFacts:
         run = self.run
         if self.open_turn is not None:
             run.turns_open += 1
-        if times:
-            run.first_ms, run.last_ms = min(times), max(times)
+        run.first_ms, run.last_ms = first, last
         if self.turn_times:
             run.turn_ms = _safe_sum(self.turn_times)
         if self.headers:
@@ -204,7 +203,9 @@ class _Fold:
         return run
 
 
-def fold_run(events: list[dict[str, Any]], seed_length: int = 0) -> RunFacts:
+def fold_run(
+    events: list[dict[str, Any]], seed_length: int = 0, *, span: tuple[int | None, int | None] | None = None
+) -> RunFacts:
     """The run facts of a session's own events (``seq >= seed_length``).
 
     Token usage is one sample per ``(turn, step)``: a usage chunk and the
@@ -214,6 +215,8 @@ def fold_run(events: list[dict[str, Any]], seed_length: int = 0) -> RunFacts:
     Args:
         events: the scanned events (seq order, packed rows expanded).
         seed_length: the header's ``seedLength`` (absent: 0, the whole log is the session's).
+        span: the (min, max) safe-integer ``time`` of all ``events``, when the caller has it
+            (used only when every event is the session's own, to save a pass).
 
     Examples:
         >>> events = [
@@ -225,33 +228,31 @@ def fold_run(events: list[dict[str, Any]], seed_length: int = 0) -> RunFacts:
         >>> run = fold_run(events)
         >>> run.turns, run.turn_ms, run.last_turn_outcome, run.input_tokens, run.cache_read_tokens
         (1, 5, 'completed', 5, None)
-        >>> fold_run(events, seed_length=2).turns
-        0
+        >>> fold_run(events, seed_length=2).turns, fold_run(events, seed_length=2).first_ms
+        (0, 15)
     """
-    seed = seed_length
+    start = 0
+    while start < len(events) and not (type(seq := events[start].get("seq")) is int and seq >= seed_length):
+        start += 1  # the scanned prefix is in seq order: the seed is a head
+    own = events[start:] if start else events
     fold = _Fold()
-    times: list[int] = []
-    for event in events:
-        seq = event.get("seq")
-        if not (type(seq) is int and seq >= seed):
-            continue
-        time = event.get("time")
-        if type(time) is int and -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER:
-            times.append(time)
-        elif is_safe_integer(time):
-            times.append(int(time))
+    for event in own:
         kind = event.get("type")
+        if kind == "assistant/chunk":  # most events: test the chunk kind and move on
+            try:
+                if event["data"]["chunk"]["type"] == "usage":
+                    fold.sample(event["data"], event["data"]["chunk"].get("usage"))
+            except (KeyError, TypeError, IndexError, AttributeError):
+                pass  # not an object holding a usage chunk
+            continue
         data = event.get("data")
-        if kind == "assistant/chunk":
-            if type(data) is dict and type(chunk := data.get("chunk")) is dict and chunk.get("type") == "usage":
-                fold.sample(data, chunk.get("usage"))
-        elif kind == "assistant/message":
+        if kind == "assistant/message":
             if type(data) is dict and "usage" in data:
                 fold.sample(data, data["usage"])
         elif kind == "turn/start":
-            fold.turn_start(data, time)
+            fold.turn_start(data, event.get("time"))
         elif kind == "turn/end":
-            fold.turn_end(data, time)
+            fold.turn_end(data, event.get("time"))
         elif kind == "step/end":
             fold.run.steps += 1
         elif kind == "tool/call":
@@ -262,4 +263,9 @@ def fold_run(events: list[dict[str, Any]], seed_length: int = 0) -> RunFacts:
             fold.tool_result(event, data)
         elif kind == "request/header":
             fold.header(data)
-    return fold.finish(times)
+    if span is not None and not start:
+        first, last = span
+    else:
+        times = [int(e["time"]) for e in own if is_safe_integer(e.get("time"))]
+        first, last = (min(times), max(times)) if times else (None, None)
+    return fold.finish(first, last)

@@ -154,3 +154,59 @@ def _run_wire(**changes: Any) -> bytes:
 def test_forged_run_facts_are_refused(changes: dict[str, Any], why: str) -> None:
     with pytest.raises(FactsRecordError, match=why):
         load_facts(_run_wire(**changes))
+
+
+def _expected_from_events(events: tuple[dict[str, Any], ...], seed_length: int | None) -> dict[str, Any]:
+    """The generator's totals, counted from the events it wrote (each of its steps has one usage chunk)."""
+    own = events[seed_length or 0 :]
+    usage = [
+        e["data"]["chunk"]["usage"] for e in own if e["type"] == "assistant/chunk" and "usage" in e["data"]["chunk"]
+    ]
+    results = [e["data"]["message"]["content"][0] for e in own if e["type"] == "tool/result"]
+    headers = [e["data"]["header"]["config"] for e in own if e["type"] == "request/header"]
+    models = list(dict.fromkeys(f"{c['provider']}/{c['model']}" for c in headers))
+    return {
+        "turns": sum(e["type"] == "turn/start" for e in own),
+        "turns_completed": sum(e["type"] == "turn/end" for e in own),
+        "steps": sum(e["type"] == "step/end" for e in own),
+        "usage_steps": len(usage),
+        "input_tokens": sum(u["inputTokens"] for u in usage) if usage else None,
+        "output_tokens": sum(u["outputTokens"] for u in usage) if usage else None,
+        "cache_read_tokens": sum(u["cacheReadTokens"] for u in usage) if usage else None,
+        "reasoning_tokens": sum(u["reasoningTokens"] for u in usage) if usage else None,
+        "cache_write_tokens": None,
+        "tool_calls": sum(e["type"] == "tool/call" for e in own),
+        "tools": sorted({e["data"]["name"] for e in own if e["type"] == "tool/call"}),
+        "tool_results": len(results),
+        "tool_results_failed": sum(r.get("isError") is True for r in results),
+        "tool_output_bytes": sum(len(b["text"].encode()) for r in results for b in r["content"]),
+        "models": models or None,
+        "run_first_ms": min(e["time"] for e in own) if own else None,
+        "run_last_ms": max(e["time"] for e in own) if own else None,
+    }
+
+
+def test_generated_corpus_matches_the_generators_totals(tmp_path: Path) -> None:
+    from subagent_catalog.synth.events import WORKER, session_events
+    from subagent_catalog.synth.generate import generate
+    from subagent_catalog.synth.plan import plan_corpus
+
+    count, seed = 40, 11
+    generate(tmp_path / "c", sessions=count, seed=seed, compression="none", damaged_fraction=0.0, jobs=1)
+    rows = {row["session_id"]: row for row in read_corpus(tmp_path / "c").sessions.iter_rows(named=True)}
+    WORKER.clear()
+    WORKER.update(plans=plan_corpus(count, seed, damaged_fraction=0.0), seed=seed)
+    session_events.cache_clear()
+    checked = failed = tokens = seeded = 0
+    for index, plan in enumerate(WORKER["plans"]):
+        events, seed_length = session_events(index)
+        expected = _expected_from_events(events, seed_length)
+        row = rows[plan.id]
+        assert row["verdict"] == "ok"
+        assert {name: row[name] for name in expected} == expected, plan.id
+        checked += 1
+        failed += expected["tool_results_failed"]
+        tokens += expected["input_tokens"] or 0
+        seeded += bool(seed_length)
+    session_events.cache_clear()
+    assert checked == count and failed > 0 and tokens > 0 and seeded > 0  # the totals are not trivial

@@ -257,10 +257,10 @@ def test_forged_records_are_refused(changes: dict[str, Any], why: str) -> None:
 
 def test_a_pickle_of_facts_is_refused_before_it_is_read() -> None:
     facts = analyse_log(b"junk\n", "none")
-    with pytest.raises(FactsRecordError, match="no SCF2 header"):
+    with pytest.raises(FactsRecordError, match="no SCF3 header"):
         load_facts(pickle.dumps(facts))
     with pytest.raises(FactsRecordError, match="bytes, not str"):
-        load_facts("SCF2u")  # type: ignore[arg-type]
+        load_facts("SCF3u")  # type: ignore[arg-type]
 
 
 @settings(max_examples=400, deadline=None)
@@ -269,7 +269,7 @@ def test_damaged_records_raise_only_the_typed_error(data: st.DataObject) -> None
     head = {"version": 0, "id": "\ud800", "createdAt": 1, "cwd": [[{"a": 2**70}]], "delegationDepth": 0}
     facts = LogFacts(size=3, list_meta=head, read_cause="header-missing", read_message="m\udc80")
     blob = bytearray(dump_facts(facts) or b"")
-    assert blob[:5] == b"SCF2w"
+    assert blob[:5] == b"SCF3w"
     for _ in range(data.draw(st.integers(1, 4))):
         index = data.draw(st.integers(5, len(blob) - 1))
         blob[index] = data.draw(st.integers(0, 255))

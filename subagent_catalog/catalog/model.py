@@ -83,7 +83,11 @@ class Node:
 
 @dataclass
 class Row:
-    """One upstream listing entry plus its audit facts."""
+    """One upstream listing entry plus its audit facts.
+
+    ``session`` holds the child's session columns the catalog carries past
+    upstream's fields (``project_dir``, ``created_at`` and the run facts).
+    """
 
     kind: Literal["child", "diagnostic"]
     id: str
@@ -103,6 +107,7 @@ class Row:
     created_at_ms: int | None = None
     path: str | None = None
     semantics: str = "projection"
+    session: dict[str, Any] = field(default_factory=dict)
 
     def upstream(self) -> dict[str, Any]:
         """The row as upstream's object (``label`` omitted when absent)."""
@@ -141,6 +146,7 @@ class Row:
             "created_at_ms": self.created_at_ms,
             "path": self.path,
             "semantics": self.semantics,
+            **self.session,
         }
 
 

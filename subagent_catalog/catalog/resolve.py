@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from subagent_catalog.catalog.model import BACKEND_CAUSES, LIFECYCLE_KEYS, Model, Node, Reason, Row, Semantics, map_key
+from subagent_catalog.catalog.schemas import SESSION_EXTRA
 from subagent_catalog.errors import CatalogError, LiveOverlayError
 from subagent_catalog.read.jsvalue import (
     is_number,
@@ -56,6 +57,7 @@ def _base(node: Node, semantics: Semantics) -> Row:
         created_at_ms=int(created) if is_number(created) else None,
         path=node.row["path"],
         semantics=semantics,
+        session={name: node.row[name] for name in SESSION_EXTRA},
     )
 
 

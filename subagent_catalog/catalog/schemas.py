@@ -6,6 +6,8 @@ from typing import Any
 
 import polars as pl
 
+from subagent_catalog.frames.schemas import RUN_SCHEMA
+
 ROW_SCHEMA: dict[str, Any] = {
     "kind": pl.String,
     "id": pl.String,
@@ -26,6 +28,11 @@ ROW_SCHEMA: dict[str, Any] = {
     "path": pl.String,
     "semantics": pl.String,
 }
+
+
+# The child's session columns each row carries after upstream's and the audit columns.
+SESSION_EXTRA: dict[str, Any] = {"project_dir": pl.String, "created_at": pl.Datetime("ms", "UTC"), **RUN_SCHEMA}
+ROW_SCHEMA.update(SESSION_EXTRA)
 
 
 CATALOG_EXTRA: dict[str, Any] = {"parent": pl.String, "parent_json": pl.String}

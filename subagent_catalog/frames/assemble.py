@@ -20,6 +20,7 @@ from subagent_catalog.frames.schemas import (
     EVENT_SCHEMA,
     LISTING_FATAL_KINDS,
     PROBLEM_SCHEMA,
+    RUN_SCHEMA,
     SESSION_SCHEMA,
 )
 from subagent_catalog.read.discover import Discovery, SessionFile
@@ -308,7 +309,28 @@ def _session_row(found: Discovery, file: SessionFile, facts: LogFacts, order: in
         "unit_failure": facts.unit_failure,
         "unit_failure_live": facts.unit_failure_live,
         "lookup_error": None,
+        **run_columns(facts),
     }
+
+
+def run_columns(facts: LogFacts) -> dict[str, Any]:
+    """The run-fact columns of a session row (all null when the log's events were not scanned).
+
+    Examples:
+        >>> from subagent_catalog.read.logread import analyse_log
+        >>> head = b'{"type":"session","version":0,"id":"a","createdAt":1,"delegationDepth":0}\\n'
+        >>> row = run_columns(analyse_log(head, "none"))
+        >>> row["turns"], row["run_wall_ms"], row["tools"]
+        (0, None, [])
+        >>> set(run_columns(analyse_log(b"x\\n", "none")).values())
+        {None}
+    """
+    run = facts.run
+    if run is None:
+        return dict.fromkeys(RUN_SCHEMA)
+    row = {name: getattr(run, name[4:] if name.startswith("run_") else name, None) for name in RUN_SCHEMA}
+    row["run_wall_ms"] = None if run.first_ms is None or run.last_ms is None else run.last_ms - run.first_ms
+    return row
 
 
 def _lookup_errors(found: Discovery, sessions: list[dict[str, Any]]) -> None:

@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
-
-if TYPE_CHECKING:
-    pass
-
-# Per-file problems that make upstream's whole listing fail (list() reads the header of every log).
-
 
 # Per-file problems that make upstream's whole listing fail (list() reads the header of every log).
 LISTING_FATAL_KINDS = frozenset({"zstd-header-frame", "retired-header-fields", "io-error", "header-too-long"})
@@ -65,6 +59,43 @@ SESSION_SCHEMA: dict[str, Any] = {
     "unit_failure_live": pl.String,
     "lookup_error": pl.String,
 }
+
+
+# Run facts of a session's own events (``seq >= seedLength``); docs/frames.md names each one's source.
+RUN_SCHEMA: dict[str, Any] = {
+    "run_first_ms": pl.Int64,
+    "run_last_ms": pl.Int64,
+    "run_wall_ms": pl.Int64,
+    "turns": pl.Int64,
+    "turns_open": pl.Int64,
+    "turn_ms": pl.Int64,
+    "turns_completed": pl.Int64,
+    "turns_error": pl.Int64,
+    "turns_aborted": pl.Int64,
+    "turns_max_tokens": pl.Int64,
+    "turns_blocked": pl.Int64,
+    "turns_interrupted": pl.Int64,
+    "turns_other": pl.Int64,
+    "last_turn_outcome": pl.String,
+    "last_abort_cause": pl.String,
+    "last_error_message": pl.String,
+    "last_error_code": pl.String,
+    "models": pl.List(pl.String),
+    "providers": pl.List(pl.String),
+    "steps": pl.Int64,
+    "usage_steps": pl.Int64,
+    "input_tokens": pl.Int64,
+    "output_tokens": pl.Int64,
+    "cache_read_tokens": pl.Int64,
+    "cache_write_tokens": pl.Int64,
+    "reasoning_tokens": pl.Int64,
+    "tool_calls": pl.Int64,
+    "tools": pl.List(pl.String),
+    "tool_results": pl.Int64,
+    "tool_results_failed": pl.Int64,
+    "tool_output_bytes": pl.Int64,
+}
+SESSION_SCHEMA.update(RUN_SCHEMA)
 
 
 DESCRIPTOR_SCHEMA: dict[str, Any] = {

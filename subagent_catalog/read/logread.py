@@ -28,6 +28,7 @@ from subagent_catalog.read.limits import (
 )
 from subagent_catalog.read.paths import Compression
 from subagent_catalog.read.projection import IdentityFold, fold_identity, timing_view_failure
+from subagent_catalog.read.run_facts import RunFacts, fold_run
 from subagent_catalog.read.scanner import LogReadError, LogScan, parse_list_header, scan_log
 
 ReadVerdict = Literal["ok", "torn-tail", "prefix", "failed", "skipped"]
@@ -72,6 +73,9 @@ class LogFacts:
     when list() skips the file, with ``list_skip`` saying why); ``list_error``
     is set when this file alone makes upstream's whole listing fail. The
     ``read_*`` fields describe upstream's full read (``inspect()``).
+    ``run`` holds the run facts of the session's own events (``None`` when
+    the events could not be scanned, or the header's ``seedLength`` is not a
+    non-negative safe integer).
     """
 
     size: int
@@ -97,6 +101,7 @@ class LogFacts:
     unit_failure: str | None = None
     unit_failure_live: str | None = None
     problems: list[ProblemRecord] = field(default_factory=list)
+    run: RunFacts | None = None
     events: list[tuple[Any, ...]] | None = None
     events_ipc: bytes | None = None
 
@@ -295,6 +300,9 @@ def analyse_log(data: bytes, compression: Compression, *, want_events: bool = Fa
     times = [e["time"] for e in events if is_safe_integer(e.get("time"))]
     if times:
         facts.first_time, facts.last_time = int(min(times)), int(max(times))
+    seed = scan.meta.get("seedLength", 0)  # own events are seq >= seedLength; an invalid one: unknown
+    span = (facts.first_time, facts.last_time)
+    facts.run = fold_run(events, int(seed), span=span) if is_safe_integer(seed) and seed >= 0 else None
     dropped = (scan.issue is not None or scan.torn_bytes > 0) and b"subagent/descriptor" in _dropped_region(
         data, scan, compression
     )
@@ -526,6 +534,7 @@ def read_log_file(
         facts.read_cause = "unstable-file"
         facts.read_message = message
         facts.events = [] if want_events else None
+        facts.run = None  # the bytes are not one revision of the file: no facts from them
         facts.problems.append(ProblemRecord("unstable-file", message, severity="error"))
     return facts
 

@@ -40,6 +40,7 @@ import msgspec
 from msgspec.msgpack import Ext
 
 from subagent_catalog.read.logread import DescriptorRecord, LogFacts, ProblemRecord
+from subagent_catalog.read.run_facts import RunFacts
 from subagent_catalog.store.facts_check import FactsRecordError, check_facts
 
 __all__ = [
@@ -54,7 +55,7 @@ __all__ = [
 
 MAX_FACTS_BYTES = 4 << 20
 MAX_HEADER_BYTES = 256 << 10
-FACTS_MAGIC = b"SCF2"
+FACTS_MAGIC = b"SCF3"
 _UTF8, _WTF8 = b"u", b"w"
 _WTF8_EXT = 1
 
@@ -76,6 +77,9 @@ _KIND_DICT, _KIND_LIST, _KIND_SCALAR, _KIND_BIGINT, _KIND_WTF8 = b"DLSBW"
 _PROBLEM_FIELDS = ("kind", "message", "line", "offset", "severity")
 _DESCRIPTOR_FIELDS = tuple(f.name for f in fields(DescriptorRecord))
 _FACTS_FIELDS = tuple(f.name for f in fields(LogFacts) if f.name not in ("events", "events_ipc"))
+_RUN_FIELDS = tuple(f.name for f in fields(RunFacts))
+_RUN_TEXT = ("last_turn_outcome", "last_abort_cause", "last_error_message", "last_error_code")
+_RUN_LISTS = ("models", "providers")
 
 
 def _wire_types(text: Any) -> tuple[Any, Any]:
@@ -108,6 +112,26 @@ def _wire_types(text: Any) -> tuple[Any, Any]:
         array_like=True,
         forbid_unknown_fields=True,
     )
+    run = msgspec.defstruct(
+        "RunWire",
+        [
+            (
+                f.name,
+                (list[text] | None)
+                if f.name in _RUN_LISTS
+                else list[text]
+                if f.name == "tools"
+                else optional
+                if f.name in _RUN_TEXT
+                else int | None
+                if f.default is None
+                else int,
+            )
+            for f in fields(RunFacts)
+        ],
+        array_like=True,
+        forbid_unknown_fields=True,
+    )
     facts = msgspec.defstruct(
         "FactsWire",
         [
@@ -134,18 +158,20 @@ def _wire_types(text: Any) -> tuple[Any, Any]:
             ("unit_failure", optional),
             ("unit_failure_live", optional),
             ("problems", list[problem]),  # type: ignore[valid-type]
+            ("run", run | None),
         ],
         array_like=True,
         forbid_unknown_fields=True,
     )
-    return facts, (descriptor, problem)
+    return facts, (descriptor, problem, run)
 
 
-_FactsWire, (_DescriptorWire, _ProblemWire) = _wire_types(str)
+_FactsWire, (_DescriptorWire, _ProblemWire, _RunWire) = _wire_types(str)
 _FactsWireW, _ = _wire_types(str | Ext)
 assert _FactsWire.__struct_fields__ == _FACTS_FIELDS, "the wire record must mirror LogFacts"
 assert _DescriptorWire.__struct_fields__ == _DESCRIPTOR_FIELDS, "the wire record must mirror DescriptorRecord"
 assert _ProblemWire.__struct_fields__ == tuple(f.name for f in fields(ProblemRecord))
+assert _RunWire.__struct_fields__ == _RUN_FIELDS, "the wire record must mirror RunFacts"
 
 _ENCODER = msgspec.msgpack.Encoder()
 _DECODERS = {_UTF8: msgspec.msgpack.Decoder(_FactsWire), _WTF8: msgspec.msgpack.Decoder(_FactsWireW)}
@@ -349,6 +375,8 @@ def _wire(facts: LogFacts, text: Any) -> Any:
     values["problems"] = [
         _ProblemWire(*(text(getattr(problem, name)) for name in _PROBLEM_FIELDS)) for problem in facts.problems
     ]
+    run = facts.run
+    values["run"] = None if run is None else _RunWire(*(text(getattr(run, name)) for name in _RUN_FIELDS))
     return _FactsWire(**values)
 
 
@@ -364,7 +392,7 @@ def dump_facts(facts: LogFacts) -> bytes | None:
         >>> facts = analyse_log(b'{"type":"session","version":0,"id":"a","createdAt":1,"delegationDepth":0}\\n', "none")
         >>> blob = dump_facts(facts)
         >>> blob[:5], load_facts(blob) == facts
-        (b'SCF2u', True)
+        (b'SCF3u', True)
         >>> dump_facts(LogFacts(size=3)) is None  # no list() verdict: not facts the reader derives
         True
     """
@@ -391,9 +419,11 @@ def _facts(wire: Any, wtf8: bool) -> LogFacts:
         values = {name: _text(value) if type(value) is not list else value for name, value in values.items()}
         values["descriptors"] = [DescriptorRecord(*map(_text, astuple(item))) for item in wire.descriptors]
         values["problems"] = [ProblemRecord(*map(_text, astuple(item))) for item in wire.problems]
+        values["run"] = None if wire.run is None else RunFacts(*map(_text, astuple(wire.run)))
     else:
         values["descriptors"] = [DescriptorRecord(*astuple(item)) for item in wire.descriptors]
         values["problems"] = [ProblemRecord(*astuple(item)) for item in wire.problems]
+        values["run"] = None if wire.run is None else RunFacts(*astuple(wire.run))
     return LogFacts(**values)
 
 
@@ -422,7 +452,7 @@ def load_facts(blob: bytes, *, size: int | None = None) -> LogFacts:
         >>> load_facts(pickle.dumps(analyse_log(b"x\\n", "none")))
         Traceback (most recent call last):
         ...
-        subagent_catalog.store.facts_check.FactsRecordError: not a facts record (no SCF2 header)
+        subagent_catalog.store.facts_check.FactsRecordError: not a facts record (no SCF3 header)
     """
     if not isinstance(blob, (bytes, bytearray, memoryview)):
         raise FactsRecordError(f"a facts record is bytes, not {type(blob).__name__}")

@@ -6,7 +6,8 @@ across fields and inside the headers: the header is exactly what upstream's
 ``fromHeaderLine`` keeps (keys, order and value kinds), exactly one
 ``list()`` outcome, a verdict and a cause that go together, non-negative
 counts, 1-based lines, safe-integer times in order, no NaN. A record that
-breaks one raises ``FactsRecordError``, which callers treat as a miss.
+breaks one (run facts included: counts non-negative, failures within
+results) raises ``FactsRecordError``, which callers treat as a miss.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.read.jsvalue import is_negative_zero, is_number, is_safe_integer, js_number
 from subagent_catalog.read.logread import LogFacts
+from subagent_catalog.read.run_facts import TURN_KINDS, RunFacts
 
 HEADER_KEYS = (
     "version",
@@ -202,6 +204,81 @@ def _check_records(facts: LogFacts) -> None:
             _fail(f"problem severity {problem.severity!r}")
 
 
+_RUN_COUNTS = (
+    "turns",
+    "turns_open",
+    *(f"turns_{kind.replace('-', '_')}" for kind in TURN_KINDS),
+    "turns_other",
+    "steps",
+    "usage_steps",
+    "tool_calls",
+    "tool_results",
+    "tool_results_failed",
+    "tool_output_bytes",
+)
+_RUN_OPTIONAL = (
+    "turn_ms",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+)
+
+
+def _strings(value: Any, name: str, *, optional: bool = False) -> None:
+    if value is None and optional:
+        return
+    if type(value) is not list or any(type(item) is not str for item in value) or len(set(value)) != len(value):
+        _fail(f"{name} is not a list of distinct strings")
+
+
+def _check_run(facts: LogFacts) -> None:
+    run = facts.run
+    if run is None:
+        return
+    if type(run) is not RunFacts:
+        _fail(f"run facts are not RunFacts: {type(run).__name__}")
+    if facts.read_meta is None:
+        _fail("run facts without a scanned header")
+    for name in _RUN_COUNTS:
+        _count(getattr(run, name), f"run {name}")
+    for name in _RUN_OPTIONAL:
+        _count(getattr(run, name), f"run {name}", optional=True)
+    for name in ("last_turn_outcome", "last_abort_cause", "last_error_message", "last_error_code"):
+        _text(getattr(run, name), f"run {name}", optional=True)
+    if (run.first_ms is None) != (run.last_ms is None):
+        _fail("only one of the run's first and last times")
+    if run.first_ms is not None and not (
+        type(run.first_ms) is int
+        and type(run.last_ms) is int
+        and is_safe_integer(run.first_ms)
+        and is_safe_integer(run.last_ms)
+        and run.first_ms <= run.last_ms
+    ):
+        _fail("the run's times are not safe integers in order")
+    ends = sum(getattr(run, f"turns_{kind.replace('-', '_')}") for kind in TURN_KINDS) + run.turns_other
+    if run.turns > facts.event_count or ends > facts.event_count or run.steps > facts.event_count:
+        _fail("more turns or steps than events")
+    if (run.last_turn_outcome is not None and not ends) or (run.turn_ms is not None and not run.turns):
+        _fail("a turn outcome or turn time without turns")
+    if run.tool_results_failed > run.tool_results or run.tool_results + run.tool_calls > facts.event_count:
+        _fail("more failed tool results than results, or more tool events than events")
+    if run.last_error_message is not None and not run.turns_error:
+        _fail("an error message without an error turn")
+    if run.last_abort_cause is not None and not run.turns_aborted:
+        _fail("an abort cause without an aborted turn")
+    if not run.usage_steps and any(getattr(run, name) is not None for name in _RUN_OPTIONAL[1:]):
+        _fail("token counts without a usage sample")
+    _strings(run.models, "run models", optional=True)
+    _strings(run.providers, "run providers", optional=True)
+    if (run.models is None) != (run.providers is None):
+        _fail("only one of the run's models and providers")
+    _strings(run.tools, "run tools")
+    if run.tools != sorted(run.tools) or len(run.tools) > run.tool_calls:
+        _fail("run tools are not sorted, or more tools than tool calls")
+
+
 def check_facts(facts: LogFacts, *, size: int | None = None) -> None:
     """Check that ``facts`` are facts the reader can derive (of a file of ``size`` bytes, when given).
 
@@ -229,3 +306,4 @@ def check_facts(facts: LogFacts, *, size: int | None = None) -> None:
     _check_read(facts)
     _check_identity(facts)
     _check_records(facts)
+    _check_run(facts)

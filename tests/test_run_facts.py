@@ -1,0 +1,212 @@
+"""Run facts (issue 15): a golden log with hand-computed values, stored facts, catalog rows."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import polars as pl
+import pytest
+
+from subagent_catalog.catalog.tables import catalog
+from subagent_catalog.corpus import read_corpus
+from subagent_catalog.frames.schemas import RUN_SCHEMA
+from subagent_catalog.read.logread import read_log_file
+from subagent_catalog.store import codec
+from subagent_catalog.store.codec import FactsRecordError, dump_facts, load_facts
+
+GOLDEN = Path(__file__).parent / "data" / "run-facts"
+CHILD_LOG = GOLDEN / "--work-app--" / "child-1" / "session.jsonl"
+
+# Derived by reading tests/data/run-facts/--work-app--/child-1/session.jsonl by hand (own events are seq >= 4;
+# seq 0-3 are the parent's seed: its turn 1, its deepseek-v3 header and its grep call are not counted).
+CHILD_EXPECTED: dict[str, Any] = {
+    "run_first_ms": 1000100,  # seq 4, the descriptor
+    "run_last_ms": 1001000,  # seq 40, the last usage chunk
+    "run_wall_ms": 900,
+    "turns": 5,  # turn/start of turns 2, 3, 4, 5 (legacy trigger shape), 6
+    "turns_open": 1,  # turn 6 has no turn/end
+    "turn_ms": 450,  # 300 (turn 2) + 50 (turn 3) + 0 (turn 4 ends 10 ms before it starts) + 100 (turn 5)
+    "turns_completed": 0,
+    "turns_error": 2,  # turn 2 and turn 5 (legacy {kind, step, message})
+    "turns_aborted": 1,
+    "turns_max_tokens": 1,
+    "turns_blocked": 0,
+    "turns_interrupted": 0,
+    "turns_other": 0,
+    "last_turn_outcome": "error",
+    "last_abort_cause": "user",
+    "last_error_message": "legacy boom",
+    "last_error_code": "UNKNOWN",  # the legacy shape has no code: upstream's migration says UNKNOWN
+    "models": ["deepseek-official/deepseek-v4-flash", "deepseek-official/deepseek-v4-pro"],
+    "providers": ["deepseek-official"],
+    "steps": 3,  # step/end seq 14, 22, 32 (turn 6's step never ends)
+    "usage_steps": 3,  # (2,1), (2,2), (6,1)
+    "input_tokens": 1310,  # 100 (chunk == message) + 210 (the later sample replaces 200) + 1000
+    "output_tokens": 52,  # 20 + 31 + 1
+    "cache_read_tokens": 50,  # only (2,1)'s sample carries it
+    "cache_write_tokens": 7,
+    "reasoning_tokens": 5,  # 5 + 0
+    "tool_calls": 3,
+    "tools": ["read_file", "shell"],
+    "tool_results": 3,
+    "tool_results_failed": 2,  # seq 13 (isError with data.error), seq 31 (isError, no data.error)
+    "tool_output_bytes": 12,  # "FAIL\n" 5 + "é" 2 + "abc" 3 + "no" 2
+}
+
+PARENT_EXPECTED: dict[str, Any] = {
+    **dict.fromkeys(RUN_SCHEMA, 0),
+    "run_first_ms": 900000,
+    "run_last_ms": 900003,
+    "run_wall_ms": 3,
+    "turns": 1,
+    "turn_ms": 3,
+    "turns_completed": 1,
+    "last_turn_outcome": "completed",
+    "last_abort_cause": None,
+    "last_error_message": None,
+    "last_error_code": None,
+    "models": ["deepseek-official/deepseek-v3"],
+    "providers": ["deepseek-official"],
+    "input_tokens": None,  # no usage sample at all: null, not 0
+    "output_tokens": None,
+    "cache_read_tokens": None,
+    "cache_write_tokens": None,
+    "reasoning_tokens": None,
+    "tool_calls": 1,
+    "tools": ["grep"],
+}
+
+
+def test_expected_tables_cover_every_run_column() -> None:
+    assert list(CHILD_EXPECTED) == list(RUN_SCHEMA)
+    assert set(PARENT_EXPECTED) == set(RUN_SCHEMA)
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_golden_log_run_facts(cache: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if cache:
+        monkeypatch.setenv("SUBAGENT_CATALOG_CACHE", str(tmp_path / "cache"))
+    for _ in range(2 if cache else 1):  # with the cache: the second read decodes stored facts
+        sessions = read_corpus(GOLDEN).sessions
+        rows = {row["session_id"]: row for row in sessions.iter_rows(named=True)}
+        assert {name: rows["child-1"][name] for name in RUN_SCHEMA} == CHILD_EXPECTED
+        assert {name: rows["parent-1"][name] for name in RUN_SCHEMA} == PARENT_EXPECTED
+        assert sessions.select(list(RUN_SCHEMA)).schema == pl.Schema(RUN_SCHEMA)
+    assert not cache or any((tmp_path / "cache").iterdir())
+
+
+def test_unreadable_logs_have_null_run_facts(tmp_path: Path) -> None:
+    log = tmp_path / "--p--" / "s" / "session.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_bytes(b"not a header\n")
+    row = read_corpus(tmp_path).sessions.row(0, named=True)
+    assert {name: row[name] for name in RUN_SCHEMA} == dict.fromkeys(RUN_SCHEMA)
+    seeded = tmp_path / "--p--" / "t" / "session.jsonl"
+    seeded.parent.mkdir()
+    head = b'{"type":"session","version":0,"id":"t","createdAt":1,"seedLength":-1,"delegationDepth":0}\n'
+    seeded.write_bytes(head + b'{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}\n')
+    assert read_log_file(str(seeded), "none").run is None  # an invalid seedLength: the own events are unknown
+
+
+def test_catalog_rows_carry_project_created_at_and_run_facts() -> None:
+    rows = catalog(read_corpus(GOLDEN))
+    assert rows.height == 1
+    row = rows.row(0, named=True)
+    assert (row["parent"], row["id"], row["kind"]) == ("parent-1", "child-1", "child")
+    assert row["project_dir"] == "--work-app--"
+    assert row["created_at"] == dt.datetime(1970, 1, 1, 0, 16, 40, tzinfo=dt.UTC)  # createdAt 1000000 ms
+    assert {name: row[name] for name in RUN_SCHEMA} == CHILD_EXPECTED
+    rate = rows.group_by("project_dir", pl.col("created_at").dt.date().alias("day")).agg(
+        (pl.col("turns_error").sum() / pl.col("turns").sum()).alias("failure_rate")
+    )
+    assert rate.to_dicts() == [{"project_dir": "--work-app--", "day": dt.date(1970, 1, 1), "failure_rate": 0.4}]
+
+
+def _run_wire(**changes: Any) -> bytes:
+    facts = read_log_file(str(CHILD_LOG), "none")
+    blob = dump_facts(facts)
+    assert blob is not None and load_facts(blob) == replace(facts, events=None)
+    record = msgspec.msgpack.decode(blob[5:])
+    run = record[codec._FACTS_FIELDS.index("run")]
+    for name, value in changes.items():
+        run[codec._RUN_FIELDS.index(name)] = value
+    return blob[:5] + msgspec.msgpack.encode(record)
+
+
+@pytest.mark.parametrize(
+    ("changes", "why"),
+    [
+        ({"turns": -1}, "run turns is not an integer >= 0"),
+        ({"tool_results_failed": 9}, "more failed tool results than results"),
+        ({"input_tokens": 1.5}, "Expected `int | null`"),
+        ({"tools": ["shell", "read_file"]}, "not sorted"),
+        ({"tools": ["a", "a"]}, "distinct strings"),
+        ({"first_ms": None}, "only one of the run's first and last"),
+        ({"last_error_message": "x", "turns_error": 0}, "error message without an error turn"),
+        ({"usage_steps": 0}, "token counts without a usage sample"),
+        ({"models": None}, "only one of the run's models and providers"),
+    ],
+)
+def test_forged_run_facts_are_refused(changes: dict[str, Any], why: str) -> None:
+    with pytest.raises(FactsRecordError, match=why):
+        load_facts(_run_wire(**changes))
+
+
+def _expected_from_events(events: tuple[dict[str, Any], ...], seed_length: int | None) -> dict[str, Any]:
+    """The generator's totals, counted from the events it wrote (each of its steps has one usage chunk)."""
+    own = events[seed_length or 0 :]
+    usage = [
+        e["data"]["chunk"]["usage"] for e in own if e["type"] == "assistant/chunk" and "usage" in e["data"]["chunk"]
+    ]
+    results = [e["data"]["message"]["content"][0] for e in own if e["type"] == "tool/result"]
+    headers = [e["data"]["header"]["config"] for e in own if e["type"] == "request/header"]
+    models = list(dict.fromkeys(f"{c['provider']}/{c['model']}" for c in headers))
+    return {
+        "turns": sum(e["type"] == "turn/start" for e in own),
+        "turns_completed": sum(e["type"] == "turn/end" for e in own),
+        "steps": sum(e["type"] == "step/end" for e in own),
+        "usage_steps": len(usage),
+        "input_tokens": sum(u["inputTokens"] for u in usage) if usage else None,
+        "output_tokens": sum(u["outputTokens"] for u in usage) if usage else None,
+        "cache_read_tokens": sum(u["cacheReadTokens"] for u in usage) if usage else None,
+        "reasoning_tokens": sum(u["reasoningTokens"] for u in usage) if usage else None,
+        "cache_write_tokens": None,
+        "tool_calls": sum(e["type"] == "tool/call" for e in own),
+        "tools": sorted({e["data"]["name"] for e in own if e["type"] == "tool/call"}),
+        "tool_results": len(results),
+        "tool_results_failed": sum(r.get("isError") is True for r in results),
+        "tool_output_bytes": sum(len(b["text"].encode()) for r in results for b in r["content"]),
+        "models": models or None,
+        "run_first_ms": min(e["time"] for e in own) if own else None,
+        "run_last_ms": max(e["time"] for e in own) if own else None,
+    }
+
+
+def test_generated_corpus_matches_the_generators_totals(tmp_path: Path) -> None:
+    from subagent_catalog.synth.events import WORKER, session_events
+    from subagent_catalog.synth.generate import generate
+    from subagent_catalog.synth.plan import plan_corpus
+
+    count, seed = 40, 11
+    generate(tmp_path / "c", sessions=count, seed=seed, compression="none", damaged_fraction=0.0, jobs=1)
+    rows = {row["session_id"]: row for row in read_corpus(tmp_path / "c").sessions.iter_rows(named=True)}
+    WORKER.clear()
+    WORKER.update(plans=plan_corpus(count, seed, damaged_fraction=0.0), seed=seed)
+    session_events.cache_clear()
+    checked = failed = tokens = seeded = 0
+    for index, plan in enumerate(WORKER["plans"]):
+        events, seed_length = session_events(index)
+        expected = _expected_from_events(events, seed_length)
+        row = rows[plan.id]
+        assert row["verdict"] == "ok"
+        assert {name: row[name] for name in expected} == expected, plan.id
+        checked += 1
+        failed += expected["tool_results_failed"]
+        tokens += expected["input_tokens"] or 0
+        seeded += bool(seed_length)
+    session_events.cache_clear()
+    assert checked == count and failed > 0 and tokens > 0 and seeded > 0  # the totals are not trivial

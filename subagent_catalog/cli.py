@@ -29,7 +29,7 @@ from subagent_catalog.corpus import read_corpus
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.outputs import OutputError, inside
 from subagent_catalog.read.jsvalue import js_text
-from subagent_catalog.views.text import csv_safe, json_terminal, terminal_frame, terminal_safe
+from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, terminal_frame, terminal_safe
 
 __all__ = ["main", "translate_errors"]
 
@@ -445,7 +445,8 @@ def list_command(
     frame = (list_children if scope == "children" else list_descendants)(corpus, parent, semantics=sem, live=live)
     if fmt == "csv":
         with output_stream(output, protected=protected) as out:
-            out.write(csv_safe(terminal_frame(frame) if to_terminal else frame).write_csv())
+            flat = csv_cells(frame)
+            out.write(csv_safe(terminal_frame(flat) if to_terminal else flat).write_csv())
         return
     assert output is not None
     buffer = io.BytesIO()  # written whole, so a full disk is the OSError open_output reports

@@ -23,7 +23,7 @@ from subagent_catalog.read.paths import MISSING
 from subagent_catalog.store.distributed import EngineError
 from subagent_catalog.store.layout import ArchiveError
 from subagent_catalog.synth import writer as w
-from subagent_catalog.views.text import csv_safe, printable, terminal_safe
+from subagent_catalog.views.text import csv_cells, csv_safe, printable, terminal_safe
 
 T0 = 1_700_000_000_000
 
@@ -562,7 +562,7 @@ def test_list_output_files_keep_the_exact_data(runner: CliRunner, tmp_path: Path
         assert OSC_LINK.encode() not in rows.read_bytes()  # JSON escapes ESC itself; the values are exact
         assert "\u202e".encode() in rows.read_bytes() and "\x9b".encode() in rows.read_bytes()
         assert _run(runner, "list", root, "P", "--scope", scope, "-f", "csv", "-o", table).exit_code == 0
-        expected = csv_safe((list_children if scope == "children" else list_descendants)(corpus, "P"))
+        expected = csv_safe(csv_cells((list_children if scope == "children" else list_descendants)(corpus, "P")))
         assert table.read_bytes() == expected.write_csv().encode()
         assert OSC_LINK in table.read_text(encoding="utf-8")
 

@@ -141,6 +141,28 @@ def terminal_frame(frame: pl.DataFrame) -> pl.DataFrame:
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
+def csv_cells(frame: pl.DataFrame) -> pl.DataFrame:
+    """Nested columns (lists, arrays, structs) as JSON text, which CSV can hold; the rest unchanged.
+
+    Examples:
+        >>> csv_cells(pl.DataFrame({"tools": [["grep", "shell"], None, []]}))["tools"].to_list()
+        ['["grep","shell"]', None, '[]']
+    """
+    import json
+
+    def encode(value: object) -> str | None:
+        if value is None:
+            return None
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+    nested = [name for name, dtype in frame.schema.items() if dtype.is_nested()]
+    if not nested:
+        return frame
+    return frame.with_columns(
+        pl.Series(name, [encode(value) for value in frame[name].to_list()], dtype=pl.String) for name in nested
+    )
+
+
 def csv_safe(frame: pl.DataFrame) -> pl.DataFrame:
     """Neutralise spreadsheet formulas: a text cell starting with ``= + - @``, tab or CR gets a leading ``'``.
 

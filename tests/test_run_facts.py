@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -156,34 +157,126 @@ def test_forged_run_facts_are_refused(changes: dict[str, Any], why: str) -> None
         load_facts(_run_wire(**changes))
 
 
-def _expected_from_events(events: tuple[dict[str, Any], ...], seed_length: int | None) -> dict[str, Any]:
-    """The generator's totals, counted from the events it wrote (each of its steps has one usage chunk)."""
+TURN_KINDS = ("completed", "error", "aborted", "max-tokens", "blocked", "interrupted")  # upstream TurnEndReasonMap
+USAGE_KEYS = {
+    "input_tokens": "inputTokens",
+    "output_tokens": "outputTokens",
+    "cache_read_tokens": "cacheReadTokens",
+    "cache_write_tokens": "cacheWriteTokens",
+    "reasoning_tokens": "reasoningTokens",
+}
+
+
+def _expected_from_events(
+    events: tuple[dict[str, Any], ...], seed_length: int | None, cases: Counter[str]
+) -> dict[str, Any]:
+    """Every run fact of one generated session, counted from the events the generator wrote.
+
+    Written without the reader's code: a usage sample is a usage chunk or an
+    ``assistant/message.data.usage``; the last sample of a (turn, step) is
+    the one that counts. ``cases`` tallies the shapes met, so the caller can
+    check the corpus holds each of them.
+    """
     own = events[seed_length or 0 :]
-    usage = [
-        e["data"]["chunk"]["usage"] for e in own if e["type"] == "assistant/chunk" and "usage" in e["data"]["chunk"]
-    ]
-    results = [e["data"]["message"]["content"][0] for e in own if e["type"] == "tool/result"]
+    samples: dict[tuple[int, int], dict[str, int]] = {}
+    outcomes: Counter[str] = Counter()
+    last_kind = abort_cause = error = None
+    turn_ms: list[int] = []
+    opened: dict[str, Any] | None = None
+    for e in own:
+        data = e["data"]
+        usage = None
+        if e["type"] == "assistant/chunk" and data["chunk"]["type"] == "usage":
+            usage = data["chunk"]["usage"]
+        elif e["type"] == "assistant/message":
+            usage = data.get("usage")
+            cases["interrupted message"] += data.get("interrupted", False)
+            cases["message without usage"] += usage is None and not data.get("interrupted", False)
+        if usage is not None:
+            key = (data["turn"], data["step"])
+            if key in samples:
+                cases["duplicated usage" if samples[key] == usage else "replaced usage"] += 1
+            samples[key] = usage
+            cases["no cacheReadTokens"] += "cacheReadTokens" not in usage
+            cases["no reasoningTokens"] += "reasoningTokens" not in usage
+            cases["cacheWriteTokens"] += "cacheWriteTokens" in usage
+        elif e["type"] == "turn/start":
+            opened = e
+        elif e["type"] == "turn/end":
+            assert opened is not None and opened["data"]["turn"] == data["turn"]
+            turn_ms.append(max(0, e["time"] - opened["time"]))
+            opened = None
+            reason = data["reason"]
+            last_kind = reason["kind"]
+            outcomes[last_kind] += 1
+            if last_kind == "aborted":
+                abort_cause = reason["reason"]["kind"]
+            elif last_kind == "error":
+                error = reason["error"]
+    cases.update(f"turn {kind}" for kind in outcomes)
+    results = [e["data"] for e in own if e["type"] == "tool/result"]
+    blocks = [r["message"]["content"][0] for r in results]
+    cases["failed tool result with data.error"] += sum(
+        b["isError"] and "error" in r for r, b in zip(results, blocks, strict=True)
+    )
+    cases["failed tool result without data.error"] += sum(
+        b["isError"] and "error" not in r for r, b in zip(results, blocks, strict=True)
+    )
     headers = [e["data"]["header"]["config"] for e in own if e["type"] == "request/header"]
     models = list(dict.fromkeys(f"{c['provider']}/{c['model']}" for c in headers))
+    cases["second model"] += len(models) > 1 or models[:1] not in ([], ["deepseek-official/deepseek-v4-flash"])
+    tokens = {
+        column: sum(u[key] for u in samples.values() if key in u) if any(key in u for u in samples.values()) else None
+        for column, key in USAGE_KEYS.items()
+    }
+    first = min(e["time"] for e in own) if own else None
+    last = max(e["time"] for e in own) if own else None
     return {
+        "run_first_ms": first,
+        "run_last_ms": last,
+        "run_wall_ms": None if first is None or last is None else last - first,
         "turns": sum(e["type"] == "turn/start" for e in own),
-        "turns_completed": sum(e["type"] == "turn/end" for e in own),
+        "turns_open": int(opened is not None),
+        "turn_ms": sum(turn_ms) if turn_ms else None,
+        "turns_completed": outcomes["completed"],
+        "turns_error": outcomes["error"],
+        "turns_aborted": outcomes["aborted"],
+        "turns_max_tokens": outcomes["max-tokens"],
+        "turns_blocked": outcomes["blocked"],
+        "turns_interrupted": outcomes["interrupted"],
+        "turns_other": sum(n for k, n in outcomes.items() if k not in TURN_KINDS),
+        "last_turn_outcome": last_kind,
+        "last_abort_cause": abort_cause,
+        "last_error_message": error["message"] if error else None,
+        "last_error_code": error["code"] if error else None,
+        "models": models or None,
+        "providers": list(dict.fromkeys(c["provider"] for c in headers)) or None,
         "steps": sum(e["type"] == "step/end" for e in own),
-        "usage_steps": len(usage),
-        "input_tokens": sum(u["inputTokens"] for u in usage) if usage else None,
-        "output_tokens": sum(u["outputTokens"] for u in usage) if usage else None,
-        "cache_read_tokens": sum(u["cacheReadTokens"] for u in usage) if usage else None,
-        "reasoning_tokens": sum(u["reasoningTokens"] for u in usage) if usage else None,
-        "cache_write_tokens": None,
+        "usage_steps": len(samples),
+        **tokens,
         "tool_calls": sum(e["type"] == "tool/call" for e in own),
         "tools": sorted({e["data"]["name"] for e in own if e["type"] == "tool/call"}),
         "tool_results": len(results),
-        "tool_results_failed": sum(r.get("isError") is True for r in results),
-        "tool_output_bytes": sum(len(b["text"].encode()) for r in results for b in r["content"]),
-        "models": models or None,
-        "run_first_ms": min(e["time"] for e in own) if own else None,
-        "run_last_ms": max(e["time"] for e in own) if own else None,
+        "tool_results_failed": sum(b["isError"] is True for b in blocks),
+        "tool_output_bytes": sum(len(t["text"].encode()) for b in blocks for t in b["content"]),
     }
+
+
+NEW_CASES = (
+    "turn error",
+    "turn aborted",
+    "turn max-tokens",
+    "duplicated usage",
+    "replaced usage",
+    "second model",
+    "message without usage",
+    "interrupted message",
+    "no cacheReadTokens",
+    "no reasoningTokens",
+    "cacheWriteTokens",
+    "failed tool result with data.error",
+    "failed tool result without data.error",
+)
 
 
 def test_generated_corpus_matches_the_generators_totals(tmp_path: Path) -> None:
@@ -197,16 +290,20 @@ def test_generated_corpus_matches_the_generators_totals(tmp_path: Path) -> None:
     WORKER.clear()
     WORKER.update(plans=plan_corpus(count, seed, damaged_fraction=0.0), seed=seed)
     session_events.cache_clear()
-    checked = failed = tokens = seeded = 0
+    cases: Counter[str] = Counter()
+    checked = tokens = seeded = 0
     for index, plan in enumerate(WORKER["plans"]):
         events, seed_length = session_events(index)
-        expected = _expected_from_events(events, seed_length)
+        expected = _expected_from_events(events, seed_length, cases)
         row = rows[plan.id]
         assert row["verdict"] == "ok"
-        assert {name: row[name] for name in expected} == expected, plan.id
+        assert {name: row[name] for name in RUN_SCHEMA} == expected, plan.id
         checked += 1
-        failed += expected["tool_results_failed"]
         tokens += expected["input_tokens"] or 0
         seeded += bool(seed_length)
+        cases["last outcome not completed"] += expected["last_turn_outcome"] != "completed"
+        cases["error message"] += expected["last_error_message"] is not None
     session_events.cache_clear()
-    assert checked == count and failed > 0 and tokens > 0 and seeded > 0  # the totals are not trivial
+    assert checked == count and tokens > 0 and seeded > 0  # the totals are not trivial
+    missing = [case for case in (*NEW_CASES, "last outcome not completed", "error message") if not cases[case]]
+    assert not missing, (missing, cases)

@@ -25,6 +25,7 @@ from subagent_catalog.synth.plan import (
     log_uniform,
     new_uuid,
 )
+from subagent_catalog.synth.variants import ROUTES, STEP_DEBT, Outcome, Variants, extra_rng, repay
 from subagent_catalog.synth.writer import EventLog, descriptor, dumps
 
 WORKER: dict[str, Any] = {}
@@ -49,6 +50,11 @@ def _text_source(seed: int) -> str:
 class SynthLog(EventLog):
     """An ``EventLog`` with the event shapes of real dsh runs.
 
+    ``rng`` draws everything the corpus's shape depends on (event counts,
+    times, ids, text); ``variants`` draws the less common shapes (turn
+    outcomes, retries, usage fields, routes, tool errors) from a separate
+    generator, so they never shift ``rng``'s stream.
+
     Examples:
         >>> log = SynthLog("s", rng=random.Random(1), text="lorem ipsum dolor sit amet " * 50)
         >>> log.turn_start()
@@ -58,10 +64,34 @@ class SynthLog(EventLog):
         ['turn/start', 'step/start', 'assistant/chunk']
     """
 
-    def __init__(self, session_id: str, *, rng: random.Random, text: str, time_ms: int = BASE_TIME_MS) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        rng: random.Random,
+        text: str,
+        time_ms: int = BASE_TIME_MS,
+        variants: Variants | None = None,
+    ) -> None:
         super().__init__(session_id, time=time_ms)
         self.rng = rng
         self.text = text
+        self.variants = variants or Variants(random.Random(f"subagent_catalog.synth:extra:{session_id}"))
+        self.carry = 0  # time of events drawn but not written, added to the next event
+        self.route = ROUTES[0]
+        self.own_headers = 0
+        self.reason: dict[str, Any] = {"kind": "completed"}
+
+    def add(self, kind: str, data: Any, *, dt: int = 1, **envelope: Any) -> dict[str, Any]:
+        """Append one event (after the time of any event drawn but left out) and return it."""
+        dt, self.carry = dt + self.carry, 0
+        return super().add(kind, data, dt=dt, **envelope)
+
+    def turn_end(self, kind: str | None = None) -> None:
+        """Close the current turn with ``kind``, else with the outcome its last step drew."""
+        reason = {"kind": kind} if kind is not None else self.reason
+        self.reason = {"kind": "completed"}
+        self.add("turn/end", {"turn": self.turn, "reason": reason})
 
     def snippet(self, size: int) -> str:
         """A slice of the text source about ``size`` characters long."""
@@ -113,58 +143,100 @@ class SynthLog(EventLog):
         )
 
     def request_header(self, size: int) -> None:
-        """The request header a step sends (system prompt of ``size`` characters)."""
-        self.add(
-            "request/header",
-            {
-                "header": {
-                    "config": {"provider": "deepseek-official", "model": "deepseek-v4-flash"},
-                    "system": self.snippet(size),
-                }
-            },
-            dt=0,
-        )
+        """The request header a step sends (system prompt of ``size`` characters).
+
+        Its ``reason`` is ``initial`` for the log's first header, ``change``
+        when the route differs from the previous header's, else ``resume``.
+        """
+        self.route = self.variants.route_for(self.own_headers)
+        self.own_headers += 1
+        config = {"provider": self.route[0], "model": self.route[1]}
+        previous = next((e for e in reversed(self.events) if e["type"] == "request/header"), None)
+        if previous is None:
+            reason = "initial"
+        else:
+            reason = "change" if previous["data"]["header"]["config"] != config else "resume"
+        self.add("request/header", {"header": {"config": config, "system": self.snippet(size)}, "reason": reason}, dt=0)
 
     def chunk(self, step: int, chunk: dict[str, Any], dt: int) -> None:
         """One ``assistant/chunk`` event."""
         self.add("assistant/chunk", {"turn": self.turn, "step": step, "chunk": chunk}, dt=dt)
 
-    def stream(self, step: int, kind: Literal["text", "reasoning"], index: int, deltas: int) -> str:
-        """A streamed text or reasoning block: start, deltas, end; returns the text."""
+    def stream(self, step: int, kind: Literal["text", "reasoning"], index: int, deltas: int, debt: int = 0) -> str:
+        """A streamed text or reasoning block: start, deltas, end; returns the text.
+
+        ``debt`` events fewer deltas (more when negative) are written, the
+        same text and times (``variants.repay``).
+        """
         pieces = self.words(deltas)
         self.chunk(step, {"type": "block-start", "index": index, "blockType": kind}, self.gap(100, 900))
         delta_type = "text-delta" if kind == "text" else "reasoning-delta"
-        for piece in pieces:
-            self.chunk(step, {"type": delta_type, "index": index, "text": piece}, self.gap(0, 40))
+        gaps = [self.gap(0, 40) for _ in pieces]
+        for piece, gap in zip(*repay(pieces, gaps, debt), strict=True):
+            self.chunk(step, {"type": delta_type, "index": index, "text": piece}, gap)
         body = "".join(pieces)
         self.chunk(step, {"type": "block-end", "index": index, "block": {"type": kind, "text": body}}, self.gap(0, 5))
         return body
 
-    def finish(self, step: int, reason: str) -> None:
-        """Usage and finish chunks closing a model response."""
-        usage = {
+    def finish(self, step: int, reason: str, outcome: Outcome = "completed") -> dict[str, int] | None:
+        """Usage and finish chunks closing a model response; returns the usage written.
+
+        An ``error`` outcome ends with an error finish (``error-no-usage``:
+        without the usage chunk), an ``aborted`` one with neither chunk.
+        """
+        drawn = {
             "inputTokens": self.rng.randint(800, 60_000),
             "outputTokens": self.rng.randint(20, 2_000),
             "cacheReadTokens": self.rng.randint(0, 50_000),
             "reasoningTokens": self.rng.randint(0, 1_500),
         }
-        self.chunk(step, {"type": "usage", "usage": usage}, self.gap(20, 200))
-        self.chunk(step, {"type": "finish", "reason": {"kind": reason}}, 0)
+        usage: dict[str, int] | None = self.variants.usage(drawn)
+        gap = self.gap(20, 200)
+        if outcome in ("aborted", "error-no-usage"):
+            usage, self.carry = None, self.carry + gap
+        else:
+            self.chunk(step, {"type": "usage", "usage": usage}, gap)
+        if outcome in ("error", "error-no-usage"):
+            failure = self.variants.failure()
+            self.reason = {"kind": "error", "error": failure}
+            self.chunk(step, {"type": "finish", "reason": {"kind": "error", "failure": failure}}, 0)
+        elif outcome == "aborted":
+            self.reason = {"kind": "aborted", "reason": {"kind": self.variants.abort_cause()}}
+        else:
+            if outcome == "max-tokens":
+                reason = "max-tokens"
+                self.reason = {"kind": "max-tokens"}
+            self.chunk(step, {"type": "finish", "reason": {"kind": reason}}, 0)
+        return usage
 
-    def assistant_message(self, step: int, content: list[dict[str, Any]]) -> None:
-        """The assistant message a step settles on."""
+    def assistant_message(
+        self,
+        step: int,
+        content: list[dict[str, Any]],
+        usage: dict[str, int] | None = None,
+        outcome: Outcome = "completed",
+    ) -> None:
+        """The assistant message a step settles on (none after an error finish).
+
+        It carries the step's ``usage`` (unless this session's writer leaves
+        it out); an aborted step's message is the interrupted one.
+        """
         message = {
             "role": "assistant",
             "content": content,
-            "source": {"kind": "model", "provider": "deepseek-official", "model": "deepseek-v4-flash"},
+            "source": {"kind": "model", "provider": self.route[0], "model": self.route[1]},
             "id": self.message_id(),
         }
-        self.add(
-            "assistant/message",
-            {"turn": self.turn, "step": step, "message": message},
-            dt=self.gap(1, 5),
-            surfaceOp="append",
-        )
+        gap = self.gap(1, 5)
+        if outcome in ("error", "error-no-usage"):
+            self.carry += gap
+            return
+        data: dict[str, Any] = {"turn": self.turn, "step": step, "message": message}
+        if outcome == "aborted":
+            data["interrupted"] = True
+        elif usage is not None and self.variants.message_usage:
+            data["usage"] = usage
+        self.add("assistant/message", data, dt=gap, surfaceOp="append")
 
     def text_step(self, step: int, *, deltas: int, reasoning: int = 0, first: str | None = None) -> None:
         """A step that ends with a text answer."""
@@ -172,11 +244,16 @@ class SynthLog(EventLog):
         if first is not None:
             self.user_message(first)
             self.request_header(self.rng.randint(2_000, 6_000))
+        outcome = self.variants.outcome()
+        if outcome == "retried":  # a failed attempt first: its usage sample is replaced by the next one's
+            failure = self.variants.failure()
+            self.chunk(step, {"type": "usage", "usage": self.variants.failed_attempt()}, 0)
+            self.chunk(step, {"type": "finish", "reason": {"kind": "error", "failure": failure}}, 0)
         if reasoning:
             self.stream(step, "reasoning", 0, reasoning)
-        body = self.stream(step, "text", 1 if reasoning else 0, deltas)
-        self.finish(step, "stop")
-        self.assistant_message(step, [{"type": "text", "text": body}])
+        body = self.stream(step, "text", 1 if reasoning else 0, deltas, debt=STEP_DEBT[outcome])
+        usage = self.finish(step, "stop", outcome)
+        self.assistant_message(step, [{"type": "text", "text": body}], usage, outcome)
         self.add("step/end", {"turn": self.turn, "step": step}, dt=self.gap(1, 3))
 
     def tool_step(
@@ -190,7 +267,7 @@ class SynthLog(EventLog):
         if self.rng.random() < 0.3:
             self.add(
                 "request/context",
-                {"provider": "deepseek-official", "model": "deepseek-v4-flash", "contextWindow": 1_000_000},
+                {"provider": self.route[0], "model": self.route[1], "contextWindow": 1_000_000},
                 dt=0,
             )
         index = 0
@@ -219,15 +296,17 @@ class SynthLog(EventLog):
             },
             0,
         )
-        self.finish(step, "tool-calls")
-        self.assistant_message(step, [{"type": "tool-call", "id": call_id, "name": name, "arguments": arguments}])
+        usage = self.finish(step, "tool-calls")
+        self.assistant_message(
+            step, [{"type": "tool-call", "id": call_id, "name": name, "arguments": arguments}], usage
+        )
         call_seq = len(self.events)
         self.add(
             "tool/call",
             {"turn": self.turn, "step": step, "callId": call_id, "name": name, "arguments": arguments},
             dt=self.gap(1, 5),
         )
-        result = {
+        result: dict[str, Any] = {
             "source": {"kind": "tool", "callId": call_id},
             "content": [
                 {
@@ -240,9 +319,12 @@ class SynthLog(EventLog):
             "role": "user",
             "id": self.message_id(),
         }
+        data: dict[str, Any] = {"turn": self.turn, "step": step, "message": result}
+        if result["content"][0]["isError"] and (error := self.variants.tool_error()) is not None:
+            data["error"] = error
         self.add(
             "tool/result",
-            {"turn": self.turn, "step": step, "message": result},
+            data,
             dt=self.gap(10, 30_000),
             sourceEventSeqs=[call_seq],
             surfaceOp="append",
@@ -291,7 +373,8 @@ def session_events(index: int) -> tuple[tuple[dict[str, Any], ...], int | None]:
     plan = worker_plans()[index]
     seed: int = WORKER["seed"]
     rng = random.Random(f"subagent_catalog.synth:events:{seed}:{index}")
-    log = SynthLog(plan.id, rng=rng, text=_text_source(seed), time_ms=plan.created_at)
+    variants = Variants(extra_rng(seed, index))
+    log = SynthLog(plan.id, rng=rng, text=_text_source(seed), time_ms=plan.created_at, variants=variants)
     seed_length: int | None = None
     if plan.seeded and plan.parent is not None:
         parent_events, _ = session_events(plan.parent)

@@ -115,6 +115,9 @@ def test_window_accepts_datetimes_naive_as_utc_and_aware_converted() -> None:
     window = Window.of(datetime(2026, 11, 1), datetime(2026, 11, 1, 5, tzinfo=timezone(timedelta(hours=2))))
     assert window.since == datetime(2026, 11, 1, tzinfo=UTC)
     assert window.until == datetime(2026, 11, 1, 3, tzinfo=UTC)
+    direct = Window(datetime(2026, 11, 2))  # the constructor normalises too: naive is UTC, not local time
+    assert direct.since == datetime(2026, 11, 2, tzinfo=UTC) and direct.contains_ms(T + DAY)
+    assert not direct.contains_ms(T + DAY - 1)
 
 
 # --------------------------------------------------------------------------- frames

@@ -144,12 +144,18 @@ class Window:
         True
         >>> window.contains_ms(None), Window().contains_ms(None)
         (False, True)
+        >>> Window(datetime(2026, 1, 2)) == Window.of("2026-01-02")
+        True
     """
 
     since: datetime | None = None
     until: datetime | None = None
 
     def __post_init__(self) -> None:
+        for name in ("since", "until"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, _utc(value))  # naive means UTC, aware is converted
         if self.since is not None and self.until is not None and self.since >= self.until:
             raise WindowError(
                 f"empty window: since {self.since.isoformat()} is not before until {self.until.isoformat()}",

@@ -15,10 +15,12 @@ cycles):
 - layer 5: ``corpus``: ``read_corpus``, a root in, frames out (walk, cache, pool).
 - layer 6: ``analysis``: counts and trees derived from the corpus and its catalog.
 - layer 7: ``views``: report, summary, gate, notebook widgets.
-- layer 8: ``cli`` (and ``cli_io``: its streams, output files and error lines) and the public
+- layer 8: ``cli`` (and ``cli_io``: its streams, output files and error lines;
+  ``cli_window``: its ``--since``/``--until`` options) and the public
   facades (this module, ``widgets``, ``archive``).
 """
 
+from subagent_catalog.analysis.window import Window, WindowError, in_window, parse_instant, window_corpus
 from subagent_catalog.catalog import (
     catalog,
     catalog_descendants,
@@ -38,13 +40,18 @@ __all__ = [
     "Corpus",
     "CorpusRootError",
     "SubagentCatalogError",
+    "Window",
+    "WindowError",
     "__version__",
     "catalog",
     "catalog_descendants",
     "deviations",
+    "in_window",
     "list_agents_text",
     "list_children",
     "list_descendants",
+    "parse_instant",
     "read_corpus",
     "scan_events",
+    "window_corpus",
 ]

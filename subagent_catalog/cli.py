@@ -23,8 +23,10 @@ from typing import Any, TypeVar, cast
 
 import click
 
+from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.conformance import conformance_lines, json_text
 from subagent_catalog.cli_io import CatalogGroup, check_target, echo, is_stdout, note, output_stream, translate_errors
+from subagent_catalog.cli_window import window_options
 from subagent_catalog.corpus import read_corpus
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.outputs import OutputError, inside
@@ -170,19 +172,25 @@ def conformance(root: str, compression: str, semantics: str, all_parents: bool, 
 @main.command()
 @corpus_options
 @semantics_option
+@window_options
 @translate_errors
-def summary(root: str, compression: str, jobs: int | None, quiet: bool, semantics: str) -> None:
+def summary(root: str, compression: str, jobs: int | None, quiet: bool, semantics: str, window: Window) -> None:
     """Print a short summary of a corpus: sessions, verdicts, bytes, time span, problems.
+
+    With --since/--until the counts are those of the sessions created in the
+    window (the listing is still computed over the whole corpus).
 
     \b
     Examples:
         subagent-catalog summary data/sample
         subagent-catalog summary /archive/sessions --compression zstd --quiet
+        subagent-catalog summary /archive/sessions --since "7 days"
     """
     from subagent_catalog.views.summary_text import summary_text
 
     corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
-    echo(terminal_safe(summary_text(corpus, semantics=semantics), keep="\n"))  # type: ignore[arg-type]
+    text = summary_text(corpus, semantics=semantics, window=window)  # type: ignore[arg-type]
+    echo(terminal_safe(text, keep="\n"))
 
 
 # --------------------------------------------------------------------------- report
@@ -208,6 +216,7 @@ def summary(root: str, compression: str, jobs: int | None, quiet: bool, semantic
 )
 @click.option("--title", default=None, help="Page title (default: from the root's directory name).")
 @semantics_option
+@window_options
 @translate_errors
 def report(
     root: str,
@@ -218,6 +227,7 @@ def report(
     parents: tuple[str, ...],
     title: str | None,
     semantics: str,
+    window: Window,
 ) -> None:
     """Write a self-contained offline HTML report of a corpus.
 
@@ -225,11 +235,14 @@ def report(
     summary, the problems, the session tree, distribution charts, the largest
     and most damaged trees, and the list_agents text of the chosen parents.
     When upstream's listing fails as a whole the report still renders the
-    summary and the problems under a banner.
+    summary and the problems under a banner. With --since/--until the page
+    shows the sessions created in the window (the listing is still computed
+    over the whole corpus).
 
     \b
     Examples:
         subagent-catalog report data/sample -o report.html
+        subagent-catalog report /archive --since 2026-11-01 --until 2026-12-01 -o november.html
         subagent-catalog report /archive --parent 0f2d0143-... --semantics trace -o trace.html
     """
     from subagent_catalog.views.report import render_report
@@ -239,7 +252,8 @@ def report(
     check_target(output, [root])
     corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
     chosen = list(parents) if parents else None
-    page = render_report(corpus, parents=chosen, semantics=semantics, title=title)  # type: ignore[arg-type]
+    sem: Any = semantics
+    page = render_report(corpus, parents=chosen, semantics=sem, title=title, window=window)
     with output_stream(output, protected=[root, corpus.root]) as out:
         out.write(page)
     if corpus.listing_error is not None:
@@ -292,6 +306,7 @@ def _check_help() -> str:
     help="Offenders shown per check in text and markdown (0: all; json always has all).",
 )
 @semantics_option
+@window_options
 @translate_errors
 def check(
     root: str,
@@ -302,12 +317,16 @@ def check(
     fmt: str,
     limit: int,
     semantics: str,
+    window: Window,
 ) -> None:
     """Data-quality gate: count problems per check; exit 1 when a selected check fails.
 
     Prints each check's count and the offending sessions (id, path, cause).
     Exit status: 0 when no check in --fail-on finds anything, 1 otherwise
     (also when a selected check cannot run because the listing fails).
+    With --since/--until only the offenders of sessions created in the window
+    count (entries that are no session file, such as corpus-level problems,
+    always count).
 
     \b
     Examples:
@@ -319,7 +338,7 @@ def check(
     from subagent_catalog.views.gate_format import format_json, format_markdown, format_text
 
     corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
-    result = run_checks(corpus, fail_on=fail_on, semantics=semantics)  # type: ignore[arg-type]
+    result = run_checks(corpus, fail_on=fail_on, semantics=semantics, window=window)  # type: ignore[arg-type]
     if fmt == "json":
         echo(json_terminal(format_json(result)))
     elif fmt == "markdown":
@@ -392,6 +411,7 @@ def _live(ctx: click.Context, param: click.Parameter, value: str | None) -> dict
     help="Write the exact data here instead of stdout ('-'), which is escaped (required for parquet).",
 )
 @semantics_option
+@window_options
 @translate_errors
 def list_command(
     root: str,
@@ -404,6 +424,7 @@ def list_command(
     live: dict[str, str] | None,
     output: str | None,
     semantics: str,
+    window: Window,
 ) -> None:
     """List PARENT's subagents exactly as upstream does.
 
@@ -413,7 +434,9 @@ def list_command(
     in ids and labels are escaped (\\x1b, \\u202e; JSON uses its own \\u
     escapes); -o FILE writes the exact data (the text byte for byte). CSV
     cells that start with =, +, -, @, a tab or a carriage return get a leading
-    apostrophe so spreadsheets do not run them as formulas.
+    apostrophe so spreadsheets do not run them as formulas. --since/--until
+    keep the rows of subagents created in the window; each kept row is
+    upstream's row as it is (the listing is computed over the whole corpus).
 
     \b
     Examples:
@@ -421,6 +444,7 @@ def list_command(
         subagent-catalog list data/sample ROOT-ID --scope descendants --format json
         subagent-catalog list data/sample ROOT-ID --format csv -o children.csv
         subagent-catalog list data/sample ROOT-ID --live live.json
+        subagent-catalog list data/sample ROOT-ID --scope descendants --since 2026-01-02
     """
     from subagent_catalog.catalog.listing import children_rows, descendant_rows, list_children, list_descendants
 
@@ -433,6 +457,7 @@ def list_command(
     to_terminal = is_stdout(output)
     if fmt in ("text", "json"):
         rows = (children_rows if scope == "children" else descendant_rows)(corpus, parent, semantics=sem, live=live)
+        rows = [row for row in rows if window.contains_ms(row.created_at_ms)]
         if fmt == "text":
             text = _agents_text(rows, scope=scope, live=live, escaped=to_terminal)
         else:
@@ -443,6 +468,7 @@ def list_command(
             out.write(text)
         return
     frame = (list_children if scope == "children" else list_descendants)(corpus, parent, semantics=sem, live=live)
+    frame = window.frame(frame)
     if fmt == "csv":
         with output_stream(output, protected=protected) as out:
             flat = csv_cells(frame)

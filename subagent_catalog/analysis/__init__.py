@@ -2,11 +2,22 @@
 
 Owns derived answers that are neither the upstream listing nor a view of it:
 corpus counts (``summary``), session trees with subtree totals
-(``forest``) and bounded display text (``text``). The run analytics
+(``forest``), bounded display text (``text``) and time windows over
+session creation times (``window``). The run analytics
 (durations, outcomes, tokens, transcripts) land here.
 """
 
 from subagent_catalog.analysis.forest import Forest, build_forest
 from subagent_catalog.analysis.summary import corpus_summary
+from subagent_catalog.analysis.window import Window, WindowError, in_window, parse_instant, window_corpus
 
-__all__ = ["Forest", "build_forest", "corpus_summary"]
+__all__ = [
+    "Forest",
+    "Window",
+    "WindowError",
+    "build_forest",
+    "corpus_summary",
+    "in_window",
+    "parse_instant",
+    "window_corpus",
+]

@@ -21,6 +21,7 @@ from typing import Any
 
 import polars as pl
 
+from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
@@ -83,12 +84,14 @@ class GateResult:
         semantics: the listing semantics the catalog checks used.
         fail_on: the selected checks.
         checks: one result per check, in ``CHECKS`` order.
+        window: the time window the offenders were kept from (``Window.describe``), if any.
     """
 
     root: str
     semantics: Semantics
     fail_on: tuple[str, ...]
     checks: list[CheckResult]
+    window: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -123,6 +126,7 @@ class GateResult:
         return {
             "root": self.root,
             "semantics": self.semantics,
+            "window": self.window,
             "failed": self.failed,
             "fail_on": list(self.fail_on),
             "failing": self.failing,
@@ -141,8 +145,19 @@ class GateResult:
         }
 
 
+def _outside(corpus: Corpus, window: Window | None) -> pl.Series | None:
+    """The paths of the session files a bounded window leaves out (``None``: no window)."""
+    if window is None or not window.bounded:
+        return None
+    return corpus.sessions.filter(~window.expr("created_at", corpus.sessions.schema["created_at"]))["path"]
+
+
 def run_checks(
-    corpus: Corpus, *, fail_on: Iterable[str] | None = None, semantics: Semantics = "projection"
+    corpus: Corpus,
+    *,
+    fail_on: Iterable[str] | None = None,
+    semantics: Semantics = "projection",
+    window: Window | None = None,
 ) -> GateResult:
     """Run every check on a corpus.
 
@@ -152,6 +167,10 @@ def run_checks(
             (default ``DEFAULT_FAIL_ON``); the others only warn.
         semantics: the listing semantics for the catalog checks
             (``unsupported`` is only produced by ``trace``).
+        window: keep only the offenders of sessions created in this window
+            (offenders that are no session file, such as corpus-level
+            problems, are kept); the checks run on the whole corpus, so the
+            listing and its rows are upstream's.
 
     Raises:
         ValueError: an unknown check name in ``fail_on``.
@@ -165,6 +184,7 @@ def run_checks(
     """
     chosen = DEFAULT_FAIL_ON if fail_on is None else parse_fail_on(",".join(fail_on))
     ctx = GateContext(corpus, semantics)
+    outside = _outside(corpus, window)
     results: list[CheckResult] = []
     for check in CHECKS:
         selected = check.name in chosen
@@ -183,6 +203,8 @@ def run_checks(
             continue
         try:
             offenders = check.offenders(ctx)
+            if outside is not None:
+                offenders = offenders.filter(~pl.col("path").is_in(outside.implode()).fill_null(False))
         except CatalogError as error:
             results.append(
                 CheckResult(
@@ -198,4 +220,5 @@ def run_checks(
             continue
         status: Status = "pass" if offenders.height == 0 else "fail" if selected else "warn"
         results.append(CheckResult(check.name, check.description, selected, status, offenders.height, offenders))
-    return GateResult(root=corpus.root, semantics=semantics, fail_on=tuple(chosen), checks=results)
+    shown = window.describe() if window is not None and window.bounded else None
+    return GateResult(root=corpus.root, semantics=semantics, fail_on=tuple(chosen), checks=results, window=shown)

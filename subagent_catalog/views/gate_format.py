@@ -47,6 +47,7 @@ def format_text(result: GateResult, *, limit: int = 20) -> str:
     lines = [
         f"check: {verdict} ({selected} checks selected, semantics {result.semantics})",
         f"root: {printable(result.root)}",
+        *([f"window: {result.window} by created_at"] if result.window else []),
         "",
     ]
     width = max(len(check.name) for check in result.checks)
@@ -96,7 +97,8 @@ def format_markdown(result: GateResult, *, limit: int = 20) -> str:
     lines = [
         f"## subagent-catalog check: {'**failed**' if result.failed else 'passed'}",
         "",
-        f"Root {_md(result.root, limit=400)}, semantics `{result.semantics}`.",
+        f"Root {_md(result.root, limit=400)}, semantics `{result.semantics}`"
+        + (f", sessions created in `{result.window}`." if result.window else "."),
         "",
         "| check | selected | count | status | meaning |",
         "|---|:-:|--:|---|---|",

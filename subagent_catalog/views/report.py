@@ -32,6 +32,7 @@ import polars as pl
 from subagent_catalog.analysis.forest import DEFAULT_PARENT_CAP, Forest, forest_of_rows, parents_of_forest
 from subagent_catalog.analysis.summary import SEVERITY_ORDER, human_bytes, minute, summary_of_rows
 from subagent_catalog.analysis.text import clip
+from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.listing import list_agents_text
 from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
@@ -156,6 +157,7 @@ def render_report(
     parents: Sequence[str] | None = None,
     semantics: Semantics = "projection",
     title: str | None = None,
+    window: Window | None = None,
 ) -> str:
     """The report page for a corpus, as one self-contained HTML string.
 
@@ -166,6 +168,10 @@ def render_report(
             subagents first).
         semantics: the listing semantics for the tree, charts and listings.
         title: the page title (default: from the root's name).
+        window: show only the sessions created in this window, their
+            problems and listing rows (the listing is computed over the whole
+            corpus; the chosen parents' list_agents texts are upstream's
+            whole text).
 
     Examples:
         >>> import tempfile
@@ -179,15 +185,17 @@ def render_report(
 
     from subagent_catalog.version import __version__
 
+    whole, window = corpus, window or Window()
+    corpus = window.corpus(whole)
     forest: Forest | None = None
     rows: pl.DataFrame | None = None
     if corpus.listing_error is None:
-        rows = catalog(corpus, semantics=semantics)
+        rows = window.frame(catalog(whole, semantics=semantics))
         forest = forest_of_rows(corpus, rows)
     facts = summary_of_rows(corpus, semantics, rows)
     roots_total = len([i for i in forest.roots if forest.nodes[i]["k"] != "g"]) if forest else 0
     chosen = list(parents) if parents is not None else (parents_of_forest(forest, DEFAULT_PARENT_CAP) if forest else [])
-    listings = _listings(corpus, chosen, semantics) if corpus.listing_error is None else []
+    listings = _listings(whole, chosen, semantics) if corpus.listing_error is None else []
     largest, damaged = _top_trees(forest) if forest else ([], [])
     problem_summary, problem_rows = _problem_tables(corpus)
     css, js = _assets()
@@ -210,6 +218,7 @@ def render_report(
         version=__version__,
         generated=datetime.now(tz=UTC).strftime("%Y-%m-%d %H:%M UTC"),
         semantics=semantics,
+        window=window.describe() if window.bounded else None,
         css=Markup(css),
         js=Markup(js),
         script_hash=script_hash,

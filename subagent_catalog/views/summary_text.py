@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from subagent_catalog.analysis.summary import corpus_summary, human_bytes, iso
+from subagent_catalog.analysis.summary import human_bytes, iso, summary_of_rows
+from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.model import Semantics
+from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.frames.corpus import Corpus
 
 
@@ -13,13 +15,22 @@ def _join_counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{key} {value}" for key, value in counts.items()) if counts else "none"
 
 
-def summary_text(corpus: Corpus, *, corpus_problems: int = 5, semantics: Semantics = "projection") -> str:
+def summary_text(
+    corpus: Corpus,
+    *,
+    corpus_problems: int = 5,
+    semantics: Semantics = "projection",
+    window: Window | None = None,
+) -> str:
     """A short readable summary of a corpus for a terminal.
 
     Args:
         corpus: a read corpus.
         corpus_problems: how many corpus-level problems to quote.
         semantics: the listing semantics for the row counts.
+        window: count only the sessions created in this window (and their
+            descriptors, problems and listing rows; the listing itself is
+            computed over the whole corpus).
 
     Examples:
         >>> import tempfile
@@ -29,14 +40,23 @@ def summary_text(corpus: Corpus, *, corpus_problems: int = 5, semantics: Semanti
     """
     from subagent_catalog.views.text import printable
 
-    facts = corpus_summary(corpus, semantics=semantics)
+    window = window or Window()
+    shown = window.corpus(corpus)
+    rows = window.frame(catalog(corpus, semantics=semantics)) if corpus.listing_error is None else None
+    facts = summary_of_rows(shown, semantics, rows)
     first, last = iso(facts["first_created"]), iso(facts["last_activity"])
     span = f"{first} → {last}" if first and last else "no timestamps"
     if facts["first_created"] is not None and facts["last_activity"] is not None:
         days = (facts["last_activity"] - facts["first_created"]).total_seconds() / 86400
         span += f" ({days:.1f} days)"
-    lines = [
-        f"corpus       {printable(facts['root'])} ({facts['compression']})",
+    lines = [f"corpus       {printable(facts['root'])} ({facts['compression']})"]
+    if window.bounded:
+        untimed = window.without_time(corpus.sessions)
+        lines.append(
+            f"window       {window.describe()} by created_at: {shown.sessions.height} of "
+            f"{corpus.sessions.height} files" + (f", {untimed} without created_at left out" if untimed else "")
+        )
+    lines += [
         f"sessions     {facts['files']} files, {facts['listed']} listed, {facts['projects']} projects",
         f"subagents    {facts['subagent_sessions']} listed sessions with origin=subagent",
         f"verdicts     {_join_counts(facts['verdicts'])}",
@@ -52,7 +72,7 @@ def summary_text(corpus: Corpus, *, corpus_problems: int = 5, semantics: Semanti
     lines.append(f"problems     {facts['problems']} ({_join_counts(facts['problem_severities'])})")
     for item in facts["problem_kinds"]:
         lines.append(f"  {item['count']:>6}  {item['severity']:<8} {item['scope']:<7} {item['kind']}")
-    level = corpus.problems.filter(pl.col("scope") == "corpus")
+    level = shown.problems.filter(pl.col("scope") == "corpus")
     if level.height:
         lines.append(f"corpus-level problems (first {min(corpus_problems, level.height)} of {level.height}):")
         for row in level.head(corpus_problems).iter_rows(named=True):

@@ -32,7 +32,7 @@ from typing import IO, Any, TypeVar, cast
 import click
 
 from subagent_catalog.errors import SubagentCatalogError
-from subagent_catalog.outputs import PathLike, check_output, open_output, output_failure
+from subagent_catalog.outputs import PathLike, check_output, open_output
 from subagent_catalog.views.text import terminal_safe
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -332,13 +332,6 @@ def check_target(path: str | None, protected: Sequence[PathLike]) -> None:
     if path is None or path == "-":
         return
     check_output(path, protected=protected)
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        if not os.path.isdir(directory):
-            os.stat(directory)
-            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), directory)
-    except OSError as error:
-        raise output_failure(path, error) from error
 
 
 @contextlib.contextmanager

@@ -131,9 +131,9 @@ def check_output(path: PathLike, *, protected: Sequence[PathLike] = ()) -> None:
         protected: directories no output may land in (corpus roots).
 
     Raises:
-        OutputError: the path is inside a protected directory, is a
-            directory, a symbolic link to a file, or a file with more than
-            one hard link.
+        OutputError: the path is inside a protected directory, its
+            directory does not exist, or it is a directory, a symbolic link
+            to a file, or a file with more than one hard link.
 
     Examples:
         >>> import os, tempfile
@@ -151,6 +151,12 @@ def check_output(path: PathLike, *, protected: Sequence[PathLike] = ()) -> None:
                 f"refusing to write {text!r}: it is inside the corpus {os.fspath(root)!r}",
                 hint="corpora are read-only: write outputs outside the corpus root",
             )
+    directory = os.path.dirname(os.path.abspath(text))
+    try:
+        if not stat.S_ISDIR(os.stat(directory).st_mode):
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), directory)
+    except OSError as error:
+        raise output_failure(text, error) from None
     try:
         info = os.lstat(text)
     except FileNotFoundError:

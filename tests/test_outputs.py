@@ -107,3 +107,11 @@ def test_a_missing_directory_is_one_line_with_a_hint(tmp_path: Path) -> None:
     with pytest.raises(OutputError, match="No such file or directory") as caught:
         write_output(tmp_path / "no" / "x.html", "x")
     assert caught.value.hint and "create the directory" in caught.value.hint
+
+
+def test_a_missing_directory_is_refused_by_the_check_before_any_work(tmp_path: Path) -> None:
+    with pytest.raises(OutputError, match="No such file or directory"):
+        check_output(tmp_path / "no" / "x.html")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(OutputError, match="Not a directory"):
+        check_output(tmp_path / "file" / "x.html")

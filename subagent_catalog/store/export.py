@@ -15,7 +15,6 @@ import platform
 import stat
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,9 +77,8 @@ def _refuse_overlap(target: str, root: str) -> None:
 
 @dataclass
 class _Target:
-    """The archive directory, locked for this export."""
+    """The archive directory's state, read under the lock for this export."""
 
-    path: str
     manifest: dict[str, Any] | None
     generation: int
     stale: list[str]
@@ -89,13 +87,10 @@ class _Target:
 def _ours(target: str, name: str) -> bool:
     """A generation directory an interrupted export of ours left (it holds the staging marker)."""
     folder = os.path.join(target, name)
-    try:
-        return not os.path.islink(folder) and os.path.isfile(os.path.join(folder, STAGING_MARKER))
-    except OSError:
-        return False
+    return not os.path.islink(folder) and os.path.isfile(os.path.join(folder, STAGING_MARKER))
 
 
-@contextmanager
+@contextlib.contextmanager
 def _locked_target(target: str, root: str) -> Iterator[_Target]:
     """Create (if new), check and lock the archive directory for one export."""
     import fcntl
@@ -149,7 +144,7 @@ def _inspect_target(target: str) -> _Target:
     stale = [name for name in generations if name != current and _ours(target, name)]
     numbers = [int(name[4:]) for name in generations]
     generation = max([manifest["generation"] if manifest else 0, *numbers]) + 1
-    return _Target(target, manifest, generation, stale)
+    return _Target(manifest, generation, stale)
 
 
 def _unlink_inside(target: str, relative: str) -> bool:

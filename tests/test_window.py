@@ -311,3 +311,19 @@ def test_bad_window_values_are_usage_errors(root: Path, command: list[str], tmp_
     empty = _run(name, root, *rest, "--since", "2026-11-03", "--until", "2026-11-02")
     assert empty.exit_code == 2 and "empty window" in empty.output
     assert not (tmp_path / "x.html").exists()
+
+
+def test_loaded_events_of_a_duplicate_id_outside_the_window_are_left_out(tmp_path: Path) -> None:
+    # the same session id in two projects, one created inside the window and one before it
+    for project_cwd, created in (("/work/early", T), ("/work/late", T + 2 * DAY)):
+        log = w.EventLog("dup")
+        log.turn_start()
+        log.user(f"created {created}")
+        log.turn_end()
+        w.write_session(tmp_path, w.header("dup", created_at=created, cwd=project_cwd), log.events, "none")
+    since = datetime.fromtimestamp((T + DAY) / 1000, UTC)
+    loaded = read_corpus(tmp_path, events=True, cache=False)
+    lazily = window_corpus(read_corpus(tmp_path, cache=False), since=since).events
+    windowed = window_corpus(loaded, since=since).events
+    assert windowed.height == lazily.height == loaded.events.height // 2
+    assert windowed.equals(lazily)

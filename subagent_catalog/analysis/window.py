@@ -271,11 +271,16 @@ class Window:
         indexed = corpus.sessions.with_row_index("_window_row")
         kept = self.frame(indexed)
         paths = kept["path"]
-        dropped = indexed.join(kept.select("_window_row"), on="_window_row", how="anti")["path"]
+        outside = indexed.join(kept.select("_window_row"), on="_window_row", how="anti")
+        dropped = outside["path"]
         rows = kept["_window_row"].to_list()
         events = corpus._events
         if events is not None:
-            events = events.filter(pl.col("session_id").is_in(kept["session_id"].drop_nulls().implode()))
+            ids = kept["session_id"].drop_nulls()
+            if ids.is_in(outside["session_id"].drop_nulls().implode()).any():
+                events = None  # events carry only the session id: an id shared with a log outside is read again
+            else:
+                events = events.filter(pl.col("session_id").is_in(ids.implode()))
         return dataclasses.replace(
             corpus,
             sessions=kept.drop("_window_row"),

@@ -16,7 +16,9 @@ cycles):
 - layer 6: ``analysis``: counts and trees derived from the corpus and its catalog.
 - layer 7: ``views``: report, summary, gate, notebook widgets.
 - layer 8: ``cli`` (and ``cli_io``: its streams, output files and error lines;
-  ``cli_window``: its ``--since``/``--until`` options) and the public
+  ``cli_window``: its ``--since``/``--until`` options; ``cli_options``: the
+  options every corpus command shares; ``cli_show``: the ``show`` command)
+  and the public
   facades (this module, ``widgets``, ``archive``).
 """
 

@@ -18,27 +18,23 @@ import dataclasses
 import io
 import json
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar, cast
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 import click
 
 from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.conformance import conformance_lines, json_text
 from subagent_catalog.cli_io import CatalogGroup, check_target, echo, is_stdout, note, output_stream, translate_errors
+from subagent_catalog.cli_options import corpus_options, load, semantics_option
+from subagent_catalog.cli_show import show
 from subagent_catalog.cli_window import window_options
 from subagent_catalog.corpus import read_corpus
-from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.outputs import OutputError, inside
 from subagent_catalog.read.jsvalue import js_text
 from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, terminal_frame, terminal_safe
 
 __all__ = ["main", "translate_errors"]
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-COMPRESSION = click.Choice(["auto", "zstd", "none"])
-SEMANTICS = click.Choice(["projection", "trace"])
 
 
 @click.group(cls=CatalogGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -48,86 +44,6 @@ def main() -> None:
 
 
 # --------------------------------------------------------------------------- shared plumbing
-
-
-def _remember_no_cache(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
-    ctx.meta["subagent_catalog.no_cache"] = value
-    return value
-
-
-def corpus_options(func: F) -> F:
-    """Add the ``ROOT`` argument and ``--compression``, ``--jobs``, ``--quiet`` and ``--no-cache``.
-
-    Examples:
-        >>> [p.name for p in corpus_options(lambda **kw: None).__click_params__]
-        ['no_cache', 'quiet', 'jobs', 'compression', 'root']
-    """
-    func = click.option(
-        "--no-cache",
-        is_flag=True,
-        expose_value=False,
-        callback=_remember_no_cache,
-        help="Read every log; neither use nor update the facts cache (kept outside the root).",
-    )(func)
-    func = click.option(
-        "-q", "--quiet", is_flag=True, help="No progress bar (it is drawn on stderr, only on a terminal)."
-    )(func)
-    func = click.option(
-        "-j",
-        "--jobs",
-        type=click.IntRange(min=1),
-        default=None,
-        help="Worker processes for reading logs (default: all cores; 1 reads in-process).",
-    )(func)
-    func = click.option(
-        "--compression",
-        type=COMPRESSION,
-        default="auto",
-        show_default=True,
-        help="Encoding to read the root as: zstd (session.jsonl.zstd), none (session.jsonl) or auto (detect).",
-    )(func)
-    return click.argument("root", type=click.Path(file_okay=True, dir_okay=True, path_type=str))(func)
-
-
-def semantics_option(func: F) -> F:
-    """Add ``--semantics projection|trace``.
-
-    Examples:
-        >>> [p.name for p in semantics_option(lambda **kw: None).__click_params__]
-        ['semantics']
-    """
-    return click.option(
-        "--semantics",
-        type=SEMANTICS,
-        default="projection",
-        show_default=True,
-        help="Listing semantics: projection (upstream today) or trace (the superseded read path).",
-    )(func)
-
-
-def load(root: str, *, compression: str, jobs: int | None, quiet: bool) -> Corpus:
-    """Read a corpus with a progress bar on stderr (unless quiet or not a terminal).
-
-    Raises:
-        CorpusRootError: the root is missing or unreadable.
-
-    Examples:
-        >>> import tempfile
-        >>> load(tempfile.mkdtemp(), compression="auto", jobs=1, quiet=True).sessions.height
-        0
-    """
-    from subagent_catalog.views.progress import progress_bar
-
-    context = click.get_current_context(silent=True)
-    use_cache = not (context is not None and context.meta.get("subagent_catalog.no_cache", False))
-    with progress_bar(quiet=quiet, desc="reading logs") as progress:
-        return read_corpus(
-            root,
-            compression=compression,  # type: ignore[arg-type]
-            jobs=jobs,
-            progress=progress,
-            cache=use_cache,
-        )
 
 
 def refuse_inside(out_dir: str, root: str) -> None:
@@ -587,3 +503,6 @@ def export(
         echo(f"files read {update.get('files_read')}, reused {update.get('files_reused')}")
     if manifest.get("listing_error"):
         note(f"warning: upstream's listing fails: {manifest['listing_error']}")
+
+
+main.add_command(show)

@@ -56,3 +56,15 @@ class CatalogError(SubagentCatalogError):
 
 class LiveOverlayError(SubagentCatalogError, ValueError):
     """A ``live=`` overlay with a status other than ``running`` or ``idle``."""
+
+
+class SessionLookupError(SubagentCatalogError, LookupError):
+    """No session log has the asked id, or several do and the call did not say which.
+
+    Attributes:
+        session_id: the id asked for.
+    """
+
+    def __init__(self, message: str, *, session_id: str, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.session_id = session_id

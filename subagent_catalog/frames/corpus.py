@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from subagent_catalog.errors import CatalogError
+from subagent_catalog.errors import CatalogError, CorpusRootError
 from subagent_catalog.frames.display import corpus_html
 from subagent_catalog.frames.schemas import EVENT_SCHEMA
 from subagent_catalog.progress import quiet
 from subagent_catalog.read.jsvalue import frame_text
-from subagent_catalog.read.logread import LogFacts
+from subagent_catalog.read.logread import LogFacts, read_log_file
 from subagent_catalog.read.paths import (
     Compression,
 )
@@ -68,6 +68,44 @@ class Corpus:
             os.fsdecode(raw) if raw is not None else path
             for raw, path in frame.select("path_bytes", "path").iter_rows()
         ]
+
+    def log_events(self, list_order: int) -> pl.DataFrame:
+        """The events of one log, the file whose ``sessions`` row has this ``list_order``.
+
+        Read from that one file only (``corpus.events`` is used when it is
+        already loaded, and never loaded here); a log whose events cannot be
+        read gives the events before the damage (its ``sessions`` row says why).
+
+        Raises:
+            CorpusRootError: the file cannot be opened any more.
+
+        Examples:
+            >>> import tempfile
+            >>> from subagent_catalog.corpus import read_corpus
+            >>> from subagent_catalog.synth.writer import EventLog, header, write_session
+            >>> root = tempfile.mkdtemp()
+            >>> log = EventLog("s1")
+            >>> log.user("hi")
+            >>> _ = write_session(root, header("s1", created_at=1), log.events, "none")
+            >>> read_corpus(root).log_events(0)["type"].to_list()
+            ['user/message']
+        """
+        frame = self.sessions.with_row_index("_row").filter(pl.col("list_order") == list_order)
+        if frame.height == 0 or frame["verdict"][0] == "skipped":
+            return pl.DataFrame(schema=EVENT_SCHEMA)
+        if self._events is not None:
+            ids = self.sessions.filter(pl.col("session_id") == frame["session_id"][0])
+            if ids.height == 1:  # the loaded frame tells logs apart only by session id
+                return self._events.filter(pl.col("session_id") == frame["session_id"][0])
+        row, raw, path = frame.select("_row", "path_bytes", "path").row(0)
+        source = self._sources[row] if self._sources is not None else os.fsdecode(raw) if raw is not None else path
+        facts = read_log_file(source, self.compression, want_events=True, exact_path=True)
+        if facts.read_cause == "io-error":
+            raise CorpusRootError(
+                f"cannot read the log again: {facts.read_message}",
+                hint="the file was moved or removed after the corpus was read; read the corpus again",
+            )
+        return facts_events(facts)
 
     @property
     def events(self) -> pl.DataFrame:

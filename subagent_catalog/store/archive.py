@@ -78,6 +78,28 @@ class ArchiveCorpus(Corpus):
                 )
         return super().events
 
+    def log_events(self, list_order: int) -> pl.DataFrame:
+        """The events of one log (from the archive's events table when it has one, else from the root).
+
+        Raises:
+            ArchiveError: no events table and the corpus root is not here.
+        """
+        if self._events is None and self._archive is not None:
+            if self._archive.has_events:
+                frame = (
+                    self._archive.events.filter(pl.col("list_order") == list_order)
+                    .sort("event_index")
+                    .select(list(EVENT_SCHEMA))
+                    .collect()
+                )
+                return frame.cast(pl.Schema(EVENT_SCHEMA))
+            if not os.path.isdir(self.root):
+                raise ArchiveError(
+                    "this archive holds no events and its corpus root is not here",
+                    hint="re-export with events=True, or open the archive where the root exists",
+                )
+        return super().log_events(list_order)
+
 
 @dataclass
 class Archive:

@@ -1,0 +1,427 @@
+"""A session's transcript as escaped HTML (a page, or a fragment for the widget) and as Markdown.
+
+The rows come from ``analysis.transcript``; every text from the log is
+escaped (HTML) or fenced (Markdown), so a log cannot inject markup. Rows of
+a fork's seed (its parent's history) are collapsed into one block.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+import polars as pl
+
+from subagent_catalog.analysis.transcript import find_session, transcript
+from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.display import escape
+
+TEXT_HEAD = 1_200
+"""Characters of a long text shown before the rest is folded away."""
+
+TEXT_LINES = 24
+"""Lines of a long text shown before the rest is folded away."""
+
+_RUN_FACTS = (
+    ("wall time", "run_wall_ms", "ms"),
+    ("turn time", "turn_ms", "ms"),
+    ("turns", "turns", ""),
+    ("last outcome", "last_turn_outcome", ""),
+    ("last error", "last_error_message", ""),
+    ("models", "models", ""),
+    ("input tokens", "input_tokens", ""),
+    ("output tokens", "output_tokens", ""),
+    ("tool calls", "tool_calls", ""),
+    ("failed tool results", "tool_results_failed", ""),
+)
+
+
+@dataclass
+class SessionLinks:
+    """Who a session's parent and children are (ids, and whether the parent's log is in the corpus)."""
+
+    parent: str | None = None
+    parent_found: bool = False
+    children: list[str] = field(default_factory=list)
+
+
+def session_links(corpus: Corpus, session: dict[str, Any]) -> SessionLinks:
+    """The parent and the children (logs naming it as ``parentSession``, in list order) of a session.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.synth.writer import header, write_session
+        >>> root = tempfile.mkdtemp()
+        >>> _ = write_session(root, header("p", created_at=1), [], "none")
+        >>> _ = write_session(root, header("c", created_at=2, parent="p", subagent=True), [], "none")
+        >>> corpus = read_corpus(root)
+        >>> parent = corpus.sessions.filter(pl.col("session_id") == "p").row(0, named=True)
+        >>> session_links(corpus, parent).children
+        ['c']
+    """
+    sessions = corpus.sessions
+    parent = session["parent_session"]
+    found = parent is not None and sessions.filter(pl.col("session_id") == parent).height > 0
+    children: list[str] = []
+    if session["session_id"] is not None:
+        rows = sessions.filter(pl.col("parent_session") == session["session_id"]).sort("list_order")
+        children = [value for value in rows["session_id"].to_list() if value is not None]
+    return SessionLinks(parent, found, children)
+
+
+def _clock(ms: int | None) -> str:
+    if ms is None:
+        return ""
+    try:
+        return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
+    except (OverflowError, OSError, ValueError):
+        return f"{ms} ms"
+
+
+def _offset(ms: int | None, start: int | None) -> str:
+    if ms is None or start is None:
+        return ""
+    seconds = (ms - start) / 1000
+    sign = "-" if seconds < 0 else "+"
+    seconds = abs(seconds)
+    minutes, rest = divmod(seconds, 60)
+    return f"{sign}{int(minutes)}:{rest:06.3f}" if minutes else f"{sign}{rest:.3f} s"
+
+
+def _pretty(text: str | None) -> str:
+    """JSON arguments indented when they parse; any other text as it is."""
+    if not text:
+        return text or ""
+    try:
+        return orjson.dumps(orjson.loads(text), option=orjson.OPT_INDENT_2).decode()
+    except orjson.JSONDecodeError:
+        return text
+
+
+def _folded(text: str, *, limit: int, mono: bool) -> str:
+    font = "font-family:ui-monospace,monospace;font-size:12px;" if mono else ""
+    style = f"white-space:pre-wrap;overflow-wrap:anywhere;margin:2px 0 0;{font}"
+    cut = len(text)
+    if cut > limit:
+        cut = limit
+    lines_end = -1
+    for _ in range(TEXT_LINES):
+        lines_end = text.find("\n", lines_end + 1)
+        if lines_end < 0:
+            break
+    if 0 <= lines_end < cut:
+        cut = lines_end
+    if cut >= len(text):
+        return f'<div style="{style}">{escape(text)}</div>'
+    limit = cut
+    return (
+        f'<div style="{style}">{escape(text[:limit])}</div><details><summary style="cursor:pointer;color:#656d76">'
+        f"{len(text) - limit:,} more characters</summary>"
+        f'<div style="{style}">{escape(text[limit:])}</div></details>'
+    )
+
+
+_COLOURS = {
+    "user": ("#0969da", "#f3f8ff"),
+    "assistant": ("#2da44e", "#f6fff8"),
+    "reasoning": ("#8c959f", "#fafbfc"),
+    "tool-call": ("#bf8700", "#fffbf0"),
+    "tool-result": ("#bf8700", "#ffffff"),
+    "descriptor": ("#8250df", "#fbf8ff"),
+    "retry": ("#cf222e", "#fff5f5"),
+    "read-problem": ("#cf222e", "#fff5f5"),
+}
+
+
+def _title(row: dict[str, Any], detail: dict[str, Any]) -> str:
+    kind = row["kind"]
+    name = row["name"]
+    if kind == "tool-call":
+        return f"→ call {name or '?'}"
+    if kind == "tool-result":
+        parts = [f"← result of {name or '?'}"]
+        if "duration_ms" in detail:
+            parts.append(f"{detail['duration_ms']:,} ms")
+        if row["is_error"]:
+            code = (detail.get("error") or {}).get("code") if isinstance(detail.get("error"), dict) else None
+            parts.append(f"failed{f' ({code})' if code else ''}")
+        if detail.get("repeat"):
+            parts.append("a second result for this call")
+        return " · ".join(parts)
+    if kind == "assistant":
+        model = detail.get("model")
+        return f"assistant{f' · {model}' if model else ''}"
+    if kind == "descriptor":
+        return f"descriptor · {name or 'no mode'}"
+    if kind == "retry":
+        return "model call failed, retried"
+    if kind == "read-problem":
+        return "the log could not be read to its end"
+    return str(kind)
+
+
+def _row_html(row: dict[str, Any], *, start: int | None, limit: int) -> str:
+    detail: dict[str, Any] = orjson.loads(row["detail"]) if row["detail"] else {}
+    when = f'<span title="{escape(_clock(row["time_ms"]))}">{escape(_offset(row["time_ms"], start))}</span>'
+    where = f"seq {row['seq']}" if row["seq"] is not None else ""
+    meta = f'<span style="color:#656d76;font-size:11px;float:right">{when} {escape(where)}</span>'
+    kind = row["kind"]
+    if kind == "turn-start":
+        return (
+            '<div style="margin:14px 0 4px;border-bottom:2px solid #d8dee4;font-weight:600;font-size:13px">'
+            f"{escape(row['text'])} {meta}</div>"
+        )
+    if kind in ("turn-end", "event"):
+        colour = "#cf222e" if row["is_error"] else "#656d76"
+        label = "turn ended: " if kind == "turn-end" else f"{row['event_type']}: "
+        text = row["text"] or ""
+        short = text if len(text) <= 200 else text[:200] + "…"
+        return (
+            f'<div style="color:{colour};font-size:12px;margin:3px 0;overflow-wrap:anywhere">{meta}'
+            f'{escape(label)}<span style="font-family:ui-monospace,monospace">{escape(short)}</span></div>'
+        )
+    edge, fill = _COLOURS.get(kind, ("#8c959f", "#ffffff"))
+    if row["is_error"]:
+        edge, fill = "#cf222e", "#fff5f5"
+    badges = []
+    if row["partial"]:
+        badges.append(f"partial: {detail.get('partial', 'no assistant/message')}")
+    if detail.get("interrupted"):
+        badges.append("interrupted")
+    if kind == "tool-call" and "started_ms" not in detail:
+        badges.append("requested, never started")
+    badge = "".join(
+        f' <span style="background:#fff8c5;border-radius:4px;padding:0 4px;font-size:11px">{escape(b)}</span>'
+        for b in badges
+    )
+    text = row["text"] or ""
+    mono = kind in ("tool-call", "tool-result", "read-problem")
+    body = _folded(_pretty(text) if kind == "tool-call" else text, limit=limit, mono=mono)
+    if kind == "reasoning":
+        body = f"<details><summary style='cursor:pointer'>{len(text):,} characters</summary>{body}</details>"
+    usage = detail.get("usage")
+    foot = ""
+    if isinstance(usage, dict):
+        counts = ", ".join(f"{k.removesuffix('Tokens')} {v:,}" for k, v in usage.items() if isinstance(v, int))
+        foot = f'<div style="color:#656d76;font-size:11px">tokens: {escape(counts)}</div>'
+    return (
+        f'<div style="border-left:4px solid {edge};background:{fill};padding:4px 8px;margin:4px 0;'
+        f'border-radius:0 6px 6px 0">{meta}<b style="font-size:12px">{escape(_title(row, detail))}</b>{badge}'
+        f"{body}{foot}</div>"
+    )
+
+
+def transcript_fragment(rows: pl.DataFrame, *, max_rows: int | None = None, limit: int = TEXT_HEAD) -> str:
+    """The transcript rows as one escaped HTML ``<div>`` with inline styles (for a widget or a page).
+
+    Args:
+        rows: ``transcript`` rows.
+        max_rows: show at most this many rows (a note says how many more there are).
+        limit: characters of a long text shown before the rest is folded away.
+
+    Examples:
+        >>> from subagent_catalog.analysis.transcript import TRANSCRIPT_SCHEMA
+        >>> rows = pl.DataFrame([{"seq": 1, "seqs": [1], "time_ms": 5, "kind": "user", "text": "<hi>",
+        ...                       "partial": False, "in_seed": False}], schema=TRANSCRIPT_SCHEMA)
+        >>> "&lt;hi&gt;" in transcript_fragment(rows)
+        True
+    """
+    start = rows.filter(~pl.col("in_seed"))["time_ms"].min() if rows.height else None
+    shown = rows if max_rows is None else rows.head(max_rows)
+    records = shown.to_dicts()
+    seed = [r for r in records if r["in_seed"]]
+    own = [r for r in records if not r["in_seed"]]
+    parts = ['<div style="font-family:system-ui,sans-serif;font-size:13px;line-height:1.4">']
+    if seed:
+        inner = "".join(_row_html(r, start=start if isinstance(start, int) else None, limit=limit) for r in seed)
+        parts.append(
+            '<details style="margin:4px 0;color:#57606a"><summary style="cursor:pointer">'
+            f"{len(seed):,} steps inherited from the parent (the fork's seed)</summary>{inner}</details>"
+        )
+    parts.extend(_row_html(r, start=start if isinstance(start, int) else None, limit=limit) for r in own)
+    if not records:
+        parts.append('<div style="color:#656d76">(no events)</div>')
+    if max_rows is not None and rows.height > max_rows:
+        parts.append(
+            f'<div style="color:#656d76;margin-top:6px">{rows.height - max_rows:,} more steps not shown '
+            "(all of them: transcript(corpus, id) or subagent-catalog show)</div>"
+        )
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _facts(session: dict[str, Any]) -> list[tuple[str, str]]:
+    out = [
+        ("project", session["project_dir"]),
+        ("path", session["path"]),
+        ("created", _clock(session["created_at_ms"])),
+    ]
+    for label, column, unit in _RUN_FACTS:
+        value = session.get(column)
+        if value is None or value == []:
+            continue
+        if isinstance(value, list):
+            text = ", ".join(str(v) for v in value)
+        elif isinstance(value, int):
+            text = f"{value:,}{' ' + unit if unit else ''}"
+        else:
+            text = str(value)
+        out.append((label, text))
+    return [(label, text) for label, text in out if text]
+
+
+def transcript_page(
+    corpus: Corpus,
+    session_id: str,
+    *,
+    path: str | None = None,
+    link: Callable[[str], str] = lambda target: f"{target}.html",
+) -> str:
+    """A self-contained HTML page of one session's transcript, with its parent and children linked.
+
+    Args:
+        corpus: a read corpus.
+        session_id: the session to show.
+        path: which log, when several files carry the same session id.
+        link: the ``href`` of another session's page (default ``ID.html`` next to this one).
+
+    Raises:
+        SessionLookupError: no log (or several logs) with this id.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.synth.writer import EventLog, header, write_session
+        >>> root = tempfile.mkdtemp()
+        >>> log = EventLog("s1"); log.turn_start(); log.user("<script>"); log.turn_end()
+        >>> _ = write_session(root, header("s1", created_at=1), log.events, "none")
+        >>> page = transcript_page(read_corpus(root), "s1")
+        >>> "&lt;script&gt;" in page and "<script>" not in page
+        True
+    """
+    import jinja2
+    from markupsafe import Markup
+
+    session = find_session(corpus, session_id, path=path)
+    rows = transcript(corpus, session_id, path=session["path"])
+    links = session_links(corpus, session)
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("subagent_catalog.views", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    return env.get_template("transcript.html.j2").render(
+        session_id=session["session_id"],
+        facts=_facts(session),
+        parent=links.parent,
+        parent_href=link(links.parent) if links.parent is not None and links.parent_found else None,
+        children=[(child, link(child)) for child in links.children],
+        steps=rows.height,
+        body=Markup(transcript_fragment(rows)),
+    )
+
+
+def _md(text: object) -> str:
+    """A value from the log as a Markdown code span (literal: nothing in it is markup)."""
+    value = " ".join(str(text).splitlines())
+    longest = max((len(m) for m in re.findall(r"`+", value)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if value.startswith("`") or value.endswith("`") or not value.strip() else ""
+    return f"{ticks}{pad}{value}{pad}{ticks}"
+
+
+def _md_title(row: dict[str, Any], detail: dict[str, Any]) -> str:
+    kind, name = row["kind"], row["name"]
+    if kind == "tool-call":
+        return f"**→ call** {_md(name or '?')}"
+    if kind == "tool-result":
+        parts = [f"**← result of** {_md(name or '?')}"]
+        if "duration_ms" in detail:
+            parts.append(f"{detail['duration_ms']:,} ms")
+        error = detail.get("error")
+        if row["is_error"]:
+            code = error.get("code") if isinstance(error, dict) else None
+            parts.append(f"**failed** {_md(code)}" if code else "**failed**")
+        if detail.get("repeat"):
+            parts.append("a second result for this call")
+        return " · ".join(parts)
+    if kind == "assistant" and detail.get("model"):
+        return f"**assistant** · {_md(detail['model'])}"
+    if kind == "descriptor":
+        return f"**descriptor** · {_md(name or 'no mode')}"
+    return f"**{_title(row, detail)}**"
+
+
+def _fence(text: str) -> str:
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}text\n{text}\n{ticks}"
+
+
+def transcript_markdown(corpus: Corpus, session_id: str, *, path: str | None = None) -> str:
+    """One session's transcript as Markdown; every text from the log is in a fenced block.
+
+    Raises:
+        SessionLookupError: no log (or several logs) with this id.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.synth.writer import EventLog, header, write_session
+        >>> root = tempfile.mkdtemp()
+        >>> log = EventLog("s1"); log.turn_start(); log.user("hi"); log.turn_end()
+        >>> _ = write_session(root, header("s1", created_at=1), log.events, "none")
+        >>> print(transcript_markdown(read_corpus(root), "s1").split("## ")[1])
+        turn 1 · +0.000 s
+        <BLANKLINE>
+        **user** (seq 1, +0.001 s)
+        <BLANKLINE>
+        ```text
+        hi
+        ```
+        <BLANKLINE>
+        *turn ended:* `completed` (seq 2, +0.002 s)
+        <BLANKLINE>
+    """
+    session = find_session(corpus, session_id, path=path)
+    rows = transcript(corpus, session_id, path=session["path"])
+    links = session_links(corpus, session)
+    lines = [f"# Session {_md(session['session_id'])}", ""]
+    lines += [f"- {label}: {_md(text)}" for label, text in _facts(session)]
+    if links.parent is not None:
+        lines.append(f"- parent: {_md(links.parent)}{'' if links.parent_found else ' (its log is not in the corpus)'}")
+    if links.children:
+        lines.append(f"- children ({len(links.children)}): {', '.join(_md(c) for c in links.children)}")
+    lines.append("")
+    start_value = rows.filter(~pl.col("in_seed"))["time_ms"].min() if rows.height else None
+    start = start_value if isinstance(start_value, int) else None
+    seed = rows.filter(pl.col("in_seed")).height
+    if seed:
+        lines += [f"*{seed:,} steps inherited from the parent (the fork's seed) are not shown.*", ""]
+    for row in rows.filter(~pl.col("in_seed")).to_dicts():
+        detail: dict[str, Any] = orjson.loads(row["detail"]) if row["detail"] else {}
+        stamp = ", ".join(
+            v for v in (f"seq {row['seq']}" if row["seq"] is not None else "", _offset(row["time_ms"], start)) if v
+        )
+        kind = row["kind"]
+        text = row["text"] or ""
+        if kind == "turn-start":
+            heading = text if re.fullmatch(r"turn -?\d+", text) else _md(text)
+            lines += [f"## {heading} · {_offset(row['time_ms'], start)}", ""]
+        elif kind == "turn-end":
+            lines += [f"*turn ended:* {_md(text)} ({stamp})", ""]
+        elif kind == "event":
+            short = text if len(text) <= 200 else text[:200] + "…"
+            lines += [f"{_md(row['event_type'])} ({stamp}): {_md(short)}", ""]
+        else:
+            title = _md_title(row, detail)
+            if row["partial"]:
+                title += f" · partial: {detail.get('partial', 'no assistant/message')}"
+            body = _pretty(text) if kind == "tool-call" else text
+            lines += [f"{title} ({stamp})" if stamp else title, "", _fence(body), ""]
+    return "\n".join(lines)

@@ -7,13 +7,18 @@ from typing import Any, Literal
 
 import polars as pl
 
-from subagent_catalog.frames.corpus import Corpus, facts_events
+from subagent_catalog.analysis.transcript import read_problem_row, transcript_rows
+from subagent_catalog.errors import SubagentCatalogError
+from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import catalog_html, escape, table_html, text_html
-from subagent_catalog.read.logread import read_log_file
+from subagent_catalog.frames.schemas import EVENT_SCHEMA
+from subagent_catalog.views.transcript_view import transcript_fragment
 
 Role = Literal["session", "fork", "subagent", "diagnostic", "unlisted"]
 ROLES: tuple[Role, ...] = ("session", "fork", "subagent", "diagnostic", "unlisted")
 EVENT_HEAD = 15
+TRANSCRIPT_HEAD = 300
+"""Transcript steps the detail pane shows (``transcript(corpus, id)`` has them all)."""
 
 
 def session_role(row: dict[str, Any], cat: dict[str, Any] | None) -> Role:
@@ -137,13 +142,26 @@ def detail_html(
                 problems, columns=["kind", "severity", "line", "message"], caption=f"problems ({problems.height})"
             )
         )
-    head = events.head(EVENT_HEAD).with_columns(pl.col("data").str.slice(0, 100))
+    steps = info.get("transcript")
+    if isinstance(steps, pl.DataFrame):
+        parts.append(
+            f'<div style="font-weight:600;margin:10px 0 2px">transcript ({steps.height} steps, '
+            "read from this file only)</div>"
+        )
+        parts.append(transcript_fragment(steps, max_rows=TRANSCRIPT_HEAD, limit=600))
+    elif info.get("events_error"):
+        parts.append(text_html(str(info["events_error"]), caption="events unavailable"))
+    head = events.head(EVENT_HEAD).with_columns(
+        pl.col("time_ms").cast(pl.Datetime("ms", "UTC")).alias("time"), pl.col("data").str.slice(0, 100)
+    )
     parts.append(
-        table_html(
+        "<details><summary style='cursor:pointer;margin-top:8px'>raw events</summary>"
+        + table_html(
             head,
-            columns=["seq", "time_ms", "type", "turn", "step", "data"],
+            columns=["seq", "time", "type", "turn", "step", "data"],
             caption=f"events (first {head.height} of {events.height}, read from this file only)",
         )
+        + "</details>"
     )
     parts.append("</div>")
     return "".join(parts)
@@ -228,8 +246,20 @@ def session_info(
     """
     descriptors = corpus.descriptors.filter(pl.col("path") == row["path"])
     problems = corpus.problems.filter(pl.col("path") == row["path"])
-    facts = read_log_file(row["path"], corpus.compression, want_events=True)
-    events = facts_events(facts)
+    steps: pl.DataFrame | None = None
+    events_error: str | None = None
+    try:
+        events = corpus.log_events(row["list_order"])
+    except SubagentCatalogError as error:  # the log vanished, or an archive without events and root
+        events, events_error = pl.DataFrame(schema=EVENT_SCHEMA), str(error)
+    else:
+        if row["verdict"] != "skipped":
+            steps = transcript_rows(events, seed_length=row["seed_length"])
+            kind = row["read_cause"] or row["verdict"]
+            problem = problems.filter(pl.col("kind") == kind)
+            steps = pl.concat(
+                [steps, read_problem_row(row, steps, problem.row(0, named=True) if problem.height else None)]
+            ).with_columns(pl.lit(row["session_id"], pl.String).alias("session_id"))
     info: dict[str, Any] = {
         "key": key,
         "session_id": row["session_id"],
@@ -248,6 +278,8 @@ def session_info(
         "events_shown": min(EVENT_HEAD, events.height),
         "list_agents_children": agents_text[0],
         "list_agents_descendants": agents_text[1],
+        "transcript": steps,
+        "events_error": events_error,
     }
     return info, detail_html(
         row, info, cat, descriptors, problems, events, semantics=semantics, catalog_error=catalog_error

@@ -22,6 +22,7 @@ cycles):
   facades (this module, ``widgets``, ``archive``).
 """
 
+from subagent_catalog.analysis.transcript import transcript
 from subagent_catalog.analysis.window import Window, WindowError, in_window, parse_instant, window_corpus
 from subagent_catalog.catalog import (
     catalog,
@@ -32,7 +33,7 @@ from subagent_catalog.catalog import (
     list_descendants,
 )
 from subagent_catalog.corpus import read_corpus
-from subagent_catalog.errors import CatalogError, CorpusRootError, SubagentCatalogError
+from subagent_catalog.errors import CatalogError, CorpusRootError, SessionLookupError, SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.events import scan_events
 from subagent_catalog.version import __version__
@@ -41,6 +42,7 @@ __all__ = [
     "CatalogError",
     "Corpus",
     "CorpusRootError",
+    "SessionLookupError",
     "SubagentCatalogError",
     "Window",
     "WindowError",
@@ -55,5 +57,6 @@ __all__ = [
     "parse_instant",
     "read_corpus",
     "scan_events",
+    "transcript",
     "window_corpus",
 ]

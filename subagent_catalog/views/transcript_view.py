@@ -161,7 +161,12 @@ def _title(row: dict[str, Any], detail: dict[str, Any]) -> str:
     if kind == "retry":
         return "model call failed, retried"
     if kind == "read-problem":
-        return "the log could not be read to its end"
+        verdict = detail.get("verdict")
+        if verdict == "torn-tail":
+            return "the last line is torn (a cut-off write): it is not shown"
+        if verdict == "prefix":
+            return "the log is read up to a damaged line: the rest is not shown"
+        return "upstream cannot read this log"
     return str(kind)
 
 
@@ -208,7 +213,7 @@ def _row_html(row: dict[str, Any], *, start: int | None, limit: int) -> str:
     foot = ""
     if isinstance(usage, dict):
         counts = ", ".join(f"{k.removesuffix('Tokens')} {v:,}" for k, v in usage.items() if isinstance(v, int))
-        foot = f'<div style="color:#656d76;font-size:11px">tokens: {escape(counts)}</div>'
+        foot = f'<div style="color:#656d76;font-size:11px">step tokens: {escape(counts)}</div>'
     return (
         f'<div style="border-left:4px solid {edge};background:{fill};padding:4px 8px;margin:4px 0;'
         f'border-radius:0 6px 6px 0">{meta}<b style="font-size:12px">{escape(_title(row, detail))}</b>{badge}'

@@ -16,7 +16,9 @@ cycles):
 - layer 6: ``analysis``: counts and trees derived from the corpus and its catalog.
 - layer 7: ``views``: report, summary, gate, notebook widgets.
 - layer 8: ``cli`` (and ``cli_io``: its streams, output files and error lines;
-  ``cli_window``: its ``--since``/``--until`` options) and the public
+  ``cli_window``: its ``--since``/``--until`` options; ``cli_gate``: the
+  ``check`` command's ``--allow-empty``, ``--max``, ``--max-rate`` and
+  ``--baseline``) and the public
   facades (this module, ``widgets``, ``archive``).
 """
 
@@ -28,9 +30,10 @@ from subagent_catalog.catalog import (
     list_agents_text,
     list_children,
     list_descendants,
+    require_session,
 )
 from subagent_catalog.corpus import read_corpus
-from subagent_catalog.errors import CatalogError, CorpusRootError, SubagentCatalogError
+from subagent_catalog.errors import CatalogError, CorpusRootError, SubagentCatalogError, UnknownSessionError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.events import scan_events
 from subagent_catalog.version import __version__
@@ -40,6 +43,7 @@ __all__ = [
     "Corpus",
     "CorpusRootError",
     "SubagentCatalogError",
+    "UnknownSessionError",
     "Window",
     "WindowError",
     "__version__",
@@ -52,6 +56,7 @@ __all__ = [
     "list_descendants",
     "parse_instant",
     "read_corpus",
+    "require_session",
     "scan_events",
     "window_corpus",
 ]

@@ -54,5 +54,19 @@ class CatalogError(SubagentCatalogError):
         self.message = message
 
 
+class UnknownSessionError(SubagentCatalogError, LookupError):
+    """An id that names no session of the corpus (no log's id, no header's ``parentSession``).
+
+    Attributes:
+        session_id: the id asked for.
+        nearest: the known ids closest to it, best first (may be empty).
+    """
+
+    def __init__(self, session_id: str, nearest: list[str], *, message: str, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.session_id = session_id
+        self.nearest = nearest
+
+
 class LiveOverlayError(SubagentCatalogError, ValueError):
     """A ``live=`` overlay with a status other than ``running`` or ``idle``."""

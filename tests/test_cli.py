@@ -354,7 +354,7 @@ def test_list_text_is_list_agents_text(runner: CliRunner, tmp_path: Path) -> Non
         result = _run(runner, "list", tmp_path, "root", "--scope", scope)
         assert result.exit_code == 0
         assert result.output == list_agents_text(corpus, "root", scope=scope) + "\n"
-    assert _run(runner, "list", tmp_path, "no-such-parent").output == "(no subagents)\n"
+    assert _run(runner, "list", tmp_path, "c-ok").output == "(no subagents)\n"  # a session without subagents
 
 
 def test_list_json_is_upstream_rows(runner: CliRunner, tmp_path: Path) -> None:
@@ -373,7 +373,7 @@ def test_list_json_is_upstream_rows(runner: CliRunner, tmp_path: Path) -> None:
         "parentId": "fork",
         "depth": 2,
     }
-    assert _run(runner, "list", tmp_path, "nobody", "-f", "json").output == "[]\n"
+    assert _run(runner, "list", tmp_path, "g1", "-f", "json").output == "[]\n"  # a session without subagents
 
 
 def test_list_csv_has_audit_columns_and_neutralises_formulas(runner: CliRunner, tmp_path: Path) -> None:

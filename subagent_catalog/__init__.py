@@ -17,8 +17,9 @@ cycles):
 - layer 7: ``views``: report, summary, gate, notebook widgets.
 - layer 8: ``cli`` (and ``cli_io``: its streams, output files and error lines;
   ``cli_window``: its ``--since``/``--until`` options; ``cli_options``: the
-  options every corpus command shares; ``cli_show``: the ``show`` command)
-  and the public
+  options every corpus command shares; ``cli_show``: the ``show`` command;
+  ``cli_gate``: the ``check`` command's ``--allow-empty``, ``--max``,
+  ``--max-rate`` and ``--baseline``) and the public
   facades (this module, ``widgets``, ``archive``).
 """
 
@@ -31,9 +32,16 @@ from subagent_catalog.catalog import (
     list_agents_text,
     list_children,
     list_descendants,
+    require_session,
 )
 from subagent_catalog.corpus import read_corpus
-from subagent_catalog.errors import CatalogError, CorpusRootError, SessionLookupError, SubagentCatalogError
+from subagent_catalog.errors import (
+    CatalogError,
+    CorpusRootError,
+    SessionLookupError,
+    SubagentCatalogError,
+    UnknownSessionError,
+)
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.events import scan_events
 from subagent_catalog.version import __version__
@@ -44,6 +52,7 @@ __all__ = [
     "CorpusRootError",
     "SessionLookupError",
     "SubagentCatalogError",
+    "UnknownSessionError",
     "Window",
     "WindowError",
     "__version__",
@@ -56,6 +65,7 @@ __all__ = [
     "list_descendants",
     "parse_instant",
     "read_corpus",
+    "require_session",
     "scan_events",
     "transcript",
     "window_corpus",

@@ -25,6 +25,8 @@ import click
 
 from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.conformance import conformance_lines, json_text
+from subagent_catalog.catalog.parents import require_session
+from subagent_catalog.cli_gate import gate_options
 from subagent_catalog.cli_io import CatalogGroup, check_target, echo, is_stdout, note, output_stream, translate_errors
 from subagent_catalog.cli_options import corpus_options, load, semantics_option
 from subagent_catalog.cli_show import show
@@ -167,6 +169,8 @@ def report(
         raise click.UsageError("refusing to print the HTML page to a terminal: redirect stdout or pass -o FILE")
     check_target(output, [root])
     corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
+    for parent in parents:  # a mistyped id is an error naming the nearest ids, not an empty listing
+        require_session(corpus, parent)
     chosen = list(parents) if parents else None
     sem: Any = semantics
     page = render_report(corpus, parents=chosen, semantics=sem, title=title, window=window)
@@ -223,6 +227,7 @@ def _check_help() -> str:
 )
 @semantics_option
 @window_options
+@gate_options
 @translate_errors
 def check(
     root: str,
@@ -234,27 +239,36 @@ def check(
     limit: int,
     semantics: str,
     window: Window,
+    gate: dict[str, Any],
 ) -> None:
     """Data-quality gate: count problems per check; exit 1 when a selected check fails.
 
     Prints each check's count and the offending sessions (id, path, cause).
-    Exit status: 0 when no check in --fail-on finds anything, 1 otherwise
-    (also when a selected check cannot run because the listing fails).
-    With --since/--until only the offenders of sessions created in the window
-    count (entries that are no session file, such as corpus-level problems,
-    always count).
+    Exit status: 0 when no check in --fail-on finds more than it tolerates,
+    1 otherwise (also when a selected check cannot run because the listing
+    fails, and when the corpus has no listed session: no session file, a
+    wrong mount or --compression, unless --allow-empty). --max CHECK=N and
+    --max-rate CHECK=R (a share of the session files) tolerate some
+    offenders and select their check; --baseline FILE (an earlier --format
+    json output) counts only offenders it does not hold. With --since/--until
+    only the offenders of sessions created in the window count (entries that
+    are no session file, such as corpus-level problems, always count); a
+    window without sessions passes.
 
     \b
     Examples:
         subagent-catalog check data/sample
         subagent-catalog check /archive --fail-on corpus-error,unsupported-version,malformed-descriptor
+        subagent-catalog check /archive --max corrupt=5 --max-rate unavailable=0.01
+        subagent-catalog check /archive --format json > previous.json  # later:
+        subagent-catalog check /archive --baseline previous.json
         subagent-catalog check /archive --format markdown >> "$GITHUB_STEP_SUMMARY"
     """
     from subagent_catalog.views.gate import run_checks
     from subagent_catalog.views.gate_format import format_json, format_markdown, format_text
 
     corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
-    result = run_checks(corpus, fail_on=fail_on, semantics=semantics, window=window)  # type: ignore[arg-type]
+    result = run_checks(corpus, fail_on=fail_on, semantics=semantics, window=window, **gate)  # type: ignore[arg-type]
     if fmt == "json":
         echo(json_terminal(format_json(result)))
     elif fmt == "markdown":
@@ -368,6 +382,9 @@ def list_command(
         raise click.UsageError("--format parquet needs --output FILE")
     check_target(output, [root])
     corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
+    corpus.require_listing()  # a failing listing is the error to report, before any id
+    if semantics == "projection":  # trace refuses an unknown parent itself (SUBAGENT_PARENT_NOT_FOUND)
+        require_session(corpus, parent)  # an id naming no session is an error; a session without subagents is not
     protected = [root, corpus.root]
     sem: Any = semantics
     to_terminal = is_stdout(output)

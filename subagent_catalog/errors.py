@@ -54,10 +54,6 @@ class CatalogError(SubagentCatalogError):
         self.message = message
 
 
-class LiveOverlayError(SubagentCatalogError, ValueError):
-    """A ``live=`` overlay with a status other than ``running`` or ``idle``."""
-
-
 class SessionLookupError(SubagentCatalogError, LookupError):
     """No session log has the asked id, or several do and the call did not say which.
 
@@ -68,3 +64,20 @@ class SessionLookupError(SubagentCatalogError, LookupError):
     def __init__(self, message: str, *, session_id: str, hint: str | None = None) -> None:
         super().__init__(message, hint=hint)
         self.session_id = session_id
+
+
+class UnknownSessionError(SessionLookupError):
+    """An id that names no session of the corpus (no log's id, no header's ``parentSession``).
+
+    Attributes:
+        session_id: the id asked for.
+        nearest: the known ids closest to it, best first (may be empty).
+    """
+
+    def __init__(self, session_id: str, nearest: list[str], *, message: str, hint: str | None = None) -> None:
+        super().__init__(message, session_id=session_id, hint=hint)
+        self.nearest = nearest
+
+
+class LiveOverlayError(SubagentCatalogError, ValueError):
+    """A ``live=`` overlay with a status other than ``running`` or ``idle``."""

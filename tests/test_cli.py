@@ -354,7 +354,7 @@ def test_list_text_is_list_agents_text(runner: CliRunner, tmp_path: Path) -> Non
         result = _run(runner, "list", tmp_path, "root", "--scope", scope)
         assert result.exit_code == 0
         assert result.output == list_agents_text(corpus, "root", scope=scope) + "\n"
-    assert _run(runner, "list", tmp_path, "no-such-parent").output == "(no subagents)\n"
+    assert _run(runner, "list", tmp_path, "c-ok").output == "(no subagents)\n"  # a session without subagents
 
 
 def test_list_json_is_upstream_rows(runner: CliRunner, tmp_path: Path) -> None:
@@ -373,7 +373,7 @@ def test_list_json_is_upstream_rows(runner: CliRunner, tmp_path: Path) -> None:
         "parentId": "fork",
         "depth": 2,
     }
-    assert _run(runner, "list", tmp_path, "nobody", "-f", "json").output == "[]\n"
+    assert _run(runner, "list", tmp_path, "g1", "-f", "json").output == "[]\n"  # a session without subagents
 
 
 def test_list_csv_has_audit_columns_and_neutralises_formulas(runner: CliRunner, tmp_path: Path) -> None:
@@ -810,3 +810,92 @@ def test_an_unexpected_error_is_one_line_unless_the_traceback_is_asked_for(
     monkeypatch.setenv("SUBAGENT_CATALOG_TRACEBACK", "1")
     with pytest.raises(RecursionError):
         runner.invoke(main, ["summary", str(tmp_path)], catch_exceptions=False)
+
+
+# --------------------------------------------------------------------------- gate: empty corpus, thresholds, baseline
+
+
+def test_check_of_an_empty_root_fails_unless_allowed(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(main, ["check", str(tmp_path), "-q"])
+    assert result.exit_code == 1
+    assert result.output.startswith("check: FAILED: empty corpus (8 checks selected")
+    assert f"empty: no session files under {str(tmp_path)!r} (hint: is it the right directory" in result.output
+    assert runner.invoke(main, ["check", str(tmp_path), "--fail-on", "none"]).exit_code == 1
+    data = json.loads(runner.invoke(main, ["check", str(tmp_path), "-f", "json"]).output)
+    assert data["failed"] is True and data["empty"]["message"].startswith("no session files")
+    markdown = runner.invoke(main, ["check", str(tmp_path), "-f", "markdown"])
+    assert markdown.exit_code == 1 and "**Empty corpus**" in markdown.output
+    allowed = runner.invoke(main, ["check", str(tmp_path), "--allow-empty"])
+    assert allowed.exit_code == 0 and "(allowed by --allow-empty)" in allowed.output
+
+
+def test_check_wrong_compression_is_an_empty_corpus_with_a_hint(runner: CliRunner, tmp_path: Path) -> None:
+    build_healthy(tmp_path)
+    result = runner.invoke(main, ["check", str(tmp_path), "--compression", "zstd"])
+    assert result.exit_code == 1 and "FAILED: empty corpus, corpus-error" in result.output
+    assert "other encoding" in result.output
+
+
+def test_check_thresholds(runner: CliRunner, tmp_path: Path) -> None:
+    build_mixed(tmp_path)  # 2 corrupt of 8 session files
+    base = ["check", str(tmp_path), "--fail-on", "corpus-error"]
+    assert runner.invoke(main, [*base, "--max", "corrupt=2"]).exit_code == 0
+    assert runner.invoke(main, [*base, "--max", "corrupt=1"]).exit_code == 1
+    assert runner.invoke(main, [*base, "--max-rate", "corrupt=25%"]).exit_code == 0
+    assert runner.invoke(main, [*base, "--max-rate", "corrupt=0.2"]).exit_code == 1
+    assert runner.invoke(main, ["check", str(tmp_path), "--max", "corrupt=5"]).exit_code == 1  # others still fail
+    for bad, message in (
+        (["--max", "corrupt"], "expected CHECK=N"),
+        (["--max", "nope=1"], "unknown check 'nope' in --max (hint: choose from corpus-error"),
+        (["--max", "corrupt=-2"], "whole number"),
+        (["--max-rate", "corrupt=2"], "fraction from 0 to 1"),
+        (["--max", "corrupt=1", "--max", "corrupt=2"], "corrupt is given twice"),
+    ):
+        result = runner.invoke(main, [*base, *bad])
+        assert result.exit_code == 2 and message in result.output, (bad, result.output)
+
+
+def test_check_baseline(runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = build_mixed(tmp_path / "corpus")
+    previous = tmp_path / "previous.json"
+    first = runner.invoke(main, ["check", str(root), "-f", "json"])
+    assert first.exit_code == 1
+    previous.write_text(first.stdout)
+    again = runner.invoke(main, ["check", str(root), "--baseline", str(previous)])
+    assert again.exit_code == 0, again.output
+    assert "offenders already in it (not counted), 0 new" in again.output
+    _session(root, "c-new", parent="root", payload={"version": 2, "mode": "x", "provider": "spawn"}, created=T0 + 9)
+    later = runner.invoke(main, ["check", str(root), "--baseline", str(previous)])
+    assert later.exit_code == 1 and later.output.startswith("check: FAILED: corrupt, malformed-descriptor")
+    assert "c-new" in later.output and "(in baseline)" in later.output
+    # an unusable baseline fails in one line (exit 2) before the corpus is read
+    monkeypatch.setattr("subagent_catalog.cli.read_corpus", lambda *a, **k: pytest.fail("corpus read"))
+    (tmp_path / "bad.json").write_text("{")
+    for name in ("missing.json", "bad.json"):
+        result = runner.invoke(main, ["check", str(root), "--baseline", str(tmp_path / name)])
+        assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1, result.output
+        assert result.stderr.startswith("Error: ") and "(hint: " in result.stderr
+    trace = runner.invoke(main, ["check", str(root), "--baseline", str(previous), "--semantics", "trace"])
+    assert trace.exit_code == 2 and "written with semantics projection, this run uses trace" in trace.stderr
+
+
+def test_list_and_report_refuse_an_id_naming_no_session(runner: CliRunner, tmp_path: Path) -> None:
+    root = build_mixed(tmp_path / "corpus")
+    _session(root, "orphan", parent="gone-away", payload=w.descriptor("one-shot"), created=T0 + 9)
+    for args in (["list", root, "roo"], ["list", root, "fork-x", "--scope", "descendants", "-f", "json"]):
+        result = runner.invoke(main, [str(a) for a in args])
+        assert result.exit_code == 1 and len(result.stderr.splitlines()) == 1, result.output
+        assert result.stderr.startswith(f"Error: no session {args[2]!r} in the corpus (hint: did you mean ")
+    assert "did you mean root?" in runner.invoke(main, ["list", str(root), "roo"]).stderr
+    far = runner.invoke(main, ["list", str(root), "zzzzzzzz"])
+    assert far.exit_code == 1 and "none of the corpus's" in far.stderr
+    assert _run(runner, "list", root, "c-one").output == "(no subagents)\n"  # a session without subagents
+    known_parent = _run(runner, "list", root, "gone-away")  # named only by a header's parentSession
+    assert known_parent.exit_code == 0 and "Error" not in known_parent.output
+    report = runner.invoke(
+        main, ["report", str(root), "-q", "-p", "root", "-p", "fork1", "-o", str(tmp_path / "r.html")]
+    )
+    assert report.exit_code == 1 and "no session 'fork1' in the corpus (hint: did you mean fork?)" in report.stderr
+    assert not (tmp_path / "r.html").exists()
+    hostile = runner.invoke(main, ["list", str(root), "x\x1b[2J"])
+    assert hostile.exit_code == 1 and "\x1b" not in hostile.stderr and "\\x1b[2J" in hostile.stderr

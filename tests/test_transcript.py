@@ -22,7 +22,7 @@ from subagent_catalog.analysis.transcript import (
 )
 from subagent_catalog.cli import main
 from subagent_catalog.corpus import read_corpus
-from subagent_catalog.errors import CorpusRootError, SessionLookupError
+from subagent_catalog.errors import CorpusRootError, SessionLookupError, UnknownSessionError
 from subagent_catalog.frames.schemas import EVENT_SCHEMA
 from subagent_catalog.store.archive import ArchiveError, open_archive
 from subagent_catalog.store.export import export_archive
@@ -347,3 +347,14 @@ def test_browser_detail_pane_survives_a_vanished_log(tmp_path: Path) -> None:
     browser.select_id("gone")
     assert browser.selected_info["transcript"] is None
     assert "events unavailable" in browser.detail.value and "cannot read the log again" in browser.detail.value
+
+
+def test_an_id_only_named_as_a_parent_has_no_log(tmp_path: Path) -> None:
+    write_session(tmp_path, header("kid", created_at=1, parent="lost", subagent=True), [], "none")
+    corpus = read_corpus(tmp_path, cache=False)
+    with pytest.raises(SessionLookupError, match="session 'lost' has no log in the corpus") as caught:
+        transcript(corpus, "lost")
+    assert not isinstance(caught.value, UnknownSessionError)
+    with pytest.raises(UnknownSessionError) as unknown:
+        transcript(corpus, "kod")
+    assert unknown.value.nearest == ["kid"]

@@ -20,7 +20,7 @@ from typing import Any, Literal
 import orjson
 import polars as pl
 
-from subagent_catalog.errors import SessionLookupError
+from subagent_catalog.errors import SessionLookupError, UnknownSessionError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.nearest import nearest_ids
 from subagent_catalog.read.jsvalue import frame_text, parse_json
@@ -524,8 +524,9 @@ def find_session(corpus: Corpus, session_id: str, *, path: str | None = None) ->
     """The ``sessions`` row of the one log with this id (or at this ``path``).
 
     Raises:
-        SessionLookupError: no log has the id (the hint names the nearest ids),
-            or several do and ``path`` does not say which.
+        UnknownSessionError: no log has the id (the hint names the nearest ids).
+        SessionLookupError: several logs have it and ``path`` does not say
+            which, or the id is only a ``parentSession`` other headers name.
 
     Examples:
         >>> import tempfile
@@ -538,7 +539,7 @@ def find_session(corpus: Corpus, session_id: str, *, path: str | None = None) ->
         >>> find_session(read_corpus(root), "a317")
         Traceback (most recent call last):
         ...
-        subagent_catalog.errors.SessionLookupError: no session log has id 'a317' (hint: did you mean a317faa2?)
+        subagent_catalog.errors.UnknownSessionError: no session log has id 'a317' (hint: did you mean a317faa2?)
     """
     sessions = corpus.sessions.filter(pl.col("session_id") == session_id)
     if path is not None:
@@ -546,10 +547,18 @@ def find_session(corpus: Corpus, session_id: str, *, path: str | None = None) ->
     if sessions.height == 1:
         return sessions.row(0, named=True)
     if sessions.height == 0:
-        near = nearest_ids(session_id, corpus.sessions["session_id"].to_list())
         where = f" at {path!r}" if path is not None else ""
+        naming = corpus.sessions.filter(pl.col("parent_session") == session_id).height
+        if naming and path is None:
+            raise SessionLookupError(
+                f"session {session_id!r} has no log in the corpus ({naming} headers name it as their parent)",
+                session_id=session_id,
+                hint="its log is missing from this root: look for it in the archive it came from",
+            )
+        near = nearest_ids(session_id, corpus.sessions["session_id"].to_list())
         hint = f"did you mean {', '.join(near)}?" if near else "no id is close to it: check the root and --compression"
-        raise SessionLookupError(f"no session log has id {session_id!r}{where}", session_id=session_id, hint=hint)
+        message = f"no session log has id {session_id!r}{where}"
+        raise UnknownSessionError(session_id, near, message=message, hint=hint)
     paths = sessions["path"].to_list()
     raise SessionLookupError(
         f"{len(paths)} logs have session id {session_id!r}: {', '.join(paths)}",

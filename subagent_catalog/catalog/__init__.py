@@ -5,7 +5,8 @@ how one child resolves (``resolve``, projection and trace semantics),
 one parent's rows and the ``list_agents`` text (``listing``), every
 parent at once (``tables``), where the semantics differ
 (``deviations``), ``localeCompare`` collation (``collation``) and
-the conformance output format (``conformance``). Everything here is
+the conformance output format (``conformance``), and which ids name a
+session at all (``parents``). Everything here is
 pure: frames in, frames out, row order by explicit sorts.
 """
 
@@ -17,6 +18,7 @@ from subagent_catalog.catalog.listing import (
     list_children,
     list_descendants,
 )
+from subagent_catalog.catalog.parents import known_session_ids, require_session
 from subagent_catalog.catalog.tables import catalog, catalog_descendants
 
 __all__ = [
@@ -25,7 +27,9 @@ __all__ = [
     "children_rows",
     "descendant_rows",
     "deviations",
+    "known_session_ids",
     "list_agents_text",
     "list_children",
     "list_descendants",
+    "require_session",
 ]

@@ -8,6 +8,12 @@ others are reported as warnings. A check that needs the listing cannot run
 when upstream's listing fails as a whole; it is ``unevaluated`` and, when
 selected, fails the gate (the gate fails closed).
 
+A corpus without a listed session (no session file at all, a wrong mount;
+or only files upstream's listing skips) fails the gate whatever the
+selection, unless ``allow_empty``. Thresholds (``max_count``, ``max_rate``)
+and a baseline of known offenders (``subagent_catalog.views.gate_policy``)
+let a selected check find some offenders and still pass (``tolerated``).
+
 The formatters (``format_text``, ``format_markdown``,
 ``format_json``) render a ``GateResult`` for terminals, CI job
 summaries and machines.
@@ -15,7 +21,7 @@ summaries and machines.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,13 +39,16 @@ from subagent_catalog.views.gate_checks import (
     Status,
     parse_fail_on,
 )
+from subagent_catalog.views.gate_policy import FORMAT_NAME, FORMAT_VERSION, Baseline, check_limits, mark_known
 
 __all__ = [
     "CHECKS",
     "DEFAULT_FAIL_ON",
     "OFFENDER_SCHEMA",
     "CheckResult",
+    "EmptyCorpus",
     "GateResult",
+    "empty_corpus",
     "parse_fail_on",
     "run_checks",
 ]
@@ -53,12 +62,19 @@ class CheckResult:
         name: the check.
         description: what an offender is.
         selected: the check is in ``fail_on``.
-        status: ``pass`` (nothing found), ``fail`` (selected, found some),
-            ``warn`` (not selected, found some), ``unevaluated`` (needs the
-            listing, which fails).
+        status: ``pass`` (nothing found), ``fail`` (selected, found more
+            than it tolerates), ``tolerated`` (selected, found some, but all
+            in the baseline or within its thresholds), ``warn`` (not
+            selected, found some), ``unevaluated`` (needs the listing, which
+            fails).
         count: the number of offenders.
-        offenders: one row per offender (``OFFENDER_SCHEMA``).
+        offenders: one row per offender (``OFFENDER_SCHEMA``; with a
+            baseline also ``in_baseline``).
         note: why a check is unevaluated.
+        known: offenders the baseline already holds (0 without one).
+        max_count: the most offenders tolerated (``max_count``), if given.
+        max_rate: the largest tolerated share of the session files, if given.
+        rate: new offenders per session file (``None`` when there is no session file).
     """
 
     name: str
@@ -68,11 +84,35 @@ class CheckResult:
     count: int
     offenders: pl.DataFrame
     note: str | None = None
+    known: int = 0
+    max_count: int | None = None
+    max_rate: float | None = None
+    rate: float | None = None
+
+    @property
+    def new(self) -> int:
+        """The offenders the baseline does not hold (all of them without a baseline)."""
+        return self.count - self.known
 
     @property
     def failed(self) -> bool:
         """The check makes the gate fail."""
         return self.selected and self.status in ("fail", "unevaluated")
+
+
+@dataclass(frozen=True)
+class EmptyCorpus:
+    """Why a corpus counts as empty: it has no session upstream lists.
+
+    Attributes:
+        message: what was found (no session file, or only skipped ones).
+        hint: what to look at.
+        allowed: ``allow_empty`` was given, so it does not fail the gate.
+    """
+
+    message: str
+    hint: str
+    allowed: bool = False
 
 
 @dataclass
@@ -82,9 +122,14 @@ class GateResult:
     Attributes:
         root: the corpus root.
         semantics: the listing semantics the catalog checks used.
-        fail_on: the selected checks.
+        fail_on: the selected checks (with those a threshold selects).
         checks: one result per check, in ``CHECKS`` order.
         window: the time window the offenders were kept from (``Window.describe``), if any.
+        session_files: the corpus's session files (skipped ones included).
+        listed_sessions: those upstream's listing lists.
+        window_files: the session files created in the window (``None`` without a window).
+        empty: set when the corpus has no listed session.
+        baseline: the baseline file the offenders were compared with, if any.
     """
 
     root: str
@@ -92,11 +137,31 @@ class GateResult:
     fail_on: tuple[str, ...]
     checks: list[CheckResult]
     window: str | None = None
+    session_files: int = 0
+    listed_sessions: int = 0
+    window_files: int | None = None
+    empty: EmptyCorpus | None = None
+    baseline: str | None = None
+
+    @property
+    def denominator(self) -> int:
+        """What ``max_rate`` divides by: the session files (of the window, when there is one)."""
+        return self.session_files if self.window_files is None else self.window_files
+
+    @property
+    def empty_fails(self) -> bool:
+        """The corpus is empty and that was not allowed."""
+        return self.empty is not None and not self.empty.allowed
 
     @property
     def failed(self) -> bool:
-        """Some selected check fails (or cannot be evaluated)."""
-        return any(check.failed for check in self.checks)
+        """The corpus is empty (not allowed), or some selected check fails (or cannot be evaluated)."""
+        return self.empty_fails or any(check.failed for check in self.checks)
+
+    @property
+    def known(self) -> int:
+        """Offenders (of every check) the baseline already holds."""
+        return sum(check.known for check in self.checks)
 
     @property
     def failing(self) -> list[str]:
@@ -120,16 +185,27 @@ class GateResult:
         Examples:
             >>> import tempfile
             >>> from subagent_catalog.corpus import read_corpus
-            >>> run_checks(read_corpus(tempfile.mkdtemp())).to_dict()["failed"]
-            False
+            >>> data = run_checks(read_corpus(tempfile.mkdtemp())).to_dict()
+            >>> data["format_version"], data["failed"], data["empty"]["message"]
+            (1, True, "no session files under '/tmp/...'")
         """
+        empty = self.empty
         return {
+            "format": FORMAT_NAME,
+            "format_version": FORMAT_VERSION,
             "root": self.root,
             "semantics": self.semantics,
             "window": self.window,
             "failed": self.failed,
             "fail_on": list(self.fail_on),
             "failing": self.failing,
+            "session_files": self.session_files,
+            "listed_sessions": self.listed_sessions,
+            "window_files": self.window_files,
+            "empty": None
+            if empty is None
+            else {"message": empty.message, "hint": empty.hint, "allowed": empty.allowed},
+            "baseline": None if self.baseline is None else {"path": self.baseline, "known": self.known},
             "checks": [
                 {
                     "name": check.name,
@@ -137,6 +213,11 @@ class GateResult:
                     "selected": check.selected,
                     "status": check.status,
                     "count": check.count,
+                    "new": check.new,
+                    "known": check.known,
+                    "max": check.max_count,
+                    "max_rate": check.max_rate,
+                    "rate": check.rate,
                     "note": check.note,
                     "offenders": check.offenders.to_dicts(),
                 }
@@ -152,12 +233,75 @@ def _outside(corpus: Corpus, window: Window | None) -> pl.Series | None:
     return corpus.sessions.filter(~window.expr("created_at", corpus.sessions.schema["created_at"]))["path"]
 
 
+EMPTY_HINT = (
+    "is it the right directory, and mounted? A root holds <project>/<session>/session.jsonl or "
+    "session.jsonl.zstd; pass --allow-empty if an empty corpus is expected"
+)
+
+
+def empty_corpus(corpus: Corpus, *, allowed: bool = False) -> EmptyCorpus | None:
+    """Why the corpus counts as empty (no session file, or none upstream lists), or ``None``.
+
+    A corpus whose files are damaged but listed is not empty: its checks
+    report the damage.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> empty_corpus(read_corpus(tempfile.mkdtemp())).message
+        "no session files under '/tmp/...'"
+    """
+    sessions = corpus.sessions
+    if sessions.height and bool(sessions["listed"].any()):
+        return None
+    if sessions.height:
+        message = (
+            f"no listed session under {corpus.root!r}: upstream's listing skips all {sessions.height} "
+            "session files (empty, half-written or without a valid header; see skipped-header)"
+        )
+        return EmptyCorpus(message, "check how the logs were copied; " + EMPTY_HINT, allowed)
+    hint = EMPTY_HINT
+    if corpus.problems.filter(pl.col("kind") == "encoding-mismatch").height:
+        hint = "its logs use the other encoding than the one it was read as (see corpus-error); " + hint
+    return EmptyCorpus(f"no session files under {corpus.root!r}", hint, allowed)
+
+
+def _judge(
+    result: CheckResult, offenders: pl.DataFrame, denominator: int, max_count: int | None, max_rate: float | None
+) -> CheckResult:
+    """Set the status of an evaluated check from its (new) offenders and thresholds."""
+    known = int(offenders["in_baseline"].sum()) if "in_baseline" in offenders.columns else 0
+    new = offenders.height - known
+    rate = new / denominator if denominator else None
+    if offenders.height == 0:
+        status: Status = "pass"
+    elif not result.selected:
+        status = "warn"
+    else:
+        limit = max_count if max_count is not None else None if max_rate is not None else 0
+        too_many = limit is not None and new > limit
+        too_often = max_rate is not None and new > 0 and (rate is None or rate > max_rate)
+        status = "fail" if too_many or too_often else "tolerated"
+    result.status, result.count, result.offenders, result.known, result.rate = (
+        status,
+        offenders.height,
+        offenders,
+        known,
+        rate,
+    )
+    return result
+
+
 def run_checks(
     corpus: Corpus,
     *,
     fail_on: Iterable[str] | None = None,
     semantics: Semantics = "projection",
     window: Window | None = None,
+    allow_empty: bool = False,
+    max_count: Mapping[str, int] | None = None,
+    max_rate: Mapping[str, float] | None = None,
+    baseline: Baseline | None = None,
 ) -> GateResult:
     """Run every check on a corpus.
 
@@ -170,55 +314,83 @@ def run_checks(
         window: keep only the offenders of sessions created in this window
             (offenders that are no session file, such as corpus-level
             problems, are kept); the checks run on the whole corpus, so the
-            listing and its rows are upstream's.
+            listing and its rows are upstream's. A window that keeps no
+            session is not an empty corpus.
+        allow_empty: a corpus without a listed session passes (by default it
+            fails the gate, whatever ``fail_on`` selects).
+        max_count: per check, the most (new) offenders it may find and pass;
+            naming a check selects it.
+        max_rate: per check, the largest share of the session files (of the
+            window, when there is one) its (new) offenders may make; naming
+            a check selects it. With both limits a check fails when it
+            exceeds either.
+        baseline: an earlier result's offenders (``gate_policy.load_baseline``):
+            only offenders it does not hold count.
 
     Raises:
-        ValueError: an unknown check name in ``fail_on``.
+        ValueError: an unknown check name in ``fail_on``, ``max_count`` or
+            ``max_rate``, or a limit out of range.
+        BaselineError: the baseline was written with other semantics.
 
     Examples:
         >>> import tempfile
         >>> from subagent_catalog.corpus import read_corpus
-        >>> result = run_checks(read_corpus(tempfile.mkdtemp()), fail_on=["corrupt"])
-        >>> result.failed, result["corrupt"].status, result["torn-tail"].selected
-        (False, 'pass', False)
+        >>> empty = read_corpus(tempfile.mkdtemp())
+        >>> result = run_checks(empty, fail_on=["corrupt"])
+        >>> result.failed, result.empty is not None, result["corrupt"].status, result["torn-tail"].selected
+        (True, True, 'pass', False)
+        >>> run_checks(empty, allow_empty=True).failed
+        False
     """
+    counts, rates = dict(max_count or {}), dict(max_rate or {})
+    check_limits(counts, rates)
+    if baseline is not None:
+        baseline.check_semantics(semantics)
     chosen = DEFAULT_FAIL_ON if fail_on is None else parse_fail_on(",".join(fail_on))
+    chosen = (*chosen, *(c.name for c in CHECKS if c.name not in chosen and (c.name in counts or c.name in rates)))
     ctx = GateContext(corpus, semantics)
     outside = _outside(corpus, window)
+    files = corpus.sessions.height
+    window_files = None if outside is None else files - outside.len()
+    denominator = files if window_files is None else window_files
     results: list[CheckResult] = []
     for check in CHECKS:
         selected = check.name in chosen
+        result = CheckResult(
+            check.name,
+            check.description,
+            selected,
+            "unevaluated",
+            0,
+            pl.DataFrame(schema=OFFENDER_SCHEMA),
+            max_count=counts.get(check.name),
+            max_rate=rates.get(check.name),
+        )
+        results.append(result)
         if check.needs_listing and corpus.listing_error is not None:
-            results.append(
-                CheckResult(
-                    check.name,
-                    check.description,
-                    selected,
-                    "unevaluated",
-                    0,
-                    pl.DataFrame(schema=OFFENDER_SCHEMA),
-                    note="upstream's listing fails as a whole, so there are no listing rows to check",
-                )
-            )
+            result.note = "upstream's listing fails as a whole, so there are no listing rows to check"
             continue
         try:
             offenders = check.offenders(ctx)
             if outside is not None:
                 offenders = offenders.filter(~pl.col("path").is_in(outside.implode()).fill_null(False))
         except CatalogError as error:
-            results.append(
-                CheckResult(
-                    check.name,
-                    check.description,
-                    selected,
-                    "unevaluated",
-                    0,
-                    pl.DataFrame(schema=OFFENDER_SCHEMA),
-                    note=error.message,
-                )
-            )
+            result.note = error.message
             continue
-        status: Status = "pass" if offenders.height == 0 else "fail" if selected else "warn"
-        results.append(CheckResult(check.name, check.description, selected, status, offenders.height, offenders))
+        if baseline is not None:
+            offenders = mark_known(check.name, offenders, corpus.root, baseline)
+            offenders = offenders.sort("in_baseline", maintain_order=True)  # new offenders first
+        _judge(result, offenders, denominator, result.max_count, result.max_rate)
     shown = window.describe() if window is not None and window.bounded else None
-    return GateResult(root=corpus.root, semantics=semantics, fail_on=tuple(chosen), checks=results, window=shown)
+    return GateResult(
+        root=corpus.root,
+        semantics=semantics,
+        fail_on=tuple(chosen),
+        checks=results,
+        window=shown,
+        session_files=files,
+        listed_sessions=int(corpus.sessions["listed"].sum()) if files else 0,
+        window_files=window_files,
+        empty=empty_corpus(corpus, allowed=allow_empty),
+        baseline=None if baseline is None else baseline.path,
+    )

@@ -18,7 +18,7 @@ from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.frames.corpus import Corpus
 
-Status = Literal["pass", "fail", "warn", "unevaluated"]
+Status = Literal["pass", "fail", "warn", "tolerated", "unevaluated"]
 
 
 Source = Literal["listing", "sessions", "descriptors", "problems", "catalog"]

@@ -14,9 +14,52 @@ def _status_word(check: CheckResult) -> str:
         return "FAIL"
     if check.status == "unevaluated":
         return "UNEVALUATED" if check.selected else "unevaluated"
-    if check.status == "warn":
-        return "warn"
+    if check.status in ("warn", "tolerated"):
+        return check.status
     return "ok"
+
+
+def _percent(rate: float) -> str:
+    return f"{rate * 100:.4g}%"
+
+
+def _tolerance(check: CheckResult, result: GateResult) -> str:
+    """What a check's status was judged against: new offenders (with a baseline), its thresholds."""
+    parts = []
+    if result.baseline is not None and check.count:
+        parts.append(f"{check.new} new")
+    if check.max_count is not None:
+        parts.append(f"max {check.max_count}")
+    if check.max_rate is not None:
+        now = "" if check.rate is None else f", now {_percent(check.rate)}"
+        parts.append(f"max-rate {_percent(check.max_rate)}{now}")
+    return ", ".join(parts)
+
+
+def _verdict(result: GateResult) -> str:
+    failing = (["empty corpus"] if result.empty_fails else []) + result.failing
+    return f"FAILED: {', '.join(failing)}" if result.failed else "PASSED"
+
+
+def _context_lines(result: GateResult, md: bool) -> list[str]:
+    """The empty-corpus and baseline lines (terminal text, or Markdown with values escaped)."""
+    show = _md if md else printable
+    lines = []
+    if result.empty is not None:
+        empty = result.empty
+        state = "allowed by --allow-empty" if empty.allowed else f"hint: {show(empty.hint, limit=600)}"
+        lines.append(f"{'**Empty corpus**' if md else 'empty'}: {show(empty.message, limit=600)} ({state})")
+    if result.baseline is not None:
+        lines.append(
+            f"{'**Baseline**' if md else 'baseline'}: {show(result.baseline, limit=400)}: "
+            f"{result.known} offenders already in it (not counted), "
+            f"{sum(check.new for check in result.checks)} new"
+        )
+    return lines
+
+
+def _known_mark(row: dict[str, object]) -> str:
+    return "  (in baseline)" if row.get("in_baseline") else ""
 
 
 def _unevaluated(result: GateResult) -> dict[str, list[str]]:
@@ -39,21 +82,26 @@ def format_text(result: GateResult, *, limit: int = 20) -> str:
         >>> from subagent_catalog.views.gate import run_checks
         >>> import tempfile
         >>> from subagent_catalog.corpus import read_corpus
-        >>> print(format_text(run_checks(read_corpus(tempfile.mkdtemp()))).splitlines()[0])
+        >>> print(format_text(run_checks(read_corpus(tempfile.mkdtemp()), allow_empty=True)).splitlines()[0])
         check: PASSED (8 checks selected, semantics projection)
+        >>> print(format_text(run_checks(read_corpus(tempfile.mkdtemp()))).splitlines()[0])
+        check: FAILED: empty corpus (8 checks selected, semantics projection)
     """
     selected = sum(1 for check in result.checks if check.selected)
-    verdict = f"FAILED: {', '.join(result.failing)}" if result.failed else "PASSED"
+    window = f"window: {result.window} by created_at: {result.window_files} of {result.session_files} session files"
     lines = [
-        f"check: {verdict} ({selected} checks selected, semantics {result.semantics})",
+        f"check: {_verdict(result)} ({selected} checks selected, semantics {result.semantics})",
         f"root: {printable(result.root)}",
-        *([f"window: {result.window} by created_at"] if result.window else []),
+        *([window] if result.window else []),
+        *_context_lines(result, md=False),
         "",
     ]
     width = max(len(check.name) for check in result.checks)
     for check in result.checks:
         mark = "*" if check.selected else " "
-        lines.append(f" {mark} {check.name:<{width}}  {check.count:>7}  {_status_word(check)}")
+        extra = _tolerance(check, result)
+        line = f" {mark} {check.name:<{width}}  {check.count:>7}  {_status_word(check)}"
+        lines.append(f"{line:<{width + 24}}  ({extra})" if extra else line)
     lines.append("   (* = in --fail-on)")
     for note, names in _unevaluated(result).items():
         lines += ["", f"not evaluated ({', '.join(names)}): {printable(note)}"]
@@ -65,7 +113,7 @@ def format_text(result: GateResult, *, limit: int = 20) -> str:
         for row in shown.iter_rows(named=True):
             where = printable(row["path"], limit=200)
             at = f":{row['line']}" if row["line"] is not None else ""
-            lines.append(f"  {printable(row['session_id'], limit=80)}  {where}{at}")
+            lines.append(f"  {printable(row['session_id'], limit=80)}  {where}{at}{_known_mark(row)}")
             lines.append(f"      {printable(row['cause'], limit=80)}: {printable(row['detail'])}")
         if shown.height < check.count:
             lines.append(f"  … and {check.count - shown.height} more (use --limit 0 or --format json for all)")
@@ -91,23 +139,24 @@ def format_markdown(result: GateResult, *, limit: int = 20) -> str:
         >>> from subagent_catalog.views.gate import run_checks
         >>> import tempfile
         >>> from subagent_catalog.corpus import read_corpus
-        >>> format_markdown(run_checks(read_corpus(tempfile.mkdtemp()))).splitlines()[0]
+        >>> format_markdown(run_checks(read_corpus(tempfile.mkdtemp()), allow_empty=True)).splitlines()[0]
         '## subagent-catalog check: passed'
     """
+    window = f", sessions created in `{result.window}` ({result.window_files} of {result.session_files} files)"
     lines = [
         f"## subagent-catalog check: {'**failed**' if result.failed else 'passed'}",
         "",
-        f"Root {_md(result.root, limit=400)}, semantics `{result.semantics}`"
-        + (f", sessions created in `{result.window}`." if result.window else "."),
+        f"Root {_md(result.root, limit=400)}, semantics `{result.semantics}`" + (window if result.window else "") + ".",
         "",
+        *[line + "\n" for line in _context_lines(result, md=True)],
         "| check | selected | count | status | meaning |",
         "|---|:-:|--:|---|---|",
     ]
     for check in result.checks:
-        lines.append(
-            f"| `{check.name}` | {'yes' if check.selected else ''} | {check.count} | {_status_word(check)} "
-            f"| {_md(check.description)} |"
-        )
+        extra = _tolerance(check, result)
+        status = _status_word(check) + (f" ({extra})" if extra else "")
+        selected = "yes" if check.selected else ""
+        lines.append(f"| `{check.name}` | {selected} | {check.count} | {status} | {_md(check.description)} |")
     for note, names in _unevaluated(result).items():
         lines += ["", f"**Not evaluated** ({', '.join(names)}): {_md(note)}"]
     for check in result.checks:
@@ -124,7 +173,8 @@ def format_markdown(result: GateResult, *, limit: int = 20) -> str:
         for row in shown.iter_rows(named=True):
             path = _md(row["path"]) + (f":{row['line']}" if row["line"] is not None else "")
             lines.append(
-                f"| {_md(row['session_id'], limit=80)} | {path} | {_md(row['cause'])} | {_md(row['detail'])} |"
+                f"| {_md(row['session_id'], limit=80)} | {path}{_known_mark(row)} | {_md(row['cause'])} "
+                f"| {_md(row['detail'])} |"
             )
         if shown.height < check.count:
             lines += ["", f"… and {check.count - shown.height} more."]

@@ -20,6 +20,7 @@ cycles):
   facades (this module, ``widgets``, ``archive``).
 """
 
+from subagent_catalog.analysis.search import SearchError, search_events
 from subagent_catalog.analysis.window import Window, WindowError, in_window, parse_instant, window_corpus
 from subagent_catalog.catalog import (
     catalog,
@@ -39,6 +40,7 @@ __all__ = [
     "CatalogError",
     "Corpus",
     "CorpusRootError",
+    "SearchError",
     "SubagentCatalogError",
     "Window",
     "WindowError",
@@ -53,5 +55,6 @@ __all__ = [
     "parse_instant",
     "read_corpus",
     "scan_events",
+    "search_events",
     "window_corpus",
 ]

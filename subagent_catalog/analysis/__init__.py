@@ -2,22 +2,25 @@
 
 Owns derived answers that are neither the upstream listing nor a view of it:
 corpus counts (``summary``), session trees with subtree totals
-(``forest``), bounded display text (``text``) and time windows over
-session creation times (``window``). The run analytics
+(``forest``), bounded display text (``text``), time windows over
+session creation times (``window``) and searching event text (``search``). The run analytics
 (durations, outcomes, tokens, transcripts) land here.
 """
 
 from subagent_catalog.analysis.forest import Forest, build_forest
+from subagent_catalog.analysis.search import SearchError, search_events
 from subagent_catalog.analysis.summary import corpus_summary
 from subagent_catalog.analysis.window import Window, WindowError, in_window, parse_instant, window_corpus
 
 __all__ = [
     "Forest",
+    "SearchError",
     "Window",
     "WindowError",
     "build_forest",
     "corpus_summary",
     "in_window",
     "parse_instant",
+    "search_events",
     "window_corpus",
 ]

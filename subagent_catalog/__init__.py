@@ -23,6 +23,7 @@ cycles):
   facades (this module, ``widgets``, ``archive``).
 """
 
+from subagent_catalog.analysis.search import SearchError, search_events
 from subagent_catalog.analysis.transcript import transcript
 from subagent_catalog.analysis.window import Window, WindowError, in_window, parse_instant, window_corpus
 from subagent_catalog.catalog import (
@@ -50,6 +51,7 @@ __all__ = [
     "CatalogError",
     "Corpus",
     "CorpusRootError",
+    "SearchError",
     "SessionLookupError",
     "SubagentCatalogError",
     "UnknownSessionError",
@@ -67,6 +69,7 @@ __all__ = [
     "read_corpus",
     "require_session",
     "scan_events",
+    "search_events",
     "transcript",
     "window_corpus",
 ]

@@ -2,22 +2,29 @@
 
 Owns derived answers that are neither the upstream listing nor a view of it:
 corpus counts (``summary``), session trees with subtree totals
-(``forest``), bounded display text (``text``) and time windows over
-session creation times (``window``). The run analytics
-(durations, outcomes, tokens, transcripts) land here.
+(``forest``), bounded display text (``text``), time windows over
+session creation times (``window``), searching event text (``search``) and
+one session's log as readable steps (``transcript``). The run facts
+themselves (durations, outcomes, tokens) are folded by ``read.run_facts``
+in the single read of each log.
 """
 
 from subagent_catalog.analysis.forest import Forest, build_forest
+from subagent_catalog.analysis.search import SearchError, search_events
 from subagent_catalog.analysis.summary import corpus_summary
+from subagent_catalog.analysis.transcript import transcript
 from subagent_catalog.analysis.window import Window, WindowError, in_window, parse_instant, window_corpus
 
 __all__ = [
     "Forest",
+    "SearchError",
     "Window",
     "WindowError",
     "build_forest",
     "corpus_summary",
     "in_window",
     "parse_instant",
+    "search_events",
+    "transcript",
     "window_corpus",
 ]

@@ -2,7 +2,8 @@
 
 Owns the self-contained HTML report (``report``, ``report_charts``,
 ``templates/``), the ``summary`` text (``summary_text``), the
-data-quality gate (``gate``, ``gate_checks``, ``gate_format``),
+data-quality gate (``gate``, ``gate_checks``, ``gate_format``,
+``gate_policy``), transcripts as pages and Markdown (``transcript_view``),
 terminal- and CSV-safe text (``text``), the tqdm progress adapter
 (``progress``) and the notebook widgets (``widgets``). UI libraries
 (ipywidgets, tqdm) are imported only here, and only by the modules that use

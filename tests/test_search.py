@@ -1,0 +1,498 @@
+"""search_events: literal and regex search over decoded event text, over raw corpora and archives."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from subagent_catalog import SubagentCatalogError, read_corpus, search_events
+from subagent_catalog.analysis.search import (
+    _EXTRA_CASES,
+    DEFAULT_TYPES,
+    FIELD_ORDER,
+    SEARCH_SCHEMA,
+    SearchError,
+    _decode,
+    _finder,
+    event_texts,
+    prefilter,
+)
+from subagent_catalog.errors import CorpusRootError
+from subagent_catalog.read.jsvalue import json_text
+from subagent_catalog.store.archive import open_archive
+from subagent_catalog.store.export import export_archive
+from subagent_catalog.store.layout import ArchiveError
+
+from .helpers import EventLog, header, raw_log, write_raw, write_session
+
+MODEL = {"kind": "model", "provider": "deepseek", "model": "deepseek-chat"}
+
+
+def assistant(log: EventLog, content: Any, *, step: int = 1) -> None:
+    """An assistant/message with the given content (a list of blocks, or a legacy string)."""
+    log.add(
+        "assistant/message",
+        {
+            "turn": log.turn,
+            "step": step,
+            "message": {"id": f"m{len(log.events)}", "role": "assistant", "content": content, "source": MODEL},
+        },
+        surfaceOp="append",
+    )
+
+
+def tool_result(log: EventLog, text: str, *, error: dict[str, str] | None = None) -> None:
+    data: dict[str, Any] = {
+        "turn": log.turn,
+        "step": 1,
+        "message": {
+            "id": f"r{len(log.events)}",
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool-result",
+                    "toolCallId": "call-1",
+                    "content": [{"type": "text", "text": text}],
+                    "isError": error is not None,
+                }
+            ],
+            "source": {"kind": "tool", "callId": "call-1"},
+        },
+    }
+    if error is not None:
+        data["error"] = error
+    log.add("tool/result", data, surfaceOp="append")
+
+
+def build(root: Path) -> None:
+    """Three sessions in two projects with every text-bearing shape."""
+    a = EventLog("a")
+    a.turn_start()
+    a.user('please fix the "retry" loop\nin loader.py')  # seq 1
+    assistant(
+        a,
+        [
+            {"type": "reasoning", "text": "the retry loop never sleeps"},
+            {"type": "text", "text": "I will fix the retry loop."},
+            {"type": "tool-call", "id": "call-1", "name": "read_file", "arguments": '{"path": "retry.py"}'},
+        ],
+    )  # seq 2
+    a.add(
+        "tool/call",
+        {"turn": 1, "step": 1, "callId": "call-1", "name": "read_file", "arguments": '{"path": "retry.py"}'},
+    )  # seq 3
+    tool_result(a, "def retry():\n    while True:\n        pass\n")  # seq 4
+    a.add("assistant/chunk", {"turn": 1, "step": 2, "chunk": {"type": "text-delta", "index": 0, "text": "ret"}})
+    a.add("assistant/chunk", {"turn": 1, "step": 2, "chunk": {"type": "text-delta", "index": 0, "text": "ry done"}})
+    assistant(a, [{"type": "text", "text": "retry done"}], step=2)  # seq 7
+    a.turn_end()
+    write_session(root, header("a", created_at=1, cwd="/work/alpha"), a.events, "none")
+
+    b = EventLog("b")
+    b.turn_start()
+    b.descriptor({"version": 2, "mode": "continuable", "provider": "spawn", "label": "Retry auditor"})  # seq 1
+    b.user("Ünïcödé — naïve café ✓ 😀 İstanbul")  # seq 2
+    tool_result(b, "permission denied", error={"name": "ToolError", "code": "EACCES"})  # seq 3
+    b.add(
+        "turn/end",
+        {"turn": 1, "reason": {"kind": "error", "error": {"message": "provider overloaded", "code": "RATE_LIMITED"}}},
+    )  # seq 4
+    b.add("request/context", {"provider": "deepseek-retry-proxy", "contextWindow": 1000})  # seq 5
+    write_session(root, header("b", created_at=2, cwd="/work/beta"), b.events, "none")
+
+    c = EventLog("c")
+    c.turn_start()
+    c.user("retry " * 5 + 'and a quote " and a backslash \\ and a tab\t.')
+    c.turn_end()
+    write_session(root, header("c", created_at=3, cwd="/work/alpha"), c.events, "none")
+
+    d = EventLog("d")  # a legacy log: assistant content as a plain string (the reader flags it)
+    d.turn_start()
+    assistant(d, "a legacy string body")
+    write_session(root, header("d", created_at=4, cwd="/work/beta"), d.events, "none")
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    build(tmp_path / "corpus")
+    return tmp_path / "corpus"
+
+
+def rows(frame: pl.DataFrame, *columns: str) -> list[tuple[Any, ...]]:
+    return frame.select(columns or ("session_id", "seq", "field")).rows()
+
+
+# --- what matches -------------------------------------------------------------------------------
+
+
+def test_result_has_the_declared_schema(root: Path) -> None:
+    found = search_events(read_corpus(root), "retry")
+    assert dict(found.schema) == SEARCH_SCHEMA
+    assert found.height > 0
+    assert dict(search_events(read_corpus(root), "no such text anywhere").schema) == SEARCH_SCHEMA
+
+
+def test_literal_finds_every_text_bearing_field_in_order(root: Path) -> None:
+    found = search_events(read_corpus(root), "retry")
+    assert rows(found) == [
+        ("a", 1, "text"),
+        ("a", 2, "text"),
+        ("a", 2, "reasoning"),
+        ("a", 2, "arguments"),
+        ("a", 3, "arguments"),
+        ("a", 4, "result"),
+        ("a", 7, "text"),
+        ("c", 1, "text"),
+    ]
+    assert found.filter(pl.col("session_id") == "c")["matches"].to_list() == [5]
+    assert set(found["project_dir"]) == {"--work-alpha--"}
+
+
+def test_fields_follow_field_order_within_an_event(root: Path) -> None:
+    found = search_events(read_corpus(root), "retry").filter(pl.col("seq") == 2, pl.col("session_id") == "a")
+    ranks = [FIELD_ORDER.index(f) for f in found["field"]]
+    assert ranks == sorted(ranks)
+
+
+def test_regex(root: Path) -> None:
+    found = search_events(read_corpus(root), r"denied|overload\w+", regex=True)
+    assert rows(found, "session_id", "seq", "field", "snippet") == [
+        ("b", 3, "result", "permission denied"),
+        ("b", 4, "error", "provider overloaded"),
+    ]
+
+
+def test_ignore_case_literal_and_regex(root: Path) -> None:
+    assert rows(search_events(read_corpus(root), "RETRY AUDITOR")) == []
+    assert rows(search_events(read_corpus(root), "RETRY AUDITOR", ignore_case=True)) == [("b", 1, "label")]
+    assert rows(search_events(read_corpus(root), "r[a-z]+ auditor", regex=True, ignore_case=True)) == [
+        ("b", 1, "label")
+    ]
+
+
+def test_ignore_case_matches_what_python_re_matches_beyond_ascii(root: Path) -> None:
+    # re.IGNORECASE matches "i" with U+0130 (İstanbul): the prefilter must not drop it
+    found = search_events(read_corpus(root), "istanbul", ignore_case=True)
+    assert rows(found) == [("b", 2, "text")]
+
+
+def test_types_filter_and_chunks_not_searched_by_default(root: Path) -> None:
+    corpus = read_corpus(root)
+    assert "assistant/chunk" not in DEFAULT_TYPES
+    assert rows(search_events(corpus, "ry done")) == [("a", 7, "text")]
+    assert rows(search_events(corpus, "ry done", types=["assistant/chunk"])) == [("a", 6, "text")]
+    assert rows(search_events(corpus, "retry", types=["tool/call", "tool/result"])) == [
+        ("a", 3, "arguments"),
+        ("a", 4, "result"),
+    ]
+
+
+def test_other_types_search_every_string_value(root: Path) -> None:
+    found = search_events(read_corpus(root), "retry-proxy", types=["request/context"])
+    assert rows(found) == [("b", 5, "data")]
+
+
+def test_quote_in_pattern_matches_the_text_quote(root: Path) -> None:
+    found = search_events(read_corpus(root), '"retry"')
+    assert rows(found, "session_id", "seq", "snippet") == [("a", 1, 'please fix the "retry" loop\nin loader.py')]
+    assert rows(search_events(read_corpus(root), 'quote " and a backslash \\ and a tab\t')) == [("c", 1, "text")]
+
+
+def test_newline_in_pattern(root: Path) -> None:
+    assert rows(search_events(read_corpus(root), "loop\nin")) == [("a", 1, "text")]
+    assert rows(search_events(read_corpus(root), "while True:\n", regex=False)) == [("a", 4, "result")]
+
+
+def test_unicode_text(root: Path) -> None:
+    found = search_events(read_corpus(root), "café ✓ 😀")
+    assert rows(found, "session_id", "seq", "snippet") == [("b", 2, "Ünïcödé — naïve café ✓ 😀 İstanbul")]
+
+
+def test_json_keys_never_match(root: Path) -> None:
+    corpus = read_corpus(root)
+    for key in ("type", "content", "toolCallId", '"text"', "source", "role"):
+        assert search_events(corpus, key, types=list(DEFAULT_TYPES)).height == 0, key
+
+
+def test_non_text_values_of_known_types_are_not_searched(root: Path) -> None:
+    corpus = read_corpus(root)
+    assert search_events(corpus, "deepseek-chat").height == 0  # the message source
+    assert search_events(corpus, "call-1").height == 0  # call ids
+    assert search_events(corpus, "continuable").height == 0  # descriptor mode
+
+
+def test_tool_result_error_and_turn_error(root: Path) -> None:
+    corpus = read_corpus(root)
+    assert rows(search_events(corpus, "EACCES")) == [("b", 3, "error")]
+    assert rows(search_events(corpus, "RATE_LIMITED")) == [("b", 4, "error")]
+
+
+def test_legacy_string_content(root: Path) -> None:
+    assert rows(search_events(read_corpus(root), "legacy string")) == [("d", 1, "text")]
+
+
+def test_snippet_cut_marks_and_context(root: Path) -> None:
+    found = search_events(read_corpus(root), "loader", context=5)
+    assert found["snippet"].to_list() == ["…p\nin loader.py"]
+    found = search_events(read_corpus(root), "fix", context=3, types=["user/message"])
+    assert found["snippet"].to_list() == ["…se fix th…"]
+    assert search_events(read_corpus(root), "fix", context=0, types=["user/message"])["snippet"].to_list() == ["…fix…"]
+
+
+def test_matches_counts_every_block_of_the_field(tmp_path: Path) -> None:
+    log = EventLog("m")
+    log.turn_start()
+    assistant(log, [{"type": "text", "text": "ab ab"}, {"type": "text", "text": "xx ab"}])
+    write_session(tmp_path, header("m", created_at=1), log.events, "none")
+    found = search_events(read_corpus(tmp_path), "ab")
+    assert rows(found, "field", "matches", "snippet") == [("text", 3, "ab ab")]
+
+
+def test_limit_gives_the_first_rows(root: Path) -> None:
+    corpus = read_corpus(root)
+    everything = search_events(corpus, "retry")
+    for limit in (1, 3, 7, 8, 100):
+        assert search_events(corpus, "retry", limit=limit).equals(everything.head(limit)), limit
+    assert search_events(corpus, "retry", limit=0).height == 0
+
+
+def test_limit_stops_reading_logs(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from subagent_catalog.analysis import search
+
+    read: list[str] = []
+    original = search.read_log_file
+
+    def counting(path: str, *args: Any, **kwargs: Any) -> Any:
+        read.append(path)
+        return original(path, *args, **kwargs)
+
+    monkeypatch.setattr(search, "read_log_file", counting)
+    assert search_events(read_corpus(root), "retry", limit=2).height == 2
+    assert len(read) == 1
+
+
+def test_loaded_events_give_the_same_rows(root: Path) -> None:
+    streamed = search_events(read_corpus(root), "retry")
+    assert search_events(read_corpus(root, events=True), "retry").equals(streamed)
+
+
+def test_duplicate_session_ids_keep_their_own_project(tmp_path: Path) -> None:
+    for cwd in ("/p/one", "/p/two"):
+        log = EventLog("dup")
+        log.turn_start()
+        log.user(f"hello from {cwd}")
+        write_session(tmp_path, header("dup", created_at=1, cwd=cwd), log.events, "none")
+    for corpus in (read_corpus(tmp_path), read_corpus(tmp_path, events=True)):
+        found = search_events(corpus, "hello")
+        assert rows(found, "project_dir", "snippet") == [
+            ("--p-one--", "hello from /p/one"),
+            ("--p-two--", "hello from /p/two"),
+        ]
+
+
+def test_lone_surrogates_and_control_characters(tmp_path: Path) -> None:
+    head = header("s", created_at=1)
+    event = (
+        b'{"type":"user/message","seq":0,"time":5,"data":{"content":[{"type":"text","text":'
+        b'"odd \\ud800 text \\u0001 here"}],"source":{"kind":"user"},"role":"user","id":"u1"}}\n'
+    )
+    write_raw(tmp_path, head, raw_log(head, [event], "none"), "none")
+    corpus = read_corpus(tmp_path)
+    assert rows(search_events(corpus, "odd \ud800 text"), "seq", "snippet") == [(0, "odd \ufffd text \x01 here")]
+    assert rows(search_events(corpus, "text \x01"), "seq") == [(0,)]
+
+
+def test_zstd_corpus(tmp_path: Path) -> None:
+    log = EventLog("z")
+    log.turn_start()
+    log.user("compressed needle")
+    write_session(tmp_path, header("z", created_at=1), log.events, "zstd")
+    assert rows(search_events(read_corpus(tmp_path), "needle")) == [("z", 1, "text")]
+
+
+# --- archives -----------------------------------------------------------------------------------
+
+
+SEARCHES: list[dict[str, Any]] = [
+    {"pattern": "retry"},
+    {"pattern": "retry", "limit": 3},
+    {"pattern": "RETRY", "ignore_case": True},
+    {"pattern": r"over\w+|denied", "regex": True},
+    {"pattern": "ry", "types": ["assistant/chunk", "user/message"]},
+    {"pattern": '"retry"', "context": 2},
+]
+
+
+def test_archive_and_corpus_give_identical_rows(root: Path, tmp_path: Path) -> None:
+    export_archive(root, tmp_path / "archive", events=True, jobs=1)
+    archive = open_archive(tmp_path / "archive")
+    corpus = read_corpus(root)
+    for options in SEARCHES:
+        expected = search_events(corpus, **options)
+        assert expected.height > 0, options
+        assert search_events(archive, **options).equals(expected), options
+
+
+def test_archive_limit_over_many_files(tmp_path: Path) -> None:
+    root = tmp_path / "corpus"
+    for index in range(12):
+        log = EventLog(f"s{index:02d}")
+        log.turn_start()
+        log.user(f"needle {index}")
+        write_session(root, header(f"s{index:02d}", created_at=index, cwd=f"/p/{index % 3}"), log.events, "none")
+    export_archive(root, tmp_path / "archive", events=True, jobs=1)
+    archive = open_archive(tmp_path / "archive")
+    everything = search_events(read_corpus(root), "needle")
+    assert everything.height == 12
+    for limit in (1, 5, 12):
+        assert search_events(archive, "needle", limit=limit).equals(everything.head(limit))
+
+
+def test_archive_corpus_searches_the_archive_events(root: Path, tmp_path: Path) -> None:
+    expected = search_events(read_corpus(root), "retry")
+    copy = tmp_path / "moved"
+    shutil.copytree(root, copy)
+    export_archive(copy, tmp_path / "archive", events=True, jobs=1)
+    shutil.rmtree(copy)
+    assert search_events(open_archive(tmp_path / "archive").to_corpus(), "retry").equals(expected)
+
+
+def test_archive_without_events_is_refused_with_a_hint(root: Path, tmp_path: Path) -> None:
+    export_archive(root, tmp_path / "archive", jobs=1)
+    with pytest.raises(ArchiveError, match="holds no events") as caught:
+        search_events(open_archive(tmp_path / "archive"), "retry")
+    assert caught.value.hint is not None and "events=True" in caught.value.hint
+
+
+def test_a_vanished_root_is_refused(root: Path, tmp_path: Path) -> None:
+    corpus = read_corpus(root)
+    shutil.rmtree(root)
+    with pytest.raises(CorpusRootError, match="not a directory"):
+        search_events(corpus, "retry")
+
+
+# --- errors -------------------------------------------------------------------------------------
+
+
+def test_invalid_regex_names_the_pattern(root: Path) -> None:
+    with pytest.raises(SearchError, match=re.escape("invalid regular expression 'retry(': ")) as caught:
+        search_events(read_corpus(root), "retry(", regex=True)
+    assert isinstance(caught.value, ValueError) and isinstance(caught.value, SubagentCatalogError)
+    assert "regex=False" in str(caught.value)
+
+
+def test_invalid_regex_is_fine_as_a_literal(root: Path) -> None:
+    assert rows(search_events(read_corpus(root), "retry(")) == [("a", 4, "result")]  # def retry():
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"pattern": ""}, "non-empty string"),
+        ({"pattern": "x", "types": "tool/result"}, "list of event type names"),
+        ({"pattern": "x", "types": []}, "types is empty"),
+        ({"pattern": "x", "limit": -1}, "limit must be"),
+        ({"pattern": "x", "limit": True}, "limit must be"),
+        ({"pattern": "x", "context": -3}, "context must be"),
+    ],
+)
+def test_bad_options_are_refused_with_a_hint(root: Path, options: dict[str, Any], message: str) -> None:
+    with pytest.raises(SearchError, match=message) as caught:
+        search_events(read_corpus(root), **options)
+    assert caught.value.hint
+
+
+def test_other_sources_are_refused() -> None:
+    with pytest.raises(SearchError, match="cannot search a str"):
+        search_events("some/root", "x")  # type: ignore[arg-type]
+
+
+# --- the prefilter ------------------------------------------------------------------------------
+
+
+def test_the_extra_case_table_is_what_python_re_matches() -> None:
+    every = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
+    for letter in "abcdefghijklmnopqrstuvwxyz":
+        found = set(re.findall(letter, every, re.IGNORECASE))
+        assert found == {letter, letter.upper(), *_EXTRA_CASES.get(letter, "")}, letter
+    for char in map(chr, range(128)):
+        if not char.isalpha():
+            assert set(re.findall(re.escape(char), every, re.IGNORECASE)) == {char}, repr(char)
+
+
+def test_prefilter_is_none_where_escaping_is_not_verbatim() -> None:
+    assert prefilter("x", regex=True) is None
+    assert prefilter("😀") is None
+    assert prefilter("a\ud800") is None
+    assert prefilter("é", ignore_case=True) is None
+    assert prefilter("é") is not None
+    assert prefilter("a", ignore_case=True) is not None
+
+
+TRICKY = list('"\\/\n\r\t\b\f\x00\x01\x1f\x7f ÉéİıKkſSs\u2028\u2029\ufeff\ud800\udbff\udc00\udfff\ud83d\ude00😀 {}[]:,')
+CHARS = st.one_of(st.characters(), st.sampled_from(TRICKY), st.sampled_from(list("abcikqsxyzAIKS")))
+
+
+def _data(kind: str, text: str) -> Any:
+    if kind == "user/message":
+        return {"content": [{"type": "text", "text": text}], "role": "user", "source": {"kind": "user"}}
+    if kind == "tool/call":
+        return {"name": "x", "arguments": text, "callId": "c"}
+    if kind == "subagent/descriptor":
+        return {"version": 2, "label": text}
+    return {"message": {"content": [{"type": "tool-result", "content": [{"type": "text", "text": text}]}]}}
+
+
+@settings(max_examples=400)
+@given(
+    text=st.text(CHARS, max_size=30),
+    picked=st.tuples(st.integers(0, 30), st.integers(1, 8)),
+    other=st.text(CHARS, min_size=1, max_size=4),
+    use_substring=st.booleans(),
+    ignore_case=st.booleans(),
+    kind=st.sampled_from(["user/message", "tool/call", "subagent/descriptor", "tool/result"]),
+)
+def test_the_prefilter_never_drops_a_true_match(
+    text: str, picked: tuple[int, int], other: str, use_substring: bool, ignore_case: bool, kind: str
+) -> None:
+    raw = json_text(_data(kind, text))  # the data column, as the reader writes it
+    decoded = _decode(raw)
+    texts = [t for _, t in event_texts(kind, decoded)]
+    source = texts[-1] if texts else ""
+    start, size = picked
+    pattern = source[start : start + size] if use_substring and source[start : start + size] else other
+    if ignore_case and use_substring:
+        pattern = pattern.swapcase()
+    find = _finder(pattern, regex=False, ignore_case=ignore_case)
+    matched = any(find(t) is not None for t in texts)
+    expression = prefilter(pattern, ignore_case=ignore_case)
+    if matched and expression is not None:
+        assert pl.DataFrame({"data": [raw]}).filter(expression).height == 1, (pattern, raw)
+
+
+@settings(max_examples=60)
+@given(text=st.text(CHARS, min_size=1, max_size=20), ignore_case=st.booleans())
+def test_search_finds_any_substring_through_the_reader(tmp_path_factory: Any, text: str, ignore_case: bool) -> None:
+    root = tmp_path_factory.mktemp("prop")
+    head = header("p", created_at=1)
+    event = {"type": "user/message", "seq": 0, "time": 1, "data": _data("user/message", text)}
+    write_raw(root, head, raw_log(head, [json_text(event).encode() + b"\n"], "none"), "none")
+    corpus = read_corpus(root, events=True)
+    stored = corpus.events["data"].to_list()
+    if not stored:
+        return
+    texts = [t for _, t in event_texts("user/message", _decode(stored[0]))]
+    if not texts or not texts[0]:
+        return
+    pattern = texts[0][len(texts[0]) // 3 :][:5] or texts[0]
+    found = search_events(corpus, pattern, ignore_case=ignore_case)
+    assert found.height == 1, (pattern, stored[0])
+    assert search_events(read_corpus(root), pattern, ignore_case=ignore_case).equals(found)

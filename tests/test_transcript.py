@@ -358,3 +358,20 @@ def test_an_id_only_named_as_a_parent_has_no_log(tmp_path: Path) -> None:
     with pytest.raises(UnknownSessionError) as unknown:
         transcript(corpus, "kod")
     assert unknown.value.nearest == ["kid"]
+
+
+def test_lone_surrogates_become_replacement_characters(tmp_path: Path) -> None:
+    head = b'{"type":"session","version":0,"id":"s\\ud83d","createdAt":1,"delegationDepth":0}\n'
+    lines = [
+        b'{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}',
+        b'{"type":"user/message","seq":1,"time":2,"data":{"content":[{"type":"text","text":"a\\udc00b"}]}}',
+        b'{"type":"turn/end","seq":2,"time":3,"data":{"turn":1,"reason":{"kind":"error","error":{"message":"x\\ud800"}}}}',
+    ]
+    path = tmp_path / "--p--" / "s" / "session.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(head + b"\n".join(lines) + b"\n")
+    corpus = read_corpus(tmp_path, cache=False)
+    rows = transcript(corpus, "s\ufffd")
+    assert rows["text"].to_list()[:3] == ["turn 1", "a\ufffdb", "error: x\ufffd"]  # then a read-problem row
+    assert json.loads(rows["detail"][2])["reason"]["error"]["message"] == "x\ufffd"
+    assert "x\ufffd" in transcript_page(corpus, "s\ufffd") and "x\ufffd" in transcript_markdown(corpus, "s\ufffd")

@@ -442,12 +442,23 @@ def transcript_rows(events: pl.DataFrame, *, seed_length: int | None = None) -> 
     return _frame(fold.rows, session_id, seed_length)
 
 
+def _clean(value: Any) -> Any:
+    """A JSON value whose strings can live in a Polars column (lone surrogates become U+FFFD)."""
+    if isinstance(value, str):
+        return frame_text(value)
+    if isinstance(value, dict):
+        return {frame_text(str(key)): _clean(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_clean(item) for item in value]
+    return value
+
+
 def _frame(rows: list[_Row], session_id: str | None, seed_length: int | None) -> pl.DataFrame:
     rows = sorted(rows, key=lambda row: row.index)  # stable: rows of one event keep their order
     records = []
     for row in rows:
         first = row.source if row.source is not None else row.seqs[0] if row.seqs else None
-        detail = orjson.dumps(row.detail, option=orjson.OPT_SORT_KEYS).decode() if row.detail else None
+        detail = orjson.dumps(_clean(row.detail), option=orjson.OPT_SORT_KEYS).decode() if row.detail else None
         records.append(
             (
                 session_id,
@@ -465,7 +476,7 @@ def _frame(rows: list[_Row], session_id: str | None, seed_length: int | None) ->
                 row.is_error,
                 row.partial,
                 (first < seed_length) if first is not None and seed_length is not None else False,
-                frame_text(detail),
+                detail,
             )
         )
     schema = {name: dtype for name, dtype in TRANSCRIPT_SCHEMA.items() if name != "time"}

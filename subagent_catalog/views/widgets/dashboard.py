@@ -2,12 +2,15 @@
 
 The population is every subagent the catalog lists (one row per child or
 diagnostic, each under its parent), joined with its file's facts (project,
-header ``delegationDepth``, creation day, read verdict) and its last
-descriptor (version, mode, provider). A dimension picks what the bars count
-(reason × cause, descriptor version, mode, provider...); an optional split
-draws one group of bars per value of a second dimension. Clicking a bar sets
-``selected_value`` (and ``selected_split``) and fills the table with the
-affected sessions.
+header ``delegationDepth``, creation day, read verdict, run facts) and its
+last descriptor (version, mode, provider). A dimension picks what the bars
+count (reason × cause, descriptor version, mode, provider, the last turn's
+outcome, or the distribution of duration, events, bytes or tokens in decade
+bins); an optional split draws one group of bars per value of a second
+dimension. Bar lengths are true to the counts (or to their logarithm with
+``log_scale``); each bar is labelled with its count and its share of the
+group. Clicking a bar's count sets ``selected_value`` (and
+``selected_split``) and fills the table with the affected sessions.
 
 When upstream's listing fails for the corpus there are no catalog rows: the
 dashboard then counts the session files themselves (outcome = read verdict,
@@ -16,6 +19,7 @@ cause = read or identity cause) under a banner saying so.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,6 +27,7 @@ import ipywidgets as widgets
 import polars as pl
 import traitlets
 
+from subagent_catalog.analysis.bins import BINS, binned, total_tokens
 from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.errors import CatalogError
@@ -41,11 +46,17 @@ DIMENSIONS: dict[str, str] = {
     "project": "project",
     "day": "day",
     "verdict": "read verdict",
+    "outcome": "last turn outcome",
+    "duration": "duration",
+    "events": "events",
+    "bytes": "bytes",
+    "tokens": "tokens",
 }
 ORDERED_BY_VALUE = frozenset({"depth", "day", "version"})
+BINNED = frozenset(BINS)
 MAX_BARS = 40
-BAR_PIXELS = 420
-LABEL_PIXELS = 380
+BAR_PIXELS = 360
+LABEL_PIXELS = 300
 TABLE_ROWS = 200
 TABLE_COLUMNS = [
     "id",
@@ -61,6 +72,11 @@ TABLE_COLUMNS = [
     "project",
     "day",
     "verdict",
+    "outcome",
+    "wall_ms",
+    "event_count",
+    "bytes_read",
+    "tokens_total",
     "path",
 ]
 
@@ -90,6 +106,18 @@ def population(
         "verdict",
         "read_cause",
         "identity_cause",
+        pl.col("last_turn_outcome").fill_null(NONE).alias("outcome"),
+        binned(pl.col("run_wall_ms"), "duration").alias("duration"),
+        binned(
+            pl.when(pl.col("verdict").is_in(["skipped", "failed"])).then(None).otherwise(pl.col("event_count")),
+            "events",
+        ).alias("events"),
+        binned(pl.col("bytes"), "bytes").alias("bytes"),
+        binned(total_tokens(), "tokens").alias("tokens"),
+        pl.col("run_wall_ms").alias("wall_ms"),
+        "event_count",
+        pl.col("bytes").alias("bytes_read"),
+        total_tokens().alias("tokens_total"),
     )
     last = (
         corpus.descriptors.filter(pl.col("is_last"))
@@ -137,7 +165,23 @@ def population(
         pl.col("project").fill_null(NONE),
         pl.col("verdict").fill_null(NONE),
     )
-    return frame.select("id", "parent", "kind", "label", "cause_detail", "path", *DIMENSIONS), error
+    numbers = ("wall_ms", "event_count", "bytes_read", "tokens_total")
+    return frame.select("id", "parent", "kind", "label", "cause_detail", "path", *DIMENSIONS, *numbers), error
+
+
+def bar_width(count: int, peak: int, *, log_scale: bool = False) -> int:
+    """A bar's length in pixels: proportional to ``count`` (or to ``log(1 + count)``); at least 1 px when not 0.
+
+    Examples:
+        >>> [bar_width(n, 36) for n in (0, 1, 2, 36)]
+        [0, 10, 20, 360]
+        >>> bar_width(1, 10_000), bar_width(1, 10_000, log_scale=True)
+        (1, 27)
+    """
+    if count <= 0 or peak <= 0:
+        return 0
+    scaled = math.log1p(count) / math.log1p(peak) if log_scale else count / peak
+    return max(1, round(BAR_PIXELS * scaled))
 
 
 class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
@@ -159,6 +203,7 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
     selected_dimension = traitlets.Unicode("reason_cause", help="what the bars count: " + ", ".join(DIMENSIONS))
     split_by = traitlets.Unicode(None, allow_none=True, help="draw one group of bars per value of this dimension")
     diagnostics_only = traitlets.Bool(False, help="count diagnostics only (not healthy children)")
+    log_scale = traitlets.Bool(False, help="bar lengths proportional to log(1 + count), so rare values show")
     selected_value = traitlets.Unicode(None, allow_none=True, help="the clicked bar's value")
     selected_split = traitlets.Unicode(None, allow_none=True, help="the clicked bar's split value")
     affected_ids = traitlets.List(traitlets.Unicode(allow_none=True), help="ids of the sessions the table lists")
@@ -182,11 +227,13 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
             layout=widgets.Layout(width="260px"),
         )
         self.diagnostics_box = widgets.Checkbox(value=False, description="diagnostics only", indent=False)
+        self.log_box = widgets.Checkbox(value=False, description="log scale", indent=False)
         self.clear_button = widgets.Button(description="clear selection", layout=widgets.Layout(width="auto"))
         self.clear_button.on_click(lambda _button: self.clear_selection())
         self.dimension_buttons.observe(lambda c: setattr(self, "selected_dimension", c["new"]), names="value")
         self.split_dropdown.observe(lambda c: setattr(self, "split_by", c["new"] or None), names="value")
         self.diagnostics_box.observe(lambda c: setattr(self, "diagnostics_only", c["new"]), names="value")
+        self.log_box.observe(lambda c: setattr(self, "log_scale", c["new"]), names="value")
         self.chart = widgets.VBox(layout=widgets.Layout(width="100%"))
         self.table = widgets.HTML("")
         scope = (
@@ -200,11 +247,15 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         self.children = [
             self.header,
             self.dimension_buttons,
-            widgets.HBox([self.split_dropdown, self.diagnostics_box, self.clear_button]),
+            widgets.HBox(
+                [self.split_dropdown, self.diagnostics_box, self.log_box, self.clear_button],
+                layout=widgets.Layout(flex_flow="row wrap", align_items="center"),
+            ),
             self.chart,
             self.table,
         ]
         self.observe(self._on_view_change, names=["selected_dimension", "split_by", "diagnostics_only"])
+        self.observe(lambda _change: self._on_scale(), names=["log_scale"])
         self.observe(self._on_selection, names=["selected_value", "selected_split"])
         self._render_chart()
         self._render_table()
@@ -226,6 +277,11 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         self._render_chart()
         self._render_table()
 
+    def _on_scale(self) -> None:
+        self.log_box.value = self.log_scale
+        self._render_chart()
+        self._render_table()
+
     def _counts(self) -> pl.DataFrame:
         dimension = self.selected_dimension
         split = self.split_by if self.split_by != dimension else None
@@ -235,6 +291,10 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
             counts = counts.with_columns(pl.lit(None, pl.String).alias("__split"))
         else:
             counts = counts.rename({split: "__split"})
+        if dimension in BINNED:
+            order = {label: index for index, label in enumerate(BINS[dimension].order)}
+            rank = pl.col(dimension).replace_strict(order, default=len(order), return_dtype=pl.Int64)
+            return counts.sort(["__split", rank], nulls_last=True)
         if dimension in ORDERED_BY_VALUE:
             return counts.sort(["__split", dimension], nulls_last=True)
         return counts.sort(["__split", "len", dimension], descending=[False, True, False], nulls_last=True)
@@ -249,6 +309,7 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         groups = counts.partition_by("__split", maintain_order=True) if counts.height else []
         for group in groups:
             split_value = group["__split"][0]
+            total = int(group["len"].sum())
             if self.split_by is not None and self.split_by != dimension:
                 items.append(
                     widgets.HTML(
@@ -257,7 +318,7 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
                     )
                 )
             for value, count in group.select(dimension, "len").head(MAX_BARS).iter_rows():
-                items.append(self._bar(split_value, value, int(count), peak))
+                items.append(self._bar(split_value, value, int(count), peak, total))
                 drawn.append((split_value, value, int(count)))
             if group.height > MAX_BARS:
                 items.append(widgets.HTML(f'<div style="color:#666">… {group.height - MAX_BARS} more values</div>'))
@@ -266,28 +327,35 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         self.chart.children = items
         self.bars = drawn
 
-    def _bar(self, split_value: str | None, value: str, count: int, peak: int) -> widgets.HBox:
-        width = max(52, round(BAR_PIXELS * count / peak))
+    def _bar(self, split_value: str | None, value: str, count: int, peak: int, total: int) -> widgets.HBox:
+        width = bar_width(count, peak, log_scale=self.log_scale)
         diagnostic = value not in ("child", "—", "ok") and self.selected_dimension in (
             "reason_cause",
             "reason",
             "cause",
         )
+        colour = "#f58518" if diagnostic else "#4c78a8"
+        share = f"{100 * count / total:.1f} %" if total else "—"
+        track = widgets.HTML(
+            f'<div style="width:{BAR_PIXELS}px;height:18px;background:#f6f8fa;border-radius:2px">'
+            f'<div style="width:{width}px;height:18px;background:{colour};border-radius:2px"></div></div>',
+            layout=widgets.Layout(width=f"{BAR_PIXELS}px", min_width="60px", margin="0 6px 0 0"),
+        )
         button = widgets.Button(
-            description=str(count),
-            tooltip=f"{value}: {count} sessions (click to list them)",
-            button_style="warning" if diagnostic else "info",
-            layout=widgets.Layout(width=f"{width}px", height="24px"),
+            description=f"{count:,} · {share}",
+            tooltip=f"{value}: {count} sessions, {share} of {total} (click to list them)",
+            button_style="warning" if diagnostic else "",
+            layout=widgets.Layout(width="auto", height="24px", min_width="96px"),
         )
         button.on_click(lambda _button: self.pick(value, split=split_value))
         self._bar_buttons[(split_value, value)] = button
         label = widgets.HTML(
             f'<div style="font-family:monospace;font-size:12px;text-align:right;overflow:hidden;'
-            f'text-overflow:ellipsis;white-space:nowrap;max-width:{LABEL_PIXELS}px" title="{escape(value)}">'
+            f'text-overflow:ellipsis;white-space:nowrap" title="{escape(value)}">'
             f"{escape(value)}</div>",
-            layout=widgets.Layout(width=f"{LABEL_PIXELS}px", min_width=f"{LABEL_PIXELS}px", margin="0 8px 0 0"),
+            layout=widgets.Layout(width=f"{LABEL_PIXELS}px", min_width="120px", margin="0 8px 0 0"),
         )
-        return widgets.HBox([label, button], layout=widgets.Layout(align_items="center"))
+        return widgets.HBox([label, track, button], layout=widgets.Layout(align_items="center"))
 
     def bar(self, value: str, *, split: str | None = None) -> widgets.Button:
         """The button drawn for a bar (to click it from code).

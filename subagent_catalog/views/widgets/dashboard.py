@@ -37,7 +37,7 @@ from subagent_catalog.frames.display import escape, listing_error_html, table_ht
 NONE = "(none)"
 DIMENSIONS: dict[str, str] = {
     "reason_cause": "reason × cause",
-    "reason": "outcome",
+    "reason": "listing outcome",
     "cause": "cause",
     "version": "descriptor version",
     "mode": "mode",
@@ -226,8 +226,12 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
             description="split by",
             layout=widgets.Layout(width="260px"),
         )
-        self.diagnostics_box = widgets.Checkbox(value=False, description="diagnostics only", indent=False)
-        self.log_box = widgets.Checkbox(value=False, description="log scale", indent=False)
+        self.diagnostics_box = widgets.Checkbox(
+            value=False, description="diagnostics only", indent=False, layout=widgets.Layout(width="auto")
+        )
+        self.log_box = widgets.Checkbox(
+            value=False, description="log scale", indent=False, layout=widgets.Layout(width="auto")
+        )
         self.clear_button = widgets.Button(description="clear selection", layout=widgets.Layout(width="auto"))
         self.clear_button.on_click(lambda _button: self.clear_selection())
         self.dimension_buttons.observe(lambda c: setattr(self, "selected_dimension", c["new"]), names="value")
@@ -235,7 +239,7 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         self.diagnostics_box.observe(lambda c: setattr(self, "diagnostics_only", c["new"]), names="value")
         self.log_box.observe(lambda c: setattr(self, "log_scale", c["new"]), names="value")
         self.chart = widgets.VBox(layout=widgets.Layout(width="100%"))
-        self.table = widgets.HTML("")
+        self.table = widgets.HTML("", layout=widgets.Layout(width="100%", overflow="auto"))
         scope = (
             "session files (the listing fails, so there are no catalog rows)"
             if self.error is not None

@@ -15,7 +15,7 @@ in exactly one row's ``seqs``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import orjson
 import polars as pl
@@ -38,19 +38,7 @@ TranscriptKind = Literal[
     "event",
     "read-problem",
 ]
-TRANSCRIPT_KINDS: tuple[TranscriptKind, ...] = (
-    "user",
-    "assistant",
-    "reasoning",
-    "tool-call",
-    "tool-result",
-    "turn-start",
-    "turn-end",
-    "descriptor",
-    "retry",
-    "event",
-    "read-problem",
-)
+TRANSCRIPT_KINDS: tuple[TranscriptKind, ...] = get_args(TranscriptKind)
 
 TRANSCRIPT_SCHEMA: dict[str, Any] = {
     "session_id": pl.String,

@@ -280,6 +280,11 @@ def _facts(session: dict[str, Any]) -> list[tuple[str, str]]:
     return [(label, text) for label, text in out if text]
 
 
+def _load(corpus: Corpus, session_id: str, path: str | None) -> tuple[dict[str, Any], pl.DataFrame, SessionLinks]:
+    session = find_session(corpus, session_id, path=path)
+    return session, transcript(corpus, session_id, path=session["path"]), session_links(corpus, session)
+
+
 def transcript_page(
     corpus: Corpus,
     session_id: str,
@@ -312,9 +317,7 @@ def transcript_page(
     import jinja2
     from markupsafe import Markup
 
-    session = find_session(corpus, session_id, path=path)
-    rows = transcript(corpus, session_id, path=session["path"])
-    links = session_links(corpus, session)
+    session, rows, links = _load(corpus, session_id, path)
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("subagent_catalog.views", "templates"),
         autoescape=True,
@@ -393,9 +396,7 @@ def transcript_markdown(corpus: Corpus, session_id: str, *, path: str | None = N
         *turn ended:* `completed` (seq 2, +0.002 s)
         <BLANKLINE>
     """
-    session = find_session(corpus, session_id, path=path)
-    rows = transcript(corpus, session_id, path=session["path"])
-    links = session_links(corpus, session)
+    session, rows, links = _load(corpus, session_id, path)
     lines = [f"# Session {_md(session['session_id'])}", ""]
     lines += [f"- {label}: {_md(text)}" for label, text in _facts(session)]
     if links.parent is not None:

@@ -17,7 +17,7 @@ cycles):
 - layer 7: ``views``: report, summary, gate, notebook widgets.
 - layer 8: ``cli`` (and ``cli_io``: its streams, output files and error lines;
   ``cli_window``: its ``--since``/``--until`` options; ``cli_options``: the
-  options every corpus command shares; ``cli_show``: the ``show`` command;
+  options every corpus command shares; ``cli_show``, ``cli_search``: the ``show`` and ``search`` commands;
   ``cli_gate``: the ``check`` command's ``--allow-empty``, ``--max``,
   ``--max-rate`` and ``--baseline``) and the public
   facades (this module, ``widgets``, ``archive``).

@@ -41,6 +41,7 @@ LAYERS: dict[str, int] = {
     "cli_window": 8,
     "cli_options": 8,
     "cli_show": 8,
+    "cli_search": 8,
     "cli_gate": 8,
     "__main__": 8,
     "__init__": 8,
@@ -48,7 +49,18 @@ LAYERS: dict[str, int] = {
     "archive": 8,
 }
 UI_LIBRARIES = {"click", "tqdm", "ipywidgets", "traitlets", "anywidget", "jinja2", "altair", "vl_convert"}
-UI_UNITS = {"views", "cli", "cli_io", "cli_window", "cli_options", "cli_show", "cli_gate", "__main__", "widgets"}
+UI_UNITS = {
+    "views",
+    "cli",
+    "cli_io",
+    "cli_window",
+    "cli_options",
+    "cli_show",
+    "cli_search",
+    "cli_gate",
+    "__main__",
+    "widgets",
+}
 MAX_LINES = 650
 
 

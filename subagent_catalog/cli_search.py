@@ -1,0 +1,103 @@
+"""``subagent-catalog search``: find events by their text, in a corpus root or an archive."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from subagent_catalog.cli_io import check_target, is_stdout, note, output_stream, translate_errors
+from subagent_catalog.cli_options import corpus_options, load
+from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, terminal_frame, terminal_safe
+
+
+@click.command()
+@corpus_options
+@click.argument("pattern")
+@click.option("-E", "--regex", is_flag=True, help="PATTERN is a regular expression (Python syntax).")
+@click.option("-i", "--ignore-case", is_flag=True, help="Match regardless of case.")
+@click.option(
+    "-t",
+    "--type",
+    "types",
+    multiple=True,
+    metavar="TYPE",
+    help="Search only this event type (repeatable; default: messages, tool calls and results, turn ends, descriptors).",
+)
+@click.option("-n", "--limit", type=click.IntRange(min=1), default=None, help="Stop after this many hits.")
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "csv"]),
+    default="text",
+    show_default=True,
+    help="text: one hit per line; json: one object per line; csv: the frame.",
+)
+@click.option(
+    "-o",
+    "--output",
+    default=None,
+    type=click.Path(dir_okay=False, path_type=str),
+    help="Write the exact data here instead of stdout ('-'), which is escaped.",
+)
+@translate_errors
+def search(
+    root: str,
+    compression: str,
+    jobs: int | None,
+    quiet: bool,
+    pattern: str,
+    regex: bool,
+    ignore_case: bool,
+    types: tuple[str, ...],
+    limit: int | None,
+    fmt: str,
+    output: str | None,
+) -> None:
+    """Find the events whose text holds PATTERN: user and assistant messages, tool calls and results, errors.
+
+    ROOT is a corpus root, or an archive directory (one holding manifest.json)
+    exported with --events, which is much faster. Matching is over the
+    decoded text, never the JSON keys. The text format prints one hit per
+    line: session id, seq, event type, field and a snippet around the first
+    match; a count goes to stderr.
+
+    \b
+    Examples:
+        subagent-catalog search data/sample "Done with task"
+        subagent-catalog search /archive-out CONTEXT_LENGTH_EXCEEDED --type turn/end --format json
+        subagent-catalog search data/sample "result \\d of turn 2" --regex --limit 5
+    """
+    from subagent_catalog.analysis.search import search_events
+    from subagent_catalog.store.archive import open_archive
+    from subagent_catalog.store.layout import MANIFEST
+
+    check_target(output, [root])
+    if os.path.isfile(os.path.join(root, MANIFEST)):
+        source = open_archive(root)
+        note(f"searching the archive {root} (its events table)", quiet=quiet)
+        hits = search_events(
+            source, pattern, types=list(types) or None, regex=regex, ignore_case=ignore_case, limit=limit
+        )
+    else:
+        corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
+        hits = search_events(
+            corpus, pattern, types=list(types) or None, regex=regex, ignore_case=ignore_case, limit=limit
+        )
+    to_terminal = is_stdout(output)
+    with output_stream(output, protected=[root]) as out:
+        if fmt == "csv":
+            flat = csv_cells(hits)
+            out.write(csv_safe(terminal_frame(flat) if to_terminal else flat).write_csv())
+        elif fmt == "json":
+            text = hits.write_ndjson() if hits.height else ""
+            text = text if not text or text.endswith("\n") else text + "\n"
+            out.write(json_terminal(text) if to_terminal else text)
+        else:
+            for row in hits.iter_rows(named=True):
+                line = f"{row['session_id']}  seq {row['seq']}  {row['type']}  {row['field']}: {row['snippet']}"
+                out.write((terminal_safe(line) if to_terminal else line) + "\n")
+    sessions = hits["session_id"].n_unique() if hits.height else 0
+    more = " (the limit)" if limit is not None and hits.height >= limit else ""
+    note(f"{hits.height} hits{more} in {sessions} sessions", quiet=quiet)

@@ -1,0 +1,80 @@
+"""``subagent-catalog search``: text, json and csv output, archives, limits, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from subagent_catalog.cli import main
+from subagent_catalog.store.export import export_archive
+
+SAMPLE = Path(__file__).parent.parent / "data" / "sample"
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["search", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_text_output_one_hit_per_line() -> None:
+    code, out, err = _run(str(SAMPLE), "Done with task 2")
+    assert code == 0
+    assert out.splitlines() == [
+        "auth-refactor  seq 28  assistant/message  text: Done with task 2.",
+        "run-webapp-1  seq 37  assistant/message  text: Done with task 2.",
+        "run-research-7  seq 27  assistant/message  text: Done with task 2.",
+    ]
+    assert err.strip().endswith("3 hits in 3 sessions")
+
+
+def test_json_lines_keep_the_exact_snippet_and_the_limit_is_said() -> None:
+    code, out, err = _run(str(SAMPLE), r"result \d of turn 2", "--regex", "-n", "2", "-f", "json")
+    assert code == 0
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [r["session_id"] for r in rows] == ["auth-refactor", "run-webapp-1"]
+    assert rows[0]["snippet"].startswith("result 0 of turn 2\n")
+    assert "2 hits (the limit) in 2 sessions" in err
+
+
+def test_csv_to_a_file_and_types(tmp_path: Path) -> None:
+    out = tmp_path / "hits.csv"
+    code, _out, _err = _run(str(SAMPLE), "read_file", "--type", "tool/call", "-f", "csv", "-o", str(out), "-q")
+    assert code == 0
+    lines = out.read_text().splitlines()
+    assert lines[0].startswith("session_id,seq,time_ms,type,turn,step,field,snippet,matches")
+    assert len(lines) > 1 and all(",tool/call," in line for line in lines[1:])
+
+
+def test_no_hit_is_not_an_error() -> None:
+    code, out, err = _run(str(SAMPLE), "no such text anywhere")
+    assert (code, out) == (0, "")
+    assert "0 hits in 0 sessions" in err
+
+
+def test_an_archive_directory_is_searched_through_its_events(tmp_path: Path) -> None:
+    export_archive(SAMPLE, tmp_path / "arch", events=True, jobs=1)
+    code, out, err = _run(str(tmp_path / "arch"), "Done with task 2")
+    assert code == 0 and "searching the archive" in err
+    assert out == _run(str(SAMPLE), "Done with task 2")[1]
+    export_archive(SAMPLE, tmp_path / "bare", jobs=1)
+    code, _out, err = _run(str(tmp_path / "bare"), "x")
+    assert code == 1 and "holds no events" in err
+
+
+def test_a_bad_regex_is_one_error_line() -> None:
+    code, out, err = _run(str(SAMPLE), "(", "--regex")
+    assert code == 1 and out == ""
+    assert err.startswith("Error: invalid regular expression '('") and err.count("\n") == 1
+
+
+def test_terminal_output_is_escaped(tmp_path: Path) -> None:
+    from subagent_catalog.synth.writer import EventLog, header, write_session
+
+    log = EventLog("esc")
+    log.turn_start()
+    log.user("evil \x1b[2J text")
+    write_session(tmp_path, header("esc", created_at=1), log.events, "none")
+    code, out, _err = _run(str(tmp_path), "evil", "-q")
+    assert code == 0 and "\x1b" not in out and "\\x1b[2J" in out

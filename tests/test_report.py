@@ -409,3 +409,14 @@ def _corpus_rows(root: Path) -> tuple:
 
     corpus = read_corpus(root, jobs=1)
     return corpus, catalog(corpus)
+
+
+@pytest.mark.parametrize("step_ms", [3_600_000, 86_400_000])
+def test_the_time_chart_draws_hour_and_day_bins(tmp_path: Path, step_ms: int) -> None:
+    from subagent_catalog.views.report_charts import report_charts
+
+    _session(tmp_path, "root", created=T0)
+    for i in range(8):
+        _session(tmp_path, f"k{i}", parent="root", payload=w.descriptor("one-shot"), created=T0 + i * step_ms)
+    [time] = [c for c in report_charts(*_corpus_rows(tmp_path)) if c.key == "time"]
+    assert time.failure is None and time.svg_uri is not None

@@ -300,17 +300,18 @@ def _log_chart(
 
 
 def _time_ticks(bins: list[str], hours: bool) -> dict[str, Any]:
-    """Axis ticks on whole bins (one per hour or day, at most about 12), when there are two bins or more.
+    """Day ticks on whole days (at most about 12), when the bins are days and there are two or more.
 
-    Vega's own ticks fall between day bins (``Oct 09`` twice); a one-bin
-    domain takes no interval (the renderer fails on it).
+    Vega's own ticks fall between day bins (``Oct 09`` twice). Hour bins keep
+    Vega's ticks (their labels name the hour; this vl-convert fails on an
+    ``hour`` interval), and a one-bin domain takes no interval (the renderer
+    fails on it).
     """
     instants = sorted({datetime.fromisoformat(b) for b in bins})
-    if len(instants) < 2:
+    if hours or len(instants) < 2:
         return {}
-    unit = 3600 if hours else 86400
-    steps = (instants[-1] - instants[0]).total_seconds() / unit
-    return {"tickCount": {"interval": "hour" if hours else "day", "step": max(1, math.ceil(steps / 12))}}
+    days = (instants[-1] - instants[0]).total_seconds() / 86400
+    return {"tickCount": {"interval": "day", "step": max(1, math.ceil(days / 12))}}
 
 
 def _outcome(row: dict[str, Any]) -> str:

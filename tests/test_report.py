@@ -322,3 +322,101 @@ def test_a_chart_the_renderer_refuses_keeps_its_table(tmp_path: Path, monkeypatc
     assert f"the chart could not be drawn {failure}; its data is below" in figure
     assert '<details class="more" open>' in figure and "<bdi>fork</bdi>" in figure
     assert page.count("could not be drawn") == 1  # the other charts are drawn
+
+
+def _sample() -> Path:
+    sample = Path(__file__).resolve().parent.parent / "data" / "sample"
+    if not sample.is_dir():
+        pytest.skip("no data/sample")
+    return sample
+
+
+def test_diagnostics_table_data(tmp_path: Path) -> None:
+    from subagent_catalog import catalog
+
+    corpus = read_corpus(_sample(), jobs=1)
+    page = render_report(corpus)
+    blob = _forest_blob(page)
+    rows = blob["diagnostics"]
+    expected = catalog(corpus).filter(kind="diagnostic")
+    assert sorted(r["i"] for r in rows) == sorted(expected["id"].to_list())
+    assert 'id="diagnostics"' in page and f'Diagnostics <span class="muted">({len(rows)} rows)' in page
+    for row in rows:
+        assert blob["nodes"][row["o"]]["i"] == row["i"]  # the reveal link's node is that session
+        assert not row["f"].startswith("/") and row["f"].endswith(("session.jsonl", "session.jsonl.zstd"))
+    garbage = next(r for r in rows if r["i"] == "garbage-line")
+    assert (garbage["l"], garbage["k"]) == (5, "unparsable-line-before-turn-end")
+    assert [(r["r"], r["u"]) for r in rows] == sorted((r["r"], r["u"]) for r in rows)
+    # the places of the nodes: a project and a file for every session, none for a group
+    places = blob["places"]
+    assert len(places["j"]) == len(places["f"]) == len(blob["nodes"])
+    assert all(j >= 0 for j, n in zip(places["j"], blob["nodes"], strict=True) if n["k"] != "g")
+
+
+def test_a_failing_listing_says_nothing_is_listed(tmp_path: Path) -> None:
+    build_listing_failure(tmp_path)
+    page = render_report(read_corpus(tmp_path, jobs=1))
+    text = re.sub(r"<[^>]+>", " ", page)
+    assert "listed by upstream" not in text
+    assert "nothing listed: upstream's listing fails" in text
+    assert 'id="diagnostics"' not in page and 'href="#diagnostics"' not in page
+    assert "subagent session files (by header)" in text
+
+
+def test_title_defaults_to_the_root_name_and_is_escaped(tmp_path: Path) -> None:
+    root = tmp_path / "nightly-archive"
+    build_mixed(root)
+    corpus = read_corpus(root, jobs=1)
+    assert "<title>subagent-catalog report: nightly-archive</title>" in render_report(corpus)
+    page = render_report(corpus, title="Q3 </title><script>alert(1)</script>")
+    assert "<title>Q3 &lt;/title&gt;&lt;script&gt;alert(1)&lt;/script&gt;</title>" in page
+    assert "<h1>Q3 &lt;/title&gt;" in page and len(_scripts(page)) == 2
+
+
+def test_count_axes_have_integer_ticks_and_rare_counts_a_log_view(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from subagent_catalog.views import report_charts
+
+    specs: list[dict] = []
+
+    def keep(spec: dict) -> str:
+        specs.append(spec)
+        return "data:image/svg+xml;base64,"
+
+    monkeypatch.setattr(report_charts, "_svg_uri", keep)
+    _session(tmp_path, "root", created=T0)
+    for i in range(30):
+        _session(tmp_path, f"k{i:02d}", parent="root", payload=w.descriptor("one-shot"), created=T0 + 1 + i)
+    _session(tmp_path, "bad", parent="root", payload={"version": 2, "mode": "x"}, created=T0 + 40)
+    charts = {c.key: c for c in report_charts.report_charts(*_corpus_rows(tmp_path))}
+    linear = [s for s in specs if "count (log)" not in json.dumps(s)]
+    for spec in linear:
+        for channel in spec["layer"][0]["encoding"].values():
+            if channel.get("title") == "count":
+                assert channel["axis"] == {"format": "d", "tickMinStep": 1}
+    # 30 children next to 1 corrupt row: the provider chart gets a log view, one labelled bar per outcome
+    assert charts["provider"].log_uri is not None and charts["reason-cause"].log_uri is None
+    [log] = [s for s in specs if "count (log)" in json.dumps(s) and "provider" in json.dumps(s)]
+    bars, labels = log["layer"]
+    assert bars["encoding"]["x"]["scale"] == {"domainMin": 0.7, "type": "log"}
+    assert bars["encoding"]["x"]["axis"]["values"] == [1, 2, 5, 10, 20, 50]
+    assert "yOffset" in bars["encoding"] and labels["mark"]["type"] == "text"
+
+
+def _corpus_rows(root: Path) -> tuple:
+    from subagent_catalog import catalog
+
+    corpus = read_corpus(root, jobs=1)
+    return corpus, catalog(corpus)
+
+
+@pytest.mark.parametrize("step_ms", [3_600_000, 86_400_000])
+def test_the_time_chart_draws_hour_and_day_bins(tmp_path: Path, step_ms: int) -> None:
+    from subagent_catalog.views.report_charts import report_charts
+
+    _session(tmp_path, "root", created=T0)
+    for i in range(8):
+        _session(tmp_path, f"k{i}", parent="root", payload=w.descriptor("one-shot"), created=T0 + i * step_ms)
+    [time] = [c for c in report_charts(*_corpus_rows(tmp_path)) if c.key == "time"]
+    assert time.failure is None and time.svg_uri is not None

@@ -194,12 +194,14 @@ def test_sample_report_loads_offline_and_expands(visit: Any, tmp_path: Path) -> 
     seen = visit(path)
     page = seen.page
     assert page.locator("#summary .card").count() >= 5
-    assert page.locator("#charts img").count() == 6
-    assert all(page.locator("#charts img").nth(i).evaluate("e => e.naturalWidth > 0") for i in range(6))
+    charts = page.locator("#charts img")
+    assert page.locator("#charts img.view-linear").count() == 6
+    assert all(charts.nth(i).evaluate("e => e.naturalWidth > 0") for i in range(charts.count()))
     _expand_first_root(page)
-    # reveal a tree from the "largest trees" table
+    # reveal a tree from the "largest trees" table: the root, and each diagnostic in it
+    damaged = int(page.locator("#trees tbody tr").first.locator("td").nth(4).text_content())
     page.locator("#trees button.reveal").first.click()
-    assert page.locator("#tree .row.hit").count() == 1
+    assert page.locator("#tree .row.hit").count() == 1 + damaged
     # search finds a session and reveals it
     some_child = page.locator("#tree > li.node > ul > li.node .id").first.text_content()
     page.fill("#tree-query", some_child)
@@ -255,3 +257,179 @@ def test_listing_failure_report_shows_banner(visit: Any, tmp_path: Path) -> None
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "report-listing-failure.png"), full_page=False)
     seen.assert_clean()
+
+
+# --------------------------------------------------------------------------- diagnostics, filters, layout
+
+LONG_ID = "session-" + "0123456789abcdef" * 8
+LONG_LABEL = "Investigate why the nightly integration pipeline keeps timing out on the largest fixtures " * 3
+
+
+def build_wide(root: Path) -> None:
+    """A generated corpus (damaged sessions give corrupt and unavailable rows) plus long ids, labels and cwds."""
+    from subagent_catalog.synth.generate import generate
+
+    generate(root, sessions=70, seed=11, compression="none", damaged_fraction=0.2, jobs=1)
+    cwd = "/home/someone/projects/" + "a-very-long-project-directory-name/" * 4
+    _session(root, LONG_ID, cwd=cwd, created=T0)
+    for i in range(3):
+        _session(
+            root,
+            f"{LONG_ID}-child-{i}",
+            parent=LONG_ID,
+            cwd=cwd,
+            created=T0 + 1 + i,
+            payload=w.descriptor("continuable", label=LONG_LABEL),
+        )
+    _session(root, f"{LONG_ID}-broken", parent=LONG_ID, cwd=cwd, created=T0 + 9, payload={"version": 2, "mode": "x"})
+    _session(root, "many", cwd="/home/dev/many", created=T0 + 10)
+    for i in range(50):  # enough diagnostic rows for a second page of the table
+        payload = {"version": 2, "mode": "bogus"} if i % 2 else MISSING
+        _session(root, f"many-{i:02d}", parent="many", cwd="/home/dev/many", created=T0 + 11 + i, payload=payload)
+
+
+@pytest.fixture(scope="module")
+def wide_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]]]:
+    import json
+    import re
+
+    base = tmp_path_factory.mktemp("wide")
+    build_wide(base / "corpus")
+    path = write_report(read_corpus(base / "corpus", jobs=1), base / "wide.html")
+    page = path.read_text(encoding="utf-8")
+    blob = re.search(r'<script type="application/json" id="forest-data">(.*?)</script>', page, flags=re.S)
+    assert blob is not None
+    return path, json.loads(blob.group(1))["diagnostics"]
+
+
+def _in_viewport(page: Any, locator: Any) -> None:
+    box = locator.bounding_box()
+    assert box is not None and box["height"] > 0 and box["width"] > 0
+    size = page.viewport_size
+    assert box["y"] >= 0 and box["y"] + box["height"] <= size["height"], box
+
+
+def test_diagnostics_table_reveals_a_row_in_the_tree(
+    visit: Any, wide_report: tuple[Path, list[dict[str, Any]]]
+) -> None:
+    path, diagnostics = wide_report
+    assert len(diagnostics) > 50
+    seen = visit(path)
+    page = seen.page
+    rows = page.locator("#diag-body tr")
+    assert rows.count() == 50
+    assert page.locator("#diag-status").text_content() == f"{len(diagnostics)} rows"
+    page.click("#diag-pager button:has-text('next')")
+    assert rows.count() == len(diagnostics) - 50
+    # reveal the last row of the table: the tree opens down to it, scrolls to it and highlights it
+    last = rows.nth(rows.count() - 1)
+    shown_id = last.locator("td").nth(1).text_content()
+    last.locator("button.reveal").click()
+    hit = page.locator("#tree .row.hit")
+    assert hit.count() == 1
+    assert hit.locator(".id").text_content() == shown_id[:48] + ("…" if len(shown_id) > 48 else "")
+    _in_viewport(page, hit)
+    # the long id: its row in the table holds it, and revealing it works too
+    page.fill("#diag-query", "broken")
+    assert rows.count() == 1
+    rows.first.locator("button.reveal").click()
+    assert page.locator("#tree .row.hit .id").text_content().startswith(LONG_ID[:40])
+    _in_viewport(page, page.locator("#tree .row.hit"))
+    seen.assert_clean()
+
+
+def test_diagnostics_table_filters_and_sorts(visit: Any, wide_report: tuple[Path, list[dict[str, Any]]]) -> None:
+    path, diagnostics = wide_report
+    page = visit(path).page
+    causes = sorted({d["u"] for d in diagnostics})
+    cause = max(causes, key=lambda c: sum(d["u"] == c for d in diagnostics))
+    page.select_option("#diag-cause", cause)
+    expected = sum(d["u"] == cause for d in diagnostics)
+    assert page.locator("#diag-body tr").count() == min(50, expected)
+    assert set(page.locator("#diag-body td:nth-child(5)").all_text_contents()) == {cause}
+    page.select_option("#diag-cause", "")
+    page.select_option("#diag-reason", "unavailable")
+    reasons = set(page.locator("#diag-body td:nth-child(4)").all_text_contents())
+    assert reasons == {"unavailable"}
+    page.select_option("#diag-reason", "")
+    page.click("#diag-table button.sort[data-key=i]")
+    ids = page.locator("#diag-body td:nth-child(2)").all_text_contents()
+    assert ids == sorted(ids)
+
+
+def test_tree_filters_and_search(visit: Any, wide_report: tuple[Path, list[dict[str, Any]]]) -> None:
+    path, diagnostics = wide_report
+    seen = visit(path)
+    page = seen.page
+    cause = diagnostics[0]["u"]
+    expected = sum(d["u"] == cause for d in diagnostics)
+    page.select_option("#tree-cause", cause)
+    hits = page.locator("#tree .row.hit")
+    assert hits.count() == expected
+    assert set(hits.locator(".cause").all_text_contents()) == {cause}
+    assert all(hits.nth(i).is_visible() for i in range(hits.count()))
+    assert page.locator("#filter-status").text_content().startswith(f"{expected} diagnostic row")
+    page.click("#tree-clear")
+    page.check("#tree-damaged")
+    assert page.locator("#tree .row.hit").count() == len(diagnostics)
+    page.uncheck("#tree-damaged")
+    # the project filter keeps the trees of one project only
+    page.select_option("#tree-project", index=1)
+    project = page.locator("#tree-project option:checked").text_content().rsplit(" (", 1)[0]
+    metas = page.locator("#tree > li.node > .row .meta").all_text_contents()
+    assert metas and page.locator("#tree > li.node").count() <= len(metas)
+    assert page.locator("#tree > li.node").count() > 0 and project
+    page.click("#tree-clear")
+    # search matches causes and paths, not only ids and labels
+    for query in (cause, diagnostics[0]["f"]):
+        page.fill("#tree-query", query)
+        page.click("#tree-search button[type=submit]")
+        assert page.locator("#search-status").text_content() != "no match"
+    page.locator("#search-results button.reveal").first.click()
+    _in_viewport(page, page.locator("#tree .row.hit"))
+    seen.assert_clean()
+
+
+def test_show_opens_a_damaged_tree_down_to_every_diagnostic(visit: Any, wide_report: tuple[Path, Any]) -> None:
+    path, _ = wide_report
+    page = visit(path).page
+    table = page.locator("#trees .grid2 > div").nth(1)
+    expected = int(table.locator("tbody tr").first.locator("td").nth(4).text_content())
+    table.locator("button.reveal").first.click()
+    hits = page.locator("#tree .row.hit")
+    assert hits.count() == expected + 1  # the root and each diagnostic
+    assert hits.locator(".badge.r-corrupt, .badge.r-unavailable, .badge.r-unsupported").count() == expected
+    assert all(hits.nth(i).is_visible() for i in range(hits.count()))
+    _in_viewport(page, page.locator("#tree .row.hit:has(.badge.r-corrupt, .badge.r-unavailable)").first)
+
+
+def test_chart_log_scale_toggle(visit: Any, wide_report: tuple[Path, Any]) -> None:
+    path, _ = wide_report
+    page = visit(path).page
+    figure = page.locator("figure.chart:has(button.scale)").first
+    figure.locator("button[data-scale=log]").click()
+    assert figure.locator("img.view-log").is_visible() and not figure.locator("img.view-linear").is_visible()
+    figure.locator("button[data-scale=linear]").click()
+    assert figure.locator("img.view-linear").is_visible()
+
+
+@pytest.mark.parametrize("width", [390, 1400])
+def test_no_horizontal_overflow(browser: Any, wide_report: tuple[Path, Any], width: int) -> None:
+    path, _ = wide_report
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(path.resolve().as_uri(), wait_until="load")
+        overflow = "document.documentElement.scrollWidth <= window.innerWidth"
+        assert page.evaluate(overflow)
+        # open everything a reader can open: details, the long-id tree, a damaged tree
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        page.locator("#trees button.reveal").first.click()
+        page.fill("#tree-query", LONG_ID)
+        page.click("#tree-search button[type=submit]")
+        page.locator("#search-results button.reveal").first.click()
+        assert page.evaluate(overflow), page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"report-wide-{width}.png"), full_page=True)
+    finally:
+        context.close()

@@ -41,8 +41,9 @@ from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.outputs import check_output, write_output
 from subagent_catalog.read.jsvalue import js_text
 from subagent_catalog.views.report_charts import report_charts
+from subagent_catalog.views.report_data import diagnostic_rows, node_places, relative_path
 
-__all__ = ["render_report", "script_json", "write_report"]
+__all__ = ["default_title", "render_report", "script_json", "write_report"]
 
 
 LISTING_LINE_BOUND = 2000
@@ -75,13 +76,16 @@ def script_json(value: Any) -> str:
     return text
 
 
-# --------------------------------------------------------------------------- summary
+def default_title(root: str) -> str:
+    """The page title when none is given: from the corpus root's directory name.
 
-
-# --------------------------------------------------------------------------- forest
-
-
-# --------------------------------------------------------------------------- charts
+    Examples:
+        >>> default_title("/archive/2026-11/")
+        'subagent-catalog report: 2026-11'
+        >>> default_title("/")
+        'subagent-catalog report: /'
+    """
+    return f"subagent-catalog report: {os.path.basename(os.path.normpath(root)) or root}"
 
 
 # --------------------------------------------------------------------------- page
@@ -134,13 +138,8 @@ def _problem_tables(corpus: Corpus) -> tuple[list[dict[str, Any]], list[dict[str
     summary.sort(key=lambda r: (rank.get(r["severity"], 9), not r["fails_listing"], -r["count"], r["kind"]))
     detail = problems.with_row_index("order").to_dicts()
     detail.sort(key=lambda r: (rank.get(r["severity"], 9), not r["fails_listing"], r["order"]))
-    root = corpus.root
-    for row in detail:
-        path = row["path"] or ""
-        try:
-            row["relpath"] = os.path.relpath(path, root) if path else ""
-        except ValueError:
-            row["relpath"] = path
+    for row in detail[:PROBLEM_ROWS]:
+        row["relpath"] = relative_path(row["path"], corpus.root)
     return summary, detail[:PROBLEM_ROWS]
 
 
@@ -210,10 +209,18 @@ def render_report(
     env.filters["clip"] = clip
     env.filters["human_bytes"] = human_bytes
     env.filters["minute"] = minute
-    forest_data = {"nodes": forest.nodes, "roots": forest.roots} if forest else {"nodes": [], "roots": []}
+    diagnostics = diagnostic_rows(corpus, rows, forest) if rows is not None and forest else []
+    forest_data: dict[str, Any] = {"nodes": [], "roots": []}
+    if forest:
+        forest_data = {
+            "nodes": forest.nodes,
+            "roots": forest.roots,
+            "places": node_places(corpus, forest),
+            "diagnostics": diagnostics,
+        }
     template = env.get_template("report.html.j2")
     return template.render(
-        title=title or f"subagent-catalog report: {os.path.basename(os.path.normpath(corpus.root)) or corpus.root}",
+        title=title or default_title(corpus.root),
         facts=facts,
         version=__version__,
         generated=datetime.now(tz=UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -224,6 +231,7 @@ def render_report(
         script_hash=script_hash,
         forest_json=Markup(script_json(forest_data)),
         node_count=len(forest.nodes) if forest else 0,
+        diagnostic_total=len(diagnostics),
         roots_total=roots_total,
         charts=report_charts(corpus, rows),
         largest=largest,

@@ -7,10 +7,12 @@ to a column width here, never by the renderer.
 from __future__ import annotations
 
 import base64
+import math
 import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, cast
 
 import polars as pl
@@ -90,6 +92,8 @@ class Chart:
     columns: list[str]
     rows: list[list[Any]]
     failure: str | None = None
+    log_uri: str | None = None
+    """The same counts on a log scale, one bar (or line) per colour, when small counts sit next to large ones."""
 
 
 def _svg_uri(spec: dict[str, Any]) -> str:
@@ -99,13 +103,34 @@ def _svg_uri(spec: dict[str, Any]) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
 
 
-def _drawn(chart: Chart, spec: dict[str, Any]) -> Chart:
-    """``chart`` with its SVG, or with ``failure`` set when the renderer raises (the report goes on)."""
+def _drawn(chart: Chart, spec: dict[str, Any], log_spec: dict[str, Any] | None = None) -> Chart:
+    """``chart`` with its SVGs, or with ``failure`` set when the renderer raises (the report goes on)."""
     try:
         chart.svg_uri = _svg_uri(spec)
+        chart.log_uri = _svg_uri(log_spec) if log_spec is not None else None
     except (ValueError, RuntimeError) as error:  # vl-convert reports a failed conversion as ValueError
+        chart.svg_uri = chart.log_uri = None
         chart.failure = clip(" ".join(f"{type(error).__name__}: {error}".split()), 300)
     return chart
+
+
+LOG_RATIO = 20
+"""A chart gets a log-scale view when its largest count is at least this many times its smallest."""
+
+
+def log_ticks(largest: int) -> list[int]:
+    """Tick values for a log count axis: 1, 2, 5, 10, 20, 50, … up to the first past ``largest``.
+
+    Examples:
+        >>> log_ticks(130)
+        [1, 2, 5, 10, 20, 50, 100, 200]
+    """
+    ticks: list[int] = []
+    step = 1
+    while not ticks or ticks[-1] < largest:
+        ticks.extend(step * m for m in (1, 2, 5))
+        step *= 10
+    return [t for i, t in enumerate(ticks) if i == 0 or ticks[i - 1] < largest]
 
 
 def _top(values: list[str | None], limit: int = TOP_CATEGORIES, width: int = HORIZONTAL_LABEL) -> list[str]:
@@ -162,14 +187,24 @@ def _bar_chart(
     scale = alt.Scale(domain=domain, range=[colors.get(name, "#72b7b2") for name in domain])
     legend = alt.Legend(title=None, orient="bottom", direction="horizontal")
     source = alt.Data(values=values)  # type: ignore[no-untyped-call]
-    total = alt.X("sum(count):Q", title="count") if horizontal else alt.Y("sum(count):Q", title="count")
+    integer = alt.Axis(tickMinStep=1, format="d")  # counts: no fractional ticks
+    total = (
+        alt.X("sum(count):Q", title="count", axis=integer)
+        if horizontal
+        else alt.Y("sum(count):Q", title="count", axis=integer)
+    )
     if time_unit is not None:
         fmt = "%b %d %H:00" if "hours" in time_unit else "%b %d"
         place: Any = alt.X(
             f"{category}:T",
             timeUnit=cast(Any, time_unit),
             title=category_title,
-            axis=alt.Axis(format=fmt, labelAngle=-40, labelOverlap="greedy"),
+            axis=alt.Axis(
+                format=fmt,
+                labelAngle=-40,
+                labelOverlap="greedy",
+                **_time_ticks([str(v[category]) for v in values], "hours" in time_unit),
+            ),
         )
     elif horizontal:
         totals = Counter(row[category] for row in data)
@@ -205,14 +240,78 @@ def _bar_chart(
         )
         layers.append(text)
     height = max(60, 22 * len({v[category] for v in values})) if horizontal else 220
-    chart = (
-        alt.layer(*layers)
-        .properties(width=430, height=height)
-        .configure_view(stroke=None)
+    chart = _configured(alt.layer(*layers).properties(width=430, height=height))
+    counts = [v["count"] for v in values]
+    log_spec = None
+    if max(counts) >= LOG_RATIO * min(counts):
+        log_spec = _log_chart(source, place, color, scale, legend, horizontal, time_unit, max(counts), height)
+    return _drawn(Chart(key, title, note, None, columns, rows), chart.to_dict(), log_spec)
+
+
+def _configured(chart: Any) -> Any:
+    return (
+        chart.configure_view(stroke=None)
         .configure_axis(labelFontSize=11, titleFontSize=11, gridColor="#eeeeee")
         .configure_legend(labelFontSize=11, symbolType="square")
     )
-    return _drawn(Chart(key, title, note, None, columns, rows), chart.to_dict())
+
+
+def _log_chart(
+    source: Any,
+    place: Any,
+    color: str,
+    scale: Any,
+    legend: Any,
+    horizontal: bool,
+    time_unit: str | None,
+    largest: int,
+    height: int,
+) -> dict[str, Any]:
+    """The log-scale view: one bar per (category, colour) side by side, each labelled; lines over time."""
+    import altair as alt
+
+    log = alt.Scale(type="log", domainMin=0.7)
+    axis = alt.Axis(values=log_ticks(largest), format="d")
+    shade = alt.Color(f"{color}:N", scale=scale, legend=legend)
+    if time_unit is not None:
+        lines = alt.Chart(source).mark_line(point=True, strokeWidth=1.5)
+        chart = lines.encode(x=place, y=alt.Y("sum(count):Q", title="count (log)", scale=log, axis=axis), color=shade)
+        return cast(dict[str, Any], _configured(chart.properties(width=430, height=220)).to_dict())
+    if horizontal:
+        channels: dict[str, Any] = {
+            "x": alt.X("sum(count):Q", title="count (log)", scale=log, axis=axis),
+            "y": place,
+            "yOffset": alt.YOffset(f"{color}:N"),
+        }
+        label: dict[str, Any] = {"align": "left", "baseline": "middle", "dx": 3}
+    else:
+        channels = {
+            "x": place,
+            "y": alt.Y("sum(count):Q", title="count (log)", scale=log, axis=axis),
+            "xOffset": alt.XOffset(f"{color}:N"),
+        }
+        label = {"align": "center", "baseline": "bottom", "dy": -2}
+    bars = alt.Chart(source).mark_bar().encode(color=shade, **channels)
+    text = (
+        alt.Chart(source).mark_text(fontSize=9, color="#444", **label).encode(text=alt.Text("sum(count):Q"), **channels)
+    )
+    size = {"height": height * 2} if horizontal else {"height": 220}
+    return cast(dict[str, Any], _configured(alt.layer(bars, text).properties(width=430, **size)).to_dict())
+
+
+def _time_ticks(bins: list[str], hours: bool) -> dict[str, Any]:
+    """Day ticks on whole days (at most about 12), when the bins are days and there are two or more.
+
+    Vega's own ticks fall between day bins (``Oct 09`` twice). Hour bins keep
+    Vega's ticks (their labels name the hour; this vl-convert fails on an
+    ``hour`` interval), and a one-bin domain takes no interval (the renderer
+    fails on it).
+    """
+    instants = sorted({datetime.fromisoformat(b) for b in bins})
+    if hours or len(instants) < 2:
+        return {}
+    days = (instants[-1] - instants[0]).total_seconds() / 86400
+    return {"tickCount": {"interval": "day", "step": max(1, math.ceil(days / 12))}}
 
 
 def _outcome(row: dict[str, Any]) -> str:

@@ -224,6 +224,9 @@ def test_summary_of_a_failing_listing_still_prints(runner: CliRunner, tmp_path: 
     result = _run(runner, "summary", tmp_path)
     assert result.exit_code == 0
     assert "listing      FAILS:" in result.output and "legacy-flat-file" in result.output
+    sessions = next(line for line in result.output.splitlines() if line.startswith("sessions "))
+    assert "none listed (upstream's listing fails;" in sessions  # no count contradicts the failure
+    assert "listed sessions" not in result.output
 
 
 def test_no_progress_bar_when_not_a_terminal(runner: CliRunner, tmp_path: Path) -> None:

@@ -49,6 +49,12 @@ def summary_text(
     if facts["first_created"] is not None and facts["last_activity"] is not None:
         days = (facts["last_activity"] - facts["first_created"]).total_seconds() / 86400
         span += f" ({days:.1f} days)"
+    failing = facts["listing_error"] is not None
+    listed = (
+        f"none listed (upstream's listing fails; {facts['listed']} with a listable header)"
+        if failing
+        else f"{facts['listed']} listed"
+    )
     lines = [f"corpus       {printable(facts['root'])} ({facts['compression']})"]
     if window.bounded:
         untimed = window.without_time(corpus.sessions)
@@ -57,8 +63,9 @@ def summary_text(
             f"{corpus.sessions.height} files" + (f", {untimed} without created_at left out" if untimed else "")
         )
     lines += [
-        f"sessions     {facts['files']} files, {facts['listed']} listed, {facts['projects']} projects",
-        f"subagents    {facts['subagent_sessions']} listed sessions with origin=subagent",
+        f"sessions     {facts['files']} files, {listed}, {facts['projects']} projects",
+        f"subagents    {facts['subagent_sessions']} {'' if failing else 'listed '}sessions with origin=subagent"
+        + (" (by header)" if failing else ""),
         f"verdicts     {_join_counts(facts['verdicts'])}",
         f"encodings    {_join_counts(facts['encodings'])}",
         f"bytes        {human_bytes(facts['bytes'])} ({facts['bytes']:,})",

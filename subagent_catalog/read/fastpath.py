@@ -235,8 +235,10 @@ def time_span(events: list[dict[str, Any]], seed_length: int = 0) -> tuple[int |
             if members:
                 times.append(min(members))
                 times.append(max(members))
-        elif event["seq"] >= seed_length and is_safe_integer(time := event.get("time")):
-            times.append(time)
+        elif event["seq"] >= seed_length:
+            time = event.get("time")
+            if (type(time) is int and -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER) or is_safe_integer(time):
+                times.append(time)
     return (int(min(times)), int(max(times))) if times else (None, None)
 
 

@@ -366,7 +366,8 @@ def _analyse_packed(facts: LogFacts, data: bytes, compression: Compression, want
     seed = scan.meta.get("seedLength", 0)
     if is_safe_integer(seed) and seed >= 0:
         facts.run = fold_run(events, int(seed), span=(facts.first_time, facts.last_time))
-        facts.run.first_ms, facts.run.last_ms = fastpath.time_span(events, int(seed))  # members' times included
+        if seed:  # fold_run read the stand-ins' times only: the own events' span, members included
+            facts.run.first_ms, facts.run.last_ms = fastpath.time_span(events, int(seed))
     _identity_facts(facts, fold_identity(events), False)
     facts.unit_failure_live = timing_view_failure(events)
     facts.closers = len(balanced) - len(events)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -294,6 +297,28 @@ def test_canonically_equivalent_ids_keep_listing_order(tmp_path: Path) -> None:
     corpus = corpus_with(tmp_path, {cid: healthy(cid) for cid in heads}, **heads)
     listed = corpus.sessions.filter(pl.col("parent_session") == "P").sort("list_order")["session_id"].to_list()
     assert list_children(corpus, "P")["id"].to_list() == listed
+
+
+def test_ties_and_distinct_created_at_mix_in_one_sibling_group(tmp_path: Path) -> None:
+    created = {"z": 1, "b": 9, "B": 5, "a": 5, "c": 5}
+    heads = {cid: header(cid, created_at=at, parent="P", subagent=True) for cid, at in created.items()}
+    corpus = corpus_with(tmp_path, {cid: healthy(cid, cid) for cid in created}, **heads)
+    assert list_children(corpus, "P")["id"].to_list() == ["z", "a", "B", "c", "b"]
+
+
+def test_pyuca_is_not_loaded_without_created_at_ties() -> None:
+    # A fresh process: the sample corpus has no tie among siblings, so no collation key is needed.
+    script = (
+        "import sys\n"
+        "from subagent_catalog import catalog, read_corpus\n"
+        f"corpus = read_corpus({str(SAMPLE)!r}, cache=False, jobs=1)\n"
+        "assert catalog(corpus).height > 0\n"
+        "print('pyuca' in sys.modules)\n"
+    )
+    repo = str(SAMPLE.parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([repo, os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env)
+    assert done.stdout.strip() == "False"
 
 
 # --- live overlay -------------------------------------------------------------------------------

@@ -4,21 +4,30 @@ Upstream breaks ``createdAt`` ties with ``a.id.localeCompare(b.id)``: a
 Unicode collation (``"a" < "A" < "b"``), not code-unit order. The Unicode
 Collation Algorithm with the default table (``pyuca``) gives the same order
 on every tie in the conformance corpora; equal keys keep listing order, as
-upstream's stable sort does.
+upstream's stable sort does. Ties on ``createdAt`` are rare, so
+``sort_siblings`` computes collation keys only inside a tie, and ``pyuca``
+(and its table) is loaded only when a key is first needed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
+from typing import TYPE_CHECKING, TypeVar
 
-import pyuca
+if TYPE_CHECKING:
+    import pyuca
 
 _COLLATOR: pyuca.Collator | None = None
+
+T = TypeVar("T")
 
 
 def _collator() -> pyuca.Collator:
     global _COLLATOR
     if _COLLATOR is None:
+        import pyuca
+
         _COLLATOR = pyuca.Collator()
     return _COLLATOR
 
@@ -47,3 +56,28 @@ def locale_compare(a: str, b: str) -> int:
     """
     ka, kb = collation_key(a), collation_key(b)
     return (ka > kb) - (ka < kb)
+
+
+def sort_siblings(items: list[T], created: Callable[[T], float], ident: Callable[[T], str]) -> None:
+    """Sort ``items`` in place by ``created``, then by ``localeCompare`` of ``ident`` among ties only.
+
+    The same order as a stable sort on ``(created(x), collation_key(ident(x)))``
+    (``created`` must never be NaN), but collation keys are computed only for
+    items that share their ``created`` with another.
+
+    Examples:
+        >>> rows = [(2.0, "b"), (1.0, "B"), (1.0, "a"), (0.0, "z")]
+        >>> sort_siblings(rows, lambda r: r[0], lambda r: r[1])
+        >>> rows
+        [(0.0, 'z'), (1.0, 'a'), (1.0, 'B'), (2.0, 'b')]
+    """
+    items.sort(key=created)
+    start, total = 0, len(items)
+    while start < total:
+        stamp = created(items[start])
+        end = start + 1
+        while end < total and created(items[end]) == stamp:
+            end += 1
+        if end - start > 1:
+            items[start:end] = sorted(items[start:end], key=lambda item: collation_key(ident(item)))
+        start = end

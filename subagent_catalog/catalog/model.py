@@ -14,7 +14,7 @@ from typing import Any, Literal, Protocol
 
 import polars as pl
 
-from subagent_catalog.catalog.collation import collation_key
+from subagent_catalog.catalog.collation import sort_siblings
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.read.jsvalue import (
     is_number,
@@ -245,6 +245,6 @@ def build_model(source: CorpusSource) -> Model:
         if node.origin_subagent and isinstance(parent, str):
             model.subagent_parents.add(parent)
     for siblings in model.children.values():
-        siblings.sort(key=lambda n: (n.created, collation_key(n.id)))
+        sort_siblings(siblings, lambda n: n.created, lambda n: n.id)
     object.__setattr__(corpus, "_model", model)
     return model

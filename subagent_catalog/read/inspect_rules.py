@@ -10,6 +10,7 @@ Any failure makes upstream's listing report the child ``unavailable``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from subagent_catalog.read.inspect_migrate import (
@@ -271,9 +272,9 @@ def _json_equal(a: Any, b: Any) -> bool:
 class _Surface:
     """The model-visible surface fold (upstream ``planSurfaceEvent``)."""
 
-    def __init__(self, events: list[dict[str, Any]]) -> None:
+    def __init__(self, event_at: Callable[[int], dict[str, Any]]) -> None:
         self.nodes: list[int] = []
-        self.events = events
+        self.event_at = event_at  # the balanced event of a seq (seq == index)
 
     def _provenance(self, event: dict[str, Any], shadowed: list[int]) -> None:
         seq = event["seq"]
@@ -336,7 +337,7 @@ class _Surface:
         if kind == "tool/result":
             if len(shadowed) != 1:
                 raise InspectFailure("surface", "tool/result replacement must rewrite exactly one node", seq)
-            original = self.events[shadowed[0]]
+            original = self.event_at(shadowed[0])
             if original.get("type") != "tool/result":
                 raise InspectFailure("surface", "tool/result replacement must target a tool/result", seq)
             if not _json_equal(_without_content(original), _without_content(event)):
@@ -372,14 +373,32 @@ def validate_cold_read(meta: dict[str, Any], events: list[dict[str, Any]], sessi
         ...     {"type": "turn/start", "seq": 0, "time": 1, "data": {"turn": 1}}], "c")]
         ['turn/start', 'turn/end']
     """
+    balanced = _balance(meta, events, session_id)
+    check_events(enumerate(balanced), balanced.__getitem__)
+    return balanced
+
+
+def _balance(meta: dict[str, Any], events: list[dict[str, Any]], session_id: str) -> list[dict[str, Any]]:
     migrated = migrate_events(events, session_id)
     closers = interrupted_turn_closers(migrated)
     for closer in closers:
         assert_message_shape(closer)
     balanced = migrated + closers
     _assert_header(meta)
-    surface = _Surface(balanced)
-    for index, event in enumerate(balanced):
+    return balanced
+
+
+def check_events(indexed: Iterable[tuple[int, dict[str, Any]]], event_at: Callable[[int], dict[str, Any]]) -> None:
+    """The envelope, contiguity and surface rules over ``(index, event)`` pairs of a balanced log.
+
+    Raises:
+        InspectFailure: where upstream's inspect throws.
+
+    Examples:
+        >>> check_events(enumerate([{"type": "turn/start", "seq": 0, "time": 1, "data": {}}]), lambda seq: {})
+    """
+    surface = _Surface(event_at)
+    for index, event in indexed:
         seq, stamp, kind = event.get("seq"), event.get("time"), event.get("type")
         if (
             type(seq) is int
@@ -399,4 +418,38 @@ def validate_cold_read(meta: dict[str, Any], events: list[dict[str, Any]], sessi
         if not js_strict_equal(event["seq"], index):
             raise InspectFailure("envelope", f"seed must be contiguous from 0 (index {index})", index)
         surface.validate(event)
+
+
+def validate_packed_read(
+    meta: dict[str, Any], events: list[dict[str, Any]], session_id: str, packed: type
+) -> list[dict[str, Any]]:
+    """``validate_cold_read`` over a prefix where one ``packed`` stand-in replaces each packed chunk row.
+
+    A stand-in is an ``assistant/chunk`` event with the seq and time of the
+    row's last member and no data; the members it stands for are healthy
+    ``assistant/chunk`` events (the row was validated), which no rule but the
+    closers' "last event" reads. Every other event's seq must equal its index
+    in the expanded log. Returns the balanced events, stand-ins kept.
+
+    Raises:
+        InspectFailure: where upstream's inspect throws.
+
+    Examples:
+        >>> class Row(dict): ...
+        >>> head = {"version": 0, "id": "c", "createdAt": 1, "delegationDepth": 0}
+        >>> [(e["type"], e["seq"]) for e in validate_packed_read(head, [
+        ...     {"type": "turn/start", "seq": 0, "time": 1, "data": {"turn": 1}},
+        ...     Row({"type": "assistant/chunk", "seq": 3, "time": 4})], "c", Row)]
+        [('turn/start', 0), ('assistant/chunk', 3), ('turn/end', 4)]
+    """
+    balanced = _balance(meta, events, session_id)
+    plain = [event for event in balanced if type(event) is not packed]
+    by_seq: dict[int, dict[str, Any]] = {}
+
+    def event_at(seq: int) -> dict[str, Any]:
+        if not by_seq:
+            by_seq.update((event["seq"], event) for event in plain)
+        return by_seq[seq]
+
+    check_events(((event["seq"], event) for event in plain), event_at)
     return balanced

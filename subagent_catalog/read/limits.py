@@ -129,6 +129,16 @@ def _marks(data: bytes | bytearray, start: int, end: int) -> int:
     )
 
 
+def count_marks(data: bytes) -> int:
+    """The ``{ [ , :`` and newlines of ``data``, strings included: ``ParseBudget``'s second-tier charge of its lines.
+
+    Examples:
+        >>> count_marks(b'{"a,b":[1]}\\n')
+        5
+    """
+    return _marks(data, 0, len(data))
+
+
 def count_values(data: bytes, start: int = 0, end: int | None = None, *, limit: int | None = None) -> int:
     """An upper bound on the JSON values and object keys the complete lines of ``data[start:end]`` parse to.
 

@@ -16,8 +16,9 @@ import stat
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from subagent_catalog.read import fastpath
 from subagent_catalog.read.inspect_migrate import InspectFailure
-from subagent_catalog.read.inspect_rules import validate_cold_read
+from subagent_catalog.read.inspect_rules import validate_cold_read, validate_packed_read
 from subagent_catalog.read.jsvalue import is_safe_integer, js_number, json_text
 from subagent_catalog.read.limits import (
     MAX_JS_STRING,
@@ -276,6 +277,8 @@ def analyse_log(data: bytes, compression: Compression, *, want_events: bool = Fa
     """
     facts = LogFacts(size=len(data))
     _list_verdict(facts, data, compression)
+    if fastpath.enabled() and _analyse_packed(facts, data, compression, want_events):
+        return facts
     try:
         scan = scan_log(data, compression)
     except LogReadError as error:
@@ -328,6 +331,49 @@ def analyse_log(data: bytes, compression: Compression, *, want_events: bool = Fa
         facts.verdict = "ok"
     facts.unit_failure = facts.unit_failure_live if len(balanced) == len(events) else timing_view_failure(balanced)
     return facts
+
+
+def analyse_log_fast(data: bytes, compression: Compression, *, want_events: bool = False) -> LogFacts | None:
+    """``analyse_log`` by the fast path alone (``read/fastpath.py``): ``None`` when the log needs the full path.
+
+    Examples:
+        >>> head = b'{"type":"session","version":0,"id":"a","createdAt":1,"delegationDepth":0}\\n'
+        >>> analyse_log_fast(head, "none") == analyse_log(head, "none"), analyse_log_fast(head[:-1], "none")
+        (True, None)
+    """
+    facts = LogFacts(size=len(data))
+    _list_verdict(facts, data, compression)
+    return facts if _analyse_packed(facts, data, compression, want_events) else None
+
+
+def _analyse_packed(facts: LogFacts, data: bytes, compression: Compression, want_events: bool) -> bool:
+    """Fill ``facts`` from the fast path and say so, or leave them untouched when the log needs the full path."""
+    scan = fastpath.scan_packed(data, compression)
+    if scan is None:
+        return False
+    events, session_id = scan.events, scan.meta["id"]
+    try:
+        balanced = validate_packed_read(scan.meta, events, session_id, fastpath.PackedRow)
+    except InspectFailure:
+        return False  # the full path names the failing rule and the line
+    # The same steps as analyse_log's full path for a log with no damage (nothing below can fail).
+    facts.read_meta = scan.meta
+    facts.descriptors = _descriptor_records(events)
+    if want_events:
+        facts.events = [_event_row(session_id, event) for event in fastpath.expand_packed(events)]
+    facts.event_count = scan.count
+    facts.first_time, facts.last_time = fastpath.time_span(events)
+    seed = scan.meta.get("seedLength", 0)
+    if is_safe_integer(seed) and seed >= 0:
+        facts.run = fold_run(events, int(seed), span=(facts.first_time, facts.last_time))
+        if seed:  # fold_run read the stand-ins' times only: the own events' span, members included
+            facts.run.first_ms, facts.run.last_ms = fastpath.time_span(events, int(seed))
+    _identity_facts(facts, fold_identity(events), False)
+    facts.unit_failure_live = timing_view_failure(events)
+    facts.closers = len(balanced) - len(events)
+    facts.verdict = "ok"
+    facts.unit_failure = facts.unit_failure_live if not facts.closers else timing_view_failure(balanced)
+    return True
 
 
 def _dropped_region(data: bytes, scan: LogScan, compression: Compression) -> bytes:

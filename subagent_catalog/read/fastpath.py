@@ -1,0 +1,259 @@
+"""The fast path for healthy logs: the same facts as the full read, without expanding packed rows.
+
+``scan_packed`` reads a log that has nothing unusual about it: a header the
+full read accepts, no torn tail, every line a JSON object ``orjson`` parses
+(valid UTF-8), every plain record carrying the next seq as an ``int``, every
+packed chunk row (``text-chunks``, ``reasoning-chunks``, ``tool-call-chunks``)
+passing a check stricter than upstream's row validation (integer seqs, times
+and gaps, string members, the exact key sets) and starting at the next seq,
+and the whole log well inside the parse budgets. A row is kept as one
+``PackedRow`` stand-in (an ``assistant/chunk`` event with the seq and time of
+its last member, its members' times beside it) instead of one dict per member.
+
+At the first line it does not fully understand it returns ``None``, and the
+caller reads the whole file with the full (reference) path, so every verdict,
+problem and message on a damaged log comes from the full path alone. The
+rules that read events afterwards either never look at ``assistant/chunk``
+delta events or only at their seq and time (``docs/reading.md``), which the
+stand-in and ``time_span`` give exactly.
+
+``SUBAGENT_CATALOG_EXACT_READ=1`` (or ``ENABLED = False``) turns the fast
+path off: every log takes the full path (the differential test compares both).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import accumulate
+from typing import Any
+
+import orjson
+
+from subagent_catalog.read.chunk_rows import CHUNK_ROW_TYPES, expand_chunk_row
+from subagent_catalog.read.jsvalue import MAX_SAFE_INTEGER, is_number, is_safe_integer
+from subagent_catalog.read.limits import (
+    MAX_JS_STRING,
+    MAX_LOG_EVENTS,
+    MAX_LOG_VALUES,
+    MAX_PLAINTEXT_BYTES,
+    PlaintextTooLarge,
+    count_marks,
+)
+from subagent_catalog.read.paths import Compression
+from subagent_catalog.read.scanner import LogReadError, parse_header_record
+
+EXACT_ENV = "SUBAGENT_CATALOG_EXACT_READ"
+"""Set to ``1`` to force the full read path for every log."""
+
+ENABLED = True
+"""Module switch: ``False`` forces the full read path for every log."""
+
+_TEXT_KEYS = ("turn", "step", "index", "dt", "texts")
+_TOOL_KEYS = ("turn", "step", "index", "id", "dt", "args")
+_TOOL_KEYS_NAMED = ("turn", "step", "index", "id", "name", "dt", "args")
+
+
+def enabled() -> bool:
+    """Whether the fast path may be tried (``ENABLED`` and no ``SUBAGENT_CATALOG_EXACT_READ=1``).
+
+    Examples:
+        >>> isinstance(enabled(), bool)
+        True
+    """
+    return ENABLED and os.environ.get(EXACT_ENV, "") in ("", "0")
+
+
+class PackedRow(dict[str, Any]):
+    """One packed chunk row kept packed: ``{"type": "assistant/chunk", "seq": last, "time": last}``.
+
+    ``value`` is the parsed row, ``seq0`` its first member's seq and
+    ``times`` its members' times (all safe integers).
+    """
+
+    __slots__ = ("seq0", "times", "value")
+
+    def __init__(self, value: dict[str, Any], seq0: int, times: list[int]) -> None:
+        super().__init__(type="assistant/chunk", seq=seq0 + len(times) - 1, time=times[-1])
+        self.value = value
+        self.seq0 = seq0
+        self.times = times
+
+
+@dataclass
+class PackedScan:
+    """A healthy log read by ``scan_packed``: the header, the events (rows packed) and the event count."""
+
+    meta: dict[str, Any]
+    events: list[dict[str, Any]]
+    count: int
+
+
+def _packed_row(tag: str, value: dict[str, Any], expected: int) -> PackedRow | None:
+    """The stand-in of a row the full path accepts and expands from seq ``expected``, or ``None``."""
+    if len(value) != 4 or "seq0" not in value or "time0" not in value or "data" not in value:
+        return None
+    seq0, time0, data = value["seq0"], value["time0"], value["data"]
+    if type(seq0) is not int or seq0 != expected or type(time0) is not int or type(data) is not dict:
+        return None
+    if not -MAX_SAFE_INTEGER <= time0 <= MAX_SAFE_INTEGER:
+        return None
+    if tag == "tool-call-chunks":
+        keys = _TOOL_KEYS_NAMED if len(data) == 7 else _TOOL_KEYS
+        if len(data) != len(keys) or not all(key in data for key in keys):
+            return None
+        if type(data["id"]) is not str or ("name" in data and type(data["name"]) is not str):
+            return None
+        payload = data["args"]
+    else:
+        if len(data) != 5 or not all(key in data for key in _TEXT_KEYS):
+            return None
+        payload = data["texts"]
+    if not (is_number(data["turn"]) and is_number(data["step"]) and is_number(data["index"])):
+        return None
+    if type(payload) is not list or not payload or set(map(type, payload)) != {str}:
+        return None
+    gaps = data["dt"]
+    if type(gaps) is not list or len(gaps) != len(payload) - 1:
+        return None
+    if gaps and (set(map(type, gaps)) != {int} or min(gaps) < -MAX_SAFE_INTEGER or max(gaps) > MAX_SAFE_INTEGER):
+        return None
+    if seq0 + len(payload) - 1 > MAX_SAFE_INTEGER:
+        return None
+    times = list(accumulate(gaps, initial=time0))
+    if min(times) < -MAX_SAFE_INTEGER or max(times) > MAX_SAFE_INTEGER:
+        return None
+    return PackedRow(value, seq0, times)
+
+
+def _events(body: bytes) -> tuple[list[dict[str, Any]], int] | None:
+    loads = orjson.loads
+    events: list[dict[str, Any]] = []
+    expected = 0
+    lines = body.split(b"\n")
+    lines.pop()  # the body ends with a newline (or is empty): nothing after it
+    for line in lines:
+        try:
+            value = loads(line)
+        except orjson.JSONDecodeError:
+            return None
+        if type(value) is not dict:
+            return None
+        kind = value.get("type")
+        if type(kind) is str and kind in CHUNK_ROW_TYPES:
+            row = _packed_row(kind, value, expected)
+            if row is None:
+                return None
+            events.append(row)
+            expected += len(row.times)
+            continue
+        seq = value.get("seq")
+        if type(seq) is not int or seq != expected:
+            return None
+        events.append(value)
+        expected += 1
+    return events, expected
+
+
+def _plain_parts(data: bytes) -> tuple[bytes, bytes] | None:
+    header_end = data.find(b"\n")
+    if header_end == -1:
+        return None
+    return data[: header_end + 1], data[header_end + 1 :]
+
+
+def _zstd_parts(data: bytes) -> tuple[bytes, bytes] | None:
+    from subagent_catalog.read.zstdframes import decode_frame, scan_frames
+
+    frames = scan_frames(data)
+    if not frames.frames or frames.torn_start is not None:
+        return None
+    start, end = frames.frames[0]
+    header = decode_frame(data[start:end], budget=MAX_PLAINTEXT_BYTES)
+    if not header or header.find(b"\n") != len(header) - 1:
+        return None
+    used = len(header)
+    pieces = []
+    for start, end in frames.frames[1:]:
+        plain = decode_frame(data[start:end], budget=MAX_PLAINTEXT_BYTES - used)
+        used += len(plain)
+        pieces.append(plain)
+    return header, b"".join(pieces)
+
+
+def scan_packed(data: bytes, compression: Compression) -> PackedScan | None:
+    """Read a healthy log with packed rows kept packed; ``None`` for anything the full path must read.
+
+    Examples:
+        >>> head = b'{"type":"session","version":0,"id":"a","createdAt":1,"delegationDepth":0}\\n'
+        >>> row = (b'{"type":"text-chunks","seq0":0,"time0":5,'
+        ...        b'"data":{"turn":1,"step":1,"index":0,"dt":[2],"texts":["a","b"]}}\\n')
+        >>> scan = scan_packed(head + row, "none")
+        >>> scan.count, scan.events, scan.events[0].times
+        (2, [{'type': 'assistant/chunk', 'seq': 1, 'time': 7}], [5, 7])
+        >>> scan_packed(head + row[:-1], "none") is None  # a torn tail: the full path reads it
+        True
+    """
+    import zstandard
+
+    from subagent_catalog.read.zstdframes import ZstdStructureError
+
+    try:
+        parts = _zstd_parts(data) if compression == "zstd" else _plain_parts(data)
+        if parts is None:
+            return None
+        header, body = parts
+        meta = parse_header_record(header)
+    except (LogReadError, PlaintextTooLarge, ZstdStructureError, zstandard.ZstdError):
+        return None
+    if body[-1:] not in (b"", b"\n") or len(body) > MAX_JS_STRING:
+        return None
+    # Inside the value budget at its first or second tier, so the full path would charge it without failing.
+    if len(body) > MAX_LOG_VALUES and count_marks(body) > MAX_LOG_VALUES:
+        return None
+    read = _events(body)
+    if read is None or read[1] > MAX_LOG_EVENTS:
+        return None
+    return PackedScan(meta, read[0], read[1])
+
+
+def time_span(events: list[dict[str, Any]], seed_length: int = 0) -> tuple[int | None, int | None]:
+    """The least and greatest safe-integer ``time`` of the events with ``seq >= seed_length``, members included.
+
+    Examples:
+        >>> time_span([{"seq": 0, "time": 9}, PackedRow({}, 1, [4, 12])], 0)
+        (4, 12)
+        >>> time_span([{"seq": 0, "time": 9}, PackedRow({}, 1, [4, 12])], 2)
+        (12, 12)
+    """
+    times: list[int | float] = []
+    for event in events:
+        if type(event) is PackedRow:
+            skip = seed_length - event.seq0
+            members = event.times[skip:] if skip > 0 else event.times
+            if members:
+                times.append(min(members))
+                times.append(max(members))
+        elif event["seq"] >= seed_length:
+            time = event.get("time")
+            if (type(time) is int and -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER) or is_safe_integer(time):
+                times.append(time)
+    return (int(min(times)), int(max(times))) if times else (None, None)
+
+
+def expand_packed(events: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The events as the full path holds them: each packed row expanded to its members.
+
+    Examples:
+        >>> head = b'{"type":"session","version":0,"id":"a","createdAt":1,"delegationDepth":0}\\n'
+        >>> row = (b'{"type":"text-chunks","seq0":0,"time0":5,'
+        ...        b'"data":{"turn":1,"step":1,"index":0,"dt":[2],"texts":["a","b"]}}\\n')
+        >>> [e["seq"] for e in expand_packed(scan_packed(head + row, "none").events)]
+        [0, 1]
+    """
+    for event in events:
+        if type(event) is PackedRow:
+            yield from expand_chunk_row(event.value)
+        else:
+            yield event

@@ -519,3 +519,29 @@ def _with_on_start(run_dask: Any, hook: Any) -> Any:
         return run_dask(batches, on_start=on_start, **kwargs)
 
     return run_engine
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_a_last_event_without_time_in_an_open_turn_is_a_failed_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, exact: bool
+) -> None:
+    # Upstream's closers copy the last event's time (undefined here); the read then fails on that
+    # event's envelope. Before, the closers raised KeyError and read_corpus crashed.
+    from subagent_catalog.read import fastpath
+    from subagent_catalog.read.logread import analyse_log
+
+    monkeypatch.setattr(fastpath, "ENABLED", not exact)
+    lines = [
+        {"type": "session", "version": 0, "id": "s", "createdAt": 1, "cwd": "/w", "delegationDepth": 0},
+        {"type": "turn/start", "seq": 0, "time": 5, "data": {"turn": 1}},
+        {"type": "step/start", "seq": 1, "data": {"turn": 1, "step": 1}},
+    ]
+    data = b"".join(orjson.dumps(line) + b"\n" for line in lines)
+    facts = analyse_log(data, "none")
+    assert (facts.verdict, facts.read_cause) == ("failed", "envelope")
+    assert "(time)" in (facts.read_message or "")
+    path = tmp_path / "--w" / "s" / "session.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(data)
+    corpus = read_corpus(tmp_path, cache=False)
+    assert corpus.sessions["verdict"].to_list() == ["failed"]

@@ -89,7 +89,7 @@ def interrupted_turn_closers(events: list[dict[str, Any]]) -> list[dict[str, Any
         return []
     last = events[-1]
     seq = int(last["seq"]) + 1
-    time = last["time"]
+    stamp = {"time": last["time"]} if "time" in last else {}  # JavaScript's undefined: the key is left out
     closers: list[dict[str, Any]] = []
     for entry in pending.values():
         call_id = entry["id"]
@@ -121,7 +121,7 @@ def interrupted_turn_closers(events: list[dict[str, Any]]) -> list[dict[str, Any
         closer: dict[str, Any] = {
             "type": "tool/result",
             "seq": seq,
-            "time": time,
+            **stamp,
             "data": data_out,
             "surfaceOp": "append",
         }
@@ -135,13 +135,13 @@ def interrupted_turn_closers(events: list[dict[str, Any]]) -> list[dict[str, Any
             step_data["turn"] = open_turn
         if open_step is not MISSING:
             step_data["step"] = open_step
-        closers.append({"type": "step/end", "seq": seq, "time": time, "data": step_data})
+        closers.append({"type": "step/end", "seq": seq, **stamp, "data": step_data})
         seq += 1
     end_data: dict[str, Any] = {}
     if open_turn is not MISSING:
         end_data["turn"] = open_turn
     end_data["reason"] = {"kind": "interrupted"}
-    closers.append({"type": "turn/end", "seq": seq, "time": time, "data": end_data})
+    closers.append({"type": "turn/end", "seq": seq, **stamp, "data": end_data})
     return closers
 
 

@@ -31,16 +31,10 @@ from typing import Any
 
 import orjson
 
+from subagent_catalog.read import limits
 from subagent_catalog.read.chunk_rows import CHUNK_ROW_TYPES, expand_chunk_row
 from subagent_catalog.read.jsvalue import MAX_SAFE_INTEGER, is_number, is_safe_integer
-from subagent_catalog.read.limits import (
-    MAX_JS_STRING,
-    MAX_LOG_EVENTS,
-    MAX_LOG_VALUES,
-    MAX_PLAINTEXT_BYTES,
-    PlaintextTooLarge,
-    count_marks,
-)
+from subagent_catalog.read.limits import PlaintextTooLarge, count_marks
 from subagent_catalog.read.paths import Compression
 from subagent_catalog.read.scanner import LogReadError, parse_header_record
 
@@ -131,6 +125,9 @@ def _events(body: bytes) -> tuple[list[dict[str, Any]], int] | None:
     loads = orjson.loads
     events: list[dict[str, Any]] = []
     expected = 0
+    most = limits.MAX_LOG_EVENTS  # read at call time (tests lower the budgets)
+    if body.count(b"\n") > most:  # more lines than the events budget: more events too
+        return None
     lines = body.split(b"\n")
     lines.pop()  # the body ends with a newline (or is empty): nothing after it
     for line in lines:
@@ -147,6 +144,8 @@ def _events(body: bytes) -> tuple[list[dict[str, Any]], int] | None:
                 return None
             events.append(row)
             expected += len(row.times)
+            if expected > most:
+                return None
             continue
         seq = value.get("seq")
         if type(seq) is not int or seq != expected:
@@ -170,14 +169,19 @@ def _zstd_parts(data: bytes) -> tuple[bytes, bytes] | None:
     if not frames.frames or frames.torn_start is not None:
         return None
     start, end = frames.frames[0]
-    header = decode_frame(data[start:end], budget=MAX_PLAINTEXT_BYTES)
+    header = decode_frame(data[start:end], budget=limits.MAX_PLAINTEXT_BYTES)
     if not header or header.find(b"\n") != len(header) - 1:
         return None
     used = len(header)
     pieces = []
+    marks = 0
     for start, end in frames.frames[1:]:
-        plain = decode_frame(data[start:end], budget=MAX_PLAINTEXT_BYTES - used)
+        plain = decode_frame(data[start:end], budget=limits.MAX_PLAINTEXT_BYTES - used)
         used += len(plain)
+        if used - len(header) > limits.MAX_LOG_VALUES:  # past the cheap tier: charge the marks as they come
+            marks += count_marks(plain)
+            if marks > limits.MAX_LOG_VALUES:
+                return None  # the full path fails it over budget; nothing more is held
         pieces.append(plain)
     return header, b"".join(pieces)
 
@@ -207,13 +211,13 @@ def scan_packed(data: bytes, compression: Compression) -> PackedScan | None:
         meta = parse_header_record(header)
     except (LogReadError, PlaintextTooLarge, ZstdStructureError, zstandard.ZstdError):
         return None
-    if body[-1:] not in (b"", b"\n") or len(body) > MAX_JS_STRING:
+    if body[-1:] not in (b"", b"\n") or len(body) > limits.MAX_JS_STRING:
         return None
     # Inside the value budget at its first or second tier, so the full path would charge it without failing.
-    if len(body) > MAX_LOG_VALUES and count_marks(body) > MAX_LOG_VALUES:
+    if len(body) > limits.MAX_LOG_VALUES and count_marks(body) > limits.MAX_LOG_VALUES:
         return None
     read = _events(body)
-    if read is None or read[1] > MAX_LOG_EVENTS:
+    if read is None or read[1] > limits.MAX_LOG_EVENTS:
         return None
     return PackedScan(meta, read[0], read[1])
 

@@ -375,3 +375,15 @@ def test_lone_surrogates_become_replacement_characters(tmp_path: Path) -> None:
     assert rows["text"].to_list()[:3] == ["turn 1", "a\ufffdb", "error: x\ufffd"]  # then a read-problem row
     assert json.loads(rows["detail"][2])["reason"]["error"]["message"] == "x\ufffd"
     assert "x\ufffd" in transcript_page(corpus, "s\ufffd") and "x\ufffd" in transcript_markdown(corpus, "s\ufffd")
+
+
+def test_browser_detail_pane_names_parent_and_children() -> None:
+    from subagent_catalog.views.widgets import CatalogBrowser
+
+    corpus = read_corpus(GOLDEN, cache=False)
+    browser = CatalogBrowser(corpus)
+    browser.select_id("parent-t")
+    assert browser.selected_info["children"] == ["child-t"]
+    assert "1: child-t" in browser.detail.value
+    browser.select_id("child-t")
+    assert browser.selected_info["children"] == [] and "parent-t" in browser.detail.value

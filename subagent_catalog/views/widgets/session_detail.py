@@ -37,6 +37,18 @@ def session_role(row: dict[str, Any], cat: dict[str, Any] | None) -> Role:
     return "fork" if row["parent_session"] is not None else "session"
 
 
+CHILDREN_SHOWN = 20
+"""Child ids the detail pane names (the rest are counted)."""
+
+
+def _children_text(children: list[str]) -> str | None:
+    if not children:
+        return None
+    shown = ", ".join(children[:CHILDREN_SHOWN])
+    more = f" … and {len(children) - CHILDREN_SHOWN} more" if len(children) > CHILDREN_SHOWN else ""
+    return f"{len(children)}: {shown}{more}"
+
+
 def detail_html(
     row: dict[str, Any],
     info: dict[str, Any],
@@ -73,6 +85,7 @@ def detail_html(
         ("project", row["project_dir"]),
         ("created", row["created_at"]),
         ("parentSession", row["parent_session"]),
+        ("children", _children_text(info.get("children") or [])),
         ("origin", row["origin"]),
         ("delegationDepth", row["delegation_depth"]),
         ("seedLength", row["seed_length"]),
@@ -260,8 +273,13 @@ def session_info(
             steps = pl.concat(
                 [steps, read_problem_row(row, steps, problem.row(0, named=True) if problem.height else None)]
             ).with_columns(pl.lit(row["session_id"], pl.String).alias("session_id"))
+    children: list[str] = []
+    if row["session_id"] is not None:
+        below = corpus.sessions.filter(pl.col("parent_session") == row["session_id"]).sort("list_order")
+        children = [value for value in below["session_id"].to_list() if value is not None]
     info: dict[str, Any] = {
         "key": key,
+        "children": children,
         "session_id": row["session_id"],
         "path": row["path"],
         "role": role,

@@ -7,7 +7,7 @@ CONFORMANCE := $(SHARED)/conformance
 N ?= 10000
 FUZZ_WORKERS ?= 2
 
-.PHONY: demo test lint docs conformance browser-deps bench fuzz fuzz-outputs test-scale clean
+.PHONY: demo test lint docs conformance browser-deps bench bench-browser screenshots fuzz fuzz-outputs test-scale clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -50,6 +50,12 @@ test: $(VENV)/.dev browser-deps lint docs
 
 bench: $(VENV)/.dev
 	$(BIN)/python benchmarks/run.py
+
+bench-browser: $(VENV)/.dev browser-deps
+	$(BIN)/python benchmarks/bench_browser.py
+
+screenshots: $(VENV)/.dev browser-deps
+	$(BIN)/python docs/img/make_screenshots.py
 
 fuzz: $(VENV)/.dev
 	$(BIN)/python -m tests.fuzz.runner --cases $(N) --workers $(FUZZ_WORKERS)

@@ -168,7 +168,7 @@ class Lab:
     def notebook(self, name: str, *, width: int = 1400, height: int = 1000, timeout: float = 240) -> Any:
         """Open ``name`` in a new page, run all cells, wait until every cell has run; returns the page."""
         page = self.browser.new_page(viewport={"width": width, "height": height})
-        page.goto(f"{self.url}/lab/tree/{name}")
+        page.goto(f"{self.url}/lab/tree/{name}?reset")  # ?reset: restore no tabs of earlier pages
         page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
         accept_kernel_dialog(page)
         page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
@@ -176,7 +176,16 @@ class Lab:
         page.wait_for_function(
             "() => window.jupyterapp && window.jupyterapp.commands.isEnabled('notebook:run-all-cells')"
         )
-        page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+        started = """() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')]
+            .some(p => /\\[(\\*|\\d+)\\]/.test(p.textContent))"""
+        for _attempt in range(6):  # a run-all sent while the kernel session is still settling can be lost
+            accept_kernel_dialog(page, wait=1)
+            page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+            try:
+                page.wait_for_function(started, timeout=8_000)
+                break
+            except Exception:
+                continue
         page.wait_for_function(
             """() => {
                 const prompts = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')];

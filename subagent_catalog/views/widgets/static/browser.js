@@ -162,7 +162,7 @@ function render({ model, el }) {
       switchButton.hidden = false;
     } else {
       listText.textContent = `${n.toLocaleString()} rows`;
-      switchButton.textContent = `back to ${lists.results.keys.length.toLocaleString()} results`;
+      switchButton.textContent = `back to the results (${lists.results.keys.length.toLocaleString()})`;
       switchButton.hidden = !filtering;
     }
   }
@@ -420,6 +420,8 @@ function render({ model, el }) {
   syncProblems();
   syncDetail();
   draw();
+  const [initial] = model.get("scroll_to") || [-1];
+  if (initial >= 0 && showing() === "tree") requestAnimationFrame(() => scrollToIndex(initial, true));
 
   return () => {
     for (const [name, fn] of handlers) model.off(name, fn);

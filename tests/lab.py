@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -171,7 +172,7 @@ class Lab:
         page.goto(f"{self.url}/lab/tree/{name}?reset")  # ?reset: restore no tabs of earlier pages
         page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
         accept_kernel_dialog(page)
-        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", state="attached", timeout=60_000)
         dismiss_toasts(page)
         page.wait_for_function(
             "() => window.jupyterapp && window.jupyterapp.commands.isEnabled('notebook:run-all-cells')"
@@ -220,8 +221,11 @@ def dismiss_toasts(page: Any) -> None:
 
 
 def errors_in(page: Any) -> list[str]:
-    """The error outputs shown in the notebook."""
-    return [e.inner_text()[:500] for e in page.query_selector_all(".jp-OutputArea-output[data-mime-type*='error']")]
+    """The tracebacks shown in the notebook (error outputs render as stderr text)."""
+    texts = page.eval_on_selector_all(
+        ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']", "outs => outs.map(o => o.innerText)"
+    )
+    return [str(t)[:800] for t in texts if "Traceback" in t or re.search(r"^\w+(Error|Exception)\b", t, re.M)]
 
 
 def box(handle: Any) -> dict[str, float]:

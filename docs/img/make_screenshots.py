@@ -41,7 +41,7 @@ for n, cwd in enumerate(["/home/dev/app", "/home/dev/other"]):
     head = header("helper", created_at=1_767_225_601_000 + n, cwd=cwd, parent="run-1", subagent=True)
     write_session(root, head, simple_child_events("helper", descriptor("continuable", label="Helper")), "none")
 browser = CatalogBrowser(read_corpus(root))
-browser.reveal(browser.visible[2])
+browser.reveal("helper")
 browser
 """
 BIG = """\
@@ -81,8 +81,15 @@ def capture(lab: Lab, name: str, width: int, out: Path) -> None:
             page.wait_for_selector(".jp-OutputArea-output table", timeout=30_000)
         page.wait_for_timeout(800)
         output: Any = page.query_selector_all(".jp-OutputArea-output")[-1]
-        output.scroll_into_view_if_needed()
-        output.screenshot(path=str(out / f"{name}.png"))
+        if width < 1000:  # a narrow window: the side bar closed, the whole window shot (the pane is below the tree)
+            page.evaluate("() => window.jupyterapp.shell.collapseLeft()")
+            page.wait_for_timeout(500)
+            output.evaluate("o => o.scrollIntoView({block: 'start'})")
+            page.wait_for_timeout(300)
+            page.screenshot(path=str(out / f"{name}.png"))
+        else:
+            output.scroll_into_view_if_needed()
+            output.screenshot(path=str(out / f"{name}.png"))
         print(f"wrote {out / name}.png")
     finally:
         page.close()

@@ -141,7 +141,7 @@ function render({ model, el }) {
       const label = labels[kind].get(key);
       const text = h("span", "sc-label", label ? label[0] : "…");
       if (label) {
-        row.title = label[1];
+        row.title = `${label[0]}\n${label[1]}`; // the whole label (it may be cut off) and the path
         if (label[2]) row.classList.add(`sc-${label[2]}`);
       } else missing.push(key);
       row.append(toggle, text);

@@ -7,7 +7,7 @@ CONFORMANCE := $(SHARED)/conformance
 N ?= 10000
 FUZZ_WORKERS ?= 2
 
-.PHONY: demo test lint docs conformance browser-deps screenshots bench fuzz fuzz-outputs test-scale clean
+.PHONY: demo test lint docs conformance browser-deps bench bench-browser screenshots fuzz fuzz-outputs test-scale clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -28,10 +28,6 @@ demo: $(VENV)/.core
 browser-deps:
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
-
-# The report screenshots in docs/img (the widget ones need npm: see docs/img/make_screenshots.py).
-screenshots: $(VENV)/.dev browser-deps
-	$(BIN)/python docs/img/make_report_screenshots.py --out docs/img
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
@@ -54,6 +50,14 @@ test: $(VENV)/.dev browser-deps lint docs
 
 bench: $(VENV)/.dev
 	$(BIN)/python benchmarks/run.py
+
+bench-browser: $(VENV)/.dev browser-deps
+	$(BIN)/python benchmarks/bench_browser.py
+
+# Every screenshot in docs/img: the report's (headless Chromium) and the widgets' (JupyterLab).
+screenshots: $(VENV)/.dev browser-deps
+	$(BIN)/python docs/img/make_report_screenshots.py --out docs/img
+	$(BIN)/python docs/img/make_screenshots.py
 
 fuzz: $(VENV)/.dev
 	$(BIN)/python -m tests.fuzz.runner --cases $(N) --workers $(FUZZ_WORKERS)

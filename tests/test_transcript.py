@@ -331,7 +331,7 @@ def test_browser_detail_pane_shows_the_transcript() -> None:
     browser.select_id("child-t")
     steps = browser.selected_info["transcript"]
     assert steps.equals(transcript(corpus, "child-t"))
-    pane = browser.detail.value
+    pane = browser.detail
     assert f"transcript ({len(GOLDEN_ROWS)} steps" in pane
     assert "← result of shell" in pane and "Fix &lt;b&gt;tests&lt;/b&gt;" in pane
     assert "torn-tail: final record without newline" in pane
@@ -346,7 +346,7 @@ def test_browser_detail_pane_survives_a_vanished_log(tmp_path: Path) -> None:
     browser = CatalogBrowser(corpus)
     browser.select_id("gone")
     assert browser.selected_info["transcript"] is None
-    assert "events unavailable" in browser.detail.value and "cannot read the log again" in browser.detail.value
+    assert "events unavailable" in browser.detail and "cannot read the log again" in browser.detail
 
 
 def test_an_id_only_named_as_a_parent_has_no_log(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +101,7 @@ def failing(tmp_path: Path) -> Corpus:
 
 
 def position_of(browser: CatalogBrowser, session_id: str) -> str:
-    matches = [p for p in browser.visible if browser.row(p).key == browser.find(session_id)]
+    matches = [p for p in browser.visible if browser.row(p)["key"] == browser.find(session_id)]
     assert matches, f"{session_id} is not visible"
     return matches[0]
 
@@ -110,54 +111,91 @@ def visible_ids(browser: CatalogBrowser, corpus: Corpus) -> list[str | None]:
     return [ids[int(p.split("/")[-1])] for p in browser.visible]
 
 
+class Front:
+    """A stand-in for the browser side: sends custom messages, keeps what the widget sends back."""
+
+    def __init__(self, browser: CatalogBrowser) -> None:
+        self.browser = browser
+        self.sent: list[dict[str, Any]] = []
+        browser.send = lambda content, buffers=None: self.sent.append(content)
+
+    def ask(self, content: dict[str, Any]) -> list[dict[str, Any]]:
+        self.sent.clear()
+        self.browser._on_message(self.browser, content, [])
+        return list(self.sent)
+
+
+def ints(buffer: bytes, code: str = "i") -> list[int]:
+    return array(code, buffer).tolist()
+
+
 # ------------------------------------------------------------------ browser: lazy tree
 
 
-def test_open_builds_only_the_first_page_of_roots(big: Corpus) -> None:
-    browser = CatalogBrowser(big, page_size=50)
-    assert browser.built_nodes == 50
-    assert len(browser.visible) == 50
+def test_open_draws_every_root_and_labels_none(big: Corpus) -> None:
+    browser = CatalogBrowser(big)
+    assert browser.built_nodes == 0  # labels are made when the front end scrolls to them
+    assert len(browser.visible) == BIG_ROOTS
     assert all("/" not in p for p in browser.visible)
-    assert browser.roots_shown == 50
-    assert not browser.catalog_loaded  # roots need no catalog rows
+    assert len(browser.tree_keys) == 4 * BIG_ROOTS
+    assert ints(browser.tree_keys) == [int(p) for p in browser.visible]
+    assert set(ints(browser.tree_depths)) == {0}
+    assert set(ints(browser.tree_flags, "B")) == {1}  # every run has children, none is open
+    assert not browser.catalog_loaded
     assert visible_ids(browser, big)[:2] == ["root-00000", "root-00001"]
+    assert visible_ids(browser, big)[-1] == f"root-{BIG_ROOTS - 1:05d}"  # the last root is in the list
     assert big._events is None
 
 
+def test_labels_are_sent_on_request(big: Corpus) -> None:
+    browser = CatalogBrowser(big)
+    front = Front(browser)
+    last = ints(browser.tree_keys)[-40:]
+    (reply,) = front.ask({"type": "labels", "keys": last, "results": False})
+    assert reply["type"] == "labels" and not reply["results"]
+    assert [row[0] for row in reply["rows"]] == last
+    assert reply["rows"][-1][1] == f"root-{BIG_ROOTS - 1:05d}  [session · 3 below]"
+    assert browser.built_nodes == 40
+    front.ask({"type": "labels", "keys": last, "results": False})
+    assert browser.built_nodes == 40  # labels are made once
+
+
 def test_expanding_adds_exactly_the_children(big: Corpus) -> None:
-    browser = CatalogBrowser(big, page_size=50)
+    browser = CatalogBrowser(big)
     root = position_of(browser, "root-00003")
     browser.expand(root)
-    assert browser.built_nodes == 53
-    assert len(browser.visible) == 53
+    assert len(browser.visible) == BIG_ROOTS + 3
     index = browser.visible.index(root)
+    assert ints(browser.tree_flags, "B")[index] == 3  # has children, expanded
     children = browser.visible[index + 1 : index + 4]
+    assert ints(browser.tree_depths)[index + 1 : index + 4] == [1, 1, 1]
     assert [visible_ids(browser, big)[browser.visible.index(p)] for p in children] == list_children(big, "root-00003")[
         "id"
     ].to_list()
     child = children[0]
-    browser.row(child).toggle_button.click()  # the ▸ button's handler
+    Front(browser).ask({"type": "toggle", "index": browser.visible.index(child)})  # the ▸ toggle
     assert child in browser.expanded
-    assert browser.built_nodes == 55
     below = browser.visible[browser.visible.index(child) + 1 : browser.visible.index(child) + 3]
     assert [visible_ids(browser, big)[browser.visible.index(p)] for p in below] == [
         "root-00003-c0-g0",
         "root-00003-c0-g1",
     ]
-    assert "fork" in browser.row(below[1]).select_button.description
+    assert "fork" in browser.row(below[1])["text"]
     browser.collapse(root)
-    assert len(browser.visible) == 50
-    browser.expand(root)
-    assert browser.built_nodes == 55  # rows are built once
+    assert len(browser.visible) == BIG_ROOTS
     assert big._events is None
 
 
-def test_show_more_pages_the_roots(big: Corpus) -> None:
-    browser = CatalogBrowser(big, page_size=20)
-    browser.more_roots.click()
-    assert browser.roots_shown == 40
-    assert browser.built_nodes == 40
-    assert browser.tree_box.children[-1] is browser.more_roots
+def test_expanding_a_late_root_and_revealing_the_last(big: Corpus) -> None:
+    browser = CatalogBrowser(big)
+    last = f"root-{BIG_ROOTS - 1:05d}"
+    browser.expand(position_of(browser, last))  # no page limit: any root can be expanded
+    assert visible_ids(browser, big)[-3:] == [f"{last}-c0", f"{last}-c1", f"{last}-c2"]
+    position = browser.reveal(f"{last}-c2-g1")
+    assert position == "/".join(str(browser.find(s)) for s in (last, f"{last}-c2", f"{last}-c2-g1"))
+    assert browser.visible[-1] == position
+    assert browser.scroll_to[0] == len(browser.visible) - 1
+    assert browser.selected == browser.find(f"{last}-c2-g1")
 
 
 def test_small_tree_marks_kinds(small: Corpus) -> None:
@@ -165,31 +203,19 @@ def test_small_tree_marks_kinds(small: Corpus) -> None:
     ids = visible_ids(browser, small)
     assert ids[:2] == ["R1", "R2"]
     assert len(browser.visible) == 3  # two roots and the skipped file
-    skipped = browser.row(browser.visible[2]).select_button.description
-    assert "not listed" in skipped
+    assert "not listed" in browser.row(browser.visible[2])["text"]
     browser.expand(browser.visible[0])
     shown = dict(zip(visible_ids(browser, small), browser.visible, strict=True))
     assert list(shown)[1:8] == ["c-review", "c-oneshot", "d-nodesc", "d-v3", "c-xss", "f-fork", "R2"]
-    rows = {sid: browser.row(shown[sid]).select_button for sid in ("c-review", "d-nodesc", "d-v3", "f-fork")}
-    assert "continuable — Review PR" in rows["c-review"].description
-    assert rows["d-nodesc"].button_style == "warning"
-    assert "diagnostic: corrupt · no-descriptor" in rows["d-nodesc"].description
-    assert "diagnostic: corrupt · unknown-descriptor-version" in rows["d-v3"].description
-    assert "fork" in rows["f-fork"].description and rows["f-fork"].button_style == ""
-    assert browser.row(shown["d-nodesc"]).toggle_button.disabled
+    rows = {sid: browser.row(shown[sid]) for sid in ("c-review", "d-nodesc", "d-v3", "f-fork")}
+    assert "continuable — Review PR" in rows["c-review"]["text"]
+    assert rows["d-nodesc"]["style"] == "warning"
+    assert "diagnostic: corrupt · no-descriptor" in rows["d-nodesc"]["text"]
+    assert "diagnostic: corrupt · unknown-descriptor-version" in rows["d-v3"]["text"]
+    assert "fork" in rows["f-fork"]["text"] and rows["f-fork"]["style"] == ""
+    assert not rows["d-nodesc"]["expandable"]
     browser.expand(shown["f-fork"])  # a subagent below an ordinary fork is reachable
     assert "g-under-fork" in visible_ids(browser, small)
-
-
-def test_children_paging(small: Corpus) -> None:
-    browser = CatalogBrowser(small, page_size=2)
-    assert browser.built_nodes == 2
-    browser.expand(browser.visible[0])
-    assert browser.built_nodes == 4
-    more = browser.tree_box.children[3]
-    assert "show more" in more.description
-    more.click()
-    assert browser.built_nodes == 6
 
 
 def test_cycle_members_are_reachable(tmp_path: Path) -> None:
@@ -198,29 +224,36 @@ def test_cycle_members_are_reachable(tmp_path: Path) -> None:
     corpus = read_corpus(tmp_path, compression="none")
     browser = CatalogBrowser(corpus)
     assert visible_ids(browser, corpus) == ["A"]
-    assert "parent cycle" in browser.row(browser.visible[0]).select_button.description
+    assert "parent cycle" in browser.row(browser.visible[0])["text"]
     browser.expand(browser.visible[0])
     assert visible_ids(browser, corpus) == ["A", "B"]
-    assert browser.row(browser.visible[1]).toggle_button.disabled  # no way back round the cycle
+    assert not browser.row(browser.visible[1])["expandable"]  # no way back round the cycle
+    assert browser.reveal("B") == browser.visible[1]
 
 
 # --------------------------------------------------------------- browser: search and filters
 
 
-def test_search_narrows_and_clears(small: Corpus) -> None:
+def test_search_narrows_reveals_and_clears(small: Corpus) -> None:
     browser = CatalogBrowser(small)
     browser.search = "review"
-    assert browser.filtering
+    assert browser.filtering and browser.showing == "results"
     assert {small.sessions["session_id"][k] for k in browser.results} == {"c-review", "g-under-review", "c-beta"}
-    assert browser.left.children == (browser.results_box,)
-    review = [row for row in browser.results_box.children[1:] if row.key == browser.find("c-review")]
-    assert review[0].select_button.description.endswith("← R1")  # results show their parent
-    browser.search_box.value = "BETA"  # typing in the box (case-insensitive, labels too)
-    assert browser.search == "BETA"
+    assert ints(browser.result_keys) == browser.results
+    front = Front(browser)
+    (reply,) = front.ask({"type": "labels", "keys": [browser.find("c-review")], "results": True})
+    assert reply["rows"][0][1].endswith("← R1")  # results show their parent
+    review = browser.results.index(browser.find("c-review"))
+    assert ints(browser.result_flags, "B")[review] == 1  # it has a child: the result can be expanded
+    front.ask({"type": "reveal", "key": browser.find("c-review"), "expand": True})
+    assert browser.showing == "tree" and browser.filtering  # the search stays set
+    assert "g-under-review" in visible_ids(browser, small)
+    assert browser.selected == browser.find("c-review")
+    assert visible_ids(browser, small)[browser.scroll_to[0]] == "c-review"
+    browser.search = "BETA"  # case-insensitive, labels too
     assert {small.sessions["session_id"][k] for k in browser.results} == {"c-beta"}
     browser.clear_filters()
-    assert not browser.filtering and browser.results == []
-    assert browser.left.children == (browser.tree_box,)
+    assert not browser.filtering and browser.results == [] and browser.showing == "tree"
 
 
 def results(browser: CatalogBrowser, corpus: Corpus) -> set[str]:
@@ -231,7 +264,6 @@ def test_filters_apply(small: Corpus) -> None:
     browser = CatalogBrowser(small)
     browser.kind = "diagnostic"
     assert results(browser, small) == {"d-nodesc", "d-v3"}
-    assert browser.controls["kind"].value == "diagnostic"
     browser.cause = "no-descriptor"
     assert results(browser, small) == {"d-nodesc"}
     browser.clear_filters()
@@ -243,8 +275,7 @@ def test_filters_apply(small: Corpus) -> None:
     browser.depth = 2
     assert results(browser, small) == {"g-under-review"}
     browser.clear_filters()
-    browser.controls["provider"].value = "fork"  # through the dropdown
-    assert browser.provider == "fork"
+    browser.provider = "fork"
     assert results(browser, small) == {"c-oneshot", "c-beta"}
     browser.project = "--work-beta--"
     assert results(browser, small) == {"c-beta"}
@@ -257,17 +288,15 @@ def test_filters_apply(small: Corpus) -> None:
     browser.kind = "unlisted"
     browser.activity = None
     assert len(browser.results) == 1
-    assert browser.results_box.children[1].key == browser.results[0]
+    assert dict(browser.choices)["kind"] == ["session", "fork", "subagent", "diagnostic", "unlisted"]
 
 
-def test_results_page(big: Corpus) -> None:
-    browser = CatalogBrowser(big, page_size=10)
+def test_all_results_are_listed(big: Corpus) -> None:
+    browser = CatalogBrowser(big)
     browser.search = "-c1-g1"
     assert len(browser.results) == BIG_ROOTS
-    assert browser.results_shown == 10
-    browser.more_results.click()
-    assert browser.results_shown == 20
-    assert len(browser.results_box.children) == 1 + 20 + 1  # label, rows, more button
+    assert len(browser.result_keys) == 4 * BIG_ROOTS  # no paging: the front end scrolls them
+    assert "2000</b> matching sessions" in browser.results_label
 
 
 # ------------------------------------------------------------------- browser: selection
@@ -275,18 +304,18 @@ def test_results_page(big: Corpus) -> None:
 
 def test_selecting_shows_list_agents_and_events(small: Corpus) -> None:
     browser = CatalogBrowser(small)
-    browser.row(browser.visible[0]).select_button.click()
+    browser.selected = browser.row(browser.visible[0])["key"]  # what a click sends
     info = browser.selected_info
     assert info["session_id"] == "R1" and info["role"] == "session"
     assert info["list_agents_children"] == list_agents_text(small, "R1")
     assert info["list_agents_descendants"] == list_agents_text(small, "R1", scope="descendants")
     assert "c-review [ready] — Review PR" in info["list_agents_children"]
-    assert "d-nodesc [diagnostic: corrupt]" in browser.detail.value
-    assert "parent=f-fork depth=2" in browser.detail.value
+    assert "d-nodesc [diagnostic: corrupt]" in browser.detail
+    assert "parent=f-fork depth=2" in browser.detail
     assert info["event_count"] == small.sessions.filter(pl.col("session_id") == "R1")["event_count"][0]
-    assert "assistant/chunk" in browser.detail.value  # packed chunks appear expanded
+    assert "assistant/chunk" in browser.detail  # packed chunks appear expanded
+    assert "2026-" in browser.detail and str(T0) not in browser.detail
     assert small._events is None  # only the selected file was read
-    assert browser.row(browser.visible[0]).select_button.style.font_weight == "bold"
 
 
 def test_selecting_a_diagnostic_shows_its_cause(small: Corpus) -> None:
@@ -297,7 +326,7 @@ def test_selecting_a_diagnostic_shows_its_cause(small: Corpus) -> None:
     assert (info["role"], info["reason"], info["cause"]) == ("diagnostic", "corrupt", rows["cause"][0])
     assert info["cause_detail"] == rows["cause_detail"][0]
     assert info["descriptor_count"] == 1
-    assert "unknown-version" in browser.detail.value
+    assert "unknown-version" in browser.detail
     browser.selected = None
     assert browser.selected_info == {}
     with pytest.raises(traitlets.TraitError):
@@ -307,11 +336,13 @@ def test_selecting_a_diagnostic_shows_its_cause(small: Corpus) -> None:
 def test_detail_is_escaped(small: Corpus) -> None:
     browser = CatalogBrowser(small)
     browser.select_id("R1")
-    assert XSS not in browser.detail.value
-    assert "&lt;img src=x onerror=alert(1)&gt;" in browser.detail.value
+    assert XSS not in browser.detail
+    assert "&lt;img src=x onerror=alert(1)&gt;" in browser.detail
     browser.select_id("c-xss")
     assert browser.selected_info["label"] == XSS
-    assert XSS not in browser.detail.value
+    assert XSS not in browser.detail
+    (reply,) = Front(browser).ask({"type": "labels", "keys": [browser.find("c-xss")]})
+    assert XSS in reply["rows"][0][1]  # labels go to the front end as text (it sets textContent)
 
 
 # ---------------------------------------------------------------- browser: failing listing
@@ -320,18 +351,23 @@ def test_detail_is_escaped(small: Corpus) -> None:
 def test_failing_listing_is_shown_and_browsable(failing: Corpus) -> None:
     assert failing.listing_error is not None
     browser = CatalogBrowser(failing)
-    assert "Upstream listing fails" in browser.banner.value
-    assert "duplicate" in browser.banner.value
+    assert "Upstream listing fails" in browser.banner
+    assert "duplicate" in browser.banner
     ids = visible_ids(browser, failing)
     assert ids.count("R") == 2
     browser.expand(browser.visible[0])
     assert "kid" in visible_ids(browser, failing)
     browser.select_id("kid")
     assert browser.selected_info["list_agents_children"].startswith("(list_agents fails")
-    assert "kid &lt;b&gt;" in browser.detail.value  # the unresolved label is still shown, escaped
-    assert "duplicate-id" in browser.problems_html.value
-    browser.problem_kind.value = "duplicate-id"
-    assert browser.problems_html.value.count("<tr") == 2  # header + one problem
+    assert "kid &lt;b&gt;" in browser.detail  # the unresolved label is still shown, escaped
+    assert "duplicate-id" in browser.problems_html
+    browser.problem_kind = "duplicate-id"
+    assert browser.problems_html.count("<tr") == 2  # header + one problem
+
+
+def test_front_end_is_shipped_in_the_package() -> None:
+    assert "export default" in CatalogBrowser._esm and "http" not in CatalogBrowser._esm
+    assert ".sc-browser" in CatalogBrowser._css and "@container" in CatalogBrowser._css
 
 
 # -------------------------------------------------------------------------- dashboard

@@ -1,36 +1,38 @@
-"""Re-make the widget screenshots in this directory (a maintainer tool, not run by the tests).
+"""Re-make the widget screenshots in this directory (``make screenshots``; not run by the tests).
 
-Each screenshot is a notebook executed with nbclient (widget state stored in
-the notebook), exported to a page that holds that widget state and renders
-it with the ``@jupyter-widgets/html-manager`` embed script served from a
-local directory (no CDN), then captured by headless Chromium.
+Each screenshot is a notebook run in a real JupyterLab (the harness of the
+browser tests, ``tests/lab.py``: a local server, headless system Chromium,
+nothing downloaded), with the widget's state set from a cell, then the
+widget's output area captured.
 
 Usage (from the repository root)::
 
-    npm install --prefix /tmp/wm @jupyter-widgets/html-manager@1.0.15
-    .venv/bin/python docs/img/make_screenshots.py \\
-        --html-manager /tmp/wm/node_modules/@jupyter-widgets/html-manager/dist
+    .venv/bin/python docs/img/make_screenshots.py [--out docs/img]
 """
 
 from __future__ import annotations
 
 import argparse
-import html
-import json
 import shutil
-import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-import nbclient
-import nbformat
-
 REPO = Path(__file__).resolve().parents[2]
-FAILING_SOURCE = """\
+sys.path.insert(0, str(REPO))
+
+from tests.lab import Lab, chromium, errors_in, missing_lab, notebook, write_lab_corpus  # noqa: E402
+
+SAMPLE = """\
+from subagent_catalog.corpus import read_corpus
+from subagent_catalog.widgets import CatalogBrowser, DiagnosticsDashboard
+corpus = read_corpus("data/sample")
+"""
+FAILING = """\
 import tempfile
-from subagent_catalog import read_corpus
-from subagent_catalog.views.widgets import CatalogBrowser
+from subagent_catalog.corpus import read_corpus
+from subagent_catalog.widgets import CatalogBrowser
 from subagent_catalog.synth.writer import descriptor, header, simple_child_events, write_session
 
 root = tempfile.mkdtemp()
@@ -38,100 +40,84 @@ write_session(root, header("run-1", created_at=1_767_225_600_000, cwd="/home/dev
 for n, cwd in enumerate(["/home/dev/app", "/home/dev/other"]):
     head = header("helper", created_at=1_767_225_601_000 + n, cwd=cwd, parent="run-1", subagent=True)
     write_session(root, head, simple_child_events("helper", descriptor("continuable", label="Helper")), "none")
-corpus = read_corpus(root)
-browser = CatalogBrowser(corpus)
-browser.expand(browser.visible[0])
-browser.selected = browser.row(browser.visible[2]).key
-browser.tabs.selected_index = 0
+browser = CatalogBrowser(read_corpus(root))
+browser.reveal("helper")
 browser
 """
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--hide-scrollbars",
-    "--virtual-time-budget=15000",
-]
+BIG = """\
+from subagent_catalog.corpus import read_corpus
+from subagent_catalog.widgets import CatalogBrowser
+browser = CatalogBrowser(read_corpus("corpus", compression="none"))
+"""
+SHOTS: dict[str, tuple[int, list[str]]] = {
+    # name: (viewport width, cells)
+    "catalog-browser": (1400, [SAMPLE, 'browser = CatalogBrowser(corpus)\nbrowser.reveal("no-descriptor")\nbrowser']),
+    "catalog-browser-800": (
+        800,
+        [SAMPLE, 'browser = CatalogBrowser(corpus)\nbrowser.reveal("auth-refactor", expand=True)\nbrowser'],
+    ),
+    "catalog-browser-hub": (1400, [BIG, 'browser.reveal("hub-run", expand=True)\nbrowser']),
+    "catalog-browser-search": (1400, [BIG, 'browser.search = "needle"\nbrowser.reveal("needle-0997")\nbrowser']),
+    "catalog-browser-listing-fails": (1400, [FAILING]),
+    "diagnostics-dashboard": (
+        1400,
+        [SAMPLE, 'board = DiagnosticsDashboard(corpus)\nboard.bar("corrupt · no-descriptor").click()\nboard'],
+    ),
+}
 
 
-def _executed(book: Any, cwd: Path) -> Any:
-    """Execute a notebook in ``cwd`` with its widget state stored in the metadata."""
-    nbclient.NotebookClient(
-        book, kernel_name="python3", store_widget_state=True, timeout=300, resources={"metadata": {"path": str(cwd)}}
-    ).execute()
-    return book
-
-
-def _widget_page(book: Any, index: int, title: str) -> str:
-    """A page rendering the ``index``-th widget view of an executed notebook from its stored state."""
-    state = book.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]
-    views = [
-        out["data"]["application/vnd.jupyter.widget-view+json"]
-        for cell in book.cells
-        if cell.cell_type == "code"
-        for out in cell.outputs
-        if "application/vnd.jupyter.widget-view+json" in out.get("data", {})
-    ]
-    state_json = json.dumps(state).replace("</", "<\\/")
-    return (
-        '<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8">'
-        f"<title>{html.escape(title)}</title>"
-        "<style>body { margin: 12px; background: #fff; font-family: system-ui, sans-serif; }</style>"
-        '<script src="embed.js"></script></head><body>'
-        f'<script type="application/vnd.jupyter.widget-state+json">{state_json}</script>'
-        f'<script type="application/vnd.jupyter.widget-view+json">{json.dumps(views[index])}</script>'
-        "</body></html>"
-    )
-
-
-def _shoot(chromium: str, page: Path, png: Path, size: str) -> None:
-    """Capture a page with headless Chromium."""
-    subprocess.run(
-        [chromium, *CHROMIUM_FLAGS, f"--window-size={size}", f"--screenshot={png}", page.as_uri()],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+def capture(lab: Lab, name: str, width: int, out: Path) -> None:
+    """Run the notebook ``name`` at ``width`` px and save its last output as ``out/name.png``."""
+    page = lab.notebook(f"{name}.ipynb", width=width, height=1100)
+    try:
+        if errors := errors_in(page):
+            raise RuntimeError(f"{name}: {errors}")
+        if name.startswith("catalog-browser"):
+            page.wait_for_selector(".sc-row .sc-label")
+            page.wait_for_function(
+                "() => ![...document.querySelectorAll('.sc-label')].some(l => l.textContent === '…')"
+            )
+        else:
+            page.wait_for_selector(".jp-OutputArea-output table", timeout=30_000)
+        page.wait_for_timeout(800)
+        output: Any = page.query_selector_all(".jp-OutputArea-output")[-1]
+        if width < 1000:  # a narrow window: the side bar closed, the whole window shot (the pane is below the tree)
+            page.evaluate("() => window.jupyterapp.shell.collapseLeft()")
+            page.wait_for_timeout(500)
+            output.evaluate("o => o.scrollIntoView({block: 'start'})")
+            page.wait_for_timeout(300)
+            page.screenshot(path=str(out / f"{name}.png"))
+        else:
+            output.scroll_into_view_if_needed()
+            output.screenshot(path=str(out / f"{name}.png"))
+        print(f"wrote {out / name}.png")
+    finally:
+        page.close()
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Make every screenshot.
-
-    Examples:
-        >>> main.__name__
-        'main'
-    """
+    """Write every screenshot (or the named ones); returns the exit status."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--html-manager", required=True, type=Path, help="the html-manager package's dist directory")
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent)
-    parser.add_argument("--chromium", default=shutil.which("chromium") or "chromium")
+    parser.add_argument("--out", type=Path, default=REPO / "docs" / "img")
+    parser.add_argument("names", nargs="*", help=f"only these ({', '.join(SHOTS)})")
     args = parser.parse_args(argv)
-    notebooks = REPO / "notebooks"
-    failing = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3"}})
-    failing.cells = [nbformat.v4.new_code_cell(FAILING_SOURCE)]
-    shots = [
-        ("catalog-browser.png", nbformat.read(notebooks / "02-audit-a-run.ipynb", as_version=4), "1500,780"),
-        (
-            "diagnostics-dashboard.png",
-            nbformat.read(notebooks / "03-descriptor-quality.ipynb", as_version=4),
-            "1500,520",
-        ),
-        ("catalog-browser-listing-fails.png", failing, "1500,700"),
-    ]
-    with tempfile.TemporaryDirectory() as scratch:
-        work = Path(scratch)
-        for item in args.html_manager.iterdir():
-            if item.is_file() and not item.name.endswith(".map"):
-                shutil.copy(item, work / item.name)
-        for name, book, size in shots:
-            page = work / (name + ".html")
-            page.write_text(_widget_page(_executed(book, notebooks), 0, name), encoding="utf-8")
-            _shoot(args.chromium, page, args.out / name, size)
-            print(args.out / name)
+    problem = missing_lab()
+    found = chromium()
+    if problem or found is None:
+        print(problem or "no chromium (run `make browser-deps`)", file=sys.stderr)
+        return 1
+    work = Path(tempfile.mkdtemp(prefix="sc-shots-"))
+    try:
+        (work / "data").symlink_to(REPO / "data")
+        write_lab_corpus(work / "corpus")
+        names = args.names or list(SHOTS)
+        for name in names:
+            notebook(work / f"{name}.ipynb", SHOTS[name][1])
+        with Lab(work, chromium_path=found) as lab:
+            for name in names:
+                capture(lab, name, SHOTS[name][0], args.out)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

@@ -69,7 +69,11 @@ class SessionTree:
         self.cycle_roots = self._cycle_members(in_tree, roots)
         unlisted = nodes.filter(~(pl.col("listed") & pl.col("session_id").is_not_null()))["key"].to_list()
         self.roots: list[int] = roots + self.cycle_roots + unlisted
+        self.root_set = set(self.roots)
         self.present = present
+        self.key_of: dict[str, int] = {}
+        for key, sid in zip(in_tree["key"].to_list(), in_tree["session_id"].to_list(), strict=True):
+            self.key_of.setdefault(sid, key)
 
     def _cycle_members(self, in_tree: pl.DataFrame, roots: list[int]) -> list[int]:
         """One member of each parent cycle no root reaches (their subtrees are otherwise invisible)."""
@@ -244,3 +248,65 @@ def filter_choices(corpus: Corpus) -> dict[str, list[Any]]:
         "provider": providers,
         "project": sorted({p for p in sessions["project_dir"].to_list() if p is not None}),
     }
+
+
+def flatten(tree: SessionTree, expanded: set[str]) -> tuple[list[str], list[int], list[int], list[int]]:
+    """The rows of the tree as drawn: positions, keys, depths and flags (1: has children, 2: expanded).
+
+    A node's children come right after it when its position is in ``expanded``;
+    a child already on the node's path (a parent cycle) is left out.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> flatten(SessionTree(read_corpus(tempfile.mkdtemp())), set())
+        ([], [], [], [])
+    """
+    positions: list[str] = []
+    keys: list[int] = []
+    depths: list[int] = []
+    flags: list[int] = []
+    stack: list[tuple[str, int, int]] = [(str(key), key, 0) for key in reversed(tree.roots)]
+    children = tree.children
+    ids = tree.ids
+    while stack:
+        position, key, depth = stack.pop()
+        session_id = ids[key]
+        below = children.get(session_id, []) if session_id is not None and tree.listed(key) else []
+        path: list[int] | None = None
+        if below and depth:
+            path = [int(part) for part in position.split("/")]
+            below = [child for child in below if child not in path]
+        is_open = bool(below) and position in expanded
+        positions.append(position)
+        keys.append(key)
+        depths.append(depth)
+        flags.append((1 if below else 0) | (2 if is_open else 0))
+        if is_open:
+            path = path or [key]
+            stack.extend(
+                (f"{position}/{child}", child, depth + 1)
+                for child in reversed(tree.children_of(key))
+                if child not in path
+            )
+    return positions, keys, depths, flags
+
+
+def tree_position(tree: SessionTree, key: int) -> str:
+    """The tree position of a session: the keys from its top-level row down to it.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> tree_position(SessionTree(read_corpus(tempfile.mkdtemp())), 0)
+        '0'
+    """
+    roots = tree.root_set
+    chain = [key]
+    while chain[-1] not in roots and 0 <= chain[-1] < len(tree.parents):
+        parent = tree.parents[chain[-1]]
+        up = tree.key_of.get(parent) if parent is not None else None
+        if up is None or up in chain:
+            break
+        chain.append(up)
+    return "/".join(str(k) for k in reversed(chain))

@@ -384,6 +384,6 @@ def test_browser_detail_pane_names_parent_and_children() -> None:
     browser = CatalogBrowser(corpus)
     browser.select_id("parent-t")
     assert browser.selected_info["children"] == ["child-t"]
-    assert "1: child-t" in browser.detail.value
+    assert "1: child-t" in browser.detail
     browser.select_id("child-t")
-    assert browser.selected_info["children"] == [] and "parent-t" in browser.detail.value
+    assert browser.selected_info["children"] == [] and "parent-t" in browser.detail

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import click
 
 from subagent_catalog.cli_io import check_target, is_stdout, note, output_stream, translate_errors
 from subagent_catalog.cli_options import corpus_options, load
 from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, terminal_frame, terminal_safe
+
+if TYPE_CHECKING:
+    from subagent_catalog.frames.corpus import Corpus
+    from subagent_catalog.store.archive import Archive
 
 
 @click.command()
@@ -74,17 +79,13 @@ def search(
     from subagent_catalog.store.layout import MANIFEST
 
     check_target(output, [root])
+    source: Corpus | Archive
     if os.path.isfile(os.path.join(root, MANIFEST)):
         source = open_archive(root)
         note(f"searching the archive {root} (its events table)", quiet=quiet)
-        hits = search_events(
-            source, pattern, types=list(types) or None, regex=regex, ignore_case=ignore_case, limit=limit
-        )
     else:
-        corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
-        hits = search_events(
-            corpus, pattern, types=list(types) or None, regex=regex, ignore_case=ignore_case, limit=limit
-        )
+        source = load(root, compression=compression, jobs=jobs, quiet=quiet)
+    hits = search_events(source, pattern, types=list(types) or None, regex=regex, ignore_case=ignore_case, limit=limit)
     to_terminal = is_stdout(output)
     with output_stream(output, protected=[root]) as out:
         if fmt == "csv":

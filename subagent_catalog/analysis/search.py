@@ -33,6 +33,7 @@ import polars as pl
 
 from subagent_catalog.errors import CorpusRootError, SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus, facts_events
+from subagent_catalog.frames.schemas import EVENT_SCHEMA
 from subagent_catalog.read.jsvalue import frame_text, json_text
 from subagent_catalog.read.logread import read_log_file
 from subagent_catalog.store.archive import Archive, ArchiveCorpus
@@ -81,12 +82,7 @@ two chunks); pass ``types=["assistant/chunk"]`` to search them anyway.
 """
 
 SEARCH_SCHEMA: dict[str, Any] = {
-    "session_id": pl.String,
-    "seq": pl.Int64,
-    "time_ms": pl.Int64,
-    "type": pl.String,
-    "turn": pl.Int64,
-    "step": pl.Int64,
+    **{name: EVENT_SCHEMA[name] for name in ("session_id", "seq", "time_ms", "type", "turn", "step")},
     "field": pl.String,
     "snippet": pl.String,
     "matches": pl.Int64,

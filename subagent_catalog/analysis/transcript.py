@@ -594,7 +594,24 @@ def transcript(corpus: Corpus, session_id: str, *, path: str | None = None) -> p
         [('user', None, 'fix the bug'), ('tool-call', 'read_file', '{}'), ('tool-result', 'read_file', 'ok')]
     """
     session = find_session(corpus, session_id, path=path)
-    rows = transcript_rows(corpus.log_events(session["list_order"]), seed_length=session["seed_length"])
+    return session_transcript(corpus, session, corpus.log_events(session["list_order"]))
+
+
+def session_transcript(corpus: Corpus, session: dict[str, Any], events: pl.DataFrame) -> pl.DataFrame:
+    """The transcript of one ``sessions`` row from its log's events (already read), read-problem row included.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.synth.writer import EventLog, header, write_session
+        >>> root = tempfile.mkdtemp()
+        >>> log = EventLog("s1"); log.turn_start(); log.user("hi")
+        >>> _ = write_session(root, header("s1", created_at=1), log.events, "none")
+        >>> corpus = read_corpus(root)
+        >>> session_transcript(corpus, corpus.sessions.row(0, named=True), corpus.log_events(0))["text"].to_list()
+        ['turn 1', 'hi']
+    """
+    rows = transcript_rows(events, seed_length=session["seed_length"])
     rows = rows.with_columns(pl.lit(session["session_id"], pl.String).alias("session_id"))
     kind = session["read_cause"] or session["verdict"]
     problems = corpus.problems.filter((pl.col("path") == session["path"]) & (pl.col("kind") == kind))

@@ -113,12 +113,11 @@ def population(
             "events",
         ).alias("events"),
         binned(pl.col("bytes"), "bytes").alias("bytes"),
-        binned(total_tokens(), "tokens").alias("tokens"),
         pl.col("run_wall_ms").alias("wall_ms"),
         "event_count",
         pl.col("bytes").alias("bytes_read"),
         total_tokens().alias("tokens_total"),
-    )
+    ).with_columns(binned(pl.col("tokens_total"), "tokens").alias("tokens"))
     last = (
         corpus.descriptors.filter(pl.col("is_last"))
         .select(

@@ -7,12 +7,12 @@ from typing import Any, Literal
 
 import polars as pl
 
-from subagent_catalog.analysis.transcript import read_problem_row, transcript_rows
+from subagent_catalog.analysis.transcript import session_transcript
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import catalog_html, escape, table_html, text_html
 from subagent_catalog.frames.schemas import EVENT_SCHEMA
-from subagent_catalog.views.transcript_view import transcript_fragment
+from subagent_catalog.views.transcript_view import session_links, transcript_fragment
 
 Role = Literal["session", "fork", "subagent", "diagnostic", "unlisted"]
 ROLES: tuple[Role, ...] = ("session", "fork", "subagent", "diagnostic", "unlisted")
@@ -267,16 +267,8 @@ def session_info(
         events, events_error = pl.DataFrame(schema=EVENT_SCHEMA), str(error)
     else:
         if row["verdict"] != "skipped":
-            steps = transcript_rows(events, seed_length=row["seed_length"])
-            kind = row["read_cause"] or row["verdict"]
-            problem = problems.filter(pl.col("kind") == kind)
-            steps = pl.concat(
-                [steps, read_problem_row(row, steps, problem.row(0, named=True) if problem.height else None)]
-            ).with_columns(pl.lit(row["session_id"], pl.String).alias("session_id"))
-    children: list[str] = []
-    if row["session_id"] is not None:
-        below = corpus.sessions.filter(pl.col("parent_session") == row["session_id"]).sort("list_order")
-        children = [value for value in below["session_id"].to_list() if value is not None]
+            steps = session_transcript(corpus, row, events)
+    children = session_links(corpus, row).children
     info: dict[str, Any] = {
         "key": key,
         "children": children,

@@ -23,8 +23,21 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _peaks() -> dict[str, int]:
+def _vmhwm_kb() -> int | None:
+    """This process's own peak RSS (``VmHWM``; ``ru_maxrss`` can carry the parent's peak over ``exec``)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def _peaks() -> dict[str, int | None]:
     return {
+        "vmhwm_main_kb": _vmhwm_kb(),
         "rss_main_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
         "rss_workers_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
     }

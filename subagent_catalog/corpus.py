@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
-from subagent_catalog.frames.assemble import assemble
+from subagent_catalog.frames.assemble import FsProbes, assemble
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.progress import Progress, quiet
 from subagent_catalog.read.discover import SessionFile, choose_compression, discover
@@ -50,7 +50,8 @@ def read_corpus(
             ``$XDG_CACHE_HOME/subagent_catalog``, else
             ``~/.cache/subagent_catalog``); a path names the cache directory;
             ``False`` (or ``SUBAGENT_CATALOG_CACHE=off`` with the default)
-            reads every file.
+            reads every file. When the whole walk and the code are unchanged
+            (``store.frames_cache``), the frames themselves are reused.
 
     Raises:
         CorpusRootError: the root is missing, not a directory or unreadable.
@@ -63,23 +64,44 @@ def read_corpus(
     root_path = os.fspath(root)
     chosen = choose_compression(root_path, compression) if os.path.isdir(root_path) else "zstd"
     found = discover(root_path, chosen)
-    store = _open_cache(root_path, chosen, cache)
+    directory = _cache_directory(cache)
+    frames = None
+    if directory is not False:
+        from subagent_catalog.store.frames_cache import FramesCache
+
+        frames = FramesCache(found, directory=directory)
+        if not events:
+            hit = frames.load(jobs=jobs)
+            if hit is not None:
+                (progress or quiet)(len(found.files), len(found.files))
+                return hit
+    store = _open_cache(root_path, chosen, directory)
     facts_list = _read_facts(
         found.files, chosen, want_events=events, jobs=jobs, progress=progress or quiet, store=store
     )
     if store is not None:
         store.save()
-    return assemble(found, facts_list, jobs=jobs, want_events=events)
+    probes = FsProbes()
+    corpus = assemble(found, facts_list, jobs=jobs, want_events=events, probes=probes)
+    if frames is not None:
+        frames.save(corpus, probes)
+    return corpus
 
 
-def _open_cache(root: str, compression: Compression, cache: bool | str | os.PathLike[str]) -> FactsCache | None:
+def _cache_directory(cache: bool | str | os.PathLike[str]) -> Literal[False] | str | None:
+    """The cache directory (``None``: the default one), or ``False`` when caching is off."""
     if cache is False:
-        return None
+        return False
     if cache is True and os.environ.get("SUBAGENT_CATALOG_CACHE", "").lower() in ("off", "0", "no", "false"):
+        return False
+    return None if cache is True else os.fspath(cache)
+
+
+def _open_cache(root: str, compression: Compression, directory: Literal[False] | str | None) -> FactsCache | None:
+    if directory is False:
         return None
     from subagent_catalog.store.cache import FactsCache
 
-    directory = None if cache is True else os.fspath(cache)
     return FactsCache.load(root, compression, directory=directory)
 
 

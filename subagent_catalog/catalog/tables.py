@@ -8,14 +8,24 @@ for a parent whose listing throws.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import polars as pl
 
-from subagent_catalog.catalog.model import CorpusSource, Model, Node, Row, Semantics, build_model, map_key
+from subagent_catalog.catalog.model import (
+    CorpusSource,
+    Model,
+    Node,
+    Row,
+    Semantics,
+    as_corpus,
+    build_model,
+    map_key,
+)
 from subagent_catalog.catalog.resolve import RESOLVERS, check_live, trace_parent_check
 from subagent_catalog.catalog.schemas import CATALOG_EXTRA, ROW_SCHEMA
 from subagent_catalog.errors import CatalogError
+from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.read.jsvalue import (
     clean_row,
     frame_text,
@@ -68,6 +78,32 @@ def catalog(
         >>> catalog(read_corpus(tempfile.mkdtemp())).columns[:2]
         ['parent', 'parent_json']
     """
+    store = _derived_store(corpus) if live is None else None
+    schema = {**CATALOG_EXTRA, **ROW_SCHEMA}
+    if store is not None:
+        as_corpus(corpus).require_listing()
+        kept = store.get(f"catalog:{semantics}", schema, as_corpus(corpus))
+        if kept is not None:
+            return kept
+    frame = _catalog(corpus, semantics, live)
+    if store is not None:
+        store.put(f"catalog:{semantics}", frame, as_corpus(corpus))
+    return frame
+
+
+class _DerivedStore(Protocol):
+    def get(self, name: str, schema: Mapping[str, Any], corpus: Corpus) -> pl.DataFrame | None: ...
+
+    def put(self, name: str, frame: pl.DataFrame, corpus: Corpus) -> None: ...
+
+
+def _derived_store(corpus: CorpusSource) -> _DerivedStore | None:
+    """The frames cache a corpus came from or went to (``store.frames_cache``), if any."""
+    store = getattr(as_corpus(corpus), "_derived", None)
+    return store if hasattr(store, "get") and hasattr(store, "put") else None
+
+
+def _catalog(corpus: CorpusSource, semantics: Semantics, live: Mapping[str, str] | None) -> pl.DataFrame:
     model = build_model(corpus)
     live_map = check_live(model, live)
     resolved = _resolved(model, semantics, live_map)

@@ -10,6 +10,7 @@ lookups) that no single file can decide.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import polars as pl
@@ -49,14 +50,112 @@ def _expected_log_path(root: str, meta: dict[str, Any], compression: Compression
     return os.path.join(root, project, encode_segment(meta["id"]), log_name(compression))
 
 
-def _same_file(a: str, b: str) -> bool:
+_PROBES: dict[str, Callable[[str], Any]] = {
+    "exists": os.path.exists,
+    "lexists": os.path.lexists,
+    "isdir": os.path.isdir,
+    "realpath": os.path.realpath,
+}
+
+
+class FsProbes:
+    """The filesystem questions assembly asks beyond the walk, with their answers (to ask again later).
+
+    Examples:
+        >>> probes = FsProbes()
+        >>> probes.ask("exists", "/nonexistent/x"), probes.unchanged()
+        (False, True)
+        >>> FsProbes.from_json(probes.to_json()).unchanged()
+        True
+    """
+
+    def __init__(self, asked: list[tuple[str, str, Any]] | None = None) -> None:
+        self.asked = asked if asked is not None else []
+
+    def ask(self, kind: str, path: str) -> Any:
+        """The answer of ``os.path.<kind>(path)`` (an ``OSError`` re-raised), recorded.
+
+        Examples:
+            >>> FsProbes().ask("isdir", "/")
+            True
+        """
+        try:
+            answer = _PROBES[kind](path)
+        except OSError:
+            self.asked.append((kind, path, None))
+            raise
+        self.asked.append((kind, path, answer))
+        return answer
+
+    def unchanged(self) -> bool:
+        """Whether every question gets the answer it got (``None``: raised ``OSError``).
+
+        Examples:
+            >>> FsProbes([("exists", "/", False)]).unchanged()
+            False
+        """
+        for kind, path, answer in self.asked:
+            try:
+                now = _PROBES[kind](path)
+            except OSError:
+                now = None
+            if now != answer or type(now) is not type(answer):
+                return False
+        return True
+
+    def to_json(self) -> list[list[Any]]:
+        """The questions and answers as JSON values (paths as the hex of their bytes).
+
+        Examples:
+            >>> FsProbes([("realpath", "/a", "/b")]).to_json()
+            [['realpath', '2f61', '2f62']]
+        """
+        return [
+            [kind, os.fsencode(path).hex(), os.fsencode(answer).hex() if isinstance(answer, str) else answer]
+            for kind, path, answer in self.asked
+        ]
+
+    @classmethod
+    def from_json(cls, value: Any) -> FsProbes | None:
+        """The probes of ``to_json`` output, or ``None`` when it is not such output.
+
+        Examples:
+            >>> FsProbes.from_json([["rm", "2f", True]]) is None
+            True
+        """
+        asked: list[tuple[str, str, Any]] = []
+        if not isinstance(value, list):
+            return None
+        for item in value:
+            if not (isinstance(item, list) and len(item) == 3 and item[0] in _PROBES and isinstance(item[1], str)):
+                return None
+            kind, path, answer = item
+            try:
+                decoded = os.fsdecode(bytes.fromhex(path))
+                if kind == "realpath":
+                    answer = None if answer is None else os.fsdecode(bytes.fromhex(answer))
+                elif answer is not None and not isinstance(answer, bool):
+                    return None
+            except (TypeError, ValueError):
+                return None
+            asked.append((kind, decoded, answer))
+        return cls(asked)
+
+
+def _ask(probes: FsProbes | None, kind: str, path: str) -> Any:
+    return _PROBES[kind](path) if probes is None else probes.ask(kind, path)
+
+
+def _same_file(a: str, b: str, probes: FsProbes | None = None) -> bool:
     try:
-        return os.path.exists(b) and os.path.realpath(a) == os.path.realpath(b)
+        return bool(_ask(probes, "exists", b)) and _ask(probes, "realpath", a) == _ask(probes, "realpath", b)
     except OSError:
         return False
 
 
-def identity_error(root: str, path: str, meta: dict[str, Any], compression: Compression) -> str | None:
+def identity_error(
+    root: str, path: str, meta: dict[str, Any], compression: Compression, probes: FsProbes | None = None
+) -> str | None:
     """Upstream's ``assertStoredIdentity`` for a listed header, as a message.
 
     Examples:
@@ -69,15 +168,23 @@ def identity_error(root: str, path: str, meta: dict[str, Any], compression: Comp
         expected = _expected_log_path(root, meta, compression)
     except (PathIdentityError, TypeError) as error:
         return f'corrupt session log "{path}": header id cannot name a storage path ({error})'
-    if path == expected or _same_file(path, expected):
+    if path == expected or _same_file(path, expected, probes):
         return None
     return f'corrupt session log "{path}": header id "{meta["id"]}" and cwd identify "{expected}"'
 
 
 def assemble(
-    found: Discovery, facts_list: list[LogFacts], *, jobs: int | None = None, want_events: bool = False
+    found: Discovery,
+    facts_list: list[LogFacts],
+    *,
+    jobs: int | None = None,
+    want_events: bool = False,
+    probes: FsProbes | None = None,
 ) -> Corpus:
     """Build the corpus frames from a walk and per-file facts (no log I/O).
+
+    ``probes`` records the filesystem questions asked beyond the walk (the
+    frames cache asks them again before it reuses the frames).
 
     Examples:
         >>> import tempfile
@@ -110,7 +217,7 @@ def assemble(
         if facts.list_error is not None:
             listing_errors.append((1, facts.list_error, file.path))
         elif meta is not None:
-            mismatch = identity_error(found.root, file.path, meta, found.compression)
+            mismatch = identity_error(found.root, file.path, meta, found.compression, probes)
             if mismatch is not None:
                 row["list_error"], row["listed"] = mismatch, False
                 listing_errors.append((1, mismatch, file.path))
@@ -179,7 +286,7 @@ def assemble(
                 None,
             )
         )
-    _lookup_errors(found, sessions)
+    _lookup_errors(found, sessions, probes)
     listing_errors.sort(key=lambda item: item[0])
     error = listing_errors[0] if listing_errors else None
     events_frame = None
@@ -333,7 +440,7 @@ def run_columns(facts: LogFacts) -> dict[str, Any]:
     return row
 
 
-def _lookup_errors(found: Discovery, sessions: list[dict[str, Any]]) -> None:
+def _lookup_errors(found: Discovery, sessions: list[dict[str, Any]], probes: FsProbes | None) -> None:
     """Upstream's per-id ``findLog``: a listed id whose lookup throws reads as unavailable."""
     own = log_name(found.compression)
     projects = sorted(found.project_names, key=os.fsencode)
@@ -353,10 +460,10 @@ def _lookup_errors(found: Discovery, sessions: list[dict[str, Any]]) -> None:
             if encoded in names:
                 own_dir = project == row["project_dir"] and encoded == row["session_dir"]
                 entry = os.path.join(found.root, project, encoded)
-                if not own_dir and os.path.lexists(entry) and not os.path.isdir(entry):
+                if not own_dir and _ask(probes, "lexists", entry) and not _ask(probes, "isdir", entry):
                     # upstream opens <entry>/session.jsonl: ENOTDIR is not "absent", the lookup throws
                     row["lookup_error"] = f"{entry!r} is not a directory (ENOTDIR while looking up the log)"
-                elif own_dir or os.path.exists(os.path.join(entry, own)):
+                elif own_dir or _ask(probes, "exists", os.path.join(entry, own)):
                     matches += 1
         if row["lookup_error"] is None and matches > 1:
             row["lookup_error"] = (

@@ -247,6 +247,9 @@ def _session_dir(
             FoundEntry(log.path, "unreadable-file", f"cannot stat log: {error.strerror}", "error", True)
         )
         return
+    # Project and session directories are real directories (not symlinks), so an ordinary log's real
+    # path is the root's real path joined with its names: no realpath() (an lstat per path component).
+    real = os.path.realpath(log.path) if log.is_symlink() else os.path.join(root_real, project, entry.name, own)
     regular = stat.S_ISREG(info.st_mode)
     if not regular:
         kind = _describe_kind(info.st_mode)
@@ -270,7 +273,7 @@ def _session_dir(
             mtime_ns=info.st_mtime_ns,
             inode=info.st_ino,
             device=info.st_dev,
-            read_path=os.path.realpath(log.path),
+            read_path=real,
             ctime_ns=info.st_ctime_ns,
         )
     )

@@ -1,0 +1,394 @@
+"""A cache of the assembled corpus frames, keyed by the fingerprint of the whole walk.
+
+A warm read over an unchanged corpus would otherwise decode every cached
+facts record and assemble the frames again. This cache keeps the
+``sessions``, ``descriptors`` and ``problems`` frames of the last read of a
+root (one encoding), and frames derived from them later (the catalog), in
+one file beside the facts cache (``frames-<digest>.arrow``). It is used
+only when the **corpus fingerprint** is unchanged: a digest of
+
+- the code: the facts cache's ``reader_fingerprint``, every source file of
+  this package, the Python version and the versions of the libraries the
+  frames go through (Polars, pyarrow, pyuca, msgspec, orjson, zstandard);
+- the root as given and its real path, and the encoding;
+- the whole walk: for every log its path, names, and the facts cache's
+  identity fields (size, ``mtime_ns``, ``ctime_ns``, inode, device) and real
+  path; every other entry with its kind and message; the names in every
+  project directory;
+- the filesystem questions assembly asked beyond the walk (``FsProbes``),
+  which are asked again and must get the same answers.
+
+Any change to a log (touched, edited, added, removed, renamed) or to the
+code changes the fingerprint, and the frames are assembled from the facts
+again. The file has the facts cache's safeguards: never inside the corpus,
+MAC'd with the cache directory's key (``store.cache.make_key``) over a magic
+of its own, owner and size checked before it is read (``MAX_FRAMES_FILE_BYTES``),
+each frame's schema checked when it is loaded, written atomically; any
+doubt is a miss, never an exception. Cached state is untrusted
+(``docs/reliability.md``): the MAC keeps out files the user did not write;
+the schemas keep a damaged one from reaching the catalog.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import io
+import json
+import os
+import stat
+import struct
+import sys
+import tempfile
+from collections.abc import Mapping
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from subagent_catalog.frames.assemble import FsProbes
+from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
+from subagent_catalog.read.discover import Discovery
+from subagent_catalog.read.paths import Compression
+from subagent_catalog.store.cache import (
+    CacheKeyError,
+    _inside,
+    default_cache_dir,
+    make_key,
+    read_key,
+    reader_fingerprint,
+)
+
+FRAMES_FORMAT = "1"
+MAX_FRAMES_FILE_BYTES = 1 << 30
+_MAGIC = b"subagent_catalog frames cache 1\n"
+_MAC_BYTES = hashlib.sha256().digest_size
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_LIBRARIES = ("polars", "pyarrow", "pyuca", "msgspec", "orjson", "zstandard")
+CORPUS_FRAMES: dict[str, Mapping[str, Any]] = {
+    "sessions": SESSION_SCHEMA,
+    "descriptors": DESCRIPTOR_SCHEMA,
+    "problems": PROBLEM_SCHEMA,
+}
+
+
+def frames_file(root: str | os.PathLike[str], compression: Compression, *, directory: str | None = None) -> str:
+    """The frames cache file of a corpus root read in one encoding.
+
+    Examples:
+        >>> frames_file("/srv/corpus", "zstd", directory="/c").startswith("/c/frames-")
+        True
+    """
+    real = os.path.realpath(os.fspath(root))
+    digest = hashlib.sha256(f"{real}\0{compression}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return os.path.join(directory or default_cache_dir(), f"frames-{digest}.arrow")
+
+
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    """A digest of everything besides the corpus that the cached frames depend on.
+
+    Examples:
+        >>> len(code_digest())
+        64
+    """
+    digest = hashlib.sha256(f"{FRAMES_FORMAT}|{sys.version_info[:3]}|{reader_fingerprint()}".encode())
+    for name in _LIBRARIES:
+        try:
+            version = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            version = "-"
+        digest.update(f"|{name}={version}".encode())
+    package = Path(__file__).resolve().parent.parent
+    for path in sorted(package.rglob("*.py")):
+        digest.update(b"\0" + str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _text(value: str) -> str:
+    return os.fsencode(value).hex() if not value.isascii() or "\0" in value or "\n" in value else value
+
+
+def corpus_fingerprint(found: Discovery) -> str:
+    """The digest of the code, the root, the encoding and the whole walk (see the module docstring).
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.read.discover import discover
+        >>> root = tempfile.mkdtemp()
+        >>> corpus_fingerprint(discover(root, "none")) == corpus_fingerprint(discover(root, "none"))
+        True
+        >>> corpus_fingerprint(discover(root, "none")) == corpus_fingerprint(discover(root, "zstd"))
+        False
+    """
+    lines = [code_digest(), _text(found.root), _text(os.path.realpath(found.root)), found.compression]
+    for f in found.files:
+        lines.append(
+            f"F\0{_text(f.path)}\0{_text(f.project_dir)}\0{_text(f.session_dir)}\0{f.regular}\0{f.size}\0"
+            f"{f.mtime_ns}\0{f.ctime_ns}\0{f.inode}\0{f.device}\0{_text(f.read_path)}"
+        )
+    for e in found.entries:
+        lines.append(f"E\0{_text(e.path)}\0{e.kind}\0{_text(e.message)}\0{e.severity}\0{e.fails_listing}")
+    for project in sorted(found.project_names, key=os.fsencode):
+        names = sorted(found.project_names[project], key=os.fsencode)
+        lines.append("P\0" + _text(project) + "\0" + "\0".join(_text(n) for n in names))
+    return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _ipc(frame: pl.DataFrame) -> bytes:
+    sink = io.BytesIO()
+    frame.write_ipc(sink, compression="uncompressed")
+    return sink.getvalue()
+
+
+def _pack(head: dict[str, Any], frames: Mapping[str, pl.DataFrame]) -> bytes:
+    blobs = {name: _ipc(frame) for name, frame in frames.items()}
+    head = {**head, "frames": [[name, len(blob)] for name, blob in blobs.items()]}
+    text = json.dumps(head, sort_keys=True).encode()
+    return struct.pack("<Q", len(text)) + text + b"".join(blobs.values())
+
+
+class FramesCache:
+    """The frames cache of one corpus root and encoding, for one walk.
+
+    Attributes:
+        path: the cache file.
+        status: how loading went (``new``, ``loaded``, ``stale``, ``ignored: <why>``).
+        fingerprint: the walk's ``corpus_fingerprint``.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.read.discover import discover
+        >>> found = discover(tempfile.mkdtemp(), "none")
+        >>> cache = FramesCache(found, directory=tempfile.mkdtemp())
+        >>> cache.load() is None, cache.status
+        (True, 'new')
+    """
+
+    def __init__(self, found: Discovery, *, directory: str | None = None) -> None:
+        self.found = found
+        self.path = frames_file(found.root, found.compression, directory=directory)
+        self.fingerprint = corpus_fingerprint(found)
+        self.status = "new"
+        self.writable = not _inside(os.path.dirname(self.path), found.root)
+        self._head: dict[str, Any] = {}
+        self._frames: dict[str, pl.DataFrame] = {}
+        if not self.writable:
+            self.status = "ignored: cache directory is inside the corpus"
+
+    def load(self, *, jobs: int | None = None) -> Corpus | None:
+        """The cached corpus of this walk, or ``None`` (a miss: absent, stale, untrusted or damaged).
+
+        Examples:
+            >>> import tempfile
+            >>> from subagent_catalog.read.discover import discover
+            >>> FramesCache(discover(tempfile.mkdtemp(), "none"), directory=tempfile.mkdtemp()).load() is None
+            True
+        """
+        if not self.writable:
+            return None
+        try:
+            loaded = self._read()
+        except Exception as error:  # any unreadable cache file is a miss, never fatal
+            self.status = f"ignored: unreadable frames cache ({type(error).__name__})"
+            return None
+        if loaded is None:
+            return None
+        head, frames = loaded
+        self._head, self._frames = head, frames
+        self.status = "loaded"
+        corpus = Corpus(
+            root=self.found.root,
+            compression=self.found.compression,
+            sessions=frames["sessions"],
+            descriptors=frames["descriptors"],
+            problems=frames["problems"],
+            listing_error=head["listing_error"],
+            listing_error_path=head["listing_error_path"],
+            _jobs=jobs,
+            _sources=[f.source for f in self.found.files],
+        )
+        attach(corpus, self)
+        return corpus
+
+    def _read(self) -> tuple[dict[str, Any], dict[str, pl.DataFrame]] | None:
+        body = self._body()
+        if body is None:
+            return None
+        (length,) = struct.unpack_from("<Q", body)
+        if 8 + length > len(body):
+            raise ValueError("header length")
+        head = json.loads(bytes(body[8 : 8 + length]))
+        if not isinstance(head, dict) or head.get("fingerprint") != self.fingerprint:
+            self.status = "stale"
+            return None
+        probes = FsProbes.from_json(head["probes"])
+        if probes is None or not probes.unchanged():
+            self.status = "stale: the filesystem answers differently"
+            return None
+        if not (head["listing_error"] is None or isinstance(head["listing_error"], str)):
+            raise TypeError("listing_error")
+        if not (head["listing_error_path"] is None or isinstance(head["listing_error_path"], str)):
+            raise TypeError("listing_error_path")
+        frames: dict[str, pl.DataFrame] = {}
+        offset = 8 + length
+        for name, size in head["frames"]:
+            if not isinstance(name, str) or not isinstance(size, int) or size < 0 or offset + size > len(body):
+                raise ValueError("frame size")
+            frames[name] = pl.read_ipc(io.BytesIO(body[offset : offset + size]))
+            offset += size
+        for name, schema in CORPUS_FRAMES.items():
+            if name not in frames or frames[name].schema != pl.Schema(schema):
+                self.status = f"ignored: the cached {name} frame has another schema"
+                return None
+        return head, frames
+
+    def _body(self) -> memoryview | None:
+        try:
+            fd = os.open(self.path, os.O_RDONLY | _NOFOLLOW)
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            self.status = f"ignored: {error.strerror}"
+            return None
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
+                self.status = "ignored: the frames cache is not a regular file of this user's"
+                return None
+            if info.st_size > MAX_FRAMES_FILE_BYTES:
+                self.status = f"ignored: the frames cache is larger than {MAX_FRAMES_FILE_BYTES} bytes"
+                return None
+            try:
+                key = read_key(os.path.dirname(self.path))
+            except CacheKeyError as error:
+                self.status = f"ignored: {error.strerror}"
+                return None
+            if key is None:
+                self.status = "ignored: no cache key in this directory"
+                return None
+            data = handle.read(MAX_FRAMES_FILE_BYTES + 1)
+        head = len(_MAGIC) + _MAC_BYTES
+        if len(data) > MAX_FRAMES_FILE_BYTES or len(data) < head + 8 or not data.startswith(_MAGIC):
+            self.status = "ignored: not a frames cache of this format"
+            return None
+        body = memoryview(data)[head:]
+        if not hmac.compare_digest(data[len(_MAGIC) : head], _mac(key, body)):
+            self.status = "ignored: the frames cache's MAC does not match this directory's key"
+            return None
+        return body
+
+    def save(self, corpus: Corpus, probes: FsProbes) -> str | None:
+        """Write the frames of ``corpus`` (assembled from this walk) atomically; the path, or ``None``.
+
+        A file that would exceed ``MAX_FRAMES_FILE_BYTES``, or a directory
+        that cannot be written, is skipped (``status`` says why).
+
+        Examples:
+            >>> import tempfile
+            >>> from subagent_catalog.frames.assemble import assemble
+            >>> from subagent_catalog.read.discover import discover
+            >>> found, probes = discover(tempfile.mkdtemp(), "none"), FsProbes()
+            >>> cache = FramesCache(found, directory=tempfile.mkdtemp())
+            >>> cache.save(assemble(found, [], probes=probes), probes) == cache.path
+            True
+        """
+        if not self.writable:
+            return None
+        self._head = {
+            "format": FRAMES_FORMAT,
+            "fingerprint": self.fingerprint,
+            "probes": probes.to_json(),
+            "listing_error": corpus.listing_error,
+            "listing_error_path": corpus.listing_error_path,
+        }
+        self._frames = {"sessions": corpus.sessions, "descriptors": corpus.descriptors, "problems": corpus.problems}
+        attach(corpus, self)
+        return self._write()
+
+    def _write(self) -> str | None:
+        try:
+            body = _pack(self._head, self._frames)
+            if len(body) + len(_MAGIC) + _MAC_BYTES > MAX_FRAMES_FILE_BYTES:
+                self.status = "not saved: larger than the frames cache's size limit"
+                return None
+            directory = os.path.dirname(self.path)
+            key = make_key(directory)
+            descriptor, temp = tempfile.mkstemp(prefix=".frames-", suffix=".tmp", dir=directory)
+            try:
+                with os.fdopen(descriptor, "wb") as handle:
+                    handle.write(_MAGIC + _mac(key, body) + body)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.replace(temp, self.path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp)
+                raise
+        except OSError as error:
+            self.status = f"not saved: {error.strerror or error}"
+            return None
+        return self.path
+
+    def _mine(self, corpus: Corpus) -> bool:
+        """Whether ``corpus`` still holds the very frames this cache saved or loaded."""
+        return (
+            bool(self._head)
+            and all(getattr(corpus, name) is self._frames.get(name) for name in CORPUS_FRAMES)
+            and corpus.listing_error == self._head["listing_error"]
+        )
+
+    def get(self, name: str, schema: Mapping[str, Any], corpus: Corpus) -> pl.DataFrame | None:
+        """A frame derived from ``corpus``, cached with its frames, when it has ``schema`` (else ``None``).
+
+        Examples:
+            >>> import tempfile
+            >>> from subagent_catalog.corpus import read_corpus
+            >>> corpus = read_corpus(tempfile.mkdtemp(), cache=tempfile.mkdtemp())
+            >>> corpus._derived.get("x", {}, corpus) is None
+            True
+        """
+        if name in CORPUS_FRAMES or not self._mine(corpus):
+            return None
+        frame = self._frames.get(name)
+        if frame is None or frame.schema != pl.Schema(schema):
+            return None
+        return frame.clone()
+
+    def put(self, name: str, frame: pl.DataFrame, corpus: Corpus) -> None:
+        """Keep a frame derived from ``corpus``'s frames (by code ``code_digest`` covers) in the file.
+
+        Examples:
+            >>> import tempfile
+            >>> from subagent_catalog.corpus import read_corpus
+            >>> corpus = read_corpus(tempfile.mkdtemp(), cache=tempfile.mkdtemp())
+            >>> corpus._derived.put("x", pl.DataFrame({"a": [1]}), corpus)
+            >>> corpus._derived.get("x", {"a": pl.Int64}, corpus).item()
+            1
+        """
+        if name in CORPUS_FRAMES or not self._mine(corpus):
+            return
+        self._frames[name] = frame
+        self._write()
+
+
+def _mac(key: bytes, body: bytes | memoryview) -> bytes:
+    mac = hmac.new(key, _MAGIC, hashlib.sha256)  # its own magic: a facts cache file's MAC never verifies here
+    mac.update(body)
+    return mac.digest()
+
+
+def attach(corpus: Corpus, cache: FramesCache) -> None:
+    """Let the catalog find (and keep) frames derived from ``corpus`` in its frames cache.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> getattr(read_corpus(tempfile.mkdtemp(), cache=tempfile.mkdtemp()), "_derived", None) is not None
+        True
+    """
+    object.__setattr__(corpus, "_derived", cache)

@@ -8,7 +8,7 @@ root as a ``sessions`` row or a ``problems`` row. Bad data never raises.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Literal
 
 from subagent_catalog.frames.assemble import FsProbes, assemble
@@ -79,10 +79,10 @@ def read_corpus(
     facts_list = _read_facts(
         found.files, chosen, want_events=events, jobs=jobs, progress=progress or quiet, store=store
     )
-    if store is not None:
-        store.save()
     probes = FsProbes()
     corpus = assemble(found, facts_list, jobs=jobs, want_events=events, probes=probes)
+    if store is not None:
+        store.save()
     if frames is not None:
         frames.save(corpus, probes)
     return corpus
@@ -113,26 +113,31 @@ def _read_facts(
     jobs: int | None,
     progress: Progress,
     store: FactsCache | None,
-) -> list[LogFacts]:
-    """Facts of every file in order: cached ones reused, the rest read (and cached)."""
+) -> Iterator[LogFacts]:
+    """Facts of every file in order, one at a time: cached ones reused, the rest read (and cached)."""
     sources = [f.source for f in files]
     if store is None or want_events:
-        facts = list(read_all(sources, compression, want_events=want_events, jobs=jobs, progress=progress))
-        if store is not None:
-            for file, item in zip(files, facts, strict=True):
+        read = read_all(sources, compression, want_events=want_events, jobs=jobs, progress=progress)
+        for file, item in zip(files, read, strict=True):
+            if store is not None:
                 store.put(file, item)
-        return facts
-    found: list[LogFacts | None] = [store.get(file) for file in files]
-    missing = [index for index, item in enumerate(found) if item is None]
+            yield item
+        return
+    cached: list[LogFacts | None] = [store.get(file) for file in files]
+    missing = [index for index, item in enumerate(cached) if item is None]
     hits = len(files) - len(missing)
     if hits:
         progress(hits, len(files))
     fresh = read_all([sources[i] for i in missing], compression, want_events=False, jobs=jobs, progress=quiet)
-    for done, (index, item) in enumerate(zip(missing, fresh, strict=True), 1):
-        found[index] = item
-        store.put(files[index], item)
-        progress(hits + done, len(files))
-    return [item for item in found if item is not None]
+    done = 0
+    for index, hit in enumerate(cached):
+        item = hit if hit is not None else next(fresh)
+        if hit is None:
+            store.put(files[index], item)
+            done += 1
+            progress(hits + done, len(files))
+        cached[index] = None  # handed on: assembly keeps columns, not facts
+        yield item
 
 
 def iter_paths(corpus: Corpus) -> Iterable[str]:

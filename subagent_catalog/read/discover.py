@@ -98,77 +98,123 @@ def discover(root: str | os.PathLike[str], compression: Compression) -> Discover
         []
     """
     root_path = os.fspath(root)
-    if not os.path.exists(root_path):
+    top = list_top(root_path)
+    result = Discovery(root=root_path, compression=compression)
+    root_real = os.path.realpath(root_path)
+    for project in top:
+        if not _is_real_dir(project):
+            result.entries.append(top_entry(project))
+            continue
+        walk = walk_project(root_path, project.name, compression, root_real)
+        result.files.extend(walk.files)
+        result.entries.extend(walk.entries)
+        if walk.names is not None:
+            result.project_names[project.name] = walk.names
+    return result
+
+
+def top_entry(entry: os.DirEntry[str]) -> FoundEntry:
+    """The entry of a root-level name that is not a real directory (upstream ignores it).
+
+    Examples:
+        >>> import tempfile
+        >>> root = tempfile.mkdtemp()
+        >>> _ = open(os.path.join(root, "notes.txt"), "w").close()
+        >>> top_entry(next(os.scandir(root))).kind
+        'ignored-root-file'
+    """
+    kind = "symlink" if entry.is_symlink() else "file"
+    return FoundEntry(
+        entry.path, f"ignored-root-{kind}", f"root-level {kind} is not a project directory; upstream ignores it"
+    )
+
+
+def list_top(root: str) -> list[os.DirEntry[str]]:
+    """The root's entries in upstream's visiting order (byte order of the names).
+
+    Raises:
+        CorpusRootError: the root is missing, not a directory or unreadable.
+
+    Examples:
+        >>> import tempfile
+        >>> list_top(tempfile.mkdtemp())
+        []
+    """
+    if not os.path.exists(root):
         raise CorpusRootError(
-            f"corpus root {root_path!r} does not exist",
+            f"corpus root {root!r} does not exist",
             hint="check the path; a root holds <project>/<session>/session.jsonl[.zstd]",
         )
-    if not os.path.isdir(root_path):
+    if not os.path.isdir(root):
         raise CorpusRootError(
-            f"corpus root {root_path!r} is not a directory",
+            f"corpus root {root!r} is not a directory",
             hint="pass the directory that holds the project directories",
         )
     try:
-        top = _sorted_entries(root_path)
+        return _sorted_entries(root)
     except OSError as error:
         raise CorpusRootError(
-            f"corpus root {root_path!r} cannot be read: {error.strerror}", hint="check its permissions"
+            f"corpus root {root!r} cannot be read: {error.strerror}", hint="check its permissions"
         ) from error
-    result = Discovery(root=root_path, compression=compression)
-    root_real = os.path.realpath(root_path)
+
+
+@dataclass
+class ProjectWalk:
+    """One project directory's part of a walk: its logs, other entries and names (``None``: unreadable)."""
+
+    files: list[SessionFile] = field(default_factory=list)
+    entries: list[FoundEntry] = field(default_factory=list)
+    names: set[str] | None = None
+
+
+def walk_project(root: str, name: str, compression: Compression, root_real: str) -> ProjectWalk:
+    """Walk one project directory of ``root`` (a real directory named ``name``) as upstream's ``list()`` does.
+
+    Examples:
+        >>> import tempfile
+        >>> root = tempfile.mkdtemp()
+        >>> os.mkdir(os.path.join(root, "p"))
+        >>> walk = walk_project(root, "p", "none", os.path.realpath(root))
+        >>> walk.files, [e.kind for e in walk.entries], walk.names
+        ([], ['empty-project-dir'], set())
+    """
+    result = Discovery(root=root, compression=compression)
     own, other = log_name(compression), log_name(other_compression(compression))
-    for project in top:
-        if not _is_real_dir(project):
-            kind = "symlink" if project.is_symlink() else "file"
+    path = os.path.join(root, name)
+    try:
+        inner = _sorted_entries(path)
+    except OSError as error:
+        unreadable = FoundEntry(
+            path, "unreadable-directory", f"cannot list project directory: {error.strerror}", "error", True
+        )
+        return ProjectWalk(entries=[unreadable])
+    if not inner:
+        result.entries.append(FoundEntry(path, "empty-project-dir", "project directory holds no sessions"))
+    for entry in inner:
+        if entry.name.endswith((".jsonl", ".jsonl.zstd")) and entry.is_file(follow_symlinks=False):
             result.entries.append(
                 FoundEntry(
-                    project.path,
-                    f"ignored-root-{kind}",
-                    f"root-level {kind} is not a project directory; upstream ignores it",
-                )
-            )
-            continue
-        try:
-            inner = _sorted_entries(project.path)
-        except OSError as error:
-            result.entries.append(
-                FoundEntry(
-                    project.path,
-                    "unreadable-directory",
-                    f"cannot list project directory: {error.strerror}",
+                    entry.path,
+                    "legacy-flat-file",
+                    f"session artifact {entry.path!r} uses the unsupported flat-file layout "
+                    "(upstream refuses the whole root)",
                     "error",
                     True,
                 )
             )
             continue
-        result.project_names[project.name] = {entry.name for entry in inner}
-        if not inner:
-            result.entries.append(FoundEntry(project.path, "empty-project-dir", "project directory holds no sessions"))
-        for entry in inner:
-            if entry.name.endswith((".jsonl", ".jsonl.zstd")) and entry.is_file(follow_symlinks=False):
-                result.entries.append(
-                    FoundEntry(
-                        entry.path,
-                        "legacy-flat-file",
-                        f"session artifact {entry.path!r} uses the unsupported flat-file layout "
-                        "(upstream refuses the whole root)",
-                        "error",
-                        True,
-                    )
+        if not _is_real_dir(entry):
+            kind = "symlink" if entry.is_symlink() else "file"
+            result.entries.append(
+                FoundEntry(
+                    entry.path,
+                    f"ignored-project-{kind}",
+                    f"{kind} in a project directory is not a session directory; upstream ignores it",
                 )
-                continue
-            if not _is_real_dir(entry):
-                kind = "symlink" if entry.is_symlink() else "file"
-                result.entries.append(
-                    FoundEntry(
-                        entry.path,
-                        f"ignored-project-{kind}",
-                        f"{kind} in a project directory is not a session directory; upstream ignores it",
-                    )
-                )
-                continue
-            _session_dir(result, project.name, entry, own, other, root_real)
-    return result
+            )
+            continue
+        _session_dir(result, name, entry, own, other, root_real)
+    return ProjectWalk(result.files, result.entries, {entry.name for entry in inner})
 
 
 def _session_dir(

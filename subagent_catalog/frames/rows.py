@@ -272,7 +272,7 @@ class Columns:
         """Every chunk flushed so far, as one frame (empty with the schema when none)."""
         if not self.chunks:
             return pl.DataFrame(schema=self.schema)
-        frame = pl.concat(self.chunks).rechunk() if len(self.chunks) > 1 else self.chunks[0]
+        frame = pl.concat(self.chunks, rechunk=False) if len(self.chunks) > 1 else self.chunks[0]
         self.chunks = [frame]
         return frame
 

@@ -17,7 +17,7 @@ from subagent_catalog.errors import CorpusRootError
 from subagent_catalog.read.paths import Compression, CompressionOption, log_name, other_compression
 
 
-@dataclass
+@dataclass(slots=True)
 class FoundEntry:
     """A filesystem entry under the root that is not a session log we read."""
 
@@ -28,7 +28,7 @@ class FoundEntry:
     fails_listing: bool = False
 
 
-@dataclass
+@dataclass(slots=True)
 class SessionFile:
     """A session log upstream's ``list()`` would open."""
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 import polars as pl
 
 from subagent_catalog.frames.corpus import Corpus, facts_events
+from subagent_catalog.frames.lookup import NameIndex, holders_in
 from subagent_catalog.frames.probes import FsProbes, identity_error
 from subagent_catalog.frames.rows import (
     DESCRIPTOR_KEYS,
@@ -25,14 +26,11 @@ from subagent_catalog.frames.rows import (
     run_columns,
 )
 from subagent_catalog.frames.rules import (
-    NameIndex,
-    apply_lookups,
     duplicate_candidates,
     duplicate_problems,
     duplicates_error,
     find_duplicates,
     first_listing_error,
-    holders_in,
     mark_duplicates,
 )
 from subagent_catalog.frames.schemas import EVENT_SCHEMA, PROBLEM_SCHEMA
@@ -77,7 +75,13 @@ def assemble(
         >>> assemble(discover(tempfile.mkdtemp(), "none"), []).listing_error is None
         True
     """
-    chunks = FrameChunks(found.root, found.compression, probes=probes)
+    chunks = FrameChunks(
+        found.root,
+        found.compression,
+        probes=probes,
+        index=NameIndex.build(found.project_names),
+        holders=holders_in(found.project_names),
+    )
     chunks.add_entries((0, index, entry) for index, entry in enumerate(found.entries))
     events: list[pl.DataFrame] = []
     for order, (file, facts) in enumerate(zip(found.files, facts_list, strict=True)):
@@ -94,14 +98,6 @@ def assemble(
         extra.append(mixed_encodings_row(found.root))
     if extra:
         problems = pl.concat([problems, pl.DataFrame(extra, schema=problems.schema)])
-    sessions = apply_lookups(
-        sessions,
-        root=found.root,
-        compression=found.compression,
-        index=NameIndex.build(found.project_names),
-        holders=holders_in(found.project_names),
-        probes=probes,
-    )
 
     entry_error = next((entry for entry in found.entries if entry.fails_listing), None)
     file_error = first_listing_error(chunks.first_error, duplicates_error(duplicates))

@@ -26,6 +26,7 @@ from typing import Any
 
 import polars as pl
 
+from subagent_catalog.frames.lookup import Holders, NameIndex, lookup_candidates, lookup_error
 from subagent_catalog.frames.probes import FsProbes, identity_error
 from subagent_catalog.frames.schemas import (
     DESCRIPTOR_SCHEMA,
@@ -37,7 +38,7 @@ from subagent_catalog.frames.schemas import (
 from subagent_catalog.read.discover import FoundEntry, SessionFile
 from subagent_catalog.read.jsvalue import frame_text, is_safe_integer, js_number, json_text
 from subagent_catalog.read.logread import LogFacts
-from subagent_catalog.read.paths import MISSING, Compression
+from subagent_catalog.read.paths import MISSING, Compression, encode_segment
 
 CHUNK_FILES = 2048
 """Files per chunk: their rows become Polars frames and the Python values are dropped."""
@@ -220,18 +221,52 @@ def entry_row(entry: FoundEntry) -> dict[str, Any]:
     }
 
 
-def duplicate_message(session_id: str) -> str:
-    """Upstream's message for an id listed from more than one project directory.
+def arrow_type(dtype: Any) -> Any:
+    """The Arrow type a Polars column type is built from here (Polars reads it back as that type).
+
+    Pure inspection of the Polars type: safe in a forked worker that must not run Polars.
 
     Examples:
-        >>> duplicate_message("a")
-        'duplicate JSONL session id "a" appears in multiple project directories'
+        >>> arrow_type(pl.Datetime("ms", "UTC")), arrow_type(pl.List(pl.String))
+        (TimestampType(timestamp[ms, tz=UTC]), LargeListType(large_list<item: large_string>))
     """
-    return f'duplicate JSONL session id "{session_id}" appears in multiple project directories'
+    import pyarrow as pa
+
+    simple = {
+        pl.Int64: pa.int64(),
+        pl.UInt64: pa.uint64(),
+        pl.Float64: pa.float64(),
+        pl.Boolean: pa.bool_(),
+        pl.String: pa.large_string(),
+        pl.Binary: pa.large_binary(),
+    }
+    for polars_type, arrow in simple.items():
+        if dtype == polars_type:
+            return arrow
+    if isinstance(dtype, pl.Datetime):
+        return pa.timestamp(dtype.time_unit or "us", tz=dtype.time_zone)
+    if isinstance(dtype, pl.List):
+        return pa.large_list(arrow_type(dtype.inner))
+    raise TypeError(f"no Arrow type for {dtype!r}")
+
+
+def arrow_schema(schema: dict[str, Any]) -> Any:
+    """The Arrow schema of a Polars column schema (see ``arrow_type``).
+
+    Examples:
+        >>> arrow_schema({"a": pl.Int64}).names
+        ['a']
+    """
+    import pyarrow as pa
+
+    return pa.schema([(name, arrow_type(dtype)) for name, dtype in schema.items()])
 
 
 class Columns:
-    """Rows of one schema collected as columns, turned into one Polars frame per ``flush``.
+    """Rows of one schema collected as columns, turned into an Arrow table per ``flush``.
+
+    Building uses pyarrow only, so it runs in forked workers (which must not
+    use Polars); ``frame()`` gives the Polars frame.
 
     Examples:
         >>> cols = Columns({"a": pl.Int64, "b": pl.String})
@@ -244,9 +279,10 @@ class Columns:
 
     def __init__(self, schema: dict[str, Any]) -> None:
         self.schema = schema
+        self.arrow = arrow_schema(schema)
         self.names = list(schema)
         self.values: list[list[Any]] = [[] for _ in self.names]
-        self.chunks: list[pl.DataFrame] = []
+        self.chunks: list[Any] = []
 
     def __len__(self) -> int:
         return len(self.values[0])
@@ -263,17 +299,24 @@ class Columns:
             column.append(value)
 
     def flush(self) -> None:
-        """Turn the collected rows into a frame chunk and drop the Python values."""
+        """Turn the collected rows into an Arrow table chunk and drop the Python values."""
+        import pyarrow as pa
+
         if len(self):
-            self.chunks.append(pl.DataFrame(dict(zip(self.names, self.values, strict=True)), schema=self.schema))
+            arrays = [pa.array(values, type=field.type) for values, field in zip(self.values, self.arrow, strict=True)]
+            self.chunks.append(pa.Table.from_arrays(arrays, schema=self.arrow))
             self.values = [[] for _ in self.names]
 
+    def table(self) -> Any:
+        """Every chunk flushed so far as one Arrow table (not copied)."""
+        import pyarrow as pa
+
+        return pa.concat_tables(self.chunks) if self.chunks else self.arrow.empty_table()
+
     def frame(self) -> pl.DataFrame:
-        """Every chunk flushed so far, as one frame (empty with the schema when none)."""
-        if not self.chunks:
-            return pl.DataFrame(schema=self.schema)
-        frame = pl.concat(self.chunks, rechunk=False) if len(self.chunks) > 1 else self.chunks[0]
-        self.chunks = [frame]
+        """Every chunk flushed so far, as one Polars frame (empty with the schema when none)."""
+        frame = pl.from_arrow(self.table())
+        assert isinstance(frame, pl.DataFrame)
         return frame
 
 
@@ -283,8 +326,10 @@ class FrameChunks:
     Args:
         root: the corpus root as given (the identity check compares paths under it).
         compression: the encoding the root is read as.
-        probes: records the filesystem questions the identity check asks.
+        probes: records the filesystem questions the identity check and lookups ask.
         chunk_files: files per chunk.
+        index: the names that can make an id's lookup fail (``None``: no lookups, ``lookup_error`` stays null).
+        holders: which project directories hold some names (needed with ``index``).
 
     Examples:
         >>> file = SessionFile("/r/_no-cwd/a/session.jsonl", "_no-cwd", "a", True, 9, 0, 1, 1)
@@ -296,16 +341,27 @@ class FrameChunks:
     """
 
     def __init__(
-        self, root: str, compression: Compression, *, probes: FsProbes | None = None, chunk_files: int = CHUNK_FILES
+        self,
+        root: str,
+        compression: Compression,
+        *,
+        probes: FsProbes | None = None,
+        chunk_files: int = CHUNK_FILES,
+        index: NameIndex | None = None,
+        holders: Holders | None = None,
     ) -> None:
         self.root = root
         self.compression = compression
         self.probes = probes
         self.chunk_files = chunk_files
+        self.index = index
+        self.holders = holders
         self.sessions = Columns(SESSION_SCHEMA)
         self.descriptors = Columns({**DESCRIPTOR_SCHEMA, **DESCRIPTOR_KEYS})
         self.problems = Columns({**PROBLEM_SCHEMA, **PROBLEM_KEYS})
         self.first_error: tuple[int, str, str] | None = None
+        self._lookups: list[tuple[int, str, str, str, str]] = []
+        self._lookup_column = self.sessions.names.index("lookup_error")
 
     def add(self, order: int, file: SessionFile, facts: LogFacts) -> None:
         """Add one file's rows (``order`` is its list order).
@@ -327,6 +383,10 @@ class FrameChunks:
                 )
         if error is not None and (self.first_error is None or order < self.first_error[0]):
             self.first_error = (order, error, file.path)
+        if row["listed"] and self.index is not None and meta is not None:
+            encoded = encode_segment(meta["id"])  # the identity check passed: the id encodes
+            if not self.index.plain(encoded, file.session_dir):
+                self._lookups.append((len(self.sessions), file.project_dir, file.session_dir, encoded, meta["id"]))
         self.sessions.add(row)
         session_id = row["session_id"]
         for sub, record in enumerate(facts.problems, 1):
@@ -386,8 +446,26 @@ class FrameChunks:
         row["archive_group"], row["archive_order"], row["archive_sub"] = group, order, sub
         self.problems.add(row)
 
+    def _look_up(self) -> None:
+        """Upstream's per-id lookup for the collected rows the index could not clear (one ``holders`` call)."""
+        if not self._lookups or self.holders is None:
+            self._lookups = []
+            return
+        wanted = {name for pending in self._lookups for name in lookup_candidates(pending[3])}
+        found = self.holders(wanted)
+        column = self.sessions.values[self._lookup_column]
+        for row, project, session_dir, encoded, session_id in self._lookups:
+            names = set(lookup_candidates(encoded))
+            held = [(holder, names & have) for holder, have in found if names & have]
+            error = lookup_error(
+                self.root, self.compression, project, session_dir, encoded, session_id, held, self.probes
+            )
+            column[row] = frame_text(error)
+        self._lookups = []
+
     def flush(self) -> None:
-        """Turn the rows collected so far into frame chunks."""
+        """Turn the rows collected so far into frame chunks (after their lookups)."""
+        self._look_up()
         for columns in (self.sessions, self.descriptors, self.problems):
             columns.flush()
 

@@ -167,8 +167,15 @@ class ProjectWalk:
     names: set[str] | None = None
 
 
-def walk_project(root: str, name: str, compression: Compression, root_real: str) -> ProjectWalk:
+def walk_project(
+    root: str, name: str, compression: Compression, root_real: str, *, fs_root: str | None = None
+) -> ProjectWalk:
     """Walk one project directory of ``root`` (a real directory named ``name``) as upstream's ``list()`` does.
+
+    Paths in the result (and in messages) start with ``root`` as given; the
+    filesystem is asked through ``fs_root`` when given (the same directory,
+    named so that it resolves here: a worker whose working directory is not
+    the caller's gets the absolute root).
 
     Examples:
         >>> import tempfile
@@ -180,23 +187,24 @@ def walk_project(root: str, name: str, compression: Compression, root_real: str)
     """
     result = Discovery(root=root, compression=compression)
     own, other = log_name(compression), log_name(other_compression(compression))
-    path = os.path.join(root, name)
+    shown = os.path.join(root, name)
     try:
-        inner = _sorted_entries(path)
+        inner = _sorted_entries(os.path.join(fs_root if fs_root is not None else root, name))
     except OSError as error:
         unreadable = FoundEntry(
-            path, "unreadable-directory", f"cannot list project directory: {error.strerror}", "error", True
+            shown, "unreadable-directory", f"cannot list project directory: {error.strerror}", "error", True
         )
         return ProjectWalk(entries=[unreadable])
     if not inner:
-        result.entries.append(FoundEntry(path, "empty-project-dir", "project directory holds no sessions"))
+        result.entries.append(FoundEntry(shown, "empty-project-dir", "project directory holds no sessions"))
     for entry in inner:
+        path = os.path.join(shown, entry.name)
         if entry.name.endswith((".jsonl", ".jsonl.zstd")) and entry.is_file(follow_symlinks=False):
             result.entries.append(
                 FoundEntry(
-                    entry.path,
+                    path,
                     "legacy-flat-file",
-                    f"session artifact {entry.path!r} uses the unsupported flat-file layout "
+                    f"session artifact {path!r} uses the unsupported flat-file layout "
                     "(upstream refuses the whole root)",
                     "error",
                     True,
@@ -207,33 +215,32 @@ def walk_project(root: str, name: str, compression: Compression, root_real: str)
             kind = "symlink" if entry.is_symlink() else "file"
             result.entries.append(
                 FoundEntry(
-                    entry.path,
+                    path,
                     f"ignored-project-{kind}",
                     f"{kind} in a project directory is not a session directory; upstream ignores it",
                 )
             )
             continue
-        _session_dir(result, name, entry, own, other, root_real)
+        _session_dir(result, name, entry, path, own, other, root_real)
     return ProjectWalk(result.files, result.entries, {entry.name for entry in inner})
 
 
 def _session_dir(
-    result: Discovery, project: str, entry: os.DirEntry[str], own: str, other: str, root_real: str
+    result: Discovery, project: str, entry: os.DirEntry[str], shown: str, own: str, other: str, root_real: str
 ) -> None:
+    """One session directory (``entry``, shown as ``shown``): its log, or why it has none."""
     try:
         inner = _sorted_entries(entry.path)
     except OSError as error:
         result.entries.append(
-            FoundEntry(
-                entry.path, "unreadable-directory", f"cannot list session directory: {error.strerror}", "error", True
-            )
+            FoundEntry(shown, "unreadable-directory", f"cannot list session directory: {error.strerror}", "error", True)
         )
         return
     names = {item.name: item for item in inner}
     if other in names and not os.path.exists(names[other].path):
         result.entries.append(
             FoundEntry(
-                names[other].path,
+                os.path.join(shown, other),
                 "dangling-symlink",
                 f"{other} is a symlink to nothing (or a loop); upstream treats it as absent",
             )
@@ -241,7 +248,7 @@ def _session_dir(
     elif other in names:
         result.entries.append(
             FoundEntry(
-                os.path.join(entry.path, other),
+                os.path.join(shown, other),
                 "encoding-mismatch",
                 f"session artifact uses {other.removeprefix('session')}, but the root is read as "
                 f"{own.removeprefix('session')} (upstream refuses the whole root)",
@@ -253,32 +260,33 @@ def _session_dir(
         if item.name not in (own, other):
             result.entries.append(
                 FoundEntry(
-                    item.path, "ignored-session-entry", "extra entry in a session directory; upstream ignores it"
+                    os.path.join(shown, item.name),
+                    "ignored-session-entry",
+                    "extra entry in a session directory; upstream ignores it",
                 )
             )
     if own not in names:
         if not inner:
             result.entries.append(
-                FoundEntry(entry.path, "empty-session-dir", "session directory without a log; upstream ignores it")
+                FoundEntry(shown, "empty-session-dir", "session directory without a log; upstream ignores it")
             )
         elif other not in names:
             result.entries.append(
-                FoundEntry(
-                    entry.path, "session-dir-without-log", "session directory without a log; upstream ignores it"
-                )
+                FoundEntry(shown, "session-dir-without-log", "session directory without a log; upstream ignores it")
             )
         return
     log = names[own]
+    log_shown = os.path.join(shown, own)
     if log.is_symlink():
         if not os.path.exists(log.path):
             result.entries.append(
-                FoundEntry(log.path, "dangling-symlink", "log is a symlink to nothing; upstream treats it as absent")
+                FoundEntry(log_shown, "dangling-symlink", "log is a symlink to nothing; upstream treats it as absent")
             )
             return
         if not _inside(root_real, log.path):
             result.entries.append(
                 FoundEntry(
-                    log.path,
+                    log_shown,
                     "symlink-outside-root",
                     "log is a symlink leading outside the root; not followed (upstream would read it)",
                     "error",
@@ -290,7 +298,7 @@ def _session_dir(
         info = os.stat(log.path)
     except OSError as error:
         result.entries.append(
-            FoundEntry(log.path, "unreadable-file", f"cannot stat log: {error.strerror}", "error", True)
+            FoundEntry(log_shown, "unreadable-file", f"cannot stat log: {error.strerror}", "error", True)
         )
         return
     # Project and session directories are real directories (not symlinks), so an ordinary log's real
@@ -301,7 +309,7 @@ def _session_dir(
         kind = _describe_kind(info.st_mode)
         result.entries.append(
             FoundEntry(
-                log.path,
+                log_shown,
                 "not-a-regular-file",
                 f"log is a {kind}, not a file (upstream's listing fails or blocks on it)",
                 "error",
@@ -311,7 +319,7 @@ def _session_dir(
         return
     result.files.append(
         SessionFile(
-            path=log.path,
+            path=log_shown,
             project_dir=project,
             session_dir=entry.name,
             regular=regular,

@@ -33,7 +33,7 @@ from subagent_catalog.frames.rules import (
     first_listing_error,
     mark_duplicates,
 )
-from subagent_catalog.frames.schemas import EVENT_SCHEMA, PROBLEM_SCHEMA
+from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA
 from subagent_catalog.read.discover import Discovery
 from subagent_catalog.read.logread import LogFacts
 
@@ -50,7 +50,7 @@ def mixed_encodings_row(root: str) -> dict[str, object]:
         ('mixed-encodings', 2)
     """
     row = problem_row("corpus", "mixed-encodings", "error", True, root, None, MIXED_ENCODINGS, None)
-    row.update(archive_group=GROUP_ROOT, archive_order=0, archive_sub=0)
+    row.update(project_dir=None, archive_group=GROUP_ROOT, archive_order=0, archive_sub=0)
     return row
 
 
@@ -82,7 +82,7 @@ def assemble(
         index=NameIndex.build(found.project_names),
         holders=holders_in(found.project_names),
     )
-    chunks.add_entries((0, index, entry) for index, entry in enumerate(found.entries))
+    chunks.add_entries((0, index, entry, None) for index, entry in enumerate(found.entries))
     events: list[pl.DataFrame] = []
     for order, (file, facts) in enumerate(zip(found.files, facts_list, strict=True)):
         chunks.add(order, file, facts)
@@ -109,7 +109,7 @@ def assemble(
         root=found.root,
         compression=found.compression,
         sessions=sessions,
-        descriptors=descriptors.sort(list(DESCRIPTOR_KEYS), maintain_order=True).drop(list(DESCRIPTOR_KEYS)),
+        descriptors=descriptors.sort(list(DESCRIPTOR_KEYS), maintain_order=True).select(list(DESCRIPTOR_SCHEMA)),
         problems=problems.sort(list(PROBLEM_KEYS), maintain_order=True).select(list(PROBLEM_SCHEMA)),
         listing_error=error[0] if error else None,
         listing_error_path=error[1] if error else None,

@@ -357,8 +357,8 @@ class FrameChunks:
         self.index = index
         self.holders = holders
         self.sessions = Columns(SESSION_SCHEMA)
-        self.descriptors = Columns({**DESCRIPTOR_SCHEMA, **DESCRIPTOR_KEYS})
-        self.problems = Columns({**PROBLEM_SCHEMA, **PROBLEM_KEYS})
+        self.descriptors = Columns({**DESCRIPTOR_SCHEMA, "project_dir": pl.String, **DESCRIPTOR_KEYS})
+        self.problems = Columns({**PROBLEM_SCHEMA, "project_dir": pl.String, **PROBLEM_KEYS})
         self.first_error: tuple[int, str, str] | None = None
         self._lookups: list[tuple[int, str, str, str, str]] = []
         self._lookup_column = self.sessions.names.index("lookup_error")
@@ -380,6 +380,7 @@ class FrameChunks:
                     problem_row("corpus", "identity-mismatch", "error", True, file.path, meta["id"], mismatch, 1),
                     order,
                     0,
+                    file.project_dir,
                 )
         if error is not None and (self.first_error is None or order < self.first_error[0]):
             self.first_error = (order, error, file.path)
@@ -405,6 +406,7 @@ class FrameChunks:
                 ),
                 order,
                 sub,
+                file.project_dir,
             )
         seed = seed_length(facts)
         last_seq = facts.descriptors[-1].seq if facts.descriptors else None
@@ -430,6 +432,7 @@ class FrameChunks:
                     "persona": d.persona,
                     "tool_allow": d.tool_allow,
                     "tool_deny": d.tool_deny,
+                    "project_dir": file.project_dir,
                     "archive_order": order,
                     "archive_sub": sub,
                 }
@@ -437,13 +440,16 @@ class FrameChunks:
         if len(self.sessions) >= self.chunk_files:
             self.flush()
 
-    def add_entries(self, entries: Iterable[tuple[int, int, FoundEntry]]) -> None:
-        """Add walk entries as ``problems`` rows, each with its (top-level index, index below it)."""
-        for top, sub, entry in entries:
-            self._problem(entry_row(entry), top, sub, group=GROUP_ENTRY)
+    def add_entries(self, entries: Iterable[tuple[int, int, FoundEntry, str | None]]) -> None:
+        """Add walk entries as ``problems`` rows: (top-level index, index below it, entry, its project directory)."""
+        for top, sub, entry, project in entries:
+            self._problem(entry_row(entry), top, sub, project, group=GROUP_ENTRY)
 
-    def _problem(self, row: dict[str, Any], order: int, sub: int, *, group: int = GROUP_FILE) -> None:
+    def _problem(
+        self, row: dict[str, Any], order: int, sub: int, project: str | None, *, group: int = GROUP_FILE
+    ) -> None:
         row["archive_group"], row["archive_order"], row["archive_sub"] = group, order, sub
+        row["project_dir"] = project
         self.problems.add(row)
 
     def _look_up(self) -> None:

@@ -45,32 +45,34 @@ class Duplicates:
     orders: list[int]
     ids: list[str]
     paths: list[bytes]
+    projects: list[str | None]
 
 
 def find_duplicates(candidates: pl.DataFrame) -> Duplicates:
     """The duplicates among listed rows, given every listed row that shares its shown id with another.
 
-    ``candidates`` holds ``list_order``, ``session_id``, ``header_json`` and
-    ``path_bytes`` of listed rows (a superset of the true duplicates is fine:
+    ``candidates`` holds ``list_order``, ``session_id``, ``header_json``,
+    ``path_bytes`` and ``project_dir`` of listed rows (a superset of the true duplicates is fine:
     ids are compared exactly here).
 
     Examples:
         >>> rows = pl.DataFrame({"list_order": [3, 1], "session_id": ["a", "a"], "header_json": ["{}", "{}"],
-        ...                      "path_bytes": [b"/r/q/a", b"/r/p/a"]})
+        ...                      "path_bytes": [b"/r/q/a", b"/r/p/a"], "project_dir": ["q", "p"]})
         >>> find_duplicates(rows).orders
         [3]
     """
     ordered = candidates.sort("list_order")
     seen: set[str] = set()
-    found = Duplicates([], [], [])
-    rows = ordered.select("list_order", "path_bytes").iter_rows()
-    for (order, raw), exact in zip(rows, exact_ids(ordered), strict=True):
+    found = Duplicates([], [], [], [])
+    rows = ordered.select("list_order", "path_bytes", "project_dir").iter_rows()
+    for (order, raw, project), exact in zip(rows, exact_ids(ordered), strict=True):
         if exact is None:
             continue
         if exact in seen:
             found.orders.append(order)
             found.ids.append(exact)
             found.paths.append(raw)
+            found.projects.append(project)
         else:
             seen.add(exact)
     return found
@@ -81,13 +83,13 @@ def duplicate_candidates(sessions: pl.LazyFrame | pl.DataFrame) -> pl.LazyFrame:
 
     Examples:
         >>> frame = pl.DataFrame({"list_order": [0, 1, 2], "session_id": ["a", "b", "a"], "listed": [True] * 3,
-        ...                       "header_json": ["{}"] * 3, "path_bytes": [b"x", b"y", b"z"]})
+        ...                       "header_json": ["{}"] * 3, "path_bytes": [b"x", b"y", b"z"], "project_dir": "p"})
         >>> duplicate_candidates(frame).collect()["list_order"].to_list()
         [0, 2]
     """
     listed = sessions.lazy().filter(pl.col("listed") & pl.col("session_id").is_not_null())
     return listed.filter(pl.col("session_id").is_duplicated()).select(
-        "list_order", "session_id", "header_json", "path_bytes"
+        "list_order", "session_id", "header_json", "path_bytes", "project_dir"
     )
 
 
@@ -97,7 +99,7 @@ def mark_duplicates(sessions: pl.DataFrame, found: Duplicates) -> pl.DataFrame:
     Examples:
         >>> frame = pl.DataFrame({"list_order": [0, 1], "listed": [True, True], "list_error": [None, None],
         ...                       "lookup_error": [None, "x"]}, schema_overrides={"list_error": pl.String})
-        >>> marked = mark_duplicates(frame, Duplicates([1], ["a"], [b"p"]))
+        >>> marked = mark_duplicates(frame, Duplicates([1], ["a"], [b"p"], ["q"]))
         >>> marked["listed"].to_list(), marked["list_error"][1][:30], marked["lookup_error"].to_list()
         ([True, False], 'duplicate JSONL session id "a"', [None, None])
     """
@@ -120,14 +122,14 @@ def duplicate_problems(found: Duplicates) -> list[dict[str, Any]]:
     """The ``problems`` rows of the duplicates (with their sort keys: before the file's own problems).
 
     Examples:
-        >>> [row["kind"] for row in duplicate_problems(Duplicates([1], ["a"], [b"/r/p/a/session.jsonl"]))]
+        >>> [row["kind"] for row in duplicate_problems(Duplicates([1], ["a"], [b"/r/p/a/session.jsonl"], ["p"]))]
         ['duplicate-id']
     """
     rows = []
-    for order, session_id, raw in zip(found.orders, found.ids, found.paths, strict=True):
+    for order, session_id, raw, project in zip(found.orders, found.ids, found.paths, found.projects, strict=True):
         message = duplicate_message(session_id)
         row = problem_row("corpus", "duplicate-id", "error", True, os.fsdecode(raw), session_id, message, 1)
-        row.update(archive_group=GROUP_FILE, archive_order=order, archive_sub=0)
+        row.update(project_dir=project, archive_group=GROUP_FILE, archive_order=order, archive_sub=0)
         rows.append(row)
     return rows
 
@@ -147,7 +149,7 @@ def duplicates_error(found: Duplicates) -> tuple[int, str, str] | None:
     """The first duplicate as a listing error (list order, exact message, exact path).
 
     Examples:
-        >>> duplicates_error(Duplicates([3], ["a"], [b"/r/q/a/session.jsonl"]))[0]
+        >>> duplicates_error(Duplicates([3], ["a"], [b"/r/q/a/session.jsonl"], ["q"]))[0]
         3
     """
     if not found.orders:

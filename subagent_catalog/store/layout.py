@@ -17,12 +17,10 @@ from typing import Any, Literal
 import polars as pl
 
 from subagent_catalog.errors import SubagentCatalogError
+from subagent_catalog.frames.rows import DESCRIPTOR_KEYS, PROBLEM_KEYS
 from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
 from subagent_catalog.read.jsvalue import frame_text
 from subagent_catalog.read.paths import Compression
-from subagent_catalog.store.distributed import (
-    EVENT_EXTRA,
-)
 
 Engine = Literal["local", "dask"]
 
@@ -43,8 +41,14 @@ TRANSIENT_CAUSES = frozenset({"io-error", "unstable-file"})
 """Read failures that say nothing about the file's bytes: never cached."""
 
 
-ROW_EXTRA: dict[str, Any] = {"project_dir": pl.String, "archive_row": pl.Int64}
-"""Columns the descriptors and problems tables add: the partition key and the frame's row order."""
+EVENT_EXTRA: dict[str, Any] = {"project_dir": pl.String, "list_order": pl.Int64, "event_index": pl.Int64}
+"""Columns the archive's events table adds to ``EVENT_SCHEMA``."""
+
+DESCRIPTOR_EXTRA: dict[str, Any] = {"project_dir": pl.String, **DESCRIPTOR_KEYS}
+"""Columns the descriptors table adds: the partition key and the row's sort keys (format 3)."""
+
+PROBLEM_EXTRA: dict[str, Any] = {"project_dir": pl.String, **PROBLEM_KEYS}
+"""Columns the problems table adds: the partition key (null above project level) and the sort keys (format 3)."""
 
 
 FACTS_SCHEMA: dict[str, Any] = {
@@ -62,8 +66,8 @@ FACTS_SCHEMA: dict[str, Any] = {
 
 TABLE_SCHEMAS: dict[str, dict[str, Any]] = {
     "sessions": SESSION_SCHEMA,
-    "descriptors": {**DESCRIPTOR_SCHEMA, **ROW_EXTRA},
-    "problems": {**PROBLEM_SCHEMA, **ROW_EXTRA},
+    "descriptors": {**DESCRIPTOR_SCHEMA, **DESCRIPTOR_EXTRA},
+    "problems": {**PROBLEM_SCHEMA, **PROBLEM_EXTRA},
     "events": {**EVENT_SCHEMA, **EVENT_EXTRA},
     "facts": FACTS_SCHEMA,
 }
@@ -71,10 +75,12 @@ TABLE_SCHEMAS: dict[str, dict[str, Any]] = {
 
 TABLE_ORDER: dict[str, list[str]] = {
     "sessions": ["list_order"],
-    "descriptors": ["archive_row"],
-    "problems": ["archive_row"],
+    "descriptors": list(DESCRIPTOR_KEYS),
+    "problems": list(PROBLEM_KEYS),
     "events": ["list_order", "event_index"],
+    "facts": ["list_order"],
 }
+"""Each table's row order (format 3; a manifest names its own in ``order_by``)."""
 
 
 SAFE_SEGMENT = re.compile(r"[A-Za-z0-9._~-]{1,200}")

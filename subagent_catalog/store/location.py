@@ -1,0 +1,313 @@
+"""Where an archive lives: a local directory or an object-store URL, read and written alike.
+
+A ``Location`` is a small picklable value (the URL and its storage options),
+so an export can hand it to every worker, which opens its own connection:
+workers write their Parquet parts straight to the archive. Local paths use
+plain file I/O (parts are created exclusively, never through a link); URLs
+(``s3://``, ``gs://``, ``file://``) go through ``pyarrow.fs``, configured
+from the same ``storage_options`` Polars takes (object_store keys such as
+``aws_endpoint_url``, ``aws_access_key_id``, ``aws_region``...), so one set
+of options serves the manifest, the parts and the readers.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import stat
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+from subagent_catalog.store.layout import ArchiveError, is_url
+
+S3_OPTIONS: dict[str, str] = {
+    "aws_access_key_id": "access_key",
+    "access_key_id": "access_key",
+    "aws_secret_access_key": "secret_key",
+    "secret_access_key": "secret_key",
+    "aws_session_token": "session_token",
+    "session_token": "session_token",
+    "aws_token": "session_token",
+    "token": "session_token",
+    "aws_region": "region",
+    "region": "region",
+    "aws_default_region": "region",
+    "aws_endpoint_url": "endpoint_override",
+    "aws_endpoint": "endpoint_override",
+    "endpoint_url": "endpoint_override",
+    "endpoint": "endpoint_override",
+    "aws_allow_http": "allow_http",
+    "allow_http": "allow_http",
+    "aws_virtual_hosted_style_request": "force_virtual_addressing",
+    "virtual_hosted_style_request": "force_virtual_addressing",
+}
+"""``storage_options`` keys (Polars/object_store names) understood for ``s3://``, and their ``pyarrow.fs`` argument."""
+
+GCS_OPTIONS: dict[str, str] = {
+    "google_endpoint_url": "endpoint_override",
+    "endpoint_url": "endpoint_override",
+    "endpoint": "endpoint_override",
+    "google_anonymous": "anonymous",
+    "anonymous": "anonymous",
+}
+"""``storage_options`` keys understood for ``gs://`` (credentials come from the environment)."""
+
+_TRUE = ("1", "true", "yes", "on")
+
+
+def _flag(value: Any) -> bool:
+    return value is True or (isinstance(value, str) and value.strip().lower() in _TRUE)
+
+
+def arrow_filesystem(url: str, storage_options: dict[str, Any] | None) -> tuple[Any, str]:
+    """A ``pyarrow.fs`` filesystem for an object-store URL, and the path of the URL inside it.
+
+    Raises:
+        ArchiveError: an unknown scheme or storage option, or a URL without a bucket.
+
+    Examples:
+        >>> fs, path = arrow_filesystem("s3://bucket/arch", {"aws_endpoint_url": "http://127.0.0.1:9", "aws_region": "x"})
+        >>> type(fs).__name__, path
+        ('S3FileSystem', 'bucket/arch')
+        >>> arrow_filesystem("s3://bucket/a", {"aws_bogus": 1})
+        Traceback (most recent call last):
+        ...
+        subagent_catalog.store.layout.ArchiveError: storage option 'aws_bogus' is not one this package understands for s3:// (hint: ...)
+    """
+    fs: Any = importlib.import_module("pyarrow.fs")
+    parsed = urlparse(url)
+    scheme = parsed.scheme.lower()
+    options = dict(storage_options or {})
+    if scheme == "file":
+        if options:
+            raise ArchiveError("file:// URLs take no storage options", hint="drop storage_options for a local path")
+        return fs.LocalFileSystem(), parsed.path
+    if scheme in ("s3", "s3a"):
+        known, make = S3_OPTIONS, fs.S3FileSystem
+    elif scheme in ("gs", "gcs"):
+        known, make = GCS_OPTIONS, fs.GcsFileSystem
+    else:
+        raise ArchiveError(
+            f"archive location {url!r} has a scheme this package cannot open",
+            hint="use a local path, file://, s3:// or gs://",
+        )
+    if not parsed.netloc:
+        raise ArchiveError(f"archive location {url!r} names no bucket", hint="write s3://BUCKET/prefix")
+    kwargs: dict[str, Any] = {}
+    for key, value in options.items():
+        name = known.get(key.lower())
+        if name is None:
+            raise ArchiveError(
+                f"storage option {key!r} is not one this package understands for {scheme}://",
+                hint=f"use {', '.join(sorted(k for k in known if k.startswith(('aws_', 'google_'))))}",
+            )
+        kwargs[name] = value
+    allow_http = _flag(kwargs.pop("allow_http", False))
+    endpoint = kwargs.get("endpoint_override")
+    if isinstance(endpoint, str) and "://" in endpoint:
+        given = urlparse(endpoint)
+        kwargs["endpoint_override"] = given.netloc + given.path.rstrip("/")
+        kwargs["scheme"] = given.scheme
+    elif allow_http:
+        kwargs["scheme"] = "http"
+    for flag in ("anonymous", "force_virtual_addressing"):
+        if flag in kwargs:
+            kwargs[flag] = _flag(kwargs[flag])
+    try:
+        filesystem = make(**kwargs)
+    except (TypeError, ValueError, OSError) as error:
+        raise ArchiveError(f"cannot open {url!r}: {error}", hint="check the storage options") from None
+    return filesystem, (parsed.netloc + parsed.path).rstrip("/")
+
+
+@dataclass(frozen=True)
+class Location:
+    """An archive location: a local directory, or an object-store URL with its storage options.
+
+    Picklable: workers open their own filesystem from it.
+
+    Examples:
+        >>> import tempfile
+        >>> here = Location(tempfile.mkdtemp())
+        >>> here.write_new("gen-000001/x.bin", b"ab")
+        >>> here.read("gen-000001/x.bin", limit=10), here.list_files("gen-000001")
+        (b'ab', ['gen-000001/x.bin'])
+    """
+
+    url: str
+    storage_options: dict[str, Any] | None = None
+    _fs: list[Any] = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def local(self) -> bool:
+        """Whether this is a local path (not a URL)."""
+        return not is_url(self.url)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"url": self.url, "storage_options": self.storage_options}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        object.__setattr__(self, "url", state["url"])
+        object.__setattr__(self, "storage_options", state["storage_options"])
+        object.__setattr__(self, "_fs", [])
+
+    def full(self, relative: str) -> str:
+        """The location of a file below this one (a local path or a URL).
+
+        Examples:
+            >>> Location("s3://b/a/").full("gen-000001/m")
+            's3://b/a/gen-000001/m'
+        """
+        if self.local:
+            return os.path.join(self.url, *relative.split("/")) if relative else self.url
+        return self.url.rstrip("/") + ("/" + relative if relative else "")
+
+    def _arrow(self, relative: str) -> tuple[Any, str]:
+        if not self._fs:
+            self._fs.extend(arrow_filesystem(self.url, self.storage_options))
+        filesystem, base = self._fs
+        return filesystem, base + ("/" + relative if relative else "")
+
+    def write_new(self, relative: str, data: bytes | memoryview) -> None:
+        """Create a file that must not exist yet (locally: exclusive, never through a link).
+
+        Raises:
+            OSError: the file exists or cannot be written (full disk, permissions, network...).
+        """
+        if self.local:
+            path = self.full(relative)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "xb") as handle:
+                handle.write(data)
+            return
+        filesystem, path = self._arrow(relative)
+        if self._info(filesystem, path) is not None:
+            raise FileExistsError(17, "File exists", self.full(relative))
+        with filesystem.open_output_stream(path) as stream:
+            stream.write(data)
+
+    def put(self, relative: str, data: bytes) -> None:
+        """Write or replace an object (object stores only: a put is atomic there).
+
+        Raises:
+            OSError: the object cannot be written.
+        """
+        filesystem, path = self._arrow(relative)
+        with filesystem.open_output_stream(path) as stream:
+            stream.write(data)
+
+    def read(self, relative: str, *, limit: int) -> bytes:
+        """At most ``limit`` bytes of a file.
+
+        Raises:
+            OSError: it cannot be read (``FileNotFoundError`` when missing).
+        """
+        if self.local:
+            with open(self.full(relative), "rb") as handle:
+                return handle.read(limit)
+        filesystem, path = self._arrow(relative)
+        if self._info(filesystem, path) is None:
+            raise FileNotFoundError(2, "No such file or directory", self.full(relative))
+        with filesystem.open_input_stream(path) as stream:
+            data: bytes = stream.read(limit)
+        return data
+
+    @staticmethod
+    def _info(filesystem: Any, path: str) -> Any:
+        fs: Any = importlib.import_module("pyarrow.fs")
+        info = filesystem.get_file_info(path)
+        return None if info.type == fs.FileType.NotFound else info
+
+    def exists(self, relative: str) -> bool:
+        """Whether a file or directory exists below this location."""
+        if self.local:
+            return os.path.lexists(self.full(relative))
+        filesystem, path = self._arrow(relative)
+        return self._info(filesystem, path) is not None
+
+    def delete(self, relative: str) -> bool:
+        """Remove one regular file (locally never through a symbolic link); ``False`` when it was not there."""
+        if self.local:
+            return _unlink_inside(self.url, relative)
+        filesystem, path = self._arrow(relative)
+        try:
+            filesystem.delete_file(path)
+        except (FileNotFoundError, OSError):
+            return False
+        return True
+
+    def list_names(self, relative: str = "") -> list[str]:
+        """The names directly below a directory (empty when it does not exist)."""
+        if self.local:
+            try:
+                return sorted(os.listdir(self.full(relative)))
+            except (FileNotFoundError, NotADirectoryError):
+                return []
+        fs: Any = importlib.import_module("pyarrow.fs")
+        filesystem, path = self._arrow(relative)
+        try:
+            infos = filesystem.get_file_info(fs.FileSelector(path, allow_not_found=True, recursive=False))
+        except FileNotFoundError:
+            return []
+        return sorted(info.base_name for info in infos)
+
+    def list_files(self, relative: str) -> list[str]:
+        """Every regular file below a directory, as names relative to this location (links not followed)."""
+        if self.local:
+            base = self.full(relative)
+            out = []
+            for folder, dirs, files in os.walk(base):
+                dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
+                inner = os.path.relpath(folder, self.url).replace(os.sep, "/")
+                for name in files:
+                    if stat.S_ISREG(os.lstat(os.path.join(folder, name)).st_mode):
+                        out.append(f"{inner}/{name}")
+            return sorted(out)
+        fs: Any = importlib.import_module("pyarrow.fs")
+        filesystem, path = self._arrow(relative)
+        infos = filesystem.get_file_info(fs.FileSelector(path, allow_not_found=True, recursive=True))
+        _, base = self._arrow("")
+        return sorted(info.path[len(base) + 1 :] for info in infos if info.type == fs.FileType.File)
+
+
+def read_parquet(location: Location, names: list[str], *, filters: Any = None, columns: list[str] | None = None) -> Any:
+    """Parts of this archive as one Arrow table (pyarrow only, one thread: safe in a forked worker).
+
+    Examples:
+        >>> import tempfile
+        >>> import pyarrow as pa, pyarrow.parquet as pq
+        >>> here = Location(tempfile.mkdtemp())
+        >>> pq.write_table(pa.table({"a": [1, 2]}), here.full("p.parquet"))
+        >>> read_parquet(here, ["p.parquet"], filters=[("a", "=", 2)]).num_rows
+        1
+    """
+    import pyarrow.parquet as pq
+
+    if location.local:
+        return pq.read_table([location.full(name) for name in names], filters=filters, columns=columns, use_threads=False)
+    filesystem, _ = location._arrow("")
+    paths = [location._arrow(name)[1] for name in names]
+    return pq.read_table(paths, filesystem=filesystem, filters=filters, columns=columns, use_threads=False)
+
+
+def _unlink_inside(target: str, relative: str) -> bool:
+    """Remove one file named relative to a local directory, never through a symbolic link."""
+    parts = relative.split("/")
+    current = target
+    for part in parts[:-1]:
+        current = os.path.join(current, part)
+        try:
+            info = os.lstat(current)
+        except OSError:
+            return False
+        if not stat.S_ISDIR(info.st_mode):
+            return False
+    path = os.path.join(current, parts[-1])
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return False
+        os.unlink(path)
+    except OSError:
+        return False
+    return True

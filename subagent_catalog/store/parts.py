@@ -1,0 +1,104 @@
+"""Parquet parts of an archive generation, written where the work runs.
+
+``PartWriter`` turns Arrow tables into Parquet parts named
+``gen-NNNNNN/<table>/project_dir=<segment>/part-TTTTTT-KKKK.parquet`` (one
+per project directory the rows belong to; ``TTTTTT`` is the task that wrote
+it, so workers never collide) and writes them straight to the archive
+location, or keeps their bytes for the caller to write (a forked local worker
+hands them back). It uses pyarrow only: forked workers must not run Polars.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field
+from typing import Any
+
+from subagent_catalog.store.layout import PARQUET_CODEC, partition_segment
+from subagent_catalog.store.location import Location
+
+PARTITIONED = ("sessions", "descriptors", "problems", "events", "facts")
+"""Tables split by ``project_dir`` (every table of format 3)."""
+
+
+def part_name(data_dir: str, table: str, project: str | None, task: int, index: int) -> str:
+    """The name of one part, relative to the archive.
+
+    Examples:
+        >>> part_name("gen-000002", "sessions", "--w--", 7, 0)
+        'gen-000002/sessions/project_dir=--w--/part-000007-0000.parquet'
+        >>> part_name("gen-000002", "_walk", None, 3, 1)
+        'gen-000002/_walk/part-000003-0001.parquet'
+    """
+    folder = f"{data_dir}/{table}/{partition_segment(project)}" if table in PARTITIONED else f"{data_dir}/{table}"
+    return f"{folder}/part-{task:06d}-{index:04d}.parquet"
+
+
+def encode_parquet(table: Any) -> bytes:
+    """An Arrow table as Parquet bytes (zstd).
+
+    Examples:
+        >>> import pyarrow as pa
+        >>> encode_parquet(pa.table({"a": [1]}))[:4]
+        b'PAR1'
+    """
+    import pyarrow.parquet as pq
+
+    sink = io.BytesIO()
+    pq.write_table(table, sink, compression=PARQUET_CODEC)
+    return sink.getvalue()
+
+
+def split_by_project(table: Any) -> list[tuple[str | None, Any]]:
+    """The rows of an Arrow table per ``project_dir`` value, in order of first appearance.
+
+    Examples:
+        >>> import pyarrow as pa
+        >>> [(p, t.num_rows) for p, t in split_by_project(pa.table({"project_dir": ["b", "a", "b", None]}))]
+        [('b', 2), ('a', 1), (None, 1)]
+    """
+    import pyarrow.compute as pc
+
+    column = table.column("project_dir")
+    out: list[tuple[str | None, Any]] = []
+    for value in pc.unique(column).to_pylist():
+        mask = pc.is_null(column) if value is None else pc.fill_null(pc.equal(column, value), False)
+        out.append((value, table.filter(mask)))
+    return out
+
+
+@dataclass
+class PartWriter:
+    """Writes one task's parts (or keeps their bytes when ``location`` is ``None``).
+
+    Examples:
+        >>> import pyarrow as pa
+        >>> writer = PartWriter(None, "gen-000001", 4)
+        >>> writer.write("sessions", pa.table({"project_dir": ["p", "q"], "a": [1, 2]}))
+        >>> writer.files["sessions"], writer.rows["sessions"], len(writer.kept)
+        (['gen-000001/sessions/project_dir=p/part-000004-0000.parquet', 'gen-000001/sessions/project_dir=q/part-000004-0001.parquet'], 2, 2)
+    """
+
+    location: Location | None
+    data_dir: str
+    task: int
+    files: dict[str, list[str]] = field(default_factory=dict)
+    rows: dict[str, int] = field(default_factory=dict)
+    kept: list[tuple[str, bytes]] = field(default_factory=list)
+    count: int = 0
+
+    def write(self, table_name: str, table: Any) -> None:
+        """Write an Arrow table as parts (one per project directory for partitioned tables)."""
+        if table.num_rows == 0:
+            return
+        groups = split_by_project(table) if table_name in PARTITIONED else [(None, table)]
+        for project, rows in groups:
+            name = part_name(self.data_dir, table_name, project, self.task, self.count)
+            self.count += 1
+            self.files.setdefault(table_name, []).append(name)  # before writing: a failure removes what began
+            data = encode_parquet(rows)
+            if self.location is None:
+                self.kept.append((name, data))
+            else:
+                self.location.write_new(name, data)
+            self.rows[table_name] = self.rows.get(table_name, 0) + rows.num_rows

@@ -6,6 +6,7 @@ import json
 import os
 import pickle
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -26,13 +27,15 @@ from subagent_catalog.read import logread
 from subagent_catalog.read.logread import LogFacts
 from subagent_catalog.read.paths import Compression
 from subagent_catalog.read.zstdframes import compress_frame
-from subagent_catalog.store import distributed
+from subagent_catalog.store import codec, tasks
 from subagent_catalog.store import export as archive_module
 from subagent_catalog.store.archive import open_archive
 from subagent_catalog.store.codec import FactsRecordError, load_facts
-from subagent_catalog.store.distributed import EngineError, RootNotVisibleError, read_batch
+from subagent_catalog.store.distributed import EngineError
 from subagent_catalog.store.export import export_archive
 from subagent_catalog.store.layout import ArchiveError
+from subagent_catalog.store.location import Location
+from subagent_catalog.store.tasks import Job, RootNotVisibleError, WalkTask, walk_task
 from subagent_catalog.synth.writer import EventLog, descriptor, dumps, header, log_path, write_file, write_session
 
 ENCODINGS: list[Compression] = ["none", "zstd"]
@@ -277,7 +280,7 @@ def test_manifest_contents(small_corpus: tuple[Path, Compression], tmp_path: Pat
     assert manifest == returned
     raw = read_corpus(root, cache=False)
     assert manifest["format"] == "subagent-catalog-archive"
-    assert manifest["format_version"] == 2
+    assert manifest["format_version"] == 3
     assert manifest["versions"]["subagent_catalog"] == __import__("subagent_catalog").__version__
     assert manifest["versions"]["polars"] == pl.__version__
     assert manifest["root"] == str(root)
@@ -294,12 +297,16 @@ def test_manifest_contents(small_corpus: tuple[Path, Compression], tmp_path: Pat
     assert fingerprints["size"].to_list() == raw.sessions["bytes"].to_list()
     assert fingerprints["rel_path"][0] == os.path.relpath(raw.sessions["path"][0], root)
     assert fingerprints["rel_path_bytes"][0] == os.fsencode(fingerprints["rel_path"][0])
-    for table in ("sessions", "descriptors", "problems"):
-        entry = manifest["tables"][table]
+    for table, entry in [*manifest["tables"].items(), ("facts", manifest["fingerprints"])]:
         assert entry["partition_by"] == "project_dir"
         assert sum(pl.read_parquet(out / name).height for name in entry["files"]) == entry["rows"]
         for name in entry["files"]:
-            assert name.startswith(manifest["data_dir"] + f"/{table}/project_dir=")
+            assert re.fullmatch(
+                rf"{manifest['data_dir']}/{table}/project_dir=[^/]+/part-\d{{6}}-\d{{4}}\.parquet", name
+            )
+    assert manifest["tables"]["problems"]["order_by"] == ["archive_group", "archive_order", "archive_sub"]
+    # the walk's scratch tables are gone once the manifest is committed
+    assert sorted(os.listdir(out / manifest["data_dir"])) == ["descriptors", "facts", "problems", "sessions"]
 
 
 def test_layout_is_hive_partitioned_by_project_dir(small_corpus: tuple[Path, Compression], tmp_path: Path) -> None:
@@ -482,24 +489,23 @@ def test_reader_code_change_invalidates_the_cache(
     assert again["update"]["full_read_reason"] == "the reader code changed since the last export"
 
 
-def test_unpicklable_facts_are_read_on_the_client_and_not_cached(
+def test_facts_that_cannot_be_stored_are_exported_but_not_cached(
     small_corpus: tuple[Path, Compression], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root, _ = small_corpus
-    real = distributed.dump_facts
+    real = tasks.dump_facts
     readable = read_corpus(root, cache=False).sessions.filter(pl.col("read_header_json").is_not_null())
     first_id, first_path = readable.select("session_id", "path").row(0)
 
     def flaky(facts: LogFacts) -> bytes | None:
         return None if facts.read_meta is not None and facts.read_meta.get("id") == first_id else real(facts)
 
-    monkeypatch.setattr(distributed, "dump_facts", flaky)
+    monkeypatch.setattr(tasks, "dump_facts", flaky)
     out = tmp_path / "a"
     manifest = export_archive(root, out, events=True, jobs=1)
-    assert manifest["update"]["read_here"] == 1
     assert manifest["fingerprints"]["cached"] == manifest["fingerprints"]["rows"] - 1
     assert_same_corpus(open_archive(out).to_corpus(), read_corpus(root, events=True, cache=False), events=True)
-    monkeypatch.setattr(distributed, "dump_facts", real)
+    monkeypatch.setattr(tasks, "dump_facts", real)
     counter = ReadCounter(monkeypatch)
     export_archive(root, out, events=True, jobs=1)
     assert counter.paths == [os.path.abspath(first_path)]
@@ -584,14 +590,23 @@ def test_facts_records_refuse_pickles_and_keep_lone_surrogates() -> None:
         load_facts(pickle.dumps({"size": 1}))
     head = {"version": 0, "id": "x\udc80", "createdAt": 1, "cwd": [1.5, None], "delegationDepth": 0}
     facts = LogFacts(size=5, list_meta=head, read_cause="header-missing", read_message="m", events=[(1, 2)])
-    blob = distributed.dump_facts(facts)
+    blob = codec.dump_facts(facts)
     assert blob is not None
     assert load_facts(blob) == replace(facts, events=None)
 
 
-def test_worker_that_cannot_see_the_root_refuses_the_batch() -> None:
+def test_worker_that_cannot_see_the_root_refuses_the_task(tmp_path: Path) -> None:
+    job = Job("/nonexistent", "/nonexistent", "none", Location(str(tmp_path)), "gen-000001", False)
     with pytest.raises(RootNotVisibleError, match="same path on every worker"):
-        read_batch([(0, "/nonexistent/p/s/session.jsonl", "p")], "none", False, "/nonexistent")
+        walk_task(WalkTask(job, 1, [(0, "p")]))
+
+
+def test_worker_that_sees_an_empty_mount_refuses_the_task(tmp_path: Path) -> None:
+    mount = tmp_path / "mnt"
+    mount.mkdir()  # the root is there, its project directories are not: an empty mount point
+    job = Job(str(mount), str(mount), "none", Location(str(tmp_path / "a")), "gen-000001", False)
+    with pytest.raises(RootNotVisibleError, match=r"project directory .* is not a directory on worker"):
+        walk_task(WalkTask(job, 1, [(0, "--work-app--")]))
 
 
 def test_core_import_does_not_import_dask() -> None:

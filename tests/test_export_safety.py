@@ -28,6 +28,7 @@ from subagent_catalog.outputs import OutputError
 from subagent_catalog.store.archive import open_archive
 from subagent_catalog.store.export import export_archive
 from subagent_catalog.store.layout import ArchiveError
+from subagent_catalog.store.location import Location
 from tests.helpers import base_tree, tree_hash
 
 
@@ -102,11 +103,11 @@ def test_an_interrupted_export_leaves_only_marked_staging_which_is_never_deleted
     script = (
         "import os, sys\n"
         "from subagent_catalog.store import export\n"
-        "real = export._export_into\n"
+        "real = export._export\n"
         "def dying(*args, **kwargs):\n"
         "    real(*args, **kwargs)\n"
         "    os._exit(9)  # killed after writing parts, before the manifest\n"
-        "export._export_into = dying\n"
+        "export._export = dying\n"
         f"export.export_archive({str(corpus)!r}, {str(out)!r}, jobs=1)\n"
     )
     killed = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
@@ -309,9 +310,9 @@ def test_a_same_size_edit_with_the_mtime_restored_is_read_again(corpus: Path, tm
 def test_a_tampered_facts_record_is_a_miss(corpus: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     export_archive(corpus, out, jobs=1)
-    facts_file = out / json.loads((out / "manifest.json").read_text())["fingerprints"]["files"][0]
-    frame = pl.read_parquet(facts_file)
-    frame.with_columns(pl.lit(b"\x80\x05garbage").alias("facts")).write_parquet(facts_file)
+    for name in json.loads((out / "manifest.json").read_text())["fingerprints"]["files"]:
+        frame = pl.read_parquet(out / name)
+        frame.with_columns(pl.lit(b"\x80\x05garbage").alias("facts")).write_parquet(out / name)
     manifest = export_archive(corpus, out, jobs=1)
     assert manifest["update"]["files_read"] == 4 and manifest["update"]["damaged_facts"] == 4
     assert _sessions(out) == ["P", "c-ok", "c-x", "g-below-x"]
@@ -329,13 +330,22 @@ def test_an_old_generation_behind_a_symlink_is_not_deleted_through(corpus: Path,
     assert tree_hash(decoy) == before
 
 
-def test_object_store_targets_are_refused_not_written_locally(
+def test_an_unreachable_object_store_is_one_line_and_nothing_is_written_locally(
     corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(ArchiveError, match="local archives only"):
-        export_archive(corpus, "s3://bucket/x", jobs=1)
-    assert not (tmp_path / "s3:").exists()
+    before = sorted(os.listdir(tmp_path))
+    options = {"aws_endpoint_url": "http://127.0.0.1:9", "aws_region": "us-east-1"}  # nothing listens on port 9
+    options |= {"aws_access_key_id": "k", "aws_secret_access_key": "s"}
+    with pytest.raises(ArchiveError, match=r"^cannot read 's3://bucket/x/manifest.json': .* \(hint: ") as caught:
+        export_archive(corpus, "s3://bucket/x", jobs=1, storage_options=options)
+    assert "\n" not in str(caught.value)
+    assert sorted(os.listdir(tmp_path)) == before  # never a local 's3:' directory
+
+
+def test_unknown_storage_options_are_refused_before_any_work(corpus: Path, tmp_path: Path) -> None:
+    with pytest.raises(ArchiveError, match="storage option 'aws_endpoint_uri' is not one this package understands"):
+        export_archive(corpus, "s3://bucket/x", storage_options={"aws_endpoint_uri": "http://127.0.0.1:9"})
 
 
 # --------------------------------------------------------------------------- item 7: output failures are one line
@@ -372,10 +382,10 @@ def test_a_full_disk_during_export_keeps_the_previous_generation(
                     handle.flush()
         else:  # without mount rights the full disk is simulated where the parts are written
 
-            def full(self: pl.DataFrame, *args: object, **kwargs: object) -> None:
+            def full(self: Location, *args: object, **kwargs: object) -> None:
                 raise OSError(errno.ENOSPC, "No space left on device")
 
-            monkeypatch.setattr(pl.DataFrame, "write_parquet", full)
+            monkeypatch.setattr(Location, "write_new", full)
         before = sorted(os.listdir(out))
         with pytest.raises(OutputError, match="No space left on device") as caught:
             export_archive(corpus, out, jobs=1, incremental=False)

@@ -450,18 +450,21 @@ def test_a_huge_label_deep_in_a_chain_is_not_copied_per_ancestor(tmp_path: Path)
 def test_a_killed_worker_or_a_worker_io_error_is_an_engine_error() -> None:
     from distributed import KilledWorker
 
-    from subagent_catalog.store.distributed import EngineError, RootNotVisibleError, batch_failure
+    from subagent_catalog.store.distributed import EngineError, RootNotVisibleError, task_failure
+    from subagent_catalog.store.location import Location
+    from subagent_catalog.store.tasks import Job, ReadTask, Slice
 
-    batch = [(0, "/corpus/p/s/session.jsonl", "p"), (1, "/corpus/p/t/session.jsonl", "p")]
-    killed = batch_failure(KilledWorker("read_batch-1f2e", None, 3), batch)
+    job = Job("/corpus", "/corpus", "none", Location("/archive"), "gen-000001", False)
+    task = ReadTask(job, 3, [Slice(0, "p", 0, 2, 0)], [], None, [], None)
+    killed = task_failure(KilledWorker("read_task-1f2e", None, 3), task.describe())
     assert isinstance(killed, EngineError)
-    assert str(killed).startswith("a Dask worker died while reading 2 file(s) from '/corpus/p/s/session.jsonl' (hint:")
-    io_error = batch_failure(PermissionError(13, "Permission denied"), batch)
-    assert isinstance(io_error, EngineError) and "could not read 2 file(s)" in str(io_error)
+    assert str(killed).startswith("a Dask worker died while reading 2 file(s) from '/corpus/p' (hint:")
+    io_error = task_failure(PermissionError(13, "Permission denied"), task.describe())
+    assert isinstance(io_error, EngineError) and "failed while reading 2 file(s)" in str(io_error)
     invisible = RootNotVisibleError("corpus root '/corpus' is not a directory on worker w1")
-    assert batch_failure(invisible, batch) is invisible  # export_archive gives it its own hint
+    assert task_failure(invisible, task.describe()) is invisible  # export_archive gives it its own hint
     bug = ZeroDivisionError("x")
-    assert batch_failure(bug, batch) is bug
+    assert task_failure(bug, task.describe()) is bug
 
 
 def test_an_export_whose_every_worker_is_lost_gives_up_with_an_engine_error(
@@ -485,13 +488,13 @@ def test_an_export_whose_every_worker_is_lost_gives_up_with_an_engine_error(
         ) as cluster,
         Client(cluster, set_as_default=False) as admin,
     ):
+        real = engine.run_dask
 
-        def lose_every_worker(info: dict[str, object]) -> None:
+        def losing_every_worker(*args: Any, **kwargs: Any) -> Any:
             admin.retire_workers(list(admin.scheduler_info(n_workers=-1)["workers"]), close_workers=True)
+            return real(*args, **kwargs)
 
-        monkeypatch.setattr(
-            "subagent_catalog.store.export._run_engine", _with_on_start(engine.run_dask, lose_every_worker)
-        )
+        monkeypatch.setattr("subagent_catalog.store.export.run_dask", losing_every_worker)
         raised: list[BaseException] = []
 
         def export() -> None:
@@ -507,18 +510,7 @@ def test_an_export_whose_every_worker_is_lost_gives_up_with_an_engine_error(
         worker.join(timeout=60)
         assert not worker.is_alive(), "the export still waits for a worker after 60 s"
     assert len(raised) == 1 and isinstance(raised[0], engine.EngineError), raised
-    assert re.match(r"no Dask worker .* has been alive for 1 s while 3 batch\(es\) wait \(hint: ", str(raised[0]))
-
-
-def _with_on_start(run_dask: Any, hook: Any) -> Any:
-    def run_engine(engine: str, batches: Any, *, jobs: Any, detail: dict[str, Any], **kwargs: Any) -> Any:
-        def on_start(info: dict[str, Any]) -> None:
-            detail.update(info)
-            hook(info)
-
-        return run_dask(batches, on_start=on_start, **kwargs)
-
-    return run_engine
+    assert re.match(r"no Dask worker .* has been alive for 1 s while 1 task\(s\) wait \(hint: ", str(raised[0]))
 
 
 @pytest.mark.parametrize("exact", [False, True])

@@ -119,6 +119,31 @@ class FsProbes:
         return cls(asked)
 
 
+class RebasedProbes(FsProbes):
+    """Probes that ask about paths under ``shown`` (the root as given) through ``actual`` (where it resolves here).
+
+    A worker whose working directory is not the caller's checks identities of
+    paths shown relative to the caller through the absolute root.
+
+    Examples:
+        >>> RebasedProbes("rel", "/").ask("isdir", "rel")
+        True
+    """
+
+    def __init__(self, shown: str, actual: str) -> None:
+        super().__init__()
+        self.shown = shown
+        self.actual = actual
+
+    def ask(self, kind: str, path: str) -> Any:
+        """The answer of ``os.path.<kind>`` for ``path`` with its root prefix replaced."""
+        if path == self.shown:
+            path = self.actual
+        elif path.startswith(os.path.join(self.shown, "")):
+            path = os.path.join(self.actual, path[len(os.path.join(self.shown, "")) :])
+        return super().ask(kind, path)
+
+
 def ask(probes: FsProbes | None, kind: str, path: str) -> Any:
     """``os.path.<kind>(path)``, recorded in ``probes`` when given.
 

@@ -475,6 +475,11 @@ class FrameChunks:
         for columns in (self.sessions, self.descriptors, self.problems):
             columns.flush()
 
+    def tables(self) -> tuple[Any, Any, Any]:
+        """The rows so far as Arrow tables (``sessions``, ``descriptors``, ``problems``): no Polars involved."""
+        self.flush()
+        return self.sessions.table(), self.descriptors.table(), self.problems.table()
+
     def frames(self) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
         """``sessions``, ``descriptors`` (with ``DESCRIPTOR_KEYS``) and ``problems`` (with ``PROBLEM_KEYS``)."""
         self.flush()

@@ -67,7 +67,7 @@ class ArchiveCorpus(Corpus):
         if self._events is None and self._archive is not None:
             if self._archive.has_events:
                 self._events = (
-                    self._archive.events.sort(TABLE_ORDER["events"], maintain_order=True)
+                    self._archive.events.sort(self._archive.order("events"), maintain_order=True)
                     .select(list(EVENT_SCHEMA))
                     .collect()
                 )
@@ -160,6 +160,22 @@ class Archive:
             storage_options=self.storage_options,
         )
 
+    def order(self, table: Table) -> list[str]:
+        """The columns that give a table's row order (``order_by`` in the manifest).
+
+        Examples:
+            >>> from subagent_catalog.store.export import export_archive
+            >>> import tempfile
+            >>> root, out = tempfile.mkdtemp(), tempfile.mkdtemp()
+            >>> _ = export_archive(root, out, jobs=1)
+            >>> open_archive(out).order("problems")
+            ['archive_group', 'archive_order', 'archive_sub']
+        """
+        given = self.manifest["tables"][table].get("order_by")
+        if isinstance(given, list) and given and all(isinstance(name, str) for name in given):
+            return list(given)
+        return list(TABLE_ORDER[table])
+
     @property
     def sessions(self) -> pl.LazyFrame:
         """The sessions table (``list_order`` gives upstream's list() order)."""
@@ -167,12 +183,12 @@ class Archive:
 
     @property
     def descriptors(self) -> pl.LazyFrame:
-        """The descriptors table (plus ``project_dir`` and ``archive_row``, the corpus frame's order)."""
+        """The descriptors table (plus ``project_dir`` and its sort keys)."""
         return self.scan("descriptors")
 
     @property
     def problems(self) -> pl.LazyFrame:
-        """The problems table (plus ``project_dir``, null above project level, and ``archive_row``)."""
+        """The problems table (plus ``project_dir``, null above project level, and its sort keys)."""
         return self.scan("problems")
 
     @property
@@ -210,9 +226,9 @@ class Archive:
         """
         if self._corpus is None:
             try:
-                sessions = self.sessions.sort("list_order").select(list(SESSION_SCHEMA)).collect()
-                descriptors = self.descriptors.sort("archive_row").select(list(DESCRIPTOR_SCHEMA)).collect()
-                problems = self.problems.sort("archive_row").select(list(PROBLEM_SCHEMA)).collect()
+                sessions = self.sessions.sort(self.order("sessions")).select(list(SESSION_SCHEMA)).collect()
+                descriptors = self.descriptors.sort(self.order("descriptors")).select(list(DESCRIPTOR_SCHEMA)).collect()
+                problems = self.problems.sort(self.order("problems")).select(list(PROBLEM_SCHEMA)).collect()
                 sessions = sessions.cast(pl.Schema(SESSION_SCHEMA))
                 descriptors = descriptors.cast(pl.Schema(DESCRIPTOR_SCHEMA))
                 problems = problems.cast(pl.Schema(PROBLEM_SCHEMA))

@@ -1,319 +1,295 @@
 """Writing archives: ``export_archive``.
 
-Reads a root once (here or on a Dask cluster) and writes its frames as a new
-archive generation, re-reading only the files that changed.
+The client plans and commits; the work runs as tasks (``store.tasks``) that
+write their own Parquet parts, here or on a Dask cluster:
+
+1. the client lists the root's top level only, and claims the target
+   (``store.target``);
+2. walk tasks walk the project directories (split across workers) and write
+   scratch tables; the client numbers the files in list order from their
+   counts and finds the few names that can make upstream's per-id lookups
+   fail (a lazy query over the names table);
+3. read tasks read the logs (or reuse the previous generation's facts of
+   unchanged files), build every row and write the parts;
+4. the client finds duplicate ids over the sessions parts (a lazy query),
+   rewrites the few parts they touch, and commits the manifest.
+
+The client holds per-project counts and the manifest's file list, never a
+row per session.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import hashlib
-import json
+import itertools
+import math
 import os
 import platform
-import stat
 import time
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
 
-from subagent_catalog.frames.assemble import assemble
-from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.outputs import inside, open_output, output_failure
-from subagent_catalog.progress import Progress
-from subagent_catalog.read.discover import Discovery, choose_compression, discover
-from subagent_catalog.read.jsvalue import frame_text
-from subagent_catalog.read.logread import LogFacts
-from subagent_catalog.read.paths import Compression, CompressionOption
-from subagent_catalog.store.codec import FactsRecordError, load_facts, reader_digest
-from subagent_catalog.store.distributed import (
-    LOCAL_SERIAL_BELOW,
-    BatchResult,
-    EngineError,
-    RootNotVisibleError,
-    Task,
-    events_frame,
-    plan_batches,
-    run_dask,
-    run_local,
+from subagent_catalog.frames.assemble import mixed_encodings_row
+from subagent_catalog.frames.rows import GROUP_ENTRY, Columns, entry_row
+from subagent_catalog.frames.rules import (
+    Duplicates,
+    duplicate_problems,
+    duplicates_error,
+    find_duplicates,
+    first_listing_error,
+    mark_duplicates,
 )
+from subagent_catalog.frames.schemas import PROBLEM_SCHEMA
+from subagent_catalog.outputs import output_failure
+from subagent_catalog.progress import Progress
+from subagent_catalog.read.discover import list_top, top_entry
+from subagent_catalog.read.jsvalue import frame_text
+from subagent_catalog.read.paths import Compression, CompressionOption
+from subagent_catalog.store.codec import reader_digest
+from subagent_catalog.store.distributed import EngineError, RootNotVisibleError, _connect, run_dask, run_local
 from subagent_catalog.store.layout import (
     ARCHIVE_FORMAT,
-    FACTS_ROWS_PER_FILE,
-    FACTS_SCHEMA,
-    GENERATION_DIR,
-    LOCK,
-    MANIFEST,
     PARQUET_CODEC,
-    STAGING_MARKER,
+    PROBLEM_EXTRA,
     TABLE_ORDER,
-    TRANSIENT_CAUSES,
-    ArchiveError,
     Engine,
-    TableWriter,
-    is_url,
-    problem_project,
-    rel_key,
+    partition_segment,
 )
-from subagent_catalog.store.manifest import FORMAT_VERSION, read_manifest_file
+from subagent_catalog.store.location import Location, arrow_filesystem
+from subagent_catalog.store.manifest import FORMAT_VERSION
+from subagent_catalog.store.parts import PartWriter, encode_parquet
+from subagent_catalog.store.target import Claim, claim_target, commit, discard, manifest_files, remove_files
+from subagent_catalog.store.tasks import (
+    CountTask,
+    Job,
+    Previous,
+    ProjectCount,
+    ReadResult,
+    ReadTask,
+    Slice,
+    WalkResult,
+    WalkTask,
+    count_task,
+    read_task,
+    walk_task,
+)
+
+BATCH_SIZE = 256
+"""Most files per read task (the default of ``batch_size``)."""
+
+TABLES = ("sessions", "descriptors", "problems", "events")
 
 
-def _refuse_overlap(target: str, root: str) -> None:
-    """Neither the archive inside the corpus nor the corpus inside the archive (by device and inode)."""
-    if inside(target, root):
-        raise ArchiveError(
-            f"archive target {target!r} lies inside the corpus root {root!r}",
-            hint="corpora are read-only: write the archive outside the root",
-        )
-    if os.path.isdir(target) and inside(root, target):
-        raise ArchiveError(
-            f"the corpus root {root!r} lies inside the archive target {target!r}",
-            hint="write the archive to a directory that does not contain the corpus",
-        )
+class _Runner:
+    """Runs task functions on the chosen engine (one Dask connection for the whole export)."""
+
+    def __init__(self, stack: ExitStack, engine: Engine, scheduler: str | None, jobs: int | None, local: bool):
+        if engine not in ("local", "dask"):
+            raise ValueError(f"engine must be 'local' or 'dask', not {engine!r}")
+        self.engine, self.scheduler, self.jobs = engine, scheduler, jobs
+        self.start: Any = "fork" if local else "spawn"
+        self.detail: dict[str, Any] = {"name": engine}
+        self.workers_seen: set[str] = set()
+        self.client: Any = None
+        if engine == "dask":
+            self.client = _connect(stack, scheduler, jobs or 2)
+            joined = len(self.client.scheduler_info().get("workers", {}))
+            self.detail.update(scheduler=scheduler if scheduler is not None else "local-cluster", workers=joined)
+        else:
+            self.detail["workers"] = jobs or os.cpu_count() or 1
+
+    @property
+    def workers(self) -> int:
+        return max(1, int(self.detail.get("workers") or 1))
+
+    def map(self, func: Callable[[Any], Any], tasks: list[Any]) -> Iterator[Any]:
+        if self.engine == "dask":
+            results = run_dask(func, tasks, scheduler=self.scheduler, client=self.client)
+        else:
+            results = run_local(func, tasks, jobs=self.jobs, start=self.start)
+        try:
+            for result in results:
+                if getattr(result, "reader", reader_digest()) != reader_digest():
+                    raise EngineError(
+                        f"worker {result.worker} runs different subagent_catalog reader code than this client",
+                        hint="install the same subagent_catalog version on the client and every worker",
+                    )
+                if getattr(result, "worker", ""):
+                    self.workers_seen.add(result.worker)
+                yield result
+        except RootNotVisibleError as error:
+            raise EngineError(str(error), hint="every worker must see the corpus root at the same path") from error
+
+
+def _chunks(items: list[Any], parts: int) -> list[list[Any]]:
+    size = max(1, math.ceil(len(items) / max(1, parts)))
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def _choose_compression(runner: _Runner, root: str, fs_root: str, projects: list[tuple[int, str]]) -> Compression:
+    """``auto``: the encoding most logs use, counted by tasks (``zstd`` on ties, an empty root or an error)."""
+    plain = zstd = 0
+    groups = _chunks(projects, runner.workers * 4)
+    for counted in runner.map(count_task, [CountTask(fs_root, [name for _, name in group]) for group in groups]):
+        if counted is None:
+            return "zstd"
+        plain, zstd = plain + counted[0], zstd + counted[1]
+    return "zstd" if zstd > plain else "none" if plain else "zstd"
 
 
 @dataclass
-class _Target:
-    """The archive directory's state, read under the lock for this export."""
+class _Reuse:
+    """What the previous generation lets this export reuse: its facts and events files by partition."""
 
-    manifest: dict[str, Any] | None
-    generation: int
-    stale: list[str]
-
-
-def _ours(target: str, name: str) -> bool:
-    """A generation directory an interrupted export of ours left (it holds the staging marker)."""
-    folder = os.path.join(target, name)
-    return not os.path.islink(folder) and os.path.isfile(os.path.join(folder, STAGING_MARKER))
+    facts: dict[str, list[str]] = field(default_factory=dict)
+    events: dict[str, list[str]] = field(default_factory=dict)
+    has_events: bool = False
+    reason: str | None = None
 
 
-@contextlib.contextmanager
-def _locked_target(target: str, root: str) -> Iterator[_Target]:
-    """Create (if new), check and lock the archive directory for one export."""
-    import fcntl
-
-    if is_url(target):
-        raise ArchiveError(
-            f"export writes local archives only, not {target!r}",
-            hint="export to a local directory and copy it to the object store; open_archive reads URLs",
-        )
-    if os.path.lexists(target) and not os.path.isdir(target):
-        raise ArchiveError(f"archive target {target!r} is not a directory", hint="pass a new or archive directory")
-    _refuse_overlap(target, root)
-    if os.path.isdir(target):
-        _inspect_target(target)  # foreign data is refused before anything (even the lock file) is created
-    try:
-        os.makedirs(target, exist_ok=True)
-        lock = os.open(os.path.join(target, LOCK), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    except OSError as error:
-        raise output_failure(target, error, action="create the archive") from None
-    try:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise ArchiveError(
-                f"another export is writing to {target!r}",
-                hint="wait for it to finish (exports into one archive take turns), or export elsewhere",
-            ) from None
-        _refuse_overlap(target, root)
-        yield _inspect_target(target)
-    finally:
-        os.close(lock)
-
-
-def _inspect_target(target: str) -> _Target:
-    """The archive directory's manifest and generations; refuses a directory that is not (yet) an archive."""
-    manifest = read_manifest_file(target)
-    try:
-        names = sorted(os.listdir(target))
-    except OSError as error:
-        raise output_failure(target, error, action="list") from None
-    generations = [name for name in names if GENERATION_DIR.fullmatch(name)]
-    if manifest is None:
-        foreign = [name for name in names if name != LOCK and not (name in generations and _ours(target, name))]
-        if foreign:
-            raise ArchiveError(
-                f"archive target {target!r} is a non-empty directory without an archive manifest "
-                f"(it holds {foreign[0]!r})",
-                hint="pass a new or empty directory, or an existing archive to update",
-            )
-    current = manifest["data_dir"] if manifest else None
-    stale = [name for name in generations if name != current and _ours(target, name)]
-    numbers = [int(name[4:]) for name in generations]
-    generation = max([manifest["generation"] if manifest else 0, *numbers]) + 1
-    return _Target(manifest, generation, stale)
-
-
-def _unlink_inside(target: str, relative: str) -> bool:
-    """Remove one file named relative to the archive, never through a symbolic link."""
-    parts = relative.split("/")
-    current = target
-    for part in parts[:-1]:
-        current = os.path.join(current, part)
-        try:
-            info = os.lstat(current)
-        except OSError:
-            return False
-        if not stat.S_ISDIR(info.st_mode):
-            return False
-    path = os.path.join(current, parts[-1])
-    try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):
-            return False
-        os.unlink(path)
-    except OSError:
-        return False
-    return True
-
-
-def _remove_generation(target: str, data_dir: str, files: Iterable[str]) -> None:
-    """Remove the named files of one generation, then its directories that became empty (nothing else)."""
+def _by_partition(files: list[str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
     for name in files:
-        if name.startswith(data_dir + "/"):
-            _unlink_inside(target, name)
-    _unlink_inside(target, f"{data_dir}/{STAGING_MARKER}")
-    base = os.path.join(target, data_dir)
-    if os.path.islink(base) or not os.path.isdir(base):
-        return
-    for folder, _dirs, _files in os.walk(base, topdown=False):
-        with contextlib.suppress(OSError):
-            os.rmdir(folder)
-
-
-def _manifest_files(manifest: dict[str, Any]) -> list[str]:
-    tables = manifest["tables"]
-    return [name for entry in (*tables.values(), manifest["fingerprints"]) for name in entry["files"]]
-
-
-@dataclass
-class _Previous:
-    """What an earlier export into the same archive lets this one reuse."""
-
-    facts: dict[bytes, tuple[int, tuple[int, int, int, int], bytes]]
-    has_events: bool
-    events_files: list[str]
-    reason: str | None
-
-
-def _previous(out: str, manifest: dict[str, Any] | None, compression: Compression, incremental: bool) -> _Previous:
-    none = _Previous({}, False, [], None)
-    if manifest is None:
-        none.reason = "no previous archive"
-        return none
-    if not incremental:
-        none.reason = "incremental=False"
-        return none
-    if manifest.get("format_version") != FORMAT_VERSION:
-        none.reason = f"archive format {manifest.get('format_version')} != {FORMAT_VERSION}"
-        return none
-    if manifest.get("reader_digest") != reader_digest():
-        none.reason = "the reader code changed since the last export"
-        return none
-    if manifest.get("compression") != compression:
-        none.reason = f"the root was read as {manifest.get('compression')}, now as {compression}"
-        return none
-    table = manifest["fingerprints"]
-    paths = [os.path.join(out, *name.split("/")) for name in table["files"]]
-    facts: dict[bytes, tuple[int, tuple[int, int, int, int], bytes]] = {}
-    if paths:
-        try:
-            frame = pl.read_parquet(paths, hive_partitioning=False, glob=False).filter(pl.col("facts").is_not_null())
-            rows = frame.select(
-                "rel_path_bytes", "list_order", "size", "mtime_ns", "ctime_ns", "inode", "facts"
-            ).iter_rows()
-            for rel, order, size, mtime, ctime, inode, blob in rows:
-                facts[rel] = (order, (size, mtime, ctime, inode), blob)
-        except (pl.exceptions.PolarsError, OSError) as error:
-            none.reason = f"the previous facts table is unreadable ({type(error).__name__})"
-            return none
-    has_events = bool(manifest.get("events"))
-    events = manifest["tables"]["events"]["files"] if has_events else []
-    return _Previous(facts, has_events, events, None)
-
-
-def _load_or_none(blob: bytes, size: int) -> LogFacts | None:
-    """Stored facts, or ``None`` for a damaged or tampered record (it is read again)."""
-    try:
-        return load_facts(blob, size=size)
-    except FactsRecordError:  # a bad record is a miss, never trusted and never fatal
-        return None
-
-
-def _fingerprint_digest(rows: Iterable[tuple[bytes, int, int, int, int]]) -> str:
-    digest = hashlib.sha256()
-    for rel, size, mtime, ctime, inode in sorted(rows):
-        digest.update(rel + f"\0{size}\0{mtime}\0{ctime}\0{inode}\n".encode())
-    return digest.hexdigest()
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-
-
-def _versions(engine: Engine) -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    from subagent_catalog.version import __version__
-
-    out = {"subagent_catalog": __version__, "polars": pl.__version__, "python": platform.python_version()}
-    for name in ("pyarrow", *(("dask", "distributed") if engine == "dask" else ())):
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = "unknown"
+        out.setdefault(name.split("/")[2], []).append(name)
     return out
 
 
-def _copy_events(out: str, previous: _Previous, remap: dict[int, int], writer: TableWriter) -> int:
-    """Carry the events of unchanged files over from the previous generation (one fragment at a time)."""
-    if not remap:
-        return 0
-    mapping = pl.DataFrame(
-        {"list_order": list(remap), "new_order": list(remap.values())},
-        schema={"list_order": pl.Int64, "new_order": pl.Int64},
-    )
-    copied = 0
-    for name in previous.events_files:
-        frame = pl.read_parquet(os.path.join(out, *name.split("/")), hive_partitioning=False, glob=False)
-        kept = (
-            frame.join(mapping, on="list_order", how="inner", maintain_order="left")
-            .with_columns(pl.col("new_order").alias("list_order"))
-            .drop("new_order")
-        )
-        writer.write(kept)
-        copied += kept.height
-    return copied
+def _reuse(manifest: dict[str, Any] | None, compression: Compression, incremental: bool) -> _Reuse:
+    if manifest is None:
+        return _Reuse(reason="no previous archive")
+    if not incremental:
+        return _Reuse(reason="incremental=False")
+    if manifest.get("format_version") != FORMAT_VERSION:
+        return _Reuse(reason=f"archive format {manifest.get('format_version')} != {FORMAT_VERSION}")
+    if manifest.get("reader_digest") != reader_digest():
+        return _Reuse(reason="the reader code changed since the last export")
+    if manifest.get("compression") != compression:
+        return _Reuse(reason=f"the root was read as {manifest.get('compression')}, now as {compression}")
+    has_events = bool(manifest.get("events"))
+    events = _by_partition(manifest["tables"]["events"]["files"]) if has_events else {}
+    return _Reuse(_by_partition(manifest["fingerprints"]["files"]), events, has_events)
 
 
-def _run_engine(
-    engine: Engine,
-    batches: list[list[Task]],
+def _plan_reads(
+    job: Job,
+    counts: list[ProjectCount],
+    walk_part: dict[int, list[str]],
+    names_parts: list[str],
+    suspicious: str | None,
+    reuse: _Reuse,
     *,
-    compression: Compression,
-    want_events: bool,
-    root: str,
-    scheduler: str | None,
-    jobs: int | None,
-    detail: dict[str, Any],
-) -> Iterator[BatchResult]:
-    if engine == "local":
-        serial = jobs == 1 or sum(len(batch) for batch in batches) < LOCAL_SERIAL_BELOW
-        detail["workers"] = 1 if serial else (jobs or os.cpu_count() or 1)
-        return run_local(batches, compression=compression, want_events=want_events, root=root, jobs=jobs)
-    if engine == "dask":
-        return run_dask(
-            batches,
-            compression=compression,
-            want_events=want_events,
-            root=root,
-            scheduler=scheduler,
-            workers=jobs or 2,
-            on_start=detail.update,
-        )
-    raise ValueError(f"engine must be 'local' or 'dask', not {engine!r}")
+    batch: int,
+    first_task: int,
+) -> list[ReadTask]:
+    """Cut the walked projects (in list order) into read tasks of at most ``batch`` files."""
+    tasks: list[ReadTask] = []
+    pending: list[Slice] = []
+    size = 0
+    offset = 0
+
+    def close() -> None:
+        nonlocal pending, size
+        if not pending:
+            return
+        segments = sorted({partition_segment(frame_text(piece.name)) for piece in pending})
+        previous = None
+        if reuse.reason is None:
+            previous = Previous(
+                facts=[name for seg in segments for name in reuse.facts.get(seg, [])],
+                events=[name for seg in segments for name in reuse.events.get(seg, [])],
+                events_usable=reuse.has_events,
+            )
+        parts = sorted({name for piece in pending for name in walk_part[piece.top_index]})
+        tasks.append(ReadTask(job, first_task + len(tasks), pending, parts, suspicious, names_parts, previous))
+        pending, size = [], 0
+
+    for count in counts:
+        start = 0
+        while start < count.files:
+            stop = min(count.files, start + batch - size)
+            pending.append(Slice(count.top_index, count.name, start, stop, offset + start))
+            size += stop - start
+            start = stop
+            if size >= batch:
+                close()
+        offset += count.files
+    close()
+    return tasks
+
+
+def _suspicious_names(location: Location, names_parts: list[str], data_dir: str, task: int) -> str | None:
+    """Write the names that can make a lookup fail (in several projects, flat files and their stems); its part."""
+    if not names_parts:
+        return None
+    names = pl.scan_parquet(
+        [location.full(name) for name in names_parts],
+        hive_partitioning=False,
+        glob=False,
+        storage_options=location.storage_options,
+    )
+    multi = names.group_by("name").agg(pl.col("project_bytes").n_unique().alias("n")).filter(pl.col("n") > 1)
+    flat = names.filter(pl.col("name").bin.ends_with(b".jsonl") | pl.col("name").bin.ends_with(b".jsonl.zstd"))
+    flat_names = flat.select("name").collect()["name"].to_list()
+    stems = [name[: -len(".jsonl.zstd")] if name.endswith(b".zstd") else name[: -len(".jsonl")] for name in flat_names]
+    wanted = pl.concat(
+        [multi.select("name"), pl.LazyFrame({"name": [*flat_names, *stems]}, schema={"name": pl.Binary})]
+    ).unique()
+    rows = names.join(wanted, on="name", how="semi").sort("name", "project_bytes").collect()
+    if rows.height == 0:
+        return None
+    writer = PartWriter(location, data_dir, task)
+    writer.write("_scratch", rows.to_arrow())
+    return writer.files["_scratch"][0]
+
+
+def _scan(location: Location, files: list[str], **options: Any) -> pl.LazyFrame:
+    return pl.scan_parquet(
+        [location.full(name) for name in files],
+        hive_partitioning=False,
+        glob=False,
+        storage_options=location.storage_options,
+        **options,
+    )
+
+
+def _fix_duplicates(
+    location: Location, data_dir: str, files: dict[str, list[str]], tasks: Iterator[int]
+) -> tuple[Duplicates, PartWriter]:
+    """Unlist later copies of an id listed twice: rewrite the sessions parts that hold them, add their problems."""
+    writer = PartWriter(location, data_dir, next(tasks))
+    if not files.get("sessions"):
+        return Duplicates([], [], [], []), writer
+    scanned = _scan(location, files["sessions"], include_file_paths="_part")
+    found = (
+        scanned.filter(pl.col("listed") & pl.col("session_id").is_not_null())
+        .filter(pl.col("session_id").is_duplicated())
+        .select("list_order", "session_id", "header_json", "path_bytes", "project_dir", "_part")
+        .collect()
+    )
+    duplicates = find_duplicates(found)
+    if not duplicates.orders:
+        return duplicates, writer
+    part_of = dict(found.select("list_order", "_part").iter_rows())
+    by_path = {location.full(name): name for name in files["sessions"]}
+    for path in sorted({part_of[order] for order in duplicates.orders}):
+        name = by_path[path]
+        frame = pl.read_parquet(path, storage_options=location.storage_options, hive_partitioning=False)
+        rewritten = PartWriter(location, data_dir, next(tasks))
+        rewritten.write("sessions", mark_duplicates(frame, duplicates).to_arrow())
+        index = files["sessions"].index(name)
+        files["sessions"][index : index + 1] = rewritten.files["sessions"]
+        location.delete(name)
+    problems = Columns({**PROBLEM_SCHEMA, **PROBLEM_EXTRA})
+    for row in duplicate_problems(duplicates):
+        problems.add(row)
+    problems.flush()
+    writer.write("problems", problems.table())
+    return duplicates, writer
 
 
 def export_archive(
@@ -328,31 +304,38 @@ def export_archive(
     jobs: int | None = None,
     batch_size: int | None = None,
     progress: Progress | None = None,
+    storage_options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Read a session root and write its frames as a Parquet archive.
+    """Read a session root and write its frames as a Parquet archive, locally or to an object store.
 
     Args:
         source: the corpus root (read-only; never written to).
-        out: the archive directory: new, empty, or an archive to update.
+        out: the archive: a new, empty or archive directory, or an object-store
+            URL (``s3://bucket/prefix``, ``gs://...``, ``file://...``).
         events: also write the events table.
         engine: ``local`` (this machine, a process pool) or ``dask``.
         scheduler: the Dask scheduler address (``tcp://host:8786``); with
             ``engine="dask"`` and no address, a local cluster of ``jobs``
             (default 2) worker processes runs for the call.
-        incremental: reuse the facts of files whose path, size and mtime did
-            not change since the archive's last export.
+        incremental: reuse the facts of files whose path, size, mtime, ctime
+            and inode did not change since the archive's last export.
         compression: the encoding to read the root as (``auto`` detects it).
-        jobs: local engine: worker processes (default: all cores, ``1`` reads
+        jobs: local engine: worker processes (default: all cores, ``1`` works
             in-process); dask engine without scheduler: local cluster workers.
-        batch_size: most files per task (default 256).
+        batch_size: most files per read task (default 256).
         progress: called with (files done, files to read).
+        storage_options: for an object-store ``out``: Polars' object_store
+            options (``aws_endpoint_url``, ``aws_access_key_id``,
+            ``aws_region``...), used for the manifest, every part the workers
+            write and every read of the archive.
 
     Returns:
         The manifest written to ``OUT/manifest.json``.
 
     Raises:
         CorpusRootError: the root is missing or unreadable.
-        ArchiveError: the target is inside the root, or is foreign data.
+        ArchiveError: the target is inside the root, is foreign data, or an
+            object-store location cannot be opened.
         EngineError: the Dask engine is missing or unreachable, or its
             workers cannot see the corpus or run other reader code.
 
@@ -369,256 +352,196 @@ def export_archive(
     """
     started = time.perf_counter()
     root = os.fspath(source)
-    target = os.fspath(out)
-    chosen = choose_compression(root, compression) if os.path.isdir(root) else "zstd"
-    found = discover(root, chosen)
-    with _locked_target(target, root) as locked:
-        manifest_before = locked.manifest
-        previous = _previous(target, manifest_before, chosen, incremental)
-        data_dir = f"gen-{locked.generation:06d}"
-        writers = {name: TableWriter(target, f"{data_dir}/{name}") for name in (*TABLE_ORDER, "facts")}
-        try:
-            os.mkdir(os.path.join(target, data_dir))
-        except OSError as error:
-            raise output_failure(target, error, action="write the archive") from None
-        try:
-            os.close(os.open(os.path.join(target, data_dir, STAGING_MARKER), os.O_WRONLY | os.O_CREAT | os.O_EXCL))
-            manifest = _export_into(
-                found,
-                target,
-                writers,
-                previous,
-                events=events,
-                engine=engine,
-                scheduler=scheduler,
-                jobs=jobs,
-                batch_size=batch_size,
-                progress=progress,
+    location = Location(os.fspath(out), storage_options)
+    if not location.local:
+        arrow_filesystem(location.url, storage_options)  # bad options fail before any work
+    top = list_top(root)
+    with ExitStack() as stack:
+        runner = _Runner(stack, engine, scheduler, jobs, location.local)
+        fs_root = os.path.abspath(root) if engine == "dask" else root
+        projects = [(index, entry.name) for index, entry in enumerate(top) if entry.is_dir(follow_symlinks=False)]
+        chosen = _choose_compression(runner, root, fs_root, projects) if compression == "auto" else compression
+        with claim_target(location, root) as claim:
+            try:
+                manifest, scratch = _export(
+                    claim, runner, root, fs_root, chosen, top, projects, events, incremental, batch_size, progress
+                )
+            except BaseException as error:
+                discard(claim)
+                if isinstance(error, OSError):
+                    raise output_failure(location.url, error, action="write the archive") from None
+                raise
+            manifest.update(compression_option=compression, seconds=round(time.perf_counter() - started, 3))
+            manifest["update"].update(
+                incremental=incremental,
+                previous_generation=claim.manifest["generation"] if claim.manifest else None,
+                stale_staging=claim.stale,
             )
-            manifest.update(
-                {
-                    "generation": locked.generation,
-                    "compression_option": compression,
-                    "seconds": round(time.perf_counter() - started, 3),
-                }
-            )
-            manifest["update"]["incremental"] = incremental
-            manifest["update"]["full_read_reason"] = previous.reason
-            manifest["update"]["previous_generation"] = manifest_before["generation"] if manifest_before else None
-            manifest["update"]["stale_staging"] = locked.stale
-            with open_output(os.path.join(target, MANIFEST), protected=[root]) as handle:
-                json.dump(manifest, handle, indent=1, ensure_ascii=True)
-                handle.write("\n")
-        except BaseException as error:
-            _remove_generation(target, data_dir, [name for writer in writers.values() for name in writer.files])
-            if isinstance(error, OSError):
-                raise output_failure(target, error, action="write the archive") from None
-            raise
-        _unlink_inside(target, f"{data_dir}/{STAGING_MARKER}")
-        if manifest_before is not None:
-            _remove_generation(target, manifest_before["data_dir"], _manifest_files(manifest_before))
+            try:
+                commit(claim, manifest, root=root)
+            except BaseException:
+                discard(claim)
+                raise
+            remove_files(location, claim.data_dir, scratch)
+            if claim.manifest is not None:
+                remove_files(location, claim.manifest["data_dir"], manifest_files(claim.manifest))
     return manifest
 
 
-def _export_into(
-    found: Discovery,
-    target: str,
-    writers: dict[str, TableWriter],
-    previous: _Previous,
-    *,
+def _export(
+    claim: Claim,
+    runner: _Runner,
+    root: str,
+    fs_root: str,
+    compression: Compression,
+    top: list[os.DirEntry[str]],
+    projects: list[tuple[int, str]],
     events: bool,
-    engine: Engine,
-    scheduler: str | None,
-    jobs: int | None,
+    incremental: bool,
     batch_size: int | None,
     progress: Progress | None,
-) -> dict[str, Any]:
-    compression = found.compression
-    root_abs = os.path.abspath(found.root)
-    rels = [rel_key(f.project_dir, f.session_dir, compression) for f in found.files]
-    facts_list: list[LogFacts | None] = [None] * len(found.files)
-    blobs: list[bytes | None] = [None] * len(found.files)
-    remap: dict[int, int] = {}
-    tasks: list[Task] = []
-    damaged = 0
-    for order, (file, rel) in enumerate(zip(found.files, rels, strict=True)):
-        cached = previous.facts.get(rel)
-        if (
-            cached is not None
-            and cached[1] == (file.size, file.mtime_ns, file.ctime_ns, file.inode)
-            and (previous.has_events or not events)
-        ):
-            reused = _load_or_none(cached[2], file.size)
-            if reused is not None:
-                facts_list[order] = reused
-                blobs[order] = cached[2]
-                if events:
-                    remap[cached[0]] = order
-                continue
-            damaged += 1
-        # The local engine opens the path as read_corpus does (messages name it the same way);
-        # remote workers need an absolute path (their working directory is not ours).
-        source = file.source if engine == "local" else os.path.abspath(file.source)
-        tasks.append((order, source, frame_text(file.project_dir) or ""))
+) -> tuple[dict[str, Any], list[str]]:
+    """The manifest of the new generation, once every part is written; and the scratch parts to remove."""
+    location, data_dir = claim.location, claim.data_dir
+    job = Job(root, fs_root, compression, location, data_dir, events)
+    reuse = _reuse(claim.manifest, compression, incremental)
+    if reuse.reason is None and events and not reuse.has_events:
+        reuse = _Reuse(reason="events were requested and the previous archive has none")
+    files: dict[str, list[str]] = {}
+    rows: dict[str, int] = {}
 
-    facts_writer = writers["facts"]
-    data_dir = facts_writer.relative.split("/")[0]
-    workers_seen: set[str] = set()
-    detail: dict[str, Any] = {"name": engine}
-    workers_hint = jobs or (2 if engine == "dask" else (os.cpu_count() or 1))
-    batches = plan_batches(tasks, workers=workers_hint, batch_size=batch_size)
+    def take(result: Any) -> None:
+        for table, names in result.files.items():
+            files.setdefault(table, []).extend(names)
+        for table, count in result.rows.items():
+            rows[table] = rows.get(table, 0) + count
+
+    # Task numbers name the parts: walk tasks 1..W, then the client's own parts, read tasks, the fix-ups.
+    client_tasks = itertools.count(0)
+    # Root-level names that are not project directories: problems rows above project level.
+    top_rows = Columns({**PROBLEM_SCHEMA, **PROBLEM_EXTRA})
+    for index, entry in enumerate(top):
+        if not entry.is_dir(follow_symlinks=False):
+            row = entry_row(top_entry(entry))
+            row.update(project_dir=None, archive_group=GROUP_ENTRY, archive_order=index, archive_sub=0)
+            top_rows.add(row)
+    top_rows.flush()
+    writer = PartWriter(location, data_dir, next(client_tasks))
+    writer.write("problems", top_rows.table())
+    take(writer)
+
+    walks = [WalkTask(job, 1 + i, group) for i, group in enumerate(_chunks(projects, runner.workers * 4))]
+    counts: list[ProjectCount] = []
+    walk_part: dict[int, list[str]] = {}
+    for walked in runner.map(walk_task, walks):
+        assert isinstance(walked, WalkResult)
+        take(walked)
+        counts.extend(walked.counts)
+        for count in walked.counts:
+            walk_part[count.top_index] = walked.files.get("_walk", [])
+    counts.sort(key=lambda count: count.top_index)
+    total = sum(count.files for count in counts)
+    names_parts = sorted(files.pop("_names", []))
+    walk_parts = files.pop("_walk", [])
+    suspicious = _suspicious_names(location, names_parts, data_dir, 1 + len(walks))
+    next_task = 2 + len(walks)
+
+    batch = batch_size if batch_size is not None else max(1, min(BATCH_SIZE, math.ceil(total / (runner.workers * 4))))
+    reads = _plan_reads(job, counts, walk_part, names_parts, suspicious, reuse, batch=batch, first_task=next_task)
+    next_task += len(reads)
+    results: dict[int, ReadResult] = {}
     done = 0
-    local_reads: list[int] = []
-    try:
-        results = _run_engine(
-            engine,
-            batches,
-            compression=compression,
-            want_events=events,
-            root=root_abs,
-            scheduler=scheduler,
-            jobs=jobs,
-            detail=detail,
-        )
-        for result in results:
-            if result.reader != reader_digest():
-                raise EngineError(
-                    f"worker {result.worker} runs different subagent_catalog reader code than this client",
-                    hint="install the same subagent_catalog version on the client and every worker",
-                )
-            workers_seen.add(result.worker)
-            for order, blob in result.facts:
-                if blob is None:
-                    local_reads.append(order)
-                else:
-                    facts_list[order] = load_facts(blob)
-                    blobs[order] = blob
-            if result.events is not None:
-                writers["events"].write(result.events)
-            done += len(result.facts)
-            if progress is not None:
-                progress(done, len(tasks))
-    except RootNotVisibleError as error:
-        raise EngineError(str(error), hint="every worker must see the corpus root at the same path") from error
-    if local_reads:
-        _read_here(local_reads, tasks, facts_list, writers["events"], compression, events)
-    events_reused = _copy_events(target, previous, remap, writers["events"]) if events else 0
+    for result in runner.map(read_task, reads):
+        assert isinstance(result, ReadResult)
+        take(result)
+        results[result.task] = result
+        done += result.files_read + result.files_reused
+        if progress is not None:
+            progress(done, total)
 
-    complete = [facts for facts in facts_list if facts is not None]
-    if len(complete) != len(facts_list):
-        raise EngineError("the engine returned no facts for some files", hint="re-run the export")
-    corpus = assemble(found, complete)
-    _write_frames(corpus, found, writers)
-    _write_facts(found, rels, facts_list, blobs, facts_writer)
+    fixups = itertools.count(next_task)
+    duplicates, fixer = _fix_duplicates(location, data_dir, files, fixups)
+    take(fixer)
+    if total and any(count.mismatch for count in counts):
+        extra = Columns({**PROBLEM_SCHEMA, **PROBLEM_EXTRA})
+        extra.add(mixed_encodings_row(root))
+        extra.flush()
+        writer = PartWriter(location, data_dir, next(fixups))
+        writer.write("problems", extra.table())
+        take(writer)
 
-    tables = {name: writers[name].entry(TABLE_ORDER[name]) for name in ("sessions", "descriptors", "problems")}
-    tables["events"] = writers["events"].entry(TABLE_ORDER["events"])
-    fingerprints = [(rel, f.size, f.mtime_ns, f.ctime_ns, f.inode) for rel, f in zip(rels, found.files, strict=True)]
-    detail["batches"] = len(batches)
-    detail["batch_size"] = max((len(b) for b in batches), default=0)
-    detail["workers_used"] = len(workers_seen)
+    failing = min(((count.top_index, *count.failing) for count in counts if count.failing is not None), default=None)
+    ordered = [results[task] for task in sorted(results)]
+    file_error = first_listing_error(*(r.first_error for r in ordered), duplicates_error(duplicates))
+    listing = (failing[2], failing[3]) if failing else (file_error[1], file_error[2]) if file_error else (None, None)
+    digest = hashlib.sha256("".join(r.digest for r in ordered).encode())
+    runner.detail.update(
+        walk_tasks=len(walks), read_tasks=len(reads), batch_size=batch, workers_used=len(runner.workers_seen)
+    )
     return {
         "format": ARCHIVE_FORMAT,
         "format_version": FORMAT_VERSION,
-        "created_at": _now(),
-        "versions": _versions(engine),
+        "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "versions": _versions(runner.engine),
         "reader_digest": reader_digest(),
-        "root": found.root,
-        "root_abs": root_abs,
+        "root": root,
+        "root_abs": os.path.abspath(root),
         "compression": compression,
         "parquet_compression": PARQUET_CODEC,
         "events": events,
         "data_dir": data_dir,
-        "listing_error": corpus.listing_error,
-        "listing_error_path": corpus.listing_error_path,
+        "generation": claim.generation,
+        "listing_error": listing[0],
+        "listing_error_path": listing[1],
         "row_counts": {
-            "sessions": corpus.sessions.height,
-            "descriptors": corpus.descriptors.height,
-            "problems": corpus.problems.height,
-            "events": writers["events"].rows if events else None,
-            "files": len(found.files),
-            "projects": len(found.project_names),
+            "sessions": total,
+            "descriptors": rows.get("descriptors", 0),
+            "problems": rows.get("problems", 0),
+            "events": rows.get("events", 0) if events else None,
+            "files": total,
+            "projects": sum(1 for count in counts if count.readable),
         },
-        "tables": tables,
+        "tables": {
+            name: {
+                "files": files.get(name, []) if name != "events" or events else [],
+                "rows": rows.get(name, 0) if name != "events" or events else 0,
+                "partition_by": "project_dir",
+                "order_by": TABLE_ORDER[name],
+            }
+            for name in TABLES
+        },
         "fingerprints": {
             "key": ["rel_path_bytes", "size", "mtime_ns", "ctime_ns", "inode"],
-            "files": facts_writer.files,
-            "rows": len(fingerprints),
-            "cached": sum(1 for blob in blobs if blob is not None),
-            "digest": _fingerprint_digest(fingerprints),
+            "files": files.get("facts", []),
+            "rows": total,
+            "cached": sum(r.cached for r in ordered),
+            "digest": digest.hexdigest(),
+            "partition_by": "project_dir",
+            "order_by": TABLE_ORDER["facts"],
         },
         "update": {
-            "files_read": len(tasks),
-            "files_reused": len(found.files) - len(tasks),
-            "events_reused": events_reused,
-            "read_here": len(local_reads),
-            "damaged_facts": damaged,
+            "files_read": sum(r.files_read for r in ordered),
+            "files_reused": sum(r.files_reused for r in ordered),
+            "events_reused": sum(r.events_reused for r in ordered),
+            "damaged_facts": sum(r.damaged for r in ordered),
+            "full_read_reason": reuse.reason,
         },
-        "engine": detail,
-    }
+        "engine": runner.detail,
+    }, [*walk_parts, *names_parts, *([suspicious] if suspicious else [])]
 
 
-def _read_here(
-    orders: list[int],
-    tasks: list[Task],
-    facts_list: list[LogFacts | None],
-    events_writer: TableWriter,
-    compression: Compression,
-    events: bool,
-) -> None:
-    """Files whose facts could not travel as a record (over the record size cap): read on the client."""
-    from subagent_catalog.read import logread
+def _versions(engine: Engine) -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
 
-    by_order = {task[0]: task for task in tasks}
-    for order in orders:
-        task = by_order[order]
-        facts = logread.read_log_file(task[1], compression, want_events=events, exact_path=True)
-        if events:
-            events_writer.write(events_frame([(order, task[2], facts.events or [])]))
-        facts.events = None
-        facts_list[order] = facts
+    from subagent_catalog.version import __version__
+
+    out = {"subagent_catalog": __version__, "polars": pl.__version__, "python": platform.python_version()}
+    for name in ("pyarrow", *(("dask", "distributed") if engine == "dask" else ())):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "unknown"
+    return out
 
 
-def _write_frames(corpus: Corpus, found: Discovery, writers: dict[str, TableWriter]) -> None:
-    writers["sessions"].write(corpus.sessions)
-    project_of = dict(corpus.sessions.select("path", "project_dir").iter_rows())
-    descriptors = corpus.descriptors.with_columns(
-        pl.col("path").replace_strict(project_of, default=None, return_dtype=pl.String).alias("project_dir"),
-        pl.int_range(pl.len(), dtype=pl.Int64).alias("archive_row"),
-    )
-    writers["descriptors"].write(descriptors)
-    raw_paths = corpus.problems["path_bytes"].to_list()
-    projects = [problem_project(path, found.root, found.project_names) for path in raw_paths]
-    problems = corpus.problems.with_columns(
-        pl.Series("project_dir", projects, dtype=pl.String),
-        pl.int_range(pl.len(), dtype=pl.Int64).alias("archive_row"),
-    )
-    writers["problems"].write(problems)
-
-
-def _write_facts(
-    found: Discovery,
-    rels: list[bytes],
-    facts_list: list[LogFacts | None],
-    blobs: list[bytes | None],
-    writer: TableWriter,
-) -> None:
-    rows = []
-    for order, (file, rel, facts, blob) in enumerate(zip(found.files, rels, facts_list, blobs, strict=True)):
-        cacheable = blob is not None and facts is not None and facts.read_cause not in TRANSIENT_CAUSES
-        rows.append(
-            (
-                rel.decode("utf-8", "backslashreplace"),
-                rel,
-                frame_text(file.project_dir),
-                order,
-                file.size,
-                file.mtime_ns,
-                file.ctime_ns,
-                file.inode,
-                blob if cacheable else None,
-            )
-        )
-    for start in range(0, len(rows), FACTS_ROWS_PER_FILE):
-        chunk = rows[start : start + FACTS_ROWS_PER_FILE]
-        writer.write(pl.DataFrame(chunk, schema=FACTS_SCHEMA, orient="row"), partitioned=False)
+__all__ = ["encode_parquet", "export_archive"]

@@ -67,13 +67,14 @@ def arrow_filesystem(url: str, storage_options: dict[str, Any] | None) -> tuple[
         ArchiveError: an unknown scheme or storage option, or a URL without a bucket.
 
     Examples:
-        >>> fs, path = arrow_filesystem("s3://bucket/arch", {"aws_endpoint_url": "http://127.0.0.1:9", "aws_region": "x"})
+        >>> options = {"aws_endpoint_url": "http://127.0.0.1:9", "aws_region": "x"}
+        >>> fs, path = arrow_filesystem("s3://bucket/arch", options)
         >>> type(fs).__name__, path
         ('S3FileSystem', 'bucket/arch')
         >>> arrow_filesystem("s3://bucket/a", {"aws_bogus": 1})
         Traceback (most recent call last):
         ...
-        subagent_catalog.store.layout.ArchiveError: storage option 'aws_bogus' is not one this package understands for s3:// (hint: ...)
+        subagent_catalog.store.layout.ArchiveError: storage option 'aws_bogus' is not one ... (hint: ...)
     """
     fs: Any = importlib.import_module("pyarrow.fs")
     parsed = urlparse(url)
@@ -285,10 +286,13 @@ def read_parquet(location: Location, names: list[str], *, filters: Any = None, c
     import pyarrow.parquet as pq
 
     if location.local:
-        return pq.read_table([location.full(name) for name in names], filters=filters, columns=columns, use_threads=False)
+        paths = [location.full(name) for name in names]
+        return pq.read_table(paths, filters=filters, columns=columns, use_threads=False, partitioning=None)
     filesystem, _ = location._arrow("")
     paths = [location._arrow(name)[1] for name in names]
-    return pq.read_table(paths, filesystem=filesystem, filters=filters, columns=columns, use_threads=False)
+    return pq.read_table(
+        paths, filesystem=filesystem, filters=filters, columns=columns, use_threads=False, partitioning=None
+    )
 
 
 def _unlink_inside(target: str, relative: str) -> bool:

@@ -4,8 +4,8 @@ A manifest is read from disk or an object store, so it may be truncated,
 ill-typed or hostile. ``parse_manifest`` checks the fields the package
 uses (with pydantic) and that every data file it names is one this package
 could have written: a relative name inside the manifest's own generation
-directory, of the exact form ``gen-NNNNNN/<table>/project_dir=<segment>/part-NNNNNN.parquet``
-(``gen-NNNNNN/facts/part-NNNNNN.parquet`` for the facts table). Names with
+directory, of the exact form ``gen-NNNNNN/<table>/project_dir=<segment>/part-NNNNNN-NNNN.parquet``
+(format 3; ``part-NNNNNN.parquet`` and an unpartitioned ``gen-NNNNNN/facts/`` in earlier formats). Names with
 ``..``, absolute paths, URLs or glob characters never reach a reader or a
 ``remove``. Fields the package only reports (``versions``, ``engine``,
 ``update``...) are kept as they are.
@@ -22,19 +22,20 @@ import pydantic
 
 from subagent_catalog.store.layout import ARCHIVE_FORMAT, MANIFEST, ArchiveError
 
-FORMAT_VERSION = 2
-"""Written by this version: the facts table keys files on size, mtime, ctime and inode."""
+FORMAT_VERSION = 3
+"""Written by this version: parts written by workers (named by task), every table partitioned by project
+directory (the facts table too), descriptors and problems ordered by sort keys (``order_by``)."""
 
-READABLE_VERSIONS = frozenset({1, 2})
-"""Versions ``open_archive`` reads (version 1 lacks only the ctime/inode key, used by incremental export)."""
+READABLE_VERSIONS = frozenset({1, 2, 3})
+"""Versions ``open_archive`` reads (each table's row order is in its ``order_by``)."""
 
 MAX_MANIFEST_BYTES = 256 * 1024 * 1024
 """The largest manifest read (it names files, not rows: real ones are kilobytes to a few megabytes)."""
 
 GENERATION = re.compile(r"gen-\d{6}")
 _TABLE_FILE = re.compile(
-    r"(?P<gen>gen-\d{6})/(?:(?P<table>sessions|descriptors|problems|events)/project_dir=[A-Za-z0-9._~-]{1,200}"
-    r"|(?P<facts>facts))/part-\d{6}\.parquet"
+    r"(?P<gen>gen-\d{6})/(?:(?P<table>sessions|descriptors|problems|events|facts)/project_dir=[A-Za-z0-9._~-]{1,200}"
+    r"|(?P<facts>facts))/part-\d{6}(?:-\d{4})?\.parquet"
 )
 
 

@@ -4,8 +4,7 @@
 ``gen-NNNNNN/<table>/project_dir=<segment>/part-TTTTTT-KKKK.parquet`` (one
 per project directory the rows belong to; ``TTTTTT`` is the task that wrote
 it, so workers never collide) and writes them straight to the archive
-location, or keeps their bytes for the caller to write (a forked local worker
-hands them back). It uses pyarrow only: forked workers must not run Polars.
+location. It uses pyarrow only: forked workers must not run Polars.
 """
 
 from __future__ import annotations
@@ -69,22 +68,22 @@ def split_by_project(table: Any) -> list[tuple[str | None, Any]]:
 
 @dataclass
 class PartWriter:
-    """Writes one task's parts (or keeps their bytes when ``location`` is ``None``).
+    """Writes one task's parts.
 
     Examples:
+        >>> import tempfile
         >>> import pyarrow as pa
-        >>> writer = PartWriter(None, "gen-000001", 4)
+        >>> writer = PartWriter(Location(tempfile.mkdtemp()), "gen-000001", 4)
         >>> writer.write("sessions", pa.table({"project_dir": ["p", "q"], "a": [1, 2]}))
-        >>> writer.files["sessions"], writer.rows["sessions"], len(writer.kept)
-        (['gen-000001/sessions/project_dir=p/part-000004-0000.parquet', 'gen-000001/sessions/project_dir=q/part-000004-0001.parquet'], 2, 2)
+        >>> writer.files["sessions"][1], writer.rows["sessions"]
+        ('gen-000001/sessions/project_dir=q/part-000004-0001.parquet', 2)
     """
 
-    location: Location | None
+    location: Location
     data_dir: str
     task: int
     files: dict[str, list[str]] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)
-    kept: list[tuple[str, bytes]] = field(default_factory=list)
     count: int = 0
 
     def write(self, table_name: str, table: Any) -> None:
@@ -96,9 +95,5 @@ class PartWriter:
             name = part_name(self.data_dir, table_name, project, self.task, self.count)
             self.count += 1
             self.files.setdefault(table_name, []).append(name)  # before writing: a failure removes what began
-            data = encode_parquet(rows)
-            if self.location is None:
-                self.kept.append((name, data))
-            else:
-                self.location.write_new(name, data)
+            self.location.write_new(name, encode_parquet(rows))
             self.rows[table_name] = self.rows.get(table_name, 0) + rows.num_rows

@@ -63,8 +63,8 @@ def test_cluster_export_equals_single_machine(
     assert manifest["compression"] == compression
     engine = manifest["engine"]
     assert engine["name"] == "dask" and engine["scheduler"] == cluster.scheduler_address
-    assert engine["workers"] == 2 and engine["batches"] == SESSIONS // 32 + 1
-    assert engine["workers_used"] == 2, "both worker processes should have read batches"
+    assert engine["workers"] == 2 and engine["read_tasks"] == SESSIONS // 32 + 1 and engine["walk_tasks"] >= 1
+    assert engine["workers_used"] == 2, "both worker processes should have run tasks"
     assert manifest["versions"]["distributed"] == distributed.__version__
 
     raw = read_corpus(root, events=True, cache=False)
@@ -86,8 +86,8 @@ def test_cluster_export_equals_local_export(big_corpus: tuple[Path, Compression]
     export_archive(root, tmp_path / "dask", engine="dask", scheduler=cluster.scheduler_address)
     export_archive(root, tmp_path / "local", jobs=1)
     dask_archive, local_archive = open_archive(tmp_path / "dask"), open_archive(tmp_path / "local")
-    for table in ("sessions", "descriptors", "problems"):
-        key = "list_order" if table == "sessions" else "archive_row"
+    for table in ("sessions", "descriptors", "problems", "facts"):
+        key = local_archive.order(table) if table != "facts" else ["list_order"]
         assert_frame_equal(
             dask_archive.scan(table).sort(key).collect(),
             local_archive.scan(table).sort(key).collect(),

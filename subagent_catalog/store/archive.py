@@ -51,8 +51,8 @@ from subagent_catalog.store.layout import (
     ArchiveError,
     Table,
     join_location,
-    read_location_bytes,
 )
+from subagent_catalog.store.location import Location
 from subagent_catalog.store.manifest import MAX_MANIFEST_BYTES, parse_manifest
 
 
@@ -266,10 +266,11 @@ def open_archive(path: str | os.PathLike[str], *, storage_options: dict[str, Any
 
     Args:
         path: the archive directory, or an object-store URL (``s3://bucket/a``,
-            ``gs://...``, ``file:///...``). The manifest is read with
-            ``pyarrow.fs`` (credentials from the environment); the tables are
-            scanned by Polars with ``storage_options``.
-        storage_options: Polars' object-store options.
+            ``gs://...``, ``file:///...``).
+        storage_options: Polars' object-store options (``aws_endpoint_url``,
+            ``aws_access_key_id``, ``aws_region``...), used for the manifest
+            (through ``pyarrow.fs``) and every table scan; credentials not
+            given here come from the environment.
 
     Raises:
         ArchiveError: no manifest, or a manifest of another format or version.
@@ -283,14 +284,16 @@ def open_archive(path: str | os.PathLike[str], *, storage_options: dict[str, Any
         True
     """
     location = os.fspath(path)
-    manifest_path = join_location(location, MANIFEST)
+    place = Location(location, storage_options)
+    manifest_path = place.full(MANIFEST)
     try:
-        data = read_location_bytes(manifest_path, limit=MAX_MANIFEST_BYTES + 1)
+        data = place.read(MANIFEST, limit=MAX_MANIFEST_BYTES + 1)
     except FileNotFoundError:
         raise ArchiveError(f"no archive manifest at {manifest_path!r}", hint="export one with export_archive") from None
     except OSError as error:
         raise ArchiveError(
-            f"cannot read {manifest_path!r}: {error.strerror or error}", hint="check the path and credentials"
+            f"cannot read {manifest_path!r}: {error.strerror or error}",
+            hint="check the path, the credentials and the storage options (endpoint, region)",
         ) from None
     manifest = parse_manifest(data, where=manifest_path)
     return Archive(path=location, manifest=manifest, storage_options=storage_options)

@@ -438,6 +438,25 @@ def _agents_text(rows: Sequence[Any], *, scope: str, live: Mapping[str, str] | N
 # --------------------------------------------------------------------------- export
 
 
+def storage_options(pairs: tuple[str, ...]) -> dict[str, str] | None:
+    """``--storage-option KEY=VALUE`` pairs as a dict (``None`` when there are none).
+
+    Raises:
+        click.BadParameter: a pair without ``=``.
+
+    Examples:
+        >>> storage_options(("aws_region=eu-west-1", "aws_endpoint_url=http://h:9000"))
+        {'aws_region': 'eu-west-1', 'aws_endpoint_url': 'http://h:9000'}
+    """
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--storage-option")
+        out[key.strip()] = value
+    return out or None
+
+
 @main.command()
 @corpus_options
 @click.argument("out_dir", type=click.Path(file_okay=False, path_type=str))
@@ -465,7 +484,15 @@ def _agents_text(rows: Sequence[Any], *, scope: str, live: Mapping[str, str] | N
     "--batch-size",
     type=click.IntRange(min=1),
     default=None,
-    help="Most files per task (default 256).",
+    help="Most files per read task (default 256).",
+)
+@click.option(
+    "--storage-option",
+    "storage_option",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="For an object-store OUT_DIR (s3://...): a storage option such as aws_endpoint_url=http://host:9000 "
+    "or aws_region=eu-west-1 (repeatable; credentials may also come from the environment).",
 )
 @translate_errors
 def export(
@@ -479,23 +506,30 @@ def export(
     scheduler: str | None,
     incremental: bool,
     batch_size: int | None,
+    storage_option: tuple[str, ...],
 ) -> None:
     """Write the corpus's frames to OUT_DIR as a partitioned Parquet archive plus manifest.json.
 
     Tables: sessions, descriptors, problems (and events with --events),
     partitioned by project directory; manifest.json records the package and
     Polars versions, the root, the compression, row counts and the creation
-    time. Exporting again into the same directory updates it.
+    time. Exporting again into the same directory updates it. OUT_DIR may be
+    an object-store URL (s3://bucket/prefix, gs://..., file://...): workers
+    write their parts there directly.
 
     \b
     Examples:
         subagent-catalog export data/sample out/sample-archive
         subagent-catalog export /archive out/archive --events --engine dask --scheduler tcp://10.0.0.5:8786
+        subagent-catalog export /archive s3://bucket/archive --storage-option aws_region=eu-west-1
     """
     from subagent_catalog.store.export import export_archive
+    from subagent_catalog.store.layout import is_url
     from subagent_catalog.views.progress import progress_bar
 
-    refuse_inside(out_dir, root)
+    options = storage_options(storage_option)
+    if not is_url(out_dir):
+        refuse_inside(out_dir, root)
     with progress_bar(quiet=quiet, desc="reading logs") as progress:
         manifest = export_archive(
             root,
@@ -508,6 +542,7 @@ def export(
             jobs=jobs,
             batch_size=batch_size,
             progress=progress,
+            storage_options=options,
         )
     counts = manifest.get("row_counts", {})
     shown = ", ".join(

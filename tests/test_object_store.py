@@ -199,3 +199,20 @@ def test_open_archive_honours_storage_options_for_the_manifest(s3: S3Server, tmp
     with pytest.raises(ArchiveError, match=r"cannot read 's3://.*/m/manifest.json'"):
         open_archive(url, storage_options=wrong)
     assert json.loads(json.dumps(open_archive(url, storage_options=s3.options).manifest))["generation"] == 1
+
+
+def test_the_cli_exports_to_s3_with_storage_options(tmp_path: Path, s3: S3Server) -> None:
+    from click.testing import CliRunner
+
+    from subagent_catalog.cli import main
+
+    root = tmp_path / "corpus"
+    make_corpus(root, "none", sessions=8, seed=37)
+    url = s3.bucket() + "/cli"
+    flags = [f"--storage-option={key}={value}" for key, value in s3.options.items()]
+    result = CliRunner().invoke(main, ["export", str(root), url, "-q", *flags])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"exported {root} to {url}: sessions 8")
+    bad = CliRunner().invoke(main, ["export", str(root), url, "--storage-option", "aws_region"])
+    assert bad.exit_code == 2 and "'aws_region' is not KEY=VALUE" in bad.output
+    assert open_archive(url, storage_options=s3.options).manifest["row_counts"]["sessions"] == 8

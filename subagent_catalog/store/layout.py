@@ -235,31 +235,3 @@ def join_location(base: str, relative: str) -> str:
     if is_url(base):
         return base.rstrip("/") + "/" + relative
     return os.path.join(base, *relative.split("/"))
-
-
-def read_location_bytes(location: str, *, limit: int) -> bytes:
-    """At most ``limit`` bytes of a file at a local path or URL (object stores through ``pyarrow.fs``).
-
-    Raises:
-        OSError: the file cannot be read (``FileNotFoundError`` when it is missing).
-
-    Examples:
-        >>> import os, tempfile
-        >>> path = os.path.join(tempfile.mkdtemp(), "m.json")
-        >>> _ = open(path, "w").write("{}")
-        >>> read_location_bytes(path, limit=100)
-        b'{}'
-    """
-    if not is_url(location):
-        with open(location, "rb") as handle:
-            return handle.read(limit)
-    import importlib
-
-    fs: Any = importlib.import_module("pyarrow.fs")
-    try:
-        filesystem, inner = fs.FileSystem.from_uri(location)
-    except Exception as error:  # pyarrow raises ArrowInvalid for an unknown scheme
-        raise OSError(f"cannot open {location!r}: {error}") from None
-    with filesystem.open_input_stream(inner) as stream:
-        data: bytes = stream.read(limit)
-    return data

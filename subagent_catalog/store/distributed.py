@@ -26,7 +26,7 @@ from typing import Any, Literal
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.store.tasks import RootNotVisibleError
 
-__all__ = ["EngineError", "RootNotVisibleError", "run_dask", "run_local", "task_failure"]
+__all__ = ["EngineError", "LocalPool", "RootNotVisibleError", "run_dask", "run_local", "task_failure"]
 
 WORKER_WAIT_SECONDS = 60
 """How long an export waits for the first worker of an external scheduler."""
@@ -84,6 +84,60 @@ def task_failure(error: BaseException, where: str) -> BaseException:
     return error
 
 
+class LocalPool:
+    """A process pool kept for every wave of tasks of one export (created on first use).
+
+    ``start="fork"`` needs no main guard in scripts (the tasks must not use
+    Polars: a forked child of a process that ran Polars can deadlock in it);
+    ``spawn`` starts fresh interpreters (needed for object stores, whose
+    clients are not safe across ``fork``; scripts then need ``if __name__ ==
+    "__main__":``). With ``jobs=1``, or a single task, tasks run in this
+    process.
+
+    Examples:
+        >>> with LocalPool(jobs=1) as pool:
+        ...     list(pool.run(len, ["ab", "c"]))
+        [2, 1]
+    """
+
+    def __init__(self, *, jobs: int | None, start: Literal["fork", "spawn"] = "fork") -> None:
+        self.workers = jobs if jobs is not None else (os.cpu_count() or 1)
+        self.start = start
+        self._executor: ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> LocalPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None
+
+    def run(self, func: Callable[[Any], Any], tasks: Sequence[Any]) -> Iterator[Any]:
+        """Run ``func`` on each task, yielding results as they complete (at most a few per worker in flight)."""
+        if self.workers <= 1 or len(tasks) <= 1:
+            for task in tasks:
+                yield func(task)
+            return
+        if self._executor is None:
+            context = multiprocessing.get_context(self.start)
+            self._executor = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
+        pool = self._executor
+        waiting = iter(tasks)
+        running = {pool.submit(func, task) for task in itertools.islice(waiting, IN_FLIGHT_PER_WORKER * self.workers)}
+        try:
+            while running:
+                done = next(as_completed(running))
+                running.discard(done)
+                following = next(waiting, None)
+                if following is not None:
+                    running.add(pool.submit(func, following))
+                yield done.result()
+        finally:
+            for future in running:
+                future.cancel()
+
+
 def run_local(
     func: Callable[[Any], Any],
     tasks: Sequence[Any],
@@ -91,34 +145,14 @@ def run_local(
     jobs: int | None,
     start: Literal["fork", "spawn"] = "fork",
 ) -> Iterator[Any]:
-    """Run ``func`` on each task here: in-process for ``jobs=1`` or one task, else in a process pool.
-
-    ``start="fork"`` needs no main guard in scripts (the tasks must not use
-    Polars: a forked child of a process that ran Polars can deadlock in it);
-    ``spawn`` starts fresh interpreters (needed for object stores, whose
-    clients are not safe across ``fork``; scripts then need ``if __name__ ==
-    "__main__":``).
+    """Run ``func`` on each task here, in a pool of its own (see ``LocalPool``).
 
     Examples:
         >>> list(run_local(len, ["ab", "c"], jobs=1))
         [2, 1]
     """
-    workers = jobs if jobs is not None else (os.cpu_count() or 1)
-    if workers <= 1 or len(tasks) <= 1:
-        for task in tasks:
-            yield func(task)
-        return
-    context = multiprocessing.get_context(start)
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=context) as pool:
-        waiting = iter(tasks)
-        running = {pool.submit(func, task) for task in itertools.islice(waiting, IN_FLIGHT_PER_WORKER * workers)}
-        while running:
-            done = next(as_completed(running))
-            running.discard(done)
-            following = next(waiting, None)
-            if following is not None:
-                running.add(pool.submit(func, following))
-            yield done.result()
+    with LocalPool(jobs=jobs, start=start) as pool:
+        yield from pool.run(func, tasks)
 
 
 def _connect(stack: ExitStack, scheduler: str | None, workers: int) -> Any:

@@ -51,7 +51,7 @@ from subagent_catalog.read.discover import list_top, top_entry
 from subagent_catalog.read.jsvalue import frame_text
 from subagent_catalog.read.paths import Compression, CompressionOption
 from subagent_catalog.store.codec import reader_digest
-from subagent_catalog.store.distributed import EngineError, RootNotVisibleError, _connect, run_dask, run_local
+from subagent_catalog.store.distributed import EngineError, LocalPool, RootNotVisibleError, _connect, run_dask
 from subagent_catalog.store.layout import (
     ARCHIVE_FORMAT,
     PARQUET_CODEC,
@@ -82,6 +82,9 @@ from subagent_catalog.store.tasks import (
 BATCH_SIZE = 256
 """Most files per read task (the default of ``batch_size``)."""
 
+MIN_BATCH = 64
+"""Fewest files per read task when planning by itself (fewer, larger parts for small corpora)."""
+
 TABLES = ("sessions", "descriptors", "problems", "events")
 
 
@@ -91,27 +94,28 @@ class _Runner:
     def __init__(self, stack: ExitStack, engine: Engine, scheduler: str | None, jobs: int | None, local: bool):
         if engine not in ("local", "dask"):
             raise ValueError(f"engine must be 'local' or 'dask', not {engine!r}")
-        self.engine, self.scheduler, self.jobs = engine, scheduler, jobs
-        self.start: Any = "fork" if local else "spawn"
+        self.engine, self.scheduler = engine, scheduler
         self.detail: dict[str, Any] = {"name": engine}
         self.workers_seen: set[str] = set()
         self.client: Any = None
+        self.pool: LocalPool | None = None
         if engine == "dask":
             self.client = _connect(stack, scheduler, jobs or 2)
             joined = len(self.client.scheduler_info().get("workers", {}))
             self.detail.update(scheduler=scheduler if scheduler is not None else "local-cluster", workers=joined)
         else:
-            self.detail["workers"] = jobs or os.cpu_count() or 1
+            self.pool = stack.enter_context(LocalPool(jobs=jobs, start="fork" if local else "spawn"))
+            self.detail["workers"] = self.pool.workers
 
     @property
     def workers(self) -> int:
         return max(1, int(self.detail.get("workers") or 1))
 
     def map(self, func: Callable[[Any], Any], tasks: list[Any]) -> Iterator[Any]:
-        if self.engine == "dask":
+        if self.pool is None:
             results = run_dask(func, tasks, scheduler=self.scheduler, client=self.client)
         else:
-            results = run_local(func, tasks, jobs=self.jobs, start=self.start)
+            results = self.pool.run(func, tasks)
         try:
             for result in results:
                 if getattr(result, "reader", reader_digest()) != reader_digest():
@@ -446,7 +450,7 @@ def _export(
     suspicious = _suspicious_names(location, names_parts, data_dir, 1 + len(walks))
     next_task = 2 + len(walks)
 
-    batch = batch_size if batch_size is not None else max(1, min(BATCH_SIZE, math.ceil(total / (runner.workers * 4))))
+    batch = batch_size or min(BATCH_SIZE, max(MIN_BATCH, math.ceil(total / (runner.workers * 4))))
     reads = _plan_reads(job, counts, walk_part, names_parts, suspicious, reuse, batch=batch, first_task=next_task)
     next_task += len(reads)
     results: dict[int, ReadResult] = {}

@@ -8,6 +8,7 @@ its mark and the matching entry of ``tests.fuzz.invariants.KNOWN_ISSUES``.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -480,6 +481,7 @@ def test_an_export_whose_every_worker_is_lost_gives_up_with_an_engine_error(
 
     for index in range(3):
         write_session(tmp_path / "corpus", header(f"s{index}", created_at=index + 1), [], "none")
+    previous = export_archive(tmp_path / "corpus", tmp_path / "out", jobs=1)
     monkeypatch.setattr(engine, "WORKER_LOST_SECONDS", 1.0)
     monkeypatch.setattr(engine, "WORKER_CHECK_SECONDS", 0.2)
     with (
@@ -511,6 +513,9 @@ def test_an_export_whose_every_worker_is_lost_gives_up_with_an_engine_error(
         assert not worker.is_alive(), "the export still waits for a worker after 60 s"
     assert len(raised) == 1 and isinstance(raised[0], engine.EngineError), raised
     assert re.match(r"no Dask worker .* has been alive for 1 s while 1 task\(s\) wait \(hint: ", str(raised[0]))
+    # the previous generation is intact and nothing new is visible
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text()) == previous
+    assert sorted(os.listdir(tmp_path / "out")) == [".lock", "gen-000001", "manifest.json"]
 
 
 @pytest.mark.parametrize("exact", [False, True])

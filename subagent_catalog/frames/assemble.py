@@ -81,6 +81,7 @@ def assemble(
         probes=probes,
         index=NameIndex.build(found.project_names),
         holders=holders_in(found.project_names),
+        polars=True,
     )
     chunks.add_entries((0, index, entry, None) for index, entry in enumerate(found.entries))
     events: list[pl.DataFrame] = []

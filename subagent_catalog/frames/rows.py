@@ -266,7 +266,9 @@ class Columns:
     """Rows of one schema collected as columns, turned into an Arrow table per ``flush``.
 
     Building uses pyarrow only, so it runs in forked workers (which must not
-    use Polars); ``frame()`` gives the Polars frame.
+    use Polars); ``frame()`` gives the Polars frame. With ``polars=True`` each
+    chunk becomes a Polars frame as it is flushed (its Arrow buffers are freed
+    at once, so the whole never exists twice).
 
     Examples:
         >>> cols = Columns({"a": pl.Int64, "b": pl.String})
@@ -277,10 +279,11 @@ class Columns:
         [(1, 'x\\ufffd'), (2, None)]
     """
 
-    def __init__(self, schema: dict[str, Any]) -> None:
+    def __init__(self, schema: dict[str, Any], *, polars: bool = False) -> None:
         self.schema = schema
         self.arrow = arrow_schema(schema)
         self.names = list(schema)
+        self.polars = polars
         self.values: list[list[Any]] = [[] for _ in self.names]
         self.chunks: list[Any] = []
 
@@ -303,21 +306,34 @@ class Columns:
         import pyarrow as pa
 
         if len(self):
-            arrays = [pa.array(values, type=field.type) for values, field in zip(self.values, self.arrow, strict=True)]
-            self.chunks.append(pa.Table.from_arrays(arrays, schema=self.arrow))
+            # Chunks headed for Polars are short-lived: the system allocator gives their memory back,
+            # where Arrow's default pool (mimalloc) would keep it.
+            pool = pa.system_memory_pool() if self.polars else None
+            arrays = [
+                pa.array(values, type=field.type, memory_pool=pool)
+                for values, field in zip(self.values, self.arrow, strict=True)
+            ]
+            table = pa.Table.from_arrays(arrays, schema=self.arrow)
             self.values = [[] for _ in self.names]
+            self.chunks.append(pl.from_arrow(table) if self.polars else table)
 
     def table(self) -> Any:
-        """Every chunk flushed so far as one Arrow table (not copied)."""
+        """Every chunk flushed so far as one Arrow table (not copied; not with ``polars=True``)."""
         import pyarrow as pa
 
+        assert not self.polars, "the chunks are Polars frames"
         return pa.concat_tables(self.chunks) if self.chunks else self.arrow.empty_table()
 
     def frame(self) -> pl.DataFrame:
         """Every chunk flushed so far, as one Polars frame (empty with the schema when none)."""
-        frame = pl.from_arrow(self.table())
-        assert isinstance(frame, pl.DataFrame)
-        return frame
+        if not self.polars:
+            frame = pl.from_arrow(self.table())
+            assert isinstance(frame, pl.DataFrame)
+            return frame
+        if not self.chunks:
+            return pl.DataFrame(schema=self.schema)
+        frames: list[pl.DataFrame] = self.chunks
+        return pl.concat(frames, rechunk=False) if len(frames) > 1 else frames[0]
 
 
 class FrameChunks:
@@ -330,6 +346,7 @@ class FrameChunks:
         chunk_files: files per chunk.
         index: the names that can make an id's lookup fail (``None``: no lookups, ``lookup_error`` stays null).
         holders: which project directories hold some names (needed with ``index``).
+        polars: keep each chunk as a Polars frame (``frames()``; ``tables()`` is then not available).
 
     Examples:
         >>> file = SessionFile("/r/_no-cwd/a/session.jsonl", "_no-cwd", "a", True, 9, 0, 1, 1)
@@ -349,6 +366,7 @@ class FrameChunks:
         chunk_files: int = CHUNK_FILES,
         index: NameIndex | None = None,
         holders: Holders | None = None,
+        polars: bool = False,
     ) -> None:
         self.root = root
         self.compression = compression
@@ -356,9 +374,9 @@ class FrameChunks:
         self.chunk_files = chunk_files
         self.index = index
         self.holders = holders
-        self.sessions = Columns(SESSION_SCHEMA)
-        self.descriptors = Columns({**DESCRIPTOR_SCHEMA, "project_dir": pl.String, **DESCRIPTOR_KEYS})
-        self.problems = Columns({**PROBLEM_SCHEMA, "project_dir": pl.String, **PROBLEM_KEYS})
+        self.sessions = Columns(SESSION_SCHEMA, polars=polars)
+        self.descriptors = Columns({**DESCRIPTOR_SCHEMA, "project_dir": pl.String, **DESCRIPTOR_KEYS}, polars=polars)
+        self.problems = Columns({**PROBLEM_SCHEMA, "project_dir": pl.String, **PROBLEM_KEYS}, polars=polars)
         self.first_error: tuple[int, str, str] | None = None
         self._lookups: list[tuple[int, str, str, str, str]] = []
         self._lookup_column = self.sessions.names.index("lookup_error")

@@ -269,9 +269,12 @@ def _fix_duplicates(
     if not files.get("sessions"):
         return Duplicates([], [], [], []), writer
     scanned = _scan(location, files["sessions"], include_file_paths="_part")
+    listed = scanned.filter(pl.col("listed") & pl.col("session_id").is_not_null())
+    shared = listed.select("list_order", "session_id").filter(pl.col("session_id").is_duplicated()).collect()
+    if shared.height == 0:
+        return Duplicates([], [], [], []), writer
     found = (
-        scanned.filter(pl.col("listed") & pl.col("session_id").is_not_null())
-        .filter(pl.col("session_id").is_duplicated())
+        listed.filter(pl.col("list_order").is_in(shared["list_order"].implode()))
         .select("list_order", "session_id", "header_json", "path_bytes", "project_dir", "_part")
         .collect()
     )

@@ -33,7 +33,11 @@ def part_name(data_dir: str, table: str, project: str | None, task: int, index: 
     return f"{folder}/part-{task:06d}-{index:04d}.parquet"
 
 
-def encode_parquet(table: Any) -> bytes:
+SCRATCH_ROW_GROUP = 8192
+"""Rows per row group of the scratch tables: read tasks filter them by range, statistics skip the rest."""
+
+
+def encode_parquet(table: Any, *, row_group_size: int | None = None) -> bytes:
     """An Arrow table as Parquet bytes (zstd).
 
     Examples:
@@ -44,7 +48,7 @@ def encode_parquet(table: Any) -> bytes:
     import pyarrow.parquet as pq
 
     sink = io.BytesIO()
-    pq.write_table(table, sink, compression=PARQUET_CODEC)
+    pq.write_table(table, sink, compression=PARQUET_CODEC, row_group_size=row_group_size)
     return sink.getvalue()
 
 
@@ -95,5 +99,6 @@ class PartWriter:
             name = part_name(self.data_dir, table_name, project, self.task, self.count)
             self.count += 1
             self.files.setdefault(table_name, []).append(name)  # before writing: a failure removes what began
-            self.location.write_new(name, encode_parquet(rows))
+            size = SCRATCH_ROW_GROUP if table_name.startswith("_") else None
+            self.location.write_new(name, encode_parquet(rows, row_group_size=size))
             self.rows[table_name] = self.rows.get(table_name, 0) + rows.num_rows

@@ -302,8 +302,11 @@ class ReadResult(TaskResult):
 
 def _slice_files(job: Job, task: ReadTask) -> list[tuple[int, SessionFile]]:
     """The task's files as (list order, walk entry), from the walk's scratch parts."""
-    tops = sorted({piece.top_index for piece in task.slices})
-    table = read_parquet(job.location, task.walk_parts, filters=[("top_index", "in", tops)])
+    wanted = [
+        [("top_index", "=", piece.top_index), ("local_index", ">=", piece.start), ("local_index", "<", piece.stop)]
+        for piece in task.slices
+    ]
+    table = read_parquet(job.location, task.walk_parts, filters=wanted)
     own = log_name(job.compression)
     by_top = {piece.top_index: piece for piece in task.slices}
     out: list[tuple[int, SessionFile]] = []

@@ -66,7 +66,7 @@ fuzz-outputs: $(VENV)/.dev
 	$(BIN)/python -m tests.fuzz.outputs --cases $(N)
 
 test-scale: $(VENV)/.dev
-	$(BIN)/pytest -q -m scale tests/test_scale.py
+	$(BIN)/pytest -q -m scale tests/test_scale.py tests/test_object_store.py
 
 clean:
 	rm -rf $(VENV) report.html tests/artifacts site

@@ -100,6 +100,7 @@ def test_incremental_export_to_s3_rereads_only_the_changed_file(tmp_path: Path, 
     )
 
 
+@pytest.mark.scale
 def test_dask_workers_write_their_parts_to_s3(tmp_path: Path, s3: S3Server) -> None:
     from distributed import Client, LocalCluster
 

@@ -236,7 +236,15 @@ def _suspicious_names(location: Location, names_parts: list[str], data_dir: str,
         glob=False,
         storage_options=location.storage_options,
     )
-    multi = names.group_by("name").agg(pl.col("project_bytes").n_unique().alias("n")).filter(pl.col("n") > 1)
+    # Names grouped by their 64-bit hashes (8 bytes a name, not the text): a name in two project
+    # directories spans two top-level indexes; a collision only adds a candidate, checked exactly later.
+    spans = (
+        names.group_by(pl.col("name").hash(seed=0).alias("_name"))
+        .agg(pl.col("top_index").min().alias("low"), pl.col("top_index").max().alias("high"))
+        .filter(pl.col("low") != pl.col("high"))
+        .collect()
+    )
+    multi = names.filter(pl.col("name").hash(seed=0).is_in(spans["_name"].implode()))
     flat = names.filter(pl.col("name").bin.ends_with(b".jsonl") | pl.col("name").bin.ends_with(b".jsonl.zstd"))
     flat_names = flat.select("name").collect()["name"].to_list()
     stems = [name[: -len(".jsonl.zstd")] if name.endswith(b".zstd") else name[: -len(".jsonl")] for name in flat_names]
@@ -270,7 +278,13 @@ def _fix_duplicates(
         return Duplicates([], [], [], []), writer
     scanned = _scan(location, files["sessions"], include_file_paths="_part")
     listed = scanned.filter(pl.col("listed") & pl.col("session_id").is_not_null())
-    shared = listed.select("list_order", "session_id").filter(pl.col("session_id").is_duplicated()).collect()
+    # Ids compared by their 64-bit hashes first (8 bytes a session, not the text); true duplicates are
+    # then told apart exactly among the few candidates (find_duplicates).
+    shared = (
+        listed.select("list_order", pl.col("session_id").hash(seed=0).alias("_id"))
+        .filter(pl.col("_id").is_duplicated())
+        .collect()
+    )
     if shared.height == 0:
         return Duplicates([], [], [], []), writer
     found = (

@@ -57,7 +57,7 @@ WALK_SCHEMA: dict[str, Any] = {
 }
 """The ``_walk`` scratch table: one row per log found, exact names as bytes."""
 
-NAMES_SCHEMA: dict[str, Any] = {"project_bytes": pl.Binary, "name": pl.Binary}
+NAMES_SCHEMA: dict[str, Any] = {"top_index": pl.Int64, "project_bytes": pl.Binary, "name": pl.Binary}
 """The ``_names`` scratch table: every name in every readable project directory."""
 
 
@@ -234,7 +234,7 @@ def walk_task(task: WalkTask) -> WalkResult:
                 }
             )
         for item in sorted(found.names or ()):
-            names.add({"project_bytes": project_bytes, "name": os.fsencode(item)})
+            names.add({"top_index": top, "project_bytes": project_bytes, "name": os.fsencode(item)})
         chunks.add_entries((top, sub, entry, name) for sub, entry in enumerate(found.entries))
         failing = next(((sub, e.message, e.path) for sub, e in enumerate(found.entries) if e.fails_listing), None)
         mismatch = any(entry.kind == "encoding-mismatch" for entry in found.entries)

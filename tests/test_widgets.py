@@ -256,6 +256,33 @@ def test_search_narrows_reveals_and_clears(small: Corpus) -> None:
     assert not browser.filtering and browser.results == [] and browser.showing == "tree"
 
 
+def test_reveal_sends_the_scroll_before_the_detail(small: Corpus) -> None:
+    # the front end scrolls to the row while Python makes the (slower) detail pane
+    browser = CatalogBrowser(small)
+    sent: list[str] = []  # the trait updates in the order they go to the front end
+    send_state = browser.send_state
+
+    def record(key: Any = None) -> None:
+        sent.extend([key] if isinstance(key, str) else list(key or []))
+        send_state(key=key)
+
+    browser.send_state = record  # type: ignore[method-assign]
+    browser.reveal("g-under-review")
+    assert sent.index("tree_keys") < sent.index("scroll_to") < sent.index("selected") < sent.index("detail")
+    assert browser.detail_key == browser.selected == browser.find("g-under-review")
+    browser.selected = None
+    assert browser.detail_key is None and browser.detail == ""
+
+
+def test_tree_height_is_a_trait_with_a_floor(small: Corpus) -> None:
+    browser = CatalogBrowser(small)
+    assert browser.tree_height is None  # fitted to the rows and the room in view by the front end
+    browser.tree_height = 640
+    assert browser.tree_height == 640
+    with pytest.raises(traitlets.TraitError):
+        browser.tree_height = 40
+
+
 def results(browser: CatalogBrowser, corpus: Corpus) -> set[str]:
     return {corpus.sessions["session_id"][k] for k in browser.results}
 
@@ -296,7 +323,7 @@ def test_all_results_are_listed(big: Corpus) -> None:
     browser.search = "-c1-g1"
     assert len(browser.results) == BIG_ROOTS
     assert len(browser.result_keys) == 4 * BIG_ROOTS  # no paging: the front end scrolls them
-    assert "2000</b> matching sessions" in browser.results_label
+    assert "2,000</b> matching sessions" in browser.results_label
 
 
 # ------------------------------------------------------------------- browser: selection
@@ -355,6 +382,11 @@ def test_failing_listing_is_shown_and_browsable(failing: Corpus) -> None:
     assert "duplicate" in browser.banner
     ids = visible_ids(browser, failing)
     assert ids.count("R") == 2
+    # the duplicate upstream refuses (not listed, list_error set) is the red row that breaks the listing
+    rows = [browser.row(p) for p in browser.visible if visible_ids(browser, failing)[browser.visible.index(p)] == "R"]
+    errors = failing.sessions["list_error"].to_list()
+    breaking = [row for row in rows if errors[row["key"]] is not None]
+    assert len(breaking) == 1 and breaking[0]["style"] == "danger" and "fails the listing" in breaking[0]["text"]
     browser.expand(browser.visible[0])
     assert "kid" in visible_ids(browser, failing)
     browser.select_id("kid")
@@ -421,6 +453,8 @@ def test_dashboard_on_failing_listing(failing: Corpus) -> None:
     assert board.error is not None
     assert "Upstream listing fails" in board.header.value
     assert set(board.data["kind"].to_list()) == {"file"}
+    # healthy files are blue, not drawn as diagnostics
+    assert board.bar("ok · —").button_style == ""
     board.selected_dimension = "verdict"
     board.pick("ok")
     assert sorted(board.affected_ids) == ["R", "R", "kid"]

@@ -56,6 +56,19 @@ ORDERED_BY_VALUE = frozenset({"depth", "day", "version"})
 BINNED = frozenset(BINS)
 MAX_BARS = 40
 LABEL_PIXELS = 300
+NARROW_STYLE = """<style>
+.sc-dashboard { container-type: inline-size; }
+.sc-dashboard .sc-bar-label .widget-html-content > div { text-align: right; }
+@container (max-width: 520px) {
+  .sc-dashboard .sc-bar-row { flex-wrap: wrap; }
+  .sc-dashboard .sc-bar-label { flex: 1 1 100% !important; max-width: none !important; margin: 4px 0 0 !important; }
+  .sc-dashboard .sc-bar-label .widget-html-content > div {
+    text-align: left; white-space: normal !important; overflow-wrap: anywhere;
+  }
+  .sc-dashboard .sc-bar-track { flex-basis: 120px !important; }
+}
+</style>"""
+"""Below 520 px of dashboard width a bar's label goes on its own line above the bar (a container query)."""
 TABLE_ROWS = 200
 TABLE_COLUMNS = [
     "id",
@@ -217,6 +230,7 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         self, corpus: Corpus, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
     ) -> None:
         super().__init__(layout=widgets.Layout(width="100%"))
+        self.add_class("sc-dashboard")
         self.corpus = corpus
         self.data, self.error = population(corpus, semantics=semantics, live=live)
         self._bar_buttons: dict[tuple[str | None, str], widgets.Button] = {}
@@ -250,7 +264,9 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
             else f"{self.data.height} listed subagents ({semantics} semantics)"
         )
         self.header = widgets.HTML(
-            listing_error_html(corpus) + f'<div style="font-size:13px;margin:2px 0">counting {escape(scope)}</div>'
+            NARROW_STYLE
+            + listing_error_html(corpus)
+            + f'<div style="font-size:13px;margin:2px 0">counting {escape(scope)}</div>'
         )
         self.children = [
             self.header,
@@ -345,7 +361,7 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
             '<div style="width:100%;height:18px;background:#f6f8fa;border-radius:2px">'
             f'<div style="width:{share_of_peak}%;min-width:{1 if count else 0}px;height:18px;background:{colour};'
             'border-radius:2px"></div></div>',
-            layout=widgets.Layout(flex="1 1 360px", min_width="40px", max_width="480px", margin="0 6px 0 0"),
+            layout=widgets.Layout(flex="1 1 360px", min_width="120px", max_width="480px", margin="0 6px 0 0"),
         )
         button = widgets.Button(
             description=f"{count:,} · {share}",
@@ -356,7 +372,7 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         button.on_click(lambda _button: self.pick(value, split=split_value))
         self._bar_buttons[(split_value, value)] = button
         label = widgets.HTML(
-            f'<div style="font-family:monospace;font-size:12px;text-align:right;overflow:hidden;'
+            f'<div style="font-family:monospace;font-size:12px;overflow:hidden;'
             f'text-overflow:ellipsis;white-space:nowrap;width:100%" title="{escape(value)}">'
             f"{escape(value)}</div>",
             layout=widgets.Layout(
@@ -367,7 +383,11 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
                 overflow="hidden",
             ),
         )
-        return widgets.HBox([label, track, button], layout=widgets.Layout(align_items="center", width="100%"))
+        label.add_class("sc-bar-label")
+        track.add_class("sc-bar-track")
+        row = widgets.HBox([label, track, button], layout=widgets.Layout(align_items="center", width="100%"))
+        row.add_class("sc-bar-row")
+        return row
 
     def bar(self, value: str, *, split: str | None = None) -> widgets.Button:
         """The button drawn for a bar (to click it from code).

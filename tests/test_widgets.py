@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from array import array
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -218,6 +219,19 @@ def test_small_tree_marks_kinds(small: Corpus) -> None:
     assert "g-under-fork" in visible_ids(browser, small)
 
 
+def test_children_are_in_upstreams_sibling_order(tmp_path: Path) -> None:
+    # createdAt first; between siblings created in the same millisecond, the id in localeCompare order
+    write_session(tmp_path, header("P", created_at=T0, cwd="/p"), [], "none")
+    ids = {"b-late": T0 + 9, "b": T0 + 5, "A": T0 + 5, "a": T0 + 5, "Z": T0 + 5, "é": T0 + 5, "early": T0 + 1}
+    for sid, created in ids.items():
+        _child(tmp_path, sid, "P", created, descriptor("one-shot", label=sid), cwd="/p")
+    corpus = read_corpus(tmp_path, compression="none")
+    browser = CatalogBrowser(corpus)
+    shown = [corpus.sessions["session_id"][k] for k in browser.children_of(browser.find("P"))]
+    assert shown == list_children(corpus, "P")["id"].to_list()  # the catalog's order (upstream's collation)
+    assert shown[0] == "early" and shown[-1] == "b-late" and shown[1:6] != sorted(shown[1:6])  # not code points
+
+
 def test_cycle_members_are_reachable(tmp_path: Path) -> None:
     _child(tmp_path, "A", "B", T0, descriptor("one-shot"), cwd="/c")
     _child(tmp_path, "B", "A", T0 + 1, descriptor("one-shot"), cwd="/c")
@@ -342,6 +356,12 @@ def test_selecting_shows_list_agents_and_events(small: Corpus) -> None:
     assert info["event_count"] == small.sessions.filter(pl.col("session_id") == "R1")["event_count"][0]
     assert "assistant/chunk" in browser.detail  # packed chunks appear expanded
     assert "2026-" in browser.detail and str(T0) not in browser.detail
+    # times are UTC datetimes to the millisecond, never epoch milliseconds
+    created = datetime.fromtimestamp(T0 / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S.000 UTC")
+    assert f">{created}</td>" in browser.detail
+    row = small.sessions.filter(pl.col("session_id") == "R1").row(0, named=True)
+    span = (row["last_event_at"] - row["first_event_at"]).total_seconds()
+    assert f"({span:,.3f} s)</td>" in browser.detail
     assert small._events is None  # only the selected file was read
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 import polars as pl
@@ -35,6 +36,21 @@ def session_role(row: dict[str, Any], cat: dict[str, Any] | None) -> Role:
     if row["origin"] == "subagent":
         return "subagent"
     return "fork" if row["parent_session"] is not None else "session"
+
+
+def _when(value: Any) -> str | None:
+    """A UTC datetime as text with milliseconds and its zone (``None`` stays ``None``)."""
+    if not isinstance(value, datetime):
+        return None
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
+
+
+def _span(first: Any, last: Any) -> str | None:
+    """The first and last event times of a log and the time between them."""
+    if not (isinstance(first, datetime) and isinstance(last, datetime)):
+        return None
+    seconds = (last - first).total_seconds()
+    return f"{_when(first)} to {_when(last)} ({seconds:,.3f} s)"
 
 
 CHILDREN_SHOWN = 20
@@ -83,7 +99,8 @@ def detail_html(
         ("role", info["role"]),
         ("path", row["path"]),
         ("project", row["project_dir"]),
-        ("created", row["created_at"]),
+        ("created", _when(row["created_at"])),
+        ("events from", _span(row.get("first_event_at"), row.get("last_event_at"))),
         ("parentSession", row["parent_session"]),
         ("children", _children_text(info.get("children") or [])),
         ("origin", row["origin"]),

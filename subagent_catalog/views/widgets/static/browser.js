@@ -95,7 +95,9 @@ function render({ model, el }) {
   grip.title = "drag (or ↑ ↓) to resize the list; double-click (or Enter) to fit the space again";
   left.append(listbar, scroll, grip);
   const detail = h("div", "sc-detail");
-  detail.tabIndex = -1;
+  detail.tabIndex = 0; // a keyboard user scrolls it with the arrows
+  detail.setAttribute("role", "region");
+  detail.setAttribute("aria-label", "the selected session");
   body.append(left, detail);
   sessions.append(toolbar, body);
   const problems = h("div", "sc-problems");

@@ -393,6 +393,44 @@ def test_failing_listing_marks_the_breaking_file(lab: Lab, checks: Any) -> None:
     shot(page, "listing-fails")
 
 
+# ------------------------------------------------------------------ a dark theme
+
+
+CONTRAST = """el => {
+    const channel = v => (v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+    const lum = c => {
+        const [r, g, b] = c.match(/[\\d.]+/g).slice(0, 3).map(Number).map(channel);
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    let node = el, bg = 'rgba(0, 0, 0, 0)';
+    while (node && /rgba\\(0, 0, 0, 0\\)|transparent/.test(bg)) {
+        bg = getComputedStyle(node).backgroundColor;
+        node = node.parentElement;
+    }
+    const [a, b] = [lum(getComputedStyle(el).color), lum(bg)].sort((x, y) => y - x);
+    return (a + 0.05) / (b + 0.05);
+}"""
+
+
+def test_readable_in_a_dark_theme(lab: Lab, checks: Any) -> None:
+    # the rows, the pane and the dashboard's table have light backgrounds: the widgets stay light
+    page = checks
+    lab.run('browser.reveal("needle-0997"); board.pick("corrupt · no-descriptor")')
+    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
+    try:
+        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
+        page.wait_for_timeout(500)
+        detail_shows(page, "needle-0997")
+        for selector in (".sc-row.sc-selected .sc-label", ".sc-detail pre", ".sc-tab.sc-active", ".sc-table td"):
+            element = page.query_selector(selector)
+            assert element is not None, selector
+            assert element.evaluate(CONTRAST) >= 4.5, selector
+        shot(page, "dark-theme")
+    finally:
+        page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
+        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'", timeout=30_000)
+
+
 # ------------------------------------------------------------------ the dashboard
 
 

@@ -56,8 +56,9 @@ ORDERED_BY_VALUE = frozenset({"depth", "day", "version"})
 BINNED = frozenset(BINS)
 MAX_BARS = 40
 LABEL_PIXELS = 300
-NARROW_STYLE = """<style>
+DASHBOARD_STYLE = """<style>
 .sc-dashboard { container-type: inline-size; }
+.sc-dashboard .sc-table { background: #fff; color: #222; color-scheme: light; }
 .sc-dashboard .sc-bar-label .widget-html-content > div { text-align: right; }
 @container (max-width: 520px) {
   .sc-dashboard .sc-bar-row { flex-wrap: wrap; }
@@ -68,7 +69,8 @@ NARROW_STYLE = """<style>
   .sc-dashboard .sc-bar-track { flex-basis: 120px !important; }
 }
 </style>"""
-"""Below 520 px of dashboard width a bar's label goes on its own line above the bar (a container query)."""
+"""The table stays light in a dark theme (its rows have light backgrounds); below 520 px of dashboard width a
+bar's label goes on its own line above the bar (a container query)."""
 TABLE_ROWS = 200
 TABLE_COLUMNS = [
     "id",
@@ -258,13 +260,14 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         self.log_box.observe(lambda c: setattr(self, "log_scale", c["new"]), names="value")
         self.chart = widgets.VBox(layout=widgets.Layout(width="100%"))
         self.table = widgets.HTML("", layout=widgets.Layout(width="100%", overflow="auto"))
+        self.table.add_class("sc-table")
         scope = (
             "session files (the listing fails, so there are no catalog rows)"
             if self.error is not None
             else f"{self.data.height} listed subagents ({semantics} semantics)"
         )
         self.header = widgets.HTML(
-            NARROW_STYLE
+            DASHBOARD_STYLE
             + listing_error_html(corpus)
             + f'<div style="font-size:13px;margin:2px 0">counting {escape(scope)}</div>'
         )

@@ -361,7 +361,7 @@ def test_selecting_shows_list_agents_and_events(small: Corpus) -> None:
     assert f">{created}</td>" in browser.detail
     row = small.sessions.filter(pl.col("session_id") == "R1").row(0, named=True)
     span = (row["last_event_at"] - row["first_event_at"]).total_seconds()
-    assert f"({span:,.3f} s)</td>" in browser.detail
+    assert f"({span:,.3f}\u00a0s)</td>" in browser.detail
     assert small._events is None  # only the selected file was read
 
 

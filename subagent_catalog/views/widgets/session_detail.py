@@ -50,7 +50,7 @@ def _span(first: Any, last: Any) -> str | None:
     if not (isinstance(first, datetime) and isinstance(last, datetime)):
         return None
     seconds = (last - first).total_seconds()
-    return f"{_when(first)} to {_when(last)} ({seconds:,.3f} s)"
+    return f"{_when(first)} to {_when(last)} ({seconds:,.3f}\u00a0s)"
 
 
 CHILDREN_SHOWN = 20

@@ -23,6 +23,14 @@ function h(tag, cls, text) {
   return node;
 }
 
+// A keyboard stop: in the tab order, with its role and its name for assistive technology.
+function focusable(node, role, label) {
+  node.tabIndex = 0;
+  node.setAttribute("role", role);
+  node.setAttribute("aria-label", label);
+  return node;
+}
+
 // The index of `key` in `keys` nearest to `near` (a session can be drawn twice when ids repeat).
 function indexOfKey(keys, key, near) {
   if (key === null || key === undefined) return -1;
@@ -80,24 +88,15 @@ function render({ model, el }) {
   const listText = h("span", "sc-listtext");
   const switchButton = h("button", "sc-button sc-switch");
   listbar.append(listText, switchButton);
-  const scroll = h("div", "sc-scroll");
-  scroll.tabIndex = 0;
-  scroll.setAttribute("role", "tree");
-  scroll.setAttribute("aria-label", "sessions");
+  const scroll = focusable(h("div", "sc-scroll"), "tree", "sessions");
   const spacer = h("div", "sc-spacer");
   const empty = h("div", "sc-empty");
   scroll.append(spacer, empty);
-  const grip = h("div", "sc-grip");
-  grip.tabIndex = 0;
-  grip.setAttribute("role", "separator");
+  const grip = focusable(h("div", "sc-grip"), "separator", "list height");
   grip.setAttribute("aria-orientation", "horizontal");
-  grip.setAttribute("aria-label", "list height");
   grip.title = "drag (or ↑ ↓) to resize the list; double-click (or Enter) to fit the space again";
   left.append(listbar, scroll, grip);
-  const detail = h("div", "sc-detail");
-  detail.tabIndex = 0; // a keyboard user scrolls it with the arrows
-  detail.setAttribute("role", "region");
-  detail.setAttribute("aria-label", "the selected session");
+  const detail = focusable(h("div", "sc-detail"), "region", "the selected session"); // scrolls with the arrows
   body.append(left, detail);
   sessions.append(toolbar, body);
   const problems = h("div", "sc-problems");

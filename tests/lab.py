@@ -1,8 +1,11 @@
 """A JupyterLab server and headless Chromium, for the real-browser widget tests, screenshots and benchmark.
 
 ``Lab`` starts ``jupyter lab`` on a free port over a directory of notebooks
-(user settings in a scratch directory: no news toast, no windowed notebook),
-and ``Lab.notebook`` opens one in a Playwright page and runs all its cells.
+(user settings in a scratch directory: no news toast, no windowed notebook)
+and keeps one Playwright page on it. ``Lab.notebook`` opens a notebook in that
+page (closing the one before and shutting its kernel down), waits until its
+kernel is really ready, runs all cells and waits until every cell has run;
+``Lab.run`` executes code in the open notebook's kernel, as a new cell would.
 The kernel imports ``subagent_catalog`` from this checkout (``PYTHONPATH``).
 """
 
@@ -25,12 +28,33 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 T0 = 1_780_000_000_000
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 SETTINGS = {
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
 }
 HUB_CHILDREN = 1000
+
+# The open notebook's kernel is connected, has answered kernel_info and is idle (a run-all sent before
+# that is dropped: the cells stay "[ ]" and nothing runs, which made the first notebook of a busy
+# machine time out).
+KERNEL_READY = """async () => {
+    const panel = window.jupyterapp.shell.currentWidget;
+    if (!panel || !panel.sessionContext) return false;
+    await panel.sessionContext.ready;
+    const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
+    if (!kernel || kernel.connectionStatus !== 'connected') return false;
+    await kernel.info;
+    return kernel.status === 'idle';
+}"""
+PROMPTS = "() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')].map(p => p.textContent)"
 
 
 def chromium() -> str | None:
@@ -47,6 +71,15 @@ def missing_lab() -> str | None:
         except ImportError:
             return f"{module} is not installed: run `make test` (it installs .[dev]) or pip install {extra}"
     return None
+
+
+def lab_runs_here() -> bool:
+    """Whether the JupyterLab tests can run: Playwright, a Chromium, JupyterLab and anywidget are there."""
+    try:
+        __import__("playwright.sync_api")
+    except ImportError:
+        return False
+    return chromium() is not None and missing_lab() is None
 
 
 def _free_port() -> int:
@@ -88,12 +121,13 @@ def notebook(path: Path, sources: list[str]) -> Path:
 
 
 class Lab:
-    """A running JupyterLab over ``root_dir`` and a Playwright Chromium.
+    """A running JupyterLab over ``root_dir`` and one Playwright page on it.
 
-    Use as a context manager; ``notebook(name)`` returns a page with the notebook run.
+    Use as a context manager. Pass ``browser`` (a Playwright Chromium) to share
+    one with other tests; otherwise one is launched from ``chromium_path``.
     """
 
-    def __init__(self, root_dir: Path, *, chromium_path: str) -> None:
+    def __init__(self, root_dir: Path, *, chromium_path: str | None = None, browser: Any = None) -> None:
         self.root_dir = root_dir
         self.chromium_path = chromium_path
         self.port = _free_port()
@@ -102,7 +136,11 @@ class Lab:
         self.log = self._scratch / "server.log"
         self._server: subprocess.Popen[bytes] | None = None
         self._playwright: Any = None
-        self.browser: Any = None
+        self._own_browser = browser is None
+        self.browser: Any = browser
+        self._context: Any = None
+        self._page: Any = None
+        self.current: str | None = None  # the notebook open (and run) in the page
 
     def __enter__(self) -> Lab:
         settings = self._scratch / "settings"
@@ -131,11 +169,12 @@ class Lab:
         with open(self.log, "wb") as log:
             self._server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.root_dir)
         try:
-            self._wait_for_server()
-            from playwright.sync_api import sync_playwright
+            if self.browser is None:
+                from playwright.sync_api import sync_playwright
 
-            self._playwright = sync_playwright().start()
-            self.browser = self._playwright.chromium.launch(executable_path=self.chromium_path, args=CHROMIUM_ARGS)
+                self._playwright = sync_playwright().start()
+                self.browser = self._playwright.chromium.launch(executable_path=self.chromium_path, args=CHROMIUM_ARGS)
+            self._wait_for_server()
         except BaseException:
             self.__exit__(None, None, None)
             raise
@@ -154,7 +193,9 @@ class Lab:
         raise RuntimeError(f"jupyter lab did not answer in {timeout} s: {self.log.read_text(errors='replace')[-2000:]}")
 
     def __exit__(self, *_exc: object) -> None:
-        if self.browser is not None:
+        if self._context is not None:
+            self._context.close()
+        if self._own_browser and self.browser is not None:
             self.browser.close()
         if self._playwright is not None:
             self._playwright.stop()
@@ -166,50 +207,120 @@ class Lab:
                 self._server.kill()
         shutil.rmtree(self._scratch, ignore_errors=True)
 
-    def notebook(self, name: str, *, width: int = 1400, height: int = 1000, timeout: float = 240) -> Any:
-        """Open ``name`` in a new page, run all cells, wait until every cell has run; returns the page."""
-        page = self.browser.new_page(viewport={"width": width, "height": height})
-        page.goto(f"{self.url}/lab/tree/{name}?reset")  # ?reset: restore no tabs of earlier pages
-        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-        accept_kernel_dialog(page)
-        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", state="attached", timeout=60_000)
-        dismiss_toasts(page)
-        page.wait_for_function(
-            "() => window.jupyterapp && window.jupyterapp.commands.isEnabled('notebook:run-all-cells')"
-        )
-        started = """() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')]
-            .some(p => /\\[(\\*|\\d+)\\]/.test(p.textContent))"""
-        for _attempt in range(6):  # a run-all sent while the kernel session is still settling can be lost
-            accept_kernel_dialog(page, wait=1)
-            page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
-            try:
-                page.wait_for_function(started, timeout=8_000)
-                break
-            except Exception:
-                continue
-        page.wait_for_function(
-            """() => {
-                const prompts = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')];
-                return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p.textContent));
+    def page(self, *, width: int = 1400, height: int = 1000, sidebar: bool | None = None) -> Any:
+        """The one JupyterLab page (loaded on first use), at this viewport; ``sidebar``: open or close the left bar."""
+        if self._page is None:
+            self._context = self.browser.new_context(viewport={"width": width, "height": height})
+            self._page = self._context.new_page()
+            self._page.goto(f"{self.url}/lab?reset")  # ?reset: restore no tabs of earlier sessions
+            self._page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands", timeout=60_000)
+            self._page.evaluate("() => window.jupyterapp.restored")
+        elif self._page.viewport_size != {"width": width, "height": height}:
+            self._page.set_viewport_size({"width": width, "height": height})
+        if sidebar is not None:
+            self._page.evaluate(f"() => window.jupyterapp.shell.{'expandLeft' if sidebar else 'collapseLeft'}()")
+            self._page.wait_for_timeout(300)
+        return self._page
+
+    def notebook(
+        self,
+        name: str,
+        *,
+        width: int = 1400,
+        height: int = 1000,
+        sidebar: bool | None = False,
+        timeout: float = 240,
+        rerun: bool = False,
+    ) -> Any:
+        """Open ``name`` in the page and run all its cells (once: again only with ``rerun``); returns the page.
+
+        Any other open notebook is closed and its kernel shut down, so one kernel runs at a time.
+        """
+        page = self.page(width=width, height=height, sidebar=sidebar)
+        if self.current == name and not rerun:
+            return page
+        self.current = None
+        page.evaluate(
+            """async (path) => {
+                const app = window.jupyterapp;
+                for (const widget of [...app.shell.widgets('main')]) {
+                    if (widget.context) widget.context.model.dirty = false;  // no "save changes?" dialog
+                    if (widget.sessionContext) await widget.sessionContext.shutdown();
+                    widget.dispose();
+                }
+                const opened = await app.commands.execute('docmanager:open', {path, factory: 'Notebook'});
+                app.shell.activateById(opened.id);
+                await opened.context.ready;
             }""",
-            timeout=timeout * 1000,
+            name,
         )
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+        deadline = time.monotonic() + timeout
+        while True:
+            accept_kernel_dialog(page)
+            page.wait_for_function(KERNEL_READY, timeout=120_000, polling=250)
+            dismiss_toasts(page)
+            page.evaluate(
+                """async () => {
+                    await window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs');
+                    window.jupyterapp.commands.execute('notebook:run-all-cells');  // not awaited: it runs on
+                }"""
+            )
+            if self._wait_for_run(page, deadline):
+                break
         dismiss_toasts(page)
+        self.current = name
         return page
 
+    def _wait_for_run(self, page: Any, deadline: float) -> bool:
+        """Wait until every cell has run (True); False when the run-all was dropped (nothing ran, all idle)."""
+        idle_since: float | None = None
+        while time.monotonic() < deadline:
+            prompts = page.evaluate(PROMPTS)
+            if prompts and all(re.fullmatch(r"\[\d+\]:", p) for p in prompts):
+                return True
+            if any("*" in p or re.search(r"\d", p) for p in prompts):
+                idle_since = None
+            elif idle_since is None:
+                idle_since = time.monotonic()
+            elif time.monotonic() - idle_since > 10:
+                return False
+            time.sleep(0.2)
+        raise TimeoutError(f"{self.current or 'the notebook'}: not every cell ran: {page.evaluate(PROMPTS)}")
 
-def accept_kernel_dialog(page: Any, wait: float = 4) -> None:
-    """Accept the "Select Kernel" dialog JupyterLab shows for a notebook it has not opened before."""
+    def run(self, code: str, *, page: Any = None) -> str:
+        """Execute ``code`` in the open notebook's kernel (as a new cell would); returns what it printed.
+
+        Raises:
+            RuntimeError: the code raised (the message is the exception's).
+        """
+        result = (page or self._page).evaluate(
+            """async (code) => {
+                const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+                const future = kernel.requestExecute({code, store_history: false});
+                let out = '', error = null;
+                future.onIOPub = (msg) => {
+                    if (msg.header.msg_type === 'stream') out += msg.content.text;
+                    if (msg.header.msg_type === 'error') error = msg.content.ename + ': ' + msg.content.evalue;
+                };
+                await future.done;
+                return {out, error};
+            }""",
+            code,
+        )
+        if result["error"]:
+            raise RuntimeError(result["error"])
+        return str(result["out"])
+
+
+def accept_kernel_dialog(page: Any, wait: float = 1) -> None:
+    """Accept the "Select Kernel" dialog JupyterLab may show for a notebook it has not opened before."""
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         button = page.query_selector(".jp-Dialog .jp-mod-accept")
         if button is not None and button.is_visible():
             button.click()
             return
-        if page.query_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']") is not None:
-            time.sleep(0.5)
-            if page.query_selector(".jp-Dialog") is None:
-                return
         time.sleep(0.2)
 
 

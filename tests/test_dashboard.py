@@ -14,7 +14,7 @@ from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.synth.generate import generate
 from subagent_catalog.synth.writer import EventLog, descriptor, header, simple_child_events, write_session
 from subagent_catalog.views.widgets import DiagnosticsDashboard
-from subagent_catalog.views.widgets.dashboard import BAR_PIXELS, bar_width
+from subagent_catalog.views.widgets.dashboard import bar_share
 
 
 @pytest.fixture(scope="module")
@@ -45,43 +45,44 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
     return read_corpus(root, cache=False)
 
 
-def _track_width(board: DiagnosticsDashboard, value: str) -> int:
+def _bar_share(board: DiagnosticsDashboard, value: str) -> float:
+    """The drawn bar's length, in percent of its track."""
     for row in board.chart.children:
         children = getattr(row, "children", ())
         if len(children) == 3 and children[2] is board.bar(value):
-            widths = re.findall(r'<div style="width:(\d+)px;height:18px;background:#', children[1].value)
-            assert len(widths) == 2  # the track, then the bar
-            return int(widths[1])
+            bar = r'<div style="width:([\d.]+)%;min-width:(\d)px;height:18px;background:#'
+            shares = re.findall(bar, children[1].value)
+            assert len(shares) == 1 and shares[0][1] == "1"  # a bar that is not 0 keeps at least 1 px
+            return float(shares[0][0])
     raise AssertionError(f"no bar row for {value}")
 
 
-def test_bar_width_is_proportional() -> None:
-    widths = [bar_width(n, 36) for n in (1, 2, 36)]
-    assert widths == [BAR_PIXELS // 36, 2 * BAR_PIXELS // 36, BAR_PIXELS]
-    assert bar_width(0, 36) == 0 and bar_width(1, 100_000) == 1  # a lone value is still drawn
+def test_bar_share_is_proportional() -> None:
+    assert [bar_share(n, 36) for n in (1, 2, 36)] == [round(100 / 36, 3), round(200 / 36, 3), 100.0]
+    assert bar_share(0, 36) == 0 and 0 < bar_share(1, 100_000) < 0.01  # drawn at least 1 px wide (min-width)
 
 
 def test_bars_are_true_to_the_counts_with_shares(skewed: Corpus) -> None:
     board = DiagnosticsDashboard(skewed)
     counts = {value: count for _s, value, count in board.bars}
     assert counts == {"child": 36, "corrupt · no-descriptor": 2, "corrupt · unknown-descriptor-version": 1}
-    widths = {value: _track_width(board, value) for value in counts}
-    assert widths["child"] == BAR_PIXELS
-    assert widths["corrupt · no-descriptor"] == round(BAR_PIXELS * 2 / 36)
-    assert widths["corrupt · unknown-descriptor-version"] == round(BAR_PIXELS / 36)
+    shares = {value: _bar_share(board, value) for value in counts}
+    assert shares["child"] == 100
+    assert shares["corrupt · no-descriptor"] == pytest.approx(100 * 2 / 36, abs=1e-3)
+    assert shares["corrupt · unknown-descriptor-version"] == pytest.approx(100 / 36, abs=1e-3)
     assert board.bar("child").description == "36 · 92.3 %"
     assert board.bar("corrupt · no-descriptor").description == "2 · 5.1 %"
 
 
 def test_log_scale_makes_rare_values_visible(skewed: Corpus) -> None:
     board = DiagnosticsDashboard(skewed)
-    linear = _track_width(board, "corrupt · unknown-descriptor-version")
+    linear = _bar_share(board, "corrupt · unknown-descriptor-version")
     board.log_box.value = True
     assert board.log_scale
-    logged = _track_width(board, "corrupt · unknown-descriptor-version")
+    logged = _bar_share(board, "corrupt · unknown-descriptor-version")
     assert logged > 2 * linear
-    assert _track_width(board, "child") == BAR_PIXELS
-    assert _track_width(board, "corrupt · no-descriptor") > logged  # order is kept
+    assert _bar_share(board, "child") == 100
+    assert _bar_share(board, "corrupt · no-descriptor") > logged  # order is kept
 
 
 def test_distribution_dimensions_are_ordered_bins(generated: Corpus) -> None:

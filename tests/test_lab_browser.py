@@ -5,6 +5,12 @@ Run with ``pytest -m browser tests/test_lab_browser.py``. Like
 (``make browser-deps`` installs Debian's) or no Playwright; a missing
 JupyterLab or anywidget is a failure (both are dev extras). Screenshots go to
 tests/artifacts/.
+
+Cost: one JupyterLab server and one page serve every test (``tests/lab.py``),
+and every test after the example notebooks works on one notebook, ``checks``
+(a 5,000-session corpus with a 1,000-child hub, the dashboard, a corpus whose
+listing fails), run once: each test puts the widgets back in their first state
+from the kernel instead of restarting it.
 """
 
 from __future__ import annotations
@@ -17,23 +23,41 @@ from typing import Any
 
 import pytest
 
-from tests.lab import REPO, Lab, box, chromium, errors_in, missing_lab, notebook, write_lab_corpus
+from tests.lab import REPO, Lab, box, errors_in, missing_lab, notebook, write_lab_corpus
 
 pytestmark = pytest.mark.browser
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 EXAMPLES = sorted(p.name for p in (REPO / "notebooks").glob("*.ipynb"))
-BROWSE = """\
+CHECKS = [
+    """\
 from subagent_catalog.corpus import read_corpus
-from subagent_catalog.widgets import CatalogBrowser
+from subagent_catalog.widgets import CatalogBrowser, DiagnosticsDashboard
 corpus = read_corpus("corpus", compression="none")
 browser = CatalogBrowser(corpus)
-browser"""
-DASHBOARD = """\
-from subagent_catalog.corpus import read_corpus
-from subagent_catalog.widgets import DiagnosticsDashboard
+browser""",
+    """\
 board = DiagnosticsDashboard(read_corpus("data/sample"))
-board"""
+board""",
+    """\
+failing = CatalogBrowser(read_corpus("failing", compression="none"))
+failing""",
+]
+RESET = (
+    "browser.clear_filters(); browser.expanded = []; browser.selected = None; browser.tree_height = None; "
+    "browser.tab = 'sessions'; board.clear_selection()"
+)
+BROWSER = "document.querySelector('.sc-browser')"  # the big browser: the first widget of the notebook
+
+
+def write_failing_corpus(root: Path) -> None:
+    """The same subagent id in two project directories: upstream's whole listing fails."""
+    from subagent_catalog.synth.writer import descriptor, header, simple_child_events, write_session
+
+    write_session(root, header("run-1", created_at=1_767_225_600_000, cwd="/home/dev/app"), [], "none")
+    for n, cwd in enumerate(["/home/dev/app", "/home/dev/other"]):
+        head = header("helper", created_at=1_767_225_601_000 + n, cwd=cwd, parent="run-1", subagent=True)
+        write_session(root, head, simple_child_events("helper", descriptor("continuable", label="Helper")), "none")
 
 
 @pytest.fixture(scope="module")
@@ -42,22 +66,36 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     shutil.copytree(REPO / "notebooks", root / "notebooks")  # run copies: autosave never touches the repo
     (root / "data").symlink_to(REPO / "data")
     ids = write_lab_corpus(root / "corpus")
-    notebook(root / "browse.ipynb", [BROWSE])
-    notebook(root / "dashboard.ipynb", [DASHBOARD])
+    write_failing_corpus(root / "failing")
+    notebook(root / "checks.ipynb", CHECKS)
     return {"root": root, "ids": ids}
 
 
 @pytest.fixture(scope="module")
-def lab(workspace: dict[str, Any]) -> Iterator[Lab]:
-    pytest.importorskip("playwright.sync_api")
-    found = chromium()
-    if found is None:
-        pytest.skip("no chromium (run `make browser-deps`)")
+def lab(workspace: dict[str, Any], chromium_browser: Any) -> Iterator[Lab]:
     problem = missing_lab()
     if problem is not None:
         pytest.fail(problem)
-    with Lab(workspace["root"], chromium_path=found) as running:
+    with Lab(workspace["root"], browser=chromium_browser) as running:
         yield running
+
+
+@pytest.fixture
+def checks(lab: Lab) -> Any:
+    """The checks notebook (run once), its widgets back in their first state, at 1,400 x 1,000 px."""
+    page = lab.notebook("checks.ipynb")
+    assert errors_in(page) == []
+    lab.run(RESET)
+    page.wait_for_function(f"() => {BROWSER}.querySelector('.sc-listtext').textContent === '4,000 rows'")
+    page.evaluate(
+        f"""() => {{
+            document.activeElement && document.activeElement.blur();
+            {BROWSER}.querySelector('.sc-scroll').scrollTop = 0;
+            document.querySelector('.jp-WindowedPanel-outer').scrollTop = 0;
+        }}"""
+    )
+    page.wait_for_selector(".sc-row .sc-label:not(:empty)")
+    return page
 
 
 def shot(page: Any, name: str) -> None:
@@ -78,111 +116,350 @@ def wait_for_row(page: Any, text: str, selector: str = ".sc-row") -> Any:
     return page.locator(selector, has_text=text).first
 
 
+def detail_shows(page: Any, text: str) -> None:
+    """Wait until the big browser's detail pane describes a session whose id contains ``text``."""
+    page.wait_for_function(
+        f"""text => {{ const d = {BROWSER}.querySelector('.sc-detail');
+            return !d.classList.contains('sc-loading') && d.textContent.includes(text); }}""",
+        arg=text,
+        timeout=30_000,
+    )
+
+
+def inside(inner: dict[str, float], outer: dict[str, float], slack: float = 1) -> bool:
+    return (
+        outer["y"] - slack <= inner["y"]
+        and inner["y"] + inner["height"] <= outer["y"] + outer["height"] + slack
+        and outer["x"] - slack <= inner["x"]
+        and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + slack
+    )
+
+
+# ------------------------------------------------------------------ the example notebooks
+
+
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_example_notebook_renders_its_widgets(lab: Lab, name: str) -> None:
-    page = lab.notebook(f"notebooks/{name}")
-    try:
-        assert errors_in(page) == []
-        page.wait_for_selector(".jp-OutputArea-output .widget-box, .jp-OutputArea-output .sc-browser", timeout=30_000)
-        widgets = page.query_selector_all(".jp-OutputArea-output > .sc-browser, .jp-OutputArea-output > .widget-box")
-        widgets += page.query_selector_all(".jp-OutputArea-output .sc-browser")
-        assert widgets, f"{name} shows no widget"
-        for widget in widgets:
-            widget.scroll_into_view_if_needed()
-            size = box(widget)
-            assert size["width"] > 200 and size["height"] > 50, f"{name}: a widget is drawn {size}"
-        for browser in page.query_selector_all(".sc-browser"):
-            browser.scroll_into_view_if_needed()
-            assert box(browser.query_selector(".sc-scroll"))["height"] > 200
-            page.wait_for_selector(".sc-row .sc-label:not(:empty)")
-            assert not any(t == "…" for t in row_texts(page)[:3]), "row labels never arrived"
-        shot(page, name.removesuffix(".ipynb"))
-    finally:
-        page.close()
+    # what tests/test_notebooks.py checks with nbclient (conftest runs each notebook once), and more
+    page = lab.notebook(f"notebooks/{name}", sidebar=True)
+    assert errors_in(page) == []
+    cells = page.eval_on_selector_all(".jp-Notebook .jp-CodeCell .jp-InputPrompt", "ps => ps.map(p => p.textContent)")
+    assert cells and all(c.strip("[]: ").isdigit() for c in cells), cells  # every code cell ran
+    page.wait_for_selector(".jp-OutputArea-output .widget-box, .jp-OutputArea-output .sc-browser", timeout=30_000)
+    widgets = page.query_selector_all(".jp-OutputArea-output > .widget-box")
+    widgets += page.query_selector_all(".jp-OutputArea-output .sc-browser")
+    assert widgets, f"{name} shows no widget"
+    for widget in widgets:
+        widget.scroll_into_view_if_needed()
+        size = box(widget)
+        assert size["width"] > 200 and size["height"] > 50, f"{name}: a widget is drawn {size}"
+    for browser in page.query_selector_all(".sc-browser"):
+        browser.scroll_into_view_if_needed()
+        assert box(browser.query_selector(".sc-scroll"))["height"] >= 200  # at least 8 rows' worth
+        page.wait_for_selector(".sc-row .sc-label:not(:empty)")
+        assert not any(t == "…" for t in row_texts(page)[:3]), "row labels never arrived"
+    shot(page, name.removesuffix(".ipynb"))
 
 
-def test_browser_scales_to_the_last_root_a_hub_and_a_search(lab: Lab, workspace: dict[str, Any]) -> None:
+# ------------------------------------------------------------------ the browser at scale
+
+
+def test_browser_scales_to_the_last_root_a_hub_and_a_search(lab: Lab, checks: Any, workspace: dict[str, Any]) -> None:
     ids = workspace["ids"]
-    page = lab.notebook("browse.ipynb")
+    page = checks
+    scroll = page.wait_for_selector(".sc-scroll")
+    assert box(scroll)["height"] > 200
+    wait_for_row(page, "run-00000")
+    assert page.inner_text(".sc-listtext") == "4,000 rows"
+
+    # the last of 4,000 roots: End in the focused list, then its label arrives
+    started = time.perf_counter()
+    page.click(".sc-row >> nth=0")
+    page.keyboard.press("End")
+    last = wait_for_row(page, ids["last_root"])
+    assert time.perf_counter() - started < 10
+    assert last.is_visible()
+    detail_shows(page, ids["last_root"])
+    page.keyboard.press("ArrowUp")  # keyboard navigation selects the row above
+    detail_shows(page, "run-03997")
+
+    # a 1,000-child hub: search it, expand it from the result (reveal in tree + expand)
+    page.fill(".sc-search", "hub-run")
+    page.keyboard.press("Enter")
+    result = wait_for_row(page, "hub-run  [session · 1000 below]")
+    assert page.inner_text(".sc-listtext").startswith("1 matching session ")
+    result.locator(".sc-toggle").click()
+    page.wait_for_function("() => document.querySelector('.sc-listtext').textContent === '5,000 rows'")
+    wait_for_row(page, "hub-child-0000")
+    assert page.locator(".sc-row.sc-selected", has_text="hub-run").is_visible()
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("PageDown")
+    shot(page, "hub")
+
+    # search and reveal a child deep in the hub
+    page.fill(".sc-search", "needle")
+    page.keyboard.press("Enter")
+    wait_for_row(page, ids["needle"]).locator(".sc-reveal").click()
+    selected = page.locator(".sc-row.sc-selected", has_text=ids["needle"])
+    selected.wait_for(state="visible", timeout=20_000)
+    assert inside(box(selected), box(scroll))
+    detail_shows(page, ids["needle"])
+    assert "back to the results (1)" in page.inner_text(".sc-listbar")
+    shot(page, "search-revealed")
+
+    # the detail pane is not clipped: nothing overflows it (texts wrap, wide tables scroll in their own box)
+    overflow = page.eval_on_selector(
+        ".sc-detail",
+        """d => [d.scrollWidth - d.clientWidth,
+            ...[...d.querySelectorAll('pre')].map(p => p.scrollWidth - p.clientWidth),
+            ...[...d.querySelectorAll('table')].map(t => t.getBoundingClientRect().right
+                                                     - d.getBoundingClientRect().right)]""",
+    )
+    assert max(overflow) <= 1, overflow
+
+    # at 800 px the detail pane goes below the tree
+    page.set_viewport_size({"width": 800, "height": 1000})
+    page.wait_for_timeout(300)
+    tree, detail = box(scroll), box(page.query_selector(".sc-detail"))
+    assert detail["y"] >= tree["y"] + tree["height"] - 1
+    filters = box(page.query_selector(".sc-filters"))
+    body = box(page.query_selector(".sc-browser"))
+    assert filters["x"] + filters["width"] <= body["x"] + body["width"] + 1  # the filter grid wraps
+    shot(page, "browser-800")
+
+
+# ------------------------------------------------------------------ state set from Python
+
+
+def test_state_set_from_python_shows_in_the_browser(lab: Lab, checks: Any) -> None:
+    page = checks
+    listtext = f"{BROWSER}.querySelector('.sc-listtext').textContent"
+    kind = f"{BROWSER}.querySelector('.sc-select[data-filter=kind]')"
+
+    # a search and a filter set in a kernel cell: the list, the box and the dropdown show them
+    lab.run('browser.kind = "subagent"; browser.search = "needle"')
+    page.wait_for_function(f"() => {listtext}.startsWith('1 matching session (search \"needle\", kind=subagent)')")
+    assert page.evaluate(f"() => {kind}.selectedOptions[0].textContent") == "subagent"
+    assert page.evaluate(f"() => {BROWSER}.querySelector('.sc-search').value") == "needle"
+    wait_for_row(page, "needle-0997  [one-shot — the needle]  ← hub-run")
+    lab.run("browser.clear_filters()")
+    page.wait_for_function(f"() => {listtext} === '4,000 rows'")
+    assert page.evaluate(f"() => [{kind}.value, {BROWSER}.querySelector('.sc-search').value]") == ["", ""]
+
+    # a value the dropdown does not offer is shown, not dropped; no match says so
+    lab.run("browser.depth = 7")
+    page.wait_for_function(f"() => {listtext}.startsWith('0 matching sessions (depth=7)')")
+    assert page.evaluate(f"() => {BROWSER}.querySelector('[data-filter=depth]').selectedOptions[0].textContent") == "7"
+    assert page.locator(".sc-empty").first.is_visible()
+    lab.run("browser.depth = None")
+    page.wait_for_function(f"() => {listtext} === '4,000 rows'")
+
+    # a selection from Python: the detail shows it, and its row is scrolled into view
+    lab.run('browser.selected = browser.find("run-03000")')
+    detail_shows(page, "run-03000")
+    row = page.locator(".sc-row.sc-selected", has_text="run-03000")
+    row.wait_for(state="visible")
+    assert inside(box(row), box(page.query_selector(".sc-scroll")))
+    y = box(row)["y"]
+
+    # a hub opened above it from Python: the rows in view and the keyboard cursor stay on their sessions
+    lab.run('browser.expand(str(browser.find("hub-run")))')
+    page.wait_for_function(f"() => {listtext} === '5,000 rows'")
+    assert abs(box(row)["y"] - y) <= 1
+    page.focus(".sc-scroll")
+    page.keyboard.press("ArrowDown")
+    detail_shows(page, "run-03001")
+
+    # collapsing it from Python keeps them too; then the tab
+    lab.run("browser.expanded = []")
+    page.wait_for_function(f"() => {listtext} === '4,000 rows'")
+    page.locator(".sc-row.sc-selected", has_text="run-03001").wait_for(state="visible")
+    lab.run('browser.tab = "problems"')
+    page.wait_for_function(f"() => {BROWSER}.querySelector('.sc-sessions').hidden")
+    assert page.locator(".sc-problems").first.is_visible()
+    lab.run('browser.tab = "sessions"')
+    page.wait_for_function(f"() => !{BROWSER}.querySelector('.sc-sessions').hidden")
+    shot(page, "python-state")
+
+
+# ------------------------------------------------------------------ the list's height
+
+
+def test_the_list_fits_the_room_and_resizes(lab: Lab, checks: Any) -> None:
+    page = checks
+    widget = page.query_selector(".sc-browser")
+    widget.evaluate("w => w.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(300)
+    panel = box(page.query_selector(".jp-WindowedPanel-outer"))
+    scroll = page.query_selector(".sc-scroll")
+    grip = page.query_selector(".sc-grip")
+    fitted = box(scroll)["height"]
+
+    # scrolled to its top, the whole browser is in view and the list takes the room the panel has
+    assert inside(box(widget), panel, slack=2)
+    assert fitted > 0.6 * panel["height"]
+    drawn = "() => document.querySelector('.sc-scroll').querySelectorAll('.sc-row').length"
+    assert page.evaluate(drawn) < 100  # 4,000 rows, still only the ones in view are drawn
+
+    # drag the grip 200 px up: the list follows and Python knows its height
+    handle = box(grip)
+    x, y = handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x, y - 200, steps=8)
+    page.mouse.up()
+    page.wait_for_function("h => document.querySelector('.sc-scroll').offsetHeight < h - 150", arg=fitted)
+    dragged = round(box(scroll)["height"])
+    assert abs(dragged - (fitted - 200)) <= 2
+    page.wait_for_function(f"() => {BROWSER}.querySelector('.sc-grip').getAttribute('aria-valuenow') == {dragged}")
+    assert lab.run("print(browser.tree_height)").strip() == str(dragged)
+
+    # set from Python: 1,500 px (taller than the window), still virtualized
+    lab.run("browser.tree_height = 1500")
+    page.wait_for_function("() => document.querySelector('.sc-scroll').offsetHeight === 1500")
+    assert page.evaluate(drawn) < 100
+    # the keyboard on the grip: ↑ takes two rows off
+    page.focus(".sc-grip")
+    page.keyboard.press("ArrowUp")
+    page.wait_for_function("() => document.querySelector('.sc-scroll').offsetHeight === 1448")
+    page.wait_for_function(f"() => {BROWSER}.querySelector('.sc-grip').getAttribute('aria-valuenow') == 1448")
+    assert lab.run("print(browser.tree_height)").strip() == "1448"
+    # a double click fits it to the room again
+    page.dblclick(".sc-grip")
+    page.wait_for_function("h => document.querySelector('.sc-scroll').offsetHeight === h", arg=round(fitted))
+    assert lab.run("print(browser.tree_height)").strip() == "None"
+
+    # a short list (3 rows) is 8 rows tall, not a fixed 600 px
+    small = page.locator(".sc-browser").nth(1).locator(".sc-scroll")
+    small.scroll_into_view_if_needed()
+    assert 200 <= box(small.element_handle())["height"] <= 220
+
+    # stacked at 800 px: the list takes about half the room, so the detail pane starts in view
+    page.set_viewport_size({"width": 800, "height": 1000})
+    widget.evaluate("w => w.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(400)
+    panel = box(page.query_selector(".jp-WindowedPanel-outer"))
+    tree, detail = box(scroll), box(page.query_selector(".sc-detail"))
+    assert detail["y"] >= tree["y"] + tree["height"] - 1  # below the list
+    assert detail["y"] + 100 <= panel["y"] + panel["height"]  # and its first lines are in view
+    shot(page, "list-stacked-800")
+
+
+# ------------------------------------------------------------------ keyboard
+
+
+def test_keys_typed_in_the_widget_stay_in_it(lab: Lab, checks: Any) -> None:
+    page = checks
+    cells = "() => document.querySelectorAll('.jp-Notebook .jp-Cell').length"
+    before = page.evaluate(cells)
+    page.click(".sc-row >> nth=2")
+    for key in ["d", "d", "a", "b", "m", "x", "Shift+M", "Shift+ArrowDown"]:  # JupyterLab command-mode keys
+        page.keyboard.press(key)
+    page.wait_for_timeout(300)
+    assert page.evaluate(cells) == before  # d d did not delete the widget's cell, a/b inserted none
+    assert page.locator(".sc-browser").count() == 2
+    assert page.evaluate("() => document.activeElement.classList.contains('sc-scroll')")  # focus stayed
+
+    # from the search box: ↓ goes to the results, Enter reveals the result in the tree
+    page.fill(".sc-search", "needle")
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("() => document.activeElement.classList.contains('sc-scroll')")
+    page.wait_for_function("() => document.querySelector('.sc-listtext').textContent.startsWith('1 matching')")
+    page.keyboard.press("Enter")
+    page.locator(".sc-row.sc-selected", has_text="needle-0997").wait_for(state="visible", timeout=20_000)
+    page.keyboard.press("ArrowLeft")  # to its parent, the hub
+    detail_shows(page, "hub-run")
+
+
+# ------------------------------------------------------------------ a failing listing
+
+
+def test_failing_listing_marks_the_breaking_file(lab: Lab, checks: Any) -> None:
+    page = checks
+    failing = page.locator(".sc-browser").nth(1)
+    failing.scroll_into_view_if_needed()
+    assert "Upstream listing fails" in failing.locator(".sc-banner").inner_text()
+    breaking = failing.locator(".sc-row.sc-danger")
+    breaking.wait_for(state="visible")
+    assert breaking.count() == 1 and "helper  [fails the listing]" in (breaking.text_content() or "")
+    breaking.click()
+    page.wait_for_function(
+        "() => document.querySelectorAll('.sc-browser')[1].querySelector('.sc-detail').textContent"
+        ".includes('duplicate JSONL session id')"
+    )
+    failing.locator(".sc-tab", has_text="Problems").click()
+    fatal = failing.locator(".sc-ptable tr.sc-fatal")
+    assert fatal.count() == 1 and "duplicate-id" in fatal.inner_text()
+    shot(page, "listing-fails")
+
+
+# ------------------------------------------------------------------ a dark theme
+
+
+CONTRAST = """el => {
+    const channel = v => (v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+    const lum = c => {
+        const [r, g, b] = c.match(/[\\d.]+/g).slice(0, 3).map(Number).map(channel);
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    let node = el, bg = 'rgba(0, 0, 0, 0)';
+    while (node && /rgba\\(0, 0, 0, 0\\)|transparent/.test(bg)) {
+        bg = getComputedStyle(node).backgroundColor;
+        node = node.parentElement;
+    }
+    const [a, b] = [lum(getComputedStyle(el).color), lum(bg)].sort((x, y) => y - x);
+    return (a + 0.05) / (b + 0.05);
+}"""
+
+
+def test_readable_in_a_dark_theme(lab: Lab, checks: Any) -> None:
+    # the rows, the pane and the dashboard's table have light backgrounds: the widgets stay light
+    page = checks
+    lab.run('browser.reveal("needle-0997"); board.pick("corrupt · no-descriptor")')
+    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
     try:
-        assert errors_in(page) == []
-        scroll = page.wait_for_selector(".sc-scroll")
-        assert box(scroll)["height"] > 200
-        wait_for_row(page, "run-00000")
-        assert page.inner_text(".sc-listtext") == "4,000 rows"
+        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
+        page.wait_for_timeout(500)
+        detail_shows(page, "needle-0997")
+        for selector in (".sc-row.sc-selected .sc-label", ".sc-detail pre", ".sc-tab.sc-active", ".sc-table td"):
+            element = page.query_selector(selector)
+            assert element is not None, selector
+            assert element.evaluate(CONTRAST) >= 4.5, selector
+        shot(page, "dark-theme")
+    finally:
+        page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
+        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'", timeout=30_000)
 
-        # the last of 4,000 roots: End in the focused list, then its label arrives
-        started = time.perf_counter()
-        page.click(".sc-row >> nth=0")
-        page.keyboard.press("End")
-        last = wait_for_row(page, ids["last_root"])
-        assert time.perf_counter() - started < 10
-        assert last.is_visible()
-        page.wait_for_function(
-            "id => document.querySelector('.sc-detail').textContent.includes(id)", arg=ids["last_root"]
-        )
-        page.keyboard.press("ArrowUp")  # keyboard navigation selects the row above
-        page.wait_for_function("() => document.querySelector('.sc-detail').textContent.includes('run-03997')")
 
-        # a 1,000-child hub: search it, expand it from the result (reveal in tree + expand)
-        page.fill(".sc-search", "hub-run")
-        page.keyboard.press("Enter")
-        result = wait_for_row(page, "hub-run  [session · 1000 below]")
-        assert "1 matching" in page.inner_text(".sc-listtext")
-        result.locator(".sc-toggle").click()
-        page.wait_for_function("() => document.querySelector('.sc-listtext').textContent === '5,000 rows'")
-        wait_for_row(page, "hub-child-0000")
-        assert page.locator(".sc-row.sc-selected", has_text="hub-run").is_visible()
-        page.keyboard.press("ArrowDown")
-        page.keyboard.press("PageDown")
-        shot(page, "hub")
+# ------------------------------------------------------------------ the dashboard
 
-        # search and reveal a child deep in the hub
-        page.fill(".sc-search", "needle")
-        page.keyboard.press("Enter")
-        wait_for_row(page, ids["needle"]).locator(".sc-reveal").click()
-        selected = page.locator(".sc-row.sc-selected", has_text=ids["needle"])
-        selected.wait_for(state="visible", timeout=20_000)
-        inside, view = box(selected), box(scroll)
-        assert view["y"] <= inside["y"] and inside["y"] + inside["height"] <= view["y"] + view["height"]
-        page.wait_for_function("id => document.querySelector('.sc-detail').textContent.includes(id)", arg=ids["needle"])
-        assert "back to the results (1)" in page.inner_text(".sc-listbar")
-        shot(page, "search-revealed")
 
-        # the detail pane is not clipped: nothing overflows it (texts wrap, wide tables scroll in their own box)
-        overflow = page.eval_on_selector(
-            ".sc-detail",
-            """d => [d.scrollWidth - d.clientWidth,
-                ...[...d.querySelectorAll('pre')].map(p => p.scrollWidth - p.clientWidth),
-                ...[...d.querySelectorAll('table')].map(t => t.getBoundingClientRect().right
-                                                         - d.getBoundingClientRect().right)]""",
-        )
-        assert max(overflow) <= 1, overflow
-
-        # at 800 px the detail pane goes below the tree
-        page.set_viewport_size({"width": 800, "height": 1000})
+def test_dashboard_bar_click_lists_the_sessions(lab: Lab, checks: Any) -> None:
+    page = checks
+    bar = page.wait_for_selector('button[title^="corrupt · no-descriptor:"]', timeout=30_000)
+    bar.scroll_into_view_if_needed()
+    assert box(bar)["height"] > 10
+    bar.click()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.jp-OutputArea-output table')]"
+        ".some(t => t.textContent.includes('header-only'))"
+    )
+    shot(page, "dashboard-bar")
+    # no bar's count is cut off, at 1,024 px with the side bar open nor at 390 px
+    clipped = """() => {
+        const out = [...document.querySelectorAll('.jp-OutputArea-output')]
+            .find(o => o.querySelector('button[title^="child:"]'));
+        const right = out.getBoundingClientRect().right;
+        return [...out.querySelectorAll('button[title*="sessions, "]')]
+            .filter(b => b.scrollWidth > b.clientWidth || b.getBoundingClientRect().right > right + 1)
+            .map(b => b.textContent);
+    }"""
+    labels_cut = """() => [...document.querySelectorAll('.sc-dashboard .sc-bar-label .widget-html-content > div')]
+        .filter(d => d.scrollWidth > d.clientWidth + 1).map(d => d.textContent)"""
+    for width, sidebar in ((1024, True), (390, False)):
+        lab.page(width=width, height=800, sidebar=sidebar)
+        bar.scroll_into_view_if_needed()
         page.wait_for_timeout(300)
-        tree, detail = box(scroll), box(page.query_selector(".sc-detail"))
-        assert detail["y"] >= tree["y"] + tree["height"] - 1
-        filters = box(page.query_selector(".sc-filters"))
-        body = box(page.query_selector(".sc-browser"))
-        assert filters["x"] + filters["width"] <= body["x"] + body["width"] + 1  # the filter grid wraps
-        shot(page, "browser-800")
-    finally:
-        page.close()
-
-
-def test_dashboard_bar_click_lists_the_sessions(lab: Lab) -> None:
-    page = lab.notebook("dashboard.ipynb")
-    try:
-        assert errors_in(page) == []
-        bar = page.wait_for_selector('button[title^="corrupt · no-descriptor:"]', timeout=30_000)
-        assert box(bar)["height"] > 10
-        bar.click()
-        page.wait_for_function(
-            "() => [...document.querySelectorAll('.jp-OutputArea-output table')]"
-            ".some(t => t.textContent.includes('header-only'))"
-        )
-        shot(page, "dashboard-bar")
-    finally:
-        page.close()
+        assert page.evaluate(clipped) == [], width
+        shot(page, f"dashboard-{width}")
+    assert page.evaluate(labels_cut) == []  # at 390 px each label has a line of its own, wrapped

@@ -1,4 +1,9 @@
-"""Execute the example notebooks (kernel ``python3``, cwd ``notebooks/``) and fail on any error."""
+"""Execute the example notebooks (kernel ``python3``, cwd ``notebooks/``) and fail on any error.
+
+When ``tests/test_lab_browser.py`` runs in the same session and JupyterLab can run here, it runs each
+notebook in a real JupyterLab and checks all this and more; ``tests/conftest.py`` then deselects the
+nbclient run of the same notebook, so each runs once.
+"""
 
 from __future__ import annotations
 

@@ -7,7 +7,6 @@ Chromium (``make browser-deps`` installs Debian's). Screenshots go to tests/arti
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,15 +25,6 @@ REPO = Path(__file__).resolve().parent.parent
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 SHARED = Path(os.environ.get("SUBAGENT_CATALOG_SHARED", REPO.parent / "shared"))
 T0 = 1_700_000_000_000
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--headless",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 TRAP = """
 window.__alerts = [];
 window.__pwned = 0;
@@ -51,22 +41,10 @@ HOSTILE_LABELS = [
 ]
 
 
-def _chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found:
-        return found
-    if os.path.exists("/usr/bin/chromium"):
-        return "/usr/bin/chromium"
-    pytest.skip("no chromium (run `make browser-deps`)")
-
-
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
+def browser(chromium_browser: Any) -> Any:
+    """The session's Chromium (tests/conftest.py), shared with the JupyterLab tests."""
+    return chromium_browser
 
 
 @dataclass

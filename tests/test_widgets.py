@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from array import array
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -218,6 +219,19 @@ def test_small_tree_marks_kinds(small: Corpus) -> None:
     assert "g-under-fork" in visible_ids(browser, small)
 
 
+def test_children_are_in_upstreams_sibling_order(tmp_path: Path) -> None:
+    # createdAt first; between siblings created in the same millisecond, the id in localeCompare order
+    write_session(tmp_path, header("P", created_at=T0, cwd="/p"), [], "none")
+    ids = {"b-late": T0 + 9, "b": T0 + 5, "A": T0 + 5, "a": T0 + 5, "Z": T0 + 5, "é": T0 + 5, "early": T0 + 1}
+    for sid, created in ids.items():
+        _child(tmp_path, sid, "P", created, descriptor("one-shot", label=sid), cwd="/p")
+    corpus = read_corpus(tmp_path, compression="none")
+    browser = CatalogBrowser(corpus)
+    shown = [corpus.sessions["session_id"][k] for k in browser.children_of(browser.find("P"))]
+    assert shown == list_children(corpus, "P")["id"].to_list()  # the catalog's order (upstream's collation)
+    assert shown[0] == "early" and shown[-1] == "b-late" and shown[1:6] != sorted(shown[1:6])  # not code points
+
+
 def test_cycle_members_are_reachable(tmp_path: Path) -> None:
     _child(tmp_path, "A", "B", T0, descriptor("one-shot"), cwd="/c")
     _child(tmp_path, "B", "A", T0 + 1, descriptor("one-shot"), cwd="/c")
@@ -254,6 +268,33 @@ def test_search_narrows_reveals_and_clears(small: Corpus) -> None:
     assert {small.sessions["session_id"][k] for k in browser.results} == {"c-beta"}
     browser.clear_filters()
     assert not browser.filtering and browser.results == [] and browser.showing == "tree"
+
+
+def test_reveal_sends_the_scroll_before_the_detail(small: Corpus) -> None:
+    # the front end scrolls to the row while Python makes the (slower) detail pane
+    browser = CatalogBrowser(small)
+    sent: list[str] = []  # the trait updates in the order they go to the front end
+    send_state = browser.send_state
+
+    def record(key: Any = None) -> None:
+        sent.extend([key] if isinstance(key, str) else list(key or []))
+        send_state(key=key)
+
+    browser.send_state = record  # type: ignore[method-assign]
+    browser.reveal("g-under-review")
+    assert sent.index("tree_keys") < sent.index("scroll_to") < sent.index("selected") < sent.index("detail")
+    assert browser.detail_key == browser.selected == browser.find("g-under-review")
+    browser.selected = None
+    assert browser.detail_key is None and browser.detail == ""
+
+
+def test_tree_height_is_a_trait_with_a_floor(small: Corpus) -> None:
+    browser = CatalogBrowser(small)
+    assert browser.tree_height is None  # fitted to the rows and the room in view by the front end
+    browser.tree_height = 640
+    assert browser.tree_height == 640
+    with pytest.raises(traitlets.TraitError):
+        browser.tree_height = 40
 
 
 def results(browser: CatalogBrowser, corpus: Corpus) -> set[str]:
@@ -296,7 +337,7 @@ def test_all_results_are_listed(big: Corpus) -> None:
     browser.search = "-c1-g1"
     assert len(browser.results) == BIG_ROOTS
     assert len(browser.result_keys) == 4 * BIG_ROOTS  # no paging: the front end scrolls them
-    assert "2000</b> matching sessions" in browser.results_label
+    assert "2,000</b> matching sessions" in browser.results_label
 
 
 # ------------------------------------------------------------------- browser: selection
@@ -315,6 +356,12 @@ def test_selecting_shows_list_agents_and_events(small: Corpus) -> None:
     assert info["event_count"] == small.sessions.filter(pl.col("session_id") == "R1")["event_count"][0]
     assert "assistant/chunk" in browser.detail  # packed chunks appear expanded
     assert "2026-" in browser.detail and str(T0) not in browser.detail
+    # times are UTC datetimes to the millisecond, never epoch milliseconds
+    created = datetime.fromtimestamp(T0 / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S.000 UTC")
+    assert f">{created}</td>" in browser.detail
+    row = small.sessions.filter(pl.col("session_id") == "R1").row(0, named=True)
+    span = (row["last_event_at"] - row["first_event_at"]).total_seconds()
+    assert f"({span:,.3f}\u00a0s)</td>" in browser.detail
     assert small._events is None  # only the selected file was read
 
 
@@ -355,6 +402,11 @@ def test_failing_listing_is_shown_and_browsable(failing: Corpus) -> None:
     assert "duplicate" in browser.banner
     ids = visible_ids(browser, failing)
     assert ids.count("R") == 2
+    # the duplicate upstream refuses (not listed, list_error set) is the red row that breaks the listing
+    rows = [browser.row(p) for p in browser.visible if visible_ids(browser, failing)[browser.visible.index(p)] == "R"]
+    errors = failing.sessions["list_error"].to_list()
+    breaking = [row for row in rows if errors[row["key"]] is not None]
+    assert len(breaking) == 1 and breaking[0]["style"] == "danger" and "fails the listing" in breaking[0]["text"]
     browser.expand(browser.visible[0])
     assert "kid" in visible_ids(browser, failing)
     browser.select_id("kid")
@@ -421,6 +473,8 @@ def test_dashboard_on_failing_listing(failing: Corpus) -> None:
     assert board.error is not None
     assert "Upstream listing fails" in board.header.value
     assert set(board.data["kind"].to_list()) == {"file"}
+    # healthy files are blue, not drawn as diagnostics
+    assert board.bar("ok · —").button_style == ""
     board.selected_dimension = "verdict"
     board.pick("ok")
     assert sorted(board.affected_ids) == ["R", "R", "kid"]

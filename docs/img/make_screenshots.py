@@ -50,12 +50,17 @@ from subagent_catalog.widgets import CatalogBrowser
 browser = CatalogBrowser(read_corpus("corpus", compression="none"))
 """
 SHOTS: dict[str, tuple[int, list[str]]] = {
-    # name: (viewport width, cells)
+    # name: (viewport width, cells); 1,024 px is shot with JupyterLab's side bar open, as a laptop shows it
     "catalog-browser": (1400, [SAMPLE, 'browser = CatalogBrowser(corpus)\nbrowser.reveal("no-descriptor")\nbrowser']),
+    "catalog-browser-1024": (
+        1024,
+        [SAMPLE, 'browser = CatalogBrowser(corpus)\nbrowser.reveal("garbage-line")\nbrowser'],
+    ),
     "catalog-browser-800": (
         800,
         [SAMPLE, 'browser = CatalogBrowser(corpus)\nbrowser.reveal("auth-refactor", expand=True)\nbrowser'],
     ),
+    "catalog-browser-390": (390, [SAMPLE, 'browser = CatalogBrowser(corpus)\nbrowser.kind = "diagnostic"\nbrowser']),
     "catalog-browser-hub": (1400, [BIG, 'browser.reveal("hub-run", expand=True)\nbrowser']),
     "catalog-browser-search": (1400, [BIG, 'browser.search = "needle"\nbrowser.reveal("needle-0997")\nbrowser']),
     "catalog-browser-listing-fails": (1400, [FAILING]),
@@ -63,36 +68,38 @@ SHOTS: dict[str, tuple[int, list[str]]] = {
         1400,
         [SAMPLE, 'board = DiagnosticsDashboard(corpus)\nboard.bar("corrupt · no-descriptor").click()\nboard'],
     ),
+    "diagnostics-dashboard-390": (
+        390,
+        [SAMPLE, 'board = DiagnosticsDashboard(corpus)\nboard.bar("corrupt · no-descriptor").click()\nboard'],
+    ),
 }
 
 
 def capture(lab: Lab, name: str, width: int, out: Path) -> None:
-    """Run the notebook ``name`` at ``width`` px and save its last output as ``out/name.png``."""
-    page = lab.notebook(f"{name}.ipynb", width=width, height=1100)
-    try:
-        if errors := errors_in(page):
-            raise RuntimeError(f"{name}: {errors}")
-        if name.startswith("catalog-browser"):
-            page.wait_for_selector(".sc-row .sc-label")
-            page.wait_for_function(
-                "() => ![...document.querySelectorAll('.sc-label')].some(l => l.textContent === '…')"
-            )
-        else:
-            page.wait_for_selector(".jp-OutputArea-output table", timeout=30_000)
-        page.wait_for_timeout(800)
-        output: Any = page.query_selector_all(".jp-OutputArea-output")[-1]
-        if width < 1000:  # a narrow window: the side bar closed, the whole window shot (the pane is below the tree)
-            page.evaluate("() => window.jupyterapp.shell.collapseLeft()")
-            page.wait_for_timeout(500)
-            output.evaluate("o => o.scrollIntoView({block: 'start'})")
-            page.wait_for_timeout(300)
-            page.screenshot(path=str(out / f"{name}.png"))
-        else:
-            output.scroll_into_view_if_needed()
-            output.screenshot(path=str(out / f"{name}.png"))
-        print(f"wrote {out / name}.png")
-    finally:
-        page.close()
+    """Run the notebook ``name`` at ``width`` px and save its last output as ``out/name.png``.
+
+    Below 1,000 px the side bar is closed and the window is shot (a narrow layout is read top to
+    bottom); at 1,024 px the side bar is open; wider, the output alone is shot.
+    """
+    page = lab.notebook(f"{name}.ipynb", width=width, height=1100 if width > 500 else 844, sidebar=1000 < width < 1200)
+    if errors := errors_in(page):
+        raise RuntimeError(f"{name}: {errors}")
+    if name.startswith("catalog-browser"):
+        page.wait_for_selector(".sc-row .sc-label")
+        page.wait_for_function("() => ![...document.querySelectorAll('.sc-label')].some(l => l.textContent === '…')")
+        page.wait_for_function("() => !document.querySelector('.sc-detail.sc-loading')")
+    else:
+        page.wait_for_selector(".jp-OutputArea-output table", timeout=30_000)
+    page.wait_for_timeout(800)
+    output: Any = page.query_selector_all(".jp-OutputArea-output")[-1]
+    if width < 1200:  # the window as the reader sees it, scrolled to the widget
+        output.evaluate("o => o.scrollIntoView({block: 'start'})")
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(out / f"{name}.png"))
+    else:
+        output.scroll_into_view_if_needed()
+        output.screenshot(path=str(out / f"{name}.png"))
+    print(f"wrote {out / name}.png")
 
 
 def main(argv: list[str] | None = None) -> int:

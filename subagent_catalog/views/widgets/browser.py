@@ -42,9 +42,15 @@ from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.frames.display import escape, listing_error_html, table_html
+from subagent_catalog.frames.display import escape, listing_error_html
 from subagent_catalog.read.jsvalue import parse_json
-from subagent_catalog.views.widgets.session_detail import ROLES, row_text, session_info, session_role
+from subagent_catalog.views.widgets.session_detail import (
+    ROLES,
+    problems_table_html,
+    row_text,
+    session_info,
+    session_role,
+)
 from subagent_catalog.views.widgets.session_tree import (
     SessionTree,
     filter_choices,
@@ -59,6 +65,8 @@ STATIC = Path(__file__).resolve().parent / "static"
 FILTERS = ("kind", "mode", "activity", "reason", "cause", "depth", "provider", "project")
 LABEL_BATCH = 400
 """At most this many row labels are answered per request (a viewport needs about 40)."""
+MIN_TREE_HEIGHT = 120
+"""The smallest list height (px) ``tree_height`` accepts (the front end's drag stops there too)."""
 
 
 def _buffer(values: Sequence[int], code: str = "i") -> bytes:
@@ -101,6 +109,12 @@ class CatalogBrowser(anywidget.AnyWidget):
     tab = traitlets.Enum(["sessions", "problems"], "sessions", help="the open tab").tag(sync=True)
     problem_kind = traitlets.Unicode(ANY, help="problems tab filter").tag(sync=True)
     filtering = traitlets.Bool(False, help="a search or filter is active").tag(sync=True)
+    tree_height = traitlets.Int(
+        None,
+        allow_none=True,
+        min=MIN_TREE_HEIGHT,
+        help="the list's height in px (the grip under it sets it); None: as tall as its rows, up to the room in view",
+    ).tag(sync=True)
     # what the front end draws (written by Python only)
     tree_keys = traitlets.Bytes(b"", help="session key of each drawn tree row (int32)").tag(sync=True)
     tree_depths = traitlets.Bytes(b"", help="depth of each drawn tree row (int32)").tag(sync=True)
@@ -116,6 +130,7 @@ class CatalogBrowser(anywidget.AnyWidget):
     problem_count = traitlets.Int(0).tag(sync=True)
     problems_html = traitlets.Unicode("").tag(sync=True)
     detail = traitlets.Unicode("", help="the detail pane of the selected session (HTML)").tag(sync=True)
+    detail_key = traitlets.Int(None, allow_none=True, help="the session the detail pane describes").tag(sync=True)
     # read back from Python
     visible = traitlets.List(traitlets.Unicode(), help="tree positions currently drawn, in order")
     results = traitlets.List(traitlets.Int(), help="sessions matching the search and filters")
@@ -329,13 +344,13 @@ class CatalogBrowser(anywidget.AnyWidget):
         parts = position.split("/")
         wanted = ["/".join(parts[:n]) for n in range(1, len(parts) + (1 if expand else 0))]
         missing = [p for p in wanted if p not in self.expanded]
-        with self.hold_trait_notifications():
-            if missing:
-                self.expanded = [*self.expanded, *missing]
-            self.showing = "tree"
-            if select:
-                self.selected = key
+        # the tree and the scroll go out first: the front end shows the row while the detail is made
+        if missing:
+            self.expanded = [*self.expanded, *missing]
+        self.showing = "tree"
         self.scroll_to = [self._position_index(position), self.scroll_to[1] + 1]
+        if select:
+            self.selected = key
         return position
 
     def find(self, session_id: str) -> int | None:
@@ -415,7 +430,8 @@ class CatalogBrowser(anywidget.AnyWidget):
             self.result_keys = _buffer(keys)
             self.result_flags = _buffer([1 if children(k) else 0 for k in keys], "B")
             self.results_label = (
-                f"<b>{len(keys)}</b> matching sessions ({escape(', '.join(p for p in (search, described) if p))})"
+                f"<b>{len(keys):,}</b> matching session{'' if len(keys) == 1 else 's'} "
+                f"({escape(', '.join(p for p in (search, described) if p))})"
             )
             self.showing = "results"
 
@@ -451,12 +467,14 @@ class CatalogBrowser(anywidget.AnyWidget):
 
     def _on_selected(self, change: dict[str, Any]) -> None:
         if change["new"] is None:
-            self.selected_info = {}
-            self.detail = ""
-            return
-        info, text = self._describe(int(change["new"]))
-        self.selected_info = info
-        self.detail = text
+            info: dict[str, Any] = {}
+            text = ""
+        else:
+            info, text = self._describe(int(change["new"]))
+        with self.hold_sync():
+            self.selected_info = info
+            self.detail = text
+            self.detail_key = change["new"]
 
     def _agents_text(self, session_id: Any, scope: Literal["children", "descendants"]) -> str:
         try:
@@ -502,11 +520,4 @@ class CatalogBrowser(anywidget.AnyWidget):
             ],
             descending=[True, False],
         )
-        styles = ["background:#fdecee" if fails else "" for fails in problems["fails_listing"].head(200).to_list()]
-        self.problems_html = table_html(
-            problems,
-            max_rows=200,
-            columns=["scope", "kind", "severity", "fails_listing", "session_id", "line", "message", "path"],
-            caption=f"{problems.height} problems" + (" (listing-fatal first)" if self.corpus.listing_error else ""),
-            row_styles=styles,
-        )
+        self.problems_html = problems_table_html(problems, root=self.corpus.root, total=self.corpus.problems.height)

@@ -55,8 +55,22 @@ DIMENSIONS: dict[str, str] = {
 ORDERED_BY_VALUE = frozenset({"depth", "day", "version"})
 BINNED = frozenset(BINS)
 MAX_BARS = 40
-BAR_PIXELS = 360
 LABEL_PIXELS = 300
+DASHBOARD_STYLE = """<style>
+.sc-dashboard { container-type: inline-size; }
+.sc-dashboard .sc-table { background: #fff; color: #222; color-scheme: light; }
+.sc-dashboard .sc-bar-label .widget-html-content > div { text-align: right; }
+@container (max-width: 520px) {
+  .sc-dashboard .sc-bar-row { flex-wrap: wrap; }
+  .sc-dashboard .sc-bar-label { flex: 1 1 100% !important; max-width: none !important; margin: 4px 0 0 !important; }
+  .sc-dashboard .sc-bar-label .widget-html-content > div {
+    text-align: left; white-space: normal !important; overflow-wrap: anywhere;
+  }
+  .sc-dashboard .sc-bar-track { flex-basis: 120px !important; }
+}
+</style>"""
+"""The table stays light in a dark theme (its rows have light backgrounds); below 520 px of dashboard width a
+bar's label goes on its own line above the bar (a container query)."""
 TABLE_ROWS = 200
 TABLE_COLUMNS = [
     "id",
@@ -168,19 +182,25 @@ def population(
     return frame.select("id", "parent", "kind", "label", "cause_detail", "path", *DIMENSIONS, *numbers), error
 
 
-def bar_width(count: int, peak: int, *, log_scale: bool = False) -> int:
-    """A bar's length in pixels: proportional to ``count`` (or to ``log(1 + count)``); at least 1 px when not 0.
+def bar_share(count: int, peak: int, *, log_scale: bool = False) -> float:
+    """A bar's length as a percentage of its track: ``count / peak`` (or ``log(1 + count) / log(1 + peak)``).
+
+    The track stretches with the widget; a bar that is not 0 is drawn at least 1 px wide.
 
     Examples:
-        >>> [bar_width(n, 36) for n in (0, 1, 2, 36)]
-        [0, 10, 20, 360]
-        >>> bar_width(1, 10_000), bar_width(1, 10_000, log_scale=True)
-        (1, 27)
+        >>> [bar_share(n, 36) for n in (0, 1, 2, 36)]
+        [0.0, 2.778, 5.556, 100.0]
+        >>> bar_share(1, 10_000), bar_share(1, 10_000, log_scale=True)
+        (0.01, 7.526)
     """
     if count <= 0 or peak <= 0:
-        return 0
+        return 0.0
     scaled = math.log1p(count) / math.log1p(peak) if log_scale else count / peak
-    return max(1, round(BAR_PIXELS * scaled))
+    return round(100 * scaled, 3)
+
+
+HEALTHY = frozenset({"child", "—", "ok", "ok · —"})
+"""Bar values that are not diagnostics (a healthy child; a file read ``ok`` with no cause when the listing fails)."""
 
 
 class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
@@ -212,6 +232,7 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         self, corpus: Corpus, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
     ) -> None:
         super().__init__(layout=widgets.Layout(width="100%"))
+        self.add_class("sc-dashboard")
         self.corpus = corpus
         self.data, self.error = population(corpus, semantics=semantics, live=live)
         self._bar_buttons: dict[tuple[str | None, str], widgets.Button] = {}
@@ -239,13 +260,16 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         self.log_box.observe(lambda c: setattr(self, "log_scale", c["new"]), names="value")
         self.chart = widgets.VBox(layout=widgets.Layout(width="100%"))
         self.table = widgets.HTML("", layout=widgets.Layout(width="100%", overflow="auto"))
+        self.table.add_class("sc-table")
         scope = (
             "session files (the listing fails, so there are no catalog rows)"
             if self.error is not None
             else f"{self.data.height} listed subagents ({semantics} semantics)"
         )
         self.header = widgets.HTML(
-            listing_error_html(corpus) + f'<div style="font-size:13px;margin:2px 0">counting {escape(scope)}</div>'
+            DASHBOARD_STYLE
+            + listing_error_html(corpus)
+            + f'<div style="font-size:13px;margin:2px 0">counting {escape(scope)}</div>'
         )
         self.children = [
             self.header,
@@ -331,34 +355,42 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         self.bars = drawn
 
     def _bar(self, split_value: str | None, value: str, count: int, peak: int, total: int) -> widgets.HBox:
-        width = bar_width(count, peak, log_scale=self.log_scale)
-        diagnostic = value not in ("child", "—", "ok") and self.selected_dimension in (
-            "reason_cause",
-            "reason",
-            "cause",
-        )
+        # label | track (stretches with the widget; the bar is a share of it) | count button (never shrinks)
+        share_of_peak = bar_share(count, peak, log_scale=self.log_scale)
+        diagnostic = value not in HEALTHY and self.selected_dimension in ("reason_cause", "reason", "cause")
         colour = "#f58518" if diagnostic else "#4c78a8"
         share = f"{100 * count / total:.1f} %" if total else "—"
         track = widgets.HTML(
-            f'<div style="width:{BAR_PIXELS}px;height:18px;background:#f6f8fa;border-radius:2px">'
-            f'<div style="width:{width}px;height:18px;background:{colour};border-radius:2px"></div></div>',
-            layout=widgets.Layout(width=f"{BAR_PIXELS}px", min_width="60px", margin="0 6px 0 0"),
+            '<div style="width:100%;height:18px;background:#f6f8fa;border-radius:2px">'
+            f'<div style="width:{share_of_peak}%;min-width:{1 if count else 0}px;height:18px;background:{colour};'
+            'border-radius:2px"></div></div>',
+            layout=widgets.Layout(flex="1 1 360px", min_width="120px", max_width="480px", margin="0 6px 0 0"),
         )
         button = widgets.Button(
             description=f"{count:,} · {share}",
             tooltip=f"{value}: {count} sessions, {share} of {total} (click to list them)",
             button_style="warning" if diagnostic else "",
-            layout=widgets.Layout(width="auto", height="24px", min_width="96px"),
+            layout=widgets.Layout(width="auto", height="24px", min_width="96px", flex="0 0 auto"),
         )
         button.on_click(lambda _button: self.pick(value, split=split_value))
         self._bar_buttons[(split_value, value)] = button
         label = widgets.HTML(
-            f'<div style="font-family:monospace;font-size:12px;text-align:right;overflow:hidden;'
-            f'text-overflow:ellipsis;white-space:nowrap" title="{escape(value)}">'
+            f'<div style="font-family:monospace;font-size:12px;overflow:hidden;'
+            f'text-overflow:ellipsis;white-space:nowrap;width:100%" title="{escape(value)}">'
             f"{escape(value)}</div>",
-            layout=widgets.Layout(width=f"{LABEL_PIXELS}px", min_width="120px", margin="0 8px 0 0"),
+            layout=widgets.Layout(
+                flex=f"0 1 {LABEL_PIXELS}px",
+                min_width="72px",
+                max_width=f"{LABEL_PIXELS}px",
+                margin="0 8px 0 0",
+                overflow="hidden",
+            ),
         )
-        return widgets.HBox([label, track, button], layout=widgets.Layout(align_items="center"))
+        label.add_class("sc-bar-label")
+        track.add_class("sc-bar-track")
+        row = widgets.HBox([label, track, button], layout=widgets.Layout(align_items="center", width="100%"))
+        row.add_class("sc-bar-row")
+        return row
 
     def bar(self, value: str, *, split: str | None = None) -> widgets.Button:
         """The button drawn for a bar (to click it from code).

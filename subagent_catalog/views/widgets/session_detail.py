@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 import polars as pl
@@ -35,6 +36,21 @@ def session_role(row: dict[str, Any], cat: dict[str, Any] | None) -> Role:
     if row["origin"] == "subagent":
         return "subagent"
     return "fork" if row["parent_session"] is not None else "session"
+
+
+def _when(value: Any) -> str | None:
+    """A UTC datetime as text with milliseconds and its zone (``None`` stays ``None``)."""
+    if not isinstance(value, datetime):
+        return None
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
+
+
+def _span(first: Any, last: Any) -> str | None:
+    """The first and last event times of a log and the time between them."""
+    if not (isinstance(first, datetime) and isinstance(last, datetime)):
+        return None
+    seconds = (last - first).total_seconds()
+    return f"{_when(first)} to {_when(last)} ({seconds:,.3f}\u00a0s)"
 
 
 CHILDREN_SHOWN = 20
@@ -83,7 +99,8 @@ def detail_html(
         ("role", info["role"]),
         ("path", row["path"]),
         ("project", row["project_dir"]),
-        ("created", row["created_at"]),
+        ("created", _when(row["created_at"])),
+        ("events from", _span(row.get("first_event_at"), row.get("last_event_at"))),
         ("parentSession", row["parent_session"]),
         ("children", _children_text(info.get("children") or [])),
         ("origin", row["origin"]),
@@ -165,7 +182,8 @@ def detail_html(
     elif info.get("events_error"):
         parts.append(text_html(str(info["events_error"]), caption="events unavailable"))
     head = events.head(EVENT_HEAD).with_columns(
-        pl.col("time_ms").cast(pl.Datetime("ms", "UTC")).alias("time"), pl.col("data").str.slice(0, 100)
+        pl.col("time_ms").cast(pl.Datetime("ms", "UTC")).dt.strftime("%Y-%m-%d %H:%M:%S%.3f").alias("time"),
+        pl.col("data").str.slice(0, 100),
     )
     parts.append(
         "<details><summary style='cursor:pointer;margin-top:8px'>raw events</summary>"
@@ -199,11 +217,12 @@ def row_text(
     """
     session_id = row["session_id"] if row["session_id"] is not None else "(no id)"
     style = ""
-    if not (row["listed"] and row["session_id"] is not None):
+    if row["list_error"] is not None:  # listed or not (a duplicate id is not listed), it breaks upstream's list()
+        tag, style = "fails the listing", "danger"
+        session_id = row["session_id"] or os.path.basename(os.path.dirname(row["path"]))
+    elif not (row["listed"] and row["session_id"] is not None):
         tag = f"not listed: {row['list_skip'] or 'header skipped'}"
         session_id = row["session_id"] or os.path.basename(os.path.dirname(row["path"]))
-    elif row["list_error"] is not None:
-        tag, style = "fails the listing", "danger"
     elif row["origin"] == "subagent":
         if cat is None:
             tag = f"subagent ({row['identity_mode'] or 'no identity'}, not resolved)"
@@ -294,3 +313,50 @@ def session_info(
     return info, detail_html(
         row, info, cat, descriptors, problems, events, semantics=semantics, catalog_error=catalog_error
     )
+
+
+PROBLEM_COLUMNS = ("kind", "severity", "session_id", "line", "message", "file")
+PROBLEMS_SHOWN = 200
+"""Problems the problems tab lists (its kind filter narrows them)."""
+
+
+def problems_table_html(problems: pl.DataFrame, *, root: str, total: int) -> str:
+    """The problems tab: a table (cards in a narrow widget), listing-fatal rows marked, paths under ``root``.
+
+    Args:
+        problems: the rows to list, in order (the first ``PROBLEMS_SHOWN`` are shown).
+        root: the corpus root (paths are shown relative to it).
+        total: how many problems the corpus has (before the kind filter).
+
+    Examples:
+        >>> import polars as pl
+        >>> frame = pl.DataFrame({"kind": ["torn-tail"], "severity": ["warning"], "session_id": ["<a>"], "line": [3],
+        ...                       "message": ["cut"], "path": ["/r/p/a/session.jsonl"], "fails_listing": [False],
+        ...                       "scope": ["file"]})
+        >>> pane = problems_table_html(frame, root="/r", total=1)
+        >>> 'data-label="file"' in pane and ">p/a/session.jsonl<" in pane and "&lt;a&gt;" in pane
+        True
+    """
+    shown = problems.head(PROBLEMS_SHOWN)
+    prefix = root.rstrip("/") + "/"
+    caption = f"{problems.height:,} of {total:,} problems" if problems.height != total else f"{total:,} problems"
+    if shown.height < problems.height:
+        caption += f" (the first {shown.height} shown; choose a kind to narrow them)"
+    parts = [f'<div style="font-weight:600;margin:6px 0 2px">{escape(caption)}</div>']
+    if not problems.height:
+        return parts[0] + '<div class="sc-placeholder">(no problems)</div>'
+    parts.append('<table class="sc-ptable"><thead><tr>')
+    parts.extend(f"<th>{name}</th>" for name in (*PROBLEM_COLUMNS, "fails listing"))
+    parts.append("</tr></thead><tbody>")
+    classes = {"kind": "sc-nowrap", "severity": "sc-nowrap", "line": "sc-nowrap", "session_id": "sc-code"}
+    classes["file"] = "sc-code"
+    for row in shown.iter_rows(named=True):
+        path = row["path"] or ""
+        values = dict(row, file=path[len(prefix) :] if path.startswith(prefix) else path)
+        parts.append('<tr class="sc-fatal">' if row["fails_listing"] else "<tr>")
+        for name in PROBLEM_COLUMNS:
+            css = f' class="{classes[name]}"' if name in classes else ""
+            parts.append(f'<td data-label="{name}"{css}>{escape(values[name])}</td>')
+        parts.append(f'<td data-label="fails listing">{"yes" if row["fails_listing"] else ""}</td></tr>')
+    parts.append("</tbody></table>")
+    return "".join(parts)

@@ -130,8 +130,18 @@ class SessionTree:
         cached = self._child_keys.get(key)
         if cached is not None:
             return cached
-        keys = list(self.unsorted_children(key))
-        keys.sort(key=lambda k: (self.created[k] is None, self.created[k] or 0, collation_key(self.ids[k] or "")))
+        created = self.created
+        keys = sorted(self.unsorted_children(key), key=lambda k: (created[k] is None, created[k] or 0))
+        # the ids decide only between siblings created in the same millisecond: the Unicode collation
+        # (slow to load, slow per key) is not needed for the rest
+        start = 0
+        while start < len(keys):
+            end = start + 1
+            while end < len(keys) and created[keys[end]] == created[keys[start]]:
+                end += 1
+            if end - start > 1:
+                keys[start:end] = sorted(keys[start:end], key=lambda k: collation_key(self.ids[k] or ""))
+            start = end
         self._child_keys[key] = keys
         return keys
 

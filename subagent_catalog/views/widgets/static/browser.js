@@ -4,6 +4,10 @@
 
 const ROW = 26; // px per row
 const OVERSCAN = 10;
+const GRIP = 10; // px of the resize bar under the list
+const MIN_TREE = 120; // px: the smallest list a drag (or tree_height) leaves
+const MIN_AUTO = 8 * ROW + 2; // px: a fitted list is at least this tall (a few rows more or less do not move the page)
+const STACKED = 800; // px of widget width under which the detail pane goes below the list (browser.css)
 
 function typed(value, Type) {
   if (!value) return new Type(0);
@@ -17,6 +21,35 @@ function h(tag, cls, text) {
   if (cls) node.className = cls;
   if (text !== undefined) node.textContent = text;
   return node;
+}
+
+// A keyboard stop: in the tab order, with its role and its name for assistive technology.
+function focusable(node, role, label) {
+  node.tabIndex = 0;
+  node.setAttribute("role", role);
+  node.setAttribute("aria-label", label);
+  return node;
+}
+
+// The index of `key` in `keys` nearest to `near` (a session can be drawn twice when ids repeat).
+function indexOfKey(keys, key, near) {
+  if (key === null || key === undefined) return -1;
+  if (near >= 0 && near < keys.length && keys[near] === key) return near;
+  let best = -1;
+  for (let i = 0; i < keys.length; i++) {
+    if (keys[i] === key && (best < 0 || Math.abs(i - near) < Math.abs(best - near))) best = i;
+  }
+  return best;
+}
+
+// The element whose visible height the widget should fit: the nearest ancestor that really scrolls
+// (JupyterLab's notebook panel, a scrolled output area); null when none does (the window then).
+function scrollingAncestor(node) {
+  for (let up = node.parentElement; up; up = up.parentElement) {
+    const overflow = getComputedStyle(up).overflowY;
+    if ((overflow === "auto" || overflow === "scroll") && up.scrollHeight > up.clientHeight + 1) return up;
+  }
+  return null;
 }
 
 function render({ model, el }) {
@@ -42,24 +75,28 @@ function render({ model, el }) {
   const search = h("input", "sc-search");
   search.type = "search";
   search.placeholder = "search id or label";
-  search.setAttribute("aria-label", "search sessions by id or label");
+  search.setAttribute("aria-label", "search sessions by id or label (↓: to the list)");
   const clear = h("button", "sc-button", "clear");
   clear.title = "clear the search and every filter";
+  const filtersToggle = h("button", "sc-button sc-filters-toggle", "filters");
+  filtersToggle.setAttribute("aria-expanded", "false");
   const filters = h("div", "sc-filters");
-  toolbar.append(search, clear, filters);
+  toolbar.append(search, clear, filtersToggle, filters);
   const body = h("div", "sc-body");
   const left = h("div", "sc-left");
   const listbar = h("div", "sc-listbar");
   const listText = h("span", "sc-listtext");
   const switchButton = h("button", "sc-button sc-switch");
   listbar.append(listText, switchButton);
-  const scroll = h("div", "sc-scroll");
-  scroll.tabIndex = 0;
-  scroll.setAttribute("role", "tree");
+  const scroll = focusable(h("div", "sc-scroll"), "tree", "sessions");
   const spacer = h("div", "sc-spacer");
-  scroll.append(spacer);
-  left.append(listbar, scroll);
-  const detail = h("div", "sc-detail");
+  const empty = h("div", "sc-empty");
+  scroll.append(spacer, empty);
+  const grip = focusable(h("div", "sc-grip"), "separator", "list height");
+  grip.setAttribute("aria-orientation", "horizontal");
+  grip.title = "drag (or ↑ ↓) to resize the list; double-click (or Enter) to fit the space again";
+  left.append(listbar, scroll, grip);
+  const detail = focusable(h("div", "sc-detail"), "region", "the selected session"); // scrolls with the arrows
   body.append(left, detail);
   sessions.append(toolbar, body);
   const problems = h("div", "sc-problems");
@@ -71,30 +108,70 @@ function render({ model, el }) {
   el.append(root);
 
   // ------------------------------------------------------------------ state
+  // cursor: the index of the keyboard cursor; cursorKey: its session, to find it again when the list
+  // changes under it (a node opened above it from Python, a reveal...); top: the list's own scroll offset
   const lists = {
-    tree: { keys: new Int32Array(0), depths: new Int32Array(0), flags: new Uint8Array(0), cursor: 0 },
-    results: { keys: new Int32Array(0), depths: null, flags: new Uint8Array(0), cursor: 0 },
+    tree: { keys: new Int32Array(0), depths: new Int32Array(0), flags: new Uint8Array(0), cursor: 0, cursorKey: null, top: 0 },
+    results: { keys: new Int32Array(0), depths: null, flags: new Uint8Array(0), cursor: 0, cursorKey: null, top: 0 },
   };
   const labels = { tree: new Map(), results: new Map() };
   const pending = { tree: new Set(), results: new Set() };
   let requestTimer = null;
   let selectTimer = null;
   let frame = 0;
+  let shown = model.get("showing") || "tree"; // the list the scroll box holds now
+  let dragging = null;
+  let panel = null;
 
   const showing = () => model.get("showing") || "tree";
   const current = () => lists[showing()];
+  const stacked = () => root.clientWidth > 0 && root.clientWidth < STACKED;
+
+  function setCursor(list, index) {
+    list.cursor = index;
+    list.cursorKey = index >= 0 && index < list.keys.length ? list.keys[index] : null;
+  }
 
   function loadTree() {
-    lists.tree.keys = typed(model.get("tree_keys"), Int32Array);
-    lists.tree.depths = typed(model.get("tree_depths"), Int32Array);
-    lists.tree.flags = typed(model.get("tree_flags"), Uint8Array);
-    lists.tree.cursor = Math.min(lists.tree.cursor, Math.max(0, lists.tree.keys.length - 1));
+    const list = lists.tree;
+    const keys = typed(model.get("tree_keys"), Int32Array);
+    // keep the rows in view where they are: the first row in view is found again in the new tree
+    const active = shown === "tree";
+    const offset = active ? scroll.scrollTop : list.top;
+    const anchorIndex = Math.floor(offset / ROW);
+    const anchorKey = anchorIndex < list.keys.length ? list.keys[anchorIndex] : null;
+    // the cursor's session, or (when a collapse hid it) its nearest ancestor still drawn
+    const wanted = [list.cursorKey];
+    if (list.keys[list.cursor] === list.cursorKey) {
+      for (let i = list.cursor - 1, depth = list.depths[list.cursor]; i >= 0 && depth > 0; i--) {
+        if (list.depths[i] < depth) {
+          depth = list.depths[i];
+          wanted.push(list.keys[i]);
+        }
+      }
+    }
+    list.keys = keys;
+    list.depths = typed(model.get("tree_depths"), Int32Array);
+    list.flags = typed(model.get("tree_flags"), Uint8Array);
+    let cursor = -1;
+    for (const key of wanted) if (cursor < 0) cursor = indexOfKey(keys, key, list.cursor);
+    setCursor(list, cursor >= 0 ? cursor : Math.min(list.cursor, Math.max(0, keys.length - 1)));
+    const anchored = indexOfKey(keys, anchorKey, anchorIndex);
+    if (anchored >= 0 && anchored !== anchorIndex) {
+      list.top = offset + (anchored - anchorIndex) * ROW;
+      if (active) {
+        spacer.style.height = `${Math.max(keys.length * ROW, 1)}px`;
+        scroll.scrollTop = list.top;
+      }
+    }
   }
   function loadResults() {
-    lists.results.keys = typed(model.get("result_keys"), Int32Array);
-    lists.results.flags = typed(model.get("result_flags"), Uint8Array);
-    lists.results.cursor = 0;
-    if (showing() === "results") scroll.scrollTop = 0;
+    const list = lists.results;
+    list.keys = typed(model.get("result_keys"), Int32Array);
+    list.flags = typed(model.get("result_flags"), Uint8Array);
+    setCursor(list, 0);
+    list.top = 0;
+    if (shown === "results") scroll.scrollTop = 0;
   }
 
   function requestLabels(kind, keys) {
@@ -110,11 +187,35 @@ function render({ model, el }) {
     }, 15);
   }
 
+  // ------------------------------------------------------------- heights
+  // The list is as tall as its rows (at least 8 rows' worth) up to the room the widget has: the visible
+  // height of the panel it scrolls in (or the window), less the widget's own bars, so the whole browser
+  // fits in view; stacked (narrow), about half of it, so the detail pane shows below. tree_height (a
+  // drag on the grip, or Python) overrides it.
+  function room() {
+    const view = panel ? panel.clientHeight : Math.min(window.innerHeight || 800, window.screen?.availHeight || 1000);
+    const above = scroll.getBoundingClientRect().top - root.getBoundingClientRect().top;
+    const space = view - above - GRIP - 12;
+    return Math.max(MIN_AUTO, Math.round(stacked() ? space * 0.55 : space));
+  }
+  function layout() {
+    if (dragging) return;
+    const n = current().keys.length;
+    const wanted = model.get("tree_height");
+    const fitted = Math.min(Math.max(n * ROW + 2, MIN_AUTO), room());
+    const height = wanted ? Math.max(MIN_TREE, wanted) : fitted;
+    if (scroll.style.height !== `${height}px`) scroll.style.height = `${height}px`;
+    grip.setAttribute("aria-valuenow", String(height));
+    const detailMax = stacked() ? "none" : `${Math.max(height, room()) + listbar.offsetHeight + GRIP}px`;
+    if (detail.style.maxHeight !== detailMax) detail.style.maxHeight = detailMax;
+  }
+
   function draw() {
     frame = 0;
     const kind = showing();
     const list = lists[kind];
     const n = list.keys.length;
+    layout();
     spacer.style.height = `${Math.max(n * ROW, 1)}px`;
     const height = scroll.clientHeight || 480;
     const first = Math.max(0, Math.floor(scroll.scrollTop / ROW) - OVERSCAN);
@@ -129,10 +230,14 @@ function render({ model, el }) {
       row.dataset.index = String(i);
       row.style.top = `${i * ROW}px`;
       row.setAttribute("role", "treeitem");
-      if (key === selected) row.classList.add("sc-selected");
+      if (key === selected) {
+        row.classList.add("sc-selected");
+        row.setAttribute("aria-selected", "true");
+      }
       if (i === list.cursor) row.classList.add("sc-cursor");
       const depth = list.depths ? list.depths[i] : 0;
       row.style.paddingLeft = `${4 + depth * 16}px`;
+      row.setAttribute("aria-level", String(depth + 1));
       const toggle = h("span", "sc-toggle", flags & 1 ? (flags & 2 ? "▾" : "▸") : "");
       if (flags & 1) {
         toggle.title = kind === "tree" ? (flags & 2 ? "collapse" : "expand") : "show in the tree, expanded";
@@ -155,13 +260,15 @@ function render({ model, el }) {
     spacer.replaceChildren(fragment);
     if (missing.length) requestLabels(kind, missing);
     const filtering = model.get("filtering");
+    empty.hidden = n > 0;
+    empty.textContent = kind === "results" ? "no session matches the search and filters" : "no session files";
     if (kind === "results") {
       listText.innerHTML = model.get("results_label") || "";
       switchButton.textContent = "tree";
       switchButton.title = "show the tree (the search and filters stay set)";
       switchButton.hidden = false;
     } else {
-      listText.textContent = `${n.toLocaleString()} rows`;
+      listText.textContent = `${n.toLocaleString()} ${n === 1 ? "row" : "rows"}`;
       switchButton.textContent = `back to the results (${lists.results.keys.length.toLocaleString()})`;
       switchButton.hidden = !filtering;
     }
@@ -173,8 +280,9 @@ function render({ model, el }) {
   function scrollToIndex(index, center) {
     const list = current();
     if (index < 0 || index >= list.keys.length) return;
-    list.cursor = index;
+    setCursor(list, index);
     spacer.style.height = `${Math.max(list.keys.length * ROW, 1)}px`;
+    layout();
     const height = scroll.clientHeight || 480;
     const top = index * ROW;
     if (center) scroll.scrollTop = Math.max(0, top - height / 2 + ROW / 2);
@@ -199,22 +307,43 @@ function render({ model, el }) {
     const kind = showing();
     const list = lists[kind];
     if (index < 0 || index >= list.keys.length) return;
-    list.cursor = index;
+    setCursor(list, index);
     if (kind === "results") model.send({ type: "reveal", key: list.keys[index], expand: !!expand });
     else if (list.flags[index] & 1) model.send({ type: "toggle", index });
     schedule();
   }
 
   // ----------------------------------------------------------------- events
+  // Keys typed anywhere in the widget stay in it: JupyterLab's command-mode shortcuts (d d deletes
+  // the cell, a/b insert cells, m turns it into Markdown...) must not fire while the tree has focus.
+  // Shortcuts with Ctrl, Alt or Meta (save, run...) still reach the notebook.
+  root.addEventListener("keydown", (event) => {
+    if (!(event.ctrlKey || event.metaKey || event.altKey) && event.key !== "Escape") event.stopPropagation();
+  });
   scroll.addEventListener("scroll", schedule);
-  const resize = new ResizeObserver(schedule);
+  // The panel, once found, is kept while the widget is in it: a list fitted to the window can make
+  // the notebook scroll, and one fitted to the notebook must not make it stop and start again.
+  const findPanel = () => {
+    const found = scrollingAncestor(root);
+    if (found || !(panel && panel.isConnected && panel.contains(root))) panel = found;
+  };
+  const resize = new ResizeObserver(() => {
+    findPanel();
+    schedule();
+  });
   resize.observe(scroll);
+  resize.observe(root);
+  const onWindowResize = () => {
+    findPanel();
+    schedule();
+  };
+  window.addEventListener("resize", onWindowResize);
   scroll.addEventListener("click", (event) => {
     const row = event.target.closest(".sc-row");
     if (!row) return;
     const index = Number(row.dataset.index);
     const list = current();
-    list.cursor = index;
+    setCursor(list, index);
     scroll.focus({ preventScroll: true });
     if (event.target.classList.contains("sc-reveal")) model.send({ type: "reveal", key: list.keys[index] });
     else if (event.target.classList.contains("sc-toggle") && list.flags[index] & 1) activate(index, true);
@@ -276,11 +405,42 @@ function render({ model, el }) {
         return;
     }
     event.preventDefault();
-    event.stopPropagation(); // keep JupyterLab's notebook shortcuts out of the tree
     if (next !== null) {
       scrollToIndex(next, false);
       select(next, 120);
     }
+  });
+
+  // the grip under the list: drag it, or focus it and press ↑ ↓ (Enter or a double click: fit again)
+  grip.addEventListener("pointerdown", (event) => {
+    event.preventDefault();
+    grip.setPointerCapture(event.pointerId);
+    dragging = { y: event.clientY, height: scroll.offsetHeight };
+    root.classList.add("sc-resizing");
+  });
+  grip.addEventListener("pointermove", (event) => {
+    if (!dragging) return;
+    const height = Math.max(MIN_TREE, Math.round(dragging.height + event.clientY - dragging.y));
+    scroll.style.height = `${height}px`;
+    schedule();
+  });
+  const endDrag = () => {
+    if (!dragging) return;
+    dragging = null;
+    root.classList.remove("sc-resizing");
+    save("tree_height", scroll.offsetHeight);
+  };
+  grip.addEventListener("pointerup", endDrag);
+  grip.addEventListener("pointercancel", endDrag);
+  grip.addEventListener("dblclick", () => save("tree_height", null));
+  grip.addEventListener("keydown", (event) => {
+    const height = scroll.offsetHeight;
+    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      const step = (event.key === "ArrowDown" ? 1 : -1) * (event.shiftKey ? 10 : 2) * ROW;
+      save("tree_height", Math.max(MIN_TREE, height + step));
+    } else if (event.key === "Enter") save("tree_height", null);
+    else return;
+    event.preventDefault();
   });
 
   let searchTimer = null;
@@ -289,8 +449,14 @@ function render({ model, el }) {
     if (model.get("search") !== search.value) save("search", search.value);
   };
   search.addEventListener("keydown", (event) => {
-    event.stopPropagation();
     if (event.key === "Enter") pushSearch();
+    else if (event.key === "ArrowDown") {
+      // from the search box down into the list (the results as soon as they arrive)
+      event.preventDefault();
+      pushSearch();
+      scroll.focus({ preventScroll: true });
+      schedule();
+    }
   });
   search.addEventListener("input", () => {
     clearTimeout(searchTimer);
@@ -301,6 +467,11 @@ function render({ model, el }) {
     model.set("search", "");
     for (const [name] of model.get("choices") || []) model.set(name, null);
     model.save_changes();
+  });
+  filtersToggle.addEventListener("click", () => {
+    const open = root.classList.toggle("sc-filters-open");
+    filtersToggle.setAttribute("aria-expanded", String(open));
+    schedule();
   });
   switchButton.addEventListener("click", () => save("showing", showing() === "tree" ? "results" : "tree"));
   tabSessions.addEventListener("click", () => save("tab", "sessions"));
@@ -329,21 +500,27 @@ function render({ model, el }) {
       syncFilter(name);
       on(`change:${name}`, () => syncFilter(name));
     }
+    syncFiltersToggle();
   }
   function syncFilter(name) {
     const { control, values } = selects.get(name);
     const value = model.get(name);
-    if (value === null || value === undefined) {
-      control.value = "";
-      return;
+    if (value === null || value === undefined) control.value = "";
+    else {
+      let index = values.indexOf(value);
+      if (index < 0) {
+        values.push(value);
+        index = values.length - 1;
+        control.append(new Option(String(value), String(index)));
+      }
+      control.value = String(index);
     }
-    let index = values.indexOf(value);
-    if (index < 0) {
-      values.push(value);
-      index = values.length - 1;
-      control.append(new Option(String(value), String(index)));
-    }
-    control.value = String(index);
+    control.classList.toggle("sc-set", control.value !== "");
+    syncFiltersToggle();
+  }
+  function syncFiltersToggle() {
+    const set = [...selects.keys()].filter((name) => model.get(name) !== null && model.get(name) !== undefined);
+    filtersToggle.textContent = set.length ? `filters (${set.length} set)` : "filters";
   }
   function syncHeader() {
     banner.innerHTML = model.get("banner") || "";
@@ -371,13 +548,38 @@ function render({ model, el }) {
       '<div class="sc-placeholder">select a session (click, or ↑ ↓ in the list) to see its header, ' +
         "catalog row, descriptors, list_agents texts, problems, transcript and events</div>";
     detail.scrollTop = 0;
+    syncLoading();
+  }
+  // A new selection dims the pane until Python's answer (the detail of that session) arrives.
+  function syncLoading() {
+    const selected = model.get("selected");
+    const busy = selected !== null && selected !== undefined && selected !== model.get("detail_key");
+    detail.classList.toggle("sc-loading", busy);
+    if (busy) detail.setAttribute("aria-busy", "true");
+    else detail.removeAttribute("aria-busy");
+  }
+  // Switching lists: each keeps its own scroll offset and cursor.
+  function syncShowing() {
+    const next = showing();
+    if (next === shown) return;
+    lists[shown].top = scroll.scrollTop;
+    shown = next;
+    spacer.style.height = `${Math.max(lists[next].keys.length * ROW, 1)}px`;
+    layout();
+    scroll.scrollTop = lists[next].top;
+    draw();
+  }
+  // A selection made elsewhere (Python, another view): move the cursor to it and bring it into
+  // view when the shown list holds it (a session the list does not hold is left to reveal()).
+  function syncSelected() {
+    const key = model.get("selected");
+    const list = current();
+    const index = indexOfKey(list.keys, key, list.cursor);
+    if (index >= 0 && !dragging) scrollToIndex(index, false);
+    else schedule();
   }
 
-  on("change:tree_keys", () => {
-    loadTree();
-    schedule();
-  });
-  on("change:tree_depths change:tree_flags", () => {
+  on("change:tree_keys change:tree_depths change:tree_flags", () => {
     loadTree();
     schedule();
   });
@@ -385,12 +587,16 @@ function render({ model, el }) {
     loadResults();
     schedule();
   });
-  on("change:showing change:filtering change:results_label change:selected", schedule);
-  on("change:showing", () => {
-    scroll.scrollTop = current().cursor * ROW - (scroll.clientHeight || 480) / 2;
+  on("change:showing", syncShowing);
+  on("change:filtering change:results_label change:tree_height", schedule);
+  on("change:selected", () => {
+    syncLoading();
+    syncSelected();
   });
+  on("change:detail_key", syncLoading);
   on("change:scroll_to", () => {
     const [index] = model.get("scroll_to");
+    if (showing() !== shown) syncShowing();
     if (showing() === "tree") {
       loadTree();
       scrollToIndex(index, true);
@@ -421,14 +627,20 @@ function render({ model, el }) {
   syncDetail();
   draw();
   const [initial] = model.get("scroll_to") || [-1];
-  if (initial >= 0 && showing() === "tree") requestAnimationFrame(() => scrollToIndex(initial, true));
+  requestAnimationFrame(() => {
+    findPanel(); // known once the view is in the page
+    if (initial >= 0 && showing() === "tree") scrollToIndex(initial, true);
+    else syncSelected();
+  });
 
   return () => {
     for (const [name, fn] of handlers) model.off(name, fn);
     resize.disconnect();
+    window.removeEventListener("resize", onWindowResize);
     clearTimeout(requestTimer);
     clearTimeout(selectTimer);
     clearTimeout(searchTimer);
+    if (frame) cancelAnimationFrame(frame);
   };
 }
 

@@ -57,7 +57,8 @@ def _base(node: Node, semantics: Semantics) -> Row:
         created_at_ms=int(created) if is_number(created) else None,
         path=node.row["path"],
         semantics=semantics,
-        session={name: node.row[name] for name in SESSION_EXTRA},
+        # A node loaded out of core carries no session columns: they are joined to the frame afterwards.
+        session={name: node.row[name] for name in SESSION_EXTRA if name in node.row},
     )
 
 

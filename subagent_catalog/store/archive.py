@@ -45,6 +45,7 @@ from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
 from subagent_catalog.read.paths import Compression
 from subagent_catalog.store.layout import (
+    CHILDREN_INDEX,
     MANIFEST,
     TABLE_ORDER,
     TABLE_SCHEMAS,
@@ -134,6 +135,31 @@ class Archive:
         return None if value is None else str(value)
 
     @property
+    def listing_error_path(self) -> str | None:
+        """The file behind ``listing_error``."""
+        value = self.manifest.get("listing_error_path")
+        return None if value is None else str(value)
+
+    def order_by(self, table: Table) -> list[str]:
+        """The columns whose ascending order is the table's frame order (the manifest's ``order_by``).
+
+        Examples:
+            >>> Archive("a", {"tables": {"descriptors": {"order_by": ["archive_row"]}}}).order_by("descriptors")
+            ['archive_row']
+        """
+        named = self.manifest["tables"].get(table, {}).get("order_by")
+        if isinstance(named, list) and named and all(isinstance(name, str) for name in named):
+            return list(named)
+        return list(TABLE_ORDER[table])
+
+    def children_index(self) -> pl.LazyFrame | None:
+        """The children index (``catalog.children_index_frame``), when the export wrote one."""
+        entry = self.manifest["tables"].get(CHILDREN_INDEX)
+        if not isinstance(entry, dict) or not entry.get("files"):
+            return None
+        return self._scan_files(entry["files"])
+
+    @property
     def has_events(self) -> bool:
         """Whether the archive holds the events table."""
         return bool(self.manifest.get("events"))
@@ -153,6 +179,9 @@ class Archive:
         files = entry["files"]
         if not files:
             return pl.LazyFrame(schema=TABLE_SCHEMAS[table])
+        return self._scan_files(files)
+
+    def _scan_files(self, files: list[str]) -> pl.LazyFrame:
         return pl.scan_parquet(
             [join_location(self.path, name) for name in files],
             hive_partitioning=False,
@@ -228,7 +257,7 @@ class Archive:
                 descriptors=descriptors,
                 problems=problems,
                 listing_error=self.listing_error,
-                listing_error_path=self.manifest.get("listing_error_path"),
+                listing_error_path=self.listing_error_path,
             )
             corpus._archive = self
             self._corpus = corpus

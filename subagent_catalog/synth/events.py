@@ -332,7 +332,8 @@ class SynthLog(EventLog):
         self.add("step/end", {"turn": self.turn, "step": step}, dt=self.gap(1, 3))
 
 
-def _descriptor_payload(plan: SessionPlan) -> Any:
+def descriptor_payload(plan: SessionPlan) -> Any:
+    """The descriptor payload a planned subagent writes, with its planned damage."""
     assert plan.mode is not None and plan.provider is not None
     payload: Any = descriptor(plan.mode, label=plan.label, provider=plan.provider, **dict(plan.extra))
     if plan.damage == "unknown-descriptor-version":
@@ -390,7 +391,7 @@ def session_events(index: int) -> tuple[tuple[dict[str, Any], ...], int | None]:
         # A spawned child starts from its descriptor, written before its first turn.
         log.add("approval/policy", {"policy": "never", "source": "delegation"}, dt=0)
         if pending_descriptor:
-            log.descriptor(_descriptor_payload(plan))
+            log.descriptor(descriptor_payload(plan))
             pending_descriptor = False
         log.add("session/end-seed", {}, dt=0)
     own_start = len(log.events)
@@ -404,7 +405,7 @@ def session_events(index: int) -> tuple[tuple[dict[str, Any], ...], int | None]:
         log.turn_start()
         log.spliced(None)
         if pending_descriptor:
-            log.descriptor(_descriptor_payload(plan))
+            log.descriptor(descriptor_payload(plan))
             pending_descriptor = False
         if turn == 1 and seed_length is None:
             log.add(

@@ -1,0 +1,462 @@
+"""The catalog over every parent of a ``TableSource``, out of core.
+
+``catalog`` and ``catalog_descendants`` over an archive never build a node
+per session. The keys that decide the listing (each listed session's exact
+id and ``parentSession``, ``origin``, ``createdAt``) are read as columns;
+parents, ``hasChildren`` and sibling order are Polars joins and sorts over
+them (``ListingKeys``); only the ``origin: "subagent"`` sessions that give
+rows are resolved, in bounded batches streamed from the sessions table
+(``resolve_batches``), with the same resolvers as a corpus; the child's
+session columns are joined to the rows as columns.
+
+Columns hold text as ``frame_text`` makes it (lone surrogates become U+FFFD)
+and ``parent_session`` holds string values only. A row whose columns are not
+exact (an id or ``parentSession`` with U+FFFD, a ``parentSession`` that is
+not a string, a ``createdAt`` that is not a safe integer) is keyed from its
+parsed header instead: a rare slow path.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from subagent_catalog.catalog.archive_nodes import RESOLVE_COLUMNS, chain, descriptor_lists, nodes_of_frame
+from subagent_catalog.catalog.collation import collation_key
+from subagent_catalog.catalog.model import Model, Node, Semantics, model_of
+from subagent_catalog.catalog.resolve import RESOLVERS, error_row, trace_parent_check
+from subagent_catalog.catalog.schemas import CATALOG_EXTRA, ROW_SCHEMA, SESSION_EXTRA
+from subagent_catalog.catalog.source import (
+    KEY_ESCAPED,
+    KEY_TEXT,
+    TableSource,
+    key_value,
+    require_listing,
+    value_key,
+)
+from subagent_catalog.errors import CatalogError
+from subagent_catalog.read.jsvalue import clean_row, frame_text, js_number, js_string, json_text, parse_json
+from subagent_catalog.read.paths import MISSING
+
+BATCH_ROWS = 8192
+"""Sessions resolved per batch (each batch's nodes are dropped before the next is read)."""
+
+KEY_SCHEMA: dict[str, Any] = {
+    "order": pl.Int64,
+    "n_kind": pl.UInt8,
+    "n_text": pl.String,
+    "p_kind": pl.UInt8,
+    "p_text": pl.String,
+    "named": pl.Boolean,
+    "subagent": pl.Boolean,
+    "created": pl.Float64,
+}
+"""Per listed session: list order, exact node key, exact parent key, names a parent, is a subagent, ``createdAt``."""
+
+BODY_SCHEMA: dict[str, Any] = {name: dtype for name, dtype in ROW_SCHEMA.items() if name not in SESSION_EXTRA}
+"""The listing columns a resolver gives; ``SESSION_EXTRA`` is joined afterwards."""
+
+_ODD = (
+    pl.col("session_id").is_null()
+    | pl.col("session_id").str.contains("\ufffd", literal=True)
+    | pl.col("parent_session").str.contains("\ufffd", literal=True).fill_null(False)
+    | (pl.col("parent_session").is_null() & pl.col("header_json").str.contains('"parentSession"', literal=True))
+    | pl.col("created_at_ms").is_null()
+)
+"""Listed rows whose columns are not exact keys (keyed from the parsed header instead)."""
+
+
+@dataclass
+class ListingKeys:
+    """The listing's structure over every listed session, as columns.
+
+    Attributes:
+        frame: one row per listed session in list order: ``KEY_SCHEMA`` plus
+            ``prank`` (its parent's rank, null when it names none or an
+            object), ``has_children`` and ``tie`` (its ``localeCompare`` rank
+            among siblings with the same ``createdAt``, else 0).
+        parents: every parent in order (``rank``): ``kind``/``text`` (its
+            key), ``is_node`` and ``first`` (the list order of the session
+            whose id, or first ``parentSession``, the value is).
+        values: exact ``(id, parentSession)`` of the rows keyed from their header.
+    """
+
+    frame: pl.DataFrame
+    parents: pl.DataFrame
+    values: dict[int, tuple[Any, Any]]
+
+    def parent_value(self, kind: int, text: str, is_node: bool, first: int) -> Any:
+        """The exact value of one parent (a listed id, or a ``parentSession`` value)."""
+        if kind == KEY_TEXT:
+            return text
+        exact = self.values.get(first)
+        if exact is None:
+            return key_value(kind, text)
+        return exact[0] if is_node else exact[1]
+
+    def sibling_order(self) -> list[str]:
+        """The sort columns of upstream's sibling order within a parent."""
+        return ["prank", "created", "tie", "order"]
+
+
+def _plain_keys(sessions: pl.LazyFrame) -> pl.LazyFrame:
+    return sessions.filter(~_ODD).select(
+        pl.col("list_order").alias("order"),
+        pl.lit(KEY_TEXT, pl.UInt8).alias("n_kind"),
+        pl.col("session_id").alias("n_text"),
+        pl.when(pl.col("parent_session").is_not_null()).then(pl.lit(KEY_TEXT, pl.UInt8)).alias("p_kind"),
+        pl.col("parent_session").alias("p_text"),
+        pl.col("parent_session").is_not_null().alias("named"),
+        (pl.col("origin") == "subagent").fill_null(False).alias("subagent"),
+        pl.col("created_at_ms").cast(pl.Float64).alias("created"),
+    )
+
+
+def _odd_keys(rows: pl.DataFrame) -> tuple[pl.DataFrame, dict[int, tuple[Any, Any]]]:
+    values: dict[int, tuple[Any, Any]] = {}
+    out: list[tuple[Any, ...]] = []
+    for order, text in rows.iter_rows():
+        header = parse_json(text)
+        ident, parent = header["id"], header.get("parentSession", MISSING)
+        values[order] = (ident, parent)
+        node = value_key(ident) or (KEY_ESCAPED, json_text(ident))
+        key = None if parent is MISSING else value_key(parent)
+        subagent = header.get("origin") == "subagent"
+        created = js_number(header["createdAt"]) + 0.0  # + 0.0: -0 sorts as 0
+        out.append((order, *node, *(key or (None, None)), parent is not MISSING, subagent, created))
+    return pl.DataFrame(out, schema=KEY_SCHEMA, orient="row"), values
+
+
+def listing_keys(source: TableSource) -> ListingKeys:
+    """Every listed session's keys, parents in order, ``hasChildren`` and sibling ties, as columns.
+
+    Raises:
+        CatalogError: ``PERSISTENCE_LIST_FAILED`` when upstream's listing fails.
+
+    Examples:
+        >>> listing_keys.__name__
+        'listing_keys'
+    """
+    require_listing(source)
+    sessions = source.scan("sessions").filter(pl.col("listed"))
+    plain = _plain_keys(sessions).collect(engine="streaming")
+    odd, values = _odd_keys(sessions.filter(_ODD).select("list_order", "header_json").collect())
+    frame = pl.concat([plain.cast(pl.Schema(KEY_SCHEMA)), odd]).sort("order")
+    offset = (frame["order"].max() or 0) + 1  # type: ignore[operator]
+    nodes = (
+        frame.select(pl.col("order").alias("first"), pl.col("n_kind").alias("kind"), pl.col("n_text").alias("text"))
+        .unique(["kind", "text"], keep="first", maintain_order=True)
+        .with_columns(pl.col("first").alias("rank"), pl.lit(True).alias("is_node"))
+    )
+    extra = (
+        frame.filter(pl.col("p_kind").is_not_null())
+        .group_by("p_kind", "p_text")
+        .agg(pl.col("order").min().alias("first"))
+        .rename({"p_kind": "kind", "p_text": "text"})
+        .join(nodes, on=["kind", "text"], how="anti")
+        .with_columns((pl.col("first") + offset).alias("rank"), pl.lit(False).alias("is_node"))
+    )
+    parents = pl.concat([nodes, extra.select(nodes.columns)]).sort("rank")
+    ranks = parents.select(
+        pl.col("kind").alias("p_kind"), pl.col("text").alias("p_text"), pl.col("rank").alias("prank")
+    )
+    named = (
+        frame.filter(pl.col("subagent") & pl.col("p_kind").is_in([KEY_TEXT, KEY_ESCAPED]))
+        .select(pl.col("p_kind").alias("n_kind"), pl.col("p_text").alias("n_text"))
+        .unique()
+        .with_columns(pl.lit(True).alias("has_children"))
+    )
+    frame = (
+        frame.join(ranks, on=["p_kind", "p_text"], how="left", maintain_order="left")
+        .join(named, on=["n_kind", "n_text"], how="left", maintain_order="left")
+        .with_columns(pl.col("has_children").fill_null(False))
+    )
+    return ListingKeys(_with_ties(frame, values), parents, values)
+
+
+def _with_ties(frame: pl.DataFrame, values: dict[int, tuple[Any, Any]]) -> pl.DataFrame:
+    """Add ``tie``: siblings with equal ``createdAt`` are ordered by ``localeCompare`` of their ids."""
+    tied = frame.filter(pl.col("prank").is_not_null() & (pl.len().over("prank", "created") > 1))
+    ids = [
+        text if kind == KEY_TEXT else values[order][0]
+        for order, kind, text in tied.select("order", "n_kind", "n_text").iter_rows()
+    ]
+    keys = [collation_key(ident) for ident in ids]
+    rank = {key: index for index, key in enumerate(sorted(set(keys)))}
+    ties = pl.DataFrame(
+        {"order": tied["order"], "tie": [rank[key] for key in keys]}, schema={"order": pl.Int64, "tie": pl.Int64}
+    )
+    return frame.join(ties, on="order", how="left", maintain_order="left").with_columns(pl.col("tie").fill_null(0))
+
+
+def _batches(query: pl.LazyFrame) -> Iterator[pl.DataFrame]:
+    """The query's rows in bounded batches (Polars' streaming batches when it has them)."""
+    stream = getattr(query, "collect_batches", None)
+    if stream is not None:
+        yield from stream(chunk_size=BATCH_ROWS, maintain_order=False)
+    else:  # older Polars: one frame, sliced
+        yield from query.collect().iter_slices(BATCH_ROWS)
+
+
+def resolve_batches(source: TableSource, wanted: pl.DataFrame, *, trace: bool) -> Iterator[tuple[list[Node], Model]]:
+    """The nodes of the sessions in ``wanted`` (columns ``order``, ``has_children``), a batch at a time.
+
+    Each batch comes with the ``Model`` its resolvers read (``subagent_parents``
+    of exactly these nodes); nodes carry ``RESOLVE_COLUMNS`` only.
+
+    Examples:
+        >>> resolve_batches.__name__
+        'resolve_batches'
+    """
+    descriptors = descriptor_lists(source)
+    if not trace:
+        descriptors = descriptors.select("path", "provider")
+    query = (
+        source.scan("sessions")
+        .select(RESOLVE_COLUMNS)
+        .join(wanted.lazy(), left_on="list_order", right_on="order", how="inner")
+        .join(descriptors, on="path", how="left")
+    )
+    for frame in _batches(query):
+        nodes = list(nodes_of_frame(frame))
+        parents = {node.id for node in nodes if node.row["has_children"]}
+        yield nodes, model_of([], subagent_parents=parents)
+
+
+def _resolved_rows(
+    source: TableSource, wanted: pl.DataFrame, semantics: Semantics, live: Mapping[str, str]
+) -> pl.DataFrame:
+    resolve = RESOLVERS[semantics]
+    schema = {**BODY_SCHEMA, "order": pl.Int64}
+    frames = [pl.DataFrame(schema=schema)]
+    for nodes, model in resolve_batches(source, wanted, trace=semantics == "trace"):
+        rows = []
+        for node in nodes:
+            row = resolve(node, model, live)
+            if row is not None:
+                rows.append(clean_row({**row.frame_row(), "order": node.order}))
+        if rows:
+            frames.append(pl.DataFrame(rows, schema=schema))
+    return pl.concat(frames)
+
+
+def _failing_parents(source: TableSource, keys: ListingKeys) -> pl.DataFrame:
+    """Under ``trace``: each parent whose call fails (not listed, lineage cycle) and its error row."""
+    rows: list[dict[str, Any]] = []
+    ranks: list[int] = []
+    extra = keys.parents.filter(~pl.col("is_node"))
+    for kind, text, first, rank in extra.select("kind", "text", "first", "rank").iter_rows():
+        try:
+            trace_parent_check(model_of([]), keys.parent_value(kind, text, False, first))
+        except CatalogError as error:
+            rows.append(error_row(error, "trace"))
+            ranks.append(rank)
+    for order in _cycle_orders(keys):
+        node = keys.frame.row(by_predicate=pl.col("order") == order, named=True)
+        ident = keys.parent_value(node["n_kind"], node["n_text"], True, order)
+        model = model_of([])
+        for member in chain(source, ident):
+            model.by_id.setdefault(member.id, member)
+        try:
+            trace_parent_check(model, ident)
+        except CatalogError as error:
+            rows.append(error_row(error, "trace"))
+            ranks.append(order)
+    schema = {"prank": pl.Int64, **BODY_SCHEMA}
+    if not rows:
+        return pl.DataFrame(schema=schema)
+    frame = pl.DataFrame([clean_row(row) for row in rows], schema=BODY_SCHEMA)
+    return frame.with_columns(pl.Series("prank", ranks, dtype=pl.Int64)).select(list(schema))
+
+
+def _cycle_orders(keys: ListingKeys) -> list[int]:
+    """List orders of the listed sessions whose chain of string ``parentSession`` values runs into a cycle."""
+    frame = keys.frame.select("order", "n_kind", "n_text", "p_kind", "p_text").with_row_index("pos")
+    target = frame.select(
+        pl.col("n_kind").alias("p_kind"), pl.col("n_text").alias("p_text"), pl.col("pos").alias("next")
+    )
+    target = target.unique(["p_kind", "p_text"], keep="first")
+    linked = frame.join(target, on=["p_kind", "p_text"], how="left", maintain_order="left")
+    after = linked["next"].fill_null(-1).cast(pl.Int64).to_list()
+    state = bytearray(len(after))  # 0 unseen, 1 on the current path, 2 settled
+    cyclic = bytearray(len(after))
+    for start in range(len(after)):
+        path: list[int] = []
+        at = start
+        while at != -1 and state[at] == 0:
+            state[at] = 1
+            path.append(at)
+            at = after[at]
+        if (at != -1 and state[at] == 1) or (
+            at != -1 and cyclic[at]
+        ):  # the path closed a cycle: it and all that leads into it fail
+            for member in path:
+                cyclic[member] = 1
+        for member in path:
+            state[member] = 2
+    orders = frame["order"].to_list()
+    return [orders[pos] for pos in range(len(after)) if cyclic[pos]]
+
+
+def _parent_texts(keys: ListingKeys, ranks: pl.Series, prefix: str) -> pl.DataFrame:
+    """``{prefix}`` (``String(value)``) and ``{prefix}_json`` of the parents of the given ranks."""
+    chosen = keys.parents.join(pl.DataFrame({"rank": ranks.unique()}), on="rank", how="semi")
+    texts: list[str | None] = []
+    jsons: list[str | None] = []
+    for kind, text, is_node, first in chosen.select("kind", "text", "is_node", "first").iter_rows():
+        value = keys.parent_value(kind, text, is_node, first)
+        texts.append(frame_text(js_string(value)))
+        jsons.append(frame_text(json_text(value)))
+    return pl.DataFrame(
+        {"prank": chosen["rank"], prefix: texts, f"{prefix}_json": jsons},
+        schema={"prank": pl.Int64, prefix: pl.String, f"{prefix}_json": pl.String},
+    )
+
+
+def session_columns(source: TableSource, orders: pl.Series) -> pl.DataFrame:
+    """The ``SESSION_EXTRA`` columns of the sessions with these list orders (column ``order``).
+
+    Examples:
+        >>> session_columns.__name__
+        'session_columns'
+    """
+    wanted = pl.DataFrame({"order": orders.drop_nulls().unique()}, schema={"order": pl.Int64})
+    return (
+        source.scan("sessions")
+        .select(pl.col("list_order").alias("order"), *(pl.col(n).cast(t) for n, t in SESSION_EXTRA.items()))
+        .join(wanted.lazy(), on="order", how="semi")
+        .collect()
+    )
+
+
+def source_catalog(source: TableSource, semantics: Semantics, live: Mapping[str, str]) -> pl.DataFrame:
+    """``catalog()`` over a table source (see the module docstring).
+
+    Raises:
+        CatalogError: ``PERSISTENCE_LIST_FAILED`` when upstream's listing fails.
+
+    Examples:
+        >>> source_catalog.__name__
+        'source_catalog'
+    """
+    keys = listing_keys(source)
+    candidates = keys.frame.filter(pl.col("subagent") & pl.col("prank").is_not_null())
+    failing = _failing_parents(source, keys) if semantics == "trace" else pl.DataFrame(schema={"prank": pl.Int64})
+    candidates = candidates.join(failing.select("prank"), on="prank", how="anti")
+    body = _resolved_rows(source, candidates.select("order", "has_children"), semantics, live)
+    body = body.join(candidates.select("order", "prank", "created", "tie"), on="order", how="inner")
+    rows = pl.concat([body, failing], how="diagonal_relaxed").sort(keys.sibling_order(), nulls_last=False)
+    rows = rows.join(_parent_texts(keys, rows["prank"], "parent"), on="prank", how="left", maintain_order="left")
+    rows = rows.join(session_columns(source, rows["order"]), on="order", how="left", maintain_order="left")
+    schema = {**CATALOG_EXTRA, **ROW_SCHEMA}
+    return rows.select(list(schema)).cast(pl.Schema(schema))
+
+
+def _children_index(keys: ListingKeys) -> tuple[array[int], array[int], array[int], array[int]]:
+    """Per node (by list position): its own parent index; per parent index: its children, in sibling order (CSR)."""
+    frame = keys.frame.with_row_index("pos")
+    index = keys.parents.with_row_index("pidx").select("pidx", "rank")
+    own = frame.join(
+        keys.parents.with_row_index("pidx").select(
+            pl.col("kind").alias("n_kind"), pl.col("text").alias("n_text"), "pidx"
+        ),
+        on=["n_kind", "n_text"],
+        how="left",
+        maintain_order="left",
+    )["pidx"]
+    linked = (
+        frame.filter(pl.col("prank").is_not_null())
+        .join(index.rename({"rank": "prank", "pidx": "ppidx"}), on="prank", how="inner")
+        .sort(["ppidx", "created", "tie", "order"])
+    )
+    counts = linked.group_by("ppidx").len()
+    sizes = pl.DataFrame({"ppidx": pl.int_range(index.height, eager=True, dtype=pl.UInt32)})
+    sizes = sizes.join(counts, on="ppidx", how="left", maintain_order="left")["len"].fill_null(0)
+    starts = array("q", [0])
+    starts.extend(sizes.cum_sum().cast(pl.Int64).to_list())
+    return (
+        array("q", own.cast(pl.Int64).fill_null(-1).to_list()),
+        array("q", linked["pos"].cast(pl.Int64).to_list()),
+        starts,
+        array("q", frame["order"].to_list()),
+    )
+
+
+def source_catalog_descendants(source: TableSource, semantics: Semantics, live: Mapping[str, str]) -> pl.DataFrame:
+    """``catalog_descendants()`` over a table source: the pre-order walk runs over integer arrays.
+
+    Raises:
+        CatalogError: ``PERSISTENCE_LIST_FAILED`` when upstream's listing fails.
+
+    Examples:
+        >>> source_catalog_descendants.__name__
+        'source_catalog_descendants'
+    """
+    keys = listing_keys(source)
+    own, kids, starts, orders = _children_index(keys)
+    candidates = keys.frame.filter(pl.col("subagent") & pl.col("prank").is_not_null())
+    body = _resolved_rows(source, candidates.select("order", "has_children"), semantics, live)
+    body = body.join(session_columns(source, body["order"]), on="order", how="left", maintain_order="left")
+    row_of = dict(zip(body["order"].to_list(), range(body.height), strict=True))
+    failing = _failing_parents(source, keys) if semantics == "trace" else pl.DataFrame(schema={"prank": pl.Int64})
+    error_at = dict(zip(failing["prank"].to_list(), range(body.height, body.height + failing.height), strict=True))
+    ranks = keys.parents["rank"].to_list()
+    picks, root_of, parent_of, depths = array("q"), array("q"), array("q"), array("q")
+    for root in range(len(ranks)):
+        if ranks[root] in error_at:
+            picks.append(error_at[ranks[root]])
+            root_of.append(root)
+            parent_of.append(-1)
+            depths.append(-1)
+            continue
+        visited = {root}
+        stack = [(kids[at], root, 1) for at in range(starts[root + 1] - 1, starts[root] - 1, -1)]
+        while stack:
+            pos, parent, depth = stack.pop()
+            key = own[pos]
+            if key in visited:
+                continue
+            visited.add(key)
+            row = row_of.get(orders[pos])
+            if row is not None:
+                picks.append(row)
+                root_of.append(root)
+                parent_of.append(parent)
+                depths.append(depth)
+            stack.extend((kids[at], key, depth + 1) for at in range(starts[key + 1] - 1, starts[key] - 1, -1))
+    return _descendants_frame(keys, body, failing, (picks, root_of, parent_of, depths))
+
+
+def _descendants_frame(
+    keys: ListingKeys, body: pl.DataFrame, failing: pl.DataFrame, walk: tuple[array[int], ...]
+) -> pl.DataFrame:
+    schema = {"root": pl.String, "root_json": pl.String, **ROW_SCHEMA}
+    picks, root_of, parent_of, depths = (pl.Series(values, dtype=pl.Int64) for values in walk)
+    if picks.len() == 0:
+        return pl.DataFrame(schema=schema)
+    rows = pl.concat([body.drop("order"), failing.drop("prank")], how="diagonal_relaxed")[picks]
+    used = pl.concat([root_of, parent_of.filter(parent_of >= 0)]).unique()
+    rank_of = keys.parents["rank"]
+    texts = _parent_texts(keys, rank_of.gather(used), "root").with_columns(
+        pl.col("prank").replace_strict(rank_of, pl.int_range(rank_of.len(), eager=True), return_dtype=pl.Int64)
+    )
+    place = pl.DataFrame({"root_pidx": root_of, "parent_pidx": parent_of, "depth": depths})
+    place = place.join(texts, left_on="root_pidx", right_on="prank", how="left", maintain_order="left")
+    place = place.join(
+        texts.select("prank", pl.col("root").alias("parentId")),
+        left_on="parent_pidx",
+        right_on="prank",
+        how="left",
+        maintain_order="left",
+    )
+    out = rows.drop("parentId", "depth").with_columns(
+        place["root"],
+        place["root_json"],
+        place["parentId"],
+        place.select(pl.when(pl.col("depth") >= 0).then(pl.col("depth")).alias("depth"))["depth"],
+    )
+    return out.select(list(schema)).cast(pl.Schema(schema))

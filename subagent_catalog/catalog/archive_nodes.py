@@ -18,9 +18,18 @@ from typing import Any
 
 import polars as pl
 
+from subagent_catalog.catalog.archive_keys import ListingKeys, listing_keys
 from subagent_catalog.catalog.model import Model, Node, map_key, model_of, node_from_row
 from subagent_catalog.catalog.schemas import SESSION_EXTRA
-from subagent_catalog.catalog.source import TableSource, exact_text, require_listing, value_key
+from subagent_catalog.catalog.source import (
+    KEY_ESCAPED,
+    KEY_TEXT,
+    TableSource,
+    exact_text,
+    key_value,
+    require_listing,
+    value_key,
+)
 from subagent_catalog.read.jsvalue import frame_text, parse_json
 from subagent_catalog.read.paths import MISSING
 
@@ -42,6 +51,9 @@ RESOLVE_COLUMNS = [
     "identity_detail",
 ]
 """The ``sessions`` columns a node needs to resolve (``resolve.resolve_projection`` / ``resolve_trace``)."""
+
+QUERIED_LEVELS = 8
+"""Subtree levels (and ancestors) found with one query each; deeper ones come from ``listing_keys`` at once."""
 
 NAMES_PARENT = pl.col("header_json").str.contains('"parentSession"', literal=True)
 """A superset of the rows whose header has a ``parentSession`` key (a string value's quotes are escaped)."""
@@ -108,14 +120,13 @@ def children_of(source: TableSource, parents: Iterable[Any]) -> list[Node]:
         >>> children_of.__name__
         'children_of'
     """
-    keys = [value_key(parent) for parent in parents]
-    wanted = {key for key in keys if key is not None}
-    texts = sorted({frame_text(text) for kind, text in wanted if kind <= 1})
-    texts = [text for text in texts if text is not None]
+    values = list(parents)
+    wanted = {key for key in map(value_key, values) if key is not None}
+    texts = sorted({text for text in (frame_text(v) for v in values if isinstance(v, str)) if text is not None})
     clauses = []
     if texts:
         clauses.append(pl.col("parent_session").is_in(texts))
-    if any(kind > 1 for kind, _ in wanted):  # numbers, booleans, null: only the header holds them
+    if any(kind > KEY_ESCAPED for kind, _ in wanted):  # numbers, booleans, null: only the header holds them
         clauses.append(pl.col("parent_session").is_null() & NAMES_PARENT)
     if not clauses:
         return []
@@ -178,6 +189,8 @@ def chain(source: TableSource, parent: Any) -> list[Node]:
     seen: set[str] = set()
     current = parent
     while isinstance(current, str) and current not in seen:
+        if len(nodes) == QUERIED_LEVELS:  # a long chain: walk the rest over the keys, then load it at once
+            return nodes + _chain_by_keys(source, current, seen)
         seen.add(current)
         node = node_by_id(source, current)
         if node is None:
@@ -185,6 +198,25 @@ def chain(source: TableSource, parent: Any) -> list[Node]:
         nodes.append(node)
         current = node.header.get("parentSession", MISSING)
     return nodes
+
+
+def _chain_by_keys(source: TableSource, current: str, seen: set[str]) -> list[Node]:
+    keys = listing_keys(source)
+    frame = keys.frame.select("order", "n_kind", "n_text", "p_kind", "p_text")
+    orders: list[int] = []
+    while current not in seen:
+        seen.add(current)
+        key = value_key(current)
+        found = frame.filter((pl.col("n_kind") == key[0]) & (pl.col("n_text") == key[1])) if key else frame.clear()
+        if found.height == 0:
+            break
+        order, _, _, kind, text = found.row(0)
+        orders.append(order)
+        if kind is None or kind > KEY_ESCAPED:
+            break
+        current = key_value(kind, text) if kind == KEY_TEXT else keys.values[order][1]
+    by_order = {node.order: node for node in load_nodes(source, pl.col("list_order").is_in(orders))}
+    return [by_order[order] for order in orders]
 
 
 def _with_chain(model: Model, nodes: list[Node]) -> Model:
@@ -210,6 +242,34 @@ def children_model(source: TableSource, parent: Any, *, trace: bool) -> Model:
     return _with_chain(model, chain(source, parent)) if trace else model
 
 
+def subtree_orders(keys: ListingKeys, frontier: list[tuple[int, str] | None], expanded: list[Any]) -> list[int]:
+    """List orders of every listed session below the ``frontier`` keys, never below an ``expanded`` one again.
+
+    Examples:
+        >>> subtree_orders.__name__
+        'subtree_orders'
+    """
+    frame = keys.frame.select("order", "n_kind", "n_text", "p_kind", "p_text")
+    level = pl.DataFrame(
+        [key for key in frontier if key is not None], schema={"p_kind": pl.UInt8, "p_text": pl.String}, orient="row"
+    )
+    done = [key for key in map(value_key, expanded) if key is not None]
+    seen = pl.concat(
+        [
+            level.rename({"p_kind": "n_kind", "p_text": "n_text"}),
+            pl.DataFrame(done, schema={"n_kind": pl.UInt8, "n_text": pl.String}, orient="row"),
+        ]
+    )
+    orders: list[int] = []
+    while level.height:
+        found = frame.join(level, on=["p_kind", "p_text"], how="semi")
+        orders += found["order"].to_list()
+        fresh = found.select("n_kind", "n_text").unique().join(seen, on=["n_kind", "n_text"], how="anti")
+        seen = pl.concat([seen, fresh])
+        level = fresh.rename({"n_kind": "p_kind", "n_text": "p_text"})
+    return orders
+
+
 def descendants_model(source: TableSource, root: Any, *, trace: bool) -> Model:
     """The part of the catalog ``descendant_rows(root)`` reads: the subtree, loaded one level per query.
 
@@ -227,7 +287,7 @@ def descendants_model(source: TableSource, root: Any, *, trace: bool) -> Model:
     nodes: list[Node] = []
     visited = {map_key(root)}
     frontier = [root]
-    while frontier:
+    for _ in range(QUERIED_LEVELS):
         level = children_of(source, frontier)
         nodes.extend(level)
         frontier = []
@@ -235,6 +295,12 @@ def descendants_model(source: TableSource, root: Any, *, trace: bool) -> Model:
             if map_key(node.id) not in visited:
                 visited.add(map_key(node.id))
                 frontier.append(node.id)
+        if not frontier:
+            break
+    else:  # a deep tree (a long chain): find the rest of the subtree over the keys, then load it at once
+        ahead = [value_key(ident) for ident in frontier]
+        orders = subtree_orders(listing_keys(source), ahead, [root, *(node.id for node in nodes)])
+        nodes.extend(load_nodes(source, pl.col("list_order").is_in(orders)))
     nodes.sort(key=lambda node: node.order)
     model = model_of(nodes)
     return _with_chain(model, chain(source, root)) if trace else model

@@ -22,7 +22,6 @@ from subagent_catalog.catalog.model import (
     as_corpus,
     build_model,
     map_key,
-    model_of,
 )
 from subagent_catalog.catalog.resolve import RESOLVERS, check_live, error_row, trace_parent_check
 from subagent_catalog.catalog.schemas import CATALOG_EXTRA, ROW_SCHEMA
@@ -82,7 +81,7 @@ def catalog(
         ['parent', 'parent_json']
     """
     if is_table_source(corpus):  # out of core: keys as columns, rows resolved in batches
-        return source_catalog(corpus, semantics, check_live(model_of([]), live))
+        return source_catalog(corpus, semantics, live)
     store = _derived_store(corpus) if live is None else None
     schema = {**CATALOG_EXTRA, **ROW_SCHEMA}
     if store is not None:
@@ -147,7 +146,7 @@ def catalog_descendants(
         0
     """
     if is_table_source(corpus):  # out of core: keys as columns, the walk over integer arrays
-        return source_catalog_descendants(corpus, semantics, check_live(model_of([]), live))
+        return source_catalog_descendants(corpus, semantics, live)
     model = build_model(corpus)
     live_map = check_live(model, live)
     resolved = _resolved(model, semantics, live_map)

@@ -22,7 +22,7 @@ from subagent_catalog.store.export import export_archive
 from subagent_catalog.synth.generate import generate
 from tests.archive_diff import FrameSource, archive_differences, source_differences
 from tests.fuzz.mutations import FAST, make_case
-from tests.helpers import ENCODINGS, descriptor, header, healthy, write_session
+from tests.helpers import ENCODINGS, header, healthy, write_session
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "conformance"
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"

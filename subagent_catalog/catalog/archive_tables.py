@@ -219,8 +219,8 @@ def _children_index(keys: ListingKeys) -> tuple[array[int], array[int], array[in
         .sort(["ppidx", "created", "tie", "order"])
     )
     counts = linked.group_by("ppidx").len()
-    sizes = pl.DataFrame({"ppidx": pl.int_range(index.height, eager=True, dtype=pl.UInt32)})
-    sizes = sizes.join(counts, on="ppidx", how="left", maintain_order="left")["len"].fill_null(0)
+    slots = pl.DataFrame({"ppidx": pl.int_range(index.height, eager=True, dtype=pl.UInt32)})
+    sizes = slots.join(counts, on="ppidx", how="left", maintain_order="left")["len"].fill_null(0)
     starts = array("q", [0])
     starts.extend(sizes.cum_sum().cast(pl.Int64).to_list())
     return (

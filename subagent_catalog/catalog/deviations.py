@@ -11,7 +11,8 @@ from typing import Any
 
 import polars as pl
 
-from subagent_catalog.catalog.archive_tables import listing_keys, resolve_batches
+from subagent_catalog.catalog.archive_keys import listing_keys
+from subagent_catalog.catalog.archive_tables import resolve_batches
 from subagent_catalog.catalog.model import CorpusSource, Model, Node, Row, build_model, model_of
 from subagent_catalog.catalog.resolve import check_live, resolve_projection, resolve_trace, seed_length
 from subagent_catalog.catalog.schemas import DEVIATION_SCHEMA

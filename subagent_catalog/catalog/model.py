@@ -175,7 +175,7 @@ class ToCorpus(Protocol):
 CorpusSource = Corpus | ToCorpus | TableSource
 
 
-def as_corpus(source: Corpus | ToCorpus) -> Corpus:
+def as_corpus(source: CorpusSource) -> Corpus:
     """The corpus behind a source (a Corpus itself, or an object with ``to_corpus()``).
 
     Examples:
@@ -185,7 +185,13 @@ def as_corpus(source: Corpus | ToCorpus) -> Corpus:
         >>> as_corpus(c) is c
         True
     """
-    return source if isinstance(source, Corpus) else source.to_corpus()
+    if isinstance(source, Corpus):
+        return source
+    collect = getattr(source, "to_corpus", None)
+    if collect is None:
+        raise TypeError(f"{type(source).__name__} gives no corpus (it has no to_corpus())")
+    corpus: Corpus = collect()
+    return corpus
 
 
 @dataclass
@@ -198,7 +204,7 @@ class Model:
     subagent_parents: set[str] = field(default_factory=set)
 
 
-def build_model(source: Corpus | ToCorpus) -> Model:
+def build_model(source: CorpusSource) -> Model:
     """Index the listed sessions of a corpus (raises when upstream's listing fails).
 
     Raises:

@@ -54,7 +54,8 @@ def _names_session(corpus: CorpusSource, session_id: str) -> bool:
         if frame_text(session_id) != session_id:  # the columns hold frame text: such an id is never in them
             return False
         named = (pl.col("session_id") == session_id) | (pl.col("parent_session") == session_id)
-        return corpus.scan("sessions").filter(named).select(pl.len()).collect().item() > 0
+        found: int = corpus.scan("sessions").filter(named).select(pl.len()).collect().item()
+        return found > 0
     return session_id in known_session_ids(corpus)
 
 

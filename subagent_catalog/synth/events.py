@@ -333,7 +333,14 @@ class SynthLog(EventLog):
 
 
 def descriptor_payload(plan: SessionPlan) -> Any:
-    """The descriptor payload a planned subagent writes, with its planned damage."""
+    """The descriptor payload a planned subagent writes, with its planned damage.
+
+    Examples:
+        >>> from subagent_catalog.synth.plan import plan_corpus
+        >>> plan = next(p for p in plan_corpus(60, seed=1) if p.kind == "subagent" and p.damage is None)
+        >>> descriptor_payload(plan)["version"]
+        2
+    """
     assert plan.mode is not None and plan.provider is not None
     payload: Any = descriptor(plan.mode, label=plan.label, provider=plan.provider, **dict(plan.extra))
     if plan.damage == "unknown-descriptor-version":

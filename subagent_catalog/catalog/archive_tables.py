@@ -177,6 +177,15 @@ def session_columns(source: TableSource, orders: pl.Series) -> pl.DataFrame:
     )
 
 
+def _prepared(
+    source: TableSource, live: Mapping[str, str] | None
+) -> tuple[ListingKeys, Mapping[str, str], pl.DataFrame]:
+    """The keys (the listing error first, as over a corpus), the checked overlay, the subagents that give rows."""
+    keys = listing_keys(source)
+    live_map = check_live(model_of([]), live)
+    return keys, live_map, keys.frame.filter(pl.col("subagent") & pl.col("prank").is_not_null())
+
+
 def source_catalog(source: TableSource, semantics: Semantics, live: Mapping[str, str] | None) -> pl.DataFrame:
     """``catalog()`` over a table source (see the module docstring).
 
@@ -187,9 +196,7 @@ def source_catalog(source: TableSource, semantics: Semantics, live: Mapping[str,
         >>> source_catalog.__name__
         'source_catalog'
     """
-    keys = listing_keys(source)
-    live_map = check_live(model_of([]), live)
-    candidates = keys.frame.filter(pl.col("subagent") & pl.col("prank").is_not_null())
+    keys, live_map, candidates = _prepared(source, live)
     failing = _failing_parents(source, keys) if semantics == "trace" else pl.DataFrame(schema={"prank": pl.Int64})
     candidates = candidates.join(failing.select("prank"), on="prank", how="anti")
     body = _resolved_rows(source, candidates.select("order", "has_children"), semantics, live_map)
@@ -243,10 +250,8 @@ def source_catalog_descendants(
         >>> source_catalog_descendants.__name__
         'source_catalog_descendants'
     """
-    keys = listing_keys(source)
-    live_map = check_live(model_of([]), live)
+    keys, live_map, candidates = _prepared(source, live)
     own, kids, starts, orders = _children_index(keys)
-    candidates = keys.frame.filter(pl.col("subagent") & pl.col("prank").is_not_null())
     body = _resolved_rows(source, candidates.select("order", "has_children"), semantics, live_map)
     body = body.join(session_columns(source, body["order"]), on="order", how="left", maintain_order="left")
     row_of = dict(zip(body["order"].to_list(), range(body.height), strict=True))

@@ -363,6 +363,27 @@ def descriptor_payload(plan: SessionPlan) -> Any:
     return payload
 
 
+def replay_seed(log: EventLog, plan: SessionPlan, parent_events: Sequence[dict[str, Any]]) -> int:
+    """Start a seeded session's log with its parent's events up to the end of one turn; return the seed length.
+
+    Examples:
+        >>> from subagent_catalog.synth.plan import plan_corpus
+        >>> plan = next(p for p in plan_corpus(60, seed=1) if p.seeded)
+        >>> parent = [{"type": "turn/start", "seq": 0, "time": 5, "data": {"turn": 1}},
+        ...           {"type": "turn/end", "seq": 1, "time": 6, "data": {"turn": 1}}]
+        >>> log = EventLog(plan.id)
+        >>> replay_seed(log, plan, parent), [e["type"] for e in log.events]
+        (2, ['turn/start', 'turn/end', 'session/end-seed'])
+    """
+    cuts = [i + 1 for i, event in enumerate(parent_events) if event["type"] == "turn/end"] or [len(parent_events)]
+    cut = cuts[int(plan.seed_pick * len(cuts))]
+    log.events = list(parent_events[:cut])
+    log.time = max(plan.created_at, int(parent_events[cut - 1]["time"]))
+    log.turn = max((int(e["data"]["turn"]) for e in log.events if e["type"] == "turn/start"), default=0)
+    log.add("session/end-seed", {}, dt=1)
+    return cut
+
+
 @lru_cache(maxsize=48)
 def session_events(index: int) -> tuple[tuple[dict[str, Any], ...], int | None]:
     """The events of plan ``index`` of the current synthesis and its seed length.
@@ -385,14 +406,7 @@ def session_events(index: int) -> tuple[tuple[dict[str, Any], ...], int | None]:
     log = SynthLog(plan.id, rng=rng, text=_text_source(seed), time_ms=plan.created_at, variants=variants)
     seed_length: int | None = None
     if plan.seeded and plan.parent is not None:
-        parent_events, _ = session_events(plan.parent)
-        cuts = [i + 1 for i, event in enumerate(parent_events) if event["type"] == "turn/end"] or [len(parent_events)]
-        cut = cuts[int(plan.seed_pick * len(cuts))]
-        log.events = list(parent_events[:cut])
-        seed_length = cut
-        log.time = max(plan.created_at, int(parent_events[cut - 1]["time"]))
-        log.turn = max((int(e["data"]["turn"]) for e in log.events if e["type"] == "turn/start"), default=0)
-        log.add("session/end-seed", {}, dt=1)
+        seed_length = replay_seed(log, plan, session_events(plan.parent)[0])
     pending_descriptor = plan.kind == "subagent" and plan.damage != "no-descriptor"
     if plan.kind == "subagent" and not plan.seeded:
         # A spawned child starts from its descriptor, written before its first turn.

@@ -15,7 +15,7 @@ import random
 from functools import lru_cache
 from typing import Any
 
-from subagent_catalog.synth.events import WORKER, descriptor_payload, worker_plans
+from subagent_catalog.synth.events import WORKER, descriptor_payload, replay_seed, worker_plans
 from subagent_catalog.synth.plan import TASKS
 from subagent_catalog.synth.writer import EventLog
 
@@ -37,14 +37,7 @@ def small_session_events(index: int) -> tuple[tuple[dict[str, Any], ...], int | 
     log = EventLog(plan.id, time=plan.created_at)
     seed_length: int | None = None
     if plan.seeded and plan.parent is not None:
-        parent_events, _ = small_session_events(plan.parent)
-        cuts = [i + 1 for i, event in enumerate(parent_events) if event["type"] == "turn/end"] or [len(parent_events)]
-        cut = cuts[int(plan.seed_pick * len(cuts))]
-        log.events = list(parent_events[:cut])
-        seed_length = cut
-        log.time = max(plan.created_at, int(parent_events[cut - 1]["time"]))
-        log.turn = max((int(e["data"]["turn"]) for e in log.events if e["type"] == "turn/start"), default=0)
-        log.add("session/end-seed", {})
+        seed_length = replay_seed(log, plan, small_session_events(plan.parent)[0])
     pending = plan.kind == "subagent" and plan.damage != "no-descriptor"
     if plan.kind == "subagent" and not plan.seeded:
         log.add("approval/policy", {"policy": "never", "source": "delegation"}, dt=0)

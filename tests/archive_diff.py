@@ -67,9 +67,6 @@ class FrameSource:
     def order_by(self, table: str) -> list[str]:
         return ["list_order"] if table == "sessions" else ["archive_row"]
 
-    def children_index(self) -> pl.LazyFrame | None:
-        return None
-
 
 def outcome(func: Any, *args: Any, **options: Any) -> tuple[Any, ...]:
     try:

@@ -45,9 +45,6 @@ class TableSource(Protocol):
     def order_by(self, table: SourceTable) -> list[str]:
         """The columns whose ascending order is the frame's row order."""
 
-    def children_index(self) -> pl.LazyFrame | None:
-        """The listed sessions' keys sorted by ``parent_session`` (``children_index_frame``), if written."""
-
 
 def is_table_source(source: object) -> TypeGuard[TableSource]:
     """Whether the catalog reads ``source`` out of core (a ``TableSource``, not a ``Corpus``).

@@ -45,7 +45,6 @@ from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
 from subagent_catalog.read.paths import Compression
 from subagent_catalog.store.layout import (
-    CHILDREN_INDEX,
     MANIFEST,
     TABLE_ORDER,
     TABLE_SCHEMAS,
@@ -68,7 +67,7 @@ class ArchiveCorpus(Corpus):
         if self._events is None and self._archive is not None:
             if self._archive.has_events:
                 self._events = (
-                    self._archive.events.sort(TABLE_ORDER["events"], maintain_order=True)
+                    self._archive.events.sort(self._archive.order_by("events"), maintain_order=True)
                     .select(list(EVENT_SCHEMA))
                     .collect()
                 )
@@ -152,13 +151,6 @@ class Archive:
             return list(named)
         return list(TABLE_ORDER[table])
 
-    def children_index(self) -> pl.LazyFrame | None:
-        """The children index (``catalog.children_index_frame``), when the export wrote one."""
-        entry = self.manifest["tables"].get(CHILDREN_INDEX)
-        if not isinstance(entry, dict) or not entry.get("files"):
-            return None
-        return self._scan_files(entry["files"])
-
     @property
     def has_events(self) -> bool:
         """Whether the archive holds the events table."""
@@ -179,9 +171,6 @@ class Archive:
         files = entry["files"]
         if not files:
             return pl.LazyFrame(schema=TABLE_SCHEMAS[table])
-        return self._scan_files(files)
-
-    def _scan_files(self, files: list[str]) -> pl.LazyFrame:
         return pl.scan_parquet(
             [join_location(self.path, name) for name in files],
             hive_partitioning=False,
@@ -239,9 +228,11 @@ class Archive:
         """
         if self._corpus is None:
             try:
-                sessions = self.sessions.sort("list_order").select(list(SESSION_SCHEMA)).collect()
-                descriptors = self.descriptors.sort("archive_row").select(list(DESCRIPTOR_SCHEMA)).collect()
-                problems = self.problems.sort("archive_row").select(list(PROBLEM_SCHEMA)).collect()
+                sessions = self.sessions.sort(self.order_by("sessions")).select(list(SESSION_SCHEMA)).collect()
+                descriptors = (
+                    self.descriptors.sort(self.order_by("descriptors")).select(list(DESCRIPTOR_SCHEMA)).collect()
+                )
+                problems = self.problems.sort(self.order_by("problems")).select(list(PROBLEM_SCHEMA)).collect()
                 sessions = sessions.cast(pl.Schema(SESSION_SCHEMA))
                 descriptors = descriptors.cast(pl.Schema(DESCRIPTOR_SCHEMA))
                 problems = problems.cast(pl.Schema(PROBLEM_SCHEMA))

@@ -77,10 +77,6 @@ TABLE_ORDER: dict[str, list[str]] = {
 }
 
 
-CHILDREN_INDEX = "children_index"
-"""The optional table of listed sessions' keys sorted by ``parent_session`` (``catalog.children_index_frame``)."""
-
-
 SAFE_SEGMENT = re.compile(r"[A-Za-z0-9._~-]{1,200}")
 
 

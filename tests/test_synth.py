@@ -147,7 +147,7 @@ def test_small_profile_keeps_the_plan_and_its_damage(tmp_path: Path) -> None:
     for ident, parent, created in listed.select("session_id", "parent_session", "created_at_ms").iter_rows():
         plan = plans[ident]
         assert created == plan.created_at
-        assert parent == (None if plan.parent is None else [p for p in plans.values() if p.index == plan.parent][0].id)
+        assert parent == (None if plan.parent is None else next(p for p in plans.values() if p.index == plan.parent).id)
     _assert_damage_verdicts(small, corpus)
     _assert_catalog_matches_plan(corpus)
     own = corpus.sessions.select((pl.col("event_count") - pl.col("seed_length").fill_null(0)).max()).item()

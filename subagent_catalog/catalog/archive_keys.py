@@ -64,8 +64,9 @@ class ListingKeys:
             object), ``has_children`` and ``tie`` (its ``localeCompare`` rank
             among siblings with the same ``createdAt``, else 0).
         parents: every parent in order (``rank``): ``kind``/``text`` (its
-            key), ``is_node`` and ``first`` (the list order of the session
-            whose id, or first ``parentSession``, the value is).
+            key; ``id`` numbers the text, as ``n_id``/``p_id`` do in
+            ``frame``), ``is_node`` and ``first`` (the list order of the
+            session whose id, or first ``parentSession``, the value is).
         values: exact ``(id, parentSession)`` of the rows keyed from their header.
     """
 
@@ -82,13 +83,9 @@ class ListingKeys:
             return key_value(kind, text)
         return exact[0] if is_node else exact[1]
 
-    def sibling_order(self) -> list[str]:
-        """The sort columns of upstream's sibling order within a parent."""
-        return ["prank", "created", "tie", "order"]
-
 
 def _plain_keys(sessions: pl.LazyFrame) -> pl.LazyFrame:
-    return sessions.filter(~_ODD).select(
+    return sessions.select(
         pl.col("list_order").alias("order"),
         pl.lit(KEY_TEXT, pl.UInt8).alias("n_kind"),
         pl.col("session_id").alias("n_text"),
@@ -127,36 +124,47 @@ def listing_keys(source: TableSource) -> ListingKeys:
     """
     require_listing(source)
     sessions = source.scan("sessions").filter(pl.col("listed"))
-    plain = _plain_keys(sessions).collect(engine="streaming")
-    odd, values = _odd_keys(sessions.filter(_ODD).select("list_order", "header_json").collect())
-    frame = pl.concat([plain.cast(pl.Schema(KEY_SCHEMA)), odd]).sort("order")
+    # Two scans: the odd rows need header_json, the plain keys (all but those few) do not.
+    odd, values = _odd_keys(sessions.filter(_ODD).select("list_order", "header_json").collect(engine="streaming"))
+    plain = _plain_keys(sessions).collect(engine="streaming").cast(pl.Schema(KEY_SCHEMA))
+    if odd.height:
+        plain = plain.filter(~pl.col("order").is_in(odd["order"].implode()))
+    frame = pl.concat([plain, odd]).sort("order")
+    del plain
+    # Every key text as an integer (a dense rank: exact, and far cheaper than hashing strings per join).
+    texts = pl.concat([frame["n_text"], frame["p_text"]]).rank("dense").cast(pl.Int64)
+    frame = frame.with_columns(texts[: frame.height].alias("n_id"), texts[frame.height :].alias("p_id"))
+    del texts
     offset = (frame["order"].max() or 0) + 1  # type: ignore[operator]
-    nodes = (
-        frame.select(pl.col("order").alias("first"), pl.col("n_kind").alias("kind"), pl.col("n_text").alias("text"))
-        .unique(["kind", "text"], keep="first", maintain_order=True)
-        .with_columns(pl.col("first").alias("rank"), pl.lit(True).alias("is_node"))
+    nodes = frame.select(
+        pl.col("order").alias("first"),
+        pl.col("n_kind").alias("kind"),
+        pl.col("n_id").alias("id"),
+        pl.col("n_text").alias("text"),
     )
+    if not nodes.select(pl.struct("kind", "id").is_unique().all()).item():  # a successful listing has unique ids
+        nodes = nodes.group_by("kind", "id").agg(pl.all().sort_by("first").first())
+    nodes = nodes.with_columns(pl.col("first").alias("rank"), pl.lit(True).alias("is_node"))
     extra = (
         frame.filter(pl.col("p_kind").is_not_null())
-        .group_by("p_kind", "p_text")
+        .group_by("p_kind", "p_id")
         .agg(pl.col("order").min().alias("first"))
-        .rename({"p_kind": "kind", "p_text": "text"})
-        .join(nodes, on=["kind", "text"], how="anti")
+        .rename({"p_kind": "kind", "p_id": "id"})
+        .join(nodes, on=["kind", "id"], how="anti")
+        .join(frame.select(pl.col("order").alias("first"), pl.col("p_text").alias("text")), on="first", how="left")
         .with_columns((pl.col("first") + offset).alias("rank"), pl.lit(False).alias("is_node"))
     )
     parents = pl.concat([nodes, extra.select(nodes.columns)]).sort("rank")
-    ranks = parents.select(
-        pl.col("kind").alias("p_kind"), pl.col("text").alias("p_text"), pl.col("rank").alias("prank")
-    )
+    ranks = parents.select(pl.col("kind").alias("p_kind"), pl.col("id").alias("p_id"), pl.col("rank").alias("prank"))
     named = (
         frame.filter(pl.col("subagent") & pl.col("p_kind").is_in([KEY_TEXT, KEY_ESCAPED]))
-        .select(pl.col("p_kind").alias("n_kind"), pl.col("p_text").alias("n_text"))
+        .select(pl.col("p_kind").alias("n_kind"), pl.col("p_id").alias("n_id"))
         .unique()
         .with_columns(pl.lit(True).alias("has_children"))
     )
     frame = (
-        frame.join(ranks, on=["p_kind", "p_text"], how="left", maintain_order="left")
-        .join(named, on=["n_kind", "n_text"], how="left", maintain_order="left")
+        frame.join(ranks, on=["p_kind", "p_id"], how="left", maintain_order="left")
+        .join(named, on=["n_kind", "n_id"], how="left", maintain_order="left")
         .with_columns(pl.col("has_children").fill_null(False))
     )
     return ListingKeys(_with_ties(frame, values), parents, values)

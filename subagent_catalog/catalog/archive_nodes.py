@@ -59,10 +59,11 @@ NAMES_PARENT = pl.col("header_json").str.contains('"parentSession"', literal=Tru
 """A superset of the rows whose header has a ``parentSession`` key (a string value's quotes are escaped)."""
 
 
-def descriptor_lists(source: TableSource, paths: list[str] | None = None) -> pl.LazyFrame:
+def descriptor_lists(source: TableSource, paths: list[str] | None = None, *, last_only: bool = False) -> pl.LazyFrame:
     """Per log path: the last descriptor's ``provider`` and every ``(seq, status, reason)`` in frame order.
 
     Grouped by ``path`` exactly as ``build_model`` groups the descriptors frame.
+    ``last_only``: only ``provider`` (all the projection semantics reads), from the ``is_last`` rows.
 
     Examples:
         >>> descriptor_lists.__name__
@@ -72,6 +73,9 @@ def descriptor_lists(source: TableSource, paths: list[str] | None = None) -> pl.
     frame = source.scan("descriptors")
     if paths is not None:
         frame = frame.filter(pl.col("path").is_in(paths))
+    if last_only:
+        last = frame.filter(pl.col("is_last")).select("path", "provider", *order)
+        return last.group_by("path").agg(pl.col("provider").sort_by(order).last())
     frame = frame.select("path", "seq", "status", "reason", "provider", "is_last", *order)
     return frame.group_by("path").agg(
         pl.col("provider").sort_by(order).filter(pl.col("is_last").sort_by(order)).last().alias("provider"),

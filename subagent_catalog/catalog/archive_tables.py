@@ -30,6 +30,9 @@ from subagent_catalog.catalog.source import TableSource
 from subagent_catalog.errors import CatalogError
 from subagent_catalog.read.jsvalue import clean_row, frame_text, js_string, json_text
 
+SIBLING_ORDER = ["prank", "created", "tie", "order"]
+"""Upstream's order of catalog rows: parent, then ``createdAt``, then ``localeCompare`` among ties, then list order."""
+
 BATCH_ROWS = 8192
 """Sessions resolved per batch (each batch's nodes are dropped before the next is read)."""
 
@@ -56,17 +59,17 @@ def resolve_batches(source: TableSource, wanted: pl.DataFrame, *, trace: bool) -
         >>> resolve_batches.__name__
         'resolve_batches'
     """
-    descriptors = descriptor_lists(source)
-    if not trace:
-        descriptors = descriptors.select("path", "provider")
+    descriptors = descriptor_lists(source, last_only=not trace).collect()
+    children = wanted.rename({"order": "list_order"})
     query = (
         source.scan("sessions")
+        .filter(pl.col("list_order").is_in(children["list_order"].implode()))
         .select(RESOLVE_COLUMNS)
-        .join(wanted.lazy(), left_on="list_order", right_on="order", how="inner")
-        .join(descriptors, on="path", how="left")
     )
     for frame in _batches(query):
-        nodes = list(nodes_of_frame(frame))
+        # Joined per batch: the streamed sessions columns never wait in a join's hash table.
+        batch = frame.join(children, on="list_order", how="left").join(descriptors, on="path", how="left")
+        nodes = list(nodes_of_frame(batch))
         parents = {node.id for node in nodes if node.row["has_children"]}
         yield nodes, model_of([], subagent_parents=parents)
 
@@ -119,12 +122,10 @@ def _failing_parents(source: TableSource, keys: ListingKeys) -> pl.DataFrame:
 
 def _cycle_orders(keys: ListingKeys) -> list[int]:
     """List orders of the listed sessions whose chain of string ``parentSession`` values runs into a cycle."""
-    frame = keys.frame.select("order", "n_kind", "n_text", "p_kind", "p_text").with_row_index("pos")
-    target = frame.select(
-        pl.col("n_kind").alias("p_kind"), pl.col("n_text").alias("p_text"), pl.col("pos").alias("next")
-    )
-    target = target.unique(["p_kind", "p_text"], keep="first")
-    linked = frame.join(target, on=["p_kind", "p_text"], how="left", maintain_order="left")
+    frame = keys.frame.select("order", "n_kind", "n_id", "p_kind", "p_id").with_row_index("pos")
+    target = frame.select(pl.col("n_kind").alias("p_kind"), pl.col("n_id").alias("p_id"), pl.col("pos").alias("next"))
+    target = target.unique(["p_kind", "p_id"], keep="first")
+    linked = frame.join(target, on=["p_kind", "p_id"], how="left", maintain_order="left")
     after = linked["next"].fill_null(-1).cast(pl.Int64).to_list()
     state = bytearray(len(after))  # 0 unseen, 1 on the current path, 2 settled
     cyclic = bytearray(len(after))
@@ -172,8 +173,8 @@ def session_columns(source: TableSource, orders: pl.Series) -> pl.DataFrame:
     return (
         source.scan("sessions")
         .select(pl.col("list_order").alias("order"), *(pl.col(n).cast(t) for n, t in SESSION_EXTRA.items()))
-        .join(wanted.lazy(), on="order", how="semi")
-        .collect()
+        .filter(pl.col("order").is_in(wanted["order"].implode()))
+        .collect(engine="streaming")
     )
 
 
@@ -198,43 +199,45 @@ def source_catalog(source: TableSource, semantics: Semantics, live: Mapping[str,
     """
     keys, live_map, candidates = _prepared(source, live)
     failing = _failing_parents(source, keys) if semantics == "trace" else pl.DataFrame(schema={"prank": pl.Int64})
-    candidates = candidates.join(failing.select("prank"), on="prank", how="anti")
+    candidates = candidates.join(failing.select("prank"), on="prank", how="anti").select(
+        "order", "has_children", "prank", "created", "tie"
+    )
+    parents = _parent_texts(keys, pl.concat([candidates["prank"], failing["prank"]]), "parent")
+    del keys  # every listed session's keys: not needed while the rows are resolved
     body = _resolved_rows(source, candidates.select("order", "has_children"), semantics, live_map)
-    body = body.join(candidates.select("order", "prank", "created", "tie"), on="order", how="inner")
-    rows = pl.concat([body, failing], how="diagonal_relaxed").sort(keys.sibling_order(), nulls_last=False)
-    rows = rows.join(_parent_texts(keys, rows["prank"], "parent"), on="prank", how="left", maintain_order="left")
+    body = body.join(candidates.drop("has_children"), on="order", how="inner")
+    rows = pl.concat([body, failing], how="diagonal_relaxed").sort(SIBLING_ORDER, nulls_last=False)
+    del body
+    rows = rows.join(parents, on="prank", how="left", maintain_order="left")
     rows = rows.join(session_columns(source, rows["order"]), on="order", how="left", maintain_order="left")
     schema = {**CATALOG_EXTRA, **ROW_SCHEMA}
     return rows.select(list(schema)).cast(pl.Schema(schema))
 
 
-def _children_index(keys: ListingKeys) -> tuple[array[int], array[int], array[int], array[int]]:
+def _children_index(keys: ListingKeys) -> tuple[array[int], array[int], array[int]]:
     """Per node (by list position): its own parent index; per parent index: its children, in sibling order (CSR)."""
     frame = keys.frame.with_row_index("pos")
     index = keys.parents.with_row_index("pidx").select("pidx", "rank")
     own = frame.join(
-        keys.parents.with_row_index("pidx").select(
-            pl.col("kind").alias("n_kind"), pl.col("text").alias("n_text"), "pidx"
-        ),
-        on=["n_kind", "n_text"],
+        keys.parents.with_row_index("pidx").select(pl.col("kind").alias("n_kind"), pl.col("id").alias("n_id"), "pidx"),
+        on=["n_kind", "n_id"],
         how="left",
         maintain_order="left",
     )["pidx"]
     linked = (
         frame.filter(pl.col("prank").is_not_null())
         .join(index.rename({"rank": "prank", "pidx": "ppidx"}), on="prank", how="inner")
-        .sort(["ppidx", "created", "tie", "order"])
+        .sort(["ppidx", *SIBLING_ORDER[1:]])
     )
     counts = linked.group_by("ppidx").len()
     slots = pl.DataFrame({"ppidx": pl.int_range(index.height, eager=True, dtype=pl.UInt32)})
     sizes = slots.join(counts, on="ppidx", how="left", maintain_order="left")["len"].fill_null(0)
     starts = array("q", [0])
-    starts.extend(sizes.cum_sum().cast(pl.Int64).to_list())
+    starts.extend(sizes.cum_sum().cast(pl.Int64))
     return (
-        array("q", own.cast(pl.Int64).fill_null(-1).to_list()),
-        array("q", linked["pos"].cast(pl.Int64).to_list()),
+        array("q", own.cast(pl.Int64).fill_null(-1)),
+        array("q", linked["pos"].cast(pl.Int64)),
         starts,
-        array("q", frame["order"].to_list()),
     )
 
 
@@ -251,13 +254,16 @@ def source_catalog_descendants(
         'source_catalog_descendants'
     """
     keys, live_map, candidates = _prepared(source, live)
-    own, kids, starts, orders = _children_index(keys)
+    failing = _failing_parents(source, keys) if semantics == "trace" else pl.DataFrame(schema={"prank": pl.Int64})
+    own, kids, starts = _children_index(keys)
+    positions = keys.frame.select("order").with_row_index("pos")
+    keys.frame = keys.frame.clear()  # every session's keys: not needed past here (the parents are)
     body = _resolved_rows(source, candidates.select("order", "has_children"), semantics, live_map)
     body = body.join(session_columns(source, body["order"]), on="order", how="left", maintain_order="left")
-    row_of = dict(zip(body["order"].to_list(), range(body.height), strict=True))
-    failing = _failing_parents(source, keys) if semantics == "trace" else pl.DataFrame(schema={"prank": pl.Int64})
+    rows = body.select("order").with_row_index("row")
+    row_at = array("q", positions.join(rows, on="order", how="left", maintain_order="left")["row"].fill_null(-1))
     error_at = dict(zip(failing["prank"].to_list(), range(body.height, body.height + failing.height), strict=True))
-    ranks = keys.parents["rank"].to_list()
+    ranks = array("q", keys.parents["rank"])
     picks, root_of, parent_of, depths = array("q"), array("q"), array("q"), array("q")
     for root in range(len(ranks)):
         if ranks[root] in error_at:
@@ -274,8 +280,8 @@ def source_catalog_descendants(
             if key in visited:
                 continue
             visited.add(key)
-            row = row_of.get(orders[pos])
-            if row is not None:
+            row = row_at[pos]
+            if row >= 0:
                 picks.append(row)
                 root_of.append(root)
                 parent_of.append(parent)

@@ -95,7 +95,7 @@ def parents_of(corpus: Any) -> tuple[list[Any], list[str]]:
     return values + ODD_PARENTS, [node.id for node in nodes]
 
 
-def archive_differences(root: Path | str, tmp: Path, *, compression: Any = "auto", parents_cap: int = 30) -> list[str]:
+def archive_differences(root: Path | str, tmp: Path, *, compression: Any = "auto", parents_cap: int = 12) -> list[str]:
     """Each call whose archive result differs from the corpus result, described (empty: all equal).
 
     One-parent calls run for every parent, or for an even sample of
@@ -108,7 +108,7 @@ def archive_differences(root: Path | str, tmp: Path, *, compression: Any = "auto
     )
 
 
-def source_differences(corpus: Corpus, archive: Any, *, parents_cap: int = 30) -> list[str]:
+def source_differences(corpus: Corpus, archive: Any, *, parents_cap: int = 12) -> list[str]:
     """Each call whose result over the table source ``archive`` differs from its result over ``corpus``."""
     parents, ids = parents_of(corpus)
     live = {ident: ("running" if index % 2 else "idle") for index, ident in enumerate(ids[::3])}

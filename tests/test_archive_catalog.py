@@ -53,7 +53,7 @@ def test_synthetic_corpus_with_damage(seed: int, profile: Any, tmp_path: Path) -
     root = tmp_path / "corpus"
     stats = generate(root, sessions=260, seed=seed, compression="none", damaged_fraction=0.12, jobs=1, profile=profile)
     assert stats.damaged and stats.max_fanout > 10
-    assert archive_differences(root, tmp_path, parents_cap=40) == []
+    assert archive_differences(root, tmp_path, parents_cap=20) == []
 
 
 @pytest.mark.parametrize("seed", [11, 12, 13, 14, 15, 16, 17, 18])

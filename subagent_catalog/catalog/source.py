@@ -20,8 +20,7 @@ from typing import Any, Literal, Protocol, TypeGuard, runtime_checkable
 
 import polars as pl
 
-from subagent_catalog.errors import CatalogError
-from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.corpus import Corpus, raise_listing_error
 from subagent_catalog.read.jsvalue import frame_text, is_number, js_number, json_text, parse_json
 
 SourceTable = Literal["sessions", "descriptors", "problems"]
@@ -72,13 +71,7 @@ def require_listing(source: TableSource) -> None:
         ...
         subagent_catalog.errors.CatalogError: boom (hint: ...)
     """
-    if source.listing_error is not None:
-        raise CatalogError(
-            "PERSISTENCE_LIST_FAILED",
-            source.listing_error,
-            path=source.listing_error_path,
-            hint="see corpus.problems (fails_listing); upstream lists nothing from this root",
-        )
+    raise_listing_error(source.listing_error, source.listing_error_path)
 
 
 KEY_TEXT = 0

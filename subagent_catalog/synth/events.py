@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -384,6 +384,35 @@ def replay_seed(log: EventLog, plan: SessionPlan, parent_events: Sequence[dict[s
     return cut
 
 
+def session_start(
+    log: EventLog, plan: SessionPlan, parent_events: Callable[[int], Sequence[dict[str, Any]]]
+) -> tuple[int | None, bool]:
+    """A session's first events: the replayed seed, or a spawned child's preamble.
+
+    Returns the seed length (``None`` without a seed) and whether the
+    descriptor is still to be written (in the first turn).
+
+    Examples:
+        >>> from subagent_catalog.synth.plan import plan_corpus
+        >>> plan = next(p for p in plan_corpus(60, seed=1) if p.kind == "subagent" and not p.seeded and not p.damage)
+        >>> log = EventLog(plan.id)
+        >>> session_start(log, plan, lambda parent: ()), [e["type"] for e in log.events]
+        ((None, False), ['approval/policy', 'subagent/descriptor', 'session/end-seed'])
+    """
+    seed_length: int | None = None
+    if plan.seeded and plan.parent is not None:
+        seed_length = replay_seed(log, plan, parent_events(plan.parent))
+    pending = plan.kind == "subagent" and plan.damage != "no-descriptor"
+    if plan.kind == "subagent" and not plan.seeded:
+        # A spawned child starts from its descriptor, written before its first turn.
+        log.add("approval/policy", {"policy": "never", "source": "delegation"}, dt=0)
+        if pending:
+            log.descriptor(descriptor_payload(plan))
+            pending = False
+        log.add("session/end-seed", {}, dt=0)
+    return seed_length, pending
+
+
 @lru_cache(maxsize=48)
 def session_events(index: int) -> tuple[tuple[dict[str, Any], ...], int | None]:
     """The events of plan ``index`` of the current synthesis and its seed length.
@@ -404,17 +433,7 @@ def session_events(index: int) -> tuple[tuple[dict[str, Any], ...], int | None]:
     rng = random.Random(f"subagent_catalog.synth:events:{seed}:{index}")
     variants = Variants(extra_rng(seed, index))
     log = SynthLog(plan.id, rng=rng, text=_text_source(seed), time_ms=plan.created_at, variants=variants)
-    seed_length: int | None = None
-    if plan.seeded and plan.parent is not None:
-        seed_length = replay_seed(log, plan, session_events(plan.parent)[0])
-    pending_descriptor = plan.kind == "subagent" and plan.damage != "no-descriptor"
-    if plan.kind == "subagent" and not plan.seeded:
-        # A spawned child starts from its descriptor, written before its first turn.
-        log.add("approval/policy", {"policy": "never", "source": "delegation"}, dt=0)
-        if pending_descriptor:
-            log.descriptor(descriptor_payload(plan))
-            pending_descriptor = False
-        log.add("session/end-seed", {}, dt=0)
+    seed_length, pending_descriptor = session_start(log, plan, lambda parent: session_events(parent)[0])
     own_start = len(log.events)
     damage_at = own_start + max(1, plan.size // 2)
     unknown_done = plan.damage != "unknown-event-type"

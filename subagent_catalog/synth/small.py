@@ -15,7 +15,7 @@ import random
 from functools import lru_cache
 from typing import Any
 
-from subagent_catalog.synth.events import WORKER, descriptor_payload, replay_seed, worker_plans
+from subagent_catalog.synth.events import WORKER, descriptor_payload, session_start, worker_plans
 from subagent_catalog.synth.plan import TASKS
 from subagent_catalog.synth.writer import EventLog
 
@@ -35,16 +35,7 @@ def small_session_events(index: int) -> tuple[tuple[dict[str, Any], ...], int | 
     plan = worker_plans()[index]
     rng = random.Random(f"subagent_catalog.synth:small:{WORKER['seed']}:{index}")
     log = EventLog(plan.id, time=plan.created_at)
-    seed_length: int | None = None
-    if plan.seeded and plan.parent is not None:
-        seed_length = replay_seed(log, plan, small_session_events(plan.parent)[0])
-    pending = plan.kind == "subagent" and plan.damage != "no-descriptor"
-    if plan.kind == "subagent" and not plan.seeded:
-        log.add("approval/policy", {"policy": "never", "source": "delegation"}, dt=0)
-        if pending:
-            log.descriptor(descriptor_payload(plan))
-            pending = False
-        log.add("session/end-seed", {}, dt=0)
+    seed_length, pending = session_start(log, plan, lambda parent: small_session_events(parent)[0])
     log.turn_start()
     if pending:
         log.descriptor(descriptor_payload(plan))

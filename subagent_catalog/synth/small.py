@@ -15,8 +15,9 @@ import random
 from functools import lru_cache
 from typing import Any
 
-from subagent_catalog.synth.events import WORKER, descriptor_payload, session_start, worker_plans
+from subagent_catalog.synth.events import WORKER, worker_plans
 from subagent_catalog.synth.plan import TASKS
+from subagent_catalog.synth.seeding import descriptor_payload, session_start
 from subagent_catalog.synth.writer import EventLog
 
 

@@ -87,7 +87,7 @@ def test_cluster_export_equals_local_export(big_corpus: tuple[Path, Compression]
     export_archive(root, tmp_path / "local", jobs=1)
     dask_archive, local_archive = open_archive(tmp_path / "dask"), open_archive(tmp_path / "local")
     for table in ("sessions", "descriptors", "problems", "facts"):
-        key = local_archive.order(table) if table != "facts" else ["list_order"]
+        key = local_archive.order_by(table) if table != "facts" else ["list_order"]
         assert_frame_equal(
             dask_archive.scan(table).sort(key).collect(),
             local_archive.scan(table).sort(key).collect(),

@@ -74,7 +74,10 @@ def test_corpus_reads_and_lists_cleanly(synthetic: tuple[SynthStats, Corpus]) ->
 
 
 def test_damaged_sessions_get_the_expected_verdicts(synthetic: tuple[SynthStats, Corpus]) -> None:
-    stats, corpus = synthetic
+    _assert_damage_verdicts(*synthetic)
+
+
+def _assert_damage_verdicts(stats: SynthStats, corpus: Corpus) -> None:
     rows = _rows(corpus)
     assert {d.kind for d in stats.damaged} == set(DAMAGE_KINDS)
     seeds = corpus.descriptors.group_by("path").agg(pl.col("in_seed").all().alias("all_seed"))
@@ -115,7 +118,10 @@ def test_damaged_sessions_get_the_expected_verdicts(synthetic: tuple[SynthStats,
 
 
 def test_catalog_rows_match_the_plan(synthetic: tuple[SynthStats, Corpus]) -> None:
-    _stats, corpus = synthetic
+    _assert_catalog_matches_plan(synthetic[1])
+
+
+def _assert_catalog_matches_plan(corpus: Corpus) -> None:
     plans = {p.id: p for p in plan_corpus(SESSIONS, SEED, damaged_fraction=FRACTION)}
     rows = catalog(corpus)
     assert rows.filter(pl.col("kind") == "child").height > 0
@@ -129,6 +135,24 @@ def test_catalog_rows_match_the_plan(synthetic: tuple[SynthStats, Corpus]) -> No
             assert (row["kind"], row["reason"]) == ("diagnostic", "unavailable")
         elif plan.damage in ("malformed-descriptor", "unknown-descriptor-version", "header-only"):
             assert (row["kind"], row["reason"]) == ("diagnostic", "corrupt")
+
+
+def test_small_profile_keeps_the_plan_and_its_damage(tmp_path: Path) -> None:
+    small = generate(
+        tmp_path / "s", sessions=SESSIONS, seed=SEED, compression="zstd", damaged_fraction=FRACTION, profile="small"
+    )
+    corpus = read_corpus(tmp_path / "s", compression="zstd", cache=False)
+    plans = {p.id: p for p in plan_corpus(SESSIONS, SEED, damaged_fraction=FRACTION)}
+    listed = corpus.sessions.filter(pl.col("listed"))
+    for ident, parent, created in listed.select("session_id", "parent_session", "created_at_ms").iter_rows():
+        plan = plans[ident]
+        assert created == plan.created_at
+        assert parent == (None if plan.parent is None else next(p for p in plans.values() if p.index == plan.parent).id)
+    _assert_damage_verdicts(small, corpus)
+    _assert_catalog_matches_plan(corpus)
+    own = corpus.sessions.select((pl.col("event_count") - pl.col("seed_length").fill_null(0)).max()).item()
+    assert own <= 12  # a handful of own events per session
+    assert small.max_fanout > 20 and small.max_depth >= 3
 
 
 def test_tree_shape_bounds(synthetic: tuple[SynthStats, Corpus]) -> None:

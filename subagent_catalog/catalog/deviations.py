@@ -6,14 +6,17 @@ trace row, and why.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import polars as pl
 
-from subagent_catalog.catalog.model import CorpusSource, Node, Row, build_model
+from subagent_catalog.catalog.archive_keys import listing_keys
+from subagent_catalog.catalog.archive_tables import resolve_batches
+from subagent_catalog.catalog.model import CorpusSource, Model, Node, Row, build_model, model_of
 from subagent_catalog.catalog.resolve import check_live, resolve_projection, resolve_trace, seed_length
 from subagent_catalog.catalog.schemas import DEVIATION_SCHEMA
+from subagent_catalog.catalog.source import is_table_source
 from subagent_catalog.read.jsvalue import (
     clean_row,
     js_string,
@@ -59,6 +62,20 @@ def _deviation(node: Node, projection: Row | None, trace: Row | None) -> tuple[s
     return ("other", "the two semantics disagree for a reason not among upstream's documented deviations")
 
 
+def _subagents(corpus: CorpusSource, live: Mapping[str, str] | None) -> Iterator[tuple[Node, Model, Mapping[str, str]]]:
+    """Each listed ``origin: "subagent"`` session naming a parent, with the model its resolvers read."""
+    if is_table_source(corpus):  # out of core: streamed in batches
+        keys = listing_keys(corpus)
+        live_map = check_live(model_of([]), live)
+        wanted = keys.frame.filter(pl.col("subagent") & pl.col("named")).select("order", "has_children")
+        for nodes, model in resolve_batches(corpus, wanted, trace=True):
+            yield from ((node, model, live_map) for node in nodes)
+        return
+    model = build_model(corpus)
+    live_map = check_live(model, live)
+    yield from ((node, model, live_map) for node in model.nodes)
+
+
 def deviations(corpus: CorpusSource, *, live: Mapping[str, str] | None = None) -> pl.DataFrame:
     """Every child on which the projection and trace semantics disagree, and why.
 
@@ -76,10 +93,8 @@ def deviations(corpus: CorpusSource, *, live: Mapping[str, str] | None = None) -
         >>> deviations(read_corpus(tempfile.mkdtemp())).height
         0
     """
-    model = build_model(corpus)
-    live_map = check_live(model, live)
     rows: list[dict[str, Any]] = []
-    for node in model.nodes:
+    for node, model, live_map in _subagents(corpus, live):
         if not node.origin_subagent or "parentSession" not in node.header:
             continue
         projection = resolve_projection(node, model, live_map)
@@ -96,8 +111,10 @@ def deviations(corpus: CorpusSource, *, live: Mapping[str, str] | None = None) -
                 "deviation": name,
                 "explanation": why,
                 "path": node.row["path"],
+                "_order": node.order,
             }
         )
+    rows.sort(key=lambda row: row.pop("_order"))
     return (
         pl.DataFrame([clean_row(r) for r in rows], schema=DEVIATION_SCHEMA)
         if rows

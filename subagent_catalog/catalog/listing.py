@@ -18,9 +18,11 @@ from typing import Any
 
 import polars as pl
 
+from subagent_catalog.catalog.archive_nodes import children_model, descendants_model
 from subagent_catalog.catalog.model import CorpusSource, Node, Row, Scope, Semantics, build_model, map_key
 from subagent_catalog.catalog.resolve import RESOLVERS, check_live, trace_parent_check
 from subagent_catalog.catalog.schemas import ROW_SCHEMA
+from subagent_catalog.catalog.source import is_table_source
 from subagent_catalog.read.jsvalue import (
     clean_row,
     js_string,
@@ -41,7 +43,10 @@ def children_rows(
         >>> children_rows(read_corpus(tempfile.mkdtemp()), "P")
         []
     """
-    model = build_model(corpus)
+    if is_table_source(corpus):  # out of core: only this parent's children (and the trace chain) are read
+        model = children_model(corpus, parent, trace=semantics == "trace")
+    else:
+        model = build_model(corpus)
     live_map = check_live(model, live)
     if semantics == "trace":
         trace_parent_check(model, parent)
@@ -70,7 +75,10 @@ def descendant_rows(
         >>> descendant_rows(read_corpus(tempfile.mkdtemp()), "P")
         []
     """
-    model = build_model(corpus)
+    if is_table_source(corpus):  # out of core: the subtree, one level per query
+        model = descendants_model(corpus, root, trace=semantics == "trace")
+    else:
+        model = build_model(corpus)
     live_map = check_live(model, live)
     if semantics == "trace":
         trace_parent_check(model, root)

@@ -15,6 +15,7 @@ from typing import Any, Literal, Protocol
 import polars as pl
 
 from subagent_catalog.catalog.collation import sort_siblings
+from subagent_catalog.catalog.source import TableSource
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.read.jsvalue import (
     is_number,
@@ -171,7 +172,7 @@ class ToCorpus(Protocol):
         """The corpus frames."""
 
 
-CorpusSource = Corpus | ToCorpus
+CorpusSource = Corpus | ToCorpus | TableSource
 
 
 def as_corpus(source: CorpusSource) -> Corpus:
@@ -184,7 +185,13 @@ def as_corpus(source: CorpusSource) -> Corpus:
         >>> as_corpus(c) is c
         True
     """
-    return source if isinstance(source, Corpus) else source.to_corpus()
+    if isinstance(source, Corpus):
+        return source
+    collect = getattr(source, "to_corpus", None)
+    if collect is None:
+        raise TypeError(f"{type(source).__name__} gives no corpus (it has no to_corpus())")
+    corpus: Corpus = collect()
+    return corpus
 
 
 @dataclass
@@ -221,21 +228,47 @@ def build_model(source: CorpusSource) -> Model:
         descriptors.setdefault(path, []).append((seq, status, reason))
         if is_last:
             last_descriptor[path] = provider
-    nodes: list[Node] = []
     listed = corpus.sessions.filter(pl.col("listed")).sort("list_order")
-    for row in listed.iter_rows(named=True):
-        header = parse_json(row["header_json"])
-        nodes.append(
-            Node(
-                id=header["id"],
-                header=header,
-                row=row,
-                order=row["list_order"],
-                created=js_number(header["createdAt"]),
-                provider=last_descriptor.get(row["path"]),
-                descriptors=descriptors.get(row["path"], []),
-            )
-        )
+    nodes = [
+        node_from_row(row, last_descriptor.get(row["path"]), descriptors.get(row["path"], []))
+        for row in listed.iter_rows(named=True)
+    ]
+    model = model_of(nodes)
+    object.__setattr__(corpus, "_model", model)
+    return model
+
+
+def node_from_row(row: dict[str, Any], provider: str | None, descriptors: list[tuple[int, str, str | None]]) -> Node:
+    """The node of one listed ``sessions`` row (its header parsed from ``header_json``).
+
+    Examples:
+        >>> node = node_from_row({"header_json": '{"id":"a","createdAt":2.5}', "list_order": 0}, None, [])
+        >>> node.id, node.created
+        ('a', 2.5)
+    """
+    header = parse_json(row["header_json"])
+    return Node(
+        id=header["id"],
+        header=header,
+        row=row,
+        order=row["list_order"],
+        created=js_number(header["createdAt"]),
+        provider=provider,
+        descriptors=descriptors,
+    )
+
+
+def model_of(nodes: list[Node], *, subagent_parents: set[str] | None = None) -> Model:
+    """Index nodes (in list order) by parent, siblings in upstream's order.
+
+    ``subagent_parents`` defaults to the string parents of the ``origin:
+    "subagent"`` nodes given; a caller that holds only part of a corpus passes
+    the exact set for the ids it resolves.
+
+    Examples:
+        >>> model_of([]).children
+        {}
+    """
     model = Model(nodes=nodes, by_id={node.id: node for node in nodes})
     for node in nodes:
         parent = node.header.get("parentSession", MISSING)
@@ -244,7 +277,8 @@ def build_model(source: CorpusSource) -> Model:
         model.children.setdefault(map_key(parent), []).append(node)
         if node.origin_subagent and isinstance(parent, str):
             model.subagent_parents.add(parent)
+    if subagent_parents is not None:
+        model.subagent_parents = subagent_parents
     for siblings in model.children.values():
         sort_siblings(siblings, lambda n: n.created, lambda n: n.id)
-    object.__setattr__(corpus, "_model", model)
     return model

@@ -12,8 +12,10 @@ from __future__ import annotations
 import polars as pl
 
 from subagent_catalog.catalog.model import CorpusSource, as_corpus
+from subagent_catalog.catalog.source import is_table_source
 from subagent_catalog.errors import UnknownSessionError
 from subagent_catalog.frames.nearest import nearest_ids
+from subagent_catalog.read.jsvalue import frame_text
 
 __all__ = ["known_session_ids", "require_session"]
 
@@ -38,9 +40,23 @@ def known_session_ids(corpus: CorpusSource) -> set[str]:
         >>> sorted(known_session_ids(read_corpus(root, cache=False)))
         ['P', 'kid']
     """
-    sessions = as_corpus(corpus).sessions
-    ids = pl.concat([sessions["session_id"], sessions["parent_session"]]).drop_nulls().unique()
+    if is_table_source(corpus):
+        frame = corpus.scan("sessions").select("session_id", "parent_session").collect()
+        ids = pl.concat([frame["session_id"], frame["parent_session"]]).drop_nulls().unique()
+    else:
+        sessions = as_corpus(corpus).sessions
+        ids = pl.concat([sessions["session_id"], sessions["parent_session"]]).drop_nulls().unique()
     return set(ids.to_list())
+
+
+def _names_session(corpus: CorpusSource, session_id: str) -> bool:
+    if is_table_source(corpus):  # out of core: one predicate over two columns, no set of every id
+        if frame_text(session_id) != session_id:  # the columns hold frame text: such an id is never in them
+            return False
+        named = (pl.col("session_id") == session_id) | (pl.col("parent_session") == session_id)
+        found: int = corpus.scan("sessions").filter(named).select(pl.len()).collect().item()
+        return found > 0
+    return session_id in known_session_ids(corpus)
 
 
 def require_session(corpus: CorpusSource, session_id: str) -> None:
@@ -69,9 +85,9 @@ def require_session(corpus: CorpusSource, session_id: str) -> None:
         ...
         subagent_catalog.errors.UnknownSessionError: no session 'alpha-2' in the corpus (hint: did you mean alpha-1?)
     """
-    known = known_session_ids(corpus)
-    if session_id in known:
+    if _names_session(corpus, session_id):
         return
+    known = known_session_ids(corpus)
     nearest = nearest_ids(session_id, known)
     shown = repr(session_id if len(session_id) <= SHOWN_ID else session_id[:SHOWN_ID] + "…")
     if nearest:

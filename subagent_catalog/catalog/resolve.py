@@ -57,7 +57,8 @@ def _base(node: Node, semantics: Semantics) -> Row:
         created_at_ms=int(created) if is_number(created) else None,
         path=node.row["path"],
         semantics=semantics,
-        session={name: node.row[name] for name in SESSION_EXTRA},
+        # A node loaded out of core carries no session columns: they are joined to the frame afterwards.
+        session={name: node.row[name] for name in SESSION_EXTRA if name in node.row},
     )
 
 
@@ -222,3 +223,21 @@ def trace_parent_check(model: Model, parent: Any) -> None:
         if above is None:
             break
         ancestor = above.header.get("parentSession", MISSING)
+
+
+def error_row(error: CatalogError, semantics: str) -> dict[str, Any]:
+    """The all-parents frames' row for a parent whose listing call fails (``kind="error"``).
+
+    Examples:
+        >>> error_row(CatalogError("SUBAGENT_PARENT_NOT_FOUND", "gone"), "trace")["reason"]
+        'SUBAGENT_PARENT_NOT_FOUND'
+    """
+    return {
+        "kind": "error",
+        "id": None,
+        "reason": error.code,
+        "cause": error.code,
+        "cause_detail": error.message,
+        "path": error.path,
+        "semantics": semantics,
+    }

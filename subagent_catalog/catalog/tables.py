@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 import polars as pl
 
+from subagent_catalog.catalog.archive_tables import source_catalog, source_catalog_descendants
 from subagent_catalog.catalog.model import (
     CorpusSource,
     Model,
@@ -22,8 +23,9 @@ from subagent_catalog.catalog.model import (
     build_model,
     map_key,
 )
-from subagent_catalog.catalog.resolve import RESOLVERS, check_live, trace_parent_check
+from subagent_catalog.catalog.resolve import RESOLVERS, check_live, error_row, trace_parent_check
 from subagent_catalog.catalog.schemas import CATALOG_EXTRA, ROW_SCHEMA
+from subagent_catalog.catalog.source import is_table_source
 from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.read.jsvalue import (
@@ -78,6 +80,8 @@ def catalog(
         >>> catalog(read_corpus(tempfile.mkdtemp())).columns[:2]
         ['parent', 'parent_json']
     """
+    if is_table_source(corpus):  # out of core: keys as columns, rows resolved in batches
+        return source_catalog(corpus, semantics, live)
     store = _derived_store(corpus) if live is None else None
     schema = {**CATALOG_EXTRA, **ROW_SCHEMA}
     if store is not None:
@@ -114,7 +118,7 @@ def _catalog(corpus: CorpusSource, semantics: Semantics, live: Mapping[str, str]
             try:
                 trace_parent_check(model, parent)
             except CatalogError as error:
-                out.append({**head, **_error_row(error, semantics)})
+                out.append({**head, **error_row(error, semantics)})
                 continue
         for node in model.children.get(map_key(parent), []):
             row = resolved.get(node.id) if node.origin_subagent else None
@@ -122,18 +126,6 @@ def _catalog(corpus: CorpusSource, semantics: Semantics, live: Mapping[str, str]
                 out.append({**head, **row.frame_row()})
     schema = {**CATALOG_EXTRA, **ROW_SCHEMA}
     return pl.DataFrame([clean_row(r) for r in out], schema=schema) if out else pl.DataFrame(schema=schema)
-
-
-def _error_row(error: CatalogError, semantics: str) -> dict[str, Any]:
-    return {
-        "kind": "error",
-        "id": None,
-        "reason": error.code,
-        "cause": error.code,
-        "cause_detail": error.message,
-        "path": error.path,
-        "semantics": semantics,
-    }
 
 
 def catalog_descendants(
@@ -153,6 +145,8 @@ def catalog_descendants(
         >>> catalog_descendants(read_corpus(tempfile.mkdtemp())).height
         0
     """
+    if is_table_source(corpus):  # out of core: keys as columns, the walk over integer arrays
+        return source_catalog_descendants(corpus, semantics, live)
     model = build_model(corpus)
     live_map = check_live(model, live)
     resolved = _resolved(model, semantics, live_map)
@@ -173,7 +167,7 @@ def catalog_descendants(
             try:
                 trace_parent_check(model, root)
             except CatalogError as error:
-                rows.append(_error_row(error, semantics))
+                rows.append(error_row(error, semantics))
                 picks.append(len(rows) - 1)
                 root_of.append(len(roots) - 1)
                 parent_of.append(parents.index(None))

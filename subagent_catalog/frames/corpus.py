@@ -129,13 +129,7 @@ class Corpus:
         Raises:
             CatalogError: code ``PERSISTENCE_LIST_FAILED``.
         """
-        if self.listing_error is not None:
-            raise CatalogError(
-                "PERSISTENCE_LIST_FAILED",
-                self.listing_error,
-                path=self.listing_error_path,
-                hint="see corpus.problems (fails_listing); upstream lists nothing from this root",
-            )
+        raise_listing_error(self.listing_error, self.listing_error_path)
 
     def _repr_html_(self) -> str:
         return str(corpus_html(self))
@@ -146,6 +140,28 @@ class Corpus:
         return (
             f"Corpus({self.root!r}, {self.compression}, {self.sessions.height} files, {listed} listed, "
             f"{self.problems.height} problems, {state})"
+        )
+
+
+def raise_listing_error(message: str | None, path: str | None) -> None:
+    """Raise upstream's whole-listing failure when there is one (``message`` not ``None``).
+
+    Raises:
+        CatalogError: code ``PERSISTENCE_LIST_FAILED``.
+
+    Examples:
+        >>> raise_listing_error(None, None)
+        >>> raise_listing_error("boom", "/r/x.jsonl")
+        Traceback (most recent call last):
+        ...
+        subagent_catalog.errors.CatalogError: boom (hint: see corpus.problems (fails_listing); ...)
+    """
+    if message is not None:
+        raise CatalogError(
+            "PERSISTENCE_LIST_FAILED",
+            message,
+            path=path,
+            hint="see corpus.problems (fails_listing); upstream lists nothing from this root",
         )
 
 

@@ -67,7 +67,7 @@ class ArchiveCorpus(Corpus):
         if self._events is None and self._archive is not None:
             if self._archive.has_events:
                 self._events = (
-                    self._archive.events.sort(self._archive.order("events"), maintain_order=True)
+                    self._archive.events.sort(self._archive.order_by("events"), maintain_order=True)
                     .select(list(EVENT_SCHEMA))
                     .collect()
                 )
@@ -134,6 +134,24 @@ class Archive:
         return None if value is None else str(value)
 
     @property
+    def listing_error_path(self) -> str | None:
+        """The file behind ``listing_error``."""
+        value = self.manifest.get("listing_error_path")
+        return None if value is None else str(value)
+
+    def order_by(self, table: Table) -> list[str]:
+        """The columns whose ascending order is the table's frame order (the manifest's ``order_by``).
+
+        Examples:
+            >>> Archive("a", {"tables": {"descriptors": {"order_by": ["archive_row"]}}}).order_by("descriptors")
+            ['archive_row']
+        """
+        named = self.manifest["tables"].get(table, {}).get("order_by")
+        if isinstance(named, list) and named and all(isinstance(name, str) for name in named):
+            return list(named)
+        return list(TABLE_ORDER[table])
+
+    @property
     def has_events(self) -> bool:
         """Whether the archive holds the events table."""
         return bool(self.manifest.get("events"))
@@ -159,22 +177,6 @@ class Archive:
             glob=False,
             storage_options=self.storage_options,
         )
-
-    def order(self, table: Table) -> list[str]:
-        """The columns that give a table's row order (``order_by`` in the manifest).
-
-        Examples:
-            >>> from subagent_catalog.store.export import export_archive
-            >>> import tempfile
-            >>> root, out = tempfile.mkdtemp(), tempfile.mkdtemp()
-            >>> _ = export_archive(root, out, jobs=1)
-            >>> open_archive(out).order("problems")
-            ['archive_group', 'archive_order', 'archive_sub']
-        """
-        given = self.manifest["tables"][table].get("order_by")
-        if isinstance(given, list) and given and all(isinstance(name, str) for name in given):
-            return list(given)
-        return list(TABLE_ORDER[table])
 
     @property
     def sessions(self) -> pl.LazyFrame:
@@ -226,9 +228,11 @@ class Archive:
         """
         if self._corpus is None:
             try:
-                sessions = self.sessions.sort(self.order("sessions")).select(list(SESSION_SCHEMA)).collect()
-                descriptors = self.descriptors.sort(self.order("descriptors")).select(list(DESCRIPTOR_SCHEMA)).collect()
-                problems = self.problems.sort(self.order("problems")).select(list(PROBLEM_SCHEMA)).collect()
+                sessions = self.sessions.sort(self.order_by("sessions")).select(list(SESSION_SCHEMA)).collect()
+                descriptors = (
+                    self.descriptors.sort(self.order_by("descriptors")).select(list(DESCRIPTOR_SCHEMA)).collect()
+                )
+                problems = self.problems.sort(self.order_by("problems")).select(list(PROBLEM_SCHEMA)).collect()
                 sessions = sessions.cast(pl.Schema(SESSION_SCHEMA))
                 descriptors = descriptors.cast(pl.Schema(DESCRIPTOR_SCHEMA))
                 problems = problems.cast(pl.Schema(PROBLEM_SCHEMA))
@@ -244,7 +248,7 @@ class Archive:
                 descriptors=descriptors,
                 problems=problems,
                 listing_error=self.listing_error,
-                listing_error_path=self.manifest.get("listing_error_path"),
+                listing_error_path=self.listing_error_path,
             )
             corpus._archive = self
             self._corpus = corpus

@@ -25,8 +25,9 @@ from subagent_catalog.synth.plan import (
     log_uniform,
     new_uuid,
 )
+from subagent_catalog.synth.seeding import descriptor_payload, session_start
 from subagent_catalog.synth.variants import ROUTES, STEP_DEBT, Outcome, Variants, extra_rng, repay
-from subagent_catalog.synth.writer import EventLog, descriptor, dumps
+from subagent_catalog.synth.writer import EventLog, dumps
 
 WORKER: dict[str, Any] = {}
 """The synthesis this process is writing (plans, root, compression, seed), set by each worker."""
@@ -332,29 +333,6 @@ class SynthLog(EventLog):
         self.add("step/end", {"turn": self.turn, "step": step}, dt=self.gap(1, 3))
 
 
-def _descriptor_payload(plan: SessionPlan) -> Any:
-    assert plan.mode is not None and plan.provider is not None
-    payload: Any = descriptor(plan.mode, label=plan.label, provider=plan.provider, **dict(plan.extra))
-    if plan.damage == "unknown-descriptor-version":
-        payload["version"] = (3, 1, 3)[plan.damage_variant % 3]
-    elif plan.damage == "malformed-descriptor":
-        variant = plan.damage_variant % 6
-        if variant == 0:
-            payload["version"] = "2"
-        elif variant == 1:
-            payload = {"version": 2, "mode": "continuable", "provider": plan.provider}
-        elif variant == 2:
-            payload["lable"] = plan.label or "typo"
-        elif variant == 3:
-            payload = {**payload, "mode": "continuable", "label": payload.get("label") or "x", "toolFilter": {}}
-        elif variant == 4:
-            payload = {**payload, "mode": "one-shot", "persona": "reviewer"}
-            payload.pop("toolFilter", None)
-        else:
-            payload = None
-    return payload
-
-
 @lru_cache(maxsize=48)
 def session_events(index: int) -> tuple[tuple[dict[str, Any], ...], int | None]:
     """The events of plan ``index`` of the current synthesis and its seed length.
@@ -375,24 +353,7 @@ def session_events(index: int) -> tuple[tuple[dict[str, Any], ...], int | None]:
     rng = random.Random(f"subagent_catalog.synth:events:{seed}:{index}")
     variants = Variants(extra_rng(seed, index))
     log = SynthLog(plan.id, rng=rng, text=_text_source(seed), time_ms=plan.created_at, variants=variants)
-    seed_length: int | None = None
-    if plan.seeded and plan.parent is not None:
-        parent_events, _ = session_events(plan.parent)
-        cuts = [i + 1 for i, event in enumerate(parent_events) if event["type"] == "turn/end"] or [len(parent_events)]
-        cut = cuts[int(plan.seed_pick * len(cuts))]
-        log.events = list(parent_events[:cut])
-        seed_length = cut
-        log.time = max(plan.created_at, int(parent_events[cut - 1]["time"]))
-        log.turn = max((int(e["data"]["turn"]) for e in log.events if e["type"] == "turn/start"), default=0)
-        log.add("session/end-seed", {}, dt=1)
-    pending_descriptor = plan.kind == "subagent" and plan.damage != "no-descriptor"
-    if plan.kind == "subagent" and not plan.seeded:
-        # A spawned child starts from its descriptor, written before its first turn.
-        log.add("approval/policy", {"policy": "never", "source": "delegation"}, dt=0)
-        if pending_descriptor:
-            log.descriptor(_descriptor_payload(plan))
-            pending_descriptor = False
-        log.add("session/end-seed", {}, dt=0)
+    seed_length, pending_descriptor = session_start(log, plan, lambda parent: session_events(parent)[0])
     own_start = len(log.events)
     damage_at = own_start + max(1, plan.size // 2)
     unknown_done = plan.damage != "unknown-event-type"
@@ -404,7 +365,7 @@ def session_events(index: int) -> tuple[tuple[dict[str, Any], ...], int | None]:
         log.turn_start()
         log.spliced(None)
         if pending_descriptor:
-            log.descriptor(_descriptor_payload(plan))
+            log.descriptor(descriptor_payload(plan))
             pending_descriptor = False
         if turn == 1 and seed_length is None:
             log.add(

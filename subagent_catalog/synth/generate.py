@@ -15,7 +15,8 @@ The logs are written with ``subagent_catalog.synth.writer`` (header shapes,
 canonical paths, refusing to overwrite); this module adds the richer event
 shapes and packs reasoning and tool-call chunk runs as well as text runs.
 
-Run ``python -m subagent_catalog.synth OUT --sessions N --seed S``.
+Run ``python -m subagent_catalog.synth OUT --sessions N --seed S`` (``--profile small``:
+the same plan, a header and one short turn per session, for listing at scale).
 """
 
 from __future__ import annotations
@@ -29,13 +30,17 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.read.paths import Compression
 from subagent_catalog.synth.events import WORKER, encode_session, session_events, worker_plans
 from subagent_catalog.synth.plan import DamagedSession, SessionPlan, plan_corpus
+from subagent_catalog.synth.small import small_session_events
 from subagent_catalog.synth.writer import header, log_path, write_file
+
+Profile = Literal["full", "small"]
+"""``full``: realistic transcripts (sizes, chunk runs, tool output); ``small``: a handful of events per session."""
 
 
 @dataclass
@@ -86,10 +91,13 @@ class SynthStats:
 # --- writing ----------------------------------------------------------------------------------
 
 
-def _init_worker(plans: Sequence[SessionPlan], root: str, compression: Compression, seed: int) -> None:
+def _init_worker(
+    plans: Sequence[SessionPlan], root: str, compression: Compression, seed: int, profile: Profile = "full"
+) -> None:
     WORKER.clear()
-    WORKER.update(plans=plans, root=root, compression=compression, seed=seed)
+    WORKER.update(plans=plans, root=root, compression=compression, seed=seed, profile=profile)
     session_events.cache_clear()
+    small_session_events.cache_clear()
 
 
 def _head(plan: SessionPlan, seed_length: int | None) -> dict[str, Any]:
@@ -114,7 +122,7 @@ def _write_one(index: int) -> tuple[int, str, int, int]:
         import zstandard
 
         compressor = WORKER["compressor"] = zstandard.ZstdCompressor(level=3, write_checksum=True)
-    events, seed_length = session_events(index)
+    events, seed_length = (small_session_events if WORKER.get("profile") == "small" else session_events)(index)
     head = _head(plan, seed_length)
     rng = random.Random(f"subagent_catalog.synth:damage:{WORKER['seed']}:{index}")
     data = encode_session(head, events, seed_length, compression, damage=plan.damage, rng=rng, compressor=compressor)
@@ -150,6 +158,7 @@ def generate(
     damaged_fraction: float = 0.03,
     jobs: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    profile: Profile = "full",
 ) -> SynthStats:
     """Write a synthetic corpus of ``sessions`` logs under a new directory ``out``.
 
@@ -162,6 +171,9 @@ def generate(
             ``DAMAGE_KINDS``); ``SynthStats.damaged`` lists them.
         jobs: worker processes (default: all cores; small corpora are written serially).
         progress: called with (sessions written, sessions in all).
+        profile: ``full`` (realistic transcripts) or ``small`` (the same plan,
+            each session a header and one short turn: for listing at scale,
+            500,000 sessions in minutes). ``full`` output is unchanged by it.
 
     Returns:
         What was written.
@@ -175,6 +187,9 @@ def generate(
         >>> stats = generate(out, sessions=12, seed=1, compression="none", jobs=1)
         >>> stats.sessions, stats.roots + stats.subagents + stats.forks
         (12, 12)
+        >>> small = generate(out + "-small", sessions=12, seed=1, compression="none", jobs=1, profile="small")
+        >>> small.roots == stats.roots, small.bytes < stats.bytes
+        (True, True)
     """
     started = time.perf_counter()
     root = os.fspath(out)
@@ -184,7 +199,7 @@ def generate(
     results: list[tuple[int, str, int, int]] = []
     report = progress or (lambda done, total: None)
     if workers <= 1 or sessions < 200:
-        _init_worker(plans, root, compression, seed)
+        _init_worker(plans, root, compression, seed, profile)
         try:
             for index in range(sessions):
                 results.append(_write_one(index))
@@ -192,11 +207,12 @@ def generate(
         finally:
             WORKER.clear()
             session_events.cache_clear()
+            small_session_events.cache_clear()
     else:
         with ProcessPoolExecutor(
-            max_workers=workers, initializer=_init_worker, initargs=(plans, root, compression, seed)
+            max_workers=workers, initializer=_init_worker, initargs=(plans, root, compression, seed, profile)
         ) as pool:
-            for batch in pool.map(_write_range, _chunks(sessions, 32)):
+            for batch in pool.map(_write_range, _chunks(sessions, 32 if profile == "full" else 512)):
                 results.extend(batch)
                 report(len(results), sessions)
     return _stats(root, compression, seed, plans, results, time.perf_counter() - started)
@@ -283,6 +299,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--compression", choices=["zstd", "none"], default="zstd")
     parser.add_argument("--damaged-fraction", type=float, default=0.03)
     parser.add_argument("--jobs", type=int, default=None)
+    parser.add_argument(
+        "--profile", choices=["full", "small"], default="full", help="small: a handful of events per session"
+    )
     parser.add_argument("--manifest", help="also write the stats (damaged sessions included) to this JSON file")
     args = parser.parse_args(argv)
     if args.manifest and os.path.realpath(args.manifest).startswith(os.path.realpath(args.out) + os.sep):
@@ -295,6 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             compression=args.compression,
             damaged_fraction=args.damaged_fraction,
             jobs=args.jobs,
+            profile=args.profile,
         )
     except SubagentCatalogError as error:
         print(f"error: {error}", file=sys.stderr)

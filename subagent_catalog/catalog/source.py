@@ -1,0 +1,148 @@
+"""Table sources: what the catalog reads out of core (an opened archive, for instance).
+
+A ``TableSource`` gives the corpus frames as Polars ``LazyFrame`` scans
+(``scan("sessions")``...), the columns that restore each table's frame
+order (``order_by``), and upstream's whole-listing failure. The catalog
+computes over such a source with lazy queries that read only the columns
+and rows a call needs, instead of collecting every table into a ``Corpus``.
+
+The frames hold text as it can live in a UTF-8 column (``frame_text``: lone
+surrogates become U+FFFD) and only *string* ``parentSession`` values in
+``parent_session``; ``header_json`` holds the exact header. ``value_key``
+gives every value the listing compares an exact key, and ``column_key`` the
+same key from a column's text wherever the text is exact (it holds no
+U+FFFD); the rare other rows are keyed from their parsed header.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol, TypeGuard, runtime_checkable
+
+import polars as pl
+
+from subagent_catalog.frames.corpus import Corpus, raise_listing_error
+from subagent_catalog.read.jsvalue import frame_text, is_number, js_number, json_text, parse_json
+
+SourceTable = Literal["sessions", "descriptors", "problems"]
+
+
+@runtime_checkable
+class TableSource(Protocol):
+    """The corpus frames as lazy scans (``store.archive.Archive`` implements it)."""
+
+    @property
+    def listing_error(self) -> str | None:
+        """Upstream's whole-listing failure message, if the root has one."""
+
+    @property
+    def listing_error_path(self) -> str | None:
+        """The file behind ``listing_error``."""
+
+    def scan(self, table: SourceTable) -> pl.LazyFrame:
+        """One frame as a LazyFrame (its rows in any order)."""
+
+    def order_by(self, table: SourceTable) -> list[str]:
+        """The columns whose ascending order is the frame's row order."""
+
+
+def is_table_source(source: object) -> TypeGuard[TableSource]:
+    """Whether the catalog reads ``source`` out of core (a ``TableSource``, not a ``Corpus``).
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> is_table_source(read_corpus(tempfile.mkdtemp())), is_table_source("x")
+        (False, False)
+    """
+    return isinstance(source, TableSource) and not isinstance(source, Corpus)
+
+
+def require_listing(source: TableSource) -> None:
+    """Raise upstream's whole-listing failure, as ``Corpus.require_listing`` does.
+
+    Raises:
+        CatalogError: code ``PERSISTENCE_LIST_FAILED``.
+
+    Examples:
+        >>> class Failing:
+        ...     listing_error, listing_error_path = "boom", "/r/x.jsonl"
+        >>> require_listing(Failing())  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        subagent_catalog.errors.CatalogError: boom (hint: ...)
+    """
+    raise_listing_error(source.listing_error, source.listing_error_path)
+
+
+KEY_TEXT = 0
+"""A string whose column text is exact (no U+FFFD): the key's text is the string."""
+KEY_ESCAPED = 1
+"""Any other string: the key's text is its JSON text (lone surrogates escaped, so distinct)."""
+KEY_NUMBER = 2
+KEY_BOOLEAN = 3
+KEY_NULL = 4
+
+
+def exact_text(text: str) -> bool:
+    """Whether a column's text is the exact string (``frame_text`` maps only lone surrogates to U+FFFD).
+
+    Examples:
+        >>> exact_text("abc"), exact_text("a\\ufffdb")
+        (True, False)
+    """
+    return "\ufffd" not in text
+
+
+def value_key(value: Any) -> tuple[int, str] | None:
+    """An exact key for a ``parentSession`` or id value, with ``map_key``'s equality (``None`` for objects).
+
+    Numbers compare as JavaScript doubles (``1`` and ``1.0`` are one key,
+    ``"1"`` another); objects and arrays never equal anything.
+
+    Examples:
+        >>> value_key("a"), value_key(1) == value_key(1.0), value_key("1") == value_key(1)
+        ((0, 'a'), True, False)
+        >>> value_key("x\\ud800"), value_key({}) is None
+        ((1, '"x\\\\ud800"'), True)
+    """
+    if isinstance(value, str):
+        exact = exact_text(value) and frame_text(value) == value
+        return (KEY_TEXT, value) if exact else (KEY_ESCAPED, json_text(value))
+    if isinstance(value, bool):
+        return (KEY_BOOLEAN, "true" if value else "false")
+    if is_number(value):
+        return (KEY_NUMBER, repr(js_number(value) + 0.0))  # + 0.0: -0 and 0 are one key
+    if value is None:
+        return (KEY_NULL, "")
+    return None
+
+
+def key_value(kind: int, text: str) -> Any:
+    """The value a ``value_key`` stands for (strings, numbers, booleans, null).
+
+    Examples:
+        >>> [key_value(*value_key(v)) for v in ("a", "x\\ud800", 2, True, None)]
+        ['a', 'x\\ud800', 2.0, True, None]
+    """
+    if kind == KEY_TEXT:
+        return text
+    if kind == KEY_ESCAPED:
+        return parse_json(text)
+    if kind == KEY_NUMBER:
+        return float(text)
+    if kind == KEY_BOOLEAN:
+        return text == "true"
+    return None
+
+
+def key_frame(keys: list[tuple[int, str] | None], name: str) -> pl.DataFrame:
+    """Keys as two columns ``{name}_kind`` (UInt8) and ``{name}_text`` (String), nulls for ``None``.
+
+    Examples:
+        >>> key_frame([(0, "a"), None], "p").rows()
+        [(0, 'a'), (None, None)]
+    """
+    return pl.DataFrame(
+        {f"{name}_kind": [k[0] if k else None for k in keys], f"{name}_text": [k[1] if k else None for k in keys]},
+        schema={f"{name}_kind": pl.UInt8, f"{name}_text": pl.String},
+    )

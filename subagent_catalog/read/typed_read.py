@@ -1,0 +1,320 @@
+"""The typed fast path: a healthy log's facts from one typed decode and one pass, or ``None``.
+
+``typed_facts`` decodes the body with ``read.typed_events`` (one C call, one
+Struct per line, payloads left unparsed) and walks the events once, doing
+only what upstream's rules and the run facts need of a log the types
+accepted: seq contiguity (packed rows kept packed: their members' gaps and
+times checked over whole lists), the surface provenance of appended
+messages, a ``turn/end``'s reason and a ``subagent/descriptor``'s payload
+(parsed again by ``orjson`` and judged by the reference code), the run-fact
+fold (``run_facts.Fold``, the full path's own steps) and the time spans.
+The closers of a turn left open are made by the reference code from the
+events after the last ``turn/start`` (the only ones they depend on); the
+timing unit's view from the turn and descriptor events and the last event.
+
+Whatever the types refuse, and any rule that fails, returns ``None``: the
+caller reads the whole log with the full path (``read.logread``), which
+alone names failures. ``tests/test_fastpath.py`` compares both paths.
+"""
+
+from __future__ import annotations
+
+import sys
+from bisect import bisect_left
+from itertools import accumulate
+from typing import Any
+
+import orjson
+from msgspec import UNSET
+
+from subagent_catalog.read import limits
+from subagent_catalog.read.fastpath import FastFacts
+from subagent_catalog.read.inspect_migrate import InspectFailure, assert_message_shape, migrate_turn_end
+from subagent_catalog.read.inspect_rules import assert_header, check_events, interrupted_turn_closers
+from subagent_catalog.read.jsvalue import MAX_SAFE_INTEGER
+from subagent_catalog.read.run_facts import Fold, utf8_length
+from subagent_catalog.read.typed_events import (
+    OPAQUE,
+    ROWS,
+    AssistantEvent,
+    ChunkEvent,
+    Descriptor,
+    Header,
+    Ignorable,
+    StepEnd,
+    StepStart,
+    ToolCall,
+    ToolResult,
+    TurnEnd,
+    TurnStart,
+    UserEvent,
+    decode_body,
+)
+
+_INERT = frozenset((StepStart, Ignorable, *OPAQUE))
+"""Event types no rule reads beyond the envelope the types checked (``step/start``: only for closers)."""
+
+
+class _Reject(Exception):
+    """The log needs the full path."""
+
+
+ORJSON_MAX_DEPTH = 1023
+"""The deepest nesting ``orjson`` (the full path's parser) accepts; a deeper line falls back to ``json``."""
+
+
+def suits(body: bytes) -> bool:
+    """Whether the typed decoder can only accept lines ``orjson`` accepts too, as far as nesting goes.
+
+    ``msgspec`` refuses nesting past the interpreter's recursion budget. On
+    CPython 3.11 with the default limit that is under ``orjson``'s 1,023
+    levels, so whatever it decodes the full path parses with ``orjson``. On
+    3.12 and later (a C recursion budget of about 1,500) or under a raised
+    limit it could accept a line the full path reads as unparsable; there the
+    typed path takes only bodies with fewer opening brackets than that depth
+    (the packed path reads the others).
+
+    Examples:
+        >>> suits(b'{"a":[1]}\\n')
+        True
+    """
+    if sys.version_info < (3, 12) and sys.getrecursionlimit() <= ORJSON_MAX_DEPTH:
+        return True
+    return body.count(b"[") + body.count(b"{") <= ORJSON_MAX_DEPTH
+
+
+def typed_facts(meta: dict[str, Any], body: bytes) -> FastFacts | None:
+    """A healthy log's facts by the typed fast path; ``None`` for anything the full path must read.
+
+    ``meta`` and ``body`` are the parts ``fastpath.split_log`` gives.
+
+    Examples:
+        >>> from subagent_catalog.read.fastpath import split_log
+        >>> head = b'{"type":"session","version":0,"id":"a","createdAt":1,"delegationDepth":0}\\n'
+        >>> body = (b'{"type":"turn/start","seq":0,"time":5,"data":{"turn":1}}\\n'
+        ...         b'{"type":"text-chunks","seq0":1,"time0":6,'
+        ...         b'"data":{"turn":1,"step":1,"index":0,"dt":[2],"texts":["a","b"]}}\\n')
+        >>> fast = typed_facts(*split_log(head + body, "none"))
+        >>> fast.count, fast.first_time, fast.last_time, fast.closers, fast.run.turns_open
+        (3, 5, 8, 1, 1)
+        >>> typed_facts(*split_log(head + body.replace(b'"time":5', b'"time":5.0'), "none")) is None
+        True
+    """
+    events = decode_body(body)
+    if events is None:
+        return None
+    try:
+        assert_header(meta)
+        return _fold(meta, events)
+    except (_Reject, InspectFailure, orjson.JSONDecodeError):
+        return None
+
+
+def _sources_ok(event: Any, allow_empty: bool) -> bool:
+    """Upstream's provenance rules for an appended surface event's ``sourceEventSeqs``."""
+    sources = event.sourceEventSeqs
+    if sources is UNSET:
+        return True
+    if not sources:
+        return allow_empty
+    return max(sources) < event.seq and (len(sources) == 1 or len(set(sources)) == len(sources))
+
+
+def _tool_result(fold: Fold, event: Any, seed: int) -> None:
+    """Upstream's rules for an appended ``tool/result`` (its one block answers its call), and its run facts."""
+    message = event.data.message
+    block = message.content[0]
+    if not _sources_ok(event, False) or block.toolCallId != message.source.callId:
+        raise _Reject
+    if event.seq >= seed:
+        text = sum(utf8_length(part.text) for part in block.content if part.type == "text" and part.text is not UNSET)
+        fold.tool_outcome(block.isError is True, text)
+
+
+def _sample(fold: Fold, data: Any, usage: Any) -> None:
+    """A usage sample of the step ``(data.turn, data.step)`` (an absent one is ``None``, as ``dict.get``)."""
+    fold.sample(None if data.turn is UNSET else data.turn, None if data.step is UNSET else data.step, usage)
+
+
+def _fold(meta: dict[str, Any], events: list[Any]) -> FastFacts:
+    seed = int(meta.get("seedLength", 0))  # a non-negative safe integer: assert_header passed
+    fold = Fold()
+    run = fold.run
+    expected = 0
+    span: list[int] = []  # least and greatest member times of the packed rows (all, then own)
+    own_span: list[int] = []
+    markers: list[Any] = []  # the events the timing unit and the closers need beyond the last one
+    last_start = last_end = -1
+    descriptors: list[dict[str, Any]] = []
+    for index, event in enumerate(events):
+        if event.seq != expected:
+            raise _Reject
+        expected += 1
+        cls = type(event)
+        if cls is ChunkEvent:  # about half the lines: test for a usage sample and move on
+            chunk = event.data.chunk
+            if chunk.usage is not UNSET and chunk.type == "usage" and event.seq >= seed:
+                _sample(fold, event.data, chunk.usage)
+        elif cls in _INERT:
+            pass
+        elif cls in ROWS:
+            expected = _row(event, seed, span, own_span)
+        elif cls is StepEnd:
+            if event.seq >= seed:
+                run.steps += 1
+        elif cls is AssistantEvent:
+            if not _sources_ok(event, True):
+                raise _Reject
+            if event.data.usage is not UNSET and event.seq >= seed:
+                _sample(fold, event.data, event.data.usage)
+        elif cls is ToolCall:
+            if event.seq >= seed:
+                run.tool_calls += 1
+                if event.data.name is not UNSET:
+                    fold.tools.add(event.data.name)
+        elif cls is ToolResult:
+            _tool_result(fold, event, seed)
+        elif cls is TurnStart:
+            if event.data.trigger is not UNSET and event.data.turn < 1:
+                raise _Reject  # upstream's migration of a legacy turn/start fails
+            last_start = index
+            markers.append(event)
+            if event.seq >= seed:
+                fold.turn_start(event.data.turn, event.time)
+        elif cls is TurnEnd:
+            turn, reason = event.data.turn, orjson.loads(memoryview(event.data.reason))
+            migrate_turn_end({"type": "turn/end", "seq": event.seq, "data": {"turn": turn, "reason": reason}})
+            last_end = index
+            markers.append(event)
+            if event.seq >= seed:
+                fold.turn_end(turn, reason, event.time)
+        elif cls is Header:
+            _header(event)
+            if event.seq >= seed:
+                config = event.data.header.config
+                fold.route(config.provider, config.model)
+        elif cls is Descriptor:
+            descriptors.append(_as_dict(event, orjson.loads(memoryview(event.data))))
+            markers.append(event)
+        elif cls is UserEvent and not _sources_ok(event, False):
+            raise _Reject
+    if expected > limits.MAX_LOG_EVENTS:
+        raise _Reject  # the full path fails it over budget
+    times = [event.time for event in events]  # a row's time is its first member's: inside its span
+    first, last = _span(times, span)
+    if seed:
+        run_first, run_last = _span(times[bisect_left(events, seed, key=_seq) :], own_span)
+    else:
+        run_first, run_last = first, last
+    timing: list[dict[str, Any]] = []
+    balanced_timing = timing
+    closers = 0
+    if events:
+        final = _last_view(events[-1])
+        timing = [_as_dict(event) for event in markers if event is not events[-1]] + [final]
+        balanced_timing = timing
+        if last_start > last_end:  # the log ends inside a turn: upstream closes it
+            made = _closers(events[last_start:])
+            closers, balanced_timing = len(made), timing + made
+    run = fold.finish(run_first, run_last)
+    return FastFacts(meta, expected, first, last, run, descriptors, timing, balanced_timing, closers)
+
+
+def _seq(event: Any) -> int:
+    seq: int = event.seq
+    return seq
+
+
+def _span(times: list[int], rows: list[int]) -> tuple[int | None, int | None]:
+    """The least and greatest of the events' times and the rows' member times."""
+    values = [min(times), max(times), *rows] if times else rows
+    return (min(values), max(values)) if values else (None, None)
+
+
+def _row(row: Any, seed: int, span: list[int], own_span: list[int]) -> int:
+    """Check a packed row as upstream expands it (gaps, member seqs and times); the next seq after it."""
+    data = row.data
+    members = data.args if type(row) is ROWS[2] else data.texts
+    gaps = data.dt
+    if len(gaps) != len(members) - 1:
+        raise _Reject
+    seq0: int = row.seq
+    after = seq0 + len(members)
+    if after - 1 > MAX_SAFE_INTEGER:
+        raise _Reject
+    times = list(accumulate(gaps, initial=row.time)) if gaps else [row.time]
+    low, high = min(times), max(times)
+    if low < -MAX_SAFE_INTEGER or high > MAX_SAFE_INTEGER:
+        raise _Reject
+    span += (low, high)
+    if after > seed:
+        if seq0 < seed:  # a row across the seed: only its own members
+            times = times[seed - seq0 :]
+            low, high = min(times), max(times)
+        own_span += (low, high)
+    return after
+
+
+def _header(event: Any) -> None:
+    """Upstream's ``request/header`` rules beyond the types: no legacy reason, consistent adapter defaults."""
+    data = event.data
+    if data.reason == "fallback":
+        raise _Reject
+    defaults = data.header.adapterDefaults
+    if defaults is not UNSET:
+        config = data.header.config
+        if (defaults.reasoningEffort is True and config.reasoningEffort is UNSET) or (
+            defaults.maxTokens is True and config.maxTokens is UNSET
+        ):
+            raise _Reject
+
+
+def _as_dict(event: Any, data: Any = UNSET) -> dict[str, Any]:
+    view = {"type": type(event).__struct_config__.tag, "seq": event.seq, "time": event.time}
+    if data is not UNSET:
+        view["data"] = data
+    return view
+
+
+def _last_view(event: Any) -> dict[str, Any]:
+    """The last event as the closers and the timing unit see it (a packed row: its last member)."""
+    if type(event) in ROWS:
+        data = event.data
+        members = len(data.args if type(event) is ROWS[2] else data.texts)
+        return {"type": "assistant/chunk", "seq": event.seq + members - 1, "time": sum(data.dt, event.time)}
+    if type(event) is Ignorable:
+        return {"type": event.type, "seq": event.seq, "time": event.time}
+    return _as_dict(event)
+
+
+def _closer_view(event: Any) -> dict[str, Any]:
+    """What ``interrupted_turn_closers`` reads of an event after the last ``turn/start``."""
+    cls = type(event)
+    view = _last_view(event)
+    if cls is TurnStart:
+        view["data"] = {"turn": event.data.turn}
+    elif cls is StepStart:
+        view["data"] = {"step": event.data.step}
+    elif cls is AssistantEvent:
+        blocks = [
+            {"type": block.type, **({} if block.id is UNSET else {"id": block.id})}
+            for block in event.data.message.content
+        ]
+        view["data"] = {
+            "message": {"content": blocks},
+            **({} if event.data.step is UNSET else {"step": event.data.step}),
+        }
+    elif cls is ToolCall:
+        view["data"] = {} if event.data.callId is UNSET else {"callId": event.data.callId}
+    elif cls is ToolResult:
+        view["data"] = {"message": {"source": {"callId": event.data.message.source.callId}}}
+    return view
+
+
+def _closers(tail: list[Any]) -> list[dict[str, Any]]:
+    """The closers upstream appends to the turn open at the end (``tail``: its events from its start), checked."""
+    closers = interrupted_turn_closers([_closer_view(event) for event in tail])
+    for closer in closers:
+        assert_message_shape(closer)
+    check_events(((closer["seq"], closer) for closer in closers), lambda seq: {})
+    return closers

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import sys
 from bisect import bisect_left
-from itertools import accumulate
+from itertools import accumulate, compress
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import orjson
@@ -34,7 +35,6 @@ from subagent_catalog.read.inspect_rules import assert_header, check_events, int
 from subagent_catalog.read.jsvalue import MAX_SAFE_INTEGER
 from subagent_catalog.read.run_facts import Fold, utf8_length
 from subagent_catalog.read.typed_events import (
-    OPAQUE,
     ROWS,
     AssistantEvent,
     ChunkEvent,
@@ -45,14 +45,12 @@ from subagent_catalog.read.typed_events import (
     StepStart,
     ToolCall,
     ToolResult,
+    ToolRow,
     TurnEnd,
     TurnStart,
     UserEvent,
     decode_body,
 )
-
-_INERT = frozenset((StepStart, Ignorable, *OPAQUE))
-"""Event types no rule reads beyond the envelope the types checked (``step/start``: only for closers)."""
 
 
 class _Reject(Exception):
@@ -120,92 +118,112 @@ def _sources_ok(event: Any, allow_empty: bool) -> bool:
     return max(sources) < event.seq and (len(sources) == 1 or len(set(sources)) == len(sources))
 
 
-def _tool_result(fold: Fold, event: Any, seed: int) -> None:
-    """Upstream's rules for an appended ``tool/result`` (its one block answers its call), and its run facts."""
-    message = event.data.message
-    block = message.content[0]
-    if not _sources_ok(event, False) or block.toolCallId != message.source.callId:
-        raise _Reject
-    if event.seq >= seed:
-        text = sum(utf8_length(part.text) for part in block.content if part.type == "text" and part.text is not UNSET)
-        fold.tool_outcome(block.isError is True, text)
+def _pick(events: list[Any], types: list[type], classes: frozenset[type]) -> list[Any]:
+    """The events of these classes, in order (one pass in C)."""
+    return list(compress(events, map(classes.__contains__, types)))
 
 
-def _sample(fold: Fold, data: Any, usage: Any) -> None:
-    """A usage sample of the step ``(data.turn, data.step)`` (an absent one is ``None``, as ``dict.get``)."""
-    fold.sample(None if data.turn is UNSET else data.turn, None if data.step is UNSET else data.step, usage)
+_SEQ, _TIME = attrgetter("seq"), attrgetter("time")
+_CHUNK_USAGE, _CALL_NAME = attrgetter("data.chunk.usage"), attrgetter("data.name")
+_ROW_TYPES = frozenset(ROWS)
+_SURFACE = frozenset((AssistantEvent, UserEvent, ToolResult))
+_MARKERS = frozenset((TurnStart, TurnEnd, Descriptor))
+_CHUNK, _CALL, _HEADER = frozenset((ChunkEvent,)), frozenset((ToolCall,)), frozenset((Header,))
+
+
+def _step(data: Any) -> tuple[Any, Any]:
+    """The ``(turn, step)`` a usage sample belongs to (an absent one is ``None``, as ``dict.get``)."""
+    return None if data.turn is UNSET else data.turn, None if data.step is UNSET else data.step
+
+
+def _surface(fold: Fold, events: list[Any], seed: int) -> list[tuple[int, tuple[Any, Any], Any]]:
+    """Upstream's rules for appended messages and tool results, their run facts; the messages' usage samples."""
+    samples = []
+    for event in events:
+        if event.sourceEventSeqs is not UNSET and not _sources_ok(event, type(event) is AssistantEvent):
+            raise _Reject
+        if type(event) is ToolResult:
+            message = event.data.message
+            block = message.content[0]
+            if block.toolCallId != message.source.callId:
+                raise _Reject  # the block must answer its source call
+            if event.seq >= seed:
+                parts = block.content
+                text = sum(utf8_length(p.text) for p in parts if p.type == "text" and p.text is not UNSET)
+                fold.tool_outcome(block.isError is True, text)
+        elif type(event) is AssistantEvent and event.data.usage is not UNSET and event.seq >= seed:
+            samples.append((event.seq, _step(event.data), event.data.usage))
+    return samples
+
+
+def _markers(fold: Fold, markers: list[Any], seed: int) -> list[dict[str, Any]]:
+    """Turn starts and ends (upstream's migration rules, the turn facts) in order; the descriptor events."""
+    descriptors = []
+    for event in markers:
+        if type(event) is TurnStart:
+            if event.data.trigger is not UNSET and event.data.turn < 1:
+                raise _Reject  # upstream's migration of a legacy turn/start fails
+            if event.seq >= seed:
+                fold.turn_start(event.data.turn, event.time)
+        elif type(event) is TurnEnd:
+            turn, reason = event.data.turn, _reason(event.data.reason)
+            migrate_turn_end({"type": "turn/end", "seq": event.seq, "data": {"turn": turn, "reason": reason}})
+            if event.seq >= seed:
+                fold.turn_end(turn, reason, event.time)
+        else:
+            descriptors.append(_as_dict(event, orjson.loads(memoryview(event.data))))
+    return descriptors
+
+
+def _reason(raw: Any) -> Any:
+    """A ``turn/end`` reason as the full path parses it."""
+    return orjson.loads(memoryview(raw))
 
 
 def _fold(meta: dict[str, Any], events: list[Any]) -> FastFacts:
+    """Upstream's rules over a log the types accepted, and its facts; ``_Reject`` where the full path must read it.
+
+    The work is done per kind of event, each kind picked out of the line list
+    in C: most lines (chunks, steps, known types no rule reads) cost no Python.
+    """
     seed = int(meta.get("seedLength", 0))  # a non-negative safe integer: assert_header passed
-    fold = Fold()
-    run = fold.run
-    expected = 0
+    types = list(map(type, events))
+    seqs = list(map(_SEQ, events))
+    times = list(map(_TIME, events))  # a row's time is its first member's: inside its span
     span: list[int] = []  # least and greatest member times of the packed rows (all, then own)
     own_span: list[int] = []
-    markers: list[Any] = []  # the events the timing unit and the closers need beyond the last one
-    last_start = last_end = -1
-    descriptors: list[dict[str, Any]] = []
-    for index, event in enumerate(events):
-        if event.seq != expected:
-            raise _Reject
-        expected += 1
-        cls = type(event)
-        if cls is ChunkEvent:  # about half the lines: test for a usage sample and move on
-            chunk = event.data.chunk
-            if chunk.usage is not UNSET and chunk.type == "usage" and event.seq >= seed:
-                _sample(fold, event.data, chunk.usage)
-        elif cls in _INERT:
-            pass
-        elif cls in ROWS:
-            expected = _row(event, seed, span, own_span)
-        elif cls is StepEnd:
-            if event.seq >= seed:
-                run.steps += 1
-        elif cls is AssistantEvent:
-            if not _sources_ok(event, True):
-                raise _Reject
-            if event.data.usage is not UNSET and event.seq >= seed:
-                _sample(fold, event.data, event.data.usage)
-        elif cls is ToolCall:
-            if event.seq >= seed:
-                run.tool_calls += 1
-                if event.data.name is not UNSET:
-                    fold.tools.add(event.data.name)
-        elif cls is ToolResult:
-            _tool_result(fold, event, seed)
-        elif cls is TurnStart:
-            if event.data.trigger is not UNSET and event.data.turn < 1:
-                raise _Reject  # upstream's migration of a legacy turn/start fails
-            last_start = index
-            markers.append(event)
-            if event.seq >= seed:
-                fold.turn_start(event.data.turn, event.time)
-        elif cls is TurnEnd:
-            turn, reason = event.data.turn, orjson.loads(memoryview(event.data.reason))
-            migrate_turn_end({"type": "turn/end", "seq": event.seq, "data": {"turn": turn, "reason": reason}})
-            last_end = index
-            markers.append(event)
-            if event.seq >= seed:
-                fold.turn_end(turn, reason, event.time)
-        elif cls is Header:
-            _header(event)
-            if event.seq >= seed:
-                config = event.data.header.config
-                fold.route(config.provider, config.model)
-        elif cls is Descriptor:
-            descriptors.append(_as_dict(event, orjson.loads(memoryview(event.data))))
-            markers.append(event)
-        elif cls is UserEvent and not _sources_ok(event, False):
-            raise _Reject
-    if expected > limits.MAX_LOG_EVENTS:
+    members = [1] * len(events)
+    if not _ROW_TYPES.isdisjoint(types):
+        for index in compress(range(len(events)), map(_ROW_TYPES.__contains__, types)):
+            members[index] = _row(events[index], seed, span, own_span)
+    starts = list(accumulate(members, initial=0))
+    count = starts.pop()
+    if seqs != starts:
+        raise _Reject  # a seq gap: every line must start at the seq after the previous line's last event
+    if count > limits.MAX_LOG_EVENTS:
         raise _Reject  # the full path fails it over budget
-    times = [event.time for event in events]  # a row's time is its first member's: inside its span
+    own = bisect_left(seqs, seed) if seed else 0  # the session's own events: seq >= seedLength
+    fold = Fold()
+    samples = _surface(fold, _pick(events, types, _SURFACE), seed)
+    for event in compress(chunks := _pick(events[own:], types[own:], _CHUNK), map(_CHUNK_USAGE, chunks)):
+        if event.data.chunk.type == "usage":  # a chunk with a usage sample
+            samples.append((event.seq, _step(event.data), event.data.chunk.usage))
+    samples.sort(key=itemgetter(0))  # a later sample of a step replaces an earlier one
+    fold.usage = {step: usage for _, step, usage in samples}
+    fold.run.steps = types.count(StepEnd) if not own else types[own:].count(StepEnd)
+    calls = _pick(events[own:], types[own:], _CALL)
+    fold.run.tool_calls = len(calls)
+    fold.tools.update(name for name in map(_CALL_NAME, calls) if name is not UNSET)
+    for header in _pick(events, types, _HEADER):
+        _header(header)
+        if header.seq >= seed:
+            config = header.data.header.config
+            fold.route(config.provider, config.model)
+    markers = _pick(events, types, _MARKERS)
+    descriptors = _markers(fold, markers, seed)
     first, last = _span(times, span)
-    if seed:
-        run_first, run_last = _span(times[bisect_left(events, seed, key=_seq) :], own_span)
-    else:
-        run_first, run_last = first, last
+    run_first, run_last = _span(times[own:], own_span) if seed else (first, last)
+    run = fold.finish(run_first, run_last)
     timing: list[dict[str, Any]] = []
     balanced_timing = timing
     closers = 0
@@ -213,16 +231,11 @@ def _fold(meta: dict[str, Any], events: list[Any]) -> FastFacts:
         final = _last_view(events[-1])
         timing = [_as_dict(event) for event in markers if event is not events[-1]] + [final]
         balanced_timing = timing
-        if last_start > last_end:  # the log ends inside a turn: upstream closes it
-            made = _closers(events[last_start:])
+        starts_at = [event for event in markers if type(event) is not Descriptor]
+        if starts_at and type(starts_at[-1]) is TurnStart:  # the log ends inside a turn: upstream closes it
+            made = _closers(events[bisect_left(seqs, starts_at[-1].seq) :])
             closers, balanced_timing = len(made), timing + made
-    run = fold.finish(run_first, run_last)
-    return FastFacts(meta, expected, first, last, run, descriptors, timing, balanced_timing, closers)
-
-
-def _seq(event: Any) -> int:
-    seq: int = event.seq
-    return seq
+    return FastFacts(meta, count, first, last, run, descriptors, timing, balanced_timing, closers)
 
 
 def _span(times: list[int], rows: list[int]) -> tuple[int | None, int | None]:
@@ -232,27 +245,30 @@ def _span(times: list[int], rows: list[int]) -> tuple[int | None, int | None]:
 
 
 def _row(row: Any, seed: int, span: list[int], own_span: list[int]) -> int:
-    """Check a packed row as upstream expands it (gaps, member seqs and times); the next seq after it."""
+    """Check a packed row as upstream expands it (gaps, member seqs and times); the events it stands for."""
     data = row.data
-    members = data.args if type(row) is ROWS[2] else data.texts
+    size = len(data.args if type(row) is ToolRow else data.texts)
     gaps = data.dt
-    if len(gaps) != len(members) - 1:
+    if len(gaps) != size - 1:
         raise _Reject
     seq0: int = row.seq
-    after = seq0 + len(members)
-    if after - 1 > MAX_SAFE_INTEGER:
+    if seq0 + size - 1 > MAX_SAFE_INTEGER:
         raise _Reject
-    times = list(accumulate(gaps, initial=row.time)) if gaps else [row.time]
-    low, high = min(times), max(times)
+    if not gaps or min(gaps) >= 0:  # times never fall: the first and the last member's are the bounds
+        low, high = row.time, row.time + sum(gaps)
+        times = None
+    else:
+        times = list(accumulate(gaps, initial=row.time))
+        low, high = min(times), max(times)
     if low < -MAX_SAFE_INTEGER or high > MAX_SAFE_INTEGER:
         raise _Reject
     span += (low, high)
-    if after > seed:
+    if seq0 + size > seed:
         if seq0 < seed:  # a row across the seed: only its own members
-            times = times[seed - seq0 :]
-            low, high = min(times), max(times)
+            own = list(accumulate(gaps, initial=row.time))[seed - seq0 :] if times is None else times[seed - seq0 :]
+            low, high = min(own), max(own)
         own_span += (low, high)
-    return after
+    return size
 
 
 def _header(event: Any) -> None:
@@ -280,7 +296,7 @@ def _last_view(event: Any) -> dict[str, Any]:
     """The last event as the closers and the timing unit see it (a packed row: its last member)."""
     if type(event) in ROWS:
         data = event.data
-        members = len(data.args if type(event) is ROWS[2] else data.texts)
+        members = len(data.args if type(event) is ToolRow else data.texts)
         return {"type": "assistant/chunk", "seq": event.seq + members - 1, "time": sum(data.dt, event.time)}
     if type(event) is Ignorable:
         return {"type": event.type, "seq": event.seq, "time": event.time}

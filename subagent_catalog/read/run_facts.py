@@ -221,16 +221,20 @@ class Fold:
             run.models, run.providers = list(self.models), list(self.providers)
         run.tools = sorted(self.tools)
         run.usage_steps = len(self.usage)
+        run.input_tokens, run.output_tokens, run.cache_read_tokens, run.cache_write_tokens, run.reasoning_tokens = (
+            _safe_sum(values) if values else None for values in self.usage_counts()
+        )
+        return run
+
+    def usage_counts(self) -> list[list[int]]:
+        """Per field of ``USAGE_FIELDS``, the non-negative safe-integer counts of the samples kept."""
         sums: dict[str, list[int]] = {name: [] for name in USAGE_FIELDS}
         for usage in self.usage.values():
             for name in USAGE_FIELDS:
                 value = usage.get(name)
                 if is_safe_integer(value) and value >= 0:
                     sums[name].append(int(value))
-        run.input_tokens, run.output_tokens, run.cache_read_tokens, run.cache_write_tokens, run.reasoning_tokens = (
-            _safe_sum(values) if values else None for values in sums.values()
-        )
-        return run
+        return list(sums.values())
 
 
 def fold_run(

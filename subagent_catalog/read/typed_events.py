@@ -64,7 +64,7 @@ class ToolRowData(_Exact):
     index: Number
     id: str
     dt: list[SafeInt]
-    args: Annotated[list[str], Meta(min_length=1)]
+    texts: Annotated[list[str], Meta(min_length=1)] = field(name="args")  # the members, as in the text rows
     name: str | UnsetType = UNSET
 
 

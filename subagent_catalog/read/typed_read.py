@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import sys
 from bisect import bisect_left
+from functools import partial
 from itertools import accumulate, compress
-from operator import attrgetter, itemgetter
+from operator import add, attrgetter, itemgetter
 from typing import Any
 
 import orjson
@@ -33,7 +34,7 @@ from subagent_catalog.read.fastpath import FastFacts
 from subagent_catalog.read.inspect_migrate import InspectFailure, assert_message_shape, migrate_turn_end
 from subagent_catalog.read.inspect_rules import assert_header, check_events, interrupted_turn_closers
 from subagent_catalog.read.jsvalue import MAX_SAFE_INTEGER
-from subagent_catalog.read.run_facts import Fold, utf8_length
+from subagent_catalog.read.run_facts import USAGE_FIELDS, Fold, utf8_length
 from subagent_catalog.read.typed_events import (
     ROWS,
     AssistantEvent,
@@ -45,7 +46,6 @@ from subagent_catalog.read.typed_events import (
     StepStart,
     ToolCall,
     ToolResult,
-    ToolRow,
     TurnEnd,
     TurnStart,
     UserEvent,
@@ -123,7 +123,8 @@ def _pick(events: list[Any], types: list[type], classes: frozenset[type]) -> lis
     return list(compress(events, map(classes.__contains__, types)))
 
 
-_SEQ, _TIME = attrgetter("seq"), attrgetter("time")
+_SEQ, _TIME, _DATA = attrgetter("seq"), attrgetter("time"), attrgetter("data")
+_GAPS, _TEXTS, _LEAST = attrgetter("dt"), attrgetter("texts"), partial(min, default=0)
 _CHUNK_USAGE, _CALL_NAME = attrgetter("data.chunk.usage"), attrgetter("data.name")
 _ROW_TYPES = frozenset(ROWS)
 _SURFACE = frozenset((AssistantEvent, UserEvent, ToolResult))
@@ -139,6 +140,7 @@ def _step(data: Any) -> tuple[Any, Any]:
 def _surface(fold: Fold, events: list[Any], seed: int) -> list[tuple[int, tuple[Any, Any], Any]]:
     """Upstream's rules for appended messages and tool results, their run facts; the messages' usage samples."""
     samples = []
+    results = failed = text = 0
     for event in events:
         if event.sourceEventSeqs is not UNSET and not _sources_ok(event, type(event) is AssistantEvent):
             raise _Reject
@@ -148,11 +150,15 @@ def _surface(fold: Fold, events: list[Any], seed: int) -> list[tuple[int, tuple[
             if block.toolCallId != message.source.callId:
                 raise _Reject  # the block must answer its source call
             if event.seq >= seed:
-                parts = block.content
-                text = sum(utf8_length(p.text) for p in parts if p.type == "text" and p.text is not UNSET)
-                fold.tool_outcome(block.isError is True, text)
+                results += 1
+                failed += block.isError is True
+                for part in block.content:
+                    if part.type == "text" and part.text is not UNSET:
+                        text += len(part.text) if part.text.isascii() else utf8_length(part.text)
         elif type(event) is AssistantEvent and event.data.usage is not UNSET and event.seq >= seed:
             samples.append((event.seq, _step(event.data), event.data.usage))
+    run = fold.run
+    run.tool_results, run.tool_results_failed, run.tool_output_bytes = results, failed, text
     return samples
 
 
@@ -166,8 +172,7 @@ def _markers(fold: Fold, markers: list[Any], seed: int) -> list[dict[str, Any]]:
             if event.seq >= seed:
                 fold.turn_start(event.data.turn, event.time)
         elif type(event) is TurnEnd:
-            turn, reason = event.data.turn, _reason(event.data.reason)
-            migrate_turn_end({"type": "turn/end", "seq": event.seq, "data": {"turn": turn, "reason": reason}})
+            turn, reason = event.data.turn, _reason(event.data.reason, event.seq)
             if event.seq >= seed:
                 fold.turn_end(turn, reason, event.time)
         else:
@@ -175,9 +180,29 @@ def _markers(fold: Fold, markers: list[Any], seed: int) -> list[dict[str, Any]]:
     return descriptors
 
 
-def _reason(raw: Any) -> Any:
-    """A ``turn/end`` reason as the full path parses it."""
-    return orjson.loads(memoryview(raw))
+class _TypedFold(Fold):
+    """``Fold`` over typed samples: their counts are non-negative safe integers or absent (``UNSET``)."""
+
+    def usage_counts(self) -> list[list[int]]:
+        samples = list(self.usage.values())
+        return [[count for count in map(getter, samples) if count is not UNSET] for getter in _USAGE_COUNTS]
+
+
+_USAGE_COUNTS = [attrgetter(name) for name in USAGE_FIELDS]
+_REASONS: dict[bytes, Any] = {}  # turn/end reasons already parsed and found valid (most logs repeat a few)
+
+
+def _reason(raw: Any, seq: int) -> Any:
+    """A ``turn/end`` reason as the full path parses it, checked by upstream's migration rule (``turn`` is valid)."""
+    text = bytes(raw)
+    reason = _REASONS.get(text)
+    if reason is None:
+        reason = orjson.loads(text)
+        migrate_turn_end({"type": "turn/end", "seq": seq, "data": {"turn": 1, "reason": reason}})
+        if len(_REASONS) >= 1024:
+            _REASONS.clear()
+        _REASONS[text] = reason
+    return reason
 
 
 def _fold(meta: dict[str, Any], events: list[Any]) -> FastFacts:
@@ -190,12 +215,13 @@ def _fold(meta: dict[str, Any], events: list[Any]) -> FastFacts:
     types = list(map(type, events))
     seqs = list(map(_SEQ, events))
     times = list(map(_TIME, events))  # a row's time is its first member's: inside its span
+    members = [1] * len(events)
     span: list[int] = []  # least and greatest member times of the packed rows (all, then own)
     own_span: list[int] = []
-    members = [1] * len(events)
     if not _ROW_TYPES.isdisjoint(types):
-        for index in compress(range(len(events)), map(_ROW_TYPES.__contains__, types)):
-            members[index] = _row(events[index], seed, span, own_span)
+        where = list(compress(range(len(events)), map(_ROW_TYPES.__contains__, types)))
+        for index, size in zip(where, _rows([events[i] for i in where], seed, span, own_span), strict=True):
+            members[index] = size
     starts = list(accumulate(members, initial=0))
     count = starts.pop()
     if seqs != starts:
@@ -203,7 +229,7 @@ def _fold(meta: dict[str, Any], events: list[Any]) -> FastFacts:
     if count > limits.MAX_LOG_EVENTS:
         raise _Reject  # the full path fails it over budget
     own = bisect_left(seqs, seed) if seed else 0  # the session's own events: seq >= seedLength
-    fold = Fold()
+    fold = _TypedFold()
     samples = _surface(fold, _pick(events, types, _SURFACE), seed)
     for event in compress(chunks := _pick(events[own:], types[own:], _CHUNK), map(_CHUNK_USAGE, chunks)):
         if event.data.chunk.type == "usage":  # a chunk with a usage sample
@@ -244,31 +270,42 @@ def _span(times: list[int], rows: list[int]) -> tuple[int | None, int | None]:
     return (min(values), max(values)) if values else (None, None)
 
 
-def _row(row: Any, seed: int, span: list[int], own_span: list[int]) -> int:
-    """Check a packed row as upstream expands it (gaps, member seqs and times); the events it stands for."""
-    data = row.data
-    size = len(data.args if type(row) is ToolRow else data.texts)
-    gaps = data.dt
-    if len(gaps) != size - 1:
-        raise _Reject
-    seq0: int = row.seq
-    if seq0 + size - 1 > MAX_SAFE_INTEGER:
-        raise _Reject
-    if not gaps or min(gaps) >= 0:  # times never fall: the first and the last member's are the bounds
-        low, high = row.time, row.time + sum(gaps)
-        times = None
+def _rows(rows: list[Any], seed: int, span: list[int], own_span: list[int]) -> list[int]:
+    """Check packed rows as upstream expands them (gaps, member seqs and times); the events each stands for.
+
+    Whole lists at once: the members and gaps of every row counted, and, when
+    no row's times fall, each row's bounds are its first member's time and
+    that plus its gaps. ``span`` and ``own_span`` get the bounds of all the
+    members and of the session's own (``seq >= seed``).
+    """
+    datas = list(map(_DATA, rows))
+    gaps = list(map(_GAPS, datas))
+    sizes = list(map(len, map(_TEXTS, datas)))
+    if list(map(len, gaps)) != [size - 1 for size in sizes]:
+        raise _Reject  # a row's dt must have one gap per member after the first
+    seq0 = list(map(_SEQ, rows))
+    if max(map(add, seq0, sizes)) - 1 > MAX_SAFE_INTEGER:
+        raise _Reject  # member seqs must stay safe integers
+    time0 = list(map(_TIME, rows))
+    if min(map(_LEAST, gaps)) >= 0:  # times never fall: a row's bounds are its first and last member's times
+        lows, highs = time0, list(map(add, time0, map(sum, gaps)))
     else:
-        times = list(accumulate(gaps, initial=row.time))
-        low, high = min(times), max(times)
-    if low < -MAX_SAFE_INTEGER or high > MAX_SAFE_INTEGER:
-        raise _Reject
-    span += (low, high)
-    if seq0 + size > seed:
-        if seq0 < seed:  # a row across the seed: only its own members
-            own = list(accumulate(gaps, initial=row.time))[seed - seq0 :] if times is None else times[seed - seq0 :]
-            low, high = min(own), max(own)
-        own_span += (low, high)
-    return size
+        bounds = [_bounds(list(accumulate(dt, initial=time))) for dt, time in zip(gaps, time0, strict=True)]
+        lows, highs = [low for low, _ in bounds], [high for _, high in bounds]
+    if min(lows) < -MAX_SAFE_INTEGER or max(highs) > MAX_SAFE_INTEGER:
+        raise _Reject  # member times must stay safe integers
+    span += (min(lows), max(highs))
+    own = bisect_left(seq0, seed) if seed else 0
+    if own < len(rows):
+        own_span += (min(lows[own:]), max(highs[own:]))
+    if own and seq0[own - 1] + sizes[own - 1] > seed:  # a row across the seed: only its own members
+        row = own - 1
+        own_span += _bounds(list(accumulate(gaps[row], initial=time0[row]))[seed - seq0[row] :])
+    return sizes
+
+
+def _bounds(times: list[int]) -> tuple[int, int]:
+    return min(times), max(times)
 
 
 def _header(event: Any) -> None:
@@ -296,7 +333,7 @@ def _last_view(event: Any) -> dict[str, Any]:
     """The last event as the closers and the timing unit see it (a packed row: its last member)."""
     if type(event) in ROWS:
         data = event.data
-        members = len(data.args if type(event) is ToolRow else data.texts)
+        members = len(data.texts)
         return {"type": "assistant/chunk", "seq": event.seq + members - 1, "time": sum(data.dt, event.time)}
     if type(event) is Ignorable:
         return {"type": event.type, "seq": event.seq, "time": event.time}

@@ -3,7 +3,7 @@
 Prints one JSON object: wall times of the phases, this process's peak RSS
 and the largest peak RSS among its (reaped) worker processes.
 
-    _measure.py read ROOT --compression zstd [--events] [--catalog] [--cache none|library]
+    _measure.py read ROOT --compression zstd [--events] [--catalog] [--cache none|library] [--fast-path packed]
     _measure.py floor-parse ROOT --compression zstd [--jobs 2]   (read + decompress + orjson per line)
     _measure.py floor-read ROOT --compression zstd [--jobs 2]    (read + decompress only)
 """
@@ -50,6 +50,10 @@ def _read(args: argparse.Namespace) -> dict[str, Any]:
 
     imported = time.perf_counter()
     result: dict[str, Any] = {"import_s": imported - started}
+    if args.fast_path == "packed":  # facts by the orjson fast path, as before the typed one (workers fork)
+        from subagent_catalog.read import typed_read
+
+        typed_read.suits = lambda body: False  # type: ignore[assignment]
     kwargs: dict[str, Any] = {"compression": args.compression, "events": args.events, "jobs": args.jobs}
     corpus = read_corpus(args.root, cache=args.cache == "library", **kwargs)
     read_done = time.perf_counter()
@@ -140,6 +144,7 @@ def main() -> int:
     parser.add_argument("--catalog", action="store_true")
     parser.add_argument("--cache", choices=["none", "library"], default="none")
     parser.add_argument("--jobs", type=int, default=None)
+    parser.add_argument("--fast-path", choices=["auto", "packed"], default="auto")
     args = parser.parse_args()
     result = _read(args) if args.mode == "read" else _floor_parse(args)
     print(json.dumps(result))

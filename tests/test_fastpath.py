@@ -23,8 +23,8 @@ from typing import Any
 import orjson
 import pytest
 
-from subagent_catalog.read import fastpath
-from subagent_catalog.read.logread import analyse_log, analyse_log_fast, read_log_file
+from subagent_catalog.read import fastpath, typed_read
+from subagent_catalog.read.logread import LogFacts, analyse_log, analyse_log_fast, read_log_file
 from subagent_catalog.read.paths import Compression
 from subagent_catalog.synth.generate import generate
 from tests.fuzz.mutations import CONFORMANCE, FAST, LOG_NAMES, logs, make_case
@@ -38,31 +38,39 @@ def _compression(path: Path | str) -> Compression:
     return "zstd" if str(path).endswith(".zstd") else "none"
 
 
-def compare(data: bytes, compression: Compression, *, events: bool = False) -> bool:
-    """Assert the fast path's facts equal the full path's; whether the fast path answered.
+def _same(fast: LogFacts | None, reference: LogFacts, path: str) -> None:
+    if fast is not None and fast != reference:
+        fields = [name for name in reference.__dataclass_fields__ if getattr(fast, name) != getattr(reference, name)]
+        got = [(getattr(fast, n), getattr(reference, n)) for n in fields]
+        raise AssertionError(f"the {path} fast path differs in {fields} (fast, full): {got!r:.2000}")
 
-    Where the full path raises, the fast path must raise the same exception or leave the log to it.
+
+def compare(data: bytes, compression: Compression, *, events: bool = False) -> bool:
+    """Assert the fast paths' facts equal the full path's; whether the typed path answered.
+
+    The typed path (facts only) is compared on every log, the packed path with
+    events rows when ``events``. Where the full path raises, a fast path must
+    raise the same exception or leave the log to it.
     """
     saved = fastpath.ENABLED
     fastpath.ENABLED = False
     try:
-        reference = analyse_log(data, compression, want_events=events)
+        reference = analyse_log(data, compression)
+        with_events = analyse_log(data, compression, want_events=True) if events else None
     except Exception as error:
         with pytest.raises(type(error)):
             analyse_log(data, compression, want_events=events)  # the fast path is back on here
         try:
-            return analyse_log_fast(data, compression, want_events=events) is not None
+            return analyse_log_fast(data, compression, path="typed") is not None
         except type(error):
             return True
     finally:
         fastpath.ENABLED = saved
-    fast = analyse_log_fast(data, compression, want_events=events)
-    if fast is None:
-        return False
-    if fast != reference:
-        fields = [name for name in reference.__dataclass_fields__ if getattr(fast, name) != getattr(reference, name)]
-        raise AssertionError(f"fast path differs in {fields}: {[getattr(fast, n) for n in fields]!r:.2000}")
-    return True
+    typed = analyse_log_fast(data, compression, path="typed")
+    _same(typed, reference, "typed")
+    if with_events is not None:
+        _same(analyse_log_fast(data, compression, want_events=True, path="packed"), with_events, "packed")
+    return typed is not None
 
 
 def compare_files(paths: list[Path]) -> tuple[int, int]:
@@ -195,17 +203,19 @@ def test_rows_and_envelopes_nudged_one_field_have_the_same_facts(compression: Co
 def test_the_switch_forces_the_full_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     path = tmp_path / "session.jsonl"
     path.write_bytes(raw_log(HEAD, [orjson.dumps(e) + b"\n" for e in _events()], "none"))
-    calls: list[int] = []
-    real = fastpath.scan_packed
-    monkeypatch.setattr(fastpath, "scan_packed", lambda *a: calls.append(1) or real(*a))
+    calls: list[str] = []
+    typed, packed = typed_read.typed_facts, fastpath.packed_facts
+    monkeypatch.setattr(typed_read, "typed_facts", lambda *a: calls.append("typed") or typed(*a))
+    monkeypatch.setattr(fastpath, "packed_facts", lambda *a: calls.append("packed") or packed(*a))
     first = read_log_file(str(path), "none")
-    assert calls == [1]
+    assert calls == ["typed"]
+    assert read_log_file(str(path), "none", want_events=True).events and calls == ["typed", "packed"]
     monkeypatch.setenv(fastpath.EXACT_ENV, "1")
     assert not fastpath.enabled()
-    assert read_log_file(str(path), "none") == first and calls == [1]
+    assert read_log_file(str(path), "none") == first and len(calls) == 2
     monkeypatch.delenv(fastpath.EXACT_ENV)
     monkeypatch.setattr(fastpath, "ENABLED", False)
-    assert read_log_file(str(path), "none") == first and calls == [1]
+    assert read_log_file(str(path), "none") == first and len(calls) == 2
 
 
 def main(argv: list[str] | None = None) -> int:

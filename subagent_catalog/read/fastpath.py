@@ -1,14 +1,19 @@
-"""The fast path for healthy logs: the same facts as the full read, without expanding packed rows.
+"""The packed fast path, and what both fast paths share: ``split_log`` and the ``FastFacts`` they give.
 
-``scan_packed`` reads a log that has nothing unusual about it: a header the
-full read accepts, no torn tail, every line a JSON object ``orjson`` parses
-(valid UTF-8), every plain record carrying the next seq as an ``int``, every
-packed chunk row (``text-chunks``, ``reasoning-chunks``, ``tool-call-chunks``)
-passing a check stricter than upstream's row validation (integer seqs, times
-and gaps, string members, the exact key sets) and starting at the next seq,
-and the whole log well inside the parse budgets. A row is kept as one
-``PackedRow`` stand-in (an ``assistant/chunk`` event with the seq and time of
-its last member, its members' times beside it) instead of one dict per member.
+``split_log`` refuses outright what no fast path reads (a header the full
+read rejects, a torn tail, a torn or damaged zstd frame, the header not alone
+in its frame, a body near a parse budget). ``packed_facts`` then reads a
+log that has nothing unusual about it: every line a JSON object ``orjson``
+parses (valid UTF-8), every plain record carrying the next seq as an
+``int``, every packed chunk row (``text-chunks``, ``reasoning-chunks``,
+``tool-call-chunks``) passing a check stricter than upstream's row
+validation (integer seqs, times and gaps, string members, the exact key
+sets) and starting at the next seq. A row is kept as one ``PackedRow``
+stand-in (an ``assistant/chunk`` event with the seq and time of its last
+member, its members' times beside it) instead of one dict per member, and
+upstream's rules run once over that shorter list. It serves reads with
+events rows (``events=True``); the typed path (``read.typed_read``) reads
+the facts of the others.
 
 At the first line it does not fully understand it returns ``None``, and the
 caller reads the whole file with the full (reference) path, so every verdict,
@@ -17,8 +22,8 @@ rules that read events afterwards either never look at ``assistant/chunk``
 delta events or only at their seq and time (``docs/reading.md``), which the
 stand-in and ``time_span`` give exactly.
 
-``SUBAGENT_CATALOG_EXACT_READ=1`` (or ``ENABLED = False``) turns the fast
-path off: every log takes the full path (the differential test compares both).
+``SUBAGENT_CATALOG_EXACT_READ=1`` (or ``ENABLED = False``) turns both fast
+paths off: every log takes the full path (the differential tests compare them).
 """
 
 from __future__ import annotations
@@ -33,9 +38,12 @@ import orjson
 
 from subagent_catalog.read import limits
 from subagent_catalog.read.chunk_rows import CHUNK_ROW_TYPES, expand_chunk_row
+from subagent_catalog.read.inspect_migrate import InspectFailure
+from subagent_catalog.read.inspect_rules import validate_packed_read
 from subagent_catalog.read.jsvalue import MAX_SAFE_INTEGER, is_number, is_safe_integer
 from subagent_catalog.read.limits import PlaintextTooLarge, count_marks
 from subagent_catalog.read.paths import Compression
+from subagent_catalog.read.run_facts import RunFacts, fold_run
 from subagent_catalog.read.scanner import LogReadError, parse_header_record
 
 EXACT_ENV = "SUBAGENT_CATALOG_EXACT_READ"
@@ -76,12 +84,26 @@ class PackedRow(dict[str, Any]):
 
 
 @dataclass
-class PackedScan:
-    """A healthy log read by ``scan_packed``: the header, the events (rows packed) and the event count."""
+class FastFacts:
+    """What a fast path gives of a healthy log, for ``read.logread`` to fill its ``LogFacts`` with.
+
+    ``descriptors`` are the ``subagent/descriptor`` events as the full path
+    parses them; ``timing`` and ``balanced_timing`` hold what the timing unit
+    reads of the events without and with the synthetic closers (``closers``
+    of them); ``events`` are the packed path's events, rows kept as
+    ``PackedRow`` stand-ins (``None`` on the typed path, which keeps none).
+    """
 
     meta: dict[str, Any]
-    events: list[dict[str, Any]]
     count: int
+    first_time: int | None
+    last_time: int | None
+    run: RunFacts | None
+    descriptors: list[dict[str, Any]]
+    timing: list[dict[str, Any]]
+    balanced_timing: list[dict[str, Any]]
+    closers: int
+    events: list[dict[str, Any]] | None = None
 
 
 def _packed_row(tag: str, value: dict[str, Any], expected: int) -> PackedRow | None:
@@ -126,8 +148,6 @@ def _events(body: bytes) -> tuple[list[dict[str, Any]], int] | None:
     events: list[dict[str, Any]] = []
     expected = 0
     most = limits.MAX_LOG_EVENTS  # read at call time (tests lower the budgets)
-    if body.count(b"\n") > most:  # more lines than the events budget: more events too
-        return None
     lines = body.split(b"\n")
     lines.pop()  # the body ends with a newline (or is empty): nothing after it
     for line in lines:
@@ -186,18 +206,18 @@ def _zstd_parts(data: bytes) -> tuple[bytes, bytes] | None:
     return header, b"".join(pieces)
 
 
-def scan_packed(data: bytes, compression: Compression) -> PackedScan | None:
-    """Read a healthy log with packed rows kept packed; ``None`` for anything the full path must read.
+def split_log(data: bytes, compression: Compression) -> tuple[dict[str, Any], bytes] | None:
+    """The header (as the full read takes it) and the body of a log no fast path should refuse outright.
+
+    ``None`` when the header does not start a read, the log has a torn tail
+    or a torn or damaged zstd frame, the header is not alone in the first
+    frame, or the body is near a parse budget or a line could be longer than
+    the longest JavaScript string: the full path reads those.
 
     Examples:
         >>> head = b'{"type":"session","version":0,"id":"a","createdAt":1,"delegationDepth":0}\\n'
-        >>> row = (b'{"type":"text-chunks","seq0":0,"time0":5,'
-        ...        b'"data":{"turn":1,"step":1,"index":0,"dt":[2],"texts":["a","b"]}}\\n')
-        >>> scan = scan_packed(head + row, "none")
-        >>> scan.count, scan.events, scan.events[0].times
-        (2, [{'type': 'assistant/chunk', 'seq': 1, 'time': 7}], [5, 7])
-        >>> scan_packed(head + row[:-1], "none") is None  # a torn tail: the full path reads it
-        True
+        >>> split_log(head + b'{"seq":0}\\n', "none")[1], split_log(head + b'{"seq":0}', "none")
+        (b'{"seq":0}\\n', None)
     """
     import zstandard
 
@@ -213,13 +233,45 @@ def scan_packed(data: bytes, compression: Compression) -> PackedScan | None:
         return None
     if body[-1:] not in (b"", b"\n") or len(body) > limits.MAX_JS_STRING:
         return None
+    most = limits.MAX_LOG_EVENTS  # read at call time (tests lower the budgets)
+    if len(body) > 2 * most and body.count(b"\n") > most:  # more lines than the events budget: more events too
+        return None  # (a line is at least one byte and its newline)
     # Inside the value budget at its first or second tier, so the full path would charge it without failing.
     if len(body) > limits.MAX_LOG_VALUES and count_marks(body) > limits.MAX_LOG_VALUES:
         return None
+    return meta, body
+
+
+def packed_facts(meta: dict[str, Any], body: bytes) -> FastFacts | None:
+    """The facts of a healthy log's body read by ``orjson`` with packed rows kept packed; ``None`` otherwise.
+
+    Examples:
+        >>> head = b'{"type":"session","version":0,"id":"a","createdAt":1,"delegationDepth":0}\\n'
+        >>> row = (b'{"type":"text-chunks","seq0":0,"time0":5,'
+        ...        b'"data":{"turn":1,"step":1,"index":0,"dt":[2],"texts":["a","b"]}}\\n')
+        >>> fast = packed_facts(*split_log(head + row, "none"))
+        >>> fast.count, fast.events, fast.events[0].times, (fast.first_time, fast.last_time)
+        (2, [{'type': 'assistant/chunk', 'seq': 1, 'time': 7}], [5, 7], (5, 7))
+        >>> packed_facts(*split_log(head + row.replace(b'"dt":[2]', b'"dt":[]'), "none")) is None
+        True
+    """
     read = _events(body)
     if read is None or read[1] > limits.MAX_LOG_EVENTS:
         return None
-    return PackedScan(meta, read[0], read[1])
+    events, count = read
+    try:
+        balanced = validate_packed_read(meta, events, meta["id"], PackedRow)
+    except InspectFailure:
+        return None  # the full path names the failing rule and the line
+    first, last = time_span(events)
+    seed = meta.get("seedLength", 0)
+    run = None
+    if is_safe_integer(seed) and seed >= 0:
+        run = fold_run(events, int(seed), span=(first, last))
+        if seed:  # fold_run read the stand-ins' times only: the own events' span, members included
+            run.first_ms, run.last_ms = time_span(events, int(seed))
+    descriptors = [event for event in events if event.get("type") == "subagent/descriptor"]
+    return FastFacts(meta, count, first, last, run, descriptors, events, balanced, len(balanced) - len(events), events)
 
 
 def time_span(events: list[dict[str, Any]], seed_length: int = 0) -> tuple[int | None, int | None]:
@@ -253,7 +305,7 @@ def expand_packed(events: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         >>> head = b'{"type":"session","version":0,"id":"a","createdAt":1,"delegationDepth":0}\\n'
         >>> row = (b'{"type":"text-chunks","seq0":0,"time0":5,'
         ...        b'"data":{"turn":1,"step":1,"index":0,"dt":[2],"texts":["a","b"]}}\\n')
-        >>> [e["seq"] for e in expand_packed(scan_packed(head + row, "none").events)]
+        >>> [e["seq"] for e in expand_packed(packed_facts(*split_log(head + row, "none")).events)]
         [0, 1]
     """
     for event in events:

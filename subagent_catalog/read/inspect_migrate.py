@@ -198,7 +198,21 @@ def _failure_ok(reason: dict[str, Any]) -> bool:
     )
 
 
-def _migrate_turn_end(event: dict[str, Any]) -> dict[str, Any]:
+def migrate_turn_end(event: dict[str, Any]) -> dict[str, Any]:
+    """A ``turn/end`` as upstream migrates it (legacy reasons rewritten); other events unchanged.
+
+    Raises:
+        InspectFailure: with cause ``turn-shape`` for a malformed ``turn/end``.
+
+    Examples:
+        >>> event = {"type": "turn/end", "seq": 4, "data": {"turn": 1, "reason": {"kind": "disposed"}}}
+        >>> migrate_turn_end(event)["data"]
+        {'turn': 1, 'reason': {'kind': 'aborted', 'reason': {'kind': 'disposed'}}}
+        >>> migrate_turn_end({"type": "turn/end", "seq": 4, "data": {"turn": 0, "reason": {"kind": "completed"}}})
+        Traceback (most recent call last):
+        ...
+        subagent_catalog.read.inspect_migrate.InspectFailure: malformed pre-react-loop turn/end at seq 4
+    """
     data = event.get("data", MISSING)
     if event.get("type") != "turn/end" or not isinstance(data, dict):
         return event
@@ -415,7 +429,7 @@ def migrate_events(events: list[dict[str, Any]], session_id: str) -> list[dict[s
             migrated.append(event)
             continue
         out = _migrate_turn_start(event)
-        out = _migrate_turn_end(out)
+        out = migrate_turn_end(out)
         out = _migrate_steering(out, session_id)
         out = _migrate_message(out, session_id, message_ids)
         assert_message_shape(out)

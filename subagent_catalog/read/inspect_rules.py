@@ -164,7 +164,20 @@ def _js_concat(value: Any) -> str:
 # --- session construction -------------------------------------------------------------------
 
 
-def _assert_header(meta: dict[str, Any]) -> None:
+def assert_header(meta: dict[str, Any]) -> None:
+    """Upstream's header rules when a session is built from a read (version, createdAt, cwd, seedLength...).
+
+    Raises:
+        InspectFailure: with cause ``header``.
+
+    Examples:
+        >>> assert_header({"version": 0, "id": "a", "createdAt": 1, "delegationDepth": 0})
+        >>> assert_header({"version": 0, "id": "a", "createdAt": 1, "cwd": "w"})
+        Traceback (most recent call last):
+        ...
+        subagent_catalog.read.inspect_migrate.InspectFailure: session header cwd must be an absolute path
+    """
+
     def fail(why: str) -> InspectFailure:
         return InspectFailure("header", f"session header {why}")
 
@@ -384,7 +397,7 @@ def _balance(meta: dict[str, Any], events: list[dict[str, Any]], session_id: str
     for closer in closers:
         assert_message_shape(closer)
     balanced = migrated + closers
-    _assert_header(meta)
+    assert_header(meta)
     return balanced
 
 

@@ -235,14 +235,13 @@ def clean_row(row: dict[str, Any]) -> dict[str, Any]:
         >>> clean_row({"a": "x\\udc00", "b": 1, "c": ["\\ud800"]})
         {'a': 'x\\ufffd', 'b': 1, 'c': ['\\ufffd']}
     """
-    out: dict[str, Any] = {}
+    out = dict(row)
     for key, value in row.items():
         if isinstance(value, str):
-            out[key] = frame_text(value)
+            if not value.isascii():  # an ASCII string is its own frame text
+                out[key] = frame_text(value)
         elif isinstance(value, list) and value and isinstance(value[0], str):
             out[key] = [frame_text(v) for v in value]
-        else:
-            out[key] = value
     return out
 
 

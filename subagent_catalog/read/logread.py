@@ -16,9 +16,9 @@ import stat
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from subagent_catalog.read import fastpath
+from subagent_catalog.read import fastpath, typed_read
 from subagent_catalog.read.inspect_migrate import InspectFailure
-from subagent_catalog.read.inspect_rules import validate_cold_read, validate_packed_read
+from subagent_catalog.read.inspect_rules import validate_cold_read
 from subagent_catalog.read.jsvalue import is_safe_integer, js_number, json_text
 from subagent_catalog.read.limits import (
     MAX_JS_STRING,
@@ -277,7 +277,7 @@ def analyse_log(data: bytes, compression: Compression, *, want_events: bool = Fa
     """
     facts = LogFacts(size=len(data))
     _list_verdict(facts, data, compression)
-    if fastpath.enabled() and _analyse_packed(facts, data, compression, want_events):
+    if fastpath.enabled() and _analyse_fast(facts, data, compression, want_events, "auto"):
         return facts
     try:
         scan = scan_log(data, compression)
@@ -333,46 +333,62 @@ def analyse_log(data: bytes, compression: Compression, *, want_events: bool = Fa
     return facts
 
 
-def analyse_log_fast(data: bytes, compression: Compression, *, want_events: bool = False) -> LogFacts | None:
-    """``analyse_log`` by the fast path alone (``read/fastpath.py``): ``None`` when the log needs the full path.
+FastPath = Literal["auto", "typed", "packed"]
+
+
+def analyse_log_fast(
+    data: bytes, compression: Compression, *, want_events: bool = False, path: FastPath = "auto"
+) -> LogFacts | None:
+    """``analyse_log`` by a fast path alone: ``None`` when the log needs the full path.
+
+    ``path="typed"`` is the typed decoder (``read/typed_read.py``, facts only),
+    ``"packed"`` the ``orjson`` reader with packed rows kept packed
+    (``read/fastpath.py``, events rows too); ``"auto"`` the one ``analyse_log``
+    tries: typed without events (unless ``typed_read.suits`` says no), packed with them.
+
+    Raises:
+        ValueError: ``path="typed"`` with ``want_events`` (the typed path keeps no events).
 
     Examples:
         >>> head = b'{"type":"session","version":0,"id":"a","createdAt":1,"delegationDepth":0}\\n'
         >>> analyse_log_fast(head, "none") == analyse_log(head, "none"), analyse_log_fast(head[:-1], "none")
         (True, None)
+        >>> analyse_log_fast(head, "none", path="packed") == analyse_log(head, "none")
+        True
     """
+    if path == "typed" and want_events:
+        raise ValueError("the typed fast path gives no events rows; use path='packed'")
     facts = LogFacts(size=len(data))
     _list_verdict(facts, data, compression)
-    return facts if _analyse_packed(facts, data, compression, want_events) else None
+    return facts if _analyse_fast(facts, data, compression, want_events, path) else None
 
 
-def _analyse_packed(facts: LogFacts, data: bytes, compression: Compression, want_events: bool) -> bool:
-    """Fill ``facts`` from the fast path and say so, or leave them untouched when the log needs the full path."""
-    scan = fastpath.scan_packed(data, compression)
-    if scan is None:
+def _analyse_fast(facts: LogFacts, data: bytes, compression: Compression, want_events: bool, path: FastPath) -> bool:
+    """Fill ``facts`` from a fast path and say so, or leave them untouched when the log needs the full path."""
+    parts = fastpath.split_log(data, compression)
+    if parts is None:
         return False
-    events, session_id = scan.events, scan.meta["id"]
-    try:
-        balanced = validate_packed_read(scan.meta, events, session_id, fastpath.PackedRow)
-    except InspectFailure:
-        return False  # the full path names the failing rule and the line
+    meta, body = parts
+    if path == "typed" or (path == "auto" and not want_events and typed_read.suits(body)):
+        fast = typed_read.typed_facts(meta, body)
+    else:
+        fast = fastpath.packed_facts(meta, body)
+    if fast is None:
+        return False
     # The same steps as analyse_log's full path for a log with no damage (nothing below can fail).
-    facts.read_meta = scan.meta
-    facts.descriptors = _descriptor_records(events)
+    facts.read_meta = fast.meta
+    facts.descriptors = _descriptor_records(fast.descriptors)
     if want_events:
-        facts.events = [_event_row(session_id, event) for event in fastpath.expand_packed(events)]
-    facts.event_count = scan.count
-    facts.first_time, facts.last_time = fastpath.time_span(events)
-    seed = scan.meta.get("seedLength", 0)
-    if is_safe_integer(seed) and seed >= 0:
-        facts.run = fold_run(events, int(seed), span=(facts.first_time, facts.last_time))
-        if seed:  # fold_run read the stand-ins' times only: the own events' span, members included
-            facts.run.first_ms, facts.run.last_ms = fastpath.time_span(events, int(seed))
-    _identity_facts(facts, fold_identity(events), False)
-    facts.unit_failure_live = timing_view_failure(events)
-    facts.closers = len(balanced) - len(events)
+        assert fast.events is not None
+        facts.events = [_event_row(fast.meta["id"], event) for event in fastpath.expand_packed(fast.events)]
+    facts.event_count = fast.count
+    facts.first_time, facts.last_time = fast.first_time, fast.last_time
+    facts.run = fast.run
+    _identity_facts(facts, fold_identity(fast.descriptors), False)
+    facts.unit_failure_live = timing_view_failure(fast.timing)
+    facts.closers = fast.closers
     facts.verdict = "ok"
-    facts.unit_failure = facts.unit_failure_live if not facts.closers else timing_view_failure(balanced)
+    facts.unit_failure = timing_view_failure(fast.balanced_timing) if fast.closers else facts.unit_failure_live
     return True
 
 

@@ -8,6 +8,7 @@ recomputes the expected path for every header.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from subagent_catalog.read.jsvalue import utf16_units
@@ -16,6 +17,9 @@ Compression = Literal["zstd", "none"]
 
 NO_CWD_DIR = "_no-cwd"
 _SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+_ALL_SAFE = re.compile(r"[A-Za-z0-9._\-]+")  # every code unit literal (ASCII only: no re.IGNORECASE)
+_SAFE_OR_SEPARATOR = re.compile(r"[A-Za-z0-9._\-/\\:]+")
+_SEPARATORS = re.compile(r"[/\\:]+")
 
 
 class PathIdentityError(ValueError):
@@ -65,6 +69,12 @@ def encode_segment(raw: str) -> str:
         return "~002E"
     if raw == "..":
         return "~002E~002E"
+    if _ALL_SAFE.fullmatch(raw):
+        return raw  # the common case: nothing to escape
+    return _encode_units(raw)
+
+
+def _encode_units(raw: str) -> str:
     return "".join(chr(u) if u in _SAFE else _escape(u) for u in utf16_units(raw))
 
 
@@ -84,6 +94,13 @@ def project_key(cwd: str) -> str:
     """
     if cwd == "":
         raise PathIdentityError("cannot encode an empty project path")
+    if _SAFE_OR_SEPARATOR.fullmatch(cwd):  # the common case: separators collapse, nothing to escape
+        slug = _SEPARATORS.sub("-", cwd).lstrip("-") or "root"
+        return f"--{slug[:251]}--"
+    return _project_units(cwd)
+
+
+def _project_units(cwd: str) -> str:
     parts: list[str] = []
     separator_run = False
     for unit in utf16_units(cwd):

@@ -96,45 +96,61 @@ def _turn_reason(reason: Any) -> tuple[str | None, str | None, str | None, str |
     return kind, None, None, None
 
 
+def utf8_length(text: str) -> int:
+    """The UTF-8 length of a string, lone surrogates counted as their three-byte encoding.
+
+    Examples:
+        >>> utf8_length("abc"), utf8_length("\\u00e9"), utf8_length("\\ud800")
+        (3, 2, 3)
+    """
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
 def _text_bytes(blocks: Any) -> int:
     total = 0
     if type(blocks) is list:
         for block in blocks:
             if type(block) is dict and block.get("type") == "text" and type(text := block.get("text")) is str:
-                total += len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+                total += utf8_length(text)
     return total
 
 
-class _Fold:
-    """The running state of ``fold_run``."""
+class Fold:
+    """The running state of ``fold_run``, one step per event kind.
+
+    The steps take the values ``fold_run`` reads from an event, so a reader
+    that decodes events into other shapes (``read.typed_read``) folds them
+    with the same code.
+    """
 
     def __init__(self) -> None:
         self.run = RunFacts()
         self.open_turn: tuple[Any, Any] | None = None  # (data.turn, time) of the open turn/start
         self.turn_times: list[int] = []
-        self.usage: dict[tuple[Any, Any], dict[str, Any]] = {}
+        self.usage: dict[tuple[Any, Any], Any] = {}  # samples: dicts, or records with the same ``get``
         self.models: dict[str, None] = {}
         self.providers: dict[str, None] = {}
         self.headers = 0
         self.tools: set[str] = set()
 
-    def turn_start(self, data: Any, time: Any) -> None:
+    def turn_start(self, turn: Any, time: Any) -> None:
+        """A ``turn/start`` with ``data.turn`` (``None`` when absent)."""
         self.run.turns += 1
         if self.open_turn is not None:
             self.run.turns_open += 1
-        self.open_turn = (data.get("turn") if type(data) is dict else None, time)
+        self.open_turn = (turn, time)
 
-    def turn_end(self, data: Any, time: Any) -> None:
+    def turn_end(self, turn: Any, reason: Any, time: Any) -> None:
+        """A ``turn/end`` with ``data.turn`` and ``data.reason`` (``None`` when absent)."""
         run = self.run
-        record = data if type(data) is dict else {}
         if self.open_turn is not None:
-            turn, start = self.open_turn
-            if turn is not None and turn == record.get("turn") and is_safe_integer(start) and is_safe_integer(time):
+            started, start = self.open_turn
+            if started is not None and started == turn and is_safe_integer(start) and is_safe_integer(time):
                 self.turn_times.append(max(0, int(time) - int(start)))
-            elif turn is None or turn != record.get("turn"):
+            elif started is None or started != turn:
                 run.turns_open += 1
             self.open_turn = None
-        kind, cause, message, code = _turn_reason(record.get("reason"))
+        kind, cause, message, code = _turn_reason(reason)
         if kind is None:
             run.turns_other += 1
             run.last_turn_outcome = None
@@ -151,24 +167,30 @@ class _Fold:
             run.last_error_message, run.last_error_code = message, code
 
     def header(self, data: Any) -> None:
-        self.headers += 1
+        """A ``request/header`` with its ``data``."""
         header = data.get("header") if type(data) is dict else None
         config = header.get("config") if type(header) is dict else None
         if type(config) is dict:
-            provider, model = config.get("provider"), config.get("model")
-            if type(provider) is str:
-                self.providers[provider] = None
-                if type(model) is str:
-                    self.models[f"{provider}/{model}"] = None
+            self.route(config.get("provider"), config.get("model"))
+        else:
+            self.route(None, None)
 
-    def sample(self, data: dict[str, Any], usage: Any) -> None:
-        if type(usage) is dict:
-            self.usage[(data.get("turn"), data.get("step"))] = usage
+    def route(self, provider: Any, model: Any) -> None:
+        """A ``request/header`` whose ``data.header.config`` names ``provider`` and ``model`` (or not: ``None``)."""
+        self.headers += 1
+        if type(provider) is str:
+            self.providers[provider] = None
+            if type(model) is str:
+                self.models[f"{provider}/{model}"] = None
+
+    def sample(self, turn: Any, step: Any, usage: Any) -> None:
+        """A usage sample (a chunk's or a message's) of step ``(turn, step)``; anything but a record is no sample."""
+        self.usage[(turn, step)] = usage
 
     def tool_result(self, event: dict[str, Any], data: Any) -> None:
+        """A ``tool/result`` event (only appended results count)."""
         if event.get("surfaceOp") != "append" or type(data) is not dict:
             return
-        self.run.tool_results += 1
         message = data.get("message")
         if type(message) is dict:
             content = message.get("content")
@@ -176,11 +198,19 @@ class _Fold:
         else:  # legacy {callId, content, isError}
             block = data
         if type(block) is dict:
-            if block.get("isError") is True:
-                self.run.tool_results_failed += 1
-            self.run.tool_output_bytes += _text_bytes(block.get("content"))
+            self.tool_outcome(block.get("isError") is True, _text_bytes(block.get("content")))
+        else:
+            self.run.tool_results += 1
+
+    def tool_outcome(self, failed: bool, text_bytes: int) -> None:
+        """An appended tool result whose block says ``isError: true`` (``failed``) and holds ``text_bytes`` of text."""
+        self.run.tool_results += 1
+        if failed:
+            self.run.tool_results_failed += 1
+        self.run.tool_output_bytes += text_bytes
 
     def finish(self, first: int | None, last: int | None) -> RunFacts:
+        """The run facts, with the own events' time span ``first``..``last``."""
         run = self.run
         if self.open_turn is not None:
             run.turns_open += 1
@@ -191,16 +221,20 @@ class _Fold:
             run.models, run.providers = list(self.models), list(self.providers)
         run.tools = sorted(self.tools)
         run.usage_steps = len(self.usage)
+        run.input_tokens, run.output_tokens, run.cache_read_tokens, run.cache_write_tokens, run.reasoning_tokens = (
+            _safe_sum(values) if values else None for values in self.usage_counts()
+        )
+        return run
+
+    def usage_counts(self) -> list[list[int]]:
+        """Per field of ``USAGE_FIELDS``, the non-negative safe-integer counts of the samples kept."""
         sums: dict[str, list[int]] = {name: [] for name in USAGE_FIELDS}
         for usage in self.usage.values():
             for name in USAGE_FIELDS:
                 value = usage.get(name)
                 if is_safe_integer(value) and value >= 0:
                     sums[name].append(int(value))
-        run.input_tokens, run.output_tokens, run.cache_read_tokens, run.cache_write_tokens, run.reasoning_tokens = (
-            _safe_sum(values) if values else None for values in sums.values()
-        )
-        return run
+        return list(sums.values())
 
 
 def fold_run(
@@ -235,24 +269,26 @@ def fold_run(
     while start < len(events) and not (type(seq := events[start].get("seq")) is int and seq >= seed_length):
         start += 1  # the scanned prefix is in seq order: the seed is a head
     own = events[start:] if start else events
-    fold = _Fold()
+    fold = Fold()
     for event in own:
         kind = event.get("type")
         if kind == "assistant/chunk":  # most events: test the chunk kind and move on
             try:
-                if event["data"]["chunk"]["type"] == "usage":
-                    fold.sample(event["data"], event["data"]["chunk"].get("usage"))
+                data = event["data"]
+                if data["chunk"]["type"] == "usage" and type(usage := data["chunk"].get("usage")) is dict:
+                    fold.sample(data.get("turn"), data.get("step"), usage)
             except (KeyError, TypeError, IndexError, AttributeError):
                 pass  # not an object holding a usage chunk
             continue
         data = event.get("data")
         if kind == "assistant/message":
-            if type(data) is dict and "usage" in data:
-                fold.sample(data, data["usage"])
+            if type(data) is dict and type(usage := data.get("usage")) is dict:
+                fold.sample(data.get("turn"), data.get("step"), usage)
         elif kind == "turn/start":
-            fold.turn_start(data, event.get("time"))
+            fold.turn_start(data.get("turn") if type(data) is dict else None, event.get("time"))
         elif kind == "turn/end":
-            fold.turn_end(data, event.get("time"))
+            record = data if type(data) is dict else {}
+            fold.turn_end(record.get("turn"), record.get("reason"), event.get("time"))
         elif kind == "step/end":
             fold.run.steps += 1
         elif kind == "tool/call":

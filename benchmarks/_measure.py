@@ -59,6 +59,10 @@ def _read(args: argparse.Namespace) -> dict[str, Any]:
     read_done = time.perf_counter()
     result["read_s"] = read_done - imported
     result["sessions"] = corpus.sessions.height
+    result["vmhwm_read_kb"] = _vmhwm_kb()
+    result["frames_mb"] = round(
+        sum(getattr(corpus, name).estimated_size() for name in ("sessions", "descriptors", "problems")) / 2**20, 1
+    )
     if args.events:
         result["events"] = corpus.events.height
         result["events_frame_mb"] = round(corpus.events.estimated_size() / 2**20, 1)

@@ -6,9 +6,12 @@ then compares, for both semantics, with and without a ``live`` overlay:
 every ``parentSession`` value a header names, strings or not, plus unknown
 and non-string parents) ``list_children``, ``list_descendants`` and
 ``list_agents_text`` (both scopes); ``deviations``, ``known_session_ids`` and
-``require_session``. The corpus side is the in-memory catalog (``read_corpus``),
-the archive side the out-of-core one (``open_archive``); results must be
-equal frames (``.equals``) or equal errors (type, code, message).
+``require_session``. The corpus side is the in-memory catalog (``read_corpus``);
+for ``catalog`` and ``catalog_descendants`` it is the node-by-node reference
+(``catalog.reference``), which ``catalog(corpus)`` must equal too (it computes
+from the frames' columns, as over an archive). The archive side is the
+out-of-core catalog (``open_archive``); results must be equal frames
+(``.equals``) or equal errors (type, code, message).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from subagent_catalog import (
 )
 from subagent_catalog.catalog.model import build_model
 from subagent_catalog.catalog.parents import known_session_ids
+from subagent_catalog.catalog.reference import reference_catalog, reference_catalog_descendants
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.read.paths import MISSING
@@ -114,17 +118,26 @@ def source_differences(corpus: Corpus, archive: Any, *, parents_cap: int = 12) -
     live = {ident: ("running" if index % 2 else "idle") for index, ident in enumerate(ids[::3])}
     problems: list[str] = []
 
-    def compare(name: str, func: Any, *args: Any, **options: Any) -> None:
-        left, right = outcome(func, corpus, *args, **options), outcome(func, archive, *args, **options)
-        if not same(left, right):
-            problems.append(
-                f"{name} {args!r} {options!r}:\n  corpus:  {str(left)[:600]}\n  archive: {str(right)[:600]}"
-            )
+    def compare(name: str, func: Any, *args: Any, reference: Any = None, **options: Any) -> None:
+        left = outcome(reference or func, corpus, *args, **options)
+        sides = [("archive", archive)] + ([("corpus", corpus)] if reference is not None else [])
+        for side, source in sides:
+            right = outcome(func, source, *args, **options)
+            if not same(left, right):
+                problems.append(
+                    f"{name} {args!r} {options!r}:\n  reference: {str(left)[:600]}\n  {side}: {str(right)[:600]}"
+                )
 
     for semantics in ("projection", "trace"):
         for overlay in (None, live):
-            compare("catalog", catalog, semantics=semantics, live=overlay)
-            compare("catalog_descendants", catalog_descendants, semantics=semantics, live=overlay)
+            compare("catalog", catalog, semantics=semantics, live=overlay, reference=reference_catalog)
+            compare(
+                "catalog_descendants",
+                catalog_descendants,
+                semantics=semantics,
+                live=overlay,
+                reference=reference_catalog_descendants,
+            )
         chosen = parents if len(parents) <= parents_cap else [*parents[:: len(parents) // parents_cap], *ODD_PARENTS]
         for parent in chosen:
             for func in (list_children, list_descendants):

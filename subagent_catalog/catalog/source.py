@@ -16,6 +16,7 @@ U+FFFD); the rare other rows are keyed from their parsed header.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeGuard, runtime_checkable
 
 import polars as pl
@@ -55,6 +56,42 @@ def is_table_source(source: object) -> TypeGuard[TableSource]:
         (False, False)
     """
     return isinstance(source, TableSource) and not isinstance(source, Corpus)
+
+
+@dataclass(frozen=True)
+class CorpusTables:
+    """An in-memory corpus's frames as a ``TableSource`` (no copy: each scan is the frame, lazily).
+
+    The frames are in their own order already; descriptors and problems get a
+    row number to say so.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> tables = CorpusTables(read_corpus("data/sample", cache=False))
+        >>> tables.order_by("descriptors"), tables.scan("sessions").collect().height
+        (['_row'], 26)
+    """
+
+    corpus: Corpus
+
+    @property
+    def listing_error(self) -> str | None:
+        """Upstream's whole-listing failure message, if the root has one."""
+        return self.corpus.listing_error
+
+    @property
+    def listing_error_path(self) -> str | None:
+        """The file behind ``listing_error``."""
+        return self.corpus.listing_error_path
+
+    def scan(self, table: SourceTable) -> pl.LazyFrame:
+        """One frame as a LazyFrame (descriptors and problems with their row number, ``_row``)."""
+        frame: pl.LazyFrame = getattr(self.corpus, table).lazy()
+        return frame if table == "sessions" else frame.with_row_index("_row")
+
+    def order_by(self, table: SourceTable) -> list[str]:
+        """``list_order`` for sessions, the row number for the other frames."""
+        return ["list_order"] if table == "sessions" else ["_row"]
 
 
 def require_listing(source: TableSource) -> None:

@@ -165,6 +165,21 @@ def test_trace_cycles_and_unknown_parents_are_error_rows(tmp_path: Path) -> None
     assert archive_differences(root, tmp_path / "diff") == []
 
 
+def test_a_cycle_longer_than_the_queried_levels_is_walked_over_the_keys(tmp_path: Path) -> None:
+    # 40 sessions in one cycle (past the 8 levels queried one by one) and a tail leading into it:
+    # every chain is walked over the keys, once for all of them (a 400-cycle once took minutes).
+    root = tmp_path / "c"
+    ring = [f"r{n:02d}" for n in range(40)]
+    for n, ident in enumerate(ring):
+        _child(root, _head(ident, n, ring[(n + 1) % len(ring)]))
+    _child(root, _head("tail", 99, "r07"))
+    corpus = read_corpus(root, cache=False)
+    errors = catalog(corpus, semantics="trace").filter(pl.col("kind") == "error")
+    assert sorted(errors["parent"].to_list()) == sorted([*ring, "tail"])
+    assert set(errors["reason"].to_list()) == {"SUBAGENT_LINEAGE_CYCLE"}
+    assert source_differences(corpus, FrameSource(corpus), parents_cap=4) == []
+
+
 def test_listing_failure_is_the_same_error(tmp_path: Path) -> None:
     root = tmp_path / "c"
     _child(root, header("P", created_at=1))

@@ -206,21 +206,54 @@ def chain(source: TableSource, parent: Any) -> list[Node]:
 
 def _chain_by_keys(source: TableSource, current: str, seen: set[str]) -> list[Node]:
     keys = listing_keys(source)
-    frame = keys.frame.select("order", "n_kind", "n_text", "p_kind", "p_text")
-    orders: list[int] = []
-    while current not in seen:
-        seen.add(current)
-        key = value_key(current)
-        found = frame.filter((pl.col("n_kind") == key[0]) & (pl.col("n_text") == key[1])) if key else frame.clear()
-        if found.height == 0:
-            break
-        order, _, _, kind, text = found.row(0)
-        orders.append(order)
-        if kind is None or kind > KEY_ESCAPED:
-            break
-        current = key_value(kind, text) if kind == KEY_TEXT else keys.values[order][1]
+    orders = chain_orders(keys, key_lookup(keys.frame), current, seen)
     by_order = {node.order: node for node in load_nodes(source, pl.col("list_order").is_in(orders))}
     return [by_order[order] for order in orders]
+
+
+KeyLookup = dict[tuple[int, str], tuple[int, int | None, str | None]]
+"""An id's exact key -> (list order, the parent key's kind and text) of the first listed session with it."""
+
+
+def key_lookup(frame: pl.DataFrame) -> KeyLookup:
+    """The first row of each id key among ``frame``'s rows (``ListingKeys.frame`` columns), in frame order.
+
+    Examples:
+        >>> rows = pl.DataFrame({"order": [0, 1], "n_kind": [0, 0], "n_text": ["a", "a"],
+        ...                      "p_kind": [None, 0], "p_text": [None, "b"]})
+        >>> key_lookup(rows)
+        {(0, 'a'): (0, None, None)}
+    """
+    lookup: KeyLookup = {}
+    columns = frame.select("order", "n_kind", "n_text", "p_kind", "p_text")
+    for order, n_kind, n_text, p_kind, p_text in columns.iter_rows():
+        lookup.setdefault((n_kind, n_text), (order, p_kind, p_text))
+    return lookup
+
+
+def chain_orders(keys: ListingKeys, lookup: KeyLookup, current: Any, seen: set[str]) -> list[int]:
+    """The list orders of ``current``'s chain (itself, then its ``parentSession`` values), as ``chain`` walks it.
+
+    It stops at a value that is not a string, an id no listed session has,
+    a parent that is not a string, or an id already in ``seen`` (which it fills).
+
+    Examples:
+        >>> chain_orders.__name__
+        'chain_orders'
+    """
+    orders: list[int] = []
+    while isinstance(current, str) and current not in seen:
+        seen.add(current)
+        key = value_key(current)
+        found = lookup.get(key) if key else None
+        if found is None:
+            break
+        order, kind, text = found
+        orders.append(order)
+        if kind is None or kind > KEY_ESCAPED or text is None:
+            break
+        current = key_value(kind, text) if kind == KEY_TEXT else keys.values[order][1]
+    return orders
 
 
 def _with_chain(model: Model, nodes: list[Node]) -> Model:

@@ -22,7 +22,14 @@ from typing import Any
 import polars as pl
 
 from subagent_catalog.catalog.archive_keys import ListingKeys, listing_keys
-from subagent_catalog.catalog.archive_nodes import RESOLVE_COLUMNS, chain, descriptor_lists, nodes_of_frame
+from subagent_catalog.catalog.archive_nodes import (
+    RESOLVE_COLUMNS,
+    chain_orders,
+    descriptor_lists,
+    key_lookup,
+    load_nodes,
+    nodes_of_frame,
+)
 from subagent_catalog.catalog.model import Model, Node, Semantics, model_of
 from subagent_catalog.catalog.resolve import RESOLVERS, check_live, error_row, trace_parent_check
 from subagent_catalog.catalog.schemas import CATALOG_EXTRA, ROW_SCHEMA, SESSION_EXTRA
@@ -102,11 +109,23 @@ def _failing_parents(source: TableSource, keys: ListingKeys) -> pl.DataFrame:
         except CatalogError as error:
             rows.append(error_row(error, "trace"))
             ranks.append(rank)
-    for order in _cycle_orders(keys):
-        node = keys.frame.row(by_predicate=pl.col("order") == order, named=True)
-        ident = keys.parent_value(node["n_kind"], node["n_text"], True, order)
+    cycle = _cycle_orders(keys)
+    # Every chain from a session in or into a cycle stays among those sessions: their keys answer
+    # the walk (the first listed session of each id, as a lookup by id gives), their nodes load at once.
+    members = keys.frame.filter(pl.col("order").is_in(cycle))
+    named = keys.frame.join(members.select("n_kind", "n_text").unique(), on=["n_kind", "n_text"], how="semi")
+    lookup = key_lookup(named.sort("order"))
+    chains: dict[int, list[int]] = {}
+    idents: dict[int, Any] = {}
+    for order, kind, text in members.select("order", "n_kind", "n_text").iter_rows():
+        idents[order] = keys.parent_value(kind, text, True, order)
+        chains[order] = chain_orders(keys, lookup, idents[order], set())
+    needed = sorted({member for orders in chains.values() for member in orders})
+    nodes = {node.order: node for node in load_nodes(source, pl.col("list_order").is_in(needed))} if needed else {}
+    for order in cycle:
+        ident = idents[order]
         model = model_of([])
-        for member in chain(source, ident):
+        for member in (nodes[o] for o in chains[order]):
             model.by_id.setdefault(member.id, member)
         try:
             trace_parent_check(model, ident)

@@ -194,6 +194,15 @@ def commit(claim: Claim, manifest: dict[str, Any], *, root: str) -> None:
     Raises:
         ArchiveError: (object stores) another export committed since this one began.
         OutputError: the manifest cannot be written.
+
+    Examples:
+        >>> import tempfile
+        >>> here = Location(tempfile.mkdtemp())
+        >>> claim = inspect_target(here)
+        >>> here.write_new(f"{claim.data_dir}/{STAGING_MARKER}", b"")
+        >>> commit(claim, {"generation": claim.generation}, root=tempfile.mkdtemp())
+        >>> json.loads(here.read("manifest.json", limit=1000)), here.list_files(claim.data_dir)
+        ({'generation': 1}, [])
     """
     location = claim.location
     text = json.dumps(manifest, indent=1, ensure_ascii=True) + "\n"
@@ -242,7 +251,18 @@ def remove_files(location: Location, data_dir: str, names: list[str]) -> None:
 
 
 def discard(claim: Claim) -> None:
-    """Remove what this export wrote into its generation (files of our layout only, reported or not)."""
+    """Remove what this export wrote into its generation (files of our layout only, reported or not).
+
+    Examples:
+        >>> import tempfile
+        >>> here = Location(tempfile.mkdtemp())
+        >>> claim = inspect_target(here)
+        >>> here.write_new(f"{claim.data_dir}/sessions/project_dir=p/part-000001-0000.parquet", b"x")
+        >>> here.write_new(f"{claim.data_dir}/notes.txt", b"not ours")
+        >>> discard(claim)
+        >>> here.list_files(claim.data_dir)
+        ['gen-000001/notes.txt']
+    """
     location = claim.location
     try:
         ours = [name for name in location.list_files(claim.data_dir) if OUR_FILE.fullmatch(name)]

@@ -432,6 +432,15 @@ def read_task(task: ReadTask) -> ReadResult:
 
     Raises:
         RootNotVisibleError: the root or a project directory is not here (a missing or empty mount).
+
+    Examples:
+        >>> import tempfile
+        >>> root, out = tempfile.mkdtemp(), tempfile.mkdtemp()
+        >>> job = Job(root, root, "none", Location(out), "gen-000001", False)
+        >>> read_task(ReadTask(job, 1, [Slice(0, "gone", 0, 1, 0)], [], None, [], None))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        subagent_catalog.store.tasks.RootNotVisibleError: ...project directory...
     """
     import pyarrow as pa
 

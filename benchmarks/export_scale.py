@@ -32,18 +32,16 @@ import time
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from _measure import _vmhwm_kb  # noqa: E402 (the sibling benchmark's helper)
+
 MODES = ["local", "dask", "reexport"]
 
 
 def _vmhwm_mb() -> float | None:
-    try:
-        with open("/proc/self/status", encoding="ascii") as handle:
-            for line in handle:
-                if line.startswith("VmHWM:"):
-                    return round(int(line.split()[1]) / 1024, 1)
-    except OSError:
-        pass
-    return None
+    kb = _vmhwm_kb()
+    return None if kb is None else round(kb / 1024, 1)
 
 
 def _corpus(out: str, sessions: int, seed: int, jobs: int) -> str:

@@ -17,7 +17,6 @@ out-of-core catalog (``open_archive``); results must be equal frames
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +35,7 @@ from subagent_catalog import (
 from subagent_catalog.catalog.model import build_model
 from subagent_catalog.catalog.parents import known_session_ids
 from subagent_catalog.catalog.reference import reference_catalog, reference_catalog_descendants
+from subagent_catalog.catalog.source import CorpusTables
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.read.paths import MISSING
@@ -45,31 +45,14 @@ from subagent_catalog.store.export import export_archive
 ODD_PARENTS: list[Any] = ["nobody", "", 5, 5.0, True, None, {"a": 1}, ["x"], "x\ud800"]
 
 
-@dataclass
-class FrameSource:
-    """A ``TableSource`` over a corpus's frames, rows shuffled (so only ``order_by`` gives their order).
+class FrameSource(CorpusTables):
+    """``CorpusTables`` with its rows shuffled (so only ``order_by`` gives their order).
 
     Lets a test give the out-of-core catalog values no real log produces.
     """
 
-    corpus: Corpus
-
-    @property
-    def listing_error(self) -> str | None:
-        return self.corpus.listing_error
-
-    @property
-    def listing_error_path(self) -> str | None:
-        return self.corpus.listing_error_path
-
-    def scan(self, table: str) -> pl.LazyFrame:
-        frame = getattr(self.corpus, table)
-        if table != "sessions":
-            frame = frame.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("archive_row"))
-        return frame.sample(fraction=1.0, shuffle=True, seed=1).lazy()
-
-    def order_by(self, table: str) -> list[str]:
-        return ["list_order"] if table == "sessions" else ["archive_row"]
+    def scan(self, table: Any) -> pl.LazyFrame:
+        return super().scan(table).collect().sample(fraction=1.0, shuffle=True, seed=1).lazy()
 
 
 def outcome(func: Any, *args: Any, **options: Any) -> tuple[Any, ...]:

@@ -484,7 +484,7 @@ def storage_options(pairs: tuple[str, ...]) -> dict[str, str] | None:
     "--batch-size",
     type=click.IntRange(min=1),
     default=None,
-    help="Most files per read task (default 256).",
+    help="Most files per read task (default 64 to 256; larger past 131,072 files, so at most 512 tasks).",
 )
 @click.option(
     "--storage-option",

@@ -616,3 +616,18 @@ def test_core_import_does_not_import_dask() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_large_corpora_are_planned_as_at_most_512_read_tasks() -> None:
+    # Every query over an archive opens every part of its tables: past 512 x 256 files, the tasks grow
+    # instead of their number (until a task would hold MAX_BATCH files).
+    for total in (1, 63, 64, 1_000, 20_000, 131_072, 131_073, 500_000, 4_194_304, 10**8):
+        for workers in (1, 2, 8):
+            batch = archive_module.read_batch(total, workers)
+            tasks = -(-total // batch)
+            assert archive_module.MIN_BATCH <= batch <= archive_module.MAX_BATCH
+            if total <= archive_module.MAX_READ_TASKS * archive_module.BATCH_SIZE:
+                assert batch <= archive_module.BATCH_SIZE
+            if total <= archive_module.MAX_READ_TASKS * archive_module.MAX_BATCH:
+                assert tasks <= archive_module.MAX_READ_TASKS
+    assert archive_module.read_batch(500_000, 2) > archive_module.BATCH_SIZE

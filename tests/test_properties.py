@@ -174,3 +174,29 @@ def test_serial_equals_parallel(nodes: list[tuple[str, str | None, int, str]]) -
         assert catalog(serial).equals(catalog(parallel))
     finally:
         shutil.rmtree(root)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="-0123456789abcdefghijklmnopqrstuvwxyz", max_size=40))
+def test_lowercase_ids_get_pyuca_keys_without_its_table(text: str) -> None:
+    from subagent_catalog.catalog import collation
+
+    # The built-in primary weights are the ones pyuca's table gives (an independent check: pyuca is the reference).
+    assert collation._plain_key(text) == tuple(collation._collator().sort_key(text))
+
+
+def test_a_uuid_tie_does_not_load_the_collation_table() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from subagent_catalog.catalog.collation import collation_key\n"
+        "ids = sorted(['84a78383-0550-4aa6-836a-7e62289fe70d', '00017b81-b89d-4473-85ba-9092251178c4'], "
+        "key=collation_key)\n"
+        "print(ids[0][:4], 'pyuca' in sys.modules)\n"
+        "collation_key('B')\n"
+        "print('pyuca' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["0001", "False", "True"]

@@ -32,14 +32,41 @@ def _collator() -> pyuca.Collator:
     return _COLLATOR
 
 
+_PLAIN_PRIMARY = dict(
+    zip(
+        "-0123456789abcdefghijklmnopqrstuvwxyz",
+        (525, *range(7229, 7240), 7264, 7290, 7311, 7338, 7397, 7412, 7448, 7474, 7500, 7525, 7543, 7594, 7609,
+         7645, 7692, 7713, 7731, 7793, 7829, 7861, 7907, 7925, 7935, 7947, 7969),
+        strict=True,
+    )
+)  # fmt: skip
+"""The default table's primary weight of each character of lowercase ids (UUIDs): one collation
+element each, secondary 32 and tertiary 2 (a test checks these against ``pyuca``)."""
+
+
+def _plain_key(text: str) -> tuple[int, ...] | None:
+    """``pyuca``'s sort key of a string of ``_PLAIN_PRIMARY`` characters, without loading its table."""
+    try:
+        primaries = [_PLAIN_PRIMARY[ch] for ch in text]
+    except KeyError:
+        return None
+    return (*primaries, 0, *(32,) * len(text), 0, *(2,) * len(text), 0)
+
+
 @lru_cache(maxsize=65536)
 def collation_key(text: str) -> tuple[int, ...]:
     """A sort key with ``localeCompare`` order.
+
+    Lowercase ids (``-``, digits, ``a``-``z``: UUIDs) get their key without
+    loading ``pyuca``'s table (about 0.25 s).
 
     Examples:
         >>> sorted(["B", "a", "c-x", "A", "E"], key=collation_key)
         ['a', 'A', 'B', 'c-x', 'E']
     """
+    plain = _plain_key(text)
+    if plain is not None:
+        return plain
     try:
         return tuple(_collator().sort_key(text))
     except (KeyError, ValueError, IndexError):

@@ -1,7 +1,8 @@
 """The catalog over an archive, before (``to_corpus``: every table collected) and after (out of core).
 
 For each size (default 20,000, 100,000 and 500,000 sessions of the ``small`` synthesis profile,
-seed 1, zstd), the corpus is generated and exported once (``export_archive(root, out, jobs=2)``),
+seed 1, zstd), the corpus is generated once (shared with ``benchmarks/export_scale.py``) and
+exported once (``export_archive(root, out, jobs=2)``),
 then each measurement runs in a fresh process (this file with ``--measure``), one after the other:
 
 - ``catalog``:            ``catalog(archive)``
@@ -49,25 +50,21 @@ def _cpu() -> float:
 
 
 def _prepare(out: str, sessions: int, seed: int, jobs: int) -> tuple[str, str, dict[str, Any]]:
-    from subagent_catalog.store.export import export_archive
-    from subagent_catalog.synth.generate import generate
+    """The corpus (``export_scale.py``'s, generated once) and its archive (exported once)."""
+    from export_scale import _corpus
 
-    root = os.path.join(out, f"small-{sessions}-s{seed}")
+    from subagent_catalog.store.export import export_archive
+
+    root = _corpus(out, sessions, seed, jobs)
     archive = root + ".archive"
     facts = os.path.join(out, f"small-{sessions}-s{seed}.json")
     if not os.path.isfile(facts):
         started = time.perf_counter()
-        stats = generate(root, sessions=sessions, seed=seed, compression="zstd", jobs=jobs, profile="small")
-        generated = time.perf_counter() - started
-        started = time.perf_counter()
         manifest = export_archive(root, archive, jobs=jobs)
         info = {
-            "generate_s": round(generated, 1),
             "export_s": round(time.perf_counter() - started, 1),
-            "max_fanout": stats.max_fanout,
-            "max_depth": stats.max_depth,
-            "damaged": len(stats.damaged),
             "files": manifest["row_counts"]["files"],
+            "read_tasks": manifest["engine"]["read_tasks"],
         }
         with open(facts, "w", encoding="utf-8") as handle:
             json.dump(info, handle)

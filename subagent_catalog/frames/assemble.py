@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 import polars as pl
 
-from subagent_catalog.frames.corpus import Corpus, facts_events
+from subagent_catalog.frames.corpus import Corpus, facts_events, source_column
 from subagent_catalog.frames.lookup import NameIndex, holders_in
 from subagent_catalog.frames.probes import FsProbes, identity_error
 from subagent_catalog.frames.rows import (
@@ -116,5 +116,5 @@ def assemble(
         listing_error_path=error[1] if error else None,
         _events=events_frame,
         _jobs=jobs,
-        _sources=[f.source for f in found.files],
+        _sources=source_column(f.source for f in found.files),
     )

@@ -287,7 +287,7 @@ class Window:
             descriptors=corpus.descriptors.filter(pl.col("path").is_in(paths.implode())),
             problems=corpus.problems.filter(~pl.col("path").is_in(dropped.implode()).fill_null(False)),
             _events=events,
-            _sources=None if corpus._sources is None else [corpus._sources[row] for row in rows],
+            _sources=None if corpus._sources is None else corpus._sources.gather(rows),
         )
 
     def describe(self) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 import polars as pl
 
-from subagent_catalog.frames.corpus import Corpus, facts_events
+from subagent_catalog.frames.corpus import Corpus, facts_events, source_column
 from subagent_catalog.frames.lookup import NameIndex, holders_in
 from subagent_catalog.frames.probes import FsProbes, identity_error
 from subagent_catalog.frames.rows import (
@@ -52,6 +52,26 @@ def mixed_encodings_row(root: str) -> dict[str, object]:
     row = problem_row("corpus", "mixed-encodings", "error", True, root, None, MIXED_ENCODINGS, None)
     row.update(project_dir=None, archive_group=GROUP_ROOT, archive_order=0, archive_sub=0)
     return row
+
+
+def sorted_by(frame: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """``frame`` stably sorted by integer ``keys``: as it is when already in that order.
+
+    Rows are built in key order but for a few added afterwards; sorting anyway
+    would copy every column (and leave the chunks' memory behind, unreturned).
+
+    Examples:
+        >>> frame = pl.DataFrame({"a": [0, 1, 1], "b": [5, 0, 0], "x": ["p", "q", "r"]})
+        >>> sorted_by(frame, ["a", "b"]) is frame, sorted_by(frame, ["b"])["x"].to_list()
+        (True, ['q', 'r', 'p'])
+    """
+    ordered = pl.col(keys[-1]).diff() >= 0  # lexicographic: (k0, k1, ...) never decreases row to row
+    for key in reversed(keys[:-1]):
+        step = pl.col(key).diff()
+        ordered = (step > 0) | ((step == 0) & ordered)
+    if frame.height < 2 or frame.select(ordered.fill_null(True).all()).item():
+        return frame
+    return frame.sort(keys, maintain_order=True)
 
 
 def assemble(
@@ -110,11 +130,11 @@ def assemble(
         root=found.root,
         compression=found.compression,
         sessions=sessions,
-        descriptors=descriptors.sort(list(DESCRIPTOR_KEYS), maintain_order=True).select(list(DESCRIPTOR_SCHEMA)),
-        problems=problems.sort(list(PROBLEM_KEYS), maintain_order=True).select(list(PROBLEM_SCHEMA)),
+        descriptors=sorted_by(descriptors, list(DESCRIPTOR_KEYS)).select(list(DESCRIPTOR_SCHEMA)),
+        problems=sorted_by(problems, list(PROBLEM_KEYS)).select(list(PROBLEM_SCHEMA)),
         listing_error=error[0] if error else None,
         listing_error_path=error[1] if error else None,
         _events=events_frame,
         _jobs=jobs,
-        _sources=[f.source for f in found.files],
+        _sources=source_column(f.source for f in found.files),
     )

@@ -20,6 +20,20 @@ from subagent_catalog.read.paths import (
 from subagent_catalog.read.pool import read_all
 
 
+def source_column(sources: Iterable[str]) -> pl.Series:
+    """The paths to read the logs from, as one ``Binary`` column of their exact bytes.
+
+    A corpus keeps one per ``sessions`` row for as long as it lives: a column
+    costs its bytes, where a Python string each would cost more and keep the
+    walk's heap from being given back.
+
+    Examples:
+        >>> source_column(["/r/p/s/session.jsonl"]).to_list()
+        [b'/r/p/s/session.jsonl']
+    """
+    return pl.Series("source", [os.fsencode(source) for source in sources], dtype=pl.Binary)
+
+
 @dataclass
 class Corpus:
     """A read corpus: frames plus what the catalog needs.
@@ -43,7 +57,7 @@ class Corpus:
     listing_error_path: str | None = None
     _events: pl.DataFrame | None = field(default=None, repr=False)
     _jobs: int | None = field(default=None, repr=False)
-    _sources: list[str] | None = field(default=None, repr=False)
+    _sources: pl.Series | None = field(default=None, repr=False)  # ``source_column``: one per ``sessions`` row
 
     def log_sources(self, *, sessions: Iterable[str] | None = None) -> list[str]:
         """Exact paths of the logs to read for events (skipped headers excluded), in list order.
@@ -63,7 +77,7 @@ class Corpus:
             frame = frame.filter(pl.col("session_id").is_in(list(sessions)))
         frame = frame.sort("list_order")
         if self._sources is not None:
-            return [self._sources[row] for row in frame["_row"].to_list()]
+            return [os.fsdecode(raw) for raw in self._sources.gather(frame["_row"]).to_list()]
         return [
             os.fsdecode(raw) if raw is not None else path
             for raw, path in frame.select("path_bytes", "path").iter_rows()
@@ -98,7 +112,9 @@ class Corpus:
             if ids.height == 1:  # the loaded frame tells logs apart only by session id
                 return self._events.filter(pl.col("session_id") == frame["session_id"][0])
         row, raw, path = frame.select("_row", "path_bytes", "path").row(0)
-        source = self._sources[row] if self._sources is not None else os.fsdecode(raw) if raw is not None else path
+        if self._sources is not None:
+            raw = self._sources[row]
+        source = os.fsdecode(raw) if raw is not None else path
         facts = read_log_file(source, self.compression, want_events=True, exact_path=True)
         if facts.read_cause == "io-error":
             raise CorpusRootError(

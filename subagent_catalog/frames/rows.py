@@ -51,6 +51,16 @@ DESCRIPTOR_KEYS: dict[str, Any] = {"archive_order": pl.Int64, "archive_sub": pl.
 
 GROUP_ENTRY, GROUP_FILE, GROUP_ROOT = 0, 1, 2
 
+SESSION_SHARED = {
+    "path": "path_bytes",
+    "session_id": "session_dir",
+    "read_header_json": "header_json",
+    "created_at": "created_at_ms",
+    "first_event_at": "first_event_ms",
+    "last_event_at": "last_event_ms",
+}
+"""``sessions`` columns that mostly repeat another one's values: built over its buffers (``share_buffers``)."""
+
 
 def display_path(path: str) -> str:
     r"""A path as text: bytes that are not UTF-8 shown as ``\xNN`` (distinct, unlike U+FFFD).
@@ -221,24 +231,30 @@ def entry_row(entry: FoundEntry) -> dict[str, Any]:
     }
 
 
-def arrow_type(dtype: Any) -> Any:
+def arrow_type(dtype: Any, *, views: bool = False) -> Any:
     """The Arrow type a Polars column type is built from here (Polars reads it back as that type).
 
     Pure inspection of the Polars type: safe in a forked worker that must not run Polars.
+    With ``views``, text and bytes are Arrow's view types, Polars' own layout: Polars takes
+    such an array's buffers as they are, where from ``large_string`` it builds views beside
+    the Arrow buffers and keeps both (the offsets too) alive.
 
     Examples:
         >>> arrow_type(pl.Datetime("ms", "UTC")), arrow_type(pl.List(pl.String))
         (TimestampType(timestamp[ms, tz=UTC]), LargeListType(large_list<item: large_string>))
+        >>> arrow_type(pl.List(pl.String), views=True), arrow_type(pl.Binary, views=True)
+        (LargeListType(large_list<item: string_view>), DataType(binary_view))
     """
     import pyarrow as pa
 
+    views = views and hasattr(pa, "string_view")  # pyarrow < 16 has no view types
     simple = {
         pl.Int64: pa.int64(),
         pl.UInt64: pa.uint64(),
         pl.Float64: pa.float64(),
         pl.Boolean: pa.bool_(),
-        pl.String: pa.large_string(),
-        pl.Binary: pa.large_binary(),
+        pl.String: pa.string_view() if views else pa.large_string(),
+        pl.Binary: pa.binary_view() if views else pa.large_binary(),
     }
     for polars_type, arrow in simple.items():
         if dtype == polars_type:
@@ -246,11 +262,11 @@ def arrow_type(dtype: Any) -> Any:
     if isinstance(dtype, pl.Datetime):
         return pa.timestamp(dtype.time_unit or "us", tz=dtype.time_zone)
     if isinstance(dtype, pl.List):
-        return pa.large_list(arrow_type(dtype.inner))
+        return pa.large_list(arrow_type(dtype.inner, views=views))
     raise TypeError(f"no Arrow type for {dtype!r}")
 
 
-def arrow_schema(schema: dict[str, Any]) -> Any:
+def arrow_schema(schema: dict[str, Any], *, views: bool = False) -> Any:
     """The Arrow schema of a Polars column schema (see ``arrow_type``).
 
     Examples:
@@ -259,7 +275,39 @@ def arrow_schema(schema: dict[str, Any]) -> Any:
     """
     import pyarrow as pa
 
-    return pa.schema([(name, arrow_type(dtype)) for name, dtype in schema.items()])
+    return pa.schema([(name, arrow_type(dtype, views=views)) for name, dtype in schema.items()])
+
+
+def share_buffers(frame: pl.DataFrame, shared: dict[str, str]) -> pl.DataFrame:
+    """``frame`` with each ``shared`` column taking its equal values from the column it names.
+
+    The values do not change; the memory does. A column equal throughout to
+    the other one cast to its type becomes that cast (Polars shares the
+    buffers: ``Int64`` as ``Datetime``, UTF-8 ``Binary`` as ``String``);
+    text equal in some rows points at the other column's bytes there (views)
+    and keeps its own bytes elsewhere.
+
+    Examples:
+        >>> frame = pl.DataFrame({"a": ["x" * 20, "y" * 20, None], "b": ["x" * 20, "z", None]})
+        >>> share_buffers(frame, {"b": "a"}).equals(frame)
+        True
+        >>> frame = pl.DataFrame({"raw": [b"/r/a", b"/r/\\xff"], "text": ["/r/a", "/r/\\xff"]})
+        >>> share_buffers(frame, {"text": "raw"}).equals(frame)
+        True
+    """
+    columns = []
+    for name, base in shared.items():
+        dtype = frame.schema[name]
+        try:
+            same = frame[base].cast(dtype, strict=False)
+        except pl.exceptions.ComputeError:  # bytes that are not UTF-8: this chunk keeps its own text
+            continue
+        equal = same.eq_missing(frame[name])
+        if equal.all():
+            columns.append(same.alias(name))
+        elif dtype == pl.String and equal.any():
+            columns.append(frame.select(pl.when(equal).then(same).otherwise(pl.col(name)).alias(name)).to_series())
+    return frame.with_columns(columns) if columns else frame
 
 
 class Columns:
@@ -267,8 +315,10 @@ class Columns:
 
     Building uses pyarrow only, so it runs in forked workers (which must not
     use Polars); ``frame()`` gives the Polars frame. With ``polars=True`` each
-    chunk becomes a Polars frame as it is flushed (its Arrow buffers are freed
-    at once, so the whole never exists twice).
+    chunk becomes a Polars frame as it is flushed (built as Arrow view types,
+    which Polars takes over as they are, so the whole never exists twice), its
+    ``shared`` columns over the buffers of the columns they repeat
+    (``share_buffers``).
 
     Examples:
         >>> cols = Columns({"a": pl.Int64, "b": pl.String})
@@ -277,13 +327,19 @@ class Columns:
         >>> cols.flush()
         >>> cols.frame().rows()
         [(1, 'x\\ufffd'), (2, None)]
+        >>> cols = Columns({"a": pl.Int64, "b": pl.List(pl.String)}, polars=True)
+        >>> cols.add({"a": 1})
+        >>> cols.flush()
+        >>> cols.frame().dtypes
+        [Int64, List(String)]
     """
 
-    def __init__(self, schema: dict[str, Any], *, polars: bool = False) -> None:
+    def __init__(self, schema: dict[str, Any], *, polars: bool = False, shared: dict[str, str] | None = None) -> None:
         self.schema = schema
-        self.arrow = arrow_schema(schema)
+        self.arrow = arrow_schema(schema, views=polars)
         self.names = list(schema)
         self.polars = polars
+        self.shared = shared or {}
         self.values: list[list[Any]] = [[] for _ in self.names]
         self.chunks: list[Any] = []
 
@@ -305,17 +361,41 @@ class Columns:
         """Turn the collected rows into an Arrow table chunk and drop the Python values."""
         import pyarrow as pa
 
-        if len(self):
-            # Chunks headed for Polars are short-lived: the system allocator gives their memory back,
-            # where Arrow's default pool (mimalloc) would keep it.
-            pool = pa.system_memory_pool() if self.polars else None
-            arrays = [
-                pa.array(values, type=field.type, memory_pool=pool)
-                for values, field in zip(self.values, self.arrow, strict=True)
-            ]
-            table = pa.Table.from_arrays(arrays, schema=self.arrow)
-            self.values = [[] for _ in self.names]
-            self.chunks.append(pl.from_arrow(table) if self.polars else table)
+        if not len(self):
+            return
+        if self.polars:
+            self.chunks.append(self._polars_chunk())
+            return
+        arrays = [pa.array(values, type=field.type) for values, field in zip(self.values, self.arrow, strict=True)]
+        self.values = [[] for _ in self.names]
+        self.chunks.append(pa.Table.from_arrays(arrays, schema=self.arrow))
+
+    def _polars_chunk(self) -> pl.DataFrame:
+        """The collected rows as a Polars frame: a column of nulls only as Polars' shared zeroed storage."""
+        import pyarrow as pa
+
+        height = len(self)
+        # Polars keeps these buffers as they are (view types); the system allocator measured a lower
+        # peak than Arrow's default pool (mimalloc), which keeps what the builders free.
+        pool = pa.system_memory_pool()
+        built = [
+            (field, values)
+            for field, values in zip(self.arrow, self.values, strict=True)
+            if values.count(None) < height
+        ]
+        self.values = [[] for _ in self.names]
+        arrays = [pa.array(values, type=field.type, memory_pool=pool) for field, values in built]
+        table = pa.Table.from_arrays(arrays, schema=pa.schema([field for field, _ in built]))
+        frame = pl.from_arrow(table)
+        assert isinstance(frame, pl.DataFrame)
+        nulls = [
+            pl.repeat(None, height, dtype=dtype, eager=True).alias(name)
+            for name, dtype in self.schema.items()
+            if name not in table.column_names
+        ]
+        if nulls:
+            frame = (frame.with_columns(nulls) if frame.width else pl.DataFrame(nulls)).select(self.names)
+        return share_buffers(frame, self.shared)
 
     def table(self) -> Any:
         """Every chunk flushed so far as one Arrow table (not copied; not with ``polars=True``)."""
@@ -374,7 +454,7 @@ class FrameChunks:
         self.chunk_files = chunk_files
         self.index = index
         self.holders = holders
-        self.sessions = Columns(SESSION_SCHEMA, polars=polars)
+        self.sessions = Columns(SESSION_SCHEMA, polars=polars, shared=SESSION_SHARED)
         self.descriptors = Columns({**DESCRIPTOR_SCHEMA, "project_dir": pl.String, **DESCRIPTOR_KEYS}, polars=polars)
         self.problems = Columns({**PROBLEM_SCHEMA, "project_dir": pl.String, **PROBLEM_KEYS}, polars=polars)
         self.first_error: tuple[int, str, str] | None = None

@@ -317,6 +317,9 @@ def _session_dir(
             )
         )
         return
+    # A walk holds a SessionFile per log until the read ends: equal values share one object
+    # (the device, a ctime equal to the mtime, a read path equal to the shown one).
+    mtime, ctime = info.st_mtime_ns, info.st_ctime_ns
     result.files.append(
         SessionFile(
             path=log_shown,
@@ -324,13 +327,17 @@ def _session_dir(
             session_dir=entry.name,
             regular=regular,
             size=info.st_size,
-            mtime_ns=info.st_mtime_ns,
+            mtime_ns=mtime,
             inode=info.st_ino,
-            device=info.st_dev,
-            read_path=real,
-            ctime_ns=info.st_ctime_ns,
+            device=_DEVICES.setdefault(info.st_dev, info.st_dev),
+            read_path=log_shown if real == log_shown else real,
+            ctime_ns=mtime if ctime == mtime else ctime,
         )
     )
+
+
+_DEVICES: dict[int, int] = {}
+"""One int object per device number seen (every log of a root shares it)."""
 
 
 def choose_compression(root: str, option: CompressionOption) -> Compression:

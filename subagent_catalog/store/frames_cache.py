@@ -50,7 +50,7 @@ from typing import Any
 import polars as pl
 
 from subagent_catalog.frames.assemble import FsProbes
-from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.corpus import Corpus, source_column
 from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
 from subagent_catalog.read.discover import Discovery
 from subagent_catalog.read.paths import Compression
@@ -210,7 +210,7 @@ class FramesCache:
             listing_error=head["listing_error"],
             listing_error_path=head["listing_error_path"],
             _jobs=jobs,
-            _sources=[f.source for f in self.found.files],
+            _sources=source_column(f.source for f in self.found.files),
         )
         attach(corpus, self)
         return corpus

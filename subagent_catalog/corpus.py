@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal
 from subagent_catalog.frames.assemble import FsProbes, assemble
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.progress import Progress, quiet
-from subagent_catalog.read.discover import SessionFile, choose_compression, discover
+from subagent_catalog.read.discover import SessionFile, discover
 from subagent_catalog.read.logread import LogFacts
 from subagent_catalog.read.paths import (
     Compression,
@@ -62,8 +62,8 @@ def read_corpus(
         0
     """
     root_path = os.fspath(root)
-    chosen = choose_compression(root_path, compression) if os.path.isdir(root_path) else "zstd"
-    found = discover(root_path, chosen)
+    found = discover(root_path, compression)  # "auto": the encoding is chosen during the walk
+    chosen = found.compression
     directory = _cache_directory(cache)
     frames = None
     if directory is not False:

@@ -564,3 +564,51 @@ def test_a_file_that_keeps_changing_is_unavailable_not_half_parsed(
     from subagent_catalog import list_children
 
     assert list_children(corpus, "P")["reason"].to_list() == ["unavailable", "unavailable"]
+
+
+def _walked(found: object) -> tuple[object, ...]:
+    from subagent_catalog.read.discover import Discovery
+
+    assert isinstance(found, Discovery)
+    return found.compression, found.files, found.entries, found.project_names
+
+
+def test_auto_walks_once_and_picks_what_choose_compression_picks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from subagent_catalog.read import discover as walk
+
+    def layout(name: str, sessions: dict[str, list[str]]) -> Path:
+        root = tmp_path / name
+        for session, files in sessions.items():
+            (root / "p" / session).mkdir(parents=True)
+            for file in files:
+                (root / "p" / session / file).write_bytes(b"")
+        root.mkdir(exist_ok=True)
+        return root
+
+    roots = [
+        layout("empty", {}),
+        layout("zstd", {"a": ["session.jsonl.zstd"], "b": ["session.jsonl.zstd"]}),
+        layout("plain", {"a": ["session.jsonl"], "b": ["session.jsonl", "notes.txt"]}),
+        layout("tie", {"a": ["session.jsonl"], "b": ["session.jsonl.zstd"]}),
+        layout("mostly-plain", {"a": ["session.jsonl"], "b": ["session.jsonl"], "c": ["session.jsonl.zstd"]}),
+        layout("both-in-one", {"a": ["session.jsonl", "session.jsonl.zstd"], "b": ["session.jsonl"]}),
+        layout("no-logs", {"a": [], "b": ["other"]}),
+    ]
+    conformance = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "cases"
+    roots += sorted(p for p in conformance.glob("*") if p.is_dir())[:12]
+    walks = []
+    original = walk._discover
+
+    def counting(*args: object, **kwargs: object) -> object:
+        walks.append(args[1])
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(walk, "_discover", counting)
+    for root in roots:
+        walks.clear()
+        expected = original(root, walk.choose_compression(str(root), "auto"))
+        assert _walked(walk.discover(root, "auto")) == _walked(expected), root
+        # one walk for a zstd root (the common case), a second one only for a plain-text majority
+        assert walks == (["zstd"] if expected.compression == "zstd" else ["zstd", "none"]), root

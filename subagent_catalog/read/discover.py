@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from dataclasses import dataclass, field
 
 from subagent_catalog.errors import CorpusRootError
@@ -58,11 +59,52 @@ class Discovery:
     files: list[SessionFile] = field(default_factory=list)
     entries: list[FoundEntry] = field(default_factory=list)
     project_names: dict[str, set[str]] = field(default_factory=dict)
+    logs_seen: LogsSeen = field(default_factory=lambda: LogsSeen())
+
+
+@dataclass(slots=True)
+class LogsSeen:
+    """Which log names the walk saw, for ``compression="auto"``.
+
+    Session directories holding a ``session.jsonl``, holding a
+    ``session.jsonl.zstd``, and whether some directory could not be listed.
+    """
+
+    plain: int = 0
+    zstd: int = 0
+    unlisted: bool = False
+
+    def add(self, other: LogsSeen) -> None:
+        """Count ``other``'s directories too."""
+        self.plain += other.plain
+        self.zstd += other.zstd
+        self.unlisted = self.unlisted or other.unlisted
+
+    def majority(self) -> Compression:
+        """The encoding most session directories use (``zstd`` on a tie, with none, or when a listing failed).
+
+        Examples:
+            >>> LogsSeen(3, 1).majority(), LogsSeen(1, 1).majority(), LogsSeen(3, 1, True).majority()
+            ('none', 'zstd', 'zstd')
+        """
+        if self.unlisted:
+            return "zstd"
+        return "zstd" if self.zstd > self.plain else "none" if self.plain else "zstd"
+
+
+_FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
+
+
+def _name_bytes(entry: os.DirEntry[str]) -> bytes:
+    return entry.name.encode(_FS_ENCODING, _FS_ERRORS)  # os.fsencode, without its checks per call
 
 
 def _sorted_entries(path: str) -> list[os.DirEntry[str]]:
     with os.scandir(path) as iterator:
-        return sorted(iterator, key=lambda entry: os.fsencode(entry.name))
+        entries = list(iterator)
+    if len(entries) > 1:
+        entries.sort(key=_name_bytes)
+    return entries
 
 
 def _is_real_dir(entry: os.DirEntry[str]) -> bool:
@@ -86,17 +128,29 @@ def _inside(root_real: str, path: str) -> bool:
     return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
 
 
-def discover(root: str | os.PathLike[str], compression: Compression) -> Discovery:
+def discover(root: str | os.PathLike[str], compression: CompressionOption) -> Discovery:
     """Walk ``root`` and classify every entry.
+
+    With ``auto``, the encoding is the one ``choose_compression`` picks; it is
+    counted during the walk (as ``zstd``) and the root walked again only when
+    most of its logs are plain text.
 
     Raises:
         CorpusRootError: the root is missing, not a directory or unreadable.
 
     Examples:
         >>> import tempfile
-        >>> discover(tempfile.mkdtemp(), "none").files
-        []
+        >>> discover(tempfile.mkdtemp(), "none").files, discover(tempfile.mkdtemp(), "auto").compression
+        ([], 'zstd')
     """
+    if compression == "auto":
+        found = _discover(root, "zstd")
+        chosen = found.logs_seen.majority()
+        return found if chosen == "zstd" else _discover(root, chosen)
+    return _discover(root, compression)
+
+
+def _discover(root: str | os.PathLike[str], compression: Compression) -> Discovery:
     root_path = os.fspath(root)
     top = list_top(root_path)
     result = Discovery(root=root_path, compression=compression)
@@ -108,6 +162,7 @@ def discover(root: str | os.PathLike[str], compression: Compression) -> Discover
         walk = walk_project(root_path, project.name, compression, root_real)
         result.files.extend(walk.files)
         result.entries.extend(walk.entries)
+        result.logs_seen.add(walk.logs_seen)
         if walk.names is not None:
             result.project_names[project.name] = walk.names
     return result
@@ -165,6 +220,7 @@ class ProjectWalk:
     files: list[SessionFile] = field(default_factory=list)
     entries: list[FoundEntry] = field(default_factory=list)
     names: set[str] | None = None
+    logs_seen: LogsSeen = field(default_factory=LogsSeen)
 
 
 def walk_project(
@@ -194,11 +250,13 @@ def walk_project(
         unreadable = FoundEntry(
             shown, "unreadable-directory", f"cannot list project directory: {error.strerror}", "error", True
         )
-        return ProjectWalk(entries=[unreadable])
+        return ProjectWalk(entries=[unreadable], logs_seen=LogsSeen(unlisted=True))
     if not inner:
         result.entries.append(FoundEntry(shown, "empty-project-dir", "project directory holds no sessions"))
+    # Names from a directory listing are never empty and hold no separator: joined by concatenation.
+    prefix, real_project = shown + os.sep, os.path.join(root_real, name)
     for entry in inner:
-        path = os.path.join(shown, entry.name)
+        path = prefix + entry.name
         if entry.name.endswith((".jsonl", ".jsonl.zstd")) and entry.is_file(follow_symlinks=False):
             result.entries.append(
                 FoundEntry(
@@ -221,62 +279,79 @@ def walk_project(
                 )
             )
             continue
-        _session_dir(result, name, entry, path, own, other, root_real)
-    return ProjectWalk(result.files, result.entries, {entry.name for entry in inner})
+        _session_dir(result, name, entry, path, own, other, root_real, real_project)
+    return ProjectWalk(result.files, result.entries, {entry.name for entry in inner}, result.logs_seen)
 
 
 def _session_dir(
-    result: Discovery, project: str, entry: os.DirEntry[str], shown: str, own: str, other: str, root_real: str
+    result: Discovery,
+    project: str,
+    entry: os.DirEntry[str],
+    shown: str,
+    own: str,
+    other: str,
+    root_real: str,
+    real_project: str,
 ) -> None:
-    """One session directory (``entry``, shown as ``shown``): its log, or why it has none."""
+    """One session directory (``entry``, shown as ``shown``; its project's real path ``real_project``)."""
     try:
         inner = _sorted_entries(entry.path)
     except OSError as error:
+        result.logs_seen.unlisted = True
         result.entries.append(
             FoundEntry(shown, "unreadable-directory", f"cannot list session directory: {error.strerror}", "error", True)
         )
         return
-    names = {item.name: item for item in inner}
-    if other in names and not os.path.exists(names[other].path):
-        result.entries.append(
-            FoundEntry(
-                os.path.join(shown, other),
-                "dangling-symlink",
-                f"{other} is a symlink to nothing (or a loop); upstream treats it as absent",
-            )
-        )
-    elif other in names:
-        result.entries.append(
-            FoundEntry(
-                os.path.join(shown, other),
-                "encoding-mismatch",
-                f"session artifact uses {other.removeprefix('session')}, but the root is read as "
-                f"{own.removeprefix('session')} (upstream refuses the whole root)",
-                "error",
-                True,
-            )
-        )
-    for item in inner:
-        if item.name not in (own, other):
+    if len(inner) == 1 and inner[0].name == own:  # the usual directory: its log and nothing else
+        log = inner[0]
+        if own == "session.jsonl":
+            result.logs_seen.plain += 1
+        else:
+            result.logs_seen.zstd += 1
+    else:
+        names = {item.name: item for item in inner}
+        result.logs_seen.plain += "session.jsonl" in names
+        result.logs_seen.zstd += "session.jsonl.zstd" in names
+        if other in names and not os.path.exists(names[other].path):
             result.entries.append(
                 FoundEntry(
-                    os.path.join(shown, item.name),
-                    "ignored-session-entry",
-                    "extra entry in a session directory; upstream ignores it",
+                    os.path.join(shown, other),
+                    "dangling-symlink",
+                    f"{other} is a symlink to nothing (or a loop); upstream treats it as absent",
                 )
             )
-    if own not in names:
-        if not inner:
+        elif other in names:
             result.entries.append(
-                FoundEntry(shown, "empty-session-dir", "session directory without a log; upstream ignores it")
+                FoundEntry(
+                    os.path.join(shown, other),
+                    "encoding-mismatch",
+                    f"session artifact uses {other.removeprefix('session')}, but the root is read as "
+                    f"{own.removeprefix('session')} (upstream refuses the whole root)",
+                    "error",
+                    True,
+                )
             )
-        elif other not in names:
-            result.entries.append(
-                FoundEntry(shown, "session-dir-without-log", "session directory without a log; upstream ignores it")
-            )
-        return
-    log = names[own]
-    log_shown = os.path.join(shown, own)
+        for item in inner:
+            if item.name not in (own, other):
+                result.entries.append(
+                    FoundEntry(
+                        os.path.join(shown, item.name),
+                        "ignored-session-entry",
+                        "extra entry in a session directory; upstream ignores it",
+                    )
+                )
+        if own not in names:
+            if not inner:
+                result.entries.append(
+                    FoundEntry(shown, "empty-session-dir", "session directory without a log; upstream ignores it")
+                )
+            elif other not in names:
+                result.entries.append(
+                    FoundEntry(shown, "session-dir-without-log", "session directory without a log; upstream ignores it")
+                )
+            return
+        log = names[own]
+    log_shown = shown + os.sep + own
     if log.is_symlink():
         if not os.path.exists(log.path):
             result.entries.append(
@@ -303,7 +378,7 @@ def _session_dir(
         return
     # Project and session directories are real directories (not symlinks), so an ordinary log's real
     # path is the root's real path joined with its names: no realpath() (an lstat per path component).
-    real = os.path.realpath(log.path) if log.is_symlink() else os.path.join(root_real, project, entry.name, own)
+    real = os.path.realpath(log.path) if log.is_symlink() else real_project + os.sep + entry.name + os.sep + own
     regular = stat.S_ISREG(info.st_mode)
     if not regular:
         kind = _describe_kind(info.st_mode)

@@ -81,11 +81,17 @@ class LogsSeen:
         self.unlisted = self.unlisted or other.unlisted
 
     def majority(self) -> Compression:
-        """The encoding most session directories use (``zstd`` on a tie, with none, or when a listing failed).
+        """The encoding ``auto`` reads the root as (upstream's listing needs one).
+
+        ``zstd`` when more session directories hold a zstd log than a plain
+        one, else ``none`` if any holds a plain one; ``zstd`` with no logs at
+        all or when some directory could not be listed.
 
         Examples:
-            >>> LogsSeen(3, 1).majority(), LogsSeen(1, 1).majority(), LogsSeen(3, 1, True).majority()
-            ('none', 'zstd', 'zstd')
+            >>> LogsSeen(3, 1).majority(), LogsSeen(1, 1).majority(), LogsSeen(1, 2).majority()
+            ('none', 'none', 'zstd')
+            >>> LogsSeen(0, 0).majority(), LogsSeen(3, 1, True).majority()
+            ('zstd', 'zstd')
         """
         if self.unlisted:
             return "zstd"

@@ -139,7 +139,7 @@ def discover(root: str | os.PathLike[str], compression: CompressionOption) -> Di
 
     With ``auto``, the encoding is the one ``choose_compression`` picks; it is
     counted during the walk (as ``zstd``) and the root walked again only when
-    most of its logs are plain text.
+    it is to be read as plain text.
 
     Raises:
         CorpusRootError: the root is missing, not a directory or unreadable.
@@ -431,7 +431,7 @@ def choose_compression(root: str, option: CompressionOption) -> Compression:
     """
     if option != "auto":
         return option
-    plain = zstd = 0
+    seen = LogsSeen()
     try:
         for project in os.scandir(root):
             if not project.is_dir(follow_symlinks=False):
@@ -439,8 +439,8 @@ def choose_compression(root: str, option: CompressionOption) -> Compression:
             for session in os.scandir(project.path):
                 if session.is_dir(follow_symlinks=False):
                     names = set(os.listdir(session.path))
-                    plain += "session.jsonl" in names
-                    zstd += "session.jsonl.zstd" in names
+                    seen.plain += "session.jsonl" in names
+                    seen.zstd += "session.jsonl.zstd" in names
     except OSError:
-        return "zstd"
-    return "zstd" if zstd > plain else "none" if plain else "zstd"
+        seen.unlisted = True
+    return seen.majority()

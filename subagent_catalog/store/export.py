@@ -47,7 +47,7 @@ from subagent_catalog.frames.rules import (
 from subagent_catalog.frames.schemas import PROBLEM_SCHEMA
 from subagent_catalog.outputs import output_failure
 from subagent_catalog.progress import Progress
-from subagent_catalog.read.discover import list_top, top_entry
+from subagent_catalog.read.discover import LogsSeen, list_top, top_entry
 from subagent_catalog.read.jsvalue import frame_text
 from subagent_catalog.read.paths import Compression, CompressionOption
 from subagent_catalog.store.codec import reader_digest
@@ -160,14 +160,14 @@ def _chunks(items: list[Any], parts: int) -> list[list[Any]]:
 
 
 def _choose_compression(runner: _Runner, root: str, fs_root: str, projects: list[tuple[int, str]]) -> Compression:
-    """``auto``: the encoding most logs use, counted by tasks (``zstd`` on ties, an empty root or an error)."""
-    plain = zstd = 0
+    """``auto``: the encoding ``LogsSeen.majority`` picks from the logs counted by tasks."""
+    seen = LogsSeen()
     groups = _chunks(projects, runner.workers * 4)
     for counted in runner.map(count_task, [CountTask(fs_root, [name for _, name in group]) for group in groups]):
         if counted is None:
-            return "zstd"
-        plain, zstd = plain + counted[0], zstd + counted[1]
-    return "zstd" if zstd > plain else "none" if plain else "zstd"
+            return LogsSeen(unlisted=True).majority()
+        seen.add(LogsSeen(*counted))
+    return seen.majority()
 
 
 @dataclass

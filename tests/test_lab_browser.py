@@ -137,6 +137,25 @@ def _kernel_sees(lab: Lab, expression: str, expected: str, timeout: float = 15) 
         time.sleep(0.2)
 
 
+def row_box(page: Any, text: str, selector: str = ".sc-row.sc-selected") -> dict[str, float]:
+    """The box of the drawn row holding ``text``, measured in one turn of the page's event loop.
+
+    The list redraws its rows (a new element each time) whenever labels arrive or it scrolls, so a
+    locator found in one step may be detached by the next; measuring inside the page cannot race a draw.
+    """
+    found = page.wait_for_function(
+        """([sel, text]) => {
+            const row = [...document.querySelectorAll(sel)].find(r => r.textContent.includes(text));
+            if (!row) return null;
+            const r = row.getBoundingClientRect();
+            return r.width > 0 && r.height > 0 ? {x: r.x, y: r.y, width: r.width, height: r.height} : null;
+        }""",
+        arg=[selector, text],
+        timeout=20_000,
+    )
+    return dict(found.json_value())
+
+
 def inside(inner: dict[str, float], outer: dict[str, float], slack: float = 1) -> bool:
     return (
         outer["y"] - slack <= inner["y"]
@@ -211,9 +230,7 @@ def test_browser_scales_to_the_last_root_a_hub_and_a_search(lab: Lab, checks: An
     page.fill(".sc-search", "needle")
     page.keyboard.press("Enter")
     wait_for_row(page, ids["needle"]).locator(".sc-reveal").click()
-    selected = page.locator(".sc-row.sc-selected", has_text=ids["needle"])
-    selected.wait_for(state="visible", timeout=20_000)
-    assert inside(box(selected), box(scroll))
+    assert inside(row_box(page, ids["needle"]), box(scroll))
     detail_shows(page, ids["needle"])
     assert "back to the results (1)" in page.inner_text(".sc-listbar")
     shot(page, "search-revealed")
@@ -268,15 +285,13 @@ def test_state_set_from_python_shows_in_the_browser(lab: Lab, checks: Any) -> No
     # a selection from Python: the detail shows it, and its row is scrolled into view
     lab.run('browser.selected = browser.find("run-03000")')
     detail_shows(page, "run-03000")
-    row = page.locator(".sc-row.sc-selected", has_text="run-03000")
-    row.wait_for(state="visible")
-    assert inside(box(row), box(page.query_selector(".sc-scroll")))
-    y = box(row)["y"]
+    assert inside(row_box(page, "run-03000"), box(page.query_selector(".sc-scroll")))
+    y = row_box(page, "run-03000")["y"]
 
     # a hub opened above it from Python: the rows in view and the keyboard cursor stay on their sessions
     lab.run('browser.expand(str(browser.find("hub-run")))')
     page.wait_for_function(f"() => {listtext} === '5,000 rows'")
-    assert abs(box(row)["y"] - y) <= 1
+    assert abs(row_box(page, "run-03000")["y"] - y) <= 1
     page.focus(".sc-scroll")
     page.keyboard.press("ArrowDown")
     detail_shows(page, "run-03001")

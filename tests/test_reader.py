@@ -612,3 +612,28 @@ def test_auto_walks_once_and_picks_what_choose_compression_picks(
         assert _walked(walk.discover(root, "auto")) == _walked(expected), root
         # one walk for a zstd root (the common case), a second one only for a plain-text majority
         assert walks == (["zstd"] if expected.compression == "zstd" else ["zstd", "none"]), root
+
+
+@pytest.mark.parametrize("compression", ENCODINGS)
+def test_a_log_symlinked_inside_the_root_is_read_from_its_target(tmp_path: Path, compression: str) -> None:
+    plain = write_session(tmp_path, header("s-plain", created_at=1), healthy("s-plain"), compression)  # type: ignore[arg-type]
+    linked = Path(write_session(tmp_path, header("s-link", created_at=2), healthy("s-link"), compression))  # type: ignore[arg-type]
+    target = linked.parent / "stored.bin"
+    linked.rename(target)
+    linked.symlink_to(target.name)
+    corpus = read_corpus(tmp_path, cache=False)
+    rows = corpus.sessions.sort("list_order")
+    assert rows["listed"].to_list() == [True, True]
+    sources = dict(zip(rows["session_id"].to_list(), corpus.log_sources(), strict=True))
+    assert sources == {"s-plain": plain, "s-link": str(target)}
+    # the events of the linked log come from the target, read again for one log or for the whole frame
+    order = rows.filter(pl.col("session_id") == "s-link")["list_order"][0]
+    assert corpus.log_events(order)["session_id"].unique().to_list() == ["s-link"]
+    assert corpus.events.filter(pl.col("session_id") == "s-link").height == len(healthy("s-link"))
+
+
+def test_a_corpus_without_symlinked_logs_keeps_no_second_copy_of_its_paths(tmp_path: Path) -> None:
+    write_session(tmp_path, header("s1", created_at=1), healthy("s1"), "none")
+    corpus = read_corpus(tmp_path, cache=False)
+    assert corpus._sources is None
+    assert corpus.log_sources() == [os.fsdecode(corpus.sessions["path_bytes"][0])]

@@ -20,18 +20,29 @@ from subagent_catalog.read.paths import (
 from subagent_catalog.read.pool import read_all
 
 
-def source_column(sources: Iterable[str]) -> pl.Series:
-    """The paths to read the logs from, as one ``Binary`` column of their exact bytes.
+def source_column(files: Iterable[tuple[str, str]]) -> pl.Series | None:
+    """Where to read each log from when that is not its shown path: one ``Binary`` value per ``sessions`` row.
 
-    A corpus keeps one per ``sessions`` row for as long as it lives: a column
-    costs its bytes, where a Python string each would cost more and keep the
-    walk's heap from being given back.
+    ``files`` gives each row's ``(path, source)``. A log read through a
+    symlink inside the root has its target's exact bytes; every other row is
+    null (read from ``path_bytes``). ``None`` when no row needs one, the
+    usual case: a corpus then holds no second copy of its paths.
 
     Examples:
-        >>> source_column(["/r/p/s/session.jsonl"]).to_list()
-        [b'/r/p/s/session.jsonl']
+        >>> source_column([("/r/p/s/session.jsonl", "/r/p/s/session.jsonl")]) is None
+        True
+        >>> source_column([("/r/a", "/r/a"), ("/r/b", "/r/t")]).to_list()
+        [None, b'/r/t']
     """
-    return pl.Series("source", [os.fsencode(source) for source in sources], dtype=pl.Binary)
+    column: list[bytes | None] = []
+    differs = False
+    for path, source in files:
+        if source == path:
+            column.append(None)
+        else:
+            column.append(os.fsencode(source))
+            differs = True
+    return pl.Series("source", column, dtype=pl.Binary) if differs else None
 
 
 @dataclass
@@ -57,7 +68,7 @@ class Corpus:
     listing_error_path: str | None = None
     _events: pl.DataFrame | None = field(default=None, repr=False)
     _jobs: int | None = field(default=None, repr=False)
-    _sources: pl.Series | None = field(default=None, repr=False)  # ``source_column``: one per ``sessions`` row
+    _sources: pl.Series | None = field(default=None, repr=False)  # ``source_column``: null rows read path_bytes
 
     def log_sources(self, *, sessions: Iterable[str] | None = None) -> list[str]:
         """Exact paths of the logs to read for events (skipped headers excluded), in list order.
@@ -77,7 +88,8 @@ class Corpus:
             frame = frame.filter(pl.col("session_id").is_in(list(sessions)))
         frame = frame.sort("list_order")
         if self._sources is not None:
-            return [os.fsdecode(raw) for raw in self._sources.gather(frame["_row"]).to_list()]
+            frame = frame.with_columns(source=self._sources.gather(frame["_row"]))
+            frame = frame.with_columns(path_bytes=pl.coalesce("source", "path_bytes"))
         return [
             os.fsdecode(raw) if raw is not None else path
             for raw, path in frame.select("path_bytes", "path").iter_rows()
@@ -112,7 +124,7 @@ class Corpus:
             if ids.height == 1:  # the loaded frame tells logs apart only by session id
                 return self._events.filter(pl.col("session_id") == frame["session_id"][0])
         row, raw, path = frame.select("_row", "path_bytes", "path").row(0)
-        if self._sources is not None:
+        if self._sources is not None and self._sources[row] is not None:
             raw = self._sources[row]
         source = os.fsdecode(raw) if raw is not None else path
         facts = read_log_file(source, self.compression, want_events=True, exact_path=True)

@@ -29,25 +29,128 @@ class FoundEntry:
     fails_listing: bool = False
 
 
-@dataclass(slots=True)
 class SessionFile:
-    """A session log upstream's ``list()`` would open."""
+    """A session log upstream's ``list()`` would open.
 
-    path: str
-    project_dir: str
-    session_dir: str
-    regular: bool
-    size: int
-    mtime_ns: int
-    inode: int
-    device: int
-    read_path: str = ""
-    ctime_ns: int = 0
+    Attributes:
+        path: the log's path as the walk shows it (under the root as given).
+        project_dir: its project directory's name.
+        session_dir: its session directory's name.
+        regular: whether it is a regular file.
+        size: its size in bytes.
+        mtime_ns: its modification time (ns).
+        inode: its inode number.
+        device: its device number.
+        read_path: the path to open when it is not ``path`` (the in-root
+            target of a symlinked log, or the real path under a root given
+            through a symlink), else empty.
+        ctime_ns: its status change time (ns).
+
+    A walk holds one per log until the read ends, so a log found by the walk
+    keeps its path as parts it shares with its siblings (its project's
+    shown path and the log's name around its own ``session_dir``), not as a
+    string of its own (``in_session_dir``).
+
+    Examples:
+        >>> file = SessionFile("/r/p/s/session.jsonl", "p", "s", True, 9, 0, 1, 1)
+        >>> file.path, file.source
+        ('/r/p/s/session.jsonl', '/r/p/s/session.jsonl')
+        >>> SessionFile.in_session_dir("/r/p/", "/session.jsonl", "p", "s", True, 9, 0, 1, 1) == file
+        True
+    """
+
+    __slots__ = (
+        "_head",
+        "_tail",
+        "ctime_ns",
+        "device",
+        "inode",
+        "mtime_ns",
+        "project_dir",
+        "read_path",
+        "regular",
+        "session_dir",
+        "size",
+    )
+
+    def __init__(
+        self,
+        path: str,
+        project_dir: str,
+        session_dir: str,
+        regular: bool,
+        size: int,
+        mtime_ns: int,
+        inode: int,
+        device: int,
+        read_path: str = "",
+        ctime_ns: int = 0,
+    ) -> None:
+        self._head: str = path
+        self._tail: str | None = None
+        self.project_dir = project_dir
+        self.session_dir = session_dir
+        self.regular = regular
+        self.size = size
+        self.mtime_ns = mtime_ns
+        self.inode = inode
+        self.device = device
+        self.read_path = read_path
+        self.ctime_ns = ctime_ns
+
+    @classmethod
+    def in_session_dir(
+        cls,
+        head: str,
+        tail: str,
+        project_dir: str,
+        session_dir: str,
+        regular: bool,
+        size: int,
+        mtime_ns: int,
+        inode: int,
+        device: int,
+        read_path: str = "",
+        ctime_ns: int = 0,
+    ) -> SessionFile:
+        """A log whose path is ``head + session_dir + tail`` (kept as those parts)."""
+        file = cls("", project_dir, session_dir, regular, size, mtime_ns, inode, device, read_path, ctime_ns)
+        file._head, file._tail = head, tail
+        return file
+
+    @property
+    def path(self) -> str:
+        """The log's path as the walk shows it."""
+        return self._head if self._tail is None else self._head + self.session_dir + self._tail
 
     @property
     def source(self) -> str:
         """The path to open: the log itself, or the in-root target of a symlinked log."""
         return self.read_path or self.path
+
+    def _values(self) -> tuple[object, ...]:
+        return (
+            self.path,
+            self.project_dir,
+            self.session_dir,
+            self.regular,
+            self.size,
+            self.mtime_ns,
+            self.inode,
+            self.device,
+            self.read_path,
+            self.ctime_ns,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SessionFile) and self._values() == other._values()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it replaces
+
+    def __repr__(self) -> str:
+        names = ("path", "project_dir", "session_dir", "regular", "size", "mtime_ns", "inode", "device")
+        shown = ", ".join(f"{n}={v!r}" for n, v in zip((*names, "read_path", "ctime_ns"), self._values(), strict=True))
+        return f"SessionFile({shown})"
 
 
 @dataclass
@@ -261,6 +364,7 @@ def walk_project(
         result.entries.append(FoundEntry(shown, "empty-project-dir", "project directory holds no sessions"))
     # Names from a directory listing are never empty and hold no separator: joined by concatenation.
     prefix, real_project = shown + os.sep, os.path.join(root_real, name)
+    parts = (prefix, os.sep + own)  # a log's shown path is prefix + its session directory + this tail
     for entry in inner:
         path = prefix + entry.name
         if entry.name.endswith((".jsonl", ".jsonl.zstd")) and entry.is_file(follow_symlinks=False):
@@ -285,7 +389,7 @@ def walk_project(
                 )
             )
             continue
-        _session_dir(result, name, entry, path, own, other, root_real, real_project)
+        _session_dir(result, name, entry, path, own, other, root_real, real_project, parts)
     return ProjectWalk(result.files, result.entries, {entry.name for entry in inner}, result.logs_seen)
 
 
@@ -298,8 +402,12 @@ def _session_dir(
     other: str,
     root_real: str,
     real_project: str,
+    parts: tuple[str, str],
 ) -> None:
-    """One session directory (``entry``, shown as ``shown``; its project's real path ``real_project``)."""
+    """One session directory (``entry``, shown as ``shown``; its project's real path ``real_project``).
+
+    ``parts``: what comes before and after the session directory's name in its log's shown path.
+    """
     try:
         inner = _sorted_entries(entry.path)
     except OSError as error:
@@ -398,21 +506,22 @@ def _session_dir(
             )
         )
         return
-    # A walk holds a SessionFile per log until the read ends: equal values share one object
-    # (the device, a ctime equal to the mtime, a read path equal to the shown one).
+    # A walk holds a SessionFile per log until the read ends: its path is kept as parts shared with
+    # its siblings, and equal values share one object (the device, a ctime equal to the mtime).
     mtime, ctime = info.st_mtime_ns, info.st_ctime_ns
     result.files.append(
-        SessionFile(
-            path=log_shown,
-            project_dir=project,
-            session_dir=entry.name,
-            regular=regular,
-            size=info.st_size,
-            mtime_ns=mtime,
-            inode=info.st_ino,
-            device=_DEVICES.setdefault(info.st_dev, info.st_dev),
-            read_path=log_shown if real == log_shown else real,
-            ctime_ns=mtime if ctime == mtime else ctime,
+        SessionFile.in_session_dir(
+            parts[0],
+            parts[1],
+            project,
+            entry.name,
+            regular,
+            info.st_size,
+            mtime,
+            info.st_ino,
+            _DEVICES.setdefault(info.st_dev, info.st_dev),
+            "" if real == log_shown else real,
+            mtime if ctime == mtime else ctime,
         )
     )
 

@@ -1,9 +1,10 @@
 """Per-file rows of the corpus frames, built as columns a chunk at a time.
 
 ``FrameChunks`` takes one file's walk entry and ``LogFacts`` at a time and
-keeps only columns: every ``CHUNK_FILES`` files become Polars frames and the
-Python values are dropped, so building the frames of a large corpus never
-holds a dict per row (nor the facts of every file). What one file decides
+keeps only columns: a session's row is a list of values in schema order
+(``session_values``: no dict per session), and every ``CHUNK_FILES`` files
+become Polars frames (``frames.columns``) and the Python values are dropped,
+so building the frames of a large corpus never holds the facts of every file. What one file decides
 alone is decided here: its ``sessions`` row, its ``descriptors`` rows, its own
 ``problems`` and upstream's stored-identity check. The rules that need the
 whole corpus (duplicate ids, per-id lookups, the listing error) run over the
@@ -20,12 +21,14 @@ in-memory corpus sorts by them and drops them.
 
 from __future__ import annotations
 
+import operator
 import os
 from collections.abc import Iterable
 from typing import Any
 
 import polars as pl
 
+from subagent_catalog.frames.columns import Columns
 from subagent_catalog.frames.lookup import Holders, NameIndex, lookup_candidates, lookup_error
 from subagent_catalog.frames.probes import FsProbes, identity_error
 from subagent_catalog.frames.schemas import (
@@ -36,7 +39,7 @@ from subagent_catalog.frames.schemas import (
     SESSION_SCHEMA,
 )
 from subagent_catalog.read.discover import FoundEntry, SessionFile
-from subagent_catalog.read.jsvalue import frame_text, is_safe_integer, js_number, json_text
+from subagent_catalog.read.jsvalue import is_safe_integer, js_number, json_text
 from subagent_catalog.read.logread import LogFacts
 from subagent_catalog.read.paths import MISSING, Compression, encode_segment
 
@@ -92,8 +95,31 @@ def seed_length(facts: LogFacts) -> int:
     return int(value) if is_safe_integer(value) else 0
 
 
+_RUN_FIELDS = [name.removeprefix("run_") for name in RUN_SCHEMA if name != "run_wall_ms"]
+_RUN_VALUES = operator.attrgetter(*_RUN_FIELDS)
+_WALL_AT = list(RUN_SCHEMA).index("run_wall_ms")
+
+
+def run_values(facts: LogFacts) -> list[Any]:
+    """The run-fact columns of a session row, in ``RUN_SCHEMA`` order (all null when the events were not scanned).
+
+    Examples:
+        >>> from subagent_catalog.read.logread import analyse_log
+        >>> values = run_values(analyse_log(b'{"type":"session","version":0,"id":"a","createdAt":1}\\n', "none"))
+        >>> len(values) == len(RUN_SCHEMA), values[:3]
+        (True, [None, None, None])
+    """
+    run = facts.run
+    if run is None:
+        return [None] * len(RUN_SCHEMA)
+    values = list(_RUN_VALUES(run))
+    wall = None if run.first_ms is None or run.last_ms is None else run.last_ms - run.first_ms
+    values.insert(_WALL_AT, wall)
+    return values
+
+
 def run_columns(facts: LogFacts) -> dict[str, Any]:
-    """The run-fact columns of a session row (all null when the log's events were not scanned).
+    """The run-fact columns of a session row by name (``run_values``).
 
     Examples:
         >>> from subagent_catalog.read.logread import analyse_log
@@ -104,79 +130,93 @@ def run_columns(facts: LogFacts) -> dict[str, Any]:
         >>> set(run_columns(analyse_log(b"x\\n", "none")).values())
         {None}
     """
-    run = facts.run
-    if run is None:
-        return dict.fromkeys(RUN_SCHEMA)
-    row = {name: getattr(run, name[4:] if name.startswith("run_") else name, None) for name in RUN_SCHEMA}
-    row["run_wall_ms"] = None if run.first_ms is None or run.last_ms is None else run.last_ms - run.first_ms
-    return row
+    return dict(zip(RUN_SCHEMA, run_values(facts), strict=True))
 
 
-def session_row(file: SessionFile, facts: LogFacts, order: int, compression: Compression) -> dict[str, Any]:
-    """One file's ``sessions`` row, before the rules that need the whole corpus.
+def _text_field(header: dict[str, Any], key: str) -> str | None:
+    value = header.get(key)
+    return value if isinstance(value, str) else None
+
+
+def session_values(file: SessionFile, facts: LogFacts, order: int, compression: Compression) -> list[Any]:
+    """One file's ``sessions`` row as values in ``SESSION_SCHEMA`` order, before the corpus-wide rules.
+
+    Assembly appends these to its chunk as they are (no dict per session);
+    text is made UTF-8-safe a column at a time when the chunk is built.
 
     Examples:
         >>> file = SessionFile("/r/_no-cwd/a/session.jsonl", "_no-cwd", "a", True, 9, 0, 1, 1)
-        >>> row = session_row(file, LogFacts(size=9, list_meta={"id": "a", "createdAt": 5}), 0, "none")
+        >>> values = session_values(file, LogFacts(size=9, list_meta={"id": "a", "createdAt": 5}), 0, "none")
+        >>> row = dict(zip(SESSION_SCHEMA, values))
         >>> row["session_id"], row["listed"], row["created_at_ms"], row["lookup_error"]
         ('a', True, 5, None)
     """
     meta = facts.list_meta if facts.list_meta is not None else facts.read_meta
     header: dict[str, Any] = meta or {}
-    created = header.get("createdAt")
-    verdict = facts.verdict if facts.list_meta is not None else "skipped"
-    valid = sum(1 for d in facts.descriptors if d.status == "valid")
+    created = _safe_int(header.get("createdAt"))
+    descriptors = facts.descriptors
+    last = descriptors[-1] if descriptors else None
     seed = seed_length(facts)
-    return {
-        "list_order": order,
-        "session_id": header.get("id") if isinstance(header.get("id"), str) else None,
-        "path": display_path(file.path),
-        "path_bytes": os.fsencode(file.path),
-        "project_dir": file.project_dir,
-        "session_dir": file.session_dir,
-        "encoding": compression,
-        "bytes": file.size,
-        "mtime": file.mtime_ns,
-        "listed": facts.list_meta is not None and facts.list_error is None,
-        "list_skip": facts.list_skip,
-        "list_error": facts.list_error,
-        "version": js_number(header["version"]) if "version" in header else None,
-        "created_at_ms": _safe_int(created),
-        "created_at": _safe_int(created),
-        "cwd": header.get("cwd") if isinstance(header.get("cwd"), str) else None,
-        "parent_session": header.get("parentSession") if isinstance(header.get("parentSession"), str) else None,
-        "origin": header.get("origin") if isinstance(header.get("origin"), str) else None,
-        "seed_length": _safe_int(header.get("seedLength")),
-        "delegation_depth": _safe_int(header.get("delegationDepth")),
-        "agent_preset": header.get("agentPreset") if isinstance(header.get("agentPreset"), str) else None,
-        "header_json": _json_text(meta) if meta is not None else None,
-        "verdict": verdict,
-        "read_cause": facts.read_cause,
-        "read_message": facts.read_message,
-        "read_line": facts.read_line,
-        "read_offset": facts.read_offset,
-        "read_header_json": _json_text(facts.read_meta) if facts.read_meta is not None else None,
-        "event_count": facts.event_count,
-        "first_event_ms": facts.first_time,
-        "last_event_ms": facts.last_time,
-        "first_event_at": facts.first_time,
-        "last_event_at": facts.last_time,
-        "closers": facts.closers,
-        "descriptor_count": len(facts.descriptors),
-        "valid_descriptor_count": valid,
-        "last_descriptor_seq": facts.descriptors[-1].seq if facts.descriptors else None,
-        "last_descriptor_status": facts.descriptors[-1].status if facts.descriptors else None,
-        "identity_mode": facts.identity_mode,
-        "identity_label": facts.identity_label,
-        "identity_seq": facts.identity_seq,
-        "identity_from_seed": (facts.identity_seq < seed) if facts.identity_seq is not None else None,
-        "identity_cause": facts.identity_cause,
-        "identity_detail": facts.identity_detail,
-        "unit_failure": facts.unit_failure,
-        "unit_failure_live": facts.unit_failure_live,
-        "lookup_error": None,
-        **run_columns(facts),
-    }
+    path = file.path
+    identity_seq = facts.identity_seq
+    values = [
+        order,
+        _text_field(header, "id"),
+        display_path(path),
+        os.fsencode(path),
+        file.project_dir,
+        file.session_dir,
+        compression,
+        file.size,
+        file.mtime_ns,
+        facts.list_meta is not None and facts.list_error is None,
+        facts.list_skip,
+        facts.list_error,
+        js_number(header["version"]) if "version" in header else None,
+        created,
+        created,
+        _text_field(header, "cwd"),
+        _text_field(header, "parentSession"),
+        _text_field(header, "origin"),
+        _safe_int(header.get("seedLength")),
+        _safe_int(header.get("delegationDepth")),
+        _text_field(header, "agentPreset"),
+        _json_text(meta) if meta is not None else None,
+        facts.verdict if facts.list_meta is not None else "skipped",
+        facts.read_cause,
+        facts.read_message,
+        facts.read_line,
+        facts.read_offset,
+        _json_text(facts.read_meta) if facts.read_meta is not None else None,
+        facts.event_count,
+        facts.first_time,
+        facts.last_time,
+        facts.first_time,
+        facts.last_time,
+        facts.closers,
+        len(descriptors),
+        sum(1 for d in descriptors if d.status == "valid"),
+        last.seq if last is not None else None,
+        last.status if last is not None else None,
+        facts.identity_mode,
+        facts.identity_label,
+        identity_seq,
+        (identity_seq < seed) if identity_seq is not None else None,
+        facts.identity_cause,
+        facts.identity_detail,
+        facts.unit_failure,
+        facts.unit_failure_live,
+        None,  # lookup_error: decided for the chunk (FrameChunks._look_up)
+    ]
+    values += run_values(facts)
+    return values
+
+
+SESSION_AT = {name: index for index, name in enumerate(SESSION_SCHEMA)}
+"""A ``sessions`` column's position in ``session_values``."""
+_SESSION_ID, _LISTED, _LIST_ERROR, _LOOKUP_ERROR = (
+    SESSION_AT[name] for name in ("session_id", "listed", "list_error", "lookup_error")
+)
 
 
 def problem_row(
@@ -231,191 +271,6 @@ def entry_row(entry: FoundEntry) -> dict[str, Any]:
     }
 
 
-def arrow_type(dtype: Any, *, views: bool = False) -> Any:
-    """The Arrow type a Polars column type is built from here (Polars reads it back as that type).
-
-    Pure inspection of the Polars type: safe in a forked worker that must not run Polars.
-    With ``views``, text and bytes are Arrow's view types, Polars' own layout: Polars takes
-    such an array's buffers as they are, where from ``large_string`` it builds views beside
-    the Arrow buffers and keeps both (the offsets too) alive.
-
-    Examples:
-        >>> arrow_type(pl.Datetime("ms", "UTC")), arrow_type(pl.List(pl.String))
-        (TimestampType(timestamp[ms, tz=UTC]), LargeListType(large_list<item: large_string>))
-        >>> arrow_type(pl.List(pl.String), views=True), arrow_type(pl.Binary, views=True)
-        (LargeListType(large_list<item: string_view>), DataType(binary_view))
-    """
-    import pyarrow as pa
-
-    views = views and hasattr(pa, "string_view")  # pyarrow < 16 has no view types
-    simple = {
-        pl.Int64: pa.int64(),
-        pl.UInt64: pa.uint64(),
-        pl.Float64: pa.float64(),
-        pl.Boolean: pa.bool_(),
-        pl.String: pa.string_view() if views else pa.large_string(),
-        pl.Binary: pa.binary_view() if views else pa.large_binary(),
-    }
-    for polars_type, arrow in simple.items():
-        if dtype == polars_type:
-            return arrow
-    if isinstance(dtype, pl.Datetime):
-        return pa.timestamp(dtype.time_unit or "us", tz=dtype.time_zone)
-    if isinstance(dtype, pl.List):
-        return pa.large_list(arrow_type(dtype.inner, views=views))
-    raise TypeError(f"no Arrow type for {dtype!r}")
-
-
-def arrow_schema(schema: dict[str, Any], *, views: bool = False) -> Any:
-    """The Arrow schema of a Polars column schema (see ``arrow_type``).
-
-    Examples:
-        >>> arrow_schema({"a": pl.Int64}).names
-        ['a']
-    """
-    import pyarrow as pa
-
-    return pa.schema([(name, arrow_type(dtype, views=views)) for name, dtype in schema.items()])
-
-
-def share_buffers(frame: pl.DataFrame, shared: dict[str, str]) -> pl.DataFrame:
-    """``frame`` with each ``shared`` column taking its equal values from the column it names.
-
-    The values do not change; the memory does. A column equal throughout to
-    the other one cast to its type becomes that cast (Polars shares the
-    buffers: ``Int64`` as ``Datetime``, UTF-8 ``Binary`` as ``String``);
-    text equal in some rows points at the other column's bytes there (views)
-    and keeps its own bytes elsewhere.
-
-    Examples:
-        >>> frame = pl.DataFrame({"a": ["x" * 20, "y" * 20, None], "b": ["x" * 20, "z", None]})
-        >>> share_buffers(frame, {"b": "a"}).equals(frame)
-        True
-        >>> frame = pl.DataFrame({"raw": [b"/r/a", b"/r/\\xff"], "text": ["/r/a", "/r/\\xff"]})
-        >>> share_buffers(frame, {"text": "raw"}).equals(frame)
-        True
-    """
-    columns = []
-    for name, base in shared.items():
-        dtype = frame.schema[name]
-        try:
-            same = frame[base].cast(dtype, strict=False)
-        except pl.exceptions.ComputeError:  # bytes that are not UTF-8: this chunk keeps its own text
-            continue
-        equal = same.eq_missing(frame[name])
-        if equal.all():
-            columns.append(same.alias(name))
-        elif dtype == pl.String and equal.any():
-            columns.append(frame.select(pl.when(equal).then(same).otherwise(pl.col(name)).alias(name)).to_series())
-    return frame.with_columns(columns) if columns else frame
-
-
-class Columns:
-    """Rows of one schema collected as columns, turned into an Arrow table per ``flush``.
-
-    Building uses pyarrow only, so it runs in forked workers (which must not
-    use Polars); ``frame()`` gives the Polars frame. With ``polars=True`` each
-    chunk becomes a Polars frame as it is flushed (built as Arrow view types,
-    which Polars takes over as they are, so the whole never exists twice), its
-    ``shared`` columns over the buffers of the columns they repeat
-    (``share_buffers``).
-
-    Examples:
-        >>> cols = Columns({"a": pl.Int64, "b": pl.String})
-        >>> cols.add({"a": 1, "b": "x\\udc00"})
-        >>> cols.add({"a": 2})
-        >>> cols.flush()
-        >>> cols.frame().rows()
-        [(1, 'x\\ufffd'), (2, None)]
-        >>> cols = Columns({"a": pl.Int64, "b": pl.List(pl.String)}, polars=True)
-        >>> cols.add({"a": 1})
-        >>> cols.flush()
-        >>> cols.frame().dtypes
-        [Int64, List(String)]
-    """
-
-    def __init__(self, schema: dict[str, Any], *, polars: bool = False, shared: dict[str, str] | None = None) -> None:
-        self.schema = schema
-        self.arrow = arrow_schema(schema, views=polars)
-        self.names = list(schema)
-        self.polars = polars
-        self.shared = shared or {}
-        self.values: list[list[Any]] = [[] for _ in self.names]
-        self.chunks: list[Any] = []
-
-    def __len__(self) -> int:
-        return len(self.values[0])
-
-    def add(self, row: dict[str, Any]) -> None:
-        """Append one row (a missing column is null; strings made UTF-8-safe with ``frame_text``)."""
-        get = row.get
-        for name, column in zip(self.names, self.values, strict=True):
-            value = get(name)
-            if value.__class__ is str:
-                value = frame_text(value)
-            elif value.__class__ is list and value and isinstance(value[0], str):
-                value = [frame_text(v) for v in value]
-            column.append(value)
-
-    def flush(self) -> None:
-        """Turn the collected rows into an Arrow table chunk and drop the Python values."""
-        import pyarrow as pa
-
-        if not len(self):
-            return
-        if self.polars:
-            self.chunks.append(self._polars_chunk())
-            return
-        arrays = [pa.array(values, type=field.type) for values, field in zip(self.values, self.arrow, strict=True)]
-        self.values = [[] for _ in self.names]
-        self.chunks.append(pa.Table.from_arrays(arrays, schema=self.arrow))
-
-    def _polars_chunk(self) -> pl.DataFrame:
-        """The collected rows as a Polars frame: a column of nulls only as Polars' shared zeroed storage."""
-        import pyarrow as pa
-
-        height = len(self)
-        # Polars keeps these buffers as they are (view types); the system allocator measured a lower
-        # peak than Arrow's default pool (mimalloc), which keeps what the builders free.
-        pool = pa.system_memory_pool()
-        built = [
-            (field, values)
-            for field, values in zip(self.arrow, self.values, strict=True)
-            if values.count(None) < height
-        ]
-        self.values = [[] for _ in self.names]
-        arrays = [pa.array(values, type=field.type, memory_pool=pool) for field, values in built]
-        table = pa.Table.from_arrays(arrays, schema=pa.schema([field for field, _ in built]))
-        frame = pl.from_arrow(table)
-        assert isinstance(frame, pl.DataFrame)
-        nulls = [
-            pl.repeat(None, height, dtype=dtype, eager=True).alias(name)
-            for name, dtype in self.schema.items()
-            if name not in table.column_names
-        ]
-        if nulls:
-            frame = (frame.with_columns(nulls) if frame.width else pl.DataFrame(nulls)).select(self.names)
-        return share_buffers(frame, self.shared)
-
-    def table(self) -> Any:
-        """Every chunk flushed so far as one Arrow table (not copied; not with ``polars=True``)."""
-        import pyarrow as pa
-
-        assert not self.polars, "the chunks are Polars frames"
-        return pa.concat_tables(self.chunks) if self.chunks else self.arrow.empty_table()
-
-    def frame(self) -> pl.DataFrame:
-        """Every chunk flushed so far, as one Polars frame (empty with the schema when none)."""
-        if not self.polars:
-            frame = pl.from_arrow(self.table())
-            assert isinstance(frame, pl.DataFrame)
-            return frame
-        if not self.chunks:
-            return pl.DataFrame(schema=self.schema)
-        frames: list[pl.DataFrame] = self.chunks
-        return pl.concat(frames, rechunk=False) if len(frames) > 1 else frames[0]
-
-
 class FrameChunks:
     """The per-file part of the corpus frames, built a chunk of files at a time.
 
@@ -459,7 +314,6 @@ class FrameChunks:
         self.problems = Columns({**PROBLEM_SCHEMA, "project_dir": pl.String, **PROBLEM_KEYS}, polars=polars)
         self.first_error: tuple[int, str, str] | None = None
         self._lookups: list[tuple[int, str, str, str, str]] = []
-        self._lookup_column = self.sessions.names.index("lookup_error")
 
     def add(self, order: int, file: SessionFile, facts: LogFacts) -> None:
         """Add one file's rows (``order`` is its list order).
@@ -467,13 +321,13 @@ class FrameChunks:
         ``first_error`` keeps the file-level listing error of the smallest
         order added (exact message and path: the frames show text safely).
         """
-        row = session_row(file, facts, order, self.compression)
+        row = session_values(file, facts, order, self.compression)
         meta = facts.list_meta
         error = facts.list_error
         if error is None and meta is not None:
             error = mismatch = identity_error(self.root, file.path, meta, self.compression, self.probes)
             if mismatch is not None:
-                row["list_error"], row["listed"] = mismatch, False
+                row[_LIST_ERROR], row[_LISTED] = mismatch, False
                 self._problem(
                     problem_row("corpus", "identity-mismatch", "error", True, file.path, meta["id"], mismatch, 1),
                     order,
@@ -482,12 +336,12 @@ class FrameChunks:
                 )
         if error is not None and (self.first_error is None or order < self.first_error[0]):
             self.first_error = (order, error, file.path)
-        if row["listed"] and self.index is not None and meta is not None:
+        if row[_LISTED] and self.index is not None and meta is not None:
             encoded = encode_segment(meta["id"])  # the identity check passed: the id encodes
             if not self.index.plain(encoded, file.session_dir):
                 self._lookups.append((len(self.sessions), file.project_dir, file.session_dir, encoded, meta["id"]))
-        self.sessions.add(row)
-        session_id = row["session_id"]
+        self.sessions.add_values(row)
+        session_id = row[_SESSION_ID]
         for sub, record in enumerate(facts.problems, 1):
             fatal = record.kind in LISTING_FATAL_KINDS
             self._problem(
@@ -557,14 +411,14 @@ class FrameChunks:
             return
         wanted = {name for pending in self._lookups for name in lookup_candidates(pending[3])}
         found = self.holders(wanted)
-        column = self.sessions.values[self._lookup_column]
+        rows = self.sessions.rows
         for row, project, session_dir, encoded, session_id in self._lookups:
             names = set(lookup_candidates(encoded))
             held = [(holder, names & have) for holder, have in found if names & have]
             error = lookup_error(
                 self.root, self.compression, project, session_dir, encoded, session_id, held, self.probes
             )
-            column[row] = frame_text(error)
+            rows[row][_LOOKUP_ERROR] = error
         self._lookups = []
 
     def flush(self) -> None:

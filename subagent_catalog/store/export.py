@@ -35,7 +35,8 @@ from typing import Any
 import polars as pl
 
 from subagent_catalog.frames.assemble import mixed_encodings_row
-from subagent_catalog.frames.rows import GROUP_ENTRY, Columns, entry_row
+from subagent_catalog.frames.columns import Columns
+from subagent_catalog.frames.rows import GROUP_ENTRY, entry_row
 from subagent_catalog.frames.rules import (
     Duplicates,
     duplicate_problems,

@@ -30,9 +30,10 @@ from typing import Any
 
 import polars as pl
 
+from subagent_catalog.frames.columns import Columns
 from subagent_catalog.frames.lookup import FLAT_SUFFIXES, NameIndex, lookup_candidates
 from subagent_catalog.frames.probes import FsProbes, RebasedProbes
-from subagent_catalog.frames.rows import Columns, FrameChunks
+from subagent_catalog.frames.rows import FrameChunks
 from subagent_catalog.frames.schemas import EVENT_SCHEMA
 from subagent_catalog.read.discover import SessionFile, walk_project
 from subagent_catalog.read.jsvalue import frame_text

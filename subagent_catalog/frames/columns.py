@@ -1,0 +1,243 @@
+"""Rows of one schema built as columns: Arrow arrays a chunk at a time, taken over by Polars.
+
+``Columns`` collects rows (as lists of values in schema order) and turns
+each chunk into an Arrow table, or a Polars frame built over Arrow view
+types, with text made UTF-8-safe a column at a time (``arrow_array``) and
+columns that repeat another one sharing its buffers (``share_buffers``).
+It needs pyarrow only until Polars takes a chunk, so forked workers (which
+must not use Polars) build their chunks with it too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+from subagent_catalog.read.jsvalue import frame_text
+
+
+def arrow_type(dtype: Any, *, views: bool = False) -> Any:
+    """The Arrow type a Polars column type is built from here (Polars reads it back as that type).
+
+    Pure inspection of the Polars type: safe in a forked worker that must not run Polars.
+    With ``views``, text and bytes are Arrow's view types, Polars' own layout: Polars takes
+    such an array's buffers as they are, where from ``large_string`` it builds views beside
+    the Arrow buffers and keeps both (the offsets too) alive.
+
+    Examples:
+        >>> arrow_type(pl.Datetime("ms", "UTC")), arrow_type(pl.List(pl.String))
+        (TimestampType(timestamp[ms, tz=UTC]), LargeListType(large_list<item: large_string>))
+        >>> arrow_type(pl.List(pl.String), views=True), arrow_type(pl.Binary, views=True)
+        (LargeListType(large_list<item: string_view>), DataType(binary_view))
+    """
+    import pyarrow as pa
+
+    views = views and hasattr(pa, "string_view")  # pyarrow < 16 has no view types
+    simple = {
+        pl.Int64: pa.int64(),
+        pl.UInt64: pa.uint64(),
+        pl.Float64: pa.float64(),
+        pl.Boolean: pa.bool_(),
+        pl.String: pa.string_view() if views else pa.large_string(),
+        pl.Binary: pa.binary_view() if views else pa.large_binary(),
+    }
+    for polars_type, arrow in simple.items():
+        if dtype == polars_type:
+            return arrow
+    if isinstance(dtype, pl.Datetime):
+        return pa.timestamp(dtype.time_unit or "us", tz=dtype.time_zone)
+    if isinstance(dtype, pl.List):
+        return pa.large_list(arrow_type(dtype.inner, views=views))
+    raise TypeError(f"no Arrow type for {dtype!r}")
+
+
+def arrow_schema(schema: dict[str, Any], *, views: bool = False) -> Any:
+    """The Arrow schema of a Polars column schema (see ``arrow_type``).
+
+    Examples:
+        >>> arrow_schema({"a": pl.Int64}).names
+        ['a']
+    """
+    import pyarrow as pa
+
+    return pa.schema([(name, arrow_type(dtype, views=views)) for name, dtype in schema.items()])
+
+
+def share_buffers(frame: pl.DataFrame, shared: dict[str, str]) -> pl.DataFrame:
+    """``frame`` with each ``shared`` column taking its equal values from the column it names.
+
+    The values do not change; the memory does. A column equal throughout to
+    the other one cast to its type becomes that cast (Polars shares the
+    buffers: ``Int64`` as ``Datetime``, UTF-8 ``Binary`` as ``String``);
+    text equal in some rows points at the other column's bytes there (views)
+    and keeps its own bytes elsewhere.
+
+    Examples:
+        >>> frame = pl.DataFrame({"a": ["x" * 20, "y" * 20, None], "b": ["x" * 20, "z", None]})
+        >>> share_buffers(frame, {"b": "a"}).equals(frame)
+        True
+        >>> frame = pl.DataFrame({"raw": [b"/r/a", b"/r/\\xff"], "text": ["/r/a", "/r/\\xff"]})
+        >>> share_buffers(frame, {"text": "raw"}).equals(frame)
+        True
+    """
+    columns = []
+    for name, base in shared.items():
+        dtype = frame.schema[name]
+        try:
+            same = frame[base].cast(dtype, strict=False)
+        except pl.exceptions.ComputeError:  # bytes that are not UTF-8: this chunk keeps its own text
+            continue
+        equal = same.eq_missing(frame[name])
+        if equal.all():
+            columns.append(same.alias(name))
+        elif dtype == pl.String and equal.any():
+            columns.append(frame.select(pl.when(equal).then(same).otherwise(pl.col(name)).alias(name)).to_series())
+    return frame.with_columns(columns) if columns else frame
+
+
+def _safe_item(value: Any) -> Any:
+    return frame_text(value) if isinstance(value, str) else value
+
+
+def _utf8_safe(values: Sequence[Any]) -> list[Any]:
+    """A column's values with ``frame_text`` applied to every string (and string in a list)."""
+    return [
+        frame_text(v) if isinstance(v, str) else [_safe_item(x) for x in v] if isinstance(v, list) else v
+        for v in values
+    ]
+
+
+def arrow_array(values: Sequence[Any], arrow: Any, pool: Any = None) -> Any:
+    """One column's values as an Arrow array of type ``arrow``, its text made UTF-8-safe (``frame_text``).
+
+    Arrow refuses a string holding a lone surrogate; only a column it refuses
+    is gone through again value by value, so a chunk's text is not checked in
+    Python string by string.
+
+    Examples:
+        >>> import pyarrow as pa
+        >>> arrow_array(["a", "x\\udc00", None], pa.string()).to_pylist()
+        ['a', 'x\\ufffd', None]
+        >>> arrow_array([["\\ud800"], None], pa.large_list(pa.large_string())).to_pylist()
+        [['\\ufffd'], None]
+    """
+    import pyarrow as pa
+
+    try:
+        return pa.array(values, type=arrow, memory_pool=pool)
+    except UnicodeEncodeError:
+        return pa.array(_utf8_safe(values), type=arrow, memory_pool=pool)
+
+
+class Columns:
+    """Rows of one schema collected as columns, turned into an Arrow table per ``flush``.
+
+    Building uses pyarrow only, so it runs in forked workers (which must not
+    use Polars); ``frame()`` gives the Polars frame. With ``polars=True`` each
+    chunk becomes a Polars frame as it is flushed (built as Arrow view types,
+    which Polars takes over as they are, so the whole never exists twice), its
+    ``shared`` columns over the buffers of the columns they repeat
+    (``share_buffers``). Rows are kept as lists of values in schema order
+    until the flush turns them into columns; strings are made UTF-8-safe
+    (``frame_text``) as the columns are built.
+
+    Examples:
+        >>> cols = Columns({"a": pl.Int64, "b": pl.String})
+        >>> cols.add({"a": 1, "b": "x\\udc00"})
+        >>> cols.add_values([2, None])
+        >>> cols.flush()
+        >>> cols.frame().rows()
+        [(1, 'x\\ufffd'), (2, None)]
+        >>> cols = Columns({"a": pl.Int64, "b": pl.List(pl.String)}, polars=True)
+        >>> cols.add({"a": 1})
+        >>> cols.flush()
+        >>> cols.frame().dtypes
+        [Int64, List(String)]
+    """
+
+    def __init__(self, schema: dict[str, Any], *, polars: bool = False, shared: dict[str, str] | None = None) -> None:
+        self.schema = schema
+        self.arrow = arrow_schema(schema, views=polars)
+        self.names = list(schema)
+        self.polars = polars
+        self.shared = shared or {}
+        self.rows: list[list[Any]] = []
+        self.chunks: list[Any] = []
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def add(self, row: dict[str, Any]) -> None:
+        """Append one row by column name (a missing column is null)."""
+        get = row.get
+        self.rows.append([get(name) for name in self.names])
+
+    def add_values(self, values: list[Any]) -> None:
+        """Append one row as its values in schema order (kept as given: the list is not copied)."""
+        if len(values) != len(self.names):
+            raise ValueError(f"a row of {len(values)} values for {len(self.names)} columns")
+        self.rows.append(values)
+
+    def _columns(self) -> list[tuple[Any, ...]]:
+        """The collected rows as columns (one tuple each), the rows dropped."""
+        columns = list(zip(*self.rows, strict=True))
+        self.rows = []
+        return columns
+
+    def flush(self) -> None:
+        """Turn the collected rows into an Arrow table chunk and drop the Python values."""
+        import pyarrow as pa
+
+        if not len(self):
+            return
+        if self.polars:
+            self.chunks.append(self._polars_chunk())
+            return
+        arrays = [arrow_array(values, field.type) for values, field in zip(self._columns(), self.arrow, strict=True)]
+        self.chunks.append(pa.Table.from_arrays(arrays, schema=self.arrow))
+
+    def _polars_chunk(self) -> pl.DataFrame:
+        """The collected rows as a Polars frame: a column of nulls only as Polars' shared zeroed storage."""
+        import pyarrow as pa
+
+        height = len(self)
+        # Polars keeps these buffers as they are (view types); the system allocator measured a lower
+        # peak than Arrow's default pool (mimalloc), which keeps what the builders free.
+        pool = pa.system_memory_pool()
+        built = [
+            (field, values)
+            for field, values in zip(self.arrow, self._columns(), strict=True)
+            if values.count(None) < height
+        ]
+        arrays = [arrow_array(values, field.type, pool) for field, values in built]
+        table = pa.Table.from_arrays(arrays, schema=pa.schema([field for field, _ in built]))
+        frame = pl.from_arrow(table)
+        assert isinstance(frame, pl.DataFrame)
+        nulls = [
+            pl.repeat(None, height, dtype=dtype, eager=True).alias(name)
+            for name, dtype in self.schema.items()
+            if name not in table.column_names
+        ]
+        if nulls:
+            frame = (frame.with_columns(nulls) if frame.width else pl.DataFrame(nulls)).select(self.names)
+        return share_buffers(frame, self.shared)
+
+    def table(self) -> Any:
+        """Every chunk flushed so far as one Arrow table (not copied; not with ``polars=True``)."""
+        import pyarrow as pa
+
+        assert not self.polars, "the chunks are Polars frames"
+        return pa.concat_tables(self.chunks) if self.chunks else self.arrow.empty_table()
+
+    def frame(self) -> pl.DataFrame:
+        """Every chunk flushed so far, as one Polars frame (empty with the schema when none)."""
+        if not self.polars:
+            frame = pl.from_arrow(self.table())
+            assert isinstance(frame, pl.DataFrame)
+            return frame
+        if not self.chunks:
+            return pl.DataFrame(schema=self.schema)
+        frames: list[pl.DataFrame] = self.chunks
+        return pl.concat(frames, rechunk=False) if len(frames) > 1 else frames[0]

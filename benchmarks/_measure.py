@@ -70,6 +70,7 @@ def _read(args: argparse.Namespace) -> dict[str, Any]:
         rows = catalog(corpus)
         result["catalog_s"] = time.perf_counter() - read_done
         result["catalog_rows"] = rows.height
+        result["catalog_mb"] = round(rows.estimated_size() / 2**20, 2)
     result["total_s"] = time.perf_counter() - started
     result.update(_peaks())
     return result

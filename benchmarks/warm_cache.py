@@ -9,7 +9,8 @@ For each corpus size (default 5,000 and 20,000 sessions, seed 1, zstd), each in 
 
 Prints the wall times, the cold/warm ratio (read + catalog, and with the imports), and the main
 process's peak RSS (``VmHWM`` from ``/proc/self/status`` of the measured child, not ``ru_maxrss``)
-with its growth per session between the smallest and largest corpus.
+with its growth per session between the smallest and largest corpus, beside the growth of what the
+call returns (the frames and the catalog's rows, ``estimated_size``): the floor under it.
 
 Usage:
     PYTHONPATH=. .venv/bin/python benchmarks/warm_cache.py [--sessions 5000,20000] [--jobs 2]
@@ -81,6 +82,11 @@ def main(argv: list[str] | None = None) -> int:
             if a and b:
                 per = (b - a) * 1024 / (large - small)
                 print(f"main-process peak RSS growth, {name}, {small} -> {large} sessions: {per / 1024:.2f} KB/session")
+        # what the call returns and keeps: the frames and the catalog's rows (``estimated_size``: text
+        # views and buffers shared between columns not counted), the floor under the peak's growth
+        out = [results[n]["cold"].get("frames_mb", 0) + results[n]["cold"].get("catalog_mb", 0) for n in (small, large)]
+        per = (out[1] - out[0]) * 2**20 / (large - small)
+        print(f"growth of the frames + the catalog's rows, {small} -> {large} sessions: {per / 1024:.2f} KB/session")
     with open(os.path.join(args.out, "warm-cache.json"), "w", encoding="utf-8") as handle:
         json.dump({str(k): v for k, v in results.items()}, handle, indent=1)
     return 0

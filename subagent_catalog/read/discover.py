@@ -49,13 +49,14 @@ class SessionFile:
     A walk holds one per log until the read ends, so a log found by the walk
     keeps its path as parts it shares with its siblings (its project's
     shown path and the log's name around its own ``session_dir``), not as a
-    string of its own (``in_session_dir``).
+    string of its own: given ``tail``, ``path`` is the part before
+    ``session_dir`` and the log's path is ``path + session_dir + tail``.
 
     Examples:
         >>> file = SessionFile("/r/p/s/session.jsonl", "p", "s", True, 9, 0, 1, 1)
         >>> file.path, file.source
         ('/r/p/s/session.jsonl', '/r/p/s/session.jsonl')
-        >>> SessionFile.in_session_dir("/r/p/", "/session.jsonl", "p", "s", True, 9, 0, 1, 1) == file
+        >>> SessionFile("/r/p/", "p", "s", True, 9, 0, 1, 1, tail="/session.jsonl") == file
         True
     """
 
@@ -85,9 +86,11 @@ class SessionFile:
         device: int,
         read_path: str = "",
         ctime_ns: int = 0,
+        *,
+        tail: str | None = None,
     ) -> None:
-        self._head: str = path
-        self._tail: str | None = None
+        self._head = path  # with ``tail``: the part of the path before ``session_dir``
+        self._tail = tail
         self.project_dir = project_dir
         self.session_dir = session_dir
         self.regular = regular
@@ -97,26 +100,6 @@ class SessionFile:
         self.device = device
         self.read_path = read_path
         self.ctime_ns = ctime_ns
-
-    @classmethod
-    def in_session_dir(
-        cls,
-        head: str,
-        tail: str,
-        project_dir: str,
-        session_dir: str,
-        regular: bool,
-        size: int,
-        mtime_ns: int,
-        inode: int,
-        device: int,
-        read_path: str = "",
-        ctime_ns: int = 0,
-    ) -> SessionFile:
-        """A log whose path is ``head + session_dir + tail`` (kept as those parts)."""
-        file = cls("", project_dir, session_dir, regular, size, mtime_ns, inode, device, read_path, ctime_ns)
-        file._head, file._tail = head, tail
-        return file
 
     @property
     def path(self) -> str:
@@ -129,18 +112,7 @@ class SessionFile:
         return self.read_path or self.path
 
     def _values(self) -> tuple[object, ...]:
-        return (
-            self.path,
-            self.project_dir,
-            self.session_dir,
-            self.regular,
-            self.size,
-            self.mtime_ns,
-            self.inode,
-            self.device,
-            self.read_path,
-            self.ctime_ns,
-        )
+        return tuple(getattr(self, name) for name in _SESSION_FILE_FIELDS)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, SessionFile) and self._values() == other._values()
@@ -148,9 +120,23 @@ class SessionFile:
     __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it replaces
 
     def __repr__(self) -> str:
-        names = ("path", "project_dir", "session_dir", "regular", "size", "mtime_ns", "inode", "device")
-        shown = ", ".join(f"{n}={v!r}" for n, v in zip((*names, "read_path", "ctime_ns"), self._values(), strict=True))
+        shown = ", ".join(f"{n}={v!r}" for n, v in zip(_SESSION_FILE_FIELDS, self._values(), strict=True))
         return f"SessionFile({shown})"
+
+
+_SESSION_FILE_FIELDS = (
+    "path",
+    "project_dir",
+    "session_dir",
+    "regular",
+    "size",
+    "mtime_ns",
+    "inode",
+    "device",
+    "read_path",
+    "ctime_ns",
+)
+"""What a ``SessionFile`` is, in its constructor's order (compared and shown)."""
 
 
 @dataclass
@@ -510,9 +496,8 @@ def _session_dir(
     # its siblings, and equal values share one object (the device, a ctime equal to the mtime).
     mtime, ctime = info.st_mtime_ns, info.st_ctime_ns
     result.files.append(
-        SessionFile.in_session_dir(
+        SessionFile(
             parts[0],
-            parts[1],
             project,
             entry.name,
             regular,
@@ -522,6 +507,7 @@ def _session_dir(
             _DEVICES.setdefault(info.st_dev, info.st_dev),
             "" if real == log_shown else real,
             mtime if ctime == mtime else ctime,
+            tail=parts[1],
         )
     )
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from subagent_catalog.read.jsvalue import frame_text
+from subagent_catalog.read.jsvalue import frame_value
 
 
 def arrow_type(dtype: Any, *, views: bool = False) -> Any:
@@ -97,20 +97,8 @@ def share_buffers(frame: pl.DataFrame, shared: dict[str, str]) -> pl.DataFrame:
     return frame.with_columns(columns) if columns else frame
 
 
-def _safe_item(value: Any) -> Any:
-    return frame_text(value) if isinstance(value, str) else value
-
-
-def _utf8_safe(values: Sequence[Any]) -> list[Any]:
-    """A column's values with ``frame_text`` applied to every string (and string in a list)."""
-    return [
-        frame_text(v) if isinstance(v, str) else [_safe_item(x) for x in v] if isinstance(v, list) else v
-        for v in values
-    ]
-
-
 def arrow_array(values: Sequence[Any], arrow: Any, pool: Any = None) -> Any:
-    """One column's values as an Arrow array of type ``arrow``, its text made UTF-8-safe (``frame_text``).
+    """One column's values as an Arrow array of type ``arrow``, its text made UTF-8-safe (``frame_value``).
 
     Arrow refuses a string holding a lone surrogate; only a column it refuses
     is gone through again value by value, so a chunk's text is not checked in
@@ -128,11 +116,11 @@ def arrow_array(values: Sequence[Any], arrow: Any, pool: Any = None) -> Any:
     try:
         return pa.array(values, type=arrow, memory_pool=pool)
     except UnicodeEncodeError:
-        return pa.array(_utf8_safe(values), type=arrow, memory_pool=pool)
+        return pa.array([frame_value(v) for v in values], type=arrow, memory_pool=pool)
 
 
 class Columns:
-    """Rows of one schema collected as columns, turned into an Arrow table per ``flush``.
+    """Rows of one schema collected as lists of values, turned into an Arrow table of columns per ``flush``.
 
     Building uses pyarrow only, so it runs in forked workers (which must not
     use Polars); ``frame()`` gives the Polars frame. With ``polars=True`` each
@@ -141,7 +129,7 @@ class Columns:
     ``shared`` columns over the buffers of the columns they repeat
     (``share_buffers``). Rows are kept as lists of values in schema order
     until the flush turns them into columns; strings are made UTF-8-safe
-    (``frame_text``) as the columns are built.
+    (``frame_value``) as the columns are built.
 
     Examples:
         >>> cols = Columns({"a": pl.Int64, "b": pl.String})

@@ -4,11 +4,11 @@
 keeps only columns: a session's row is a list of values in schema order
 (``session_values``: no dict per session), and every ``CHUNK_FILES`` files
 become Polars frames (``frames.columns``) and the Python values are dropped,
-so building the frames of a large corpus never holds the facts of every file. What one file decides
-alone is decided here: its ``sessions`` row, its ``descriptors`` rows, its own
-``problems`` and upstream's stored-identity check. The rules that need the
-whole corpus (duplicate ids, per-id lookups, the listing error) run over the
-frames afterwards (``frames.rules``).
+so building the frames of a large corpus never holds the facts of every
+file. What one file decides alone is decided here: its ``sessions`` row, its
+``descriptors`` rows, its own ``problems`` and upstream's stored-identity
+check. The rules that need the whole corpus (duplicate ids, per-id lookups,
+the listing error) run over the frames afterwards (``frames.rules``).
 
 ``problems`` rows carry sort keys (``PROBLEM_KEYS``): walk entries first
 (group 0, by the walk's top-level index and their index below it), then each

@@ -235,14 +235,21 @@ def clean_row(row: dict[str, Any]) -> dict[str, Any]:
         >>> clean_row({"a": "x\\udc00", "b": 1, "c": ["\\ud800"]})
         {'a': 'x\\ufffd', 'b': 1, 'c': ['\\ufffd']}
     """
-    out = dict(row)
-    for key, value in row.items():
-        if isinstance(value, str):
-            if not value.isascii():  # an ASCII string is its own frame text
-                out[key] = frame_text(value)
-        elif isinstance(value, list) and value and isinstance(value[0], str):
-            out[key] = [frame_text(v) for v in value]
-    return out
+    return {key: frame_value(value) for key, value in row.items()}
+
+
+def frame_value(value: Any) -> Any:
+    """A row value as it can live in a Polars column: ``frame_text`` of a string, or of each item of a string list.
+
+    Examples:
+        >>> frame_value("x\\udc00"), frame_value(["\\ud800", "a"]), frame_value(3)
+        ('x\\ufffd', ['\\ufffd', 'a'], 3)
+    """
+    if isinstance(value, str):
+        return frame_text(value)
+    if isinstance(value, list) and value and isinstance(value[0], str):
+        return [frame_text(v) for v in value]
+    return value
 
 
 def _scalar_text(value: Any, ascii_only: bool, roundtrip: bool) -> str:

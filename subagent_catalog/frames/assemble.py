@@ -136,5 +136,5 @@ def assemble(
         listing_error_path=error[1] if error else None,
         _events=events_frame,
         _jobs=jobs,
-        _sources=source_column((f.path, f.source) for f in found.files),
+        _sources=source_column(found.files),
     )

@@ -12,6 +12,7 @@ from subagent_catalog.errors import CatalogError, CorpusRootError
 from subagent_catalog.frames.display import corpus_html
 from subagent_catalog.frames.schemas import EVENT_SCHEMA
 from subagent_catalog.progress import quiet
+from subagent_catalog.read.discover import SessionFile
 from subagent_catalog.read.jsvalue import frame_text
 from subagent_catalog.read.logread import LogFacts, read_log_file
 from subagent_catalog.read.paths import (
@@ -20,28 +21,29 @@ from subagent_catalog.read.paths import (
 from subagent_catalog.read.pool import read_all
 
 
-def source_column(files: Iterable[tuple[str, str]]) -> pl.Series | None:
-    """Where to read each log from when that is not its shown path: one ``Binary`` value per ``sessions`` row.
+def source_column(files: Iterable[SessionFile]) -> pl.Series | None:
+    """Where to read each log from when that is not its shown path: one ``Binary`` value per walked file.
 
-    ``files`` gives each row's ``(path, source)``. A log read through a
-    symlink inside the root has its target's exact bytes; every other row is
-    null (read from ``path_bytes``). ``None`` when no row needs one, the
-    usual case: a corpus then holds no second copy of its paths.
+    A log read through a symlink inside the root has its target's exact
+    bytes; every other row is null (read from ``path_bytes``). ``None`` when
+    no row needs one, the usual case: a corpus then holds no second copy of
+    its paths.
 
     Examples:
-        >>> source_column([("/r/p/s/session.jsonl", "/r/p/s/session.jsonl")]) is None
-        True
-        >>> source_column([("/r/a", "/r/a"), ("/r/b", "/r/t")]).to_list()
-        [None, b'/r/t']
+        >>> plain = SessionFile("/r/p/a/session.jsonl", "p", "a", True, 1, 1, 1, 1)
+        >>> linked = SessionFile("/r/p/b/session.jsonl", "p", "b", True, 1, 1, 1, 1, read_path="/r/p/b/t")
+        >>> source_column([plain]) is None, source_column([plain, linked]).to_list()
+        (True, [None, b'/r/p/b/t'])
     """
     column: list[bytes | None] = []
     differs = False
-    for path, source in files:
-        if source == path:
-            column.append(None)
-        else:
+    for file in files:
+        source = file.read_path
+        if source and source != file.path:
             column.append(os.fsencode(source))
             differs = True
+        else:
+            column.append(None)
     return pl.Series("source", column, dtype=pl.Binary) if differs else None
 
 

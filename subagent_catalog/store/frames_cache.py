@@ -210,7 +210,7 @@ class FramesCache:
             listing_error=head["listing_error"],
             listing_error_path=head["listing_error_path"],
             _jobs=jobs,
-            _sources=source_column((f.path, f.source) for f in self.found.files),
+            _sources=source_column(self.found.files),
         )
         attach(corpus, self)
         return corpus

@@ -30,7 +30,14 @@ CHILD_EXPECTED: dict[str, Any] = {
     "run_wall_ms": 900,
     "turns": 5,  # turn/start of turns 2, 3, 4, 5 (legacy trigger shape), 6
     "turns_open": 1,  # turn 6 has no turn/end
+    "last_turn_open": True,  # ... and it is the last turn
     "turn_ms": 450,  # 300 (turn 2) + 50 (turn 3) + 0 (turn 4 ends 10 ms before it starts) + 100 (turn 5)
+    "llm_ms": 99,  # step/start -> message: (2,1) 1000202->1000222 20, (2,2) 1000260->1000330 70, (3,1) 601->610 9
+    "tool_ms": 29,  # call -> result: call-1 230->240 10, call-2 620->630 10, call-3 631->640 9
+    "ttft_ms": 40,  # only (2,2) streams a token before its message: text-chunks row at 1000300, step start 1000260
+    "ttft_steps": 1,
+    "decode_ms": 30,  # (2,2): first token 1000300 -> message 1000330 ...
+    "decode_tokens": 31,  # ... and its message reports outputTokens 31
     "turns_completed": 0,
     "turns_error": 2,  # turn 2 and turn 5 (legacy {kind, step, message})
     "turns_aborted": 1,
@@ -40,6 +47,7 @@ CHILD_EXPECTED: dict[str, Any] = {
     "turns_other": 0,
     "last_turn_outcome": "error",
     "last_abort_cause": "user",
+    "last_abort_reason": None,  # {"kind": "user"} carries no reason text
     "last_error_message": "legacy boom",
     "last_error_code": "UNKNOWN",  # the legacy shape has no code: upstream's migration says UNKNOWN
     "models": ["deepseek-official/deepseek-v4-flash", "deepseek-official/deepseek-v4-pro"],
@@ -64,10 +72,12 @@ PARENT_EXPECTED: dict[str, Any] = {
     "run_last_ms": 900003,
     "run_wall_ms": 3,
     "turns": 1,
+    "last_turn_open": False,
     "turn_ms": 3,
     "turns_completed": 1,
     "last_turn_outcome": "completed",
     "last_abort_cause": None,
+    "last_abort_reason": None,
     "last_error_message": None,
     "last_error_code": None,
     "models": ["deepseek-official/deepseek-v3"],
@@ -80,6 +90,34 @@ PARENT_EXPECTED: dict[str, Any] = {
     "tool_calls": 1,
     "tools": ["grep"],
 }
+
+
+# Hand-derived from the same log: one sample per step, the last one of the step kept (its event's seq and
+# time), the model of the step's message, else the route of the last request/header before the sample.
+CHILD_SAMPLES = [
+    (11, 1000222, 2, 1, False, "deepseek-official", "deepseek-v4-flash", 100, 20, 50, None, 5),
+    (21, 1000330, 2, 2, False, "deepseek-official", "deepseek-v4-flash", 210, 31, None, 7, None),
+    (40, 1001000, 6, 1, False, "deepseek-official", "deepseek-v4-pro", 1000, 1, None, None, 0),  # header seq 26
+]
+# (seq, time, turn, step, call id, name, argument bytes, in seed, result seq, result time, is error, error name,
+# error code, result bytes): the parent's call in the seed is flagged and never answered.
+CHILD_CALLS = [
+    (2, 900002, 1, 1, "call-p-1", "grep", 2, True, None, None, None, None, None, None),
+    (12, 1000230, 2, 1, "call-1", "shell", 19, False, 13, 1000240, True, "ToolError", "EXIT_NONZERO", 7),
+    (28, 1000620, 3, 1, "call-2", "read_file", 2, False, 29, 1000630, False, None, None, 3),
+    (30, 1000631, 3, 1, "call-3", "shell", 2, False, 31, 1000640, True, None, None, 2),
+]
+
+
+def test_golden_log_nested_records_and_outcome() -> None:
+    rows = {row["session_id"]: row for row in read_corpus(GOLDEN, cache=False).sessions.iter_rows(named=True)}
+    child, parent = rows["child-1"], rows["parent-1"]
+    assert [tuple(sample.values()) for sample in child["usage_samples"]] == CHILD_SAMPLES
+    assert [tuple(call.values()) for call in child["tool_call_records"]] == CHILD_CALLS
+    assert (child["outcome"], child["outcome_detail"]) == ("open", "the last turn never ended")
+    assert (parent["outcome"], parent["outcome_detail"]) == ("completed", None)
+    assert parent["usage_samples"] == []
+    assert [call["name"] for call in parent["tool_call_records"]] == ["grep"]
 
 
 def test_expected_tables_cover_every_run_column() -> None:
@@ -180,7 +218,7 @@ def _expected_from_events(
     own = events[seed_length or 0 :]
     samples: dict[tuple[int, int], dict[str, int]] = {}
     outcomes: Counter[str] = Counter()
-    last_kind = abort_cause = error = None
+    last_kind = abort_cause = abort_reason = error = None
     turn_ms: list[int] = []
     opened: dict[str, Any] | None = None
     for e in own:
@@ -211,6 +249,8 @@ def _expected_from_events(
             outcomes[last_kind] += 1
             if last_kind == "aborted":
                 abort_cause = reason["reason"]["kind"]
+                abort_reason = reason["reason"].get("reason")
+                cases["hook abort"] += abort_reason is not None
             elif last_kind == "error":
                 error = reason["error"]
     cases.update(f"turn {kind}" for kind in outcomes)
@@ -231,13 +271,16 @@ def _expected_from_events(
     }
     first = min(e["time"] for e in own) if own else None
     last = max(e["time"] for e in own) if own else None
+    cases["killed in the last turn"] += opened is not None
     return {
         "run_first_ms": first,
         "run_last_ms": last,
         "run_wall_ms": None if first is None or last is None else last - first,
         "turns": sum(e["type"] == "turn/start" for e in own),
         "turns_open": int(opened is not None),
+        "last_turn_open": opened is not None,
         "turn_ms": sum(turn_ms) if turn_ms else None,
+        **_time_split(own),
         "turns_completed": outcomes["completed"],
         "turns_error": outcomes["error"],
         "turns_aborted": outcomes["aborted"],
@@ -247,6 +290,7 @@ def _expected_from_events(
         "turns_other": sum(n for k, n in outcomes.items() if k not in TURN_KINDS),
         "last_turn_outcome": last_kind,
         "last_abort_cause": abort_cause,
+        "last_abort_reason": abort_reason,
         "last_error_message": error["message"] if error else None,
         "last_error_code": error["code"] if error else None,
         "models": models or None,
@@ -260,6 +304,103 @@ def _expected_from_events(
         "tool_results_failed": sum(b["isError"] is True for b in blocks),
         "tool_output_bytes": sum(len(t["text"].encode()) for b in blocks for t in b["content"]),
     }
+
+
+def _is_token(chunk: dict[str, Any]) -> bool:
+    if chunk["type"] in ("text-delta", "reasoning-delta"):
+        return bool(chunk["text"])
+    return chunk["type"] == "tool-call-delta" and (bool(chunk["argumentsDelta"]) or "name" in chunk)
+
+
+def _time_split(own: tuple[dict[str, Any], ...]) -> dict[str, int]:
+    """Model, first-token, decode and tool time of one session's own events, step by step.
+
+    Written from upstream's session-stats README, not the reader: a step's model time runs from its
+    ``step/start`` to its ``assistant/message``; its first token is its first non-empty delta before that
+    message; a tool's time runs from its call to the result answering its ``callId`` in the same turn.
+    """
+    starts: dict[tuple[int, int], int] = {}
+    tokens: dict[tuple[int, int], int] = {}
+    out = dict.fromkeys(("llm_ms", "ttft_ms", "ttft_steps", "decode_ms", "decode_tokens", "tool_ms"), 0)
+    calls: dict[str, int] = {}
+    for e in own:
+        data, key = e["data"], (e["data"].get("turn"), e["data"].get("step"))
+        if e["type"] == "step/start":
+            starts[key] = e["time"]
+        elif e["type"] == "assistant/chunk" and key in starts and key not in tokens and _is_token(data["chunk"]):
+            tokens[key] = e["time"]
+        elif e["type"] == "assistant/message" and key in starts:
+            start = starts.pop(key)
+            out["llm_ms"] += e["time"] - start  # the synthesizer's clock never runs backwards
+            if key in tokens:
+                first = tokens.pop(key)
+                out["ttft_ms"] += first - start
+                out["ttft_steps"] += 1
+                if "usage" in data:
+                    out["decode_ms"] += e["time"] - first
+                    out["decode_tokens"] += data["usage"]["outputTokens"]
+        elif e["type"] == "tool/call":
+            calls[data["callId"]] = e["time"]
+        elif e["type"] == "tool/result" and data["message"]["source"]["callId"] in calls:
+            out["tool_ms"] += e["time"] - calls.pop(data["message"]["source"]["callId"])
+        elif e["type"] == "turn/end":
+            calls.clear()
+    return out
+
+
+def _expected_records(events: tuple[dict[str, Any], ...], seed_length: int | None) -> tuple[list[Any], list[Any]]:
+    """The usage samples and tool call records of one generated log, seed included, without the reader's code.
+
+    A step's sample is its last usage (chunk or message), attributed to the step's message's source model,
+    else to the route of the last request header written before it; a call is paired with the first result
+    naming its ``callId``.
+    """
+    seed = seed_length or 0
+    route: tuple[str, str] | None = None
+    samples: dict[tuple[int, int, bool], list[Any]] = {}
+    calls: list[list[Any]] = []
+    pending: dict[str, list[Any]] = {}
+    for e in events:
+        data, in_seed = e["data"], e["seq"] < seed
+        if e["type"] == "request/header":
+            config = data["header"]["config"]
+            route = (config["provider"], config["model"])
+        usage = None
+        if e["type"] == "assistant/chunk" and data["chunk"]["type"] == "usage":
+            usage = data["chunk"]["usage"]
+        elif e["type"] == "assistant/message":
+            usage = data.get("usage")
+        key = (data.get("turn"), data.get("step"), in_seed)
+        if usage is not None:
+            assert route is not None
+            counts = [usage.get(name) for name in USAGE_KEYS.values()]
+            samples[key] = [e["seq"], e["time"], key[0], key[1], in_seed, *route, *counts]
+        if e["type"] == "assistant/message" and key in samples:
+            samples[key][5:7] = [data["message"]["source"]["provider"], data["message"]["source"]["model"]]
+        if e["type"] == "tool/call":
+            record = [e["seq"], e["time"], data["turn"], data["step"], data["callId"], data["name"]]
+            record += [len(data["arguments"].encode()), in_seed, None, None, None, None, None, None]
+            calls.append(record)
+            pending[data["callId"]] = record
+        elif e["type"] == "tool/result":
+            block = data["message"]["content"][0]
+            record = pending.pop(block["toolCallId"])
+            error = data.get("error", {})
+            size = sum(len(part["text"].encode()) for part in block["content"])
+            record[8:] = [e["seq"], e["time"], block["isError"], error.get("name"), error.get("code"), size]
+    return [tuple(v) for v in sorted(samples.values())], [tuple(c) for c in calls]
+
+
+def _expected_outcome(expected: dict[str, Any]) -> tuple[str, str | None]:
+    if expected["last_turn_open"]:
+        return "open", "the last turn never ended"
+    kind = expected["last_turn_outcome"]
+    if kind == "error":
+        return kind, f"{expected['last_error_message']} ({expected['last_error_code']})"
+    if kind == "aborted":
+        cause, reason = expected["last_abort_cause"], expected["last_abort_reason"]
+        return kind, f"{cause}: {reason}" if reason else cause
+    return kind, None
 
 
 NEW_CASES = (
@@ -276,6 +417,10 @@ NEW_CASES = (
     "cacheWriteTokens",
     "failed tool result with data.error",
     "failed tool result without data.error",
+    "hook abort",
+    "killed in the last turn",
+    "second model in one session",
+    "seed calls",
 )
 
 
@@ -284,7 +429,7 @@ def test_generated_corpus_matches_the_generators_totals(tmp_path: Path) -> None:
     from subagent_catalog.synth.generate import generate
     from subagent_catalog.synth.plan import plan_corpus
 
-    count, seed = 40, 11
+    count, seed = 80, 11
     generate(tmp_path / "c", sessions=count, seed=seed, compression="none", damaged_fraction=0.0, jobs=1)
     rows = {row["session_id"]: row for row in read_corpus(tmp_path / "c").sessions.iter_rows(named=True)}
     WORKER.clear()
@@ -298,6 +443,12 @@ def test_generated_corpus_matches_the_generators_totals(tmp_path: Path) -> None:
         row = rows[plan.id]
         assert row["verdict"] == "ok"
         assert {name: row[name] for name in RUN_SCHEMA} == expected, plan.id
+        samples, calls = _expected_records(events, seed_length)
+        assert [tuple(sample.values()) for sample in row["usage_samples"]] == samples, plan.id
+        assert [tuple(call.values()) for call in row["tool_call_records"]] == calls, plan.id
+        assert (row["outcome"], row["outcome_detail"]) == _expected_outcome(expected), plan.id
+        cases["second model in one session"] += len({sample[5:7] for sample in samples if not sample[4]}) > 1
+        cases["seed calls"] += any(call[7] for call in calls)
         checked += 1
         tokens += expected["input_tokens"] or 0
         seeded += bool(seed_length)

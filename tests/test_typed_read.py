@@ -212,11 +212,12 @@ def _case(index: int, transform: Any) -> list[Any]:
     return _with_line(index, _line(transform(_text(BASE[index]))))
 
 
-TURN_START, USAGE, TOOL_CALL, TOOL_RESULT, TURN_END = 0, 7, 9, 10, 16
-assert [BASE[i]["type"] for i in (TURN_START, TOOL_CALL, TOOL_RESULT, TURN_END)] == [
+TURN_START, USAGE, TOOL_CALL, TOOL_RESULT, POLICY, TURN_END = 0, 7, 9, 10, 14, 16
+assert [BASE[i]["type"] for i in (TURN_START, TOOL_CALL, TOOL_RESULT, POLICY, TURN_END)] == [
     "turn/start",
     "tool/call",
     "tool/result",
+    "approval/policy",
     "turn/end",
 ]
 SEQ = f'"seq":{BASE[TOOL_CALL]["seq"]}'  # the tool call's
@@ -322,10 +323,17 @@ def _raw_cases() -> Iterator[tuple[str, list[Any], bool]]:
     # Invalid UTF-8: the full path decodes a line with U+FFFD for each bad sequence; in a string
     # the typed path reads, msgspec refuses it; in an unread payload no fact depends on it.
     bad = {
-        "invalid UTF-8 in a payload": (TOOL_CALL, b'"arguments":"{}"', b'"arguments":"\xff\xfe"', True),
+        "invalid UTF-8 in a payload": (POLICY, b'"policy":"ask"', b'"policy":"\xff\xfe"', True),
         "invalid UTF-8 in a tool name": (TOOL_CALL, b'"name":"read"', b'"name":"r\xffd"', False),
+        "invalid UTF-8 in tool arguments (their size is read)": (
+            TOOL_CALL,
+            b'"arguments":"{}"',
+            b'"arguments":"\xff\xfe"',
+            False,
+        ),
         "overlong UTF-8 in result text": (TOOL_RESULT, b"out", b"o\xc0\x80t", False),
-        "encoded surrogate in a payload": (TOOL_CALL, b'"{}"', b'"\xed\xa0\x80"', True),
+        "encoded surrogate in a payload": (POLICY, b'"ask"', b'"\xed\xa0\x80"', True),
+        "encoded surrogate in tool arguments": (TOOL_CALL, b'"{}"', b'"\xed\xa0\x80"', False),
     }
     for name, (index, old, new, answers) in bad.items():
         yield name, _with_line(index, orjson.dumps(BASE[index]).replace(old, new) + b"\n"), answers

@@ -6,7 +6,7 @@ from typing import Any
 
 import polars as pl
 
-from subagent_catalog.frames.schemas import RUN_SCHEMA
+from subagent_catalog.frames.schemas import OUTCOME_SCHEMA, RUN_SCHEMA
 
 ROW_SCHEMA: dict[str, Any] = {
     "kind": pl.String,
@@ -31,7 +31,12 @@ ROW_SCHEMA: dict[str, Any] = {
 
 
 # The child's session columns each row carries after upstream's and the audit columns.
-SESSION_EXTRA: dict[str, Any] = {"project_dir": pl.String, "created_at": pl.Datetime("ms", "UTC"), **RUN_SCHEMA}
+SESSION_EXTRA: dict[str, Any] = {
+    "project_dir": pl.String,
+    "created_at": pl.Datetime("ms", "UTC"),
+    **OUTCOME_SCHEMA,
+    **RUN_SCHEMA,
+}
 ROW_SCHEMA.update(SESSION_EXTRA)
 
 

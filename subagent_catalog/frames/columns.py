@@ -27,6 +27,8 @@ def arrow_type(dtype: Any, *, views: bool = False) -> Any:
     the Arrow buffers and keeps both (the offsets too) alive.
 
     Examples:
+        >>> arrow_type(pl.Struct({"a": pl.Int64}))
+        StructType(struct<a: int64>)
         >>> arrow_type(pl.Datetime("ms", "UTC")), arrow_type(pl.List(pl.String))
         (TimestampType(timestamp[ms, tz=UTC]), LargeListType(large_list<item: large_string>))
         >>> arrow_type(pl.List(pl.String), views=True), arrow_type(pl.Binary, views=True)
@@ -50,6 +52,8 @@ def arrow_type(dtype: Any, *, views: bool = False) -> Any:
         return pa.timestamp(dtype.time_unit or "us", tz=dtype.time_zone)
     if isinstance(dtype, pl.List):
         return pa.large_list(arrow_type(dtype.inner, views=views))
+    if isinstance(dtype, pl.Struct):
+        return pa.struct([(field.name, arrow_type(field.dtype, views=views)) for field in dtype.fields])
     raise TypeError(f"no Arrow type for {dtype!r}")
 
 

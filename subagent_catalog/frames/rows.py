@@ -21,6 +21,7 @@ in-memory corpus sorts by them and drops them.
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 import os
 from collections.abc import Iterable
@@ -30,6 +31,7 @@ import polars as pl
 
 from subagent_catalog.frames.columns import Columns
 from subagent_catalog.frames.lookup import Holders, NameIndex, lookup_candidates, lookup_error
+from subagent_catalog.frames.outcome import session_outcome
 from subagent_catalog.frames.probes import FsProbes, identity_error
 from subagent_catalog.frames.schemas import (
     DESCRIPTOR_SCHEMA,
@@ -42,6 +44,7 @@ from subagent_catalog.read.discover import FoundEntry, SessionFile
 from subagent_catalog.read.jsvalue import is_safe_integer, js_number, json_text
 from subagent_catalog.read.logread import LogFacts
 from subagent_catalog.read.paths import MISSING, Compression, encode_segment
+from subagent_catalog.read.run_records import ToolCallRecord, UsageSample
 
 CHUNK_FILES = 2048
 """Files per chunk: their rows become Polars frames and the Python values are dropped."""
@@ -98,6 +101,7 @@ def seed_length(facts: LogFacts) -> int:
 _RUN_FIELDS = [name.removeprefix("run_") for name in RUN_SCHEMA if name != "run_wall_ms"]
 _RUN_VALUES = operator.attrgetter(*_RUN_FIELDS)
 _WALL_AT = list(RUN_SCHEMA).index("run_wall_ms")
+_VERDICT_AT = list(SESSION_SCHEMA).index("verdict")
 
 
 def run_values(facts: LogFacts) -> list[Any]:
@@ -116,6 +120,25 @@ def run_values(facts: LogFacts) -> list[Any]:
     wall = None if run.first_ms is None or run.last_ms is None else run.last_ms - run.first_ms
     values.insert(_WALL_AT, wall)
     return values
+
+
+_SAMPLE_VALUES = operator.attrgetter(*(f.name for f in dataclasses.fields(UsageSample)))
+_CALL_VALUES = operator.attrgetter(*(f.name for f in dataclasses.fields(ToolCallRecord)))
+
+
+def run_detail_values(facts: LogFacts) -> list[Any]:
+    """The nested ``usage_samples`` and ``tool_call_records`` of a session row (records as tuples; null unscanned).
+
+    Examples:
+        >>> from subagent_catalog.read.logread import analyse_log
+        >>> head = b'{"type":"session","version":0,"id":"a","createdAt":1,"delegationDepth":0}\\n'
+        >>> run_detail_values(analyse_log(head, "none")), run_detail_values(analyse_log(b"x\\n", "none"))
+        ([[], []], [None, None])
+    """
+    run = facts.run
+    if run is None:
+        return [None, None]
+    return [list(map(_SAMPLE_VALUES, run.usage_samples)), list(map(_CALL_VALUES, run.tool_call_records))]
 
 
 def run_columns(facts: LogFacts) -> dict[str, Any]:
@@ -208,7 +231,12 @@ def session_values(file: SessionFile, facts: LogFacts, order: int, compression: 
         facts.unit_failure_live,
         None,  # lookup_error: decided for the chunk (FrameChunks._look_up)
     ]
+    verdict = str(values[_VERDICT_AT])
+    values += session_outcome(
+        verdict, facts.run, read_cause=facts.read_cause, read_message=facts.read_message, list_skip=facts.list_skip
+    )
     values += run_values(facts)
+    values += run_detail_values(facts)
     return values
 
 

@@ -61,6 +61,9 @@ SESSION_SCHEMA: dict[str, Any] = {
 }
 
 
+OUTCOME_SCHEMA: dict[str, Any] = {"outcome": pl.String, "outcome_detail": pl.String}
+"""How each run ended (``frames.outcome``): one value per session, and what it was."""
+
 # Run facts of a session's own events (``seq >= seedLength``); docs/frames.md names each one's source.
 RUN_SCHEMA: dict[str, Any] = {
     "run_first_ms": pl.Int64,
@@ -68,7 +71,14 @@ RUN_SCHEMA: dict[str, Any] = {
     "run_wall_ms": pl.Int64,
     "turns": pl.Int64,
     "turns_open": pl.Int64,
+    "last_turn_open": pl.Boolean,
     "turn_ms": pl.Int64,
+    "llm_ms": pl.Int64,
+    "tool_ms": pl.Int64,
+    "ttft_ms": pl.Int64,
+    "ttft_steps": pl.Int64,
+    "decode_ms": pl.Int64,
+    "decode_tokens": pl.Int64,
     "turns_completed": pl.Int64,
     "turns_error": pl.Int64,
     "turns_aborted": pl.Int64,
@@ -78,6 +88,7 @@ RUN_SCHEMA: dict[str, Any] = {
     "turns_other": pl.Int64,
     "last_turn_outcome": pl.String,
     "last_abort_cause": pl.String,
+    "last_abort_reason": pl.String,
     "last_error_message": pl.String,
     "last_error_code": pl.String,
     "models": pl.List(pl.String),
@@ -95,7 +106,55 @@ RUN_SCHEMA: dict[str, Any] = {
     "tool_results_failed": pl.Int64,
     "tool_output_bytes": pl.Int64,
 }
+
+USAGE_SAMPLE_TYPE = pl.Struct(
+    {
+        "seq": pl.Int64,
+        "time_ms": pl.Int64,
+        "turn": pl.Int64,
+        "step": pl.Int64,
+        "in_seed": pl.Boolean,
+        "provider": pl.String,
+        "model": pl.String,
+        "input_tokens": pl.Int64,
+        "output_tokens": pl.Int64,
+        "cache_read_tokens": pl.Int64,
+        "cache_write_tokens": pl.Int64,
+        "reasoning_tokens": pl.Int64,
+    }
+)
+"""One step's usage sample and the model it is attributed to (``read.run_records.UsageSample``)."""
+
+TOOL_CALL_TYPE = pl.Struct(
+    {
+        "seq": pl.Int64,
+        "time_ms": pl.Int64,
+        "turn": pl.Int64,
+        "step": pl.Int64,
+        "call_id": pl.String,
+        "name": pl.String,
+        "argument_bytes": pl.Int64,
+        "in_seed": pl.Boolean,
+        "result_seq": pl.Int64,
+        "result_time_ms": pl.Int64,
+        "is_error": pl.Boolean,
+        "error_name": pl.String,
+        "error_code": pl.String,
+        "result_bytes": pl.Int64,
+    }
+)
+"""One tool call and the result answering it (``read.run_records.ToolCallRecord``)."""
+
+RUN_DETAIL_SCHEMA: dict[str, Any] = {
+    "usage_samples": pl.List(USAGE_SAMPLE_TYPE),
+    "tool_call_records": pl.List(TOOL_CALL_TYPE),
+}
+"""Nested per-step and per-call records of the whole log (seed ones flagged ``in_seed``): ``usage_by_model``,
+``tool_calls`` and the cost read them."""
+
+SESSION_SCHEMA.update(OUTCOME_SCHEMA)
 SESSION_SCHEMA.update(RUN_SCHEMA)
+SESSION_SCHEMA.update(RUN_DETAIL_SCHEMA)
 
 
 DESCRIPTOR_SCHEMA: dict[str, Any] = {
@@ -143,5 +202,6 @@ EVENT_SCHEMA: dict[str, Any] = {
     "turn": pl.Int64,
     "step": pl.Int64,
     "ignorable": pl.Boolean,
+    "in_seed": pl.Boolean,
     "data": pl.String,
 }

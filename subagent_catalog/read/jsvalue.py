@@ -239,16 +239,23 @@ def clean_row(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def frame_value(value: Any) -> Any:
-    """A row value as it can live in a Polars column: ``frame_text`` of a string, or of each item of a string list.
+    """A row value as it can live in a Polars column: its strings made ``frame_text``.
+
+    A string, each item of a string list, or each string of each record (tuple) of a list of records.
 
     Examples:
         >>> frame_value("x\\udc00"), frame_value(["\\ud800", "a"]), frame_value(3)
         ('x\\ufffd', ['\\ufffd', 'a'], 3)
+        >>> frame_value([(1, "\\ud800"), (2, None)])
+        [(1, '\\ufffd'), (2, None)]
     """
     if isinstance(value, str):
         return frame_text(value)
-    if isinstance(value, list) and value and isinstance(value[0], str):
-        return [frame_text(v) for v in value]
+    if isinstance(value, list) and value:
+        if isinstance(value[0], str):
+            return [frame_text(v) for v in value]
+        if isinstance(value[0], tuple):
+            return [tuple(frame_text(v) if isinstance(v, str) else v for v in record) for record in value]
     return value
 
 

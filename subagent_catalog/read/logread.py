@@ -171,7 +171,7 @@ def _list_verdict(facts: LogFacts, data: bytes, compression: Compression) -> Non
     facts.list_meta = meta
 
 
-def _event_row(session_id: str, event: dict[str, Any]) -> tuple[Any, ...]:
+def _event_row(session_id: str, event: dict[str, Any], seed: int) -> tuple[Any, ...]:
     from subagent_catalog.read.jsvalue import frame_text
 
     data = event.get("data")
@@ -188,8 +188,15 @@ def _event_row(session_id: str, event: dict[str, Any]) -> tuple[Any, ...]:
         int(turn) if turn is not None else None,
         int(step) if step is not None else None,
         event.get("ignorable") is True,
+        event["seq"] < seed,
         _dump(data) if "data" in event else None,
     )
+
+
+def _seed(meta: dict[str, Any]) -> int:
+    """The header's ``seedLength`` as the first own seq (0 unless a non-negative safe integer)."""
+    seed = meta.get("seedLength", 0)
+    return int(seed) if is_safe_integer(seed) and seed >= 0 else 0
 
 
 def _dump(value: Any) -> str:
@@ -298,7 +305,8 @@ def analyse_log(data: bytes, compression: Compression, *, want_events: bool = Fa
     events = scan.events
     facts.descriptors = _descriptor_records(events)
     if want_events:
-        facts.events = [_event_row(session_id, event) for event in events]
+        seed_at = _seed(scan.meta)
+        facts.events = [_event_row(session_id, event, seed_at) for event in events]
     facts.event_count = len(events)
     times = [e["time"] for e in events if is_safe_integer(e.get("time"))]
     if times:
@@ -380,7 +388,8 @@ def _analyse_fast(facts: LogFacts, data: bytes, compression: Compression, want_e
     facts.descriptors = _descriptor_records(fast.descriptors)
     if want_events:
         assert fast.events is not None
-        facts.events = [_event_row(fast.meta["id"], event) for event in fastpath.expand_packed(fast.events)]
+        seed_at = _seed(fast.meta)
+        facts.events = [_event_row(fast.meta["id"], event, seed_at) for event in fastpath.expand_packed(fast.events)]
     facts.event_count = fast.count
     facts.first_time, facts.last_time = fast.first_time, fast.last_time
     facts.run = fast.run

@@ -46,6 +46,7 @@ _ARROW_EVENT_TYPES = {
     "turn": "int64",
     "step": "int64",
     "ignorable": "bool_",
+    "in_seed": "bool_",
     "data": "large_string",
 }
 

@@ -8,6 +8,11 @@ on read (old ``turn/end`` reasons, top-level ``tool/result`` fields) are read
 as their migrated form. Nothing is estimated: a fact the events do not
 carry is ``None``. Every field names the event field it comes from in
 ``docs/frames.md``.
+
+The fold also keeps what the session's own events say of where its time
+went (upstream's ``sessionStats``, ``read.run_stats``), every step's usage
+attributed to its model and every tool call with its result
+(``read.run_records``: the seed's too, flagged ``in_seed``).
 """
 
 from __future__ import annotations
@@ -16,9 +21,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from subagent_catalog.read.jsvalue import MAX_SAFE_INTEGER, is_safe_integer
+from subagent_catalog.read.run_records import CallFold, ToolCallRecord, UsageFold, UsageSample, utf8_length
+from subagent_catalog.read.run_stats import StatsFold, row_first_token, token_delta
 
 TURN_KINDS = ("completed", "error", "aborted", "max-tokens", "blocked", "interrupted")
 USAGE_FIELDS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens")
+STATS_FIELDS = ("llm_ms", "tool_ms", "ttft_ms", "ttft_steps", "decode_ms", "decode_tokens")
+"""The time-split fields of ``RunFacts`` (upstream's ``sessionStats``; ``None`` only for a sum past safe integers)."""
+
+__all__ = ["STATS_FIELDS", "TURN_KINDS", "USAGE_FIELDS", "Fold", "RunFacts", "fold_run", "utf8_length"]
 
 
 @dataclass
@@ -43,6 +54,7 @@ class RunFacts:
     turns_other: int = 0
     last_turn_outcome: str | None = None
     last_abort_cause: str | None = None
+    last_abort_reason: str | None = None
     last_error_message: str | None = None
     last_error_code: str | None = None
     models: list[str] | None = None
@@ -59,6 +71,15 @@ class RunFacts:
     tool_results: int = 0
     tool_results_failed: int = 0
     tool_output_bytes: int = 0
+    last_turn_open: bool = False
+    llm_ms: int | None = 0
+    tool_ms: int | None = 0
+    ttft_ms: int | None = 0
+    ttft_steps: int | None = 0
+    decode_ms: int | None = 0
+    decode_tokens: int | None = 0
+    usage_samples: list[UsageSample] = field(default_factory=list)
+    tool_call_records: list[ToolCallRecord] = field(default_factory=list)
 
 
 def _int(value: Any) -> int | None:
@@ -71,7 +92,10 @@ def _safe_sum(values: list[int]) -> int | None:
 
 
 def _turn_reason(reason: Any) -> tuple[str | None, str | None, str | None, str | None]:
-    """(kind, abort cause, error message, error code) of a ``turn/end`` reason, legacy shapes migrated."""
+    """(kind, abort cause or error message, abort reason text or error code) of a ``turn/end`` reason.
+
+    Legacy shapes are read as upstream migrates them.
+    """
     if type(reason) is not dict or type(reason.get("kind")) is not str:
         return None, None, None, None
     kind = reason["kind"]
@@ -81,10 +105,13 @@ def _turn_reason(reason: Any) -> tuple[str | None, str | None, str | None, str |
         cause = reason.get("reason")
         if "reason" not in reason:
             return "aborted", "legacy", None, None
+        if type(cause) is not dict:
+            return "aborted", None, None, None
+        text = cause.get("reason")
         return (
             "aborted",
-            cause.get("kind") if type(cause) is dict and type(cause.get("kind")) is str else None,
-            None,
+            cause.get("kind") if type(cause.get("kind")) is str else None,
+            text if type(text) is str else None,
             None,
         )
     if kind == "error":
@@ -92,18 +119,8 @@ def _turn_reason(reason: Any) -> tuple[str | None, str | None, str | None, str |
         if type(failure) is not dict:  # legacy {kind, step, message, code?}
             failure = {"message": reason.get("message"), "code": reason.get("code", "UNKNOWN")}
         message, code = failure.get("message"), failure.get("code")
-        return kind, None, message if type(message) is str else None, code if type(code) is str else None
+        return kind, message if type(message) is str else None, None, code if type(code) is str else None
     return kind, None, None, None
-
-
-def utf8_length(text: str) -> int:
-    """The UTF-8 length of a string, lone surrogates counted as their three-byte encoding.
-
-    Examples:
-        >>> utf8_length("abc"), utf8_length("\\u00e9"), utf8_length("\\ud800")
-        (3, 2, 3)
-    """
-    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 def _text_bytes(blocks: Any) -> int:
@@ -120,18 +137,22 @@ class Fold:
 
     The steps take the values ``fold_run`` reads from an event, so a reader
     that decodes events into other shapes (``read.typed_read``) folds them
-    with the same code.
+    with the same code. ``stats`` is upstream's ``sessionStats`` over the
+    own events, ``usage`` and ``calls`` the usage samples and tool calls of
+    the whole log (seed ones flagged).
     """
 
     def __init__(self) -> None:
         self.run = RunFacts()
         self.open_turn: tuple[Any, Any] | None = None  # (data.turn, time) of the open turn/start
         self.turn_times: list[int] = []
-        self.usage: dict[tuple[Any, Any], Any] = {}  # samples: dicts, or records with the same ``get``
         self.models: dict[str, None] = {}
         self.providers: dict[str, None] = {}
         self.headers = 0
         self.tools: set[str] = set()
+        self.stats = StatsFold()
+        self.usage = UsageFold()
+        self.calls = CallFold()
 
     def turn_start(self, turn: Any, time: Any) -> None:
         """A ``turn/start`` with ``data.turn`` (``None`` when absent)."""
@@ -150,7 +171,7 @@ class Fold:
             elif started is None or started != turn:
                 run.turns_open += 1
             self.open_turn = None
-        kind, cause, message, code = _turn_reason(reason)
+        kind, first, second, code = _turn_reason(reason)
         if kind is None:
             run.turns_other += 1
             run.last_turn_outcome = None
@@ -162,45 +183,90 @@ class Fold:
         else:
             run.turns_other += 1
         if kind == "aborted":
-            run.last_abort_cause = cause
+            run.last_abort_cause, run.last_abort_reason = first, second
         elif kind == "error":
-            run.last_error_message, run.last_error_code = message, code
+            run.last_error_message, run.last_error_code = first, code
 
-    def header(self, data: Any) -> None:
-        """A ``request/header`` with its ``data``."""
+    def header(self, data: Any, *, own: bool = True) -> None:
+        """A ``request/header`` with its ``data`` (``own``: of the session's own events)."""
         header = data.get("header") if type(data) is dict else None
         config = header.get("config") if type(header) is dict else None
         if type(config) is dict:
-            self.route(config.get("provider"), config.get("model"))
+            self.route(config.get("provider"), config.get("model"), own=own)
         else:
-            self.route(None, None)
+            self.route(None, None, own=own)
 
-    def route(self, provider: Any, model: Any) -> None:
-        """A ``request/header`` whose ``data.header.config`` names ``provider`` and ``model`` (or not: ``None``)."""
+    def route(self, provider: Any, model: Any, *, own: bool = True) -> None:
+        """A ``request/header`` whose ``data.header.config`` names ``provider`` and ``model`` (or not: ``None``).
+
+        Every header sets the route usage is attributed to; only the own
+        events' headers make ``models`` and ``providers``.
+        """
+        self.usage.route(provider, model)
+        if not own:
+            return
         self.headers += 1
         if type(provider) is str:
             self.providers[provider] = None
             if type(model) is str:
                 self.models[f"{provider}/{model}"] = None
 
-    def sample(self, turn: Any, step: Any, usage: Any) -> None:
+    def sample(self, seq: int, time: Any, turn: Any, step: Any, usage: Any, *, in_seed: bool = False) -> None:
         """A usage sample (a chunk's or a message's) of step ``(turn, step)``; anything but a record is no sample."""
-        self.usage[(turn, step)] = usage
+        self.usage.sample(seq, time, turn, step, usage, in_seed)
 
-    def tool_result(self, event: dict[str, Any], data: Any) -> None:
-        """A ``tool/result`` event (only appended results count)."""
-        if event.get("surfaceOp") != "append" or type(data) is not dict:
+    def message(self, seq: int, time: Any, data: Any, *, in_seed: bool = False) -> None:
+        """An ``assistant/message`` with its ``data``: its usage sample, its model, its step's model time."""
+        if type(data) is not dict:
             return
+        turn, step, usage = data.get("turn"), data.get("step"), data.get("usage")
+        if type(usage) is dict:
+            self.usage.sample(seq, time, turn, step, usage, in_seed)
         message = data.get("message")
+        source = message.get("source") if type(message) is dict else None
+        if type(source) is dict:
+            self.usage.source(turn, step, in_seed, source.get("provider"), source.get("model"))
+        if not in_seed:
+            self.stats.message(turn, step, time, usage if type(usage) is dict else None)
+
+    def tool_call(self, seq: int, time: Any, data: Any, *, in_seed: bool = False) -> None:
+        """A ``tool/call`` with its ``data``."""
+        record = data if type(data) is dict else {}
+        call_id, name = record.get("callId"), record.get("name")
+        arguments = record.get("arguments")
+        self.calls.call(seq, time, record.get("turn"), record.get("step"), call_id, name, arguments, in_seed)
+        if in_seed:
+            return
+        self.run.tool_calls += 1
+        if type(name) is str:
+            self.tools.add(name)
+        self.stats.tool_call(call_id, time)
+
+    def tool_result(self, event: dict[str, Any], data: Any, *, in_seed: bool = False) -> None:
+        """A ``tool/result`` event: only appended results count, every one ends its call's tool time."""
+        message = data.get("message") if type(data) is dict else None
         if type(message) is dict:
+            source = message.get("source")
+            call_id = source.get("callId") if type(source) is dict else None
             content = message.get("content")
             block = content[0] if type(content) is list and content else None
         else:  # legacy {callId, content, isError}
+            call_id = data.get("callId") if type(data) is dict else None
             block = data
+        if not in_seed:
+            self.stats.tool_result(call_id, event.get("time"))
+        if event.get("surfaceOp") != "append" or type(data) is not dict:
+            return
+        error = data.get("error")
+        name, code = (error.get("name"), error.get("code")) if type(error) is dict else (None, None)
         if type(block) is dict:
-            self.tool_outcome(block.get("isError") is True, _text_bytes(block.get("content")))
+            failed, text = block.get("isError") is True, _text_bytes(block.get("content"))
+            self.calls.result(event["seq"], event.get("time"), call_id, failed, name, code, text, in_seed=in_seed)
+            if not in_seed:
+                self.tool_outcome(failed, text)
         else:
-            self.run.tool_results += 1
+            self.calls.result(event["seq"], event.get("time"), call_id, False, name, code, 0, in_seed=in_seed)
+            self.run.tool_results += 0 if in_seed else 1
 
     def tool_outcome(self, failed: bool, text_bytes: int) -> None:
         """An appended tool result whose block says ``isError: true`` (``failed``) and holds ``text_bytes`` of text."""
@@ -214,40 +280,103 @@ class Fold:
         run = self.run
         if self.open_turn is not None:
             run.turns_open += 1
+            run.last_turn_open = True
         run.first_ms, run.last_ms = first, last
         if self.turn_times:
             run.turn_ms = _safe_sum(self.turn_times)
         if self.headers:
             run.models, run.providers = list(self.models), list(self.providers)
         run.tools = sorted(self.tools)
-        run.usage_steps = len(self.usage)
+        samples = self.usage.samples()
+        own = [sample for sample in samples if not sample.in_seed]
+        run.usage_samples = samples
+        run.usage_steps = len(own)
         run.input_tokens, run.output_tokens, run.cache_read_tokens, run.cache_write_tokens, run.reasoning_tokens = (
-            _safe_sum(values) if values else None for values in self.usage_counts()
+            _safe_sum(values) if values else None for values in _usage_counts(own)
         )
+        stats = self.stats
+        for name in STATS_FIELDS:
+            value = getattr(stats, name)
+            setattr(run, name, value if value <= MAX_SAFE_INTEGER else None)
+        run.tool_call_records = self.calls.records
         return run
 
-    def usage_counts(self) -> list[list[int]]:
-        """Per field of ``USAGE_FIELDS``, the non-negative safe-integer counts of the samples kept."""
-        sums: dict[str, list[int]] = {name: [] for name in USAGE_FIELDS}
-        for usage in self.usage.values():
-            for name in USAGE_FIELDS:
-                value = usage.get(name)
-                if is_safe_integer(value) and value >= 0:
-                    sums[name].append(int(value))
-        return list(sums.values())
+
+def _usage_counts(samples: list[UsageSample]) -> list[list[int]]:
+    """Per count of ``USAGE_FIELDS``, the values the samples carry."""
+    columns: list[list[int]] = [[], [], [], [], []]
+    for sample in samples:
+        for column, value in zip(
+            columns,
+            (
+                sample.input_tokens,
+                sample.output_tokens,
+                sample.cache_read_tokens,
+                sample.cache_write_tokens,
+                sample.reasoning_tokens,
+            ),
+            strict=True,
+        ):
+            if value is not None:
+                column.append(value)
+    return columns
+
+
+def _fold_seed(fold: Fold, seed: list[dict[str, Any]]) -> None:
+    """The seed's part of the fold: its route, usage samples and tool calls (flagged ``in_seed``)."""
+    for event in seed:
+        kind = event.get("type")
+        if kind == "assistant/chunk":
+            data = event.get("data")
+            chunk = data.get("chunk") if type(data) is dict else None
+            usage = chunk.get("usage") if type(chunk) is dict and chunk.get("type") == "usage" else None
+            if type(usage) is dict and type(data) is dict:
+                fold.sample(event["seq"], event.get("time"), data.get("turn"), data.get("step"), usage, in_seed=True)
+        elif kind == "assistant/message":
+            fold.message(event["seq"], event.get("time"), event.get("data"), in_seed=True)
+        elif kind == "request/header":
+            fold.header(event.get("data"), own=False)
+        elif kind == "tool/call":
+            fold.tool_call(event["seq"], event.get("time"), event.get("data"), in_seed=True)
+        elif kind == "tool/result":
+            fold.tool_result(event, event.get("data"), in_seed=True)
+
+
+def _chunk(fold: Fold, event: dict[str, Any], seed_length: int) -> None:
+    """An own ``assistant/chunk`` (or a packed row's stand-in): a usage sample or a step's first token."""
+    data = event.get("data")
+    if type(data) is not dict:
+        times = getattr(event, "times", None)  # a packed row kept packed (read.fastpath.PackedRow)
+        if times is not None:
+            value = event.value  # type: ignore[attr-defined]
+            row = value.get("data")
+            if fold.stats.wants_token(row.get("turn"), row.get("step")):
+                skip = max(0, seed_length - event.seq0)  # type: ignore[attr-defined]
+                found = row_first_token(value, times, skip)
+                if found is not None:
+                    fold.stats.token(row.get("turn"), row.get("step"), found)
+        return
+    chunk = data.get("chunk")
+    if type(chunk) is not dict:
+        return
+    if chunk.get("type") == "usage":
+        if type(usage := chunk.get("usage")) is dict:
+            fold.sample(event["seq"], event.get("time"), data.get("turn"), data.get("step"), usage)
+    elif fold.stats.wants_token(data.get("turn"), data.get("step")) and token_delta(chunk):
+        fold.stats.token(data.get("turn"), data.get("step"), event.get("time"))
 
 
 def fold_run(
     events: list[dict[str, Any]], seed_length: int = 0, *, span: tuple[int | None, int | None] | None = None
 ) -> RunFacts:
-    """The run facts of a session's own events (``seq >= seed_length``).
+    """The run facts of a session's own events (``seq >= seed_length``), and its seed's usage and calls.
 
     Token usage is one sample per ``(turn, step)``: a usage chunk and the
     ``assistant/message`` usage of the same step are the same sample, and a
     later sample replaces an earlier one (upstream's ``tokenUsage`` rule).
 
     Args:
-        events: the scanned events (seq order, packed rows expanded).
+        events: the scanned events (seq order, packed rows expanded or kept as ``fastpath.PackedRow``).
         seed_length: the header's ``seedLength`` (absent: 0, the whole log is the session's).
         span: the (min, max) safe-integer ``time`` of all ``events``, when the caller has it
             (used only when every event is the session's own, to save a pass).
@@ -255,46 +384,52 @@ def fold_run(
     Examples:
         >>> events = [
         ...     {"type": "turn/start", "seq": 0, "time": 10, "data": {"turn": 1}},
-        ...     {"type": "assistant/chunk", "seq": 1, "time": 12, "data": {"turn": 1, "step": 1,
+        ...     {"type": "step/start", "seq": 1, "time": 10, "data": {"turn": 1, "step": 1}},
+        ...     {"type": "assistant/chunk", "seq": 2, "time": 11, "data": {"turn": 1, "step": 1,
+        ...      "chunk": {"type": "text-delta", "index": 0, "text": "hi"}}},
+        ...     {"type": "assistant/chunk", "seq": 3, "time": 12, "data": {"turn": 1, "step": 1,
         ...      "chunk": {"type": "usage", "usage": {"inputTokens": 5, "outputTokens": 2}}}},
-        ...     {"type": "turn/end", "seq": 2, "time": 15, "data": {"turn": 1, "reason": {"kind": "completed"}}},
+        ...     {"type": "turn/end", "seq": 4, "time": 15, "data": {"turn": 1, "reason": {"kind": "completed"}}},
         ... ]
         >>> run = fold_run(events)
-        >>> run.turns, run.turn_ms, run.last_turn_outcome, run.input_tokens, run.cache_read_tokens
-        (1, 5, 'completed', 5, None)
-        >>> fold_run(events, seed_length=2).turns, fold_run(events, seed_length=2).first_ms
+        >>> run.turns, run.turn_ms, run.last_turn_outcome, run.input_tokens, run.cache_read_tokens, run.llm_ms
+        (1, 5, 'completed', 5, None, 0)
+        >>> fold_run(events, seed_length=4).turns, fold_run(events, seed_length=4).first_ms
         (0, 15)
+        >>> [(s.seq, s.in_seed, s.input_tokens) for s in fold_run(events, seed_length=4).usage_samples]
+        [(3, True, 5)]
+        >>> fold_run(events[:3]).last_turn_open
+        True
     """
     start = 0
     while start < len(events) and not (type(seq := events[start].get("seq")) is int and seq >= seed_length):
         start += 1  # the scanned prefix is in seq order: the seed is a head
     own = events[start:] if start else events
     fold = Fold()
+    if start:
+        _fold_seed(fold, events[:start])
+    stats = fold.stats
     for event in own:
         kind = event.get("type")
         if kind == "assistant/chunk":  # most events: test the chunk kind and move on
-            try:
-                data = event["data"]
-                if data["chunk"]["type"] == "usage" and type(usage := data["chunk"].get("usage")) is dict:
-                    fold.sample(data.get("turn"), data.get("step"), usage)
-            except (KeyError, TypeError, IndexError, AttributeError):
-                pass  # not an object holding a usage chunk
+            _chunk(fold, event, seed_length)
             continue
         data = event.get("data")
+        record = data if type(data) is dict else {}
         if kind == "assistant/message":
-            if type(data) is dict and type(usage := data.get("usage")) is dict:
-                fold.sample(data.get("turn"), data.get("step"), usage)
-        elif kind == "turn/start":
-            fold.turn_start(data.get("turn") if type(data) is dict else None, event.get("time"))
-        elif kind == "turn/end":
-            record = data if type(data) is dict else {}
-            fold.turn_end(record.get("turn"), record.get("reason"), event.get("time"))
+            fold.message(event["seq"], event.get("time"), data)
+        elif kind == "step/start":
+            stats.step_start(record.get("turn"), record.get("step"), event.get("time"))
         elif kind == "step/end":
             fold.run.steps += 1
+            stats.step_end(record.get("turn"))
+        elif kind == "turn/start":
+            fold.turn_start(record.get("turn") if type(data) is dict else None, event.get("time"))
+        elif kind == "turn/end":
+            stats.turn_end()
+            fold.turn_end(record.get("turn"), record.get("reason"), event.get("time"))
         elif kind == "tool/call":
-            fold.run.tool_calls += 1
-            if type(data) is dict and type(name := data.get("name")) is str:
-                fold.tools.add(name)
+            fold.tool_call(event["seq"], event.get("time"), data)
         elif kind == "tool/result":
             fold.tool_result(event, data)
         elif kind == "request/header":

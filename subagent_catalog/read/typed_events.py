@@ -134,10 +134,17 @@ class Usage(_Record):
 
 
 class Chunk(_Record):
-    """``data.chunk`` of an ``assistant/chunk``: its kind and, for a usage chunk, the sample."""
+    """``data.chunk`` of an ``assistant/chunk``: its kind, a usage chunk's sample, a delta's payload left raw.
+
+    ``text``, ``argumentsDelta`` and ``name`` stay undecoded (``Raw``): only
+    whether a delta is empty is ever asked (``typed_read.token_delta``).
+    """
 
     type: str
     usage: Usage | UnsetType = UNSET
+    text: Raw | UnsetType = UNSET
+    argumentsDelta: Raw | UnsetType = UNSET
+    name: Raw | UnsetType = UNSET
 
 
 class ChunkData(_Record):
@@ -169,9 +176,16 @@ class TurnEndData(_Exact):
 
 
 class StepData(_Record):
-    """``data`` of a ``step/start``: the step a closer would end."""
+    """``data`` of a ``step/start``: the step a closer would end, and its turn."""
 
     step: SafeInt
+    turn: SafeInt | UnsetType = UNSET
+
+
+class StepEndData(_Record):
+    """``data`` of a ``step/end``: its turn (counted as upstream's ``sessionStats`` does)."""
+
+    turn: SafeInt | UnsetType = UNSET
 
 
 class ToolCallData(_Record):
@@ -179,6 +193,9 @@ class ToolCallData(_Record):
 
     callId: str | UnsetType = UNSET
     name: str | UnsetType = UNSET
+    arguments: Raw | UnsetType = UNSET  # only a string's length is read (``typed_read._arguments``)
+    turn: SafeInt | UnsetType = UNSET
+    step: SafeInt | UnsetType = UNSET
 
 
 class Block(_Record):
@@ -261,10 +278,18 @@ class ToolMessage(_Record):
     content: Annotated[list[ResultBlock], Meta(min_length=1, max_length=1)]
 
 
+class ToolError(_Record):
+    """``data.error`` of a failed ``tool/result``: the error's class name and code."""
+
+    name: str | UnsetType = UNSET
+    code: str | UnsetType = UNSET
+
+
 class ToolResultData(_Record):
     """``data`` of a ``tool/result``."""
 
     message: ToolMessage
+    error: ToolError | UnsetType = UNSET
 
 
 class ModelConfig(_Record):
@@ -325,9 +350,9 @@ class StepStart(Event, tag="step/start"):
 
 
 class StepEnd(Event, tag="step/end"):
-    """``step/end`` (its data is never read)."""
+    """``step/end``."""
 
-    data: Raw
+    data: StepEndData
 
 
 class ToolCall(Event, tag="tool/call"):

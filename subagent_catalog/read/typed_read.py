@@ -23,9 +23,10 @@ import sys
 from bisect import bisect_left
 from functools import partial
 from itertools import accumulate, compress
-from operator import add, attrgetter, itemgetter
+from operator import add, attrgetter
 from typing import Any
 
+import msgspec
 import orjson
 from msgspec import UNSET
 
@@ -34,7 +35,8 @@ from subagent_catalog.read.fastpath import FastFacts
 from subagent_catalog.read.inspect_migrate import InspectFailure, assert_message_shape, migrate_turn_end
 from subagent_catalog.read.inspect_rules import assert_header, check_events, interrupted_turn_closers
 from subagent_catalog.read.jsvalue import MAX_SAFE_INTEGER
-from subagent_catalog.read.run_facts import USAGE_FIELDS, Fold, utf8_length
+from subagent_catalog.read.run_facts import Fold, utf8_length
+from subagent_catalog.read.run_stats import same
 from subagent_catalog.read.typed_events import (
     ROWS,
     AssistantEvent,
@@ -46,6 +48,7 @@ from subagent_catalog.read.typed_events import (
     StepStart,
     ToolCall,
     ToolResult,
+    ToolRow,
     TurnEnd,
     TurnStart,
     UserEvent,
@@ -125,11 +128,13 @@ def _pick(events: list[Any], types: list[type], classes: frozenset[type]) -> lis
 
 _SEQ, _TIME, _DATA = attrgetter("seq"), attrgetter("time"), attrgetter("data")
 _GAPS, _TEXTS, _LEAST = attrgetter("dt"), attrgetter("texts"), partial(min, default=0)
-_CHUNK_USAGE, _CALL_NAME = attrgetter("data.chunk.usage"), attrgetter("data.name")
+_CHUNK_USAGE = attrgetter("data.chunk.usage")
 _ROW_TYPES = frozenset(ROWS)
 _SURFACE = frozenset((AssistantEvent, UserEvent, ToolResult))
 _MARKERS = frozenset((TurnStart, TurnEnd, Descriptor))
-_CHUNK, _CALL, _HEADER = frozenset((ChunkEvent,)), frozenset((ToolCall,)), frozenset((Header,))
+_CHUNK = frozenset((ChunkEvent,))
+_USAGE_SOURCES = frozenset((Header, AssistantEvent))
+_WALK = frozenset((StepStart, AssistantEvent, ToolCall, ToolResult, StepEnd, TurnEnd))
 
 
 def _step(data: Any) -> tuple[Any, Any]:
@@ -137,29 +142,156 @@ def _step(data: Any) -> tuple[Any, Any]:
     return None if data.turn is UNSET else data.turn, None if data.step is UNSET else data.step
 
 
-def _surface(fold: Fold, events: list[Any], seed: int) -> list[tuple[int, tuple[Any, Any], Any]]:
-    """Upstream's rules for appended messages and tool results, their run facts; the messages' usage samples."""
-    samples = []
-    results = failed = text = 0
+def _surface(events: list[Any]) -> None:
+    """Upstream's rules for appended messages and tool results (their facts are folded by ``_walk``)."""
     for event in events:
         if event.sourceEventSeqs is not UNSET and not _sources_ok(event, type(event) is AssistantEvent):
             raise _Reject
         if type(event) is ToolResult:
             message = event.data.message
-            block = message.content[0]
-            if block.toolCallId != message.source.callId:
+            if message.content[0].toolCallId != message.source.callId:
                 raise _Reject  # the block must answer its source call
-            if event.seq >= seed:
-                results += 1
-                failed += block.isError is True
-                for part in block.content:
-                    if part.type == "text" and part.text is not UNSET:
-                        text += len(part.text) if part.text.isascii() else utf8_length(part.text)
-        elif type(event) is AssistantEvent and event.data.usage is not UNSET and event.seq >= seed:
-            samples.append((event.seq, _step(event.data), event.data.usage))
-    run = fold.run
-    run.tool_results, run.tool_results_failed, run.tool_output_bytes = results, failed, text
-    return samples
+
+
+def _text_bytes(parts: list[Any]) -> int:
+    """The UTF-8 bytes of a tool result's ``text`` parts."""
+    text = 0
+    for part in parts:
+        if part.type == "text" and part.text is not UNSET:
+            text += len(part.text) if part.text.isascii() else utf8_length(part.text)
+    return text
+
+
+def _token_delta(event: Any, turn: Any, step: Any) -> int | None:
+    """The time of ``event``'s first token delta of step ``(turn, step)`` (a chunk or a packed row), or ``None``."""
+    cls = type(event)
+    if cls is ChunkEvent:
+        data = event.data
+        if data.turn is UNSET or data.step is UNSET or not (same(data.turn, turn) and same(data.step, step)):
+            return None
+        chunk = data.chunk
+        kind = chunk.type
+        if kind == "text-delta" or kind == "reasoning-delta":
+            empty = chunk.text is not UNSET and bytes(chunk.text) == b'""'
+        elif kind == "tool-call-delta":
+            empty = chunk.argumentsDelta is not UNSET and bytes(chunk.argumentsDelta) == b'""' and chunk.name is UNSET
+        else:
+            return None
+        return None if empty else int(event.time)
+    if cls in _ROW_TYPES:
+        data = event.data
+        if not (same(data.turn, turn) and same(data.step, step)):
+            return None
+        if cls is ToolRow and data.name is not UNSET:
+            return int(event.time)
+        for index, text in enumerate(data.texts):
+            if text != "":
+                return int(event.time + sum(data.dt[:index]))
+    return None
+
+
+def _arguments(raw: Any) -> str | None:
+    """A ``tool/call``'s ``data.arguments`` when it is a string (the only case whose size is counted)."""
+    if raw is UNSET or not bytes(raw).startswith(b'"'):
+        return None
+    try:
+        text: str = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        raise _Reject from None  # not valid UTF-8: the full path decodes it with replacement characters
+    return text
+
+
+def _walk(fold: Fold, events: list[Any], types: list[type], own: int) -> None:
+    """Tool calls and results (seed ones flagged) and the own events' time split, in log order.
+
+    Only these kinds are visited; a step's first token is looked for among
+    the events between its ``step/start`` and its message, and only until
+    the first one (``_token_delta``).
+    """
+    stats, calls = fold.stats, fold.calls
+    opened = -1  # index of the open step's step/start
+    for index in compress(range(len(events)), map(_WALK.__contains__, types)):
+        event = events[index]
+        cls = type(event)
+        mine = index >= own
+        if cls is ToolCall:
+            data = event.data
+            call_id, name = data.callId, data.name
+            calls.call(
+                event.seq,
+                event.time,
+                None if data.turn is UNSET else data.turn,
+                None if data.step is UNSET else data.step,
+                None if call_id is UNSET else call_id,
+                None if name is UNSET else name,
+                _arguments(data.arguments),
+                not mine,
+            )
+            if mine:
+                fold.run.tool_calls += 1
+                if name is not UNSET:
+                    fold.tools.add(name)
+                stats.tool_call(None if call_id is UNSET else call_id, event.time)
+        elif cls is ToolResult:
+            message = event.data.message
+            block = message.content[0]
+            failed, text = block.isError is True, _text_bytes(block.content)
+            error = event.data.error
+            name = code = None
+            if error is not UNSET:
+                name = None if error.name is UNSET else error.name
+                code = None if error.code is UNSET else error.code
+            calls.result(event.seq, event.time, message.source.callId, failed, name, code, text, in_seed=not mine)
+            if mine:
+                fold.tool_outcome(failed, text)
+                stats.tool_result(message.source.callId, event.time)
+        elif not mine:
+            continue
+        elif cls is StepStart:
+            data = event.data
+            stats.step_start(None if data.turn is UNSET else data.turn, data.step, event.time)
+            opened = index
+        elif cls is AssistantEvent:
+            turn, step = _step(event.data)
+            if stats.wants_token(turn, step):
+                for between in range(opened + 1, index):
+                    found = _token_delta(events[between], turn, step)
+                    if found is not None:
+                        stats.token(turn, step, found)
+                        break
+            usage = event.data.usage
+            stats.message(turn, step, event.time, None if usage is UNSET else usage)
+        elif cls is StepEnd:
+            fold.run.steps += 1
+            stats.step_end(None if event.data.turn is UNSET else event.data.turn)
+        else:  # TurnEnd
+            stats.turn_end()
+
+
+def _usage(fold: Fold, events: list[Any], types: list[type], seed: int) -> None:
+    """Usage samples of the whole log with the route in effect (headers, messages and usage chunks in seq order)."""
+    usage = fold.usage
+    chunks = _pick(events, types, _CHUNK)
+    picked = _pick(events, types, _USAGE_SOURCES)
+    picked += compress(chunks, map(_CHUNK_USAGE, chunks))
+    picked.sort(key=_SEQ)
+    for event in picked:
+        cls = type(event)
+        in_seed = event.seq < seed
+        if cls is Header:
+            _header(event)
+            config = event.data.header.config
+            fold.route(config.provider, config.model, own=not in_seed)
+        elif cls is AssistantEvent:
+            data = event.data
+            turn, step = _step(data)
+            if data.usage is not UNSET:
+                usage.sample(event.seq, event.time, turn, step, data.usage, in_seed)
+            source = data.message.source
+            usage.source(turn, step, in_seed, source.provider, source.model)
+        elif event.data.chunk.type == "usage":  # a chunk with a usage sample
+            turn, step = _step(event.data)
+            usage.sample(event.seq, event.time, turn, step, event.data.chunk.usage, in_seed)
 
 
 def _markers(fold: Fold, markers: list[Any], seed: int) -> list[dict[str, Any]]:
@@ -180,15 +312,6 @@ def _markers(fold: Fold, markers: list[Any], seed: int) -> list[dict[str, Any]]:
     return descriptors
 
 
-class _TypedFold(Fold):
-    """``Fold`` over typed samples: their counts are non-negative safe integers or absent (``UNSET``)."""
-
-    def usage_counts(self) -> list[list[int]]:
-        samples = list(self.usage.values())
-        return [[count for count in map(getter, samples) if count is not UNSET] for getter in _USAGE_COUNTS]
-
-
-_USAGE_COUNTS = [attrgetter(name) for name in USAGE_FIELDS]
 _REASONS: dict[bytes, Any] = {}  # turn/end reasons already parsed and found valid (most logs repeat a few)
 
 
@@ -229,22 +352,10 @@ def _fold(meta: dict[str, Any], events: list[Any]) -> FastFacts:
     if count > limits.MAX_LOG_EVENTS:
         raise _Reject  # the full path fails it over budget
     own = bisect_left(seqs, seed) if seed else 0  # the session's own events: seq >= seedLength
-    fold = _TypedFold()
-    samples = _surface(fold, _pick(events, types, _SURFACE), seed)
-    for event in compress(chunks := _pick(events[own:], types[own:], _CHUNK), map(_CHUNK_USAGE, chunks)):
-        if event.data.chunk.type == "usage":  # a chunk with a usage sample
-            samples.append((event.seq, _step(event.data), event.data.chunk.usage))
-    samples.sort(key=itemgetter(0))  # a later sample of a step replaces an earlier one
-    fold.usage = {step: usage for _, step, usage in samples}
-    fold.run.steps = types.count(StepEnd) if not own else types[own:].count(StepEnd)
-    calls = _pick(events[own:], types[own:], _CALL)
-    fold.run.tool_calls = len(calls)
-    fold.tools.update(name for name in map(_CALL_NAME, calls) if name is not UNSET)
-    for header in _pick(events, types, _HEADER):
-        _header(header)
-        if header.seq >= seed:
-            config = header.data.header.config
-            fold.route(config.provider, config.model)
+    fold = Fold()
+    _surface(_pick(events, types, _SURFACE))
+    _usage(fold, events, types, seed)
+    _walk(fold, events, types, own)
     markers = _pick(events, types, _MARKERS)
     descriptors = _markers(fold, markers, seed)
     first, last = _span(times, span)

@@ -30,6 +30,7 @@ facts are reused only under the same code.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import fields, replace
 from functools import lru_cache
@@ -40,7 +41,8 @@ import msgspec
 from msgspec.msgpack import Ext
 
 from subagent_catalog.read.logread import DescriptorRecord, LogFacts, ProblemRecord
-from subagent_catalog.read.run_facts import RunFacts
+from subagent_catalog.read.run_facts import STATS_FIELDS, RunFacts
+from subagent_catalog.read.run_records import ToolCallRecord, UsageSample
 from subagent_catalog.store.facts_check import FactsRecordError, check_facts
 
 __all__ = [
@@ -78,8 +80,18 @@ _PROBLEM_FIELDS = ("kind", "message", "line", "offset", "severity")
 _DESCRIPTOR_FIELDS = tuple(f.name for f in fields(DescriptorRecord))
 _FACTS_FIELDS = tuple(f.name for f in fields(LogFacts) if f.name not in ("events", "events_ipc"))
 _RUN_FIELDS = tuple(f.name for f in fields(RunFacts))
-_RUN_TEXT = ("last_turn_outcome", "last_abort_cause", "last_error_message", "last_error_code")
+_SAMPLES_AT = _RUN_FIELDS.index("usage_samples")
+_CALLS_AT = _RUN_FIELDS.index("tool_call_records")
+_RUN_TEXT = ("last_turn_outcome", "last_abort_cause", "last_abort_reason", "last_error_message", "last_error_code")
 _RUN_LISTS = ("models", "providers")
+_CALL_TEXT = ("call_id", "name", "error_name", "error_code")
+_INT_TYPES: dict[str, Any] = {
+    **dict.fromkeys(("seq", "result_seq", "time", "result_time", "turn", "step"), int | None),
+    **dict.fromkeys(("argument_bytes", "result_bytes"), int | None),
+    **{f"{name}_tokens": int | None for name in ("input", "output", "cache_read", "cache_write", "reasoning")},
+    "is_error": bool | None,
+    "in_seed": bool,
+}
 
 
 def _wire_types(text: Any) -> tuple[Any, Any]:
@@ -112,23 +124,36 @@ def _wire_types(text: Any) -> tuple[Any, Any]:
         array_like=True,
         forbid_unknown_fields=True,
     )
-    run = msgspec.defstruct(
-        "RunWire",
+    sample = msgspec.defstruct(
+        "UsageSampleWire",
         [
             (
                 f.name,
-                (list[text] | None)
-                if f.name in _RUN_LISTS
-                else list[text]
-                if f.name == "tools"
-                else optional
-                if f.name in _RUN_TEXT
-                else int | None
-                if f.default is None
-                else int,
+                bool if f.name == "in_seed" else optional if f.name in ("provider", "model") else _INT_TYPES[f.name],
             )
-            for f in fields(RunFacts)
+            for f in fields(UsageSample)
         ],
+        array_like=True,
+        forbid_unknown_fields=True,
+    )
+    call = msgspec.defstruct(
+        "ToolCallWire",
+        [(f.name, text | None if f.name in _CALL_TEXT else _INT_TYPES[f.name]) for f in fields(ToolCallRecord)],
+        array_like=True,
+        forbid_unknown_fields=True,
+    )
+    run_types: dict[str, Any] = {
+        **dict.fromkeys(_RUN_LISTS, list[text] | None),
+        "tools": list[text],
+        **dict.fromkeys(_RUN_TEXT, optional),
+        **dict.fromkeys(STATS_FIELDS, int | None),
+        "last_turn_open": bool,
+        "usage_samples": list[sample],  # type: ignore[valid-type]
+        "tool_call_records": list[call],  # type: ignore[valid-type]
+    }
+    run = msgspec.defstruct(
+        "RunWire",
+        [(f.name, run_types.get(f.name, int | None if f.default is None else int)) for f in fields(RunFacts)],
         array_like=True,
         forbid_unknown_fields=True,
     )
@@ -163,10 +188,10 @@ def _wire_types(text: Any) -> tuple[Any, Any]:
         array_like=True,
         forbid_unknown_fields=True,
     )
-    return facts, (descriptor, problem, run)
+    return facts, (descriptor, problem, run, sample, call)
 
 
-_FactsWire, (_DescriptorWire, _ProblemWire, _RunWire) = _wire_types(str)
+_FactsWire, (_DescriptorWire, _ProblemWire, _RunWire, _SampleWire, _CallWire) = _wire_types(str)
 _FactsWireW, _ = _wire_types(str | Ext)
 assert _FactsWire.__struct_fields__ == _FACTS_FIELDS, "the wire record must mirror LogFacts"
 assert _DescriptorWire.__struct_fields__ == _DESCRIPTOR_FIELDS, "the wire record must mirror DescriptorRecord"
@@ -376,7 +401,14 @@ def _wire(facts: LogFacts, text: Any) -> Any:
         _ProblemWire(*(text(getattr(problem, name)) for name in _PROBLEM_FIELDS)) for problem in facts.problems
     ]
     run = facts.run
-    values["run"] = None if run is None else _RunWire(*(text(getattr(run, name)) for name in _RUN_FIELDS))
+    if run is None:
+        values["run"] = None
+    else:
+        parts = [text(getattr(run, name)) for name in _RUN_FIELDS]
+        astuple = dataclasses.astuple
+        parts[_SAMPLES_AT] = [_SampleWire(*map(text, astuple(item))) for item in run.usage_samples]
+        parts[_CALLS_AT] = [_CallWire(*map(text, astuple(item))) for item in run.tool_call_records]
+        values["run"] = _RunWire(*parts)
     return _FactsWire(**values)
 
 
@@ -419,12 +451,26 @@ def _facts(wire: Any, wtf8: bool) -> LogFacts:
         values = {name: _text(value) if type(value) is not list else value for name, value in values.items()}
         values["descriptors"] = [DescriptorRecord(*map(_text, astuple(item))) for item in wire.descriptors]
         values["problems"] = [ProblemRecord(*map(_text, astuple(item))) for item in wire.problems]
-        values["run"] = None if wire.run is None else RunFacts(*map(_text, astuple(wire.run)))
+        values["run"] = None if wire.run is None else _run(wire.run, _text)
     else:
         values["descriptors"] = [DescriptorRecord(*astuple(item)) for item in wire.descriptors]
         values["problems"] = [ProblemRecord(*astuple(item)) for item in wire.problems]
-        values["run"] = None if wire.run is None else RunFacts(*astuple(wire.run))
+        values["run"] = None if wire.run is None else _run(wire.run, None)
     return LogFacts(**values)
+
+
+def _run(wire: Any, text: Any) -> RunFacts:
+    """``RunFacts`` from its wire record (``text``: how a WTF-8 record's strings are read back, or ``None``)."""
+    astuple = msgspec.structs.astuple
+    if text is None:
+        values = list(astuple(wire))
+        values[_SAMPLES_AT] = [UsageSample(*astuple(item)) for item in wire.usage_samples]
+        values[_CALLS_AT] = [ToolCallRecord(*astuple(item)) for item in wire.tool_call_records]
+    else:
+        values = [text(value) if type(value) is not list else value for value in astuple(wire)]
+        values[_SAMPLES_AT] = [UsageSample(*map(text, astuple(item))) for item in wire.usage_samples]
+        values[_CALLS_AT] = [ToolCallRecord(*map(text, astuple(item))) for item in wire.tool_call_records]
+    return RunFacts(*values)
 
 
 def load_facts(blob: bytes, *, size: int | None = None) -> LogFacts:

@@ -18,9 +18,10 @@ from functools import lru_cache
 from typing import Any
 
 from subagent_catalog.errors import SubagentCatalogError
-from subagent_catalog.read.jsvalue import is_negative_zero, is_number, is_safe_integer, js_number
+from subagent_catalog.read.jsvalue import MAX_SAFE_INTEGER, is_negative_zero, is_number, is_safe_integer, js_number
 from subagent_catalog.read.logread import LogFacts
-from subagent_catalog.read.run_facts import TURN_KINDS, RunFacts
+from subagent_catalog.read.run_facts import STATS_FIELDS, TURN_KINDS, RunFacts
+from subagent_catalog.read.run_records import ToolCallRecord, UsageSample
 
 HEADER_KEYS = (
     "version",
@@ -223,7 +224,10 @@ _RUN_OPTIONAL = (
     "cache_read_tokens",
     "cache_write_tokens",
     "reasoning_tokens",
+    *STATS_FIELDS,
 )
+_SAMPLE_COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
+_CALL_INTS = ("time", "turn", "step", "result_time")
 
 
 def _strings(value: Any, name: str, *, optional: bool = False) -> None:
@@ -245,8 +249,12 @@ def _check_run(facts: LogFacts) -> None:
         _count(getattr(run, name), f"run {name}")
     for name in _RUN_OPTIONAL:
         _count(getattr(run, name), f"run {name}", optional=True)
-    for name in ("last_turn_outcome", "last_abort_cause", "last_error_message", "last_error_code"):
+    for name in ("last_turn_outcome", "last_abort_cause", "last_abort_reason", "last_error_message", "last_error_code"):
         _text(getattr(run, name), f"run {name}", optional=True)
+    if type(run.last_turn_open) is not bool or (run.last_turn_open and not run.turns_open):
+        _fail("the last turn is open without an open turn")
+    if run.last_abort_reason is not None and not run.turns_aborted:
+        _fail("an abort reason without an aborted turn")
     if (run.first_ms is None) != (run.last_ms is None):
         _fail("only one of the run's first and last times")
     if run.first_ms is not None and not (
@@ -268,7 +276,7 @@ def _check_run(facts: LogFacts) -> None:
         _fail("an error message without an error turn")
     if run.last_abort_cause is not None and not run.turns_aborted:
         _fail("an abort cause without an aborted turn")
-    if not run.usage_steps and any(getattr(run, name) is not None for name in _RUN_OPTIONAL[1:]):
+    if not run.usage_steps and any(getattr(run, name) is not None for name in _SAMPLE_COUNTS):
         _fail("token counts without a usage sample")
     _strings(run.models, "run models", optional=True)
     _strings(run.providers, "run providers", optional=True)
@@ -277,6 +285,78 @@ def _check_run(facts: LogFacts) -> None:
     _strings(run.tools, "run tools")
     if run.tools != sorted(run.tools) or len(run.tools) > run.tool_calls:
         _fail("run tools are not sorted, or more tools than tool calls")
+    _check_samples(run, facts)
+    _check_calls(run, facts)
+
+
+def _safe(value: Any, name: str) -> None:
+    if value is not None and not (type(value) is int and is_safe_integer(value)):
+        _fail(f"{name} is not a safe integer: {value!r}")
+
+
+def _check_samples(run: RunFacts, facts: LogFacts) -> None:
+    """Usage samples: one per step, in seq order inside the events, own ones counted by ``usage_steps``."""
+    samples = run.usage_samples
+    if type(samples) is not list or len(samples) > facts.event_count:
+        _fail("usage samples are not a list, or more samples than events")
+    previous = -1
+    own = 0
+    for sample in samples:
+        if type(sample) is not UsageSample:
+            _fail(f"a usage sample is not a UsageSample: {type(sample).__name__}")
+        _count(sample.seq, "usage sample seq")
+        if sample.seq <= previous or sample.seq >= facts.event_count:
+            _fail("usage samples are not in seq order inside the events")
+        previous = sample.seq
+        if type(sample.in_seed) is not bool:
+            _fail("a usage sample's in_seed is not a boolean")
+        own += not sample.in_seed
+        for name in ("time", "turn", "step"):
+            _safe(getattr(sample, name), f"usage sample {name}")
+        for name in _SAMPLE_COUNTS:
+            _count(getattr(sample, name), f"usage sample {name}", optional=True)
+        _text(sample.provider, "usage sample provider", optional=True)
+        _text(sample.model, "usage sample model", optional=True)
+    if own != run.usage_steps:
+        _fail("the own usage samples are not the usage steps")
+    for name in _SAMPLE_COUNTS:
+        values = [getattr(sample, name) for sample in samples if not sample.in_seed]
+        present = [value for value in values if value is not None]
+        total = sum(present) if present else None
+        if total is not None and total > MAX_SAFE_INTEGER:
+            total = None
+        if getattr(run, name) != total:
+            _fail(f"run {name} is not the sum of the own usage samples")
+
+
+def _check_calls(run: RunFacts, facts: LogFacts) -> None:
+    """Tool call records: each a call, a result or both, inside the events, own calls counted by ``tool_calls``."""
+    records = run.tool_call_records
+    if type(records) is not list or len(records) > facts.event_count:
+        _fail("tool call records are not a list, or more records than events")
+    own = 0
+    for record in records:
+        if type(record) is not ToolCallRecord:
+            _fail(f"a tool call record is not a ToolCallRecord: {type(record).__name__}")
+        _count(record.seq, "tool call seq", optional=True)
+        _count(record.result_seq, "tool result seq", optional=True)
+        if record.seq is None and record.result_seq is None:
+            _fail("a tool call record with neither a call nor a result")
+        if any(seq is not None and seq >= facts.event_count for seq in (record.seq, record.result_seq)):
+            _fail("a tool call record outside the events")
+        if type(record.in_seed) is not bool:
+            _fail("a tool call record's in_seed is not a boolean")
+        own += record.seq is not None and not record.in_seed
+        for name in _CALL_INTS:
+            _safe(getattr(record, name), f"tool call {name}")
+        for name in ("argument_bytes", "result_bytes"):
+            _count(getattr(record, name), f"tool call {name}", optional=True)
+        for name in ("call_id", "name", "error_name", "error_code"):
+            _text(getattr(record, name), f"tool call {name}", optional=True)
+        if (record.is_error is None) != (record.result_seq is None) or record.is_error not in (None, True, False):
+            _fail("a tool call record's is_error does not match its result")
+    if own != run.tool_calls:
+        _fail("the own tool call records are not the tool calls")
 
 
 def check_facts(facts: LogFacts, *, size: int | None = None) -> None:

@@ -405,7 +405,8 @@ def events_table(order: int, project: str, events: list[tuple[Any, ...]]) -> Any
     """One file's events as an Arrow table with the archive's extra columns.
 
     Examples:
-        >>> events_table(3, "p", [("a", 0, 1, "turn/start", 1, None, False, "{}")]).column("list_order").to_pylist()
+        >>> table = events_table(3, "p", [("a", 0, 1, "turn/start", 1, None, False, False, "{}")])
+        >>> table.column("list_order").to_pylist()
         [3]
     """
     columns = Columns({**EVENT_SCHEMA, **EVENT_EXTRA})

@@ -202,7 +202,7 @@ class SynthLog(EventLog):
             self.reason = {"kind": "error", "error": failure}
             self.chunk(step, {"type": "finish", "reason": {"kind": "error", "failure": failure}}, 0)
         elif outcome == "aborted":
-            self.reason = {"kind": "aborted", "reason": {"kind": self.variants.abort_cause()}}
+            self.reason = {"kind": "aborted", "reason": self.variants.abort_cause()}
         else:
             if outcome == "max-tokens":
                 reason = "max-tokens"
@@ -399,7 +399,18 @@ def session_events(index: int) -> tuple[tuple[dict[str, Any], ...], int | None]:
             )
         if rng.random() < 0.05:
             log.add("x-future/telemetry", {"v": 1}, dt=0, ignorable=True)
-        log.turn_end()
+        last = unknown_done and len(log.events) + 1 - own_start >= plan.size
+        if last and variants.killed():
+            # Killed before its turn/end: a message queued meanwhile is the log's last event (the same count).
+            queued = {
+                "content": [{"type": "text", "text": "Are you still there?"}],
+                "source": {"kind": "user"},
+                "role": "user",
+                "id": new_uuid(variants.rng),
+            }
+            log.add("agent/inbox/spliced", {"target": "next-turn", "start": 0, "inserted": [queued]}, dt=1)
+        else:
+            log.turn_end()
     if not unknown_done:
         log.add("x-vendor/trace", {"span": 0}, dt=0)
         log.turn_start()

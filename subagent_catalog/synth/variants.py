@@ -1,7 +1,7 @@
 """The less common shapes a synthetic session holds, drawn from their own generator.
 
 Turn outcomes other than ``completed`` (``error``, ``aborted``,
-``max-tokens``), retried steps (two usage samples for one step), usage
+``max-tokens``, a run killed in its last turn), retried steps (two usage samples for one step), usage
 fields an adapter sometimes leaves out or adds, a second model route and
 tool failures with and without ``data.error``. Every draw here comes from
 a session's *extra* generator (``extra_rng``), never from the one that
@@ -30,8 +30,11 @@ FAILURES: tuple[dict[str, Any], ...] = (
 )
 """``LlmFailure`` payloads of failed model calls (upstream ``llm/types.ts``)."""
 
-ABORT_CAUSES = ("user", "parent", "disposed")
-"""The ``AgentCancelCause`` kinds an aborted turn carries."""
+ABORT_CAUSES = ("user", "parent", "disposed", "hook")
+"""The ``AgentCancelCause`` kinds an aborted turn carries (a ``hook`` also says why: ``HOOK_REASONS``)."""
+
+HOOK_REASONS = ("token budget exceeded", "policy denied the tool")
+"""Reasons a ``hook`` cancel cause gives."""
 
 TOOL_ERRORS: tuple[dict[str, str], ...] = (
     {"name": "ToolError", "code": "EXIT_NONZERO"},
@@ -157,14 +160,26 @@ class Variants:
         """
         return dict(self.rng.choice(FAILURES))
 
-    def abort_cause(self) -> str:
-        """The kind of an aborted turn's cancel cause.
+    def abort_cause(self) -> dict[str, str]:
+        """An aborted turn's cancel cause: its kind, and a ``hook``'s reason.
 
         Examples:
-            >>> Variants(random.Random(1)).abort_cause() in ABORT_CAUSES
+            >>> Variants(random.Random(1)).abort_cause()["kind"] in ABORT_CAUSES
             True
         """
-        return self.rng.choice(ABORT_CAUSES)
+        kind = self.rng.choice(ABORT_CAUSES)
+        return {"kind": kind, "reason": self.rng.choice(HOOK_REASONS)} if kind == "hook" else {"kind": kind}
+
+    def killed(self) -> bool:
+        """Whether the run is killed in its last turn (about 4 %): the turn never ends.
+
+        Drawn last, once the session's other draws are made, so it shifts none of them.
+
+        Examples:
+            >>> isinstance(Variants(random.Random(1)).killed(), bool)
+            True
+        """
+        return self.rng.random() < 0.04
 
     def tool_error(self) -> dict[str, str] | None:
         """The ``data.error`` of a failed tool result (absent for about a third of them).

@@ -1,0 +1,115 @@
+"""How a run ended: one ``outcome`` per session, by a fixed precedence over its read and its own events.
+
+The precedence (``session_outcome``), first that applies:
+
+1. ``unreadable``: upstream cannot read the log (``verdict`` ``failed``, or
+   ``skipped`` by ``list()``), or its events could not be scanned.
+2. ``open``: the session's last own ``turn/start`` has no ``turn/end``: the
+   run was killed, crashed or is still running (the ``verdict`` says whether
+   the log ends in a torn record).
+3. the kind of the last own ``turn/end``: ``completed``, ``error``,
+   ``aborted``, ``max-tokens``, ``blocked``, ``interrupted`` (a legacy
+   ``disposed`` is ``aborted``); ``other`` for a kind upstream's vocabulary
+   does not have, or a ``turn/end`` without a readable reason.
+4. ``no-turns``: no own turn at all (a header-only log, a fork that never ran).
+
+``outcome_detail`` says what it was: the read cause and message, the error
+message and code, the abort cause (and the hook's reason), the unknown kind,
+or how an open log ends.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from subagent_catalog.read.run_facts import TURN_KINDS, RunFacts
+
+Outcome = Literal[
+    "completed",
+    "error",
+    "aborted",
+    "max-tokens",
+    "blocked",
+    "interrupted",
+    "other",
+    "open",
+    "no-turns",
+    "unreadable",
+]
+OUTCOMES: tuple[Outcome, ...] = (
+    "completed",
+    "error",
+    "aborted",
+    "max-tokens",
+    "blocked",
+    "interrupted",
+    "other",
+    "open",
+    "no-turns",
+    "unreadable",
+)
+"""Every outcome, in the order reports list them."""
+
+
+def session_outcome(
+    verdict: str,
+    run: RunFacts | None,
+    *,
+    read_cause: str | None = None,
+    read_message: str | None = None,
+    list_skip: str | None = None,
+) -> tuple[Outcome, str | None]:
+    """(outcome, outcome_detail) of one session by the module's precedence.
+
+    Args:
+        verdict: the ``sessions`` verdict (``ok``, ``torn-tail``, ``prefix``, ``failed``, ``skipped``).
+        run: the run facts of the session's own events (``None``: not scanned).
+        read_cause: why the read failed.
+        read_message: the read failure's message.
+        list_skip: why ``list()`` skips the file.
+
+    Examples:
+        >>> from subagent_catalog.read.run_facts import RunFacts
+        >>> session_outcome("ok", RunFacts(turns=1, turns_completed=1, last_turn_outcome="completed"))
+        ('completed', None)
+        >>> session_outcome("torn-tail", RunFacts(turns=2, turns_open=1, last_turn_open=True,
+        ...     turns_completed=1, last_turn_outcome="completed"))
+        ('open', 'the last turn never ended; the log ends in a torn record (killed mid-write)')
+        >>> session_outcome("ok", RunFacts(turns=1, turns_error=1, last_turn_outcome="error",
+        ...     last_error_message="socket hang up", last_error_code="UNKNOWN"))
+        ('error', 'socket hang up (UNKNOWN)')
+        >>> session_outcome("failed", None, read_cause="seq-gap-before-turn-end", read_message="gap at line 4")
+        ('unreadable', 'seq-gap-before-turn-end: gap at line 4')
+        >>> session_outcome("ok", RunFacts())
+        ('no-turns', None)
+    """
+    if verdict == "skipped":
+        return "unreadable", f"list() skips the file: {list_skip}" if list_skip else "list() skips the file"
+    if verdict == "failed" or run is None:
+        if read_cause and read_message:
+            return "unreadable", f"{read_cause}: {read_message}"
+        return "unreadable", read_cause or read_message or "the events could not be scanned"
+    if run.last_turn_open:
+        detail = "the last turn never ended"
+        if verdict == "torn-tail":
+            detail += "; the log ends in a torn record (killed mid-write)"
+        elif verdict == "prefix":
+            detail += "; the readable log ends at a damaged line"
+        return "open", detail
+    ends = sum(getattr(run, f"turns_{kind.replace('-', '_')}") for kind in TURN_KINDS) + run.turns_other
+    if not ends:
+        return "no-turns", None
+    kind = run.last_turn_outcome
+    if kind is None:
+        return "other", "the last turn/end has no readable reason"
+    if kind == "error":
+        message, code = run.last_error_message, run.last_error_code
+        if message is not None and code is not None:
+            return "error", f"{message} ({code})"
+        return "error", message or code
+    if kind == "aborted":
+        cause, reason = run.last_abort_cause, run.last_abort_reason
+        return "aborted", f"{cause}: {reason}" if cause and reason else cause or reason
+    if kind in TURN_KINDS:
+        return kind, None  # type: ignore[return-value]
+    return "other", f"turn/end reason kind {kind!r}"

@@ -1,0 +1,210 @@
+"""Per-step token usage and per-call tool records of one log, seed and own parts alike.
+
+``UsageSample`` is the usage a step reported, attributed to the model that
+served it; ``ToolCallRecord`` is one ``tool/call`` with the ``tool/result``
+that answered it. Both are folded in the same pass as the other run facts
+(``run_facts.fold_run`` and the typed fast path) and are flagged
+``in_seed`` when they belong to a fork's inherited history
+(``seq < seedLength``), so a fork's own figures never count its parent's
+events again while upstream's whole-log figures (seed + own) stay
+available.
+
+Usage follows upstream's ``tokenUsage`` rule: one sample per
+``(data.turn, data.step)``; a usage ``assistant/chunk`` and the step's
+``assistant/message.data.usage`` are the same sample, a later one replacing
+an earlier one. The model is the step's ``assistant/message``
+``source.provider``/``source.model`` when the step has one, otherwise the
+route in effect: the last ``request/header`` ``data.header.config`` before
+the sample anywhere in the log (a fork inherits its parent's route).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from subagent_catalog.read.jsvalue import is_safe_integer
+
+USAGE_COUNTS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens")
+"""The counts of a usage sample, in ``UsageSample`` order."""
+
+
+@dataclass
+class UsageSample:
+    """The usage one step reported (the last sample of its ``(turn, step)``), and the model that served it.
+
+    ``seq`` and ``time`` are those of the event whose sample was kept; a
+    count is ``None`` when the sample does not carry it as a non-negative
+    safe integer.
+    """
+
+    seq: int
+    time: int | None
+    turn: int | None
+    step: int | None
+    in_seed: bool
+    provider: str | None
+    model: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+    cache_read_tokens: int | None
+    cache_write_tokens: int | None
+    reasoning_tokens: int | None
+
+
+@dataclass
+class ToolCallRecord:
+    """One ``tool/call`` and the first appended ``tool/result`` answering its ``callId``.
+
+    A result no call of the log asked for is a record of its own with the
+    call's fields ``None`` (``seq`` among them); a call with no result has
+    the result's fields ``None``.
+    """
+
+    seq: int | None
+    time: int | None
+    turn: int | None
+    step: int | None
+    call_id: str | None
+    name: str | None
+    argument_bytes: int | None
+    in_seed: bool
+    result_seq: int | None = None
+    result_time: int | None = None
+    is_error: bool | None = None
+    error_name: str | None = None
+    error_code: str | None = None
+    result_bytes: int | None = None
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if is_safe_integer(value) else None
+
+
+def _count(value: Any) -> int | None:
+    return int(value) if is_safe_integer(value) and value >= 0 else None
+
+
+def _text(value: Any) -> str | None:
+    return value if type(value) is str else None
+
+
+def utf8_length(text: str) -> int:
+    """The UTF-8 length of a string, lone surrogates counted as their three-byte encoding.
+
+    Examples:
+        >>> utf8_length("abc"), utf8_length("\\u00e9"), utf8_length("\\ud800")
+        (3, 2, 3)
+    """
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+class UsageFold:
+    """Usage samples by step, with the route in effect (see the module docstring).
+
+    Examples:
+        >>> fold = UsageFold()
+        >>> fold.route("deepseek", "deepseek-chat")
+        >>> fold.sample(3, 10, 1, 1, {"inputTokens": 5, "outputTokens": 2}, False)
+        >>> fold.sample(4, 11, 1, 1, {"inputTokens": 6, "outputTokens": 2}, False)
+        >>> [(s.seq, s.model, s.input_tokens) for s in fold.samples()]
+        [(4, 'deepseek-chat', 6)]
+    """
+
+    def __init__(self) -> None:
+        self.provider: str | None = None
+        self.model: str | None = None
+        self.by_step: dict[tuple[Any, Any, bool], list[Any]] = {}
+
+    def route(self, provider: Any, model: Any) -> None:
+        """A ``request/header`` naming ``provider`` and ``model`` (anything but strings: no route)."""
+        self.provider, self.model = _text(provider), _text(model)
+
+    def sample(self, seq: int, time: Any, turn: Any, step: Any, usage: Any, in_seed: bool) -> None:
+        """A usage sample of step ``(turn, step)`` at ``seq``: it replaces the step's earlier one."""
+        self.by_step[(turn, step, in_seed)] = [seq, time, turn, step, in_seed, self.provider, self.model, usage]
+
+    def source(self, turn: Any, step: Any, in_seed: bool, provider: Any, model: Any) -> None:
+        """An ``assistant/message`` of ``(turn, step)`` written by ``provider``/``model``: its step's sample's model."""
+        kept = self.by_step.get((turn, step, in_seed))
+        if kept is not None and type(provider) is str and type(model) is str:
+            kept[5], kept[6] = provider, model
+
+    def samples(self) -> list[UsageSample]:
+        """The kept samples in ``seq`` order."""
+        out = []
+        for seq, time, turn, step, in_seed, provider, model, usage in sorted(self.by_step.values(), key=_first):
+            get = usage.get
+            out.append(
+                UsageSample(
+                    seq,
+                    _int(time),
+                    _int(turn),
+                    _int(step),
+                    in_seed,
+                    provider,
+                    model,
+                    *(_count(get(name)) for name in USAGE_COUNTS),
+                )
+            )
+        return out
+
+
+def _first(item: list[Any]) -> Any:
+    return item[0]
+
+
+class CallFold:
+    """Tool calls paired with their results by ``callId``, in log order (see ``ToolCallRecord``).
+
+    Examples:
+        >>> fold = CallFold()
+        >>> fold.call(4, 10, 1, 1, "c1", "grep", '{"q":"x"}', False)
+        >>> fold.result(5, 12, "c1", True, "ToolArgsError", "INVALID_ARGS", 3)
+        >>> record = fold.records[0]
+        >>> record.name, record.argument_bytes, record.result_time, record.is_error, record.error_code
+        ('grep', 9, 12, True, 'INVALID_ARGS')
+    """
+
+    def __init__(self) -> None:
+        self.records: list[ToolCallRecord] = []
+        self.pending: dict[str, ToolCallRecord] = {}
+
+    def call(
+        self, seq: int, time: Any, turn: Any, step: Any, call_id: Any, name: Any, arguments: Any, in_seed: bool
+    ) -> None:
+        """A ``tool/call`` (``data.callId``, ``data.name``, ``data.arguments``)."""
+        record = ToolCallRecord(
+            seq,
+            _int(time),
+            _int(turn),
+            _int(step),
+            _text(call_id),
+            _text(name),
+            utf8_length(arguments) if type(arguments) is str else None,
+            in_seed,
+        )
+        self.records.append(record)
+        if type(call_id) is str:
+            self.pending[call_id] = record
+
+    def result(
+        self,
+        seq: int,
+        time: Any,
+        call_id: Any,
+        failed: bool,
+        error_name: Any,
+        error_code: Any,
+        text_bytes: int,
+        *,
+        in_seed: bool = False,
+    ) -> None:
+        """An appended ``tool/result`` answering ``call_id``: the call's record, or a record of its own."""
+        record = self.pending.pop(call_id, None) if type(call_id) is str else None
+        if record is None:
+            record = ToolCallRecord(None, None, None, None, _text(call_id), None, None, in_seed)
+            self.records.append(record)
+        record.result_seq, record.result_time = seq, _int(time)
+        record.is_error, record.result_bytes = failed, text_bytes
+        record.error_name, record.error_code = _text(error_name), _text(error_code)

@@ -1,0 +1,211 @@
+"""Where a session's time went: upstream's ``sessionStats`` fold over its own events.
+
+``StatsFold`` keeps the state upstream's ``sessionStats`` projection unit
+keeps (packages/session/session-stats), one method per event kind, so the
+full read (``run_facts.fold_run``, event by event) and the typed fast path
+(``read.typed_read``, kinds picked out in C) fold the same way:
+
+- model time (``llm_ms``): ``step/start`` to the step's ``assistant/message``,
+  summed over steps that assembled a message (a cancelled step adds nothing);
+- first-token latency (``ttft_ms`` over ``ttft_steps``): ``step/start`` to the
+  step's first non-empty text, reasoning or tool-call delta before its
+  message (``token_delta``);
+- decode time and tokens (``decode_ms``, ``decode_tokens``): first token to
+  message, over steps whose message reports ``outputTokens``;
+- tool time (``tool_ms``): ``tool/call`` to the ``tool/result`` answering its
+  ``callId``, calls still pending at a ``turn/end`` dropped;
+- ``turns``: distinct turns with a closed step (``step/end``), ``steps``: closed steps.
+
+Every difference is clamped at 0, as upstream does. A time that is not a
+safe integer contributes nothing (upstream's read refuses such a log; the
+toolkit still folds the readable prefix).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from subagent_catalog.read.jsvalue import MAX_SAFE_INTEGER, is_safe_integer
+
+
+@dataclass
+class StepTiming:
+    """One model step's boundaries (times in ms; ``None`` where the step has none)."""
+
+    turn: Any
+    step: Any
+    start_ms: int
+    first_token_ms: int | None = None
+    message_ms: int | None = None
+
+
+def token_delta(chunk: Any) -> bool:
+    """Whether an ``assistant/chunk``'s ``data.chunk`` carries visible model output (upstream's ``isTokenDelta``).
+
+    A non-empty text or reasoning delta, or a tool-call delta with arguments or a name.
+
+    Examples:
+        >>> token_delta({"type": "text-delta", "text": "a"}), token_delta({"type": "text-delta", "text": ""})
+        (True, False)
+        >>> token_delta({"type": "tool-call-delta", "argumentsDelta": "", "name": "grep"})
+        True
+        >>> token_delta({"type": "usage"})
+        False
+    """
+    if type(chunk) is not dict:
+        return False
+    kind = chunk.get("type")
+    if kind == "text-delta" or kind == "reasoning-delta":
+        return chunk.get("text") != ""
+    if kind == "tool-call-delta":
+        return chunk.get("argumentsDelta") != "" or "name" in chunk
+    return False
+
+
+def row_first_token(row: dict[str, Any], times: list[int], first_member: int = 0) -> int | None:
+    """The time of a packed chunk row's first member that is a token delta (from ``first_member`` on), or ``None``.
+
+    ``row`` is the parsed row (``text-chunks``, ``reasoning-chunks``,
+    ``tool-call-chunks``), ``times`` its members' times.
+
+    Examples:
+        >>> row = {"type": "text-chunks", "data": {"texts": ["", "a"]}}
+        >>> row_first_token(row, [5, 7])
+        7
+        >>> row_first_token({"type": "tool-call-chunks", "data": {"name": "grep", "args": [""]}}, [3])
+        3
+    """
+    data = row.get("data")
+    if type(data) is not dict:
+        return None
+    if row.get("type") == "tool-call-chunks":
+        if "name" in data:
+            return times[first_member] if first_member < len(times) else None
+        members = data.get("args")
+    else:
+        members = data.get("texts")
+    if type(members) is not list:
+        return None
+    for index in range(first_member, min(len(members), len(times))):
+        if members[index] != "":
+            return times[index]
+    return None
+
+
+def _time(value: Any) -> int | None:
+    return int(value) if is_safe_integer(value) else None
+
+
+def same(left: Any, right: Any) -> bool:
+    """JavaScript's ``===`` on JSON values of ``data.turn``/``data.step`` (a number is never a boolean).
+
+    Examples:
+        >>> same(1, 1.0), same(1, True), same(None, None)
+        (True, False, True)
+    """
+    return left == right and (type(left) is bool) == (type(right) is bool)
+
+
+class StatsFold:
+    """Upstream's ``sessionStats`` state, fed one event at a time (see the module docstring).
+
+    ``steps_timed`` keeps each step that assembled a message, in order (for
+    per-step views); the totals are its sums.
+
+    Examples:
+        >>> fold = StatsFold()
+        >>> fold.step_start(1, 1, 10)
+        >>> fold.token(1, 1, 13)
+        >>> fold.message(1, 1, 20, {"outputTokens": 4})
+        >>> fold.tool_call("c1", 21)
+        >>> fold.tool_result("c1", 26)
+        >>> fold.step_end(1)
+        >>> fold.llm_ms, fold.ttft_ms, fold.ttft_steps, fold.decode_ms, fold.decode_tokens, fold.tool_ms, fold.turns
+        (10, 3, 1, 7, 4, 5, 1)
+    """
+
+    def __init__(self) -> None:
+        self.turns = 0
+        self.steps = 0
+        self.llm_ms = 0
+        self.tool_ms = 0
+        self.ttft_ms = 0
+        self.ttft_steps = 0
+        self.decode_ms = 0
+        self.decode_tokens = 0
+        self.last_turn: Any = None
+        self.any_step = False
+        self.open: StepTiming | None = None
+        self.pending: dict[str, int | None] = {}
+        self.steps_timed: list[StepTiming] = []
+
+    def step_start(self, turn: Any, step: Any, time: Any) -> None:
+        """A ``step/start`` with ``data.turn``, ``data.step`` and its time."""
+        start = _time(time)
+        self.open = None if start is None else StepTiming(turn, step, start)
+
+    def wants_token(self, turn: Any, step: Any) -> bool:
+        """Whether a token delta of ``(turn, step)`` would be the open step's first token."""
+        open_step = self.open
+        return (
+            open_step is not None
+            and open_step.first_token_ms is None
+            and same(open_step.turn, turn)
+            and same(open_step.step, step)
+        )
+
+    def token(self, turn: Any, step: Any, time: Any) -> None:
+        """A token delta (``token_delta``) of ``(turn, step)`` at ``time``: the first one is the step's first token."""
+        if self.wants_token(turn, step):
+            assert self.open is not None
+            self.open.first_token_ms = _time(time)
+
+    def message(self, turn: Any, step: Any, time: Any, usage: Any) -> None:
+        """An ``assistant/message`` of ``(turn, step)`` with its ``data.usage`` (a record or ``None``)."""
+        open_step = self.open
+        if open_step is None or not (same(open_step.turn, turn) and same(open_step.step, step)):
+            return
+        self.open = None
+        end = _time(time)
+        if end is None:
+            return
+        open_step.message_ms = end
+        self.steps_timed.append(open_step)
+        self.llm_ms += max(0, end - open_step.start_ms)
+        first = open_step.first_token_ms
+        if first is not None:
+            self.ttft_ms += max(0, first - open_step.start_ms)
+            self.ttft_steps += 1
+            output = usage.get("outputTokens") if usage is not None else None
+            if type(output) is int and 0 <= output <= MAX_SAFE_INTEGER:
+                self.decode_ms += max(0, end - first)
+                self.decode_tokens += output
+
+    def tool_call(self, call_id: Any, time: Any) -> None:
+        """A ``tool/call`` with ``data.callId``."""
+        if type(call_id) is str:
+            self.pending[call_id] = _time(time)
+
+    def tool_result(self, call_id: Any, time: Any) -> None:
+        """A ``tool/result`` answering ``call_id`` (``data.message.source.callId``)."""
+        if type(call_id) is not str or call_id not in self.pending:
+            return
+        dispatched = self.pending.pop(call_id)
+        end = _time(time)
+        if dispatched is not None and end is not None:
+            self.tool_ms += max(0, end - dispatched)
+
+    def step_end(self, turn: Any) -> None:
+        """A ``step/end`` with ``data.turn``."""
+        if not self.any_step or not same(self.last_turn, turn):
+            self.turns += 1
+        self.any_step = True
+        self.steps += 1
+        self.last_turn = turn
+        self.open = None
+
+    def turn_end(self) -> None:
+        """A ``turn/end``: calls whose result never landed are dropped."""
+        if self.pending:
+            self.pending = {}

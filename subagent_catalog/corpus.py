@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Literal
 
 from subagent_catalog.frames.assemble import FsProbes, assemble
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.costs import with_costs
+from subagent_catalog.prices import Prices, PriceTable, price_table
 from subagent_catalog.progress import Progress, quiet
 from subagent_catalog.read.discover import SessionFile, discover
 from subagent_catalog.read.logread import LogFacts
@@ -34,6 +36,7 @@ def read_corpus(
     progress: Progress | None = None,
     jobs: int | None = None,
     cache: bool | str | os.PathLike[str] = True,
+    prices: Prices | PriceTable | None = None,
 ) -> Corpus:
     """Read a dsh session root into frames.
 
@@ -52,6 +55,8 @@ def read_corpus(
             ``False`` (or ``SUBAGENT_CATALOG_CACHE=off`` with the default)
             reads every file. When the whole walk and the code are unchanged
             (``store.frames_cache``), the frames themselves are reused.
+        prices: the price table ``sessions.cost_usd`` is computed with (default:
+            ``genai-prices``' offline table; a mapping or a TOML/CSV file extends it, see ``prices``).
 
     Raises:
         CorpusRootError: the root is missing, not a directory or unreadable.
@@ -61,6 +66,7 @@ def read_corpus(
         >>> read_corpus(tempfile.mkdtemp(), cache=False).sessions.height
         0
     """
+    table = price_table(prices)  # a bad table fails before anything is read
     root_path = os.fspath(root)
     found = discover(root_path, compression)  # "auto": the encoding is chosen during the walk
     chosen = found.compression
@@ -74,6 +80,7 @@ def read_corpus(
             hit = frames.load(jobs=jobs)
             if hit is not None:
                 (progress or quiet)(len(found.files), len(found.files))
+                hit.sessions = with_costs(hit.sessions, table)
                 return hit
     store = _open_cache(root_path, chosen, directory)
     facts_list = _read_facts(
@@ -85,6 +92,7 @@ def read_corpus(
         store.save()
     if frames is not None:
         frames.save(corpus, probes)
+    corpus.sessions = with_costs(corpus.sessions, table)
     return corpus
 
 

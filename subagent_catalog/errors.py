@@ -81,3 +81,7 @@ class UnknownSessionError(SessionLookupError):
 
 class LiveOverlayError(SubagentCatalogError, ValueError):
     """A ``live=`` overlay with a status other than ``running`` or ``idle``."""
+
+
+class PricesError(SubagentCatalogError):
+    """A price table that cannot be read (a missing or malformed file, a malformed entry)."""

@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     "progress": 0,
     "version": 0,
     "outputs": 1,
+    "prices": 1,
     "read": 1,
     "frames": 2,
     "synth": 2,

@@ -42,7 +42,9 @@ from typing import Any, Literal
 import polars as pl
 
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.costs import with_costs
 from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
+from subagent_catalog.prices import price_table
 from subagent_catalog.read.paths import Compression
 from subagent_catalog.store.layout import (
     MANIFEST,
@@ -233,7 +235,7 @@ class Archive:
                     self.descriptors.sort(self.order_by("descriptors")).select(list(DESCRIPTOR_SCHEMA)).collect()
                 )
                 problems = self.problems.sort(self.order_by("problems")).select(list(PROBLEM_SCHEMA)).collect()
-                sessions = sessions.cast(pl.Schema(SESSION_SCHEMA))
+                sessions = with_costs(sessions.cast(pl.Schema(SESSION_SCHEMA)), price_table())
                 descriptors = descriptors.cast(pl.Schema(DESCRIPTOR_SCHEMA))
                 problems = problems.cast(pl.Schema(PROBLEM_SCHEMA))
             except (pl.exceptions.PolarsError, OSError) as error:

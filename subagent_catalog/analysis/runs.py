@@ -1,0 +1,242 @@
+"""Runs as tables: token usage and cost per model, tool calls one row each, from a corpus or an archive.
+
+Both read the nested records the single read keeps per session (``sessions.usage_samples``,
+``sessions.tool_call_records``), so nothing is read again from the logs, and over an archive they
+stay lazy until the result (a 500,000-session archive is never loaded whole). ``part`` picks the
+session's own events (the default: a fork's inherited seed is its parent's history, counted
+there), the seed alone, or both (``in_seed`` tells them apart).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import polars as pl
+
+from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.costs import own_samples
+from subagent_catalog.prices import SAMPLE_COLUMNS, Prices, PriceTable, price_table, sample_costs
+from subagent_catalog.store.archive import Archive
+from subagent_catalog.store.layout import ArchiveError
+
+Part = Literal["own", "seed", "all"]
+"""Which events of a session count: its own (``seq >= seedLength``), a fork's seed, or both."""
+
+Source = Corpus | Archive
+"""A read corpus, or an opened archive."""
+
+TOKEN_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
+
+
+def session_table(source: Source, columns: list[str]) -> pl.LazyFrame:
+    """These ``sessions`` columns of a corpus or an archive, lazily (an archive's are scanned, not loaded).
+
+    Raises:
+        ArchiveError: the archive's sessions table lacks a column (written by an older version).
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> session_table(read_corpus(tempfile.mkdtemp()), ["session_id"]).collect().columns
+        ['session_id']
+    """
+    if isinstance(source, Archive):
+        frame = source.sessions
+        missing = [name for name in columns if name not in frame.collect_schema()]
+        if missing:
+            raise ArchiveError(
+                f"archive {source.path!r} has no sessions column {missing[0]!r}",
+                hint="re-export it with this version of subagent_catalog",
+            )
+        return frame.select(columns)
+    if not isinstance(source, Corpus):
+        raise TypeError(f"expected a Corpus or an Archive, not {type(source).__name__}")
+    return source.sessions.lazy().select(columns)
+
+
+def _collect(frame: pl.LazyFrame, source: Source) -> pl.DataFrame:
+    if isinstance(source, Archive):
+        try:
+            return frame.collect(engine="streaming")
+        except (pl.exceptions.PolarsError, OSError) as error:
+            raise ArchiveError(
+                f"cannot read the sessions of archive {source.path!r}: {type(error).__name__}: {str(error)[:200]}",
+                hint="a data file is missing or damaged: re-export the archive",
+            ) from None
+    return frame.collect()
+
+
+def usage_samples(source: Source, *, part: Part = "own", prices: Prices | PriceTable | None = None) -> pl.DataFrame:
+    """One row per model step that reported usage, with the model that served it and what it cost.
+
+    Columns: ``list_order``, ``session_id``, ``seq`` (the event whose sample counts), ``time_ms``,
+    ``turn``, ``step``, ``in_seed``, ``provider``, ``model``, the five token counts (``input_tokens``
+    is uncached input), ``cost_usd`` (``null``: no price for the model) and ``price_source``. Rows are
+    in list order, then seq order.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> usage_samples(read_corpus("tests/data/run-facts")).select("session_id", "seq", "model").rows()
+        [('child-1', 11, 'deepseek-v4-flash'), ('child-1', 21, 'deepseek-v4-flash'), ('child-1', 40, 'deepseek-v4-pro')]
+    """
+    frame = own_samples(session_table(source, ["list_order", "session_id", "usage_samples"]), part=part)
+    priced = sample_costs(frame, price_table(prices))
+    return _collect(priced.sort("list_order", "seq"), source)
+
+
+def _sum_or_null(name: str) -> pl.Expr:
+    """The column's sum, ``null`` when no row has a value (a count no sample reported is unknown, not 0)."""
+    return pl.when(pl.col(name).is_not_null().any()).then(pl.col(name).sum()).otherwise(None).alias(name)
+
+
+def usage_by_model(
+    source: Source,
+    *,
+    part: Part = "own",
+    prices: Prices | PriceTable | None = None,
+    by: Literal["session", "model"] = "session",
+) -> pl.DataFrame:
+    """Token usage and cost per session and model: one row per (session, provider, model, ``in_seed``).
+
+    With ``by="model"``, one row per (provider, model, ``in_seed``) over the whole source, with the
+    number of ``sessions`` it served instead of the session columns.
+
+    ``steps`` counts the steps the model served that reported usage (one sample per step, the
+    last one of the step: upstream's ``tokenUsage`` rule); the token columns are their sums
+    (``null`` when no sample carries the count); ``billed_input_tokens`` is input + cache read +
+    cache write; ``cost_usd`` is ``null`` when the model has no price (``unpriced_models`` lists
+    them), never $0. With ``part="all"`` a fork's rows of its seed (``in_seed``) come beside its own:
+    their sum is upstream's whole-log ``tokenUsage``.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> rows = usage_by_model(read_corpus("tests/data/run-facts"))
+        >>> rows.select("session_id", "model", "steps", "input_tokens", "cache_read_tokens").rows()
+        [('child-1', 'deepseek-v4-flash', 2, 310, 50), ('child-1', 'deepseek-v4-pro', 1, 1000, None)]
+        >>> usage_by_model(read_corpus("tests/data/run-facts"), by="model").select("model", "sessions").rows()
+        [('deepseek-v4-flash', 1), ('deepseek-v4-pro', 1)]
+    """
+    frame = own_samples(session_table(source, ["list_order", "session_id", "usage_samples"]), part=part)
+    priced = sample_costs(frame, price_table(prices))
+    keys = ["list_order", "session_id"] if by == "session" else []
+    grouped = priced.group_by(*keys, "provider", "model", "in_seed").agg(
+        *([] if keys else [pl.col("list_order").n_unique().cast(pl.Int64).alias("sessions")]),
+        pl.len().cast(pl.Int64).alias("steps"),
+        pl.col("time_ms").min().alias("first_ms"),
+        pl.col("time_ms").max().alias("last_ms"),
+        *(_sum_or_null(name) for name in TOKEN_COLUMNS),
+        pl.when(pl.col("cost_usd").is_null().any()).then(None).otherwise(pl.col("cost_usd").sum()).alias("cost_usd"),
+        pl.col("price_source").drop_nulls().first().alias("price_source"),
+    )
+    billed = ("input_tokens", "cache_read_tokens", "cache_write_tokens")
+    grouped = grouped.with_columns(
+        pl.when(pl.any_horizontal(pl.col(name).is_not_null() for name in billed))
+        .then(pl.sum_horizontal(billed))
+        .otherwise(None)
+        .alias("billed_input_tokens")
+    )
+    if keys:
+        ordered = grouped.sort("list_order", "in_seed", "first_ms", "provider", "model", nulls_last=True)
+    else:
+        ordered = grouped.sort("in_seed", "provider", "model", nulls_last=True)
+    return _collect(ordered, source).select(
+        *(keys or ["sessions"]),
+        "provider",
+        "model",
+        "in_seed",
+        "steps",
+        *TOKEN_COLUMNS,
+        "billed_input_tokens",
+        "cost_usd",
+        "price_source",
+        "first_ms",
+        "last_ms",
+    )
+
+
+def unpriced_models(source: Source, *, prices: Prices | PriceTable | None = None) -> pl.DataFrame:
+    """The models no price table knows: ``provider``, ``model``, ``sessions`` and ``steps`` (own events).
+
+    Their sessions' ``cost_usd`` is ``null``; add their prices with ``prices=`` (or ``--prices``).
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> unpriced_models(read_corpus("tests/data/run-facts")).height
+        0
+        >>> unpriced_models(read_corpus("tests/data/run-facts"), prices=__import__("subagent_catalog.prices",
+        ...     fromlist=["PriceTable"]).PriceTable(genai=False)).rows()
+        [('deepseek-official', 'deepseek-v4-flash', 1, 2), ('deepseek-official', 'deepseek-v4-pro', 1, 1)]
+    """
+    frame = own_samples(session_table(source, ["list_order", "session_id", "usage_samples"]))
+    priced = sample_costs(frame.select("list_order", *SAMPLE_COLUMNS), price_table(prices))
+    missing = (
+        priced.filter(pl.col("cost_usd").is_null())
+        .group_by("provider", "model")
+        .agg(pl.col("list_order").n_unique().alias("sessions"), pl.len().alias("steps"))
+        .sort("provider", "model", nulls_last=True)
+    )
+    return _collect(missing, source).cast({"sessions": pl.Int64, "steps": pl.Int64})
+
+
+CALL_STATUS = ("ok", "error", "no-result", "no-call")
+"""A tool call row's ``status``: answered, answered with ``isError``, never answered, a result without a call."""
+
+
+def tool_calls(source: Source, *, part: Part = "own") -> pl.DataFrame:
+    """One row per tool call, with the result that answered it.
+
+    Columns: ``list_order``, ``session_id``, ``seq`` (the ``tool/call``), ``turn``, ``step``,
+    ``call_id``, ``name``, ``argument_bytes``, ``in_seed``, ``time_ms`` (called), ``result_seq``,
+    ``result_time_ms``, ``duration_ms`` (result time - call time, at least 0, as upstream's tool
+    time), ``is_error``, ``error_name``, ``error_code`` (``data.error`` of the result),
+    ``result_bytes`` (UTF-8 bytes of its text) and ``status`` (``CALL_STATUS``). A result that
+    answers no call of the log is a row of its own (``status`` ``no-call``, the call's columns null).
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> calls = tool_calls(read_corpus("tests/data/run-facts"))
+        >>> calls.select("session_id", "name", "duration_ms", "status", "error_code").rows()[:2]
+        [('child-1', 'shell', 10, 'error', 'EXIT_NONZERO'), ('child-1', 'read_file', 10, 'ok', None)]
+    """
+    frame = (
+        session_table(source, ["list_order", "session_id", "tool_call_records"])
+        .explode("tool_call_records")
+        .filter(pl.col("tool_call_records").is_not_null())
+        .unnest("tool_call_records")
+    )
+    if part == "own":
+        frame = frame.filter(~pl.col("in_seed"))
+    elif part == "seed":
+        frame = frame.filter(pl.col("in_seed"))
+    frame = frame.with_columns(
+        pl.max_horizontal(pl.col("result_time_ms") - pl.col("time_ms"), pl.lit(0)).alias("duration_ms"),
+        pl.when(pl.col("seq").is_null())
+        .then(pl.lit("no-call"))
+        .when(pl.col("result_seq").is_null())
+        .then(pl.lit("no-result"))
+        .when(pl.col("is_error"))
+        .then(pl.lit("error"))
+        .otherwise(pl.lit("ok"))
+        .alias("status"),
+    ).with_columns(pl.when(pl.col("result_time_ms").is_null()).then(None).otherwise(pl.col("duration_ms")))
+    ordered = frame.sort("list_order", pl.coalesce("seq", "result_seq"))
+    return _collect(ordered, source).select(
+        "list_order",
+        "session_id",
+        "seq",
+        "turn",
+        "step",
+        "call_id",
+        "name",
+        "argument_bytes",
+        "in_seed",
+        "time_ms",
+        "result_seq",
+        "result_time_ms",
+        "duration_ms",
+        "is_error",
+        "error_name",
+        "error_code",
+        "result_bytes",
+        "status",
+    )

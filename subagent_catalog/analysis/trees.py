@@ -1,0 +1,234 @@
+"""Whole trees of runs: every session with the totals of its subtree (``run_trees``).
+
+The tree is the sessions' ``parentSession`` links. ``scope="lineage"`` counts every session
+below (ordinary forks included); ``scope="subagents"`` counts what upstream's descendants
+listing shows: the listed ``origin: "subagent"`` sessions below, found through any session (an
+ordinary fork between two subagents is walked through, not counted). A session always counts
+itself. Each session's own figures are its own events' (a fork's inherited seed is counted once,
+in its parent), so no token, call or cost is counted twice.
+
+The links are resolved once, in linear time: a parent id names the first log (in list order)
+carrying it; a link that closes a cycle (a session naming itself, two naming each other) is cut
+and the sessions on the cycle are flagged ``in_cycle`` (they head their own trees).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import polars as pl
+
+from subagent_catalog.analysis.runs import Source, session_table
+from subagent_catalog.frames.costs import session_costs
+from subagent_catalog.frames.outcome import OUTCOMES
+from subagent_catalog.prices import Prices, PriceTable, price_table
+
+Scope = Literal["lineage", "subagents"]
+
+_SUMS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+    "tool_calls",
+    "tool_results_failed",
+)
+_COLUMNS = [
+    "list_order",
+    "session_id",
+    "parent_session",
+    "origin",
+    "listed",
+    "outcome",
+    "run_first_ms",
+    "run_last_ms",
+    *_SUMS,
+    "usage_samples",
+]
+
+
+def _resolve(ids: Sequence[str | None], parents: Sequence[str | None]) -> tuple[list[int], list[bool]]:
+    """Each node's parent index (-1: none) with cycle-closing links cut, and whether the node is on a cycle."""
+    first: dict[str, int] = {}
+    for index, session_id in enumerate(ids):
+        if session_id is not None and session_id not in first:
+            first[session_id] = index
+    parent = [first.get(name, -1) if name is not None else -1 for name in parents]
+    state = [0] * len(ids)  # 0 unseen, 1 on the current walk, 2 done
+    in_cycle = [False] * len(ids)
+    for start in range(len(ids)):
+        path = []
+        node = start
+        while node != -1 and state[node] == 0:
+            state[node] = 1
+            path.append(node)
+            node = parent[node]
+        if node != -1 and state[node] == 1:  # the walk came back to itself: a cycle from ``node`` on
+            for member in path[path.index(node) :]:
+                in_cycle[member] = True
+                parent[member] = -1
+        for member in path:
+            state[member] = 2
+    return parent, in_cycle
+
+
+def _depths(parent: list[int]) -> tuple[list[int], list[int]]:
+    """Each node's depth (edges from its root) and root index, in a forest."""
+    depth = [-1] * len(parent)
+    root = list(range(len(parent)))
+    for start in range(len(parent)):
+        path = []
+        node = start
+        while node != -1 and depth[node] == -1:
+            path.append(node)
+            node = parent[node]
+        base, top = (-1, -1) if node == -1 else (depth[node], root[node])
+        for member in reversed(path):
+            base += 1
+            depth[member] = base
+            top = member if top == -1 else top
+            root[member] = top
+    return depth, root
+
+
+def _peaks(parent: list[int], counted: list[bool], first: list[Any], last: list[Any]) -> list[int]:
+    """Per node: the most of its counted direct children running at once (their own events' time spans)."""
+    spans: dict[int, list[tuple[int, int]]] = {}
+    for node, up in enumerate(parent):
+        if up != -1 and counted[node] and first[node] is not None and last[node] is not None:
+            spans.setdefault(up, []).append((first[node], last[node]))
+    peaks = [0] * len(parent)
+    for node, intervals in spans.items():
+        edges = sorted([(start, 0) for start, _ in intervals] + [(end, 1) for _, end in intervals])
+        running = best = 0
+        for _, kind in edges:  # at equal times a start comes first: touching spans overlap
+            running += 1 if kind == 0 else -1
+            best = max(best, running)
+        peaks[node] = best
+    return peaks
+
+
+def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | PriceTable | None = None) -> pl.DataFrame:
+    """One row per session with its tree position and its subtree's totals (``subtree_`` columns).
+
+    Columns: ``list_order``, ``session_id``, ``parent_list_order`` (the resolved parent log),
+    ``root_list_order``, ``root_session_id``, ``depth``, ``in_cycle``, ``children`` (counted direct
+    children), ``peak_children_running`` (the most counted direct children whose own events' spans
+    overlap), then over the session and the counted sessions below it: ``subtree_sessions``,
+    ``subtree_subagents``, ``subtree_forks`` (ordinary sessions below), ``subtree_max_depth``,
+    ``subtree_first_ms``, ``subtree_last_ms``, ``subtree_wall_ms``, the token sums, ``subtree_cost_usd``
+    (``null`` when any counted session has no cost: an unpriced model, an unreadable log),
+    ``subtree_tool_calls``, ``subtree_tool_results_failed`` and one ``subtree_<outcome>`` count per
+    outcome. A token sum is ``null`` when no counted session reported that count.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> trees = run_trees(read_corpus("tests/data/run-facts"))
+        >>> trees.select("session_id", "depth", "subtree_sessions", "subtree_input_tokens", "subtree_open").rows()
+        [('child-1', 1, 1, 1310, 1), ('parent-1', 0, 2, 1310, 1)]
+    """
+    table = price_table(prices)
+    frame = session_table(source, _COLUMNS)
+    frame = frame.join(session_costs(frame, table), on="list_order", how="left").drop("usage_samples")
+    data = frame.sort("list_order").collect()
+    ids, parents = data["session_id"].to_list(), data["parent_session"].to_list()
+    parent, in_cycle = _resolve(ids, parents)
+    depth, root = _depths(parent)
+    subagent = [origin == "subagent" for origin in data["origin"].to_list()]
+    listed = [value is True for value in data["listed"].to_list()]
+    if scope == "lineage":
+        counted = [True] * len(ids)
+    else:
+        counted = [own and seen for own, seen in zip(subagent, listed, strict=True)]
+    order = sorted(range(len(ids)), key=depth.__getitem__, reverse=True)  # children before their parents
+    columns: dict[str, list[Any]] = {}
+
+    def roll(values: list[Any], combine: Any, empty: Any) -> list[Any]:
+        below = [empty] * len(values)
+        for node in order:
+            up = parent[node]
+            if up != -1:
+                mine = combine(values[node], below[node]) if counted[node] else below[node]
+                below[up] = combine(below[up], mine)
+        return [combine(value, extra) for value, extra in zip(values, below, strict=True)]
+
+    def add(a: Any, b: Any) -> Any:
+        return b if a is None else a if b is None else a + b
+
+    ones = [1] * len(ids)
+    columns["subtree_sessions"] = roll(ones, add, 0)
+    columns["subtree_subagents"] = [
+        total - (1 if own else 0) for total, own in zip(roll([int(s) for s in subagent], add, 0), subagent, strict=True)
+    ]
+    forks = roll([int(not s) for s in subagent], add, 0)
+    columns["subtree_forks"] = [total - (0 if own else 1) for total, own in zip(forks, subagent, strict=True)]
+    if scope == "subagents":
+        columns["subtree_forks"] = [0] * len(ids)
+    columns["subtree_max_depth"] = _heights(parent, counted, order)
+    first, last = data["run_first_ms"].to_list(), data["run_last_ms"].to_list()
+    columns["subtree_first_ms"] = roll(first, lambda a, b: b if a is None else a if b is None else min(a, b), None)
+    columns["subtree_last_ms"] = roll(last, lambda a, b: b if a is None else a if b is None else max(a, b), None)
+    for name in _SUMS:
+        columns[f"subtree_{name}"] = roll(data[name].to_list(), add, None)
+    missing = roll([int(cost is None) for cost in data["cost_usd"].to_list()], add, 0)
+    costs = roll([cost or 0.0 for cost in data["cost_usd"].to_list()], add, 0.0)
+    columns["subtree_cost_usd"] = [None if gap else cost for cost, gap in zip(costs, missing, strict=True)]
+    outcomes = data["outcome"].to_list()
+    for kind in OUTCOMES:
+        columns[f"subtree_{kind.replace('-', '_')}"] = roll([int(o == kind) for o in outcomes], add, 0)
+    children = [0] * len(ids)
+    for node, up in enumerate(parent):
+        if up != -1 and counted[node]:
+            children[up] += 1
+    out = pl.DataFrame(
+        {
+            "list_order": data["list_order"],
+            "session_id": data["session_id"],
+            "parent_list_order": [data["list_order"][p] if p != -1 else None for p in parent],
+            "root_list_order": [data["list_order"][r] for r in root],
+            "root_session_id": [ids[r] for r in root],
+            "depth": depth,
+            "in_cycle": in_cycle,
+            "children": children,
+            "peak_children_running": _peaks(parent, counted, first, last),
+            **columns,
+        },
+        schema_overrides={"parent_list_order": pl.Int64, "subtree_cost_usd": pl.Float64},
+        strict=False,
+    )
+    return out.with_columns((pl.col("subtree_last_ms") - pl.col("subtree_first_ms")).alias("subtree_wall_ms")).select(
+        "list_order",
+        "session_id",
+        "parent_list_order",
+        "root_list_order",
+        "root_session_id",
+        "depth",
+        "in_cycle",
+        "children",
+        "peak_children_running",
+        "subtree_sessions",
+        "subtree_subagents",
+        "subtree_forks",
+        "subtree_max_depth",
+        "subtree_first_ms",
+        "subtree_last_ms",
+        "subtree_wall_ms",
+        *(f"subtree_{name}" for name in _SUMS[:5]),
+        "subtree_cost_usd",
+        *(f"subtree_{name}" for name in _SUMS[5:]),
+        *(f"subtree_{kind.replace('-', '_')}" for kind in OUTCOMES),
+    )
+
+
+def _heights(parent: list[int], counted: list[bool], order: list[int]) -> list[int]:
+    """Per node: the most edges down to a counted session below it (0 when none)."""
+    height = [-1] * len(parent)  # -1: no counted session below
+    for node in order:
+        up = parent[node]
+        if up != -1:
+            reach = max(0 if counted[node] else -1, height[node])
+            if reach != -1:
+                height[up] = max(height[up], reach + 1)
+    return [max(0, value) for value in height]

@@ -1,0 +1,93 @@
+"""What each session cost: its own usage samples priced (``prices``), summed per session.
+
+A session's ``cost_usd`` is the sum of its own samples' costs (a fork's seed is its parent's and is
+not counted again); ``null`` when any of them is unpriced (an unknown model is never $0) or when the
+log's events could not be scanned; ``0.0`` for a readable session that reported no usage.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from subagent_catalog.prices import SAMPLE_COLUMNS, PriceTable, sample_costs
+
+COST_SCHEMA = {"cost_usd": pl.Float64}
+"""The column ``with_costs`` adds to ``sessions``."""
+
+
+def own_samples(sessions: pl.LazyFrame, *, part: str = "own") -> pl.LazyFrame:
+    """One row per usage sample of ``sessions`` (``list_order``, ``session_id``, then the sample's fields).
+
+    ``part`` is ``own`` (the sessions' own steps), ``seed`` (a fork's inherited ones) or ``all``.
+
+    Examples:
+        >>> sessions = pl.LazyFrame({"list_order": [0], "session_id": ["a"], "usage_samples": [None]},
+        ...     schema_overrides={"usage_samples": pl.List(pl.Struct({"in_seed": pl.Boolean}))})
+        >>> own_samples(sessions).collect().height
+        0
+    """
+    frame = (
+        sessions.select("list_order", "session_id", "usage_samples")
+        .explode("usage_samples")
+        .filter(pl.col("usage_samples").is_not_null())
+        .unnest("usage_samples")
+    )
+    if part == "own":
+        return frame.filter(~pl.col("in_seed"))
+    if part == "seed":
+        return frame.filter(pl.col("in_seed"))
+    return frame
+
+
+def session_costs(sessions: pl.LazyFrame, table: PriceTable) -> pl.LazyFrame:
+    """``list_order`` and ``cost_usd`` of every session (see the module docstring).
+
+    Examples:
+        >>> from subagent_catalog.prices import price_table
+        >>> sample = {"in_seed": False, "provider": "p", "model": "m", "time_ms": 0, "input_tokens": 10**6,
+        ...     "output_tokens": 0, "cache_read_tokens": None, "cache_write_tokens": None, "reasoning_tokens": None}
+        >>> sessions = pl.LazyFrame({"list_order": [0, 1, 2], "session_id": ["a", "b", "c"],
+        ...     "usage_samples": [[sample], [], None]})
+        >>> session_costs(sessions, price_table({"p/m": {"input": 3, "output": 1}})).collect().rows()
+        [(0, 3.0), (1, 0.0), (2, None)]
+    """
+    priced = sample_costs(own_samples(sessions).select("list_order", *SAMPLE_COLUMNS), table)
+    per_session = priced.group_by("list_order").agg(
+        pl.when(pl.col("cost_usd").is_null().any()).then(None).otherwise(pl.col("cost_usd").sum()).alias("_cost")
+    )
+    return (
+        sessions.select("list_order", "usage_samples")
+        .join(per_session, on="list_order", how="left")
+        .select(
+            "list_order",
+            pl.when(pl.col("usage_samples").is_null())
+            .then(None)
+            .when(pl.col("usage_samples").list.len() == 0)
+            .then(0.0)
+            .otherwise(pl.col("_cost"))
+            .cast(pl.Float64)
+            .alias("cost_usd"),
+        )
+        .sort("list_order")
+    )
+
+
+def with_costs(sessions: pl.DataFrame, table: PriceTable) -> pl.DataFrame:
+    """``sessions`` with its ``cost_usd`` column (computed anew by ``table``), rows in their order.
+
+    Examples:
+        >>> from subagent_catalog.prices import price_table
+        >>> from subagent_catalog.frames.schemas import USAGE_SAMPLE_TYPE
+        >>> sessions = pl.DataFrame({"list_order": [0, 1], "session_id": ["a", "b"], "usage_samples": [[], None]},
+        ...     schema_overrides={"usage_samples": pl.List(USAGE_SAMPLE_TYPE)})
+        >>> with_costs(sessions, price_table())["cost_usd"].to_list()
+        [0.0, None]
+    """
+    if sessions.height == 0:
+        return sessions.drop("cost_usd", strict=False).with_columns(pl.lit(None, pl.Float64).alias("cost_usd"))
+    costs = session_costs(sessions.lazy(), table).collect()
+    return sessions.drop("cost_usd", strict=False).with_columns(
+        costs.sort("list_order")["cost_usd"].alias("cost_usd")
+        if sessions["list_order"].is_sorted()
+        else sessions.select("list_order").join(costs, on="list_order", how="left", maintain_order="left")["cost_usd"]
+    )

@@ -1,0 +1,317 @@
+"""What tokens cost: a price table, and the cost of usage samples, computed over whole columns.
+
+The default table is ``genai-prices``' (its data ships inside the package; nothing is fetched),
+looked up by provider id (dsh's route ids are mapped by ``PROVIDER_ALIASES``) and model name, at
+the UTC minute of each sample, so a provider's dated and time-of-day prices (DeepSeek's off-peak
+hours, for one) apply as the provider bills them. A user table extends or overrides it: a mapping
+(or a TOML or CSV file) from ``"provider/model"`` or ``"model"`` to USD per million tokens
+``{"input", "output", "cache_read", "cache_write"}``; a missing cache price is the input price.
+
+Counts follow dsh's ``TokenUsage``: ``input_tokens`` is uncached input only, cache reads and writes are
+billed input of their own (billed input = input + cache read + cache write), reasoning tokens are part of
+the output (priced apart only where the provider prices them apart). A sample whose model no table
+knows has no cost (``null``), never a cost of $0: ``unpriced`` lists such models.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from subagent_catalog.errors import PricesError
+
+PROVIDER_ALIASES: dict[str, str] = {"deepseek-official": "deepseek"}
+"""dsh provider route ids whose ``genai-prices`` provider id differs."""
+
+_MILLION = 1_000_000
+_MINUTE_MS = 60_000
+
+
+class ModelPrice(BaseModel):
+    """One model's prices in USD per million tokens (a user table's entry)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input: float = Field(ge=0, allow_inf_nan=False)
+    output: float = Field(ge=0, allow_inf_nan=False)
+    cache_read: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    cache_write: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+
+
+@dataclass(frozen=True)
+class Rates:
+    """A linear price: USD per request plus USD per token of each kind (``source`` says where it comes from)."""
+
+    request: float
+    input: float
+    cache_read: float
+    cache_write: float
+    output: float
+    reasoning: float
+    source: str
+
+
+Prices = Mapping[str, Mapping[str, float | None]] | str | os.PathLike[str]
+"""A user price table: a mapping, or the path of a TOML or CSV file (see the module docstring)."""
+
+
+@dataclass
+class PriceTable:
+    """Where prices come from: a user table first, then ``genai-prices`` (unless ``genai`` is off).
+
+    Examples:
+        >>> table = PriceTable({"mock/mock": ModelPrice(input=1.0, output=2.0)})
+        >>> table.rates("mock", "mock", 0).output * 1_000_000
+        2.0
+        >>> table.rates("mock", "other", 0) is None
+        True
+        >>> round(PriceTable().rates("deepseek-official", "deepseek-v4-flash", 0).output * 1_000_000, 4)
+        0.28
+    """
+
+    user: Mapping[str, ModelPrice] = field(default_factory=dict)
+    genai: bool = True
+    _cache: dict[tuple[str | None, str | None, int], Rates | None] = field(default_factory=dict, repr=False)
+    _tiers: dict[tuple[str | None, str | None, int], Any] = field(default_factory=dict, repr=False)
+
+    def rates(self, provider: str | None, model: str | None, minute: int) -> Rates | None:
+        """The rates of ``provider``/``model`` at UTC minute ``minute`` (ms since the epoch // 60,000), or ``None``."""
+        key = (provider, model, minute)
+        if key not in self._cache:
+            self._cache[key] = self._find(provider, model, minute)
+        return self._cache[key]
+
+    def _find(self, provider: str | None, model: str | None, minute: int) -> Rates | None:
+        if model is None:
+            return None
+        for name in (f"{provider}/{model}", model):
+            entry = self.user.get(name)
+            if entry is not None:
+                return _user_rates(entry, f"user table: {name}")
+        if not self.genai or provider is None:
+            return None
+        return _genai_rates(PROVIDER_ALIASES.get(provider, provider), model, minute)
+
+    def tiered(self, provider: str | None, model: str | None, minute: int) -> Any:
+        """The ``genai-prices`` model price when its price depends on the request's size (tiers), else ``None``."""
+        key = (provider, model, minute)
+        if key not in self._tiers:
+            rates = self.rates(provider, model, minute)
+            found = None
+            if rates is not None and provider is not None and model is not None and rates.source.startswith("genai"):
+                found = _genai_tiered(PROVIDER_ALIASES.get(provider, provider), model, minute)
+            self._tiers[key] = found
+        return self._tiers[key]
+
+
+def _user_rates(entry: ModelPrice, source: str) -> Rates:
+    per = 1 / _MILLION
+    cache_read = entry.input if entry.cache_read is None else entry.cache_read
+    cache_write = entry.input if entry.cache_write is None else entry.cache_write
+    return Rates(
+        0.0, entry.input * per, cache_read * per, cache_write * per, entry.output * per, entry.output * per, source
+    )
+
+
+def _genai_model(provider: str, model: str, minute: int) -> tuple[Any, Any] | None:
+    """The ``genai-prices`` (model info, model price at that minute), or ``None`` when it does not know them."""
+    from genai_prices import data_snapshot
+
+    try:
+        _, info = data_snapshot.get_snapshot().find_provider_model(model, None, provider, None)
+    except LookupError:
+        return None
+    return info, info.get_prices(datetime.fromtimestamp(minute * 60, tz=UTC))
+
+
+def _genai_tiered(provider: str, model: str, minute: int) -> Any:
+    from genai_prices.types import TieredPrices
+
+    found = _genai_model(provider, model, minute)
+    if found is None:
+        return None
+    price = found[1]
+    return price if any(isinstance(value, TieredPrices) for value in vars(price).values()) else None
+
+
+def _genai_rates(provider: str, model: str, minute: int) -> Rates | None:
+    """A ``genai-prices`` price as a linear one, read off its own calculation at one request of each kind."""
+    from genai_prices import Usage, __version__
+
+    found = _genai_model(provider, model, minute)
+    if found is None:
+        return None
+    info, price = found
+
+    def total(**counts: int) -> float:
+        return float(price.calc_price(Usage(**counts))["total_price"])
+
+    base = total()
+    unit = _MILLION
+
+    def rate(**counts: int) -> float:
+        return (total(**counts) - base) / unit
+
+    return Rates(
+        base,
+        rate(input_tokens=unit),
+        rate(input_tokens=unit, cache_read_tokens=unit),
+        rate(input_tokens=unit, cache_write_tokens=unit),
+        rate(output_tokens=unit),
+        rate(output_tokens=unit, output_reasoning_tokens=unit),
+        f"genai-prices {__version__}: {provider}/{info.id}",
+    )
+
+
+def price_table(prices: Prices | PriceTable | None = None) -> PriceTable:
+    """The price table ``prices`` names: ``None`` for ``genai-prices`` alone, a mapping or a file to extend it.
+
+    Raises:
+        PricesError: the file is missing or unreadable, or an entry is malformed.
+
+    Examples:
+        >>> table = price_table({"deepseek-v4-flash": {"input": 0.5, "output": 1.0}})
+        >>> table.rates("deepseek-official", "deepseek-v4-flash", 0).source
+        'user table: deepseek-v4-flash'
+        >>> price_table({"m": {"input": -1, "output": 1}})
+        Traceback (most recent call last):
+        ...
+        subagent_catalog.errors.PricesError: price of 'm': input: Input should be greater than or equal to 0 (hint: ...)
+    """
+    if isinstance(prices, PriceTable):
+        return prices
+    if prices is None:
+        return PriceTable()
+    if isinstance(prices, (str, os.PathLike)):
+        return PriceTable(_read_file(Path(prices)))
+    return PriceTable(_entries(prices.items(), "the price mapping"))
+
+
+def _entries(items: Any, where: str) -> dict[str, ModelPrice]:
+    out: dict[str, ModelPrice] = {}
+    for name, entry in items:
+        if not isinstance(name, str) or not name:
+            raise PricesError(f"{where}: a model name must be a non-empty string, not {name!r}")
+        if not isinstance(entry, Mapping):
+            raise PricesError(f"{where}: the price of {name!r} is not a table of prices")
+        try:
+            out[name] = ModelPrice.model_validate(dict(entry))
+        except ValidationError as error:
+            first = error.errors()[0]
+            location = ".".join(str(part) for part in first["loc"])
+            raise PricesError(
+                f"price of {name!r}: {location}: {first['msg']}",
+                hint="prices are USD per million tokens: input and output (required), cache_read, cache_write",
+            ) from None
+    return out
+
+
+def _read_file(path: Path) -> dict[str, ModelPrice]:
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise PricesError(f"cannot read the price table {path}: {error.strerror}") from None
+    if path.suffix.lower() == ".csv":
+        rows = list(csv.DictReader(data.decode("utf-8-sig").splitlines()))
+        if rows and "model" not in rows[0]:
+            raise PricesError(f"{path}: no 'model' column", hint="columns: model,input,output,cache_read,cache_write")
+        items = []
+        for row in rows:
+            name = row.pop("model")
+            try:
+                items.append((name, {key: float(value) for key, value in row.items() if value not in ("", None)}))
+            except ValueError as error:
+                raise PricesError(f"{path}: the price of {name!r} is not a number ({error})") from None
+        return _entries(items, str(path))
+    try:
+        table = tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise PricesError(f"{path}: not TOML ({error})", hint="a TOML table per model, or a .csv file") from None
+    return _entries(table.items(), str(path))
+
+
+SAMPLE_COLUMNS = (
+    "provider",
+    "model",
+    "time_ms",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+)
+"""The columns ``sample_costs`` reads: one model request's usage each."""
+
+_COUNTS = SAMPLE_COLUMNS[3:]
+
+
+def sample_costs(samples: pl.LazyFrame, table: PriceTable) -> pl.LazyFrame:
+    """``samples`` with ``cost_usd`` (``null`` where no table prices the model) and ``price_source``.
+
+    Each sample's counts are one request's (one model step). Prices are looked up once per
+    provider, model and UTC minute (the only part collected: the distinct keys); a price that
+    depends on the request's size (tiers) is computed request by request by ``genai-prices``.
+
+    Examples:
+        >>> samples = pl.LazyFrame({"provider": ["p", "p"], "model": ["m", "x"], "time_ms": [0, 0],
+        ...     "input_tokens": [1_000_000, 5], "output_tokens": [0, 5], "cache_read_tokens": [None, None],
+        ...     "cache_write_tokens": [None, None], "reasoning_tokens": [None, None]})
+        >>> sample_costs(samples, price_table({"p/m": {"input": 2, "output": 4}})).collect()["cost_usd"].to_list()
+        [2.0, None]
+    """
+    frame = samples.with_columns((pl.col("time_ms").fill_null(0) // _MINUTE_MS).alias("_minute"))
+    keys = frame.select("provider", "model", "_minute").unique().collect()
+    found = [(table.rates(p, m, t), table.tiered(p, m, t) is not None) for p, m, t in keys.iter_rows()]
+    looked = keys.with_columns(
+        pl.Series("_request", [r.request if r else None for r, _ in found], dtype=pl.Float64),
+        *(
+            pl.Series(f"_rate_{name}", [getattr(r, name) if r else None for r, _ in found], dtype=pl.Float64)
+            for name in ("input", "cache_read", "cache_write", "output", "reasoning")
+        ),
+        pl.Series("price_source", [r.source if r else None for r, _ in found], dtype=pl.String),
+        pl.Series("_tiered", [tiered for _, tiered in found], dtype=pl.Boolean),
+    )
+    count = {name: pl.col(name).fill_null(0) for name in _COUNTS}
+    reasoning = pl.min_horizontal(count["reasoning_tokens"], count["output_tokens"])
+    cost = (
+        pl.col("_request")
+        + count["input_tokens"] * pl.col("_rate_input")
+        + count["cache_read_tokens"] * pl.col("_rate_cache_read")
+        + count["cache_write_tokens"] * pl.col("_rate_cache_write")
+        + (count["output_tokens"] - reasoning) * pl.col("_rate_output")
+        + reasoning * pl.col("_rate_reasoning")
+    )
+    if looked["_tiered"].any():
+        tiered = pl.struct("_tiered", "provider", "model", "_minute", *_COUNTS).map_elements(
+            lambda row: _tiered_cost(row, table), return_dtype=pl.Float64
+        )
+        cost = pl.when(pl.col("_tiered")).then(tiered).otherwise(cost)
+    frame = frame.join(looked.lazy(), on=["provider", "model", "_minute"], how="left", nulls_equal=True)
+    return frame.with_columns(cost.alias("cost_usd")).select(pl.exclude("^_.*$"))
+
+
+def _tiered_cost(row: dict[str, Any], table: PriceTable) -> float | None:
+    """One request's cost by ``genai-prices`` itself (a price with tiers by request size)."""
+    from genai_prices import Usage
+
+    if not row["_tiered"]:
+        return None
+    price = table.tiered(row["provider"], row["model"], row["_minute"])
+    uncached, out, read, write, thought = (row[name] or 0 for name in _COUNTS)
+    usage = Usage(
+        input_tokens=uncached + read + write,
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+        output_tokens=out,
+        output_reasoning_tokens=min(thought, out),
+    )
+    return float(price.calc_price(usage)["total_price"])

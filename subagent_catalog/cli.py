@@ -29,6 +29,7 @@ from subagent_catalog.catalog.parents import require_session
 from subagent_catalog.cli_gate import gate_options
 from subagent_catalog.cli_io import CatalogGroup, check_target, echo, is_stdout, note, output_stream, translate_errors
 from subagent_catalog.cli_options import corpus_options, load, semantics_option
+from subagent_catalog.cli_runs import runs
 from subagent_catalog.cli_search import search
 from subagent_catalog.cli_show import show
 from subagent_catalog.cli_window import window_options
@@ -560,3 +561,4 @@ def export(
 
 main.add_command(search)
 main.add_command(show)
+main.add_command(runs)

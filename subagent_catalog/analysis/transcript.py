@@ -24,6 +24,7 @@ from subagent_catalog.errors import SessionLookupError, UnknownSessionError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.nearest import nearest_ids
 from subagent_catalog.read.jsvalue import frame_text, parse_json
+from subagent_catalog.read.run_stats import StatsFold, StepTiming, token_delta
 
 TranscriptKind = Literal[
     "user",
@@ -57,6 +58,8 @@ TRANSCRIPT_SCHEMA: dict[str, Any] = {
     "is_error": pl.Boolean,
     "partial": pl.Boolean,
     "in_seed": pl.Boolean,
+    "llm_ms": pl.Int64,
+    "ttft_ms": pl.Int64,
     "detail": pl.String,
 }
 """The transcript's columns (docs/frames.md describes each)."""
@@ -372,12 +375,16 @@ def transcript_rows(events: pl.DataFrame, *, seed_length: int | None = None) -> 
     session_id = None
     open_turn: Any = None  # rows between turn/start and turn/end (step/start and step/end) belong to it
     open_step: Any = None
+    stats = StatsFold()  # the own events' model steps, timed as upstream's sessionStats times them
+    timed: dict[int, StepTiming] = {}
     for index, (sid, seq, time, kind, turn, step, raw) in enumerate(columns.iter_rows()):
         session_id = session_id or sid
         try:
             data = parse_json(raw) if raw is not None else None
         except ValueError:
             data = None
+        if seq >= (seed_length or 0):
+            _time_step(stats, timed, seq, time, kind, data)
         if kind == "turn/start":
             open_turn, open_step = _get(data, "turn"), None
         elif kind == "step/start":
@@ -427,7 +434,34 @@ def transcript_rows(events: pl.DataFrame, *, seed_length: int | None = None) -> 
             fold.add(_Row(index, "event", kind, [seq], [time], turn, step, text=summary, name=kind))
     for key in list(fold.streams):
         fold.flush(key, "the log ends before the message")
-    return _frame(fold.rows, session_id, seed_length)
+    return _frame(fold.rows, session_id, seed_length, timed)
+
+
+def _time_step(stats: StatsFold, timed: dict[int, StepTiming], seq: int, time: Any, kind: str, data: Any) -> None:
+    """Feed one own event to the step timer; a message that closes a step is timed under its seq."""
+    if kind == "assistant/chunk":
+        chunk = _get(data, "chunk")
+        turn, step = _get(data, "turn"), _get(data, "step")
+        if stats.wants_token(turn, step) and token_delta(chunk):
+            stats.token(turn, step, time)
+    elif kind == "assistant/message":
+        usage = _get(data, "usage")
+        step_timing = stats.message(
+            _get(data, "turn"), _get(data, "step"), time, usage if isinstance(usage, dict) else None
+        )
+        if step_timing is not None:
+            timed[seq] = step_timing
+    elif kind == "step/start":
+        stats.step_start(_get(data, "turn"), _get(data, "step"), time)
+    elif kind == "step/end":
+        stats.step_end(_get(data, "turn"))
+    elif kind == "tool/call":
+        stats.tool_call(_get(data, "callId"), time)
+    elif kind == "tool/result":
+        call_id = _get(data, "message", "source", "callId")
+        stats.tool_result(call_id if call_id is not None else _get(data, "callId"), time)
+    elif kind == "turn/end":
+        stats.turn_end()
 
 
 def _clean(value: Any) -> Any:
@@ -441,11 +475,16 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def _frame(rows: list[_Row], session_id: str | None, seed_length: int | None) -> pl.DataFrame:
+def _frame(
+    rows: list[_Row], session_id: str | None, seed_length: int | None, timed: dict[int, StepTiming] | None = None
+) -> pl.DataFrame:
     rows = sorted(rows, key=lambda row: row.index)  # stable: rows of one event keep their order
+    timed = timed or {}
+    firsts = [row.source if row.source is not None else row.seqs[0] if row.seqs else None for row in rows]
+    last_row = {first: at for at, first in enumerate(firsts) if first in timed}  # a message's last block row
     records = []
-    for row in rows:
-        first = row.source if row.source is not None else row.seqs[0] if row.seqs else None
+    for at, (row, first) in enumerate(zip(rows, firsts, strict=True)):
+        step_timing = timed[first] if first is not None and last_row.get(first) == at else None
         detail = orjson.dumps(_clean(row.detail), option=orjson.OPT_SORT_KEYS).decode() if row.detail else None
         records.append(
             (
@@ -464,6 +503,8 @@ def _frame(rows: list[_Row], session_id: str | None, seed_length: int | None) ->
                 row.is_error,
                 row.partial,
                 (first < seed_length) if first is not None and seed_length is not None else False,
+                step_timing.llm_ms if step_timing is not None else None,
+                step_timing.ttft_ms if step_timing is not None else None,
                 detail,
             )
         )

@@ -39,6 +39,16 @@ class StepTiming:
     first_token_ms: int | None = None
     message_ms: int | None = None
 
+    @property
+    def llm_ms(self) -> int | None:
+        """Model time: step start to message (at least 0)."""
+        return None if self.message_ms is None else max(0, self.message_ms - self.start_ms)
+
+    @property
+    def ttft_ms(self) -> int | None:
+        """First-token latency: step start to first token (at least 0)."""
+        return None if self.first_token_ms is None else max(0, self.first_token_ms - self.start_ms)
+
 
 def token_delta(chunk: Any) -> bool:
     """Whether an ``assistant/chunk``'s ``data.chunk`` carries visible model output (upstream's ``isTokenDelta``).
@@ -161,15 +171,18 @@ class StatsFold:
             assert self.open is not None
             self.open.first_token_ms = _time(time)
 
-    def message(self, turn: Any, step: Any, time: Any, usage: Any) -> None:
-        """An ``assistant/message`` of ``(turn, step)`` with its ``data.usage`` (a record or ``None``)."""
+    def message(self, turn: Any, step: Any, time: Any, usage: Any) -> StepTiming | None:
+        """An ``assistant/message`` of ``(turn, step)`` with its ``data.usage`` (a record or ``None``).
+
+        Returns the step it times, or ``None`` when it closes no open step.
+        """
         open_step = self.open
         if open_step is None or not (same(open_step.turn, turn) and same(open_step.step, step)):
-            return
+            return None
         self.open = None
         end = _time(time)
         if end is None:
-            return
+            return None
         open_step.message_ms = end
         self.steps_timed.append(open_step)
         self.llm_ms += max(0, end - open_step.start_ms)
@@ -181,6 +194,7 @@ class StatsFold:
             if type(output) is int and 0 <= output <= MAX_SAFE_INTEGER:
                 self.decode_ms += max(0, end - first)
                 self.decode_tokens += output
+        return open_step
 
     def tool_call(self, call_id: Any, time: Any) -> None:
         """A ``tool/call`` with ``data.callId``."""

@@ -1,0 +1,178 @@
+"""``subagent-catalog runs``: how runs ended, what they used and cost, which tools failed, one table at a time."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+import click
+import polars as pl
+
+from subagent_catalog.cli_io import check_target, is_stdout, note, output_stream, translate_errors
+from subagent_catalog.cli_options import corpus_options, load
+from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, terminal_frame, terminal_safe
+
+if TYPE_CHECKING:
+    from subagent_catalog.frames.corpus import Corpus
+    from subagent_catalog.prices import PriceTable
+    from subagent_catalog.store.archive import Archive
+
+TABLES = ("outcomes", "models", "tools", "trees", "sessions")
+
+
+def runs_table(source: Corpus | Archive, table: str, prices: PriceTable) -> pl.DataFrame:
+    """One of the ``runs`` command's tables (``TABLES``) over a corpus or an archive.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.prices import price_table
+        >>> runs_table(read_corpus("tests/data/run-facts"), "outcomes", price_table()).rows()
+        [('completed', 1, 1, 0), ('open', 1, 0, 1)]
+    """
+    from subagent_catalog.analysis.runs import session_table, tool_calls, usage_by_model
+    from subagent_catalog.analysis.trees import run_trees
+    from subagent_catalog.frames.costs import session_costs
+
+    if table == "models":
+        return usage_by_model(source, by="model", prices=prices).drop("in_seed", "first_ms", "last_ms")
+    if table == "tools":
+        calls = tool_calls(source)
+        return (
+            calls.group_by("name")
+            .agg(
+                pl.len().alias("calls"),
+                (pl.col("status") == "error").sum().alias("failed"),
+                (pl.col("status") == "no-result").sum().alias("no_result"),
+                pl.col("duration_ms").median().alias("median_ms"),
+                pl.col("error_code").drop_nulls().mode().sort().first().alias("top_error_code"),
+            )
+            .with_columns((pl.col("failed") / pl.col("calls")).round(4).alias("failure_rate"))
+            .sort(["calls", "name"], descending=[True, False], nulls_last=True)
+        )
+    if table == "trees":
+        trees = run_trees(source, prices=prices).filter(pl.col("depth") == 0)
+        trees = trees.sort(["subtree_cost_usd", "subtree_sessions"], descending=True, nulls_last=True)
+        return trees.select(
+            "session_id",
+            "subtree_sessions",
+            "subtree_subagents",
+            "subtree_max_depth",
+            "subtree_wall_ms",
+            "subtree_input_tokens",
+            "subtree_output_tokens",
+            "subtree_cost_usd",
+            "subtree_error",
+            "subtree_open",
+            "peak_children_running",
+        )
+    columns = ["list_order", "session_id", "parent_session", "origin", "outcome", "outcome_detail"]
+    frame = session_table(source, [*columns, "run_wall_ms", "input_tokens", "output_tokens", "usage_samples"])
+    frame = frame.join(session_costs(frame, prices), on="list_order", how="left").drop("usage_samples")
+    data = frame.sort("list_order").collect()
+    if table == "sessions":
+        return data.drop("list_order")
+    return (
+        data.group_by("outcome")
+        .agg(
+            pl.len().alias("sessions"),
+            pl.col("parent_session").is_null().sum().alias("roots"),
+            (pl.col("origin") == "subagent").sum().alias("subagents"),
+        )
+        .sort("outcome")
+    )
+
+
+@click.command()
+@corpus_options
+@click.option(
+    "-t",
+    "--table",
+    type=click.Choice(TABLES),
+    default="outcomes",
+    show_default=True,
+    help="outcomes: sessions per outcome; models: tokens and cost per model; tools: calls and failures per tool; "
+    "trees: each root run's subtree totals; sessions: one row per session.",
+)
+@click.option(
+    "--prices",
+    type=click.Path(dir_okay=False, path_type=str),
+    default=None,
+    help="A price table (TOML or CSV, USD per million tokens) extending or overriding genai-prices' table.",
+)
+@click.option("-n", "--limit", type=click.IntRange(min=1), default=None, help="Show at most this many rows.")
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "csv"]),
+    default="text",
+    show_default=True,
+    help="text: an aligned table; json: one object per line; csv: the frame.",
+)
+@click.option(
+    "-o",
+    "--output",
+    default=None,
+    type=click.Path(dir_okay=False, path_type=str),
+    help="Write the exact data here instead of stdout ('-'), which is escaped.",
+)
+@translate_errors
+def runs(
+    root: str,
+    compression: str,
+    jobs: int | None,
+    quiet: bool,
+    table: str,
+    prices: str | None,
+    limit: int | None,
+    fmt: str,
+    output: str | None,
+) -> None:
+    """How the runs of ROOT ended, what they used and cost, and which tools failed.
+
+    ROOT is a corpus root or an archive directory (one holding manifest.json).
+    Each table counts a session's own events once (a fork's inherited seed is
+    its parent's); a model no price table knows has no cost (empty), never $0.
+
+    \b
+    Examples:
+        subagent-catalog runs data/sample
+        subagent-catalog runs data/sample --table models --prices prices.toml
+        subagent-catalog runs data/sample --table tools --format csv -o tools.csv
+    """
+    from subagent_catalog.prices import price_table
+    from subagent_catalog.store.archive import open_archive
+    from subagent_catalog.store.layout import MANIFEST
+
+    table_prices = price_table(prices)
+    check_target(output, [root])
+    source: Corpus | Archive
+    if os.path.isfile(os.path.join(root, MANIFEST)):
+        source = open_archive(root)
+    else:
+        source = load(root, compression=compression, jobs=jobs, quiet=quiet)
+    frame = runs_table(source, table, table_prices)
+    shown = frame.head(limit) if limit is not None else frame
+    to_terminal = is_stdout(output)
+    with output_stream(output, protected=[root]) as out:
+        if fmt == "csv":
+            flat = csv_cells(shown)
+            out.write(csv_safe(terminal_frame(flat) if to_terminal else flat).write_csv())
+        elif fmt == "json":
+            text = shown.write_ndjson() if shown.height else ""
+            text = text if not text or text.endswith("\n") else text + "\n"
+            out.write(json_terminal(text) if to_terminal else text)
+        else:
+            with pl.Config(
+                tbl_rows=-1,
+                tbl_cols=-1,
+                tbl_hide_dataframe_shape=True,
+                tbl_hide_column_data_types=True,
+                tbl_width_chars=160,
+                fmt_str_lengths=60,
+            ):
+                text = str(terminal_frame(shown) if to_terminal else shown)
+            lines = text.split("\n")
+            out.write("".join((terminal_safe(line) if to_terminal else line) + "\n" for line in lines))
+    if limit is not None and frame.height > limit:
+        note(f"{limit} of {frame.height} rows", quiet=quiet)

@@ -3,7 +3,10 @@
 Run ``python data/make_sample.py`` (it refuses to overwrite an existing
 ``data/sample``). Three projects; trees three levels deep; one-shot and
 continuable children; ordinary forks; and a handful of damaged children,
-one of each kind an auditor meets. Deterministic: the same bytes every run.
+one of each kind an auditor meets. Runs report token usage (two DeepSeek
+models and one no price table knows), and a few end badly: an error, an
+abort, max tokens, a failed tool, a run killed mid-turn. Deterministic: the
+same bytes every run.
 """
 
 from __future__ import annotations
@@ -16,6 +19,49 @@ from subagent_catalog.synth.writer import EventLog, descriptor, dumps, header, w
 
 BASE = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 COMPRESSION = "none"
+
+ROUTES = {
+    "run-research-7": ("deepseek", "deepseek-reasoner"),
+    "scratch": ("local-vllm", "qwen3-coder"),  # a self-hosted model: no price table knows it
+}
+"""The model a session's messages come from (``deepseek/deepseek-chat`` when not named; children take their root's)."""
+
+ENDINGS: dict[tuple[str, int], dict[str, Any]] = {
+    ("auth-refactor", 2): {"kind": "error", "error": {"message": "context length exceeded", "code": "CONTEXT_LENGTH"}},
+    ("rs-01", 1): {"kind": "aborted", "reason": {"kind": "parent"}},
+    ("rs-03", 1): {"kind": "max-tokens"},
+}
+"""Turns that do not complete: (session, turn) -> the turn/end reason."""
+
+
+def shape(events: list[dict[str, Any]], session_id: str, route: tuple[str, str]) -> list[dict[str, Any]]:
+    """The events with usage on every message, the route's model, the turn endings above, failed tools.
+
+    Adds no event: the counts, seqs and times are those of the plain log.
+    """
+    out = []
+    for event in events:
+        event = {**event, "data": dict(event["data"]) if isinstance(event.get("data"), dict) else event.get("data")}
+        data = event["data"]
+        seq = event["seq"]
+        if event["type"] == "assistant/message" and "message" in data:
+            provider, model = route
+            data["message"] = {**data["message"], "source": {"kind": "model", "provider": provider, "model": model}}
+            data["usage"] = {
+                "inputTokens": 900 + 37 * seq,
+                "outputTokens": 40 + 3 * seq,
+                "cacheReadTokens": 2_000 + 11 * seq,
+                **({"reasoningTokens": 20 + seq} if model == "deepseek-reasoner" else {}),
+            }
+        elif event["type"] == "turn/end" and (session_id, data.get("turn")) in ENDINGS:
+            data["reason"] = ENDINGS[(session_id, data["turn"])]
+        elif event["type"] == "tool/result" and session_id == "check-sql":
+            block = {**data["message"]["content"][0], "isError": True}
+            block["content"] = [{"type": "text", "text": 'syntax error at or near "SELEC" (line 3)\n'}]
+            data["message"] = {**data["message"], "content": [block]}
+            data["error"] = {"name": "ToolError", "code": "EXIT_NONZERO"}
+        out.append(event)
+    return out
 
 
 def run(
@@ -48,8 +94,9 @@ def child(
     tail: bytes = b"",
     events: list[dict[str, Any]] | None = None,
     seed_length: int | None = None,
+    route: tuple[str, str] = ("deepseek", "deepseek-chat"),
 ) -> None:
-    """Write one subagent child."""
+    """Write one subagent child (its messages from ``route``'s model)."""
     head = header(
         session_id,
         created_at=BASE + created,
@@ -62,7 +109,7 @@ def child(
     log_events = (
         events if events is not None else run(session_id, start=BASE + created, turns=turns, payload=payload).events
     )
-    write_session(root, head, log_events, COMPRESSION, tail=tail)
+    write_session(root, head, shape(log_events, session_id, route), COMPRESSION, tail=tail)
 
 
 def main(out: str) -> None:
@@ -73,7 +120,8 @@ def main(out: str) -> None:
 
     # Project webapp: a run with a three-level subagent tree and a fork.
     root_log = run("run-webapp-1", start=BASE, turns=3, tools=2)
-    write_session(out, header("run-webapp-1", created_at=BASE, cwd=web), root_log.events, COMPRESSION)
+    root_events = shape(root_log.events, "run-webapp-1", ("deepseek", "deepseek-chat"))
+    write_session(out, header("run-webapp-1", created_at=BASE, cwd=web), root_events, COMPRESSION)
     child(
         out,
         "auth-refactor",
@@ -121,13 +169,17 @@ def main(out: str) -> None:
         payload=descriptor("one-shot", label="Search the framework docs", provider="explore"),
     )
     # Damaged children, one per kind.
+    killed = run(
+        "torn-writer", start=BASE + 4_000, payload=descriptor("continuable", label="Crashed mid-write (torn tail)")
+    )
     child(
         out,
         "torn-writer",
         "run-webapp-1",
         created=4_000,
         cwd=web,
-        payload=descriptor("continuable", label="Crashed mid-write (torn tail)"),
+        payload=None,
+        events=killed.events[:-1],  # killed before its turn/end: the torn record is the last thing written
         tail=b'{"type":"assistant/chunk","seq":99,"ti',
     )
     garbage = run("garbage-line", start=BASE + 4_100, payload=descriptor("continuable", label="Garbage line")).events
@@ -163,7 +215,7 @@ def main(out: str) -> None:
     child(out, "unknown-event", "run-webapp-1", created=4_500, cwd=web, payload=None, events=unknown.events)
 
     # An ordinary fork of the run (seed = the run's first turn), with its own subagent.
-    seed = [e for e in root_log.events if e["seq"] < 12]
+    seed = [e for e in root_events if e["seq"] < 12]
     fork = EventLog("fork-webapp-1", time=BASE + 5_000, events=[dict(e) for e in seed], turn=1)
     fork.turn_start()
     fork.user("continue from the first turn on a branch")
@@ -171,7 +223,7 @@ def main(out: str) -> None:
     write_session(
         out,
         header("fork-webapp-1", created_at=BASE + 5_000, cwd=web, parent="run-webapp-1", seed_length=len(seed)),
-        fork.events,
+        shape(fork.events, "fork-webapp-1", ("deepseek", "deepseek-chat")),
         COMPRESSION,
     )
     child(
@@ -200,10 +252,11 @@ def main(out: str) -> None:
     )
 
     # Project research: a run with a wide fan-out and two own descriptors on one child.
+    research = ROUTES["run-research-7"]
     write_session(
         out,
         header("run-research-7", created_at=BASE + 86_400_000, cwd=lab),
-        run("run-research-7", start=BASE + 86_400_000, turns=2).events,
+        shape(run("run-research-7", start=BASE + 86_400_000, turns=2).events, "run-research-7", research),
         COMPRESSION,
     )
     for i, label in enumerate(["Survey papers", "Summarise results", "Plot metrics", "Draft the abstract"]):
@@ -214,16 +267,27 @@ def main(out: str) -> None:
             created=86_401_000 + i * 10,
             cwd=lab,
             payload=descriptor("one-shot" if i % 2 else "continuable", label=label),
+            route=research,
         )
     twice = run("two-descriptors", start=BASE + 86_402_000, payload=descriptor("continuable", label="First label"))
     twice.add("subagent/descriptor", descriptor("continuable", label="Second label"))
-    child(out, "two-descriptors", "run-research-7", created=86_402_000, cwd=lab, payload=None, events=twice.events)
+    child(
+        out,
+        "two-descriptors",
+        "run-research-7",
+        created=86_402_000,
+        cwd=lab,
+        payload=None,
+        events=twice.events,
+        route=research,
+    )
 
     # No cwd: an unnamed run with a unicode label, a header-only child and an unreadable file.
+    local = ROUTES["scratch"]
     write_session(
         out,
         header("scratch", created_at=BASE + 172_800_000),
-        run("scratch", start=BASE + 172_800_000).events,
+        shape(run("scratch", start=BASE + 172_800_000).events, "scratch", local),
         COMPRESSION,
     )
     child(
@@ -233,6 +297,7 @@ def main(out: str) -> None:
         created=172_801_000,
         cwd=None,
         payload=descriptor("continuable", label="Rédiger le résumé — 日本語"),
+        route=local,
     )
     child(out, "header-only", "scratch", created=172_802_000, cwd=None, payload=None, events=[])
     write_file(os.path.join(out, "_no-cwd", "empty-file", "session.jsonl"), b"")

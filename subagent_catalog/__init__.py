@@ -7,7 +7,8 @@ below it (``tests/test_layout.py`` enforces this and the absence of import
 cycles):
 
 - layer 0: ``errors``, ``progress``: exceptions and the progress protocol.
-- layer 1: ``read``: the dsh on-disk format, one log at a time.
+- layer 1: ``read``: the dsh on-disk format, one log at a time; ``prices``: what tokens cost;
+  ``outputs``: writing output files safely.
 - layer 2: ``frames``: the corpus frames and their assembly; ``synth``: writing
   real-format corpora (fixtures, samples, benchmarks).
 - layer 3: ``catalog``: upstream's listing over the frames.
@@ -17,14 +18,17 @@ cycles):
 - layer 7: ``views``: report, summary, gate, notebook widgets.
 - layer 8: ``cli`` (and ``cli_io``: its streams, output files and error lines;
   ``cli_window``: its ``--since``/``--until`` options; ``cli_options``: the
-  options every corpus command shares; ``cli_show``, ``cli_search``: the ``show`` and ``search`` commands;
+  options every corpus command shares; ``cli_show``, ``cli_search``, ``cli_runs``: the ``show``, ``search``
+  and ``runs`` commands;
   ``cli_gate``: the ``check`` command's ``--allow-empty``, ``--max``,
   ``--max-rate`` and ``--baseline``) and the public
   facades (this module, ``widgets``, ``archive``).
 """
 
+from subagent_catalog.analysis.runs import tool_calls, unpriced_models, usage_by_model, usage_samples
 from subagent_catalog.analysis.search import SearchError, search_events
 from subagent_catalog.analysis.transcript import transcript
+from subagent_catalog.analysis.trees import run_trees
 from subagent_catalog.analysis.window import Window, WindowError, in_window, parse_instant, window_corpus
 from subagent_catalog.catalog import (
     catalog,
@@ -39,18 +43,22 @@ from subagent_catalog.corpus import read_corpus
 from subagent_catalog.errors import (
     CatalogError,
     CorpusRootError,
+    PricesError,
     SessionLookupError,
     SubagentCatalogError,
     UnknownSessionError,
 )
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.events import scan_events
+from subagent_catalog.prices import PriceTable, price_table
 from subagent_catalog.version import __version__
 
 __all__ = [
     "CatalogError",
     "Corpus",
     "CorpusRootError",
+    "PriceTable",
+    "PricesError",
     "SearchError",
     "SessionLookupError",
     "SubagentCatalogError",
@@ -66,10 +74,16 @@ __all__ = [
     "list_children",
     "list_descendants",
     "parse_instant",
+    "price_table",
     "read_corpus",
     "require_session",
+    "run_trees",
     "scan_events",
     "search_events",
+    "tool_calls",
     "transcript",
+    "unpriced_models",
+    "usage_by_model",
+    "usage_samples",
     "window_corpus",
 ]

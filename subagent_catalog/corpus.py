@@ -75,12 +75,11 @@ def read_corpus(
     if directory is not False:
         from subagent_catalog.store.frames_cache import FramesCache
 
-        frames = FramesCache(found, directory=directory)
+        frames = FramesCache(found, directory=directory, prices=table.digest())
         if not events:
             hit = frames.load(jobs=jobs)
             if hit is not None:
                 (progress or quiet)(len(found.files), len(found.files))
-                hit.sessions = with_costs(hit.sessions, table)
                 return hit
     store = _open_cache(root_path, chosen, directory)
     facts_list = _read_facts(
@@ -88,11 +87,11 @@ def read_corpus(
     )
     probes = FsProbes()
     corpus = assemble(found, facts_list, jobs=jobs, want_events=events, probes=probes)
+    corpus.sessions = with_costs(corpus.sessions, table)
     if store is not None:
         store.save()
     if frames is not None:
         frames.save(corpus, probes)
-    corpus.sessions = with_costs(corpus.sessions, table)
     return corpus
 
 

@@ -16,6 +16,7 @@ knows has no cost (``null``), never a cost of $0: ``unpriced`` lists such models
 from __future__ import annotations
 
 import csv
+import hashlib
 import os
 import tomllib
 from collections.abc import Mapping
@@ -82,6 +83,19 @@ class PriceTable:
     genai: bool = True
     _cache: dict[tuple[str | None, str | None, int], Rates | None] = field(default_factory=dict, repr=False)
     _tiers: dict[tuple[str | None, str | None, int], Any] = field(default_factory=dict, repr=False)
+
+    def digest(self) -> str:
+        """What the costs depend on: the user table's entries and the ``genai-prices`` version in use.
+
+        Examples:
+            >>> PriceTable().digest() == PriceTable().digest() != PriceTable(genai=False).digest()
+            True
+        """
+        from genai_prices import __version__
+
+        parts = [f"genai={__version__ if self.genai else '-'}"]
+        parts += [f"{name}={entry.model_dump_json()}" for name, entry in sorted(self.user.items())]
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
     def rates(self, provider: str | None, model: str | None, minute: int) -> Rates | None:
         """The rates of ``provider``/``model`` at UTC minute ``minute`` (ms since the epoch // 60,000), or ``None``."""

@@ -14,7 +14,7 @@ from typing import Literal
 import polars as pl
 
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.frames.costs import own_samples
+from subagent_catalog.frames.costs import ordered_sum, own_samples
 from subagent_catalog.prices import SAMPLE_COLUMNS, Prices, PriceTable, price_table, sample_costs
 from subagent_catalog.store.archive import Archive
 from subagent_catalog.store.layout import ArchiveError
@@ -125,7 +125,10 @@ def usage_by_model(
         pl.col("time_ms").min().alias("first_ms"),
         pl.col("time_ms").max().alias("last_ms"),
         *(_sum_or_null(name) for name in TOKEN_COLUMNS),
-        pl.when(pl.col("cost_usd").is_null().any()).then(None).otherwise(pl.col("cost_usd").sum()).alias("cost_usd"),
+        pl.when(pl.col("cost_usd").is_null().any())
+        .then(None)
+        .otherwise(ordered_sum("cost_usd", "list_order", "seq"))
+        .alias("cost_usd"),
         pl.col("price_source").drop_nulls().first().alias("price_source"),
     )
     billed = ("input_tokens", "cache_read_tokens", "cache_write_tokens")
@@ -218,7 +221,9 @@ def tool_calls(source: Source, *, part: Part = "own") -> pl.DataFrame:
         .then(pl.lit("error"))
         .otherwise(pl.lit("ok"))
         .alias("status"),
-    ).with_columns(pl.when(pl.col("result_time_ms").is_null()).then(None).otherwise(pl.col("duration_ms")))
+    ).with_columns(
+        pl.when(pl.col("result_time_ms").is_null()).then(None).otherwise(pl.col("duration_ms")).alias("duration_ms")
+    )
     ordered = frame.sort("list_order", pl.coalesce("seq", "result_seq"))
     return _collect(ordered, source).select(
         "list_order",

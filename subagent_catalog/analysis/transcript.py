@@ -24,7 +24,7 @@ from subagent_catalog.errors import SessionLookupError, UnknownSessionError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.nearest import nearest_ids
 from subagent_catalog.read.jsvalue import frame_text, parse_json
-from subagent_catalog.read.run_stats import StatsFold, StepTiming, token_delta
+from subagent_catalog.read.run_stats import StatsFold, StepTiming
 
 TranscriptKind = Literal[
     "user",
@@ -383,8 +383,8 @@ def transcript_rows(events: pl.DataFrame, *, seed_length: int | None = None) -> 
             data = parse_json(raw) if raw is not None else None
         except ValueError:
             data = None
-        if seq >= (seed_length or 0):
-            _time_step(stats, timed, seq, time, kind, data)
+        if seq >= (seed_length or 0) and (step_timing := stats.event(kind, data, time)) is not None:
+            timed[seq] = step_timing  # a message that closes a step is timed under its seq
         if kind == "turn/start":
             open_turn, open_step = _get(data, "turn"), None
         elif kind == "step/start":
@@ -435,33 +435,6 @@ def transcript_rows(events: pl.DataFrame, *, seed_length: int | None = None) -> 
     for key in list(fold.streams):
         fold.flush(key, "the log ends before the message")
     return _frame(fold.rows, session_id, seed_length, timed)
-
-
-def _time_step(stats: StatsFold, timed: dict[int, StepTiming], seq: int, time: Any, kind: str, data: Any) -> None:
-    """Feed one own event to the step timer; a message that closes a step is timed under its seq."""
-    if kind == "assistant/chunk":
-        chunk = _get(data, "chunk")
-        turn, step = _get(data, "turn"), _get(data, "step")
-        if stats.wants_token(turn, step) and token_delta(chunk):
-            stats.token(turn, step, time)
-    elif kind == "assistant/message":
-        usage = _get(data, "usage")
-        step_timing = stats.message(
-            _get(data, "turn"), _get(data, "step"), time, usage if isinstance(usage, dict) else None
-        )
-        if step_timing is not None:
-            timed[seq] = step_timing
-    elif kind == "step/start":
-        stats.step_start(_get(data, "turn"), _get(data, "step"), time)
-    elif kind == "step/end":
-        stats.step_end(_get(data, "turn"))
-    elif kind == "tool/call":
-        stats.tool_call(_get(data, "callId"), time)
-    elif kind == "tool/result":
-        call_id = _get(data, "message", "source", "callId")
-        stats.tool_result(call_id if call_id is not None else _get(data, "callId"), time)
-    elif kind == "turn/end":
-        stats.turn_end()
 
 
 def _clean(value: Any) -> Any:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import polars as pl
 
+from subagent_catalog.frames.schemas import COST_SCHEMA
 from subagent_catalog.prices import SAMPLE_COLUMNS, PriceTable, sample_costs
 
-COST_SCHEMA = {"cost_usd": pl.Float64}
-"""The column ``with_costs`` adds to ``sessions``."""
+__all__ = ["COST_SCHEMA", "ordered_sum", "own_samples", "session_costs", "with_costs"]
 
 
 def own_samples(sessions: pl.LazyFrame, *, part: str = "own") -> pl.LazyFrame:
@@ -44,16 +44,18 @@ def session_costs(sessions: pl.LazyFrame, table: PriceTable) -> pl.LazyFrame:
 
     Examples:
         >>> from subagent_catalog.prices import price_table
-        >>> sample = {"in_seed": False, "provider": "p", "model": "m", "time_ms": 0, "input_tokens": 10**6,
+        >>> sample = {"seq": 3, "in_seed": False, "provider": "p", "model": "m", "time_ms": 0, "input_tokens": 10**6,
         ...     "output_tokens": 0, "cache_read_tokens": None, "cache_write_tokens": None, "reasoning_tokens": None}
-        >>> sessions = pl.LazyFrame({"list_order": [0, 1, 2], "session_id": ["a", "b", "c"],
-        ...     "usage_samples": [[sample], [], None]})
+        >>> unknown = {**sample, "model": "x"}
+        >>> sessions = pl.LazyFrame({"list_order": [0, 1, 2, 3, 4], "session_id": ["a", "b", "c", "d", "e"],
+        ...     "usage_samples": [[sample], [], None, [sample, unknown], [{**sample, "in_seed": True}]]})
         >>> session_costs(sessions, price_table({"p/m": {"input": 3, "output": 1}})).collect().rows()
-        [(0, 3.0), (1, 0.0), (2, None)]
+        [(0, 3.0), (1, 0.0), (2, None), (3, None), (4, 0.0)]
     """
-    priced = sample_costs(own_samples(sessions).select("list_order", *SAMPLE_COLUMNS), table)
+    priced = sample_costs(own_samples(sessions).select("list_order", "seq", *SAMPLE_COLUMNS), table)
     per_session = priced.group_by("list_order").agg(
-        pl.when(pl.col("cost_usd").is_null().any()).then(None).otherwise(pl.col("cost_usd").sum()).alias("_cost")
+        pl.when(pl.col("cost_usd").is_null().any()).then(None).otherwise(ordered_sum("cost_usd", "seq")).alias("_cost"),
+        pl.len().alias("_samples"),
     )
     return (
         sessions.select("list_order", "usage_samples")
@@ -62,14 +64,26 @@ def session_costs(sessions: pl.LazyFrame, table: PriceTable) -> pl.LazyFrame:
             "list_order",
             pl.when(pl.col("usage_samples").is_null())
             .then(None)
-            .when(pl.col("usage_samples").list.len() == 0)
-            .then(0.0)
+            .when(pl.col("_samples").is_null())
+            .then(0.0)  # no own sample: nothing billed (a fork's seed is its parent's)
             .otherwise(pl.col("_cost"))
             .cast(pl.Float64)
             .alias("cost_usd"),
         )
         .sort("list_order")
     )
+
+
+def ordered_sum(column: str, *order: str) -> pl.Expr:
+    """The sum of ``column`` added left to right in ``order``: the same float whatever the frame's chunks.
+
+    (Polars' ``sum`` adds floats in an order that depends on how the column is chunked.)
+
+    Examples:
+        >>> pl.DataFrame({"c": [0.1, 0.2, 0.3], "o": [2, 1, 0]}).select(ordered_sum("c", "o")).item()
+        0.6
+    """
+    return pl.col(column).sort_by(*order).cum_sum().last()
 
 
 def with_costs(sessions: pl.DataFrame, table: PriceTable) -> pl.DataFrame:

@@ -156,6 +156,13 @@ SESSION_SCHEMA.update(OUTCOME_SCHEMA)
 SESSION_SCHEMA.update(RUN_SCHEMA)
 SESSION_SCHEMA.update(RUN_DETAIL_SCHEMA)
 
+COST_SCHEMA: dict[str, Any] = {"cost_usd": pl.Float64}
+"""The column a read adds to the stored ``sessions`` columns: the session's own usage priced (``frames.costs``)."""
+
+CORPUS_SESSION_SCHEMA: dict[str, Any] = {**SESSION_SCHEMA, **COST_SCHEMA}
+"""A ``Corpus``'s ``sessions``: the columns archives and caches store, then ``cost_usd`` (computed at read, with
+the read's price table)."""
+
 
 DESCRIPTOR_SCHEMA: dict[str, Any] = {
     "session_id": pl.String,

@@ -127,7 +127,8 @@ class StatsFold:
         >>> fold = StatsFold()
         >>> fold.step_start(1, 1, 10)
         >>> fold.token(1, 1, 13)
-        >>> fold.message(1, 1, 20, {"outputTokens": 4})
+        >>> fold.message(1, 1, 20, {"outputTokens": 4}).llm_ms
+        10
         >>> fold.tool_call("c1", 21)
         >>> fold.tool_result("c1", 26)
         >>> fold.step_end(1)
@@ -223,3 +224,34 @@ class StatsFold:
         """A ``turn/end``: calls whose result never landed are dropped."""
         if self.pending:
             self.pending = {}
+
+    def event(self, kind: Any, data: Any, time: Any) -> StepTiming | None:
+        """One parsed event of the session's own, whatever its kind; the step a message closes, if any.
+
+        Examples:
+            >>> fold = StatsFold()
+            >>> fold.event("step/start", {"turn": 1, "step": 1}, 5)
+            >>> fold.event("assistant/message", {"turn": 1, "step": 1, "message": {}}, 9).llm_ms
+            4
+        """
+        record = data if type(data) is dict else {}
+        get = record.get
+        if kind == "assistant/chunk":
+            if self.wants_token(get("turn"), get("step")) and token_delta(get("chunk")):
+                self.token(get("turn"), get("step"), time)
+        elif kind == "assistant/message":
+            usage = get("usage")
+            return self.message(get("turn"), get("step"), time, usage if type(usage) is dict else None)
+        elif kind == "step/start":
+            self.step_start(get("turn"), get("step"), time)
+        elif kind == "step/end":
+            self.step_end(get("turn"))
+        elif kind == "tool/call":
+            self.tool_call(get("callId"), time)
+        elif kind == "tool/result":
+            message = get("message")
+            source = message.get("source") if type(message) is dict else None
+            self.tool_result(source.get("callId") if type(source) is dict else get("callId"), time)
+        elif kind == "turn/end":
+            self.turn_end()
+        return None

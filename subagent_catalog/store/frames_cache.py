@@ -51,7 +51,7 @@ import polars as pl
 
 from subagent_catalog.frames.assemble import FsProbes
 from subagent_catalog.frames.corpus import Corpus, source_column
-from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
+from subagent_catalog.frames.schemas import CORPUS_SESSION_SCHEMA, DESCRIPTOR_SCHEMA, PROBLEM_SCHEMA
 from subagent_catalog.read.discover import Discovery
 from subagent_catalog.read.paths import Compression
 from subagent_catalog.store.cache import (
@@ -68,9 +68,9 @@ MAX_FRAMES_FILE_BYTES = 1 << 30
 _MAGIC = b"subagent_catalog frames cache 1\n"
 _MAC_BYTES = hashlib.sha256().digest_size
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-_LIBRARIES = ("polars", "pyarrow", "pyuca", "msgspec", "orjson", "zstandard")
+_LIBRARIES = ("polars", "pyarrow", "pyuca", "msgspec", "orjson", "zstandard", "genai-prices")
 CORPUS_FRAMES: dict[str, Mapping[str, Any]] = {
-    "sessions": SESSION_SCHEMA,
+    "sessions": CORPUS_SESSION_SCHEMA,
     "descriptors": DESCRIPTOR_SCHEMA,
     "problems": PROBLEM_SCHEMA,
 }
@@ -158,7 +158,8 @@ class FramesCache:
     Attributes:
         path: the cache file.
         status: how loading went (``new``, ``loaded``, ``stale``, ``ignored: <why>``).
-        fingerprint: the walk's ``corpus_fingerprint``.
+        fingerprint: the walk's ``corpus_fingerprint`` (with the digest of the price table ``sessions.cost_usd``
+            was computed with, ``prices``).
 
     Examples:
         >>> import tempfile
@@ -169,10 +170,12 @@ class FramesCache:
         (True, 'new')
     """
 
-    def __init__(self, found: Discovery, *, directory: str | None = None) -> None:
+    def __init__(self, found: Discovery, *, directory: str | None = None, prices: str = "") -> None:
         self.found = found
         self.path = frames_file(found.root, found.compression, directory=directory)
         self.fingerprint = corpus_fingerprint(found)
+        if prices:  # the sessions' costs depend on the price table too
+            self.fingerprint = hashlib.sha256(f"{self.fingerprint}|prices={prices}".encode()).hexdigest()
         self.status = "new"
         self.writable = not _inside(os.path.dirname(self.path), found.root)
         self._head: dict[str, Any] = {}

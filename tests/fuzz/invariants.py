@@ -59,7 +59,7 @@ from subagent_catalog.corpus import read_corpus
 from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.events import scan_events
-from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
+from subagent_catalog.frames.schemas import CORPUS_SESSION_SCHEMA, DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA
 from subagent_catalog.read import pool as corpus_module
 from subagent_catalog.read.zstdframes import compress_frame
 from tests.fuzz.mutations import Case, LiveWriterSpec, plaintext, split_lines
@@ -373,7 +373,7 @@ def shape_violations(corpus: Corpus) -> list[Violation]:
     """Schemas, closed vocabularies and the listing-error consistency of a read corpus."""
     out = []
     for name, frame, schema in (
-        ("sessions", corpus.sessions, SESSION_SCHEMA),
+        ("sessions", corpus.sessions, CORPUS_SESSION_SCHEMA),
         ("descriptors", corpus.descriptors, DESCRIPTOR_SCHEMA),
         ("problems", corpus.problems, PROBLEM_SCHEMA),
         ("events", corpus.events, EVENT_SCHEMA),

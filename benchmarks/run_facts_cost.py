@@ -1,71 +1,96 @@
-"""The CPU cost of the run facts on a cold read: ``read_corpus`` with and without the fold.
+"""The CPU cost of the run facts on a cold read, against an earlier revision, side by side.
 
 Usage:
-    .venv/bin/python benchmarks/run_facts_cost.py [ROOT] [--sessions 300] [--seed 7] [--compression none|zstd]
-        [--repeats 5]
+    .venv/bin/python benchmarks/run_facts_cost.py [ROOT] --baseline REV [--sessions 2000] [--seed 7]
+        [--compression zstd|none] [--rounds 5]
 
-Without ROOT a corpus is generated into a temporary directory. Each repeat
-reads the corpus in this process (``jobs=1``, cache off) once with the fold
-and once with ``fold_run`` replaced by a stub that returns ``None`` (the
-run-fact columns are then null), alternating; the best CPU time
-(``time.process_time``) of each is reported with their ratio. The goal
-(issue 15) is under 10 % extra CPU.
+Without ROOT a corpus is generated into a temporary directory (by this
+revision's synthesizer, so both revisions read the same bytes). ``REV`` (a
+commit, e.g. the one before the run facts grew) is checked out into a
+temporary git worktree. Each round reads the corpus once with each revision,
+alternating, each in a fresh child process (``read_corpus(jobs=1,
+cache=False)`` and the catalog; the child reports the CPU time,
+``time.process_time``, of that work alone, imports excluded). The medians
+and their ratio are printed; the goal (issue 27) is at most 10 % more CPU.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
+import subprocess
 import sys
 import tempfile
-import time
-from typing import Any
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent
+
+CHILD = """
+import os, sys, time
+os.environ["SUBAGENT_CATALOG_CACHE"] = "off"
+from subagent_catalog.corpus import read_corpus
+from subagent_catalog.catalog import catalog
+start = time.process_time()
+corpus = read_corpus(sys.argv[1], compression=sys.argv[2], jobs=1, cache=False)
+catalog(corpus)
+print(time.process_time() - start, corpus.sessions.height, len(corpus.sessions.columns))
+"""
 
 
-def _read(root: str, compression: str) -> float:
-    from subagent_catalog.corpus import read_corpus
-
-    start = time.process_time()
-    read_corpus(root, compression=compression, jobs=1)  # type: ignore[arg-type]
-    return time.process_time() - start
-
-
-def _no_fold(events: Any, seed_length: int = 0, **_: Any) -> None:
-    return None
+def _cpu(tree: Path, root: str, compression: str) -> tuple[float, int, int]:
+    env = {**os.environ, "PYTHONPATH": str(tree), "SUBAGENT_CATALOG_CACHE": "off"}
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, root, compression], env=env, check=True, capture_output=True, text=True
+    )
+    seconds, sessions, columns = done.stdout.split()
+    return float(seconds), int(sessions), int(columns)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("root", nargs="?")
-    parser.add_argument("--sessions", type=int, default=300)
+    parser.add_argument("--baseline", required=True, help="the revision to compare with (a commit or a ref)")
+    parser.add_argument("--sessions", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--compression", default="none", choices=["none", "zstd"])
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--compression", default="zstd", choices=["none", "zstd"])
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
-    os.environ["SUBAGENT_CATALOG_CACHE"] = "off"
-    from subagent_catalog.read import logread
-    from subagent_catalog.synth.generate import generate
-
+    scratch = tempfile.mkdtemp(prefix="run-facts-cost-")
     root = args.root
     if root is None:
-        root = os.path.join(tempfile.mkdtemp(prefix="run-facts-cost-"), "corpus")
+        sys.path.insert(0, str(HERE))
+        from subagent_catalog.synth.generate import generate
+
+        root = os.path.join(scratch, "corpus")
         generate(root, sessions=args.sessions, seed=args.seed, compression=args.compression, jobs=1)
-    fold = logread.fold_run
-    with_fold, without = [], []
-    _read(root, args.compression)  # warm the page cache and imports
-    for _ in range(args.repeats):
-        logread.fold_run = fold
-        with_fold.append(_read(root, args.compression))
-        logread.fold_run = _no_fold  # type: ignore[assignment]
-        without.append(_read(root, args.compression))
-    logread.fold_run = fold
-    best, base = min(with_fold), min(without)
-    print(f"corpus: {root}")
-    print(f"cold read CPU without run facts: {base:.3f} s (best of {args.repeats})")
-    print(f"cold read CPU with run facts:    {best:.3f} s (best of {args.repeats})")
-    print(f"extra CPU: {100 * (best / base - 1):+.1f} %")
+    baseline = Path(scratch) / "baseline"
+    subprocess.run(
+        ["git", "-C", str(HERE), "worktree", "add", "--detach", str(baseline), args.baseline],
+        check=True,
+        capture_output=True,
+    )
+    try:
+        trees = {"baseline": baseline, "this": HERE}
+        times: dict[str, list[float]] = {name: [] for name in trees}
+        shape: dict[str, tuple[int, int]] = {}
+        for name, tree in trees.items():  # warm the page cache and the bytecode of both trees
+            _cpu(tree, root, args.compression)
+        for _ in range(args.rounds):
+            for name, tree in trees.items():
+                seconds, sessions, columns = _cpu(tree, root, args.compression)
+                times[name].append(seconds)
+                shape[name] = (sessions, columns)
+        base, this = statistics.median(times["baseline"]), statistics.median(times["this"])
+        print(f"corpus {root} ({args.compression}), {shape['this'][0]} sessions, rounds {args.rounds}")
+        for name in trees:
+            print(f"{name:9} CPU median {statistics.median(times[name]):.3f} s  {shape[name][1]} session columns  "
+                  f"runs {', '.join(f'{t:.3f}' for t in times[name])}")
+        print(f"ratio this / baseline: {this / base:.3f} ({(this / base - 1) * 100:+.1f} % CPU)")
+    finally:
+        subprocess.run(["git", "-C", str(HERE), "worktree", "remove", "--force", str(baseline)], check=False)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

@@ -34,14 +34,16 @@ from subagent_catalog.catalog import catalog
 start = time.process_time()
 corpus = read_corpus(sys.argv[1], compression=sys.argv[2], jobs=1, cache=False)
 catalog(corpus)
+import subagent_catalog
+assert subagent_catalog.__file__.startswith(os.getcwd()), subagent_catalog.__file__
 print(time.process_time() - start, corpus.sessions.height, len(corpus.sessions.columns))
 """
 
 
 def _cpu(tree: Path, root: str, compression: str) -> tuple[float, int, int]:
     env = {**os.environ, "PYTHONPATH": str(tree), "SUBAGENT_CATALOG_CACHE": "off"}
-    done = subprocess.run(
-        [sys.executable, "-c", CHILD, root, compression], env=env, check=True, capture_output=True, text=True
+    done = subprocess.run(  # run from the tree itself: ``-c`` puts the working directory first on sys.path
+        [sys.executable, "-c", CHILD, root, compression], env=env, cwd=tree, check=True, capture_output=True, text=True
     )
     seconds, sessions, columns = done.stdout.split()
     return float(seconds), int(sessions), int(columns)
@@ -74,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         trees = {"baseline": baseline, "this": HERE}
         times: dict[str, list[float]] = {name: [] for name in trees}
         shape: dict[str, tuple[int, int]] = {}
-        for name, tree in trees.items():  # warm the page cache and the bytecode of both trees
+        for tree in trees.values():  # warm the page cache and the bytecode of both trees
             _cpu(tree, root, args.compression)
         for _ in range(args.rounds):
             for name, tree in trees.items():
@@ -84,8 +86,10 @@ def main(argv: list[str] | None = None) -> int:
         base, this = statistics.median(times["baseline"]), statistics.median(times["this"])
         print(f"corpus {root} ({args.compression}), {shape['this'][0]} sessions, rounds {args.rounds}")
         for name in trees:
-            print(f"{name:9} CPU median {statistics.median(times[name]):.3f} s  {shape[name][1]} session columns  "
-                  f"runs {', '.join(f'{t:.3f}' for t in times[name])}")
+            print(
+                f"{name:9} CPU median {statistics.median(times[name]):.3f} s  {shape[name][1]} session columns  "
+                f"runs {', '.join(f'{t:.3f}' for t in times[name])}"
+            )
         print(f"ratio this / baseline: {this / base:.3f} ({(this / base - 1) * 100:+.1f} % CPU)")
     finally:
         subprocess.run(["git", "-C", str(HERE), "worktree", "remove", "--force", str(baseline)], check=False)

@@ -81,8 +81,9 @@ class PriceTable:
 
     user: Mapping[str, ModelPrice] = field(default_factory=dict)
     genai: bool = True
-    _cache: dict[tuple[str | None, str | None, int], Rates | None] = field(default_factory=dict, repr=False)
-    _tiers: dict[tuple[str | None, str | None, int], Any] = field(default_factory=dict, repr=False)
+    _cache: dict[tuple[str | None, str | None, int], tuple[Rates | None, Any]] = field(default_factory=dict, repr=False)
+    _models: dict[tuple[str, str], tuple[str, Any] | None] = field(default_factory=dict, repr=False)
+    _periods: dict[int, tuple[Any, Rates, Any]] = field(default_factory=dict, repr=False)
 
     def digest(self) -> str:
         """What the costs depend on: the user table's entries and the ``genai-prices`` version in use.
@@ -99,32 +100,61 @@ class PriceTable:
 
     def rates(self, provider: str | None, model: str | None, minute: int) -> Rates | None:
         """The rates of ``provider``/``model`` at UTC minute ``minute`` (ms since the epoch // 60,000), or ``None``."""
-        key = (provider, model, minute)
-        if key not in self._cache:
-            self._cache[key] = self._find(provider, model, minute)
-        return self._cache[key]
-
-    def _find(self, provider: str | None, model: str | None, minute: int) -> Rates | None:
-        if model is None:
-            return None
-        for name in (f"{provider}/{model}", model):
-            entry = self.user.get(name)
-            if entry is not None:
-                return _user_rates(entry, f"user table: {name}")
-        if not self.genai or provider is None:
-            return None
-        return _genai_rates(PROVIDER_ALIASES.get(provider, provider), model, minute)
+        return self._lookup(provider, model, minute)[0]
 
     def tiered(self, provider: str | None, model: str | None, minute: int) -> Any:
         """The ``genai-prices`` model price when its price depends on the request's size (tiers), else ``None``."""
+        return self._lookup(provider, model, minute)[1]
+
+    def _lookup(self, provider: str | None, model: str | None, minute: int) -> tuple[Rates | None, Any]:
+        """(rates, the price itself when it has tiers) of a model at a minute, found once."""
         key = (provider, model, minute)
-        if key not in self._tiers:
-            rates = self.rates(provider, model, minute)
-            found = None
-            if rates is not None and provider is not None and model is not None and rates.source.startswith("genai"):
-                found = _genai_tiered(PROVIDER_ALIASES.get(provider, provider), model, minute)
-            self._tiers[key] = found
-        return self._tiers[key]
+        found = self._cache.get(key)
+        if found is None:
+            found = self._cache[key] = self._find(provider, model, minute)
+        return found
+
+    def _find(self, provider: str | None, model: str | None, minute: int) -> tuple[Rates | None, Any]:
+        if model is None:
+            return None, None
+        if self.user:
+            for name in (f"{provider}/{model}", model):
+                entry = self.user.get(name)
+                if entry is not None:
+                    return _user_rates(entry, f"user table: {name}"), None
+        if not self.genai or provider is None:
+            return None, None
+        located = self._genai_model(PROVIDER_ALIASES.get(provider, provider), model)
+        if located is None:
+            return None, None
+        name, info = located
+        # one of the model's few price periods (a fixed price needs no time at all)
+        price = info.prices if _fixed(info) else info.get_prices(datetime.fromtimestamp(minute * 60, tz=UTC))
+        period = self._periods.get(id(price))
+        if period is None:
+            period = self._periods[id(price)] = (price, _genai_rates(price, name), _tiers(price))
+        return period[1], period[2]
+
+    def _genai_model(self, provider: str, model: str) -> tuple[str, Any] | None:
+        """(source name, ``genai-prices`` model info) of a provider's model, looked up once."""
+        key = (provider, model)
+        if key not in self._models:
+            self._models[key] = _genai_model(provider, model)
+        return self._models[key]
+
+
+def _fixed(info: Any) -> bool:
+    """Whether a ``genai-prices`` model has one price at every time (no dated or hourly periods, no variants)."""
+    from genai_prices.types import ModelPrice as GenaiPrice
+
+    return isinstance(info.prices, GenaiPrice) and not getattr(info, "price_variants", None)
+
+
+def _tiers(price: Any) -> Any:
+    """The price when any of its units has tiers by request size, else ``None``."""
+    from genai_prices.types import TieredPrices
+
+    return price if any(isinstance(value, TieredPrices) for value in vars(price).values()) else None
 
 
 def _user_rates(entry: ModelPrice, source: str) -> Rates:
@@ -136,35 +166,20 @@ def _user_rates(entry: ModelPrice, source: str) -> Rates:
     )
 
 
-def _genai_model(provider: str, model: str, minute: int) -> tuple[Any, Any] | None:
-    """The ``genai-prices`` (model info, model price at that minute), or ``None`` when it does not know them."""
-    from genai_prices import data_snapshot
+def _genai_model(provider: str, model: str) -> tuple[str, Any] | None:
+    """(``genai-prices <version>: provider/model``, its model info), or ``None`` when it does not know the model."""
+    from genai_prices import __version__, data_snapshot
 
     try:
         _, info = data_snapshot.get_snapshot().find_provider_model(model, None, provider, None)
     except LookupError:
         return None
-    return info, info.get_prices(datetime.fromtimestamp(minute * 60, tz=UTC))
+    return f"genai-prices {__version__}: {provider}/{info.id}", info
 
 
-def _genai_tiered(provider: str, model: str, minute: int) -> Any:
-    from genai_prices.types import TieredPrices
-
-    found = _genai_model(provider, model, minute)
-    if found is None:
-        return None
-    price = found[1]
-    return price if any(isinstance(value, TieredPrices) for value in vars(price).values()) else None
-
-
-def _genai_rates(provider: str, model: str, minute: int) -> Rates | None:
-    """A ``genai-prices`` price as a linear one, read off its own calculation at one request of each kind."""
-    from genai_prices import Usage, __version__
-
-    found = _genai_model(provider, model, minute)
-    if found is None:
-        return None
-    info, price = found
+def _genai_rates(price: Any, source: str) -> Rates:
+    """A ``genai-prices`` model price (without tiers) as a linear one, read off its own calculation."""
+    from genai_prices import Usage
 
     def total(**counts: int) -> float:
         return float(price.calc_price(Usage(**counts))["total_price"])
@@ -182,7 +197,7 @@ def _genai_rates(provider: str, model: str, minute: int) -> Rates | None:
         rate(input_tokens=unit, cache_write_tokens=unit),
         rate(output_tokens=unit),
         rate(output_tokens=unit, output_reasoning_tokens=unit),
-        f"genai-prices {__version__}: {provider}/{info.id}",
+        source,
     )
 
 
@@ -284,7 +299,7 @@ def sample_costs(samples: pl.LazyFrame, table: PriceTable) -> pl.LazyFrame:
     """
     frame = samples.with_columns((pl.col("time_ms").fill_null(0) // _MINUTE_MS).alias("_minute"))
     keys = frame.select("provider", "model", "_minute").unique().collect()
-    found = [(table.rates(p, m, t), table.tiered(p, m, t) is not None) for p, m, t in keys.iter_rows()]
+    found = [(rates, tiered is not None) for rates, tiered in map(table._lookup, *keys.get_columns())]
     looked = keys.with_columns(
         pl.Series("_request", [r.request if r else None for r, _ in found], dtype=pl.Float64),
         *(

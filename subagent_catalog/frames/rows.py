@@ -21,7 +21,6 @@ in-memory corpus sorts by them and drops them.
 
 from __future__ import annotations
 
-import dataclasses
 import operator
 import os
 from collections.abc import Iterable
@@ -44,7 +43,6 @@ from subagent_catalog.read.discover import FoundEntry, SessionFile
 from subagent_catalog.read.jsvalue import is_safe_integer, js_number, json_text
 from subagent_catalog.read.logread import LogFacts
 from subagent_catalog.read.paths import MISSING, Compression, encode_segment
-from subagent_catalog.read.run_records import ToolCallRecord, UsageSample
 
 CHUNK_FILES = 2048
 """Files per chunk: their rows become Polars frames and the Python values are dropped."""
@@ -122,10 +120,6 @@ def run_values(facts: LogFacts) -> list[Any]:
     return values
 
 
-_SAMPLE_VALUES = operator.attrgetter(*(f.name for f in dataclasses.fields(UsageSample)))
-_CALL_VALUES = operator.attrgetter(*(f.name for f in dataclasses.fields(ToolCallRecord)))
-
-
 def run_detail_values(facts: LogFacts) -> list[Any]:
     """The nested ``usage_samples`` and ``tool_call_records`` of a session row (records as tuples; null unscanned).
 
@@ -138,7 +132,7 @@ def run_detail_values(facts: LogFacts) -> list[Any]:
     run = facts.run
     if run is None:
         return [None, None]
-    return [list(map(_SAMPLE_VALUES, run.usage_samples)), list(map(_CALL_VALUES, run.tool_call_records))]
+    return [run.usage_samples, run.tool_call_records]  # lists of tuples: the struct columns take them as they are
 
 
 def run_columns(facts: LogFacts) -> dict[str, Any]:

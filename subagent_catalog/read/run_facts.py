@@ -220,12 +220,10 @@ class Fold:
         if type(data) is not dict:
             return
         turn, step, usage = data.get("turn"), data.get("step"), data.get("usage")
-        if type(usage) is dict:
-            self.usage.sample(seq, time, turn, step, usage, in_seed)
         message = data.get("message")
         source = message.get("source") if type(message) is dict else None
-        if type(source) is dict:
-            self.usage.source(turn, step, in_seed, source.get("provider"), source.get("model"))
+        provider, model = (source.get("provider"), source.get("model")) if type(source) is dict else (None, None)
+        self.usage.message(seq, time, turn, step, usage if type(usage) is dict else None, in_seed, provider, model)
         if not in_seed:
             self.stats.message(turn, step, time, usage if type(usage) is dict else None)
 
@@ -275,8 +273,8 @@ class Fold:
             self.run.tool_results_failed += 1
         self.run.tool_output_bytes += text_bytes
 
-    def finish(self, first: int | None, last: int | None) -> RunFacts:
-        """The run facts, with the own events' time span ``first``..``last``."""
+    def finish(self, first: int | None, last: int | None, *, counts: Any = None) -> RunFacts:
+        """The run facts, with the own events' time span ``first``..``last`` (``counts``: see ``UsageFold.samples``)."""
         run = self.run
         if self.open_turn is not None:
             run.turns_open += 1
@@ -287,7 +285,7 @@ class Fold:
         if self.headers:
             run.models, run.providers = list(self.models), list(self.providers)
         run.tools = sorted(self.tools)
-        samples = self.usage.samples()
+        samples = self.usage.samples(counts)
         own = [sample for sample in samples if not sample.in_seed]
         run.usage_samples = samples
         run.usage_steps = len(own)
@@ -298,28 +296,16 @@ class Fold:
         for name in STATS_FIELDS:
             value = getattr(stats, name)
             setattr(run, name, value if value <= MAX_SAFE_INTEGER else None)
-        run.tool_call_records = self.calls.records
+        run.tool_call_records = self.calls.finish()
         return run
 
 
 def _usage_counts(samples: list[UsageSample]) -> list[list[int]]:
     """Per count of ``USAGE_FIELDS``, the values the samples carry."""
-    columns: list[list[int]] = [[], [], [], [], []]
-    for sample in samples:
-        for column, value in zip(
-            columns,
-            (
-                sample.input_tokens,
-                sample.output_tokens,
-                sample.cache_read_tokens,
-                sample.cache_write_tokens,
-                sample.reasoning_tokens,
-            ),
-            strict=True,
-        ):
-            if value is not None:
-                column.append(value)
-    return columns
+    if not samples:
+        return [[], [], [], [], []]
+    columns = list(zip(*samples, strict=True))[7:12]
+    return [[value for value in column if value is not None] for column in columns]
 
 
 def _fold_seed(fold: Fold, seed: list[dict[str, Any]]) -> None:

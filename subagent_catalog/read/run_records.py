@@ -20,22 +20,21 @@ the sample anywhere in the log (a fork inherits its parent's route).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-from subagent_catalog.read.jsvalue import is_safe_integer
+from subagent_catalog.read.jsvalue import MAX_SAFE_INTEGER, is_safe_integer
 
 USAGE_COUNTS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens")
 """The counts of a usage sample, in ``UsageSample`` order."""
 
 
-@dataclass
-class UsageSample:
+class UsageSample(NamedTuple):
     """The usage one step reported (the last sample of its ``(turn, step)``), and the model that served it.
 
     ``seq`` and ``time`` are those of the event whose sample was kept; a
     count is ``None`` when the sample does not carry it as a non-negative
-    safe integer.
+    safe integer. A tuple: the frames' struct column and the stored record
+    take it as it is.
     """
 
     seq: int
@@ -52,13 +51,12 @@ class UsageSample:
     reasoning_tokens: int | None
 
 
-@dataclass
-class ToolCallRecord:
+class ToolCallRecord(NamedTuple):
     """One ``tool/call`` and the first appended ``tool/result`` answering its ``callId``.
 
     A result no call of the log asked for is a record of its own with the
     call's fields ``None`` (``seq`` among them); a call with no result has
-    the result's fields ``None``.
+    the result's fields ``None``. A tuple, as ``UsageSample``.
     """
 
     seq: int | None
@@ -78,10 +76,14 @@ class ToolCallRecord:
 
 
 def _int(value: Any) -> int | None:
+    if type(value) is int and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+        return value
     return int(value) if is_safe_integer(value) else None
 
 
 def _count(value: Any) -> int | None:
+    if type(value) is int and 0 <= value <= MAX_SAFE_INTEGER:
+        return value
     return int(value) if is_safe_integer(value) and value >= 0 else None
 
 
@@ -124,16 +126,33 @@ class UsageFold:
         """A usage sample of step ``(turn, step)`` at ``seq``: it replaces the step's earlier one."""
         self.by_step[(turn, step, in_seed)] = [seq, time, turn, step, in_seed, self.provider, self.model, usage]
 
+    def message(
+        self, seq: int, time: Any, turn: Any, step: Any, usage: Any, in_seed: bool, provider: Any, model: Any
+    ) -> None:
+        """An ``assistant/message`` of ``(turn, step)``: its usage sample (``None``: none) and its model."""
+        if usage is not None:
+            self.by_step[(turn, step, in_seed)] = [seq, time, turn, step, in_seed, self.provider, self.model, usage]
+        self.source(turn, step, in_seed, provider, model)
+
     def source(self, turn: Any, step: Any, in_seed: bool, provider: Any, model: Any) -> None:
         """An ``assistant/message`` of ``(turn, step)`` written by ``provider``/``model``: its step's sample's model."""
         kept = self.by_step.get((turn, step, in_seed))
         if kept is not None and type(provider) is str and type(model) is str:
             kept[5], kept[6] = provider, model
 
-    def samples(self) -> list[UsageSample]:
-        """The kept samples in ``seq`` order."""
+    def samples(self, counts: Any = None) -> list[UsageSample]:
+        """The kept samples in ``seq`` order.
+
+        ``counts`` turns a sample into its five counts when the samples are
+        not parsed JSON objects (the typed reader's records, whose values its
+        types already checked: their times, turns and steps are safe integers).
+        """
+        kept = sorted(self.by_step.values(), key=_first)
+        if counts is not None:
+            make = UsageSample._make
+            return [make((*entry[:7], *counts(entry[7]))) for entry in kept]
         out = []
-        for seq, time, turn, step, in_seed, provider, model, usage in sorted(self.by_step.values(), key=_first):
+        for seq, time, turn, step, in_seed, provider, model, usage in kept:
             get = usage.get
             out.append(
                 UsageSample(
@@ -157,33 +176,41 @@ def _first(item: list[Any]) -> Any:
 class CallFold:
     """Tool calls paired with their results by ``callId``, in log order (see ``ToolCallRecord``).
 
+    Records are built as lists while results may still arrive; ``finish`` gives them as ``ToolCallRecord``.
+
     Examples:
         >>> fold = CallFold()
         >>> fold.call(4, 10, 1, 1, "c1", "grep", '{"q":"x"}', False)
         >>> fold.result(5, 12, "c1", True, "ToolArgsError", "INVALID_ARGS", 3)
-        >>> record = fold.records[0]
+        >>> record = fold.finish()[0]
         >>> record.name, record.argument_bytes, record.result_time, record.is_error, record.error_code
         ('grep', 9, 12, True, 'INVALID_ARGS')
     """
 
     def __init__(self) -> None:
-        self.records: list[ToolCallRecord] = []
-        self.pending: dict[str, ToolCallRecord] = {}
+        self.records: list[list[Any]] = []
+        self.pending: dict[str, list[Any]] = {}
 
     def call(
         self, seq: int, time: Any, turn: Any, step: Any, call_id: Any, name: Any, arguments: Any, in_seed: bool
     ) -> None:
         """A ``tool/call`` (``data.callId``, ``data.name``, ``data.arguments``)."""
-        record = ToolCallRecord(
+        record = [
             seq,
             _int(time),
             _int(turn),
             _int(step),
-            _text(call_id),
-            _text(name),
+            call_id if type(call_id) is str else None,
+            name if type(name) is str else None,
             utf8_length(arguments) if type(arguments) is str else None,
             in_seed,
-        )
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+        ]
         self.records.append(record)
         if type(call_id) is str:
             self.pending[call_id] = record
@@ -203,8 +230,11 @@ class CallFold:
         """An appended ``tool/result`` answering ``call_id``: the call's record, or a record of its own."""
         record = self.pending.pop(call_id, None) if type(call_id) is str else None
         if record is None:
-            record = ToolCallRecord(None, None, None, None, _text(call_id), None, None, in_seed)
+            record = [None, None, None, None, _text(call_id), None, None, in_seed, None, None, None, None, None, None]
             self.records.append(record)
-        record.result_seq, record.result_time = seq, _int(time)
-        record.is_error, record.result_bytes = failed, text_bytes
-        record.error_name, record.error_code = _text(error_name), _text(error_code)
+        record[8:] = (seq, _int(time), failed, _text(error_name), _text(error_code), text_bytes)
+
+    def finish(self) -> list[ToolCallRecord]:
+        """The records, in log order (a call's place, or a lone result's)."""
+        make = ToolCallRecord._make
+        return [make(record) for record in self.records]

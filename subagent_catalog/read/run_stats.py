@@ -29,7 +29,7 @@ from typing import Any
 from subagent_catalog.read.jsvalue import MAX_SAFE_INTEGER, is_safe_integer
 
 
-@dataclass
+@dataclass(slots=True)
 class StepTiming:
     """One model step's boundaries (times in ms; ``None`` where the step has none)."""
 
@@ -104,6 +104,8 @@ def row_first_token(row: dict[str, Any], times: list[int], first_member: int = 0
 
 
 def _time(value: Any) -> int | None:
+    if type(value) is int and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+        return value
     return int(value) if is_safe_integer(value) else None
 
 
@@ -114,14 +116,13 @@ def same(left: Any, right: Any) -> bool:
         >>> same(1, 1.0), same(1, True), same(None, None)
         (True, False, True)
     """
-    return left == right and (type(left) is bool) == (type(right) is bool)
+    return left is right or (left == right and (type(left) is bool) == (type(right) is bool))
 
 
 class StatsFold:
     """Upstream's ``sessionStats`` state, fed one event at a time (see the module docstring).
 
-    ``steps_timed`` keeps each step that assembled a message, in order (for
-    per-step views); the totals are its sums.
+    ``message`` returns the step it closes (for per-step views); the totals are the steps' sums.
 
     Examples:
         >>> fold = StatsFold()
@@ -149,7 +150,6 @@ class StatsFold:
         self.any_step = False
         self.open: StepTiming | None = None
         self.pending: dict[str, int | None] = {}
-        self.steps_timed: list[StepTiming] = []
 
     def step_start(self, turn: Any, step: Any, time: Any) -> None:
         """A ``step/start`` with ``data.turn``, ``data.step`` and its time."""
@@ -185,7 +185,6 @@ class StatsFold:
         if end is None:
             return None
         open_step.message_ms = end
-        self.steps_timed.append(open_step)
         self.llm_ms += max(0, end - open_step.start_ms)
         first = open_step.first_token_ms
         if first is not None:

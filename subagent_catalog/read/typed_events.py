@@ -132,6 +132,24 @@ class Usage(_Record):
         value = getattr(self, name)
         return None if value is UNSET else int(value)
 
+    def counts(self) -> list[int | None]:
+        """The five counts in ``run_records.USAGE_COUNTS`` order (``None`` when absent).
+
+        Examples:
+            >>> Usage(inputTokens=5, cacheReadTokens=1).counts()
+            [5, None, 1, None, None]
+        """
+        return [
+            None if value is UNSET else value
+            for value in (
+                self.inputTokens,
+                self.outputTokens,
+                self.cacheReadTokens,
+                self.cacheWriteTokens,
+                self.reasoningTokens,
+            )
+        ]
+
 
 class Chunk(_Record):
     """``data.chunk`` of an ``assistant/chunk``: its kind, a usage chunk's sample, a delta's payload left raw.

@@ -23,7 +23,7 @@ import sys
 from bisect import bisect_left
 from functools import partial
 from itertools import accumulate, compress
-from operator import add, attrgetter
+from operator import add, attrgetter, methodcaller
 from typing import Any
 
 import msgspec
@@ -129,12 +129,14 @@ def _pick(events: list[Any], types: list[type], classes: frozenset[type]) -> lis
 _SEQ, _TIME, _DATA = attrgetter("seq"), attrgetter("time"), attrgetter("data")
 _GAPS, _TEXTS, _LEAST = attrgetter("dt"), attrgetter("texts"), partial(min, default=0)
 _CHUNK_USAGE = attrgetter("data.chunk.usage")
+_COUNTS = methodcaller("counts")
 _ROW_TYPES = frozenset(ROWS)
 _SURFACE = frozenset((AssistantEvent, UserEvent, ToolResult))
 _MARKERS = frozenset((TurnStart, TurnEnd, Descriptor))
 _CHUNK = frozenset((ChunkEvent,))
 _USAGE_SOURCES = frozenset((Header, AssistantEvent))
-_WALK = frozenset((StepStart, AssistantEvent, ToolCall, ToolResult, StepEnd, TurnEnd))
+_CALL_EVENTS = frozenset((ToolCall, ToolResult, TurnEnd))
+_STEP_EVENTS = frozenset((StepStart, AssistantEvent, StepEnd))
 
 
 def _step(data: Any) -> tuple[Any, Any]:
@@ -201,23 +203,22 @@ def _arguments(raw: Any) -> str | None:
     return text
 
 
-def _walk(fold: Fold, events: list[Any], types: list[type], own: int) -> None:
-    """Tool calls and results (seed ones flagged) and the own events' time split, in log order.
+def _calls(fold: Fold, events: list[Any], types: list[type], seed: int) -> None:
+    """Tool calls and results in log order: the call records (seed ones flagged), the own counts and tool time.
 
-    Only these kinds are visited; a step's first token is looked for among
-    the events between its ``step/start`` and its message, and only until
-    the first one (``_token_delta``).
+    The tool time mirrors ``StatsFold.tool_call``/``tool_result``/``turn_end``
+    over the own events, inline (a dict of pending calls cleared at a turn end).
     """
-    stats, calls = fold.stats, fold.calls
-    opened = -1  # index of the open step's step/start
-    for index in compress(range(len(events)), map(_WALK.__contains__, types)):
-        event = events[index]
+    record_call, record_result, run = fold.calls.call, fold.calls.result, fold.run
+    pending: dict[str, int] = {}
+    tool_ms = 0
+    for event in _pick(events, types, _CALL_EVENTS):
         cls = type(event)
-        mine = index >= own
+        mine = event.seq >= seed
         if cls is ToolCall:
             data = event.data
             call_id, name = data.callId, data.name
-            calls.call(
+            record_call(
                 event.seq,
                 event.time,
                 None if data.turn is UNSET else data.turn,
@@ -228,10 +229,11 @@ def _walk(fold: Fold, events: list[Any], types: list[type], own: int) -> None:
                 not mine,
             )
             if mine:
-                fold.run.tool_calls += 1
+                run.tool_calls += 1
                 if name is not UNSET:
                     fold.tools.add(name)
-                stats.tool_call(None if call_id is UNSET else call_id, event.time)
+                if call_id is not UNSET:
+                    pending[call_id] = event.time
         elif cls is ToolResult:
             message = event.data.message
             block = message.content[0]
@@ -241,31 +243,49 @@ def _walk(fold: Fold, events: list[Any], types: list[type], own: int) -> None:
             if error is not UNSET:
                 name = None if error.name is UNSET else error.name
                 code = None if error.code is UNSET else error.code
-            calls.result(event.seq, event.time, message.source.callId, failed, name, code, text, in_seed=not mine)
+            call_id = message.source.callId
+            record_result(event.seq, event.time, call_id, failed, name, code, text, in_seed=not mine)
             if mine:
                 fold.tool_outcome(failed, text)
-                stats.tool_result(message.source.callId, event.time)
-        elif not mine:
-            continue
-        elif cls is StepStart:
+                dispatched = pending.pop(call_id, None)
+                if dispatched is not None:
+                    tool_ms += max(0, event.time - dispatched)
+        elif mine and pending:  # a turn/end: calls whose result never landed are dropped
+            pending = {}
+    fold.stats.tool_ms = tool_ms
+
+
+def _steps(fold: Fold, events: list[Any], types: list[type], own: int) -> None:
+    """The own model steps in log order (``StatsFold``): step starts, messages, step ends.
+
+    A step's first token is looked for among the events between its
+    ``step/start`` and its message, and only until the first one (``_token_delta``).
+    """
+    stats = fold.stats
+    step_start, message, step_end, wants_token = stats.step_start, stats.message, stats.step_end, stats.wants_token
+    opened = -1  # index of the open step's step/start
+    steps = 0
+    for index in compress(range(own, len(events)), map(_STEP_EVENTS.__contains__, types[own:])):
+        event = events[index]
+        cls = type(event)
+        if cls is StepStart:
             data = event.data
-            stats.step_start(None if data.turn is UNSET else data.turn, data.step, event.time)
+            step_start(None if data.turn is UNSET else data.turn, data.step, event.time)
             opened = index
         elif cls is AssistantEvent:
-            turn, step = _step(event.data)
-            if stats.wants_token(turn, step):
+            data = event.data
+            turn, step = _step(data)
+            if wants_token(turn, step):
                 for between in range(opened + 1, index):
                     found = _token_delta(events[between], turn, step)
                     if found is not None:
                         stats.token(turn, step, found)
                         break
-            usage = event.data.usage
-            stats.message(turn, step, event.time, None if usage is UNSET else usage)
-        elif cls is StepEnd:
-            fold.run.steps += 1
-            stats.step_end(None if event.data.turn is UNSET else event.data.turn)
-        else:  # TurnEnd
-            stats.turn_end()
+            message(turn, step, event.time, None if data.usage is UNSET else data.usage)
+        else:  # StepEnd
+            steps += 1
+            step_end(None if event.data.turn is UNSET else event.data.turn)
+    fold.run.steps = steps
 
 
 def _usage(fold: Fold, events: list[Any], types: list[type], seed: int) -> None:
@@ -285,10 +305,9 @@ def _usage(fold: Fold, events: list[Any], types: list[type], seed: int) -> None:
         elif cls is AssistantEvent:
             data = event.data
             turn, step = _step(data)
-            if data.usage is not UNSET:
-                usage.sample(event.seq, event.time, turn, step, data.usage, in_seed)
             source = data.message.source
-            usage.source(turn, step, in_seed, source.provider, source.model)
+            sample = None if data.usage is UNSET else data.usage
+            usage.message(event.seq, event.time, turn, step, sample, in_seed, source.provider, source.model)
         elif event.data.chunk.type == "usage":  # a chunk with a usage sample
             turn, step = _step(event.data)
             usage.sample(event.seq, event.time, turn, step, event.data.chunk.usage, in_seed)
@@ -355,12 +374,13 @@ def _fold(meta: dict[str, Any], events: list[Any]) -> FastFacts:
     fold = Fold()
     _surface(_pick(events, types, _SURFACE))
     _usage(fold, events, types, seed)
-    _walk(fold, events, types, own)
+    _calls(fold, events, types, seed)
+    _steps(fold, events, types, own)
     markers = _pick(events, types, _MARKERS)
     descriptors = _markers(fold, markers, seed)
     first, last = _span(times, span)
     run_first, run_last = _span(times[own:], own_span) if seed else (first, last)
-    run = fold.finish(run_first, run_last)
+    run = fold.finish(run_first, run_last, counts=_COUNTS)
     timing: list[dict[str, Any]] = []
     balanced_timing = timing
     closers = 0

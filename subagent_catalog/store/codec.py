@@ -30,7 +30,6 @@ facts are reused only under the same code.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 from dataclasses import fields, replace
 from functools import lru_cache
@@ -126,19 +125,13 @@ def _wire_types(text: Any) -> tuple[Any, Any]:
     )
     sample = msgspec.defstruct(
         "UsageSampleWire",
-        [
-            (
-                f.name,
-                bool if f.name == "in_seed" else optional if f.name in ("provider", "model") else _INT_TYPES[f.name],
-            )
-            for f in fields(UsageSample)
-        ],
+        [(name, optional if name in ("provider", "model") else _INT_TYPES[name]) for name in UsageSample._fields],
         array_like=True,
         forbid_unknown_fields=True,
     )
     call = msgspec.defstruct(
         "ToolCallWire",
-        [(f.name, text | None if f.name in _CALL_TEXT else _INT_TYPES[f.name]) for f in fields(ToolCallRecord)],
+        [(name, text | None if name in _CALL_TEXT else _INT_TYPES[name]) for name in ToolCallRecord._fields],
         array_like=True,
         forbid_unknown_fields=True,
     )
@@ -405,9 +398,8 @@ def _wire(facts: LogFacts, text: Any) -> Any:
         values["run"] = None
     else:
         parts = [text(getattr(run, name)) for name in _RUN_FIELDS]
-        astuple = dataclasses.astuple
-        parts[_SAMPLES_AT] = [_SampleWire(*map(text, astuple(item))) for item in run.usage_samples]
-        parts[_CALLS_AT] = [_CallWire(*map(text, astuple(item))) for item in run.tool_call_records]
+        parts[_SAMPLES_AT] = [_SampleWire(*map(text, item)) for item in run.usage_samples]
+        parts[_CALLS_AT] = [_CallWire(*map(text, item)) for item in run.tool_call_records]
         values["run"] = _RunWire(*parts)
     return _FactsWire(**values)
 
@@ -464,8 +456,8 @@ def _run(wire: Any, text: Any) -> RunFacts:
     astuple = msgspec.structs.astuple
     if text is None:
         values = list(astuple(wire))
-        values[_SAMPLES_AT] = [UsageSample(*astuple(item)) for item in wire.usage_samples]
-        values[_CALLS_AT] = [ToolCallRecord(*astuple(item)) for item in wire.tool_call_records]
+        values[_SAMPLES_AT] = [UsageSample._make(astuple(item)) for item in wire.usage_samples]
+        values[_CALLS_AT] = [ToolCallRecord._make(astuple(item)) for item in wire.tool_call_records]
     else:
         values = [text(value) if type(value) is not list else value for value in astuple(wire)]
         values[_SAMPLES_AT] = [UsageSample(*map(text, astuple(item))) for item in wire.usage_samples]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -135,6 +136,27 @@ class PriceTable:
             period = self._periods[id(price)] = (price, _genai_rates(price, name), _tiers(price))
         return period[1], period[2]
 
+    def period(self, provider: str | None, model: str | None) -> int:
+        """Minutes over which the model's price cannot change (``FOREVER`` for a fixed price, 1 when unsure).
+
+        Examples:
+            >>> PriceTable().period("deepseek-official", "deepseek-v4-flash")  # its peak hours start on the hour
+            60
+            >>> PriceTable().period("deepseek", "deepseek-chat")  # its off-peak hours start at 16:30
+            30
+            >>> PriceTable().period("mock", "mock") == FOREVER
+            True
+        """
+        if (
+            model is None
+            or provider is None
+            or not self.genai
+            or (self.user and (f"{provider}/{model}" in self.user or model in self.user))
+        ):
+            return FOREVER
+        located = self._genai_model(PROVIDER_ALIASES.get(provider, provider), model)
+        return FOREVER if located is None or _fixed(located[1]) else _period(located[1])
+
     def _genai_model(self, provider: str, model: str) -> tuple[str, Any] | None:
         """(source name, ``genai-prices`` model info) of a provider's model, looked up once."""
         key = (provider, model)
@@ -143,11 +165,39 @@ class PriceTable:
         return self._models[key]
 
 
+FOREVER = 1 << 40
+"""A period no price changes within (minutes): a fixed price, or no price at all."""
+
+
+def _period(info: Any) -> int:
+    """The largest number of minutes dividing every UTC boundary of a model's dated and daily prices (1 if unsure)."""
+    from genai_prices.types import StartDateConstraint, TimeOfDateConstraint
+
+    step = 1440  # a date changes at UTC midnight
+    for conditional in info.prices:
+        constraint = conditional.constraint
+        if constraint is None or isinstance(constraint, StartDateConstraint):
+            continue
+        if not isinstance(constraint, TimeOfDateConstraint):
+            return 1  # a kind of period this code does not know: price every minute
+        for moment in (constraint.start_time, constraint.end_time):
+            offset = moment.utcoffset()
+            seconds = moment.hour * 3600 + moment.minute * 60 + moment.second
+            seconds -= int(offset.total_seconds()) if offset is not None else 0
+            if seconds % 60 or moment.microsecond:
+                return 1
+            step = math.gcd(step, (seconds // 60) % 1440)
+    return step or 1
+
+
 def _fixed(info: Any) -> bool:
-    """Whether a ``genai-prices`` model has one price at every time (no dated or hourly periods, no variants)."""
+    """Whether a ``genai-prices`` model has one price at every time (no dated or daily periods).
+
+    (Its price variants apply only to a request context, which costs here never have.)
+    """
     from genai_prices.types import ModelPrice as GenaiPrice
 
-    return isinstance(info.prices, GenaiPrice) and not getattr(info, "price_variants", None)
+    return isinstance(info.prices, GenaiPrice)
 
 
 def _tiers(price: Any) -> Any:
@@ -287,8 +337,9 @@ def sample_costs(samples: pl.LazyFrame, table: PriceTable) -> pl.LazyFrame:
     """``samples`` with ``cost_usd`` (``null`` where no table prices the model) and ``price_source``.
 
     Each sample's counts are one request's (one model step). Prices are looked up once per
-    provider, model and UTC minute (the only part collected: the distinct keys); a price that
-    depends on the request's size (tiers) is computed request by request by ``genai-prices``.
+    provider, model and price period (``PriceTable.period``: a fixed price once, DeepSeek's every
+    half hour; only the distinct keys are collected); a price that depends on the request's size
+    (tiers) is computed request by request by ``genai-prices``.
 
     Examples:
         >>> samples = pl.LazyFrame({"provider": ["p", "p"], "model": ["m", "x"], "time_ms": [0, 0],
@@ -297,7 +348,11 @@ def sample_costs(samples: pl.LazyFrame, table: PriceTable) -> pl.LazyFrame:
         >>> sample_costs(samples, price_table({"p/m": {"input": 2, "output": 4}})).collect()["cost_usd"].to_list()
         [2.0, None]
     """
-    frame = samples.with_columns((pl.col("time_ms").fill_null(0) // _MINUTE_MS).alias("_minute"))
+    models = samples.select("provider", "model").unique().collect()
+    spans = models.with_columns(pl.Series("_span", [table.period(p, m) for p, m in models.iter_rows()], dtype=pl.Int64))
+    frame = samples.join(spans.lazy(), on=["provider", "model"], how="left", nulls_equal=True, maintain_order="left")
+    minute = pl.col("time_ms").fill_null(0) // _MINUTE_MS
+    frame = frame.with_columns((minute // pl.col("_span") * pl.col("_span")).alias("_minute"))  # a period's start
     keys = frame.select("provider", "model", "_minute").unique().collect()
     found = [(rates, tiered is not None) for rates, tiered in map(table._lookup, *keys.get_columns())]
     looked = keys.with_columns(
@@ -324,7 +379,9 @@ def sample_costs(samples: pl.LazyFrame, table: PriceTable) -> pl.LazyFrame:
             lambda row: _tiered_cost(row, table), return_dtype=pl.Float64
         )
         cost = pl.when(pl.col("_tiered")).then(tiered).otherwise(cost)
-    frame = frame.join(looked.lazy(), on=["provider", "model", "_minute"], how="left", nulls_equal=True)
+    frame = frame.join(
+        looked.lazy(), on=["provider", "model", "_minute"], how="left", nulls_equal=True, maintain_order="left"
+    )
     return frame.with_columns(cost.alias("cost_usd")).select(pl.exclude("^_.*$"))
 
 

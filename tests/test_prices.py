@@ -159,3 +159,25 @@ def test_a_read_with_a_bad_table_fails_before_reading(tmp_path: Path) -> None:
 
     with pytest.raises(PricesError):
         read_corpus(tmp_path / "missing-root", prices={"m": {"input": "x", "output": 1}})
+
+
+def test_genai_prices_knows_deepseeks_cache_hit_price() -> None:
+    """DeepSeek bills a cache hit (cache read) far below a miss (uncached input); the table must say so."""
+    table = PriceTable()
+    for model in ("deepseek-v4-flash", "deepseek-v4-pro", "deepseek-chat", "deepseek-reasoner"):
+        rates = table.rates("deepseek-official", model, 29_000_000)  # 2025-02-20, off-peak
+        assert rates is not None, model
+        assert 0 < rates.cache_read < rates.input / 2, model
+        assert rates.output > rates.input, model
+
+
+@pytest.mark.parametrize(("model", "hour", "minute"), [("deepseek-chat", 16, 30), ("deepseek-v4-flash", 1, 0)])
+def test_a_price_period_boundary_splits_the_minutes_on_each_side(model: str, hour: int, minute: int) -> None:
+    """Costs are looked up per price period, not per minute: the minutes either side of a boundary still differ."""
+    at = int(datetime(2026, 11, 3, hour, minute, tzinfo=UTC).timestamp() * 1000)
+    counts = {"input_tokens": 10**6, "output_tokens": 10**6, "cache_read_tokens": 0, "cache_write_tokens": 0}
+    rows = [{"provider": "deepseek", "model": model, "time_ms": at + dt, **counts} for dt in (-60_000, -1, 0, 59_999)]
+    costs = _costs(PriceTable(), rows)
+    expected = [_genai("deepseek", model, row["time_ms"], {**counts, "reasoning_tokens": 0}) for row in rows]
+    assert costs == pytest.approx(expected)
+    assert costs[1] != costs[2]  # the price changes at the boundary

@@ -353,7 +353,7 @@ def _expected_records(events: tuple[dict[str, Any], ...], seed_length: int | Non
 
     A step's sample is its last usage (chunk or message), attributed to the step's message's source model,
     else to the route of the last request header written before it; a call is paired with the first result
-    naming its ``callId``.
+    naming its ``callId``; a seed result's size is left to the parent (``None``).
     """
     seed = seed_length or 0
     route: tuple[str, str] | None = None
@@ -386,7 +386,7 @@ def _expected_records(events: tuple[dict[str, Any], ...], seed_length: int | Non
             block = data["message"]["content"][0]
             record = pending.pop(block["toolCallId"])
             error = data.get("error", {})
-            size = sum(len(part["text"].encode()) for part in block["content"])
+            size = None if in_seed else sum(len(part["text"].encode()) for part in block["content"])
             record[8:] = [e["seq"], e["time"], block["isError"], error.get("name"), error.get("code"), size]
     return [tuple(v) for v in sorted(samples.values())], [tuple(c) for c in calls]
 

@@ -391,3 +391,18 @@ def test_a_fork_costs_its_own_usage_not_its_seed() -> None:
     assert costs["fork-webapp-1"] == 0.0  # but the fork's own events made no model request
     assert costs["scratch"] is None  # a self-hosted model no table prices: unknown, not $0
     assert costs["garbage-line"] is None  # upstream cannot read it: its events are not the session's facts
+
+
+def test_session_costs_are_the_same_float_however_the_frame_is_chunked() -> None:
+    """Costs are summed in seq order: equal data gives the very same floats (an archive's read equals the corpus')."""
+    from subagent_catalog.frames.costs import with_costs
+    from subagent_catalog.prices import price_table
+
+    sessions = read_corpus(DATA.parent.parent / "data" / "sample", cache=False).sessions
+    table = price_table()
+    expected = with_costs(sessions, table)["cost_usd"].to_list()
+    assert sum(cost is not None and cost > 0 for cost in expected) > 10
+    for size in (1, 2, 3, 7):  # the same rows in chunks of other sizes
+        chunked = pl.concat([sessions.slice(i, size) for i in range(0, sessions.height, size)], rechunk=False)
+        for _ in range(3):
+            assert with_costs(chunked, table)["cost_usd"].to_list() == expected

@@ -501,3 +501,51 @@ def test_random_event_sequences_have_the_same_facts(
         event["time" if "time" in event else "time0"] += shift * 10
     head = {**HEAD, "seedLength": seed} if seed else HEAD
     compare(_log(events, compression, head=head), compression)
+
+
+@pytest.mark.parametrize("compression", ENCODINGS)
+def test_steps_without_turns_time_their_first_token_on_both_paths(compression: Compression) -> None:
+    """step/start, chunk and message without ``turn``: both paths match them (absent === absent) and time the token."""
+    events = [
+        {"type": "turn/start", "seq": 0, "time": 100, "data": {"turn": 1}},
+        {"type": "step/start", "seq": 1, "time": 110, "data": {"step": 1}},
+        {
+            "type": "assistant/chunk",
+            "seq": 2,
+            "time": 115,
+            "data": {"step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "a"}},
+        },
+        {
+            "type": "assistant/message",
+            "seq": 3,
+            "time": 130,
+            "data": {
+                "step": 1,
+                "message": {
+                    "id": "m",
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": "a"}],
+                    "source": {"kind": "model", "provider": "p", "model": "m"},
+                },
+            },
+            "surfaceOp": "append",
+        },
+        {"type": "step/end", "seq": 4, "time": 131, "data": {"step": 1}},
+    ]
+    data = _log([orjson.dumps(event) + b"\n" for event in events], compression)
+    assert compare(data, compression) is True  # the typed path reads it, with the full path's facts
+    facts = analyse_log_fast(data, compression, path="typed")
+    assert facts is not None and facts.run is not None
+    assert (facts.run.llm_ms, facts.run.ttft_ms, facts.run.ttft_steps) == (20, 5, 1)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.text(alphabet=st.characters(blacklist_categories=["Cs"])), ascii_only=st.booleans())
+def test_argument_bytes_read_off_the_json_text_equal_the_decoded_strings(text: str, ascii_only: bool) -> None:
+    """A tool call's argument size, read off its JSON text (escapes counted), is the decoded string's UTF-8 size."""
+    import json
+
+    from msgspec import Raw
+
+    raw = Raw(json.dumps(text, ensure_ascii=ascii_only).encode())
+    assert typed_read._argument_bytes(raw) == len(text.encode("utf-8"))

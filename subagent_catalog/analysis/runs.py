@@ -192,8 +192,9 @@ def tool_calls(source: Source, *, part: Part = "own") -> pl.DataFrame:
     ``call_id``, ``name``, ``argument_bytes``, ``in_seed``, ``time_ms`` (called), ``result_seq``,
     ``result_time_ms``, ``duration_ms`` (result time - call time, at least 0, as upstream's tool
     time), ``is_error``, ``error_name``, ``error_code`` (``data.error`` of the result),
-    ``result_bytes`` (UTF-8 bytes of its text) and ``status`` (``CALL_STATUS``). A result that
-    answers no call of the log is a row of its own (``status`` ``no-call``, the call's columns null).
+    ``result_bytes`` (UTF-8 bytes of its text; null in a fork's seed rows: its parent's results, measured
+    there) and ``status`` (``CALL_STATUS``). A result that answers no call of the log is a row of its own
+    (``status`` ``no-call``, the call's columns null).
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus

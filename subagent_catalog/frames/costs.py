@@ -77,7 +77,8 @@ def session_costs(sessions: pl.LazyFrame, table: PriceTable) -> pl.LazyFrame:
 def ordered_sum(column: str, *order: str) -> pl.Expr:
     """The sum of ``column`` added left to right in ``order``: the same float whatever the frame's chunks.
 
-    (Polars' ``sum`` adds floats in an order that depends on how the column is chunked.)
+    (Polars' ``sum`` in a group-by adds a group's floats in an order that depends on the column's
+    chunks and on how its threads split the rows: two runs over equal data can differ in the last bit.)
 
     Examples:
         >>> pl.DataFrame({"c": [0.1, 0.2, 0.3], "o": [2, 1, 0]}).select(ordered_sum("c", "o")).item()

@@ -96,7 +96,15 @@ def session_outcome(
         elif verdict == "prefix":
             detail += "; the readable log ends at a damaged line"
         return "open", detail
-    ends = sum(getattr(run, f"turns_{kind.replace('-', '_')}") for kind in TURN_KINDS) + run.turns_other
+    ends = (
+        run.turns_completed
+        + run.turns_error
+        + run.turns_aborted
+        + run.turns_max_tokens
+        + run.turns_blocked
+        + run.turns_interrupted
+        + run.turns_other
+    )
     if not ends:
         return "no-turns", None
     kind = run.last_turn_outcome

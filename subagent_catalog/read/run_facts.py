@@ -21,13 +21,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from subagent_catalog.read.jsvalue import MAX_SAFE_INTEGER, is_safe_integer
-from subagent_catalog.read.run_records import CallFold, ToolCallRecord, UsageFold, UsageSample, utf8_length
+from subagent_catalog.read.run_records import CallFold, UsageFold, UsageSample, utf8_length
 from subagent_catalog.read.run_stats import StatsFold, row_first_token, token_delta
 
 TURN_KINDS = ("completed", "error", "aborted", "max-tokens", "blocked", "interrupted")
 USAGE_FIELDS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens")
 STATS_FIELDS = ("llm_ms", "tool_ms", "ttft_ms", "ttft_steps", "decode_ms", "decode_tokens")
 """The time-split fields of ``RunFacts`` (upstream's ``sessionStats``; ``None`` only for a sum past safe integers)."""
+
+_IN_SEED = UsageSample._fields.index("in_seed")
 
 __all__ = ["STATS_FIELDS", "TURN_KINDS", "USAGE_FIELDS", "Fold", "RunFacts", "fold_run", "utf8_length"]
 
@@ -78,8 +80,8 @@ class RunFacts:
     ttft_steps: int | None = 0
     decode_ms: int | None = 0
     decode_tokens: int | None = 0
-    usage_samples: list[UsageSample] = field(default_factory=list)
-    tool_call_records: list[ToolCallRecord] = field(default_factory=list)
+    usage_samples: list[tuple[Any, ...]] = field(default_factory=list)  # ``UsageSample`` fields
+    tool_call_records: list[tuple[Any, ...]] = field(default_factory=list)  # ``ToolCallRecord`` fields
 
 
 def _int(value: Any) -> int | None:
@@ -225,7 +227,7 @@ class Fold:
         provider, model = (source.get("provider"), source.get("model")) if type(source) is dict else (None, None)
         self.usage.message(seq, time, turn, step, usage if type(usage) is dict else None, in_seed, provider, model)
         if not in_seed:
-            self.stats.message(turn, step, time, usage if type(usage) is dict else None)
+            self.stats.message(turn, step, time, usage.get("outputTokens") if type(usage) is dict else None)
 
     def tool_call(self, seq: int, time: Any, data: Any, *, in_seed: bool = False) -> None:
         """A ``tool/call`` with its ``data``."""
@@ -257,14 +259,16 @@ class Fold:
             return
         error = data.get("error")
         name, code = (error.get("name"), error.get("code")) if type(error) is dict else (None, None)
-        if type(block) is dict:
+        if in_seed:  # a seed result is its parent's: its size is measured there
+            failed = type(block) is dict and block.get("isError") is True
+            self.calls.result(event["seq"], event.get("time"), call_id, failed, name, code, None, in_seed=True)
+        elif type(block) is dict:
             failed, text = block.get("isError") is True, _text_bytes(block.get("content"))
-            self.calls.result(event["seq"], event.get("time"), call_id, failed, name, code, text, in_seed=in_seed)
-            if not in_seed:
-                self.tool_outcome(failed, text)
+            self.calls.result(event["seq"], event.get("time"), call_id, failed, name, code, text)
+            self.tool_outcome(failed, text)
         else:
-            self.calls.result(event["seq"], event.get("time"), call_id, False, name, code, 0, in_seed=in_seed)
-            self.run.tool_results += 0 if in_seed else 1
+            self.calls.result(event["seq"], event.get("time"), call_id, False, name, code, 0)
+            self.run.tool_results += 1
 
     def tool_outcome(self, failed: bool, text_bytes: int) -> None:
         """An appended tool result whose block says ``isError: true`` (``failed``) and holds ``text_bytes`` of text."""
@@ -286,7 +290,7 @@ class Fold:
             run.models, run.providers = list(self.models), list(self.providers)
         run.tools = sorted(self.tools)
         samples = self.usage.samples(counts)
-        own = [sample for sample in samples if not sample.in_seed]
+        own = [sample for sample in samples if not sample[_IN_SEED]]
         run.usage_samples = samples
         run.usage_steps = len(own)
         run.input_tokens, run.output_tokens, run.cache_read_tokens, run.cache_write_tokens, run.reasoning_tokens = (
@@ -300,7 +304,7 @@ class Fold:
         return run
 
 
-def _usage_counts(samples: list[UsageSample]) -> list[list[int]]:
+def _usage_counts(samples: list[tuple[Any, ...]]) -> list[list[int]]:
     """Per count of ``USAGE_FIELDS``, the values the samples carry."""
     if not samples:
         return [[], [], [], [], []]
@@ -382,7 +386,7 @@ def fold_run(
         (1, 5, 'completed', 5, None, 0)
         >>> fold_run(events, seed_length=4).turns, fold_run(events, seed_length=4).first_ms
         (0, 15)
-        >>> [(s.seq, s.in_seed, s.input_tokens) for s in fold_run(events, seed_length=4).usage_samples]
+        >>> [sample[:5:4] + sample[7:8] for sample in fold_run(events, seed_length=4).usage_samples]
         [(3, True, 5)]
         >>> fold_run(events[:3]).last_turn_open
         True
@@ -408,7 +412,7 @@ def fold_run(
             stats.step_start(record.get("turn"), record.get("step"), event.get("time"))
         elif kind == "step/end":
             fold.run.steps += 1
-            stats.step_end(record.get("turn"))
+            stats.step_end()
         elif kind == "turn/start":
             fold.turn_start(record.get("turn") if type(data) is dict else None, event.get("time"))
         elif kind == "turn/end":

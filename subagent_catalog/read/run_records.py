@@ -20,6 +20,7 @@ the sample anywhere in the log (a fork inherits its parent's route).
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from subagent_catalog.read.jsvalue import MAX_SAFE_INTEGER, is_safe_integer
@@ -29,12 +30,15 @@ USAGE_COUNTS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTok
 
 
 class UsageSample(NamedTuple):
-    """The usage one step reported (the last sample of its ``(turn, step)``), and the model that served it.
+    """The fields of a usage sample: the usage a step reported, and the model that served it.
 
-    ``seq`` and ``time`` are those of the event whose sample was kept; a
-    count is ``None`` when the sample does not carry it as a non-negative
-    safe integer. A tuple: the frames' struct column and the stored record
-    take it as it is.
+    The sample is the step's last one (of its ``(turn, step)``); ``seq`` and
+    ``time`` are those of the event whose sample was kept; a count is ``None``
+    when the sample does not carry it as a non-negative safe integer. The
+    fold keeps each sample as a plain tuple in this field order (the frames'
+    struct column and the stored record take it as it is, and Python's
+    collector stops tracking a tuple of plain values);
+    ``UsageSample._make(sample)`` names its fields.
     """
 
     seq: int
@@ -52,11 +56,13 @@ class UsageSample(NamedTuple):
 
 
 class ToolCallRecord(NamedTuple):
-    """One ``tool/call`` and the first appended ``tool/result`` answering its ``callId``.
+    """The fields of a tool call record: a ``tool/call`` and the ``tool/result`` answering it.
 
-    A result no call of the log asked for is a record of its own with the
-    call's fields ``None`` (``seq`` among them); a call with no result has
-    the result's fields ``None``. A tuple, as ``UsageSample``.
+    The result is the first appended one naming the call's ``callId``; the record is kept as a
+    plain tuple in this field order, as ``UsageSample``. A result no call of the log asked for is a
+    record of its own with the call's fields ``None`` (``seq`` among them); a call with no result has
+    the result's fields ``None``; a fork's seed result has no ``result_bytes``
+    (it is its parent's result, measured in the parent).
     """
 
     seq: int | None
@@ -109,7 +115,8 @@ class UsageFold:
         >>> fold.route("deepseek", "deepseek-chat")
         >>> fold.sample(3, 10, 1, 1, {"inputTokens": 5, "outputTokens": 2}, False)
         >>> fold.sample(4, 11, 1, 1, {"inputTokens": 6, "outputTokens": 2}, False)
-        >>> [(s.seq, s.model, s.input_tokens) for s in fold.samples()]
+        >>> [(UsageSample._make(s).seq, UsageSample._make(s).model, UsageSample._make(s).input_tokens)
+        ...  for s in fold.samples()]
         [(4, 'deepseek-chat', 6)]
     """
 
@@ -130,9 +137,21 @@ class UsageFold:
         self, seq: int, time: Any, turn: Any, step: Any, usage: Any, in_seed: bool, provider: Any, model: Any
     ) -> None:
         """An ``assistant/message`` of ``(turn, step)``: its usage sample (``None``: none) and its model."""
+        key = (turn, step, in_seed)
+        named = type(provider) is str and type(model) is str
         if usage is not None:
-            self.by_step[(turn, step, in_seed)] = [seq, time, turn, step, in_seed, self.provider, self.model, usage]
-        self.source(turn, step, in_seed, provider, model)
+            self.by_step[key] = [
+                seq,
+                time,
+                turn,
+                step,
+                in_seed,
+                provider if named else self.provider,
+                model if named else self.model,
+                usage,
+            ]
+        elif named and (kept := self.by_step.get(key)) is not None:
+            kept[5], kept[6] = provider, model
 
     def source(self, turn: Any, step: Any, in_seed: bool, provider: Any, model: Any) -> None:
         """An ``assistant/message`` of ``(turn, step)`` written by ``provider``/``model``: its step's sample's model."""
@@ -140,22 +159,21 @@ class UsageFold:
         if kept is not None and type(provider) is str and type(model) is str:
             kept[5], kept[6] = provider, model
 
-    def samples(self, counts: Any = None) -> list[UsageSample]:
+    def samples(self, counts: Any = None) -> list[tuple[Any, ...]]:
         """The kept samples in ``seq`` order.
 
         ``counts`` turns a sample into its five counts when the samples are
         not parsed JSON objects (the typed reader's records, whose values its
         types already checked: their times, turns and steps are safe integers).
         """
-        kept = sorted(self.by_step.values(), key=_first)
+        kept = sorted(self.by_step.values(), key=_FIRST)
         if counts is not None:
-            make = UsageSample._make
-            return [make((*entry[:7], *counts(entry[7]))) for entry in kept]
+            return [(*entry[:7], *counts(entry[7])) for entry in kept]
         out = []
         for seq, time, turn, step, in_seed, provider, model, usage in kept:
             get = usage.get
             out.append(
-                UsageSample(
+                (
                     seq,
                     _int(time),
                     _int(turn),
@@ -169,8 +187,7 @@ class UsageFold:
         return out
 
 
-def _first(item: list[Any]) -> Any:
-    return item[0]
+_FIRST = itemgetter(0)
 
 
 class CallFold:
@@ -182,7 +199,7 @@ class CallFold:
         >>> fold = CallFold()
         >>> fold.call(4, 10, 1, 1, "c1", "grep", '{"q":"x"}', False)
         >>> fold.result(5, 12, "c1", True, "ToolArgsError", "INVALID_ARGS", 3)
-        >>> record = fold.finish()[0]
+        >>> record = ToolCallRecord._make(fold.finish()[0])
         >>> record.name, record.argument_bytes, record.result_time, record.is_error, record.error_code
         ('grep', 9, 12, True, 'INVALID_ARGS')
     """
@@ -197,12 +214,12 @@ class CallFold:
         """A ``tool/call`` (``data.callId``, ``data.name``, ``data.arguments``)."""
         record = [
             seq,
-            _int(time),
-            _int(turn),
-            _int(step),
+            time if type(time) is int else _int(time),
+            turn if type(turn) is int else _int(turn),
+            step if type(step) is int else _int(step),
             call_id if type(call_id) is str else None,
             name if type(name) is str else None,
-            utf8_length(arguments) if type(arguments) is str else None,
+            (len(arguments) if arguments.isascii() else utf8_length(arguments)) if type(arguments) is str else None,
             in_seed,
             None,
             None,
@@ -223,18 +240,27 @@ class CallFold:
         failed: bool,
         error_name: Any,
         error_code: Any,
-        text_bytes: int,
+        text_bytes: int | None,
         *,
         in_seed: bool = False,
     ) -> None:
-        """An appended ``tool/result`` answering ``call_id``: the call's record, or a record of its own."""
+        """An appended ``tool/result`` answering ``call_id``: the call's record, or a record of its own.
+
+        ``text_bytes`` is ``None`` for a fork's seed result (its parent's: measured in the parent).
+        """
         record = self.pending.pop(call_id, None) if type(call_id) is str else None
         if record is None:
             record = [None, None, None, None, _text(call_id), None, None, in_seed, None, None, None, None, None, None]
             self.records.append(record)
-        record[8:] = (seq, _int(time), failed, _text(error_name), _text(error_code), text_bytes)
+        record[8:] = (
+            seq,
+            time if type(time) is int else _int(time),
+            failed,
+            error_name if type(error_name) is str else None,
+            error_code if type(error_code) is str else None,
+            text_bytes,
+        )
 
-    def finish(self) -> list[ToolCallRecord]:
-        """The records, in log order (a call's place, or a lone result's)."""
-        make = ToolCallRecord._make
-        return [make(record) for record in self.records]
+    def finish(self) -> list[tuple[Any, ...]]:
+        """The records as tuples (``ToolCallRecord`` field order), in log order (a call's place, or a lone result's)."""
+        return list(map(tuple, self.records))

@@ -14,7 +14,8 @@ full read (``run_facts.fold_run``, event by event) and the typed fast path
   message, over steps whose message reports ``outputTokens``;
 - tool time (``tool_ms``): ``tool/call`` to the ``tool/result`` answering its
   ``callId``, calls still pending at a ``turn/end`` dropped;
-- ``turns``: distinct turns with a closed step (``step/end``), ``steps``: closed steps.
+- a ``step/end`` closes the open step (upstream's ``turns`` and ``steps`` counts are not kept here:
+  ``steps`` is the run facts' own count, and ``docs/runs.md`` says how upstream's ``turns`` differs).
 
 Every difference is clamped at 0, as upstream does. A time that is not a
 safe integer contributes nothing (upstream's read refuses such a log; the
@@ -128,32 +129,28 @@ class StatsFold:
         >>> fold = StatsFold()
         >>> fold.step_start(1, 1, 10)
         >>> fold.token(1, 1, 13)
-        >>> fold.message(1, 1, 20, {"outputTokens": 4}).llm_ms
+        >>> fold.message(1, 1, 20, 4).llm_ms
         10
         >>> fold.tool_call("c1", 21)
         >>> fold.tool_result("c1", 26)
-        >>> fold.step_end(1)
-        >>> fold.llm_ms, fold.ttft_ms, fold.ttft_steps, fold.decode_ms, fold.decode_tokens, fold.tool_ms, fold.turns
-        (10, 3, 1, 7, 4, 5, 1)
+        >>> fold.step_end()
+        >>> fold.llm_ms, fold.ttft_ms, fold.ttft_steps, fold.decode_ms, fold.decode_tokens, fold.tool_ms
+        (10, 3, 1, 7, 4, 5)
     """
 
     def __init__(self) -> None:
-        self.turns = 0
-        self.steps = 0
         self.llm_ms = 0
         self.tool_ms = 0
         self.ttft_ms = 0
         self.ttft_steps = 0
         self.decode_ms = 0
         self.decode_tokens = 0
-        self.last_turn: Any = None
-        self.any_step = False
         self.open: StepTiming | None = None
         self.pending: dict[str, int | None] = {}
 
     def step_start(self, turn: Any, step: Any, time: Any) -> None:
         """A ``step/start`` with ``data.turn``, ``data.step`` and its time."""
-        start = _time(time)
+        start = time if type(time) is int and -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER else _time(time)
         self.open = None if start is None else StepTiming(turn, step, start)
 
     def wants_token(self, turn: Any, step: Any) -> bool:
@@ -162,37 +159,40 @@ class StatsFold:
         return (
             open_step is not None
             and open_step.first_token_ms is None
-            and same(open_step.turn, turn)
-            and same(open_step.step, step)
+            and (open_step.turn is turn or same(open_step.turn, turn))
+            and (open_step.step is step or same(open_step.step, step))
         )
 
     def token(self, turn: Any, step: Any, time: Any) -> None:
-        """A token delta (``token_delta``) of ``(turn, step)`` at ``time``: the first one is the step's first token."""
-        if self.wants_token(turn, step):
-            assert self.open is not None
-            self.open.first_token_ms = _time(time)
+        """A token delta of ``(turn, step)`` at ``time`` that ``wants_token`` says is the open step's first token."""
+        assert self.open is not None
+        self.open.first_token_ms = _time(time)
 
-    def message(self, turn: Any, step: Any, time: Any, usage: Any) -> StepTiming | None:
-        """An ``assistant/message`` of ``(turn, step)`` with its ``data.usage`` (a record or ``None``).
+    def message(self, turn: Any, step: Any, time: Any, output: Any) -> StepTiming | None:
+        """An ``assistant/message`` of ``(turn, step)`` whose ``data.usage.outputTokens`` is ``output`` (or ``None``).
 
         Returns the step it times, or ``None`` when it closes no open step.
         """
         open_step = self.open
-        if open_step is None or not (same(open_step.turn, turn) and same(open_step.step, step)):
+        if open_step is None:
+            return None
+        if not (open_step.turn is turn or same(open_step.turn, turn)) or not (
+            open_step.step is step or same(open_step.step, step)
+        ):
             return None
         self.open = None
-        end = _time(time)
+        end = time if type(time) is int and -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER else _time(time)
         if end is None:
             return None
         open_step.message_ms = end
-        self.llm_ms += max(0, end - open_step.start_ms)
+        start = open_step.start_ms
+        self.llm_ms += end - start if end > start else 0
         first = open_step.first_token_ms
         if first is not None:
-            self.ttft_ms += max(0, first - open_step.start_ms)
+            self.ttft_ms += first - start if first > start else 0
             self.ttft_steps += 1
-            output = usage.get("outputTokens") if usage is not None else None
             if type(output) is int and 0 <= output <= MAX_SAFE_INTEGER:
-                self.decode_ms += max(0, end - first)
+                self.decode_ms += end - first if end > first else 0
                 self.decode_tokens += output
         return open_step
 
@@ -210,13 +210,8 @@ class StatsFold:
         if dispatched is not None and end is not None:
             self.tool_ms += max(0, end - dispatched)
 
-    def step_end(self, turn: Any) -> None:
-        """A ``step/end`` with ``data.turn``."""
-        if not self.any_step or not same(self.last_turn, turn):
-            self.turns += 1
-        self.any_step = True
-        self.steps += 1
-        self.last_turn = turn
+    def step_end(self) -> None:
+        """A ``step/end``: the open step is closed (a message after it times nothing)."""
         self.open = None
 
     def turn_end(self) -> None:
@@ -240,11 +235,13 @@ class StatsFold:
                 self.token(get("turn"), get("step"), time)
         elif kind == "assistant/message":
             usage = get("usage")
-            return self.message(get("turn"), get("step"), time, usage if type(usage) is dict else None)
+            return self.message(
+                get("turn"), get("step"), time, usage.get("outputTokens") if type(usage) is dict else None
+            )
         elif kind == "step/start":
             self.step_start(get("turn"), get("step"), time)
         elif kind == "step/end":
-            self.step_end(get("turn"))
+            self.step_end()
         elif kind == "tool/call":
             self.tool_call(get("callId"), time)
         elif kind == "tool/result":

@@ -18,6 +18,7 @@ cannot say (row gaps and member counts, seq contiguity, duplicate
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Annotated, Any, Final, Literal, TypeAlias, Union
 
 import msgspec
@@ -119,36 +120,20 @@ class _SurfaceEvent(Event, kw_only=True):
 
 
 class Usage(_Record):
-    """A token-usage sample: only these counts are read (each a non-negative safe integer)."""
+    """A token-usage sample: only these counts are read (each a non-negative safe integer, or absent or null).
 
-    inputTokens: Count | UnsetType = UNSET
-    outputTokens: Count | UnsetType = UNSET
-    cacheReadTokens: Count | UnsetType = UNSET
-    cacheWriteTokens: Count | UnsetType = UNSET
-    reasoningTokens: Count | UnsetType = UNSET
+    An absent count and a ``null`` one are both ``None``, as the full path reads them (no count).
+    """
 
-    def get(self, name: str) -> int | None:
-        """The count named ``name`` (``None`` when absent), as ``dict.get`` on the parsed sample."""
-        value = getattr(self, name)
-        return None if value is UNSET else int(value)
+    inputTokens: Count | None = None
+    outputTokens: Count | None = None
+    cacheReadTokens: Count | None = None
+    cacheWriteTokens: Count | None = None
+    reasoningTokens: Count | None = None
 
-    def counts(self) -> list[int | None]:
-        """The five counts in ``run_records.USAGE_COUNTS`` order (``None`` when absent).
 
-        Examples:
-            >>> Usage(inputTokens=5, cacheReadTokens=1).counts()
-            [5, None, 1, None, None]
-        """
-        return [
-            None if value is UNSET else value
-            for value in (
-                self.inputTokens,
-                self.outputTokens,
-                self.cacheReadTokens,
-                self.cacheWriteTokens,
-                self.reasoningTokens,
-            )
-        ]
+USAGE_COUNTS = attrgetter("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens")
+"""A ``Usage``'s five counts, in ``run_records.USAGE_COUNTS`` order (one C call)."""
 
 
 class Chunk(_Record):
@@ -197,12 +182,6 @@ class StepData(_Record):
     """``data`` of a ``step/start``: the step a closer would end, and its turn."""
 
     step: SafeInt
-    turn: SafeInt | UnsetType = UNSET
-
-
-class StepEndData(_Record):
-    """``data`` of a ``step/end``: its turn (counted as upstream's ``sessionStats`` does)."""
-
     turn: SafeInt | UnsetType = UNSET
 
 
@@ -368,9 +347,9 @@ class StepStart(Event, tag="step/start"):
 
 
 class StepEnd(Event, tag="step/end"):
-    """``step/end``."""
+    """``step/end`` (its data is never read)."""
 
-    data: StepEndData
+    data: Raw
 
 
 class ToolCall(Event, tag="tool/call"):

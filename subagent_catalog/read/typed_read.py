@@ -23,7 +23,7 @@ import sys
 from bisect import bisect_left
 from functools import partial
 from itertools import accumulate, compress
-from operator import add, attrgetter, methodcaller
+from operator import add, attrgetter
 from typing import Any
 
 import msgspec
@@ -36,9 +36,9 @@ from subagent_catalog.read.inspect_migrate import InspectFailure, assert_message
 from subagent_catalog.read.inspect_rules import assert_header, check_events, interrupted_turn_closers
 from subagent_catalog.read.jsvalue import MAX_SAFE_INTEGER
 from subagent_catalog.read.run_facts import Fold, utf8_length
-from subagent_catalog.read.run_stats import same
 from subagent_catalog.read.typed_events import (
     ROWS,
+    USAGE_COUNTS,
     AssistantEvent,
     ChunkEvent,
     Descriptor,
@@ -129,13 +129,14 @@ def _pick(events: list[Any], types: list[type], classes: frozenset[type]) -> lis
 _SEQ, _TIME, _DATA = attrgetter("seq"), attrgetter("time"), attrgetter("data")
 _GAPS, _TEXTS, _LEAST = attrgetter("dt"), attrgetter("texts"), partial(min, default=0)
 _CHUNK_USAGE = attrgetter("data.chunk.usage")
-_COUNTS = methodcaller("counts")
+_COUNTS = USAGE_COUNTS
 _ROW_TYPES = frozenset(ROWS)
 _SURFACE = frozenset((AssistantEvent, UserEvent, ToolResult))
 _MARKERS = frozenset((TurnStart, TurnEnd, Descriptor))
 _CHUNK = frozenset((ChunkEvent,))
 _USAGE_SOURCES = frozenset((Header, AssistantEvent))
 _CALL_EVENTS = frozenset((ToolCall, ToolResult, TurnEnd))
+_TOKEN_TYPES = frozenset((ChunkEvent, *ROWS))
 _STEP_EVENTS = frozenset((StepStart, AssistantEvent, StepEnd))
 
 
@@ -155,22 +156,13 @@ def _surface(events: list[Any]) -> None:
                 raise _Reject  # the block must answer its source call
 
 
-def _text_bytes(parts: list[Any]) -> int:
-    """The UTF-8 bytes of a tool result's ``text`` parts."""
-    text = 0
-    for part in parts:
-        if part.type == "text" and part.text is not UNSET:
-            text += len(part.text) if part.text.isascii() else utf8_length(part.text)
-    return text
-
-
 def _token_delta(event: Any, turn: Any, step: Any) -> int | None:
     """The time of ``event``'s first token delta of step ``(turn, step)`` (a chunk or a packed row), or ``None``."""
     cls = type(event)
     if cls is ChunkEvent:
         data = event.data
-        if data.turn is UNSET or data.step is UNSET or not (same(data.turn, turn) and same(data.step, step)):
-            return None
+        if (None if data.turn is UNSET else data.turn) != turn or (None if data.step is UNSET else data.step) != step:
+            return None  # safe integers or absent (None) on both sides: == is JavaScript's ===
         chunk = data.chunk
         kind = chunk.type
         if kind == "text-delta" or kind == "reasoning-delta":
@@ -181,8 +173,8 @@ def _token_delta(event: Any, turn: Any, step: Any) -> int | None:
             return None
         return None if empty else int(event.time)
     if cls in _ROW_TYPES:
-        data = event.data
-        if not (same(data.turn, turn) and same(data.step, step)):
+        data = event.data  # a row's turn and step are JSON numbers (int or float): == is JavaScript's ===
+        if data.turn != turn or data.step != step:
             return None
         if cls is ToolRow and data.name is not UNSET:
             return int(event.time)
@@ -192,44 +184,74 @@ def _token_delta(event: Any, turn: Any, step: Any) -> int | None:
     return None
 
 
-def _arguments(raw: Any) -> str | None:
-    """A ``tool/call``'s ``data.arguments`` when it is a string (the only case whose size is counted)."""
-    if raw is UNSET or not bytes(raw).startswith(b'"'):
+def _argument_bytes(raw: Any) -> int | None:
+    """The UTF-8 size of a ``tool/call``'s ``data.arguments`` when it is a string (``None`` otherwise).
+
+    Read off the JSON text itself when it holds no ``\\u`` escape: its bytes between the quotes
+    less one per escape (each two-byte escape stands for one byte; a run of backslashes pairs
+    from its start, as the JSON grammar reads it). Otherwise the string is decoded.
+
+    Raises:
+        _Reject: the string is not valid UTF-8 (the full path decodes it with replacement characters).
+    """
+    if raw is UNSET:
         return None
+    text = bytes(raw)
+    if not text.startswith(b'"'):
+        return None
+    if not text.isascii():
+        try:
+            text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _Reject from None
+    if b"\\u" not in text:
+        backslashes = text.count(b"\\")
+        return len(text) - 2 - (backslashes - text.count(b"\\\\") if backslashes else 0)
     try:
-        text: str = msgspec.json.decode(raw)
+        decoded: str = msgspec.json.decode(raw)
     except msgspec.DecodeError:
-        raise _Reject from None  # not valid UTF-8: the full path decodes it with replacement characters
-    return text
+        raise _Reject from None
+    return len(decoded) if decoded.isascii() else utf8_length(decoded)
 
 
 def _calls(fold: Fold, events: list[Any], types: list[type], seed: int) -> None:
     """Tool calls and results in log order: the call records (seed ones flagged), the own counts and tool time.
 
-    The tool time mirrors ``StatsFold.tool_call``/``tool_result``/``turn_end``
-    over the own events, inline (a dict of pending calls cleared at a turn end).
+    ``run_records.CallFold``'s records are built here directly, from values the types already
+    checked (safe-integer seqs and times; strings or absent ids, names and error codes). The tool
+    time mirrors ``StatsFold.tool_call``/``tool_result``/``turn_end`` over the own events (a dict
+    of pending calls cleared at a turn end).
     """
-    record_call, record_result, run = fold.calls.call, fold.calls.result, fold.run
+    records, waiting, run = fold.calls.records, fold.calls.pending, fold.run
     pending: dict[str, int] = {}
-    tool_ms = 0
+    tool_ms = results = failures = text_bytes = calls = 0
     for event in _pick(events, types, _CALL_EVENTS):
         cls = type(event)
         mine = event.seq >= seed
         if cls is ToolCall:
             data = event.data
-            call_id, name = data.callId, data.name
-            record_call(
+            call_id, name, turn, step = data.callId, data.name, data.turn, data.step
+            record = [
                 event.seq,
                 event.time,
-                None if data.turn is UNSET else data.turn,
-                None if data.step is UNSET else data.step,
+                None if turn is UNSET else turn,
+                None if step is UNSET else step,
                 None if call_id is UNSET else call_id,
                 None if name is UNSET else name,
-                _arguments(data.arguments),
+                _argument_bytes(data.arguments),
                 not mine,
-            )
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+            ]
+            records.append(record)
+            if call_id is not UNSET:
+                waiting[call_id] = record
             if mine:
-                run.tool_calls += 1
+                calls += 1
                 if name is not UNSET:
                     fold.tools.add(name)
                 if call_id is not UNSET:
@@ -237,21 +259,37 @@ def _calls(fold: Fold, events: list[Any], types: list[type], seed: int) -> None:
         elif cls is ToolResult:
             message = event.data.message
             block = message.content[0]
-            failed, text = block.isError is True, _text_bytes(block.content)
+            failed, text = block.isError is True, 0
+            if mine:  # the UTF-8 bytes of its text parts (a seed result's are measured in the parent)
+                for part in block.content:
+                    if part.type == "text" and part.text is not UNSET:
+                        text += len(part.text) if part.text.isascii() else utf8_length(part.text)
             error = event.data.error
             name = code = None
             if error is not UNSET:
                 name = None if error.name is UNSET else error.name
                 code = None if error.code is UNSET else error.code
             call_id = message.source.callId
-            record_result(event.seq, event.time, call_id, failed, name, code, text, in_seed=not mine)
+            answered = waiting.pop(call_id) if call_id in waiting else None
+            if answered is None:  # a result no call asked for: a record of its own
+                answered = [None, None, None, None, call_id, None, None, not mine, None, None, None, None, None, None]
+                records.append(answered)
+            answered[8:] = (event.seq, event.time, failed, name, code, text if mine else None)
             if mine:
-                fold.tool_outcome(failed, text)
+                results += 1
+                failures += failed
+                text_bytes += text
                 dispatched = pending.pop(call_id, None)
-                if dispatched is not None:
-                    tool_ms += max(0, event.time - dispatched)
+                if dispatched is not None and event.time > dispatched:
+                    tool_ms += event.time - dispatched
         elif mine and pending:  # a turn/end: calls whose result never landed are dropped
             pending = {}
+    run.tool_calls, run.tool_results, run.tool_results_failed, run.tool_output_bytes = (
+        calls,
+        results,
+        failures,
+        text_bytes,
+    )
     fold.stats.tool_ms = tool_ms
 
 
@@ -270,21 +308,29 @@ def _steps(fold: Fold, events: list[Any], types: list[type], own: int) -> None:
         cls = type(event)
         if cls is StepStart:
             data = event.data
-            step_start(None if data.turn is UNSET else data.turn, data.step, event.time)
+            turn = data.turn
+            step_start(None if turn is UNSET else turn, data.step, event.time)
             opened = index
         elif cls is AssistantEvent:
             data = event.data
-            turn, step = _step(data)
+            turn, step = data.turn, data.step
+            if turn is UNSET:
+                turn = None
+            if step is UNSET:
+                step = None
             if wants_token(turn, step):
                 for between in range(opened + 1, index):
+                    if types[between] not in _TOKEN_TYPES:
+                        continue
                     found = _token_delta(events[between], turn, step)
                     if found is not None:
                         stats.token(turn, step, found)
                         break
-            message(turn, step, event.time, None if data.usage is UNSET else data.usage)
+            usage = data.usage
+            message(turn, step, event.time, None if usage is UNSET else usage.outputTokens)
         else:  # StepEnd
             steps += 1
-            step_end(None if event.data.turn is UNSET else event.data.turn)
+            step_end()
     fold.run.steps = steps
 
 
@@ -304,10 +350,19 @@ def _usage(fold: Fold, events: list[Any], types: list[type], seed: int) -> None:
             fold.route(config.provider, config.model, own=not in_seed)
         elif cls is AssistantEvent:
             data = event.data
-            turn, step = _step(data)
+            turn, step = data.turn, data.step
             source = data.message.source
             sample = None if data.usage is UNSET else data.usage
-            usage.message(event.seq, event.time, turn, step, sample, in_seed, source.provider, source.model)
+            usage.message(
+                event.seq,
+                event.time,
+                None if turn is UNSET else turn,
+                None if step is UNSET else step,
+                sample,
+                in_seed,
+                source.provider,
+                source.model,
+            )
         elif event.data.chunk.type == "usage":  # a chunk with a usage sample
             turn, step = _step(event.data)
             usage.sample(event.seq, event.time, turn, step, event.data.chunk.usage, in_seed)

@@ -456,12 +456,12 @@ def _run(wire: Any, text: Any) -> RunFacts:
     astuple = msgspec.structs.astuple
     if text is None:
         values = list(astuple(wire))
-        values[_SAMPLES_AT] = [UsageSample._make(astuple(item)) for item in wire.usage_samples]
-        values[_CALLS_AT] = [ToolCallRecord._make(astuple(item)) for item in wire.tool_call_records]
+        values[_SAMPLES_AT] = [astuple(item) for item in wire.usage_samples]
+        values[_CALLS_AT] = [astuple(item) for item in wire.tool_call_records]
     else:
         values = [text(value) if type(value) is not list else value for value in astuple(wire)]
-        values[_SAMPLES_AT] = [UsageSample(*map(text, astuple(item))) for item in wire.usage_samples]
-        values[_CALLS_AT] = [ToolCallRecord(*map(text, astuple(item))) for item in wire.tool_call_records]
+        values[_SAMPLES_AT] = [tuple(map(text, astuple(item))) for item in wire.usage_samples]
+        values[_CALLS_AT] = [tuple(map(text, astuple(item))) for item in wire.tool_call_records]
     return RunFacts(*values)
 
 

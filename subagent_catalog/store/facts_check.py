@@ -301,9 +301,12 @@ def _check_samples(run: RunFacts, facts: LogFacts) -> None:
         _fail("usage samples are not a list, or more samples than events")
     previous = -1
     own = 0
-    for sample in samples:
-        if type(sample) is not UsageSample:
-            _fail(f"a usage sample is not a UsageSample: {type(sample).__name__}")
+    named = []
+    for raw in samples:
+        if type(raw) is not tuple or len(raw) != len(UsageSample._fields):
+            _fail(f"a usage sample is not a tuple of UsageSample's fields: {type(raw).__name__}")
+        sample = UsageSample._make(raw)
+        named.append(sample)
         _count(sample.seq, "usage sample seq")
         if sample.seq <= previous or sample.seq >= facts.event_count:
             _fail("usage samples are not in seq order inside the events")
@@ -320,7 +323,7 @@ def _check_samples(run: RunFacts, facts: LogFacts) -> None:
     if own != run.usage_steps:
         _fail("the own usage samples are not the usage steps")
     for name in _SAMPLE_COUNTS:
-        values = [getattr(sample, name) for sample in samples if not sample.in_seed]
+        values = [getattr(sample, name) for sample in named if not sample.in_seed]
         present = [value for value in values if value is not None]
         total = sum(present) if present else None
         if total is not None and total > MAX_SAFE_INTEGER:
@@ -335,9 +338,10 @@ def _check_calls(run: RunFacts, facts: LogFacts) -> None:
     if type(records) is not list or len(records) > facts.event_count:
         _fail("tool call records are not a list, or more records than events")
     own = 0
-    for record in records:
-        if type(record) is not ToolCallRecord:
-            _fail(f"a tool call record is not a ToolCallRecord: {type(record).__name__}")
+    for raw in records:
+        if type(raw) is not tuple or len(raw) != len(ToolCallRecord._fields):
+            _fail(f"a tool call record is not a tuple of ToolCallRecord's fields: {type(raw).__name__}")
+        record = ToolCallRecord._make(raw)
         _count(record.seq, "tool call seq", optional=True)
         _count(record.result_seq, "tool result seq", optional=True)
         if record.seq is None and record.result_seq is None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
+from subagent_catalog.read.regular import read_regular
 from subagent_catalog.store.layout import ArchiveError, is_url
 
 S3_OPTIONS: dict[str, str] = {
@@ -202,11 +203,11 @@ class Location:
         """At most ``limit`` bytes of a file.
 
         Raises:
-            OSError: it cannot be read (``FileNotFoundError`` when missing).
+            OSError: it cannot be read (``FileNotFoundError`` when missing, ``NotRegularFileError``
+                when it is a FIFO, a device or a directory).
         """
         if self.local:
-            with open(self.full(relative), "rb") as handle:
-                return handle.read(limit)
+            return read_regular(self.full(relative), limit=limit)  # never blocks on a FIFO, never reads a device
         filesystem, path = self._arrow(relative)
         if self._info(filesystem, path) is None:
             raise FileNotFoundError(2, "No such file or directory", self.full(relative))

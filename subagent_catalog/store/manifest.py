@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import pydantic
 
+from subagent_catalog.read.regular import read_regular
 from subagent_catalog.store.layout import ARCHIVE_FORMAT, MANIFEST, ArchiveError
 
 FORMAT_VERSION = 3
@@ -175,8 +176,7 @@ def read_manifest_file(out: str) -> dict[str, Any] | None:
     """
     path = os.path.join(out, MANIFEST)
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_MANIFEST_BYTES + 1)
+        data = read_regular(path, limit=MAX_MANIFEST_BYTES + 1)  # a FIFO named manifest.json never blocks
     except FileNotFoundError:
         return None
     except OSError as error:

@@ -36,7 +36,7 @@ is read again. The manifest is validated before it is trusted
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -45,7 +45,7 @@ import polars as pl
 
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
-from subagent_catalog.read.paths import Compression
+from subagent_catalog.read.paths import Compression, log_name
 from subagent_catalog.store.archive_check import check_table, read_guard
 from subagent_catalog.store.layout import (
     MANIFEST,
@@ -103,7 +103,34 @@ class ArchiveCorpus(Corpus):
                     "this archive holds no events and its corpus root is not here",
                     hint="re-export with events=True, or open the archive where the root exists",
                 )
+        self._require_inside(self.sessions.filter(pl.col("list_order") == list_order))
         return super().log_events(list_order)
+
+    def log_sources(self, *, sessions: Iterable[str] | None = None) -> list[str]:
+        """Exact paths of the logs to read, each checked to lie inside the archive's corpus root.
+
+        Raises:
+            ArchiveError: a sessions row names a path outside the root (a tampered archive).
+        """
+        paths = super().log_sources(sessions=sessions)
+        for path in paths:
+            self._check_path(path)
+        return paths
+
+    def _require_inside(self, rows: pl.DataFrame) -> None:
+        for raw, path in rows.select("path_bytes", "path").iter_rows():
+            self._check_path(os.fsdecode(raw) if raw is not None else path)
+
+    def _check_path(self, path: str) -> None:
+        """Archive paths are data: a log is read only from inside the corpus root the manifest records."""
+        root = os.path.abspath(self.root)
+        full = os.path.abspath(path)
+        name = log_name(self.compression)
+        if os.path.basename(full) != name or os.path.commonpath([root, full]) != root or full == root:
+            raise ArchiveError(
+                f"the archive names the log {path!r}, which is not a {name} inside its corpus root {self.root!r}",
+                hint="the archive's sessions table was edited: re-export it from the corpus",
+            )
 
 
 @dataclass
@@ -171,7 +198,7 @@ class Archive:
             ...     raise pl.exceptions.ComputeError("bad page")
             Traceback (most recent call last):
             ...
-            subagent_catalog.store.layout.ArchiveError: cannot read the sessions of ...: ComputeError: bad page (hint: ...)
+            subagent_catalog.store.layout.ArchiveError: cannot read the sessions ...: ComputeError: bad page (hint: ...)
         """
         for table in tables:
             self.check(table)

@@ -266,7 +266,7 @@ def read_guard(location: Location, files: list[str], what: str) -> Iterator[None
         ...     pl.read_parquet(here.full("p.parquet"))
         Traceback (most recent call last):
         ...
-        subagent_catalog.store.layout.ArchiveError: cannot read the sessions ...: data file '.../p.parquet' ... (hint: ...)
+        subagent_catalog.store.layout.ArchiveError: cannot read the sessions ...: data file ...p.parquet' ...
     """
     try:
         yield

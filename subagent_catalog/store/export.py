@@ -51,6 +51,7 @@ from subagent_catalog.progress import Progress
 from subagent_catalog.read.discover import LogsSeen, list_top, top_entry
 from subagent_catalog.read.jsvalue import frame_text
 from subagent_catalog.read.paths import Compression, CompressionOption
+from subagent_catalog.store.archive_check import check_table
 from subagent_catalog.store.codec import reader_digest
 from subagent_catalog.store.distributed import EngineError, LocalPool, RootNotVisibleError, _connect, run_dask
 from subagent_catalog.store.layout import (
@@ -58,6 +59,7 @@ from subagent_catalog.store.layout import (
     PARQUET_CODEC,
     PROBLEM_EXTRA,
     TABLE_ORDER,
+    ArchiveError,
     Engine,
     partition_segment,
 )
@@ -188,7 +190,9 @@ def _by_partition(files: list[str]) -> dict[str, list[str]]:
     return out
 
 
-def _reuse(manifest: dict[str, Any] | None, compression: Compression, incremental: bool) -> _Reuse:
+def _reuse(
+    manifest: dict[str, Any] | None, compression: Compression, incremental: bool, location: Location | None = None
+) -> _Reuse:
     if manifest is None:
         return _Reuse(reason="no previous archive")
     if not incremental:
@@ -200,6 +204,13 @@ def _reuse(manifest: dict[str, Any] | None, compression: Compression, incrementa
     if manifest.get("compression") != compression:
         return _Reuse(reason=f"the root was read as {manifest.get('compression')}, now as {compression}")
     has_events = bool(manifest.get("events"))
+    if location is not None:  # the files to reuse are checked against the manifest before any is read
+        try:
+            check_table(location, "facts", manifest["fingerprints"])
+            if has_events:
+                check_table(location, "events", manifest["tables"]["events"])
+        except ArchiveError as error:
+            return _Reuse(reason=f"the previous generation fails its checks: {str(error)[:300]}")
     events = _by_partition(manifest["tables"]["events"]["files"]) if has_events else {}
     return _Reuse(_by_partition(manifest["fingerprints"]["files"]), events, has_events)
 
@@ -451,7 +462,7 @@ def _export(
     """The manifest of the new generation, once every part is written; and the scratch parts to remove."""
     location, data_dir = claim.location, claim.data_dir
     job = Job(root, fs_root, compression, location, data_dir, events)
-    reuse = _reuse(claim.manifest, compression, incremental)
+    reuse = _reuse(claim.manifest, compression, incremental, location)
     if reuse.reason is None and events and not reuse.has_events:
         reuse = _Reuse(reason="events were requested and the previous archive has none")
     files: dict[str, list[str]] = {}

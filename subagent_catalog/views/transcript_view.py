@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote, urlsplit
 
 import orjson
 import polars as pl
@@ -285,12 +286,38 @@ def _load(corpus: Corpus, session_id: str, path: str | None) -> tuple[dict[str, 
     return session, transcript(corpus, session_id, path=session["path"]), session_links(corpus, session)
 
 
+def page_link(session_id: str) -> str:
+    """The relative ``href`` of a session's page next to this one: ``ID.html``, the id percent-encoded.
+
+    An id cannot become a scheme (``javascript:``), a path outside the
+    directory (``../``) or a query.
+
+    Examples:
+        >>> page_link("auth-refactor"), page_link("javascript:alert(1)"), page_link("../x")
+        ('auth-refactor.html', 'javascript%3Aalert%281%29.html', '..%2Fx.html')
+    """
+    return quote(session_id, safe="-._~") + ".html"
+
+
+def safe_href(href: str) -> str | None:
+    """``href`` when it is a relative reference or an ``http``, ``https`` or ``file`` URL, else ``None``.
+
+    Examples:
+        >>> safe_href("c.html"), safe_href("https://x/c"), safe_href("javascript:alert(1)"), safe_href(" JavaScript:x")
+        ('c.html', 'https://x/c', None, None)
+    """
+    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in href):
+        return None
+    scheme = urlsplit(href.strip()).scheme.lower()
+    return href if scheme in ("", "http", "https", "file") else None
+
+
 def transcript_page(
     corpus: Corpus,
     session_id: str,
     *,
     path: str | None = None,
-    link: Callable[[str], str] = lambda target: f"{target}.html",
+    link: Callable[[str], str] | None = None,
 ) -> str:
     """A self-contained HTML page of one session's transcript, with its parent and children linked.
 
@@ -298,7 +325,9 @@ def transcript_page(
         corpus: a read corpus.
         session_id: the session to show.
         path: which log, when several files carry the same session id.
-        link: the ``href`` of another session's page (default ``ID.html`` next to this one).
+        link: the ``href`` of another session's page (default ``page_link``: ``ID.html``
+            next to this one, the id percent-encoded). An ``href`` with a scheme other
+            than ``http``, ``https`` or ``file`` (``javascript:``...) is not linked.
 
     Raises:
         SessionLookupError: no log (or several logs) with this id.
@@ -318,6 +347,7 @@ def transcript_page(
     from markupsafe import Markup
 
     session, rows, links = _load(corpus, session_id, path)
+    make = link or page_link
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("subagent_catalog.views", "templates"),
         autoescape=True,
@@ -327,8 +357,8 @@ def transcript_page(
         session_id=session["session_id"],
         facts=_facts(session),
         parent=links.parent,
-        parent_href=link(links.parent) if links.parent is not None and links.parent_found else None,
-        children=[(child, link(child)) for child in links.children],
+        parent_href=safe_href(make(links.parent)) if links.parent is not None and links.parent_found else None,
+        children=[(child, safe_href(make(child))) for child in links.children],
         steps=rows.height,
         body=Markup(transcript_fragment(rows)),
     )

@@ -306,7 +306,11 @@ def _scan(location: Location, files: list[str], **options: Any) -> pl.LazyFrame:
 
 
 def _fix_duplicates(
-    location: Location, data_dir: str, files: dict[str, list[str]], tasks: Iterator[int]
+    location: Location,
+    data_dir: str,
+    files: dict[str, list[str]],
+    tasks: Iterator[int],
+    parts: dict[str, tuple[int, int]],
 ) -> tuple[Duplicates, PartWriter]:
     """Unlist later copies of an id listed twice: rewrite the sessions parts that hold them, add their problems."""
     writer = PartWriter(location, data_dir, next(tasks))
@@ -340,6 +344,7 @@ def _fix_duplicates(
         rewritten.write("sessions", mark_duplicates(frame, duplicates).to_arrow())
         index = files["sessions"].index(name)
         files["sessions"][index : index + 1] = rewritten.files["sessions"]
+        parts.update(rewritten.parts)
         location.delete(name)
     problems = Columns({**PROBLEM_SCHEMA, **PROBLEM_EXTRA})
     for row in duplicate_problems(duplicates):
@@ -467,12 +472,14 @@ def _export(
         reuse = _Reuse(reason="events were requested and the previous archive has none")
     files: dict[str, list[str]] = {}
     rows: dict[str, int] = {}
+    parts: dict[str, tuple[int, int]] = {}
 
     def take(result: Any) -> None:
         for table, names in result.files.items():
             files.setdefault(table, []).extend(names)
         for table, count in result.rows.items():
             rows[table] = rows.get(table, 0) + count
+        parts.update(result.parts)
 
     # Task numbers name the parts: walk tasks 1..W, then the client's own parts, read tasks, the fix-ups.
     client_tasks = itertools.count(0)
@@ -518,7 +525,7 @@ def _export(
             progress(done, total)
 
     fixups = itertools.count(next_task)
-    duplicates, fixer = _fix_duplicates(location, data_dir, files, fixups)
+    duplicates, fixer = _fix_duplicates(location, data_dir, files, fixups, parts)
     take(fixer)
     if total and any(count.mismatch for count in counts):
         extra = Columns({**PROBLEM_SCHEMA, **PROBLEM_EXTRA})
@@ -563,6 +570,7 @@ def _export(
             name: {
                 "files": files.get(name, []) if name != "events" or events else [],
                 "rows": rows.get(name, 0) if name != "events" or events else 0,
+                **_file_stats(files.get(name, []) if name != "events" or events else [], parts),
                 "partition_by": "project_dir",
                 "order_by": TABLE_ORDER[name],
             }
@@ -572,6 +580,7 @@ def _export(
             "key": ["rel_path_bytes", "size", "mtime_ns", "ctime_ns", "inode"],
             "files": files.get("facts", []),
             "rows": total,
+            **_file_stats(files.get("facts", []), parts),
             "cached": sum(r.cached for r in ordered),
             "digest": digest.hexdigest(),
             "partition_by": "project_dir",
@@ -586,6 +595,13 @@ def _export(
         },
         "engine": runner.detail,
     }, [*walk_parts, *names_parts, *([suspicious] if suspicious else [])]
+
+
+def _file_stats(names: list[str], parts: dict[str, tuple[int, int]]) -> dict[str, list[int]]:
+    """``file_rows`` and ``file_bytes`` of a table's files, which readers check before reading them."""
+    if not all(name in parts for name in names):
+        return {}
+    return {"file_rows": [parts[name][0] for name in names], "file_bytes": [parts[name][1] for name in names]}
 
 
 def _versions(engine: Engine) -> dict[str, str]:

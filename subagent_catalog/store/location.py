@@ -296,6 +296,32 @@ def read_parquet(location: Location, names: list[str], *, filters: Any = None, c
     )
 
 
+def iter_parquet(
+    location: Location, names: list[str], *, where: Any = None, columns: list[str] | None = None, batch_rows: int
+) -> Any:
+    """Parts of this archive as Arrow record batches of at most ``batch_rows`` rows (pyarrow only, one thread).
+
+    Memory holds one batch at a time, whatever the files hold.
+
+    Examples:
+        >>> import tempfile
+        >>> import pyarrow as pa, pyarrow.compute as pc, pyarrow.parquet as pq
+        >>> here = Location(tempfile.mkdtemp())
+        >>> pq.write_table(pa.table({"a": [1, 2, 3]}), here.full("p.parquet"))
+        >>> [b.num_rows for b in iter_parquet(here, ["p.parquet"], where=pc.field("a") > 1, batch_rows=1) if b.num_rows]
+        [1, 1]
+    """
+    import pyarrow.dataset as ds
+
+    if location.local:
+        dataset = ds.dataset([location.full(name) for name in names], format="parquet", partitioning=None)
+    else:
+        filesystem, _ = location._arrow("")
+        paths = [location._arrow(name)[1] for name in names]
+        dataset = ds.dataset(paths, format="parquet", filesystem=filesystem, partitioning=None)
+    yield from dataset.to_batches(columns=columns, filter=where, batch_size=batch_rows, use_threads=False)
+
+
 def _unlink_inside(target: str, relative: str) -> bool:
     """Remove one file named relative to a local directory, never through a symbolic link."""
     parts = relative.split("/")

@@ -56,7 +56,7 @@ from subagent_catalog.store.layout import (
     join_location,
 )
 from subagent_catalog.store.location import Location
-from subagent_catalog.store.manifest import MAX_MANIFEST_BYTES, parse_manifest
+from subagent_catalog.store.manifest import FORMAT_VERSION, MAX_MANIFEST_BYTES, parse_manifest
 
 
 class ArchiveCorpus(Corpus):
@@ -176,7 +176,8 @@ class Archive:
             >>> open_archive(out).check("sessions")
         """
         if table not in self._checked:
-            check_table(self.location, table, self._entry(table))
+            complete = self.manifest.get("format_version") == FORMAT_VERSION
+            check_table(self.location, table, self._entry(table), complete=complete)
             self._checked.add(table)
 
     @contextmanager

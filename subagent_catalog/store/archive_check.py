@@ -32,6 +32,7 @@ from typing import Any
 
 import polars as pl
 
+from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
 from subagent_catalog.read.regular import regular_file_problem
 from subagent_catalog.store.layout import EVENT_EXTRA, TABLE_SCHEMAS, ArchiveError
@@ -43,19 +44,10 @@ MAX_FOOTER_BYTES = 64 * 1024 * 1024
 PROBE_BATCH_ROWS = 8_192
 """Rows decoded at a time when a failed read looks for the damaged file (memory stays bounded)."""
 
-READ_ERRORS: tuple[type[BaseException], ...] = (
-    pl.exceptions.PolarsError,
-    pl.exceptions.PanicException,
-    OSError,
-    ValueError,
-    TypeError,
-    KeyError,
-    IndexError,
-    OverflowError,
-    MemoryError,
-)
-"""What decoding a damaged file may raise: Polars and Arrow errors (``ArrowException`` is an ``OSError`` or a
-``ValueError``...), and the ``PanicException`` of a Rust panic, which derives from ``BaseException``."""
+READ_ERRORS: tuple[type[BaseException], ...] = (Exception, pl.exceptions.PanicException)
+"""What decoding a damaged file may raise: any Polars or Arrow error (pyarrow's ``ArrowNotImplementedError`` is a
+``NotImplementedError``, its ``ArrowException`` a bare ``Exception``) and the ``PanicException`` of a Rust panic,
+which derives from ``BaseException``. The package's own typed errors pass through (a listing failure stays one)."""
 
 _REQUIRED: dict[str, dict[str, Any]] = {
     "sessions": SESSION_SCHEMA,
@@ -99,10 +91,10 @@ def expected_shapes(table: str) -> dict[str, Any]:
     return shapes
 
 
-def _schema_problem(table: str, arrow_schema: Any) -> str | None:
+def _schema_problem(table: str, arrow_schema: Any, *, complete: bool) -> str | None:
     expected = expected_shapes(table)
     found = {field.name: field.type for field in arrow_schema}
-    for name in _REQUIRED[table]:
+    for name in expected if complete else _REQUIRED[table]:
         if name not in found:
             return f"has no column {name!r}"
     for name, kind in found.items():
@@ -119,7 +111,7 @@ def _declared(entry: dict[str, Any], key: str, count: int) -> list[int] | None:
     return None
 
 
-def check_table(location: Location, table: str, entry: dict[str, Any]) -> None:
+def check_table(location: Location, table: str, entry: dict[str, Any], *, complete: bool = True) -> None:
     """Check every file of one table against the manifest entry (see the module docstring).
 
     Args:
@@ -127,6 +119,8 @@ def check_table(location: Location, table: str, entry: dict[str, Any]) -> None:
         table: ``sessions``, ``descriptors``, ``problems``, ``events`` or ``facts``.
         entry: the manifest's entry of that table (``files``, ``rows``, and
             ``file_rows``/``file_bytes`` when the export recorded them).
+        complete: require every column of ``TABLE_SCHEMAS`` (format 3), not
+            only those every readable format has.
 
     Raises:
         ArchiveError: a file is missing, not a regular file, of another size,
@@ -165,7 +159,7 @@ def check_table(location: Location, table: str, entry: dict[str, Any]) -> None:
                 metadata = pq.read_metadata(path, filesystem=filesystem)
             if metadata.serialized_size > MAX_FOOTER_BYTES:
                 raise _damaged(where, f"has a Parquet footer of {metadata.serialized_size} bytes")
-            problem = _schema_problem(table, metadata.schema.to_arrow_schema())
+            problem = _schema_problem(table, metadata.schema.to_arrow_schema(), complete=complete)
             count = int(metadata.num_rows)
         except ArchiveError:
             raise
@@ -252,7 +246,8 @@ def damaged_file(location: Location, files: list[str]) -> tuple[str, str] | None
 def read_guard(location: Location, files: list[str], what: str) -> Iterator[None]:
     """Turn any error met while reading ``files`` into an ``ArchiveError`` naming the damaged file.
 
-    ``ArchiveError`` and ``KeyboardInterrupt`` pass through.
+    The package's typed errors (``SubagentCatalogError``: an ``ArchiveError``, a
+    listing's ``CatalogError``) and ``KeyboardInterrupt`` pass through.
 
     Raises:
         ArchiveError: reading failed (naming the file ``damaged_file`` finds,
@@ -270,7 +265,7 @@ def read_guard(location: Location, files: list[str], what: str) -> Iterator[None
     """
     try:
         yield
-    except ArchiveError:
+    except SubagentCatalogError:
         raise
     except READ_ERRORS as error:
         raise read_error(location, files, what, error) from None

@@ -311,15 +311,17 @@ def iter_parquet(
         >>> [b.num_rows for b in iter_parquet(here, ["p.parquet"], where=pc.field("a") > 1, batch_rows=1) if b.num_rows]
         [1, 1]
     """
-    import pyarrow.dataset as ds
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
-    if location.local:
-        dataset = ds.dataset([location.full(name) for name in names], format="parquet", partitioning=None)
-    else:
-        filesystem, _ = location._arrow("")
-        paths = [location._arrow(name)[1] for name in names]
-        dataset = ds.dataset(paths, format="parquet", filesystem=filesystem, partitioning=None)
-    yield from dataset.to_batches(columns=columns, filter=where, batch_size=batch_rows, use_threads=False)
+    for name in names:  # ParquetFile.iter_batches decodes page by page (a dataset scan decodes a row group whole)
+        if location.local:
+            parquet = pq.ParquetFile(location.full(name))
+        else:
+            filesystem, path = location._arrow(name)
+            parquet = pq.ParquetFile(filesystem.open_input_file(path))
+        for batch in parquet.iter_batches(batch_size=batch_rows, columns=columns, use_threads=False):
+            yield batch if where is None else pa.Table.from_batches([batch]).filter(where)
 
 
 def _unlink_inside(target: str, relative: str) -> bool:

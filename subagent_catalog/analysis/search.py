@@ -37,6 +37,7 @@ from subagent_catalog.read.jsvalue import frame_text, json_text
 from subagent_catalog.read.logread import read_log_file
 from subagent_catalog.store.archive import Archive, ArchiveCorpus
 from subagent_catalog.store.layout import ArchiveError, join_location
+from subagent_catalog.store.location import iter_parquet
 
 __all__ = [
     "ARCHIVE_BATCH_ROWS",
@@ -420,16 +421,8 @@ def _first_order(archive: Archive, name: str) -> int | None:
 
 
 def _batches(archive: Archive, name: str, columns: list[str]) -> Iterator[Any]:
-    """One events file as Arrow record batches of at most ``ARCHIVE_BATCH_ROWS`` rows."""
-    import pyarrow.parquet as pq
-
-    location = archive.location
-    if location.local:
-        parquet = pq.ParquetFile(location.full(name))
-    else:
-        filesystem, path = location._arrow(name)
-        parquet = pq.ParquetFile(filesystem.open_input_file(path))
-    yield from parquet.iter_batches(batch_size=ARCHIVE_BATCH_ROWS, columns=columns, use_threads=False)
+    """One events file as Arrow record batches of at most ``ARCHIVE_BATCH_ROWS`` rows and about 32 MiB."""
+    return iter(iter_parquet(archive.location, [name], columns=columns, batch_rows=ARCHIVE_BATCH_ROWS))
 
 
 def _corpus_frames(corpus: Corpus, predicate: pl.Expr) -> Frames:

@@ -138,7 +138,7 @@ def check_table(location: Location, table: str, entry: dict[str, Any], *, comple
         >>> check_table(Location(out), "sessions", {**manifest["tables"]["sessions"], "rows": 30_000_000})
         Traceback (most recent call last):
         ...
-        subagent_catalog.store.layout.ArchiveError: the sessions files ... hold 1 rows; its manifest says 30000000 ...
+        subagent_catalog.store.layout.ArchiveError: the sessions files hold 1 rows, its manifest says 30000000 ...
     """
     pq: Any = importlib.import_module("pyarrow.parquet")
     files: list[str] = list(entry["files"])
@@ -173,8 +173,8 @@ def check_table(location: Location, table: str, entry: dict[str, Any], *, comple
         largest = max(largest, (count, where))
     if total != entry["rows"]:
         raise ArchiveError(
-            f"the {table} files of archive {location.url!r} hold {total} rows; its manifest says {entry['rows']} "
-            f"(the largest, {largest[1]!r}, holds {largest[0]})",
+            f"the {table} files hold {total} rows, its manifest says {entry['rows']} (the largest, "
+            f"{largest[1]!r}, holds {largest[0]})",
             hint="a data file was replaced or damaged: re-export the archive",
         )
 

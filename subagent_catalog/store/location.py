@@ -296,12 +296,25 @@ def read_parquet(location: Location, names: list[str], *, filters: Any = None, c
     )
 
 
-def iter_parquet(
-    location: Location, names: list[str], *, where: Any = None, columns: list[str] | None = None, batch_rows: int
-) -> Any:
-    """Parts of this archive as Arrow record batches of at most ``batch_rows`` rows (pyarrow only, one thread).
+BATCH_BYTES = 32 * 1024 * 1024
+"""About how many bytes of decoded rows ``iter_parquet`` hands over at a time."""
 
-    Memory holds one batch at a time, whatever the files hold.
+
+def iter_parquet(
+    location: Location,
+    names: list[str],
+    *,
+    where: Any = None,
+    columns: list[str] | None = None,
+    batch_rows: int,
+    batch_bytes: int = BATCH_BYTES,
+) -> Any:
+    """Parts of this archive as Arrow record batches (pyarrow only, one thread), a bounded batch at a time.
+
+    A batch holds at most ``batch_rows`` rows and, judged from the first rows
+    of each row group, about ``batch_bytes`` bytes (a part repeating one large
+    row millions of times costs one batch of it). With ``where`` (a pyarrow
+    expression) each batch is filtered, as a one-batch table.
 
     Examples:
         >>> import tempfile
@@ -320,8 +333,15 @@ def iter_parquet(
         else:
             filesystem, path = location._arrow(name)
             parquet = pq.ParquetFile(filesystem.open_input_file(path))
-        for batch in parquet.iter_batches(batch_size=batch_rows, columns=columns, use_threads=False):
-            yield batch if where is None else pa.Table.from_batches([batch]).filter(where)
+        for group in range(parquet.num_row_groups):
+            size = batch_rows
+            probe = next(
+                parquet.iter_batches(batch_size=64, row_groups=[group], columns=columns, use_threads=False), None
+            )
+            if probe is not None and probe.num_rows:
+                size = max(1, min(batch_rows, batch_bytes * probe.num_rows // max(1, probe.nbytes)))
+            for batch in parquet.iter_batches(batch_size=size, row_groups=[group], columns=columns, use_threads=False):
+                yield batch if where is None else pa.Table.from_batches([batch]).filter(where)
 
 
 def _unlink_inside(target: str, relative: str) -> bool:

@@ -39,6 +39,7 @@ from subagent_catalog.corpus import read_corpus
 from subagent_catalog.errors import (
     CatalogError,
     CorpusRootError,
+    ResultTooLargeError,
     SessionLookupError,
     SubagentCatalogError,
     UnknownSessionError,
@@ -51,6 +52,7 @@ __all__ = [
     "CatalogError",
     "Corpus",
     "CorpusRootError",
+    "ResultTooLargeError",
     "SearchError",
     "SessionLookupError",
     "SubagentCatalogError",

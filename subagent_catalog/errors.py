@@ -81,3 +81,7 @@ class UnknownSessionError(SessionLookupError):
 
 class LiveOverlayError(SubagentCatalogError, ValueError):
     """A ``live=`` overlay with a status other than ``running`` or ``idle``."""
+
+
+class ResultTooLargeError(SubagentCatalogError, ValueError):
+    """A result would hold more rows than its documented limit (``catalog_descendants`` over a very deep tree)."""

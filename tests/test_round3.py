@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from subagent_catalog import catalog, read_corpus, search_events
+from subagent_catalog import ResultTooLargeError, catalog, catalog_descendants, read_corpus, search_events
 from subagent_catalog.analysis.search import SearchError
 from subagent_catalog.cli import main
 from subagent_catalog.outputs import inside
@@ -122,7 +122,7 @@ def test_a_catastrophic_regex_over_a_41_character_message_finishes(tmp_path: Pat
 
 CTRL_C_CHILD = """
 import sys
-from subagent_catalog import catalog, read_corpus, search_events
+from subagent_catalog import ResultTooLargeError, catalog, catalog_descendants, read_corpus, search_events
 corpus = read_corpus(sys.argv[1])
 print("ready", flush=True)
 while True:  # searches until interrupted
@@ -278,3 +278,42 @@ def test_a_child_id_that_is_a_javascript_url_is_no_link_on_the_parents_page(tmp_
     assert 'href="javascript%3Aalert%281%29.html"' in page
     hostile = transcript_page(corpus, "P", link=lambda target: f"javascript:go('{target}')")
     assert "javascript:" not in hostile.replace(">javascript:alert(1)<", "")  # shown as text, not linked
+
+
+# --- item 8: deep chains --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """2,000 sessions, each the parent of the next (the report: 20,000; the state grew with the square)."""
+    root = tmp_path_factory.mktemp("chain")
+    for index in range(2_000):
+        parent = f"s{index - 1:05d}" if index else None
+        head = header(f"s{index:05d}", created_at=index + 1, parent=parent, subagent=index > 0)
+        write_session(root, head, [], "none")
+    return root
+
+
+def test_revealing_the_deepest_of_a_chain_keeps_the_browser_state_linear(chain: Path) -> None:
+    from subagent_catalog.widgets import CatalogBrowser
+
+    browser = CatalogBrowser(read_corpus(chain))
+    position = browser.reveal("s01999")
+    assert position.count("/") == 1_999 and browser.selected is not None
+    assert sum(map(len, browser.expanded)) < 2 * len(position)  # was the sum of every ancestor's position
+    assert len(browser.tree_keys) == 4 * 2_000  # every row of the chain drawn, as int32 keys
+    assert browser.row(position)["key"] == browser.find("s01999")
+    browser.collapse(position.rsplit("/", 1)[0].rsplit("/", 1)[0])  # two levels up: the last two rows go
+    assert len(browser.tree_keys) == 4 * 1_998 and sum(map(len, browser.expanded)) < len(position)
+
+
+def test_catalog_descendants_of_a_chain_stops_at_its_documented_limit(
+    chain: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from subagent_catalog.catalog import archive_tables
+
+    corpus = read_corpus(chain)  # 1,999 * 2,000 / 2 rows: one per (ancestor, descendant) pair
+    monkeypatch.setattr(archive_tables, "MAX_DESCENDANT_ROWS", 100_000)
+    with pytest.raises(ResultTooLargeError, match="more than 100,000 rows") as raised:
+        catalog_descendants(corpus)
+    assert "list_descendants" in str(raised.value)

@@ -78,10 +78,14 @@ def catalog_descendants(
     """Every parent's descendant listing (pre-order), each candidate resolved once.
 
     Column ``root`` names the listing's root; the rows equal
-    ``list_descendants(corpus, root)`` for each root.
+    ``list_descendants(corpus, root)`` for each root, so a session appears once
+    per ancestor: a chain of n sessions has n (n - 1) / 2 rows. At most
+    ``MAX_DESCENDANT_ROWS`` (10,000,000) rows are returned.
 
     Raises:
         CatalogError: ``PERSISTENCE_LIST_FAILED`` when upstream's listing fails.
+        ResultTooLargeError: the result would pass ``MAX_DESCENDANT_ROWS``
+            (the walk stops there; ``list_descendants`` per root is linear).
 
     Examples:
         >>> import tempfile

@@ -24,6 +24,7 @@ cycles):
 """
 
 from subagent_catalog.analysis.search import SearchError, search_events
+from subagent_catalog.analysis.step_text import transcript_text
 from subagent_catalog.analysis.transcript import transcript
 from subagent_catalog.analysis.window import Window, WindowError, in_window, parse_instant, window_corpus
 from subagent_catalog.catalog import (
@@ -73,5 +74,6 @@ __all__ = [
     "scan_events",
     "search_events",
     "transcript",
+    "transcript_text",
     "window_corpus",
 ]

@@ -310,8 +310,7 @@ class FactsCache:
 
         Examples:
             >>> import tempfile
-            >>> from subagent_catalog.outputs import inside
-        from subagent_catalog.read.discover import SessionFile
+            >>> from subagent_catalog.read.discover import SessionFile
             >>> cache = FactsCache.load(tempfile.mkdtemp(), "none", directory=tempfile.mkdtemp())
             >>> cache.get(SessionFile(cache.root + "/p/s/session.jsonl", "p", "s", True, 1, 1, 1, 1)) is None
             True
@@ -343,8 +342,7 @@ class FactsCache:
 
         Examples:
             >>> import tempfile
-            >>> from subagent_catalog.outputs import inside
-        from subagent_catalog.read.discover import SessionFile
+            >>> from subagent_catalog.read.discover import SessionFile
             >>> from subagent_catalog.read.logread import analyse_log
             >>> cache = FactsCache.load(tempfile.mkdtemp(), "none", directory=tempfile.mkdtemp())
             >>> f = SessionFile(cache.root + "/p/s/session.jsonl", "p", "s", True, 5, 1, 1, 1)

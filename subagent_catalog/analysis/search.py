@@ -36,7 +36,7 @@ from subagent_catalog.frames.schemas import EVENT_SCHEMA
 from subagent_catalog.read.jsvalue import frame_text, json_text
 from subagent_catalog.read.logread import read_log_file
 from subagent_catalog.store.archive import Archive, ArchiveCorpus
-from subagent_catalog.store.layout import ArchiveError, join_location
+from subagent_catalog.store.layout import ArchiveError
 from subagent_catalog.store.location import iter_parquet
 
 __all__ = [
@@ -412,12 +412,15 @@ def _archive_frames(archive: Archive, predicate: pl.Expr, limit: int | None) -> 
 
 
 def _first_order(archive: Archive, name: str) -> int | None:
-    """The smallest ``list_order`` of one events file."""
-    scan = pl.scan_parquet(
-        join_location(archive.path, name), hive_partitioning=False, glob=False, storage_options=archive.storage_options
-    )
-    value = scan.select(pl.col("list_order").min()).collect(engine="streaming").item()
-    return int(value) if value is not None else None
+    """The smallest ``list_order`` of one events file (pyarrow, a bounded batch at a time)."""
+    import pyarrow.compute as pc
+
+    smallest: int | None = None
+    for batch in iter_parquet(archive.location, [name], columns=["list_order"], batch_rows=ARCHIVE_BATCH_ROWS):
+        value = pc.min(batch.column(0)).as_py()
+        if value is not None and (smallest is None or value < smallest):
+            smallest = int(value)
+    return smallest
 
 
 def _batches(archive: Archive, name: str, columns: list[str]) -> Iterator[Any]:

@@ -753,7 +753,11 @@ def main(argv: list[str] | None = None) -> int:
         outcomes: list[Outcome] = []
         for start in range(0, len(seeds), args.batch * 10):
             bombs = LONG_BOMB_ROWS if args.long else BOMB_ROWS
-            outcomes += run_cases(seeds[start : start + args.batch * 10], bases, batch=args.batch, bomb_rows=bombs)
+            fresh = run_cases(seeds[start : start + args.batch * 10], bases, batch=args.batch, bomb_rows=bombs)
+            for outcome in fresh:
+                if outcome.violations:  # at once: a long run that dies later keeps its findings
+                    print(f"violation: seed {outcome.seed} {outcome.mutations}: {outcome.violations}", flush=True)
+            outcomes += fresh
             done = len(outcomes)
             bad = sum(1 for o in outcomes if o.violations)
             print(
@@ -763,8 +767,8 @@ def main(argv: list[str] | None = None) -> int:
     errors = Counter(
         value[1]
         for outcome in outcomes
-        for value in outcome.result.values()
-        if isinstance(value, list) and value[0] != "ok"
+        for name, value in outcome.result.items()
+        if not name.startswith("_") and isinstance(value, list) and value and value[0] != "ok"
     )
     peaks = [o.hwm_mb for o in outcomes if o.hwm_mb is not None]
     summary = {

@@ -23,7 +23,7 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from subagent_catalog import catalog, list_children, transcript
+from subagent_catalog import catalog, list_children, search_events, transcript
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.store.archive import open_archive
 from subagent_catalog.store.export import export_archive
@@ -319,3 +319,26 @@ def test_a_tampered_path_in_an_events_less_archive_is_never_opened(
     lines = done.stdout.splitlines()
     assert done.returncode == 0 and lines[-1] == "nothing outside", done.stdout + done.stderr
     assert lines[0].startswith("ArchiveError") and "inside its corpus root" in lines[0], lines[0]
+
+
+def test_invalid_utf8_in_an_events_part_is_an_archive_error_not_a_panic(
+    source: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Found by the long archive tier (seed 1000301): pyarrow reads invalid text as it is, and Polars panicked
+    ("PyObject pointer is null") turning it into Python strings during the search."""
+    import pyarrow as pa
+
+    _, out, manifest = _copy(source, tmp_path)
+    name = manifest["tables"]["events"]["files"][0]
+    table = pq.read_table(out / name)
+    position = table.column_names.index("data")
+    data = table.column(position).combine_chunks().cast(pa.large_string())
+    offsets, values = data.buffers()[1], bytearray(data.buffers()[2].to_pybytes())
+    values[1] = 0xFF  # not UTF-8, inside the first event's JSON
+    broken = pa.Array.from_buffers(pa.large_string(), len(data), [None, offsets, pa.py_buffer(bytes(values))])
+    pq.write_table(table.set_column(position, "data", broken), out / name)
+    manifest["tables"]["events"]["file_bytes"][0] = (out / name).stat().st_size
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ArchiveError, match=r"(?i)invalid UTF-?8") as raised:
+        search_events(open_archive(out), "e", types=None, limit=5)
+    assert name.split("/")[-1] in str(raised.value)

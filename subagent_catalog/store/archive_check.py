@@ -233,8 +233,8 @@ def damaged_file(location: Location, files: list[str]) -> tuple[str, str] | None
             else:
                 filesystem, path = location._arrow(name)
                 parquet = pq.ParquetFile(filesystem.open_input_file(path))
-            for _ in parquet.iter_batches(batch_size=PROBE_BATCH_ROWS, use_threads=False):
-                pass
+            for batch in parquet.iter_batches(batch_size=PROBE_BATCH_ROWS, use_threads=False):
+                batch.validate(full=True)
             scan = pl.scan_parquet(where, hive_partitioning=False, glob=False, storage_options=location.storage_options)
             scan.select(pl.all().hash().sum()).collect(engine="streaming")  # every value decoded, none kept
         except READ_ERRORS as error:

@@ -313,8 +313,11 @@ def iter_parquet(
 
     A batch holds at most ``batch_rows`` rows and, judged from the first rows
     of each row group, about ``batch_bytes`` bytes (a part repeating one large
-    row millions of times costs one batch of it). With ``where`` (a pyarrow
-    expression) each batch is filtered, as a one-batch table.
+    row millions of times costs one batch of it). Each batch is validated in
+    full (UTF-8 text, offsets), so damaged text raises ``ArrowInvalid`` here
+    instead of reaching Polars, whose conversion of invalid text to Python
+    panics. With ``where`` (a pyarrow expression) each batch is filtered, as
+    a one-batch table.
 
     Examples:
         >>> import tempfile
@@ -341,6 +344,7 @@ def iter_parquet(
             if probe is not None and probe.num_rows:
                 size = max(1, min(batch_rows, batch_bytes * probe.num_rows // max(1, probe.nbytes)))
             for batch in parquet.iter_batches(batch_size=size, row_groups=[group], columns=columns, use_threads=False):
+                batch.validate(full=True)  # pyarrow does not check UTF-8 when it reads: invalid text stops here
                 yield batch if where is None else pa.Table.from_batches([batch]).filter(where)
 
 

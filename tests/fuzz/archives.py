@@ -303,6 +303,7 @@ def _row_bomb(case: Case, *, consistent: bool) -> None:
     (case.path / name).unlink()
     write_bomb(first, rows, case.path / name)
     if consistent:  # the manifest edited to match: a large archive, as far as anything can tell
+        case.detected = [(t, n) for t, n in case.detected if n != name]  # its earlier damage is overwritten
         case.restat(table, index)
         entry = case.entry(table)
         entry["rows"] = entry["rows"] - before + rows

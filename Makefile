@@ -7,7 +7,7 @@ CONFORMANCE := $(SHARED)/conformance
 N ?= 10000
 FUZZ_WORKERS ?= 2
 
-.PHONY: demo test lint docs conformance browser-deps bench bench-browser screenshots fuzz fuzz-outputs test-scale clean
+.PHONY: demo test lint docs conformance browser-deps bench bench-browser screenshots fuzz fuzz-outputs fuzz-archives test-scale clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -64,6 +64,9 @@ fuzz: $(VENV)/.dev
 
 fuzz-outputs: $(VENV)/.dev
 	$(BIN)/python -m tests.fuzz.outputs --cases $(N)
+
+fuzz-archives: $(VENV)/.dev
+	$(BIN)/python -m tests.fuzz.archives --cases $(N) --long
 
 test-scale: $(VENV)/.dev
 	$(BIN)/pytest -q -m scale tests/test_scale.py tests/test_object_store.py

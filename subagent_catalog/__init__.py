@@ -27,6 +27,7 @@ cycles):
 
 from subagent_catalog.analysis.runs import tool_calls, unpriced_models, usage_by_model, usage_samples
 from subagent_catalog.analysis.search import SearchError, search_events
+from subagent_catalog.analysis.step_text import transcript_text
 from subagent_catalog.analysis.transcript import transcript
 from subagent_catalog.analysis.trees import run_trees
 from subagent_catalog.analysis.window import Window, WindowError, in_window, parse_instant, window_corpus
@@ -44,6 +45,7 @@ from subagent_catalog.errors import (
     CatalogError,
     CorpusRootError,
     PricesError,
+    ResultTooLargeError,
     SessionLookupError,
     SubagentCatalogError,
     UnknownSessionError,
@@ -59,6 +61,7 @@ __all__ = [
     "CorpusRootError",
     "PriceTable",
     "PricesError",
+    "ResultTooLargeError",
     "SearchError",
     "SessionLookupError",
     "SubagentCatalogError",
@@ -82,6 +85,7 @@ __all__ = [
     "search_events",
     "tool_calls",
     "transcript",
+    "transcript_text",
     "unpriced_models",
     "usage_by_model",
     "usage_samples",

@@ -281,7 +281,9 @@ class CatalogGroup(click.Group):
             if error.errno == errno.EPIPE:
                 _pipe_closed()
             raise click.ClickException(os_error_line(error)) from error
-        except Exception as error:
+        except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException as error:  # Exception, and a Rust panic (PanicException derives from BaseException)
             if os.environ.get(TRACEBACK_VARIABLE, "") not in ("", "0"):
                 raise
             detail = terminal_safe(f"{type(error).__name__}: {error}")

@@ -80,7 +80,7 @@ def search(
 
     check_target(output, [root])
     source: Corpus | Archive
-    if os.path.isfile(os.path.join(root, MANIFEST)):
+    if os.path.lexists(os.path.join(root, MANIFEST)):  # whatever it is: open_archive says what is wrong
         source = open_archive(root)
         note(f"searching the archive {root} (its events table)", quiet=quiet)
     else:

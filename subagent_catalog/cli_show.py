@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from subagent_catalog.analysis.text import utf8_length
 from subagent_catalog.cli_io import check_target, echo, is_stdout, note, output_stream, translate_errors
 from subagent_catalog.cli_options import corpus_options, load
 from subagent_catalog.views.text import terminal_safe
@@ -31,6 +32,14 @@ from subagent_catalog.views.text import terminal_safe
     "(md when its name ends in .md).",
 )
 @click.option("--path", "log_path", default=None, help="Which log, when several files carry the same session id.")
+@click.option(
+    "--text",
+    "text_seq",
+    type=int,
+    default=None,
+    metavar="SEQ",
+    help="Write the whole text of the step whose seq is SEQ (a page clips texts past 100,000 characters).",
+)
 @translate_errors
 def show(
     root: str,
@@ -41,23 +50,40 @@ def show(
     output: str | None,
     fmt: str | None,
     log_path: str | None,
+    text_seq: int | None,
 ) -> None:
     """Show one session's transcript: user messages, assistant text, reasoning, tool calls and results, turns.
 
     Read from that session's own log (the rest of the corpus is read for
     its parent and children, which the page links as ID.html next to it).
-    Texts from the log are escaped (html) or fenced (md). An unknown ID is
-    an error whose hint names the nearest ids.
+    Texts from the log are escaped (html) or fenced (md). A page holds at
+    most 100,000 characters of one text and 20,000,000 in all; where it
+    clips, it says how many bytes are left out, and --text SEQ writes that
+    step's whole text. An unknown ID is an error whose hint names the
+    nearest ids.
 
     \b
     Examples:
         subagent-catalog show data/sample auth-refactor
         subagent-catalog show data/sample run-webapp-1 -o run-webapp-1.html
         subagent-catalog show /archive 0f2d0143-... --format md -o run.md
+        subagent-catalog show data/sample scan-tests --text 4 -o result.txt
     """
+    from subagent_catalog.analysis.step_text import transcript_text
     from subagent_catalog.views.transcript_view import transcript_markdown, transcript_page
 
     to_stdout = is_stdout(output)
+    if text_seq is not None:
+        check_target(output, [root])
+        corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
+        whole = transcript_text(corpus, session_id, text_seq, path=log_path)
+        if to_stdout:
+            echo(terminal_safe(whole, keep="\n\t"))
+            return
+        with output_stream(output, protected=[root, corpus.root]) as out:
+            out.write(whole)
+        note(f"wrote {output} ({utf8_length(whole):,} bytes)", quiet=quiet)
+        return
     if fmt is None:
         fmt = "md" if to_stdout or str(output).lower().endswith((".md", ".markdown")) else "html"
     if fmt == "html" and to_stdout and sys.stdout.isatty():

@@ -85,3 +85,7 @@ class LiveOverlayError(SubagentCatalogError, ValueError):
 
 class PricesError(SubagentCatalogError):
     """A price table that cannot be read (a missing or malformed file, a malformed entry)."""
+
+
+class ResultTooLargeError(SubagentCatalogError, ValueError):
+    """A result would hold more rows than its documented limit (``catalog_descendants`` over a very deep tree)."""

@@ -11,8 +11,9 @@ hard link of the target elsewhere keeps its bytes.
 Before anything is written the target is checked:
 
 * it must not lie inside a protected directory (a corpus root), compared
-  by device and inode of every ancestor, so a bind mount, a symbolic link or
-  a ``..`` path to the corpus is seen through;
+  by device and inode of every ancestor and by its place inside its file
+  system, so a bind mount (of the corpus or of a folder inside it), a
+  symbolic link or a ``..`` path to the corpus is seen through;
 * an existing target must be a regular file with one link (a hard link of
   a corpus log is refused, not replaced) and not a symbolic link (replacing
   the link would surprise; write to its target instead);
@@ -27,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -78,8 +80,8 @@ def identity(path: PathLike) -> tuple[int, int]:
     return info.st_dev, info.st_ino
 
 
-def _ancestry(path: PathLike) -> list[tuple[int, int]]:
-    """The identities of the deepest existing directory at or above ``path`` and of all its ancestors."""
+def _existing_directory(path: PathLike) -> str | None:
+    """The deepest existing directory at or above ``path`` (links followed)."""
     current = os.path.abspath(os.fspath(path))
     while True:
         try:
@@ -87,12 +89,19 @@ def _ancestry(path: PathLike) -> list[tuple[int, int]]:
         except OSError:
             parent = os.path.dirname(current)
             if parent == current:
-                return []
+                return None
             current = parent
             continue
         if stat.S_ISDIR(info.st_mode):
-            break
+            return current
         current = os.path.dirname(current)
+
+
+def _ancestry(path: PathLike) -> list[tuple[int, int]]:
+    """The identities of the deepest existing directory at or above ``path`` and of all its ancestors."""
+    current = _existing_directory(path)
+    if current is None:
+        return []
     out: list[tuple[int, int]] = []
     real = os.path.realpath(current)
     while True:
@@ -105,10 +114,66 @@ def _ancestry(path: PathLike) -> list[tuple[int, int]]:
         real = parent
 
 
+def _unescape(field: str) -> str:
+    """A ``/proc/self/mountinfo`` path field (spaces, tabs, newlines and backslashes are octal escapes)."""
+    return re.sub(r"\\([0-7]{3})", lambda match: chr(int(match.group(1), 8)), field)
+
+
+def _mounts() -> list[tuple[str, str]]:
+    """(mount point, the directory of its file system mounted there) of this process's mounts, in mount order."""
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        fields = line.split(" ")
+        if len(fields) > 5:
+            out.append((_unescape(fields[4]), _unescape(fields[3])))
+    return out
+
+
+def _below(path: str, base: str) -> bool:
+    return path == base or path.startswith(base.rstrip("/") + "/")
+
+
+def fs_place(path: PathLike) -> tuple[int, str] | None:
+    """Where an existing directory lies inside its file system: ``(device, path from that file system's root)``.
+
+    A bind mount shows a directory of a file system at a second place; the
+    place here is the same from either (read from ``/proc/self/mountinfo``,
+    ``None`` where there is none).
+
+    Examples:
+        >>> import tempfile
+        >>> place = fs_place(tempfile.gettempdir())
+        >>> place is None or place[1].startswith("/")
+        True
+    """
+    real = os.path.realpath(os.fspath(path))
+    try:
+        device = os.stat(real).st_dev
+    except OSError:
+        return None
+    best: tuple[str, str] | None = None
+    for point, source in _mounts():
+        if _below(real, point) and (best is None or len(point) >= len(best[0])):
+            best = (point, source)
+    if best is None:
+        return None
+    point, source = best
+    rest = real[len(point.rstrip("/")) :] if point != "/" else real
+    return device, (source.rstrip("/") + rest) or "/"
+
+
 def inside(path: PathLike, directory: PathLike) -> bool:
     """Whether ``path`` is ``directory`` or lies below it, by device and inode (links and bind mounts seen through).
 
-    ``path`` need not exist: its deepest existing ancestor decides.
+    ``path`` need not exist: its deepest existing ancestor decides. Besides
+    its ancestors' identities, the place of that ancestor inside its file
+    system is compared with the directory's (``fs_place``), so a bind mount
+    of a folder inside ``directory`` mounted elsewhere is inside too.
 
     Examples:
         >>> import os, tempfile
@@ -120,7 +185,13 @@ def inside(path: PathLike, directory: PathLike) -> bool:
         target = identity(directory)
     except OSError:
         return False
-    return target in _ancestry(path)
+    existing = _existing_directory(path)
+    if existing is None:
+        return False
+    if target in _ancestry(existing):
+        return True
+    here, there = fs_place(existing), fs_place(directory)
+    return here is not None and there is not None and here[0] == there[0] and _below(here[1], there[1])
 
 
 def check_output(path: PathLike, *, protected: Sequence[PathLike] = ()) -> None:

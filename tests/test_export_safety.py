@@ -249,8 +249,16 @@ def test_a_damaged_data_file_is_one_archive_error(corpus: Path, tmp_path: Path) 
     export_archive(corpus, out, jobs=1)
     part = out / json.loads((out / "manifest.json").read_text())["tables"]["sessions"]["files"][0]
     part.write_bytes(b"PAR1 not really")
-    with pytest.raises(ArchiveError, match="cannot read the tables"):
+    with pytest.raises(ArchiveError, match=r"archive data file .* is 15 bytes, its manifest says") as raised:
         open_archive(out).to_corpus()
+    assert str(part) in str(raised.value)  # the file is named
+    manifest = json.loads((out / "manifest.json").read_text())  # as an export before the per-file sizes wrote it
+    for entry in manifest["tables"].values():
+        entry.pop("file_bytes", None)
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ArchiveError, match="is not a readable Parquet file") as raised:
+        open_archive(out).to_corpus()
+    assert str(part) in str(raised.value)
 
 
 def test_archive_paths_with_glob_characters_are_literal(corpus: Path, tmp_path: Path) -> None:
@@ -310,9 +318,12 @@ def test_a_same_size_edit_with_the_mtime_restored_is_read_again(corpus: Path, tm
 def test_a_tampered_facts_record_is_a_miss(corpus: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     export_archive(corpus, out, jobs=1)
-    for name in json.loads((out / "manifest.json").read_text())["fingerprints"]["files"]:
+    manifest = json.loads((out / "manifest.json").read_text())
+    for name in manifest["fingerprints"]["files"]:
         frame = pl.read_parquet(out / name)
         frame.with_columns(pl.lit(b"\x80\x05garbage").alias("facts")).write_parquet(out / name)
+    del manifest["fingerprints"]["file_bytes"]  # the sizes a tamperer would also fix, or an older export's
+    (out / "manifest.json").write_text(json.dumps(manifest))
     manifest = export_archive(corpus, out, jobs=1)
     assert manifest["update"]["files_read"] == 4 and manifest["update"]["damaged_facts"] == 4
     assert _sessions(out) == ["P", "c-ok", "c-x", "g-below-x"]

@@ -42,6 +42,9 @@ board""",
     """\
 failing = CatalogBrowser(read_corpus("failing", compression="none"))
 failing""",
+    """\
+huge = CatalogBrowser(read_corpus("huge", compression="none"))
+huge""",
 ]
 RESET = (
     "browser.clear_filters(); browser.expanded = []; browser.selected = None; browser.tree_height = None; "
@@ -60,6 +63,22 @@ def write_failing_corpus(root: Path) -> None:
         write_session(root, head, simple_child_events("helper", descriptor("continuable", label="Helper")), "none")
 
 
+HUGE_RESULT = 3 << 20
+"""Characters of the one tool result of the ``huge`` corpus (markup: every character escaped in the pane)."""
+
+
+def write_huge_corpus(root: Path) -> None:
+    """One session whose tool result is 3 MiB: the pane holds its first 20,000 characters and says so."""
+    from subagent_catalog.synth.writer import EventLog, header, write_session
+
+    log = EventLog("huge")
+    log.turn_start()
+    log.user("read the big file")
+    log.tool_round("c1", ('<a href="x">&</a>\n' * (HUGE_RESULT // 18 + 1))[:HUGE_RESULT])
+    log.turn_end()
+    write_session(root, header("huge", created_at=1_767_225_600_000), log.events, "none")
+
+
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("lab")
@@ -67,6 +86,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     (root / "data").symlink_to(REPO / "data")
     ids = write_lab_corpus(root / "corpus")
     write_failing_corpus(root / "failing")
+    write_huge_corpus(root / "huge")
     notebook(root / "checks.ipynb", CHECKS)
     return {"root": root, "ids": ids}
 
@@ -383,7 +403,7 @@ def test_keys_typed_in_the_widget_stay_in_it(lab: Lab, checks: Any) -> None:
         page.keyboard.press(key)
     page.wait_for_timeout(300)
     assert page.evaluate(cells) == before  # d d did not delete the widget's cell, a/b inserted none
-    assert page.locator(".sc-browser").count() == 2
+    assert page.locator(".sc-browser").count() == 3  # the checks notebook's three browsers, none removed
     assert page.evaluate("() => document.activeElement.classList.contains('sc-scroll')")  # focus stayed
 
     # from the search box: ↓ goes to the results, Enter reveals the result in the tree
@@ -417,6 +437,30 @@ def test_failing_listing_marks_the_breaking_file(lab: Lab, checks: Any) -> None:
     fatal = failing.locator(".sc-ptable tr.sc-fatal")
     assert fatal.count() == 1 and "duplicate-id" in fatal.inner_text()
     shot(page, "listing-fails")
+
+
+# ------------------------------------------------------------------ a huge text in the detail pane
+
+
+def test_the_detail_pane_clips_a_huge_tool_result_with_a_visible_marker(lab: Lab, checks: Any) -> None:
+    page = checks
+    huge = page.locator(".sc-browser").nth(2)
+    huge.scroll_into_view_if_needed()
+    huge.locator(".sc-row", has_text="huge").first.click()
+    page.wait_for_function(
+        """() => { const d = document.querySelectorAll('.sc-browser')[2].querySelector('.sc-detail');
+            return !d.classList.contains('sc-loading') && d.textContent.includes('more bytes not shown'); }""",
+        timeout=30_000,
+    )
+    marker = huge.locator(".sc-detail .sc-clipped").first
+    marker.scroll_into_view_if_needed()
+    assert marker.is_visible()
+    left = HUGE_RESULT - 20_000  # the pane's clip (PANE_TEXT_CLIP), all ASCII
+    assert marker.inner_text().startswith(f"… {left:,} more bytes not shown")
+    assert "transcript_text(corpus, 'huge', " in marker.inner_text()
+    detail = page.evaluate("() => document.querySelectorAll('.sc-browser')[2].querySelector('.sc-detail').innerHTML")
+    assert len(detail) < 400_000  # 3 MiB of markup was 18 MB of escaped text in the pane
+    shot(page, "detail-clip")
 
 
 # ------------------------------------------------------------------ a dark theme

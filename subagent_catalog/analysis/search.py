@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
@@ -37,11 +36,14 @@ from subagent_catalog.frames.schemas import EVENT_SCHEMA
 from subagent_catalog.read.jsvalue import frame_text, json_text
 from subagent_catalog.read.logread import read_log_file
 from subagent_catalog.store.archive import Archive, ArchiveCorpus
-from subagent_catalog.store.layout import ArchiveError, join_location
+from subagent_catalog.store.layout import ArchiveError
+from subagent_catalog.store.location import iter_parquet
 
 __all__ = [
+    "ARCHIVE_BATCH_ROWS",
     "DEFAULT_TYPES",
     "FIELD_ORDER",
+    "MAX_PATTERN_CHARS",
     "SEARCH_SCHEMA",
     "SearchError",
     "SearchField",
@@ -94,8 +96,9 @@ _RANK: dict[str, int] = {name: rank for rank, name in enumerate(FIELD_ORDER)}
 _ELLIPSIS = "\u2026"
 _COLUMNS = ("session_id", "seq", "time_ms", "type", "turn", "step", "data")
 
-# Characters Python's re.IGNORECASE matches with an ASCII letter besides its two ASCII cases
-# (tests/test_search.py checks this table against every code point).
+# Characters a case-insensitive ASCII letter matches besides its two ASCII cases: what Python's
+# re.IGNORECASE matches, a superset of the regex engine's simple case folding (tests/test_search.py
+# checks this table against every code point in both).
 _EXTRA_CASES = {"i": "\u0130\u0131", "k": "\u212a", "s": "\u017f"}
 
 
@@ -105,33 +108,73 @@ class SearchError(SubagentCatalogError, ValueError):
 
 # --- matching ---------------------------------------------------------------------------------
 
-_Find = Callable[[str], "tuple[int, int, int] | None"]
+MAX_PATTERN_CHARS = 10_000
+"""The longest pattern searched (literal or regex): a longer one is a ``SearchError``, not a huge regex."""
+
+_Hit = tuple[int, int, int]
+_Find = Callable[[list[str]], "list[_Hit | None]"]
+"""(start, end, count) of the pattern in each text (character offsets), or None where it does not occur."""
+
+
+def _brief(error: BaseException) -> str:
+    text = " ".join(line.strip() for line in str(error).split("This error occurred")[0].splitlines() if line.strip())
+    return text[:200] + ("…" if len(text) > 200 else "")
 
 
 def _finder(pattern: str, *, regex: bool, ignore_case: bool) -> _Find:
-    """A function giving (start, end, count) of the pattern in a text, or None."""
+    """A function giving (start, end, count) of the pattern in each of a list of texts.
+
+    A literal pattern is found with ``str.find``; a regex, or any
+    case-insensitive pattern, runs in Polars' Rust ``regex`` engine, whose
+    time is linear in the text whatever the pattern (no backtracking: a
+    pattern such as ``(a+)+$`` cannot take exponential time), over all the
+    texts of a batch at once.
+    """
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise SearchError(
+            f"the pattern is {len(pattern):,} characters long; the longest searched is {MAX_PATTERN_CHARS:,}",
+            hint="search for a shorter, distinctive part of the text",
+        )
     if not regex and not ignore_case:
         size = len(pattern)
 
-        def find_literal(text: str) -> tuple[int, int, int] | None:
-            start = text.find(pattern)
-            return None if start < 0 else (start, start + size, text.count(pattern))
+        def find_literal(texts: list[str]) -> list[_Hit | None]:
+            out: list[_Hit | None] = []
+            for text in texts:
+                start = text.find(pattern)
+                out.append(None if start < 0 else (start, start + size, text.count(pattern)))
+            return out
 
         return find_literal
-    source = pattern if regex else re.escape(pattern)
+    source = (frame_text(pattern) or "") if regex else pl.escape_regex(frame_text(pattern) or "")
+    if ignore_case:
+        source = "(?i)" + source
     try:
-        compiled = re.compile(source, re.IGNORECASE if ignore_case else 0)
-    except (re.error, OverflowError, RecursionError) as error:
+        pl.Series([""], dtype=pl.String).str.contains(source)
+    except (pl.exceptions.PolarsError, pl.exceptions.PanicException) as error:
         raise SearchError(
-            f"invalid regular expression {pattern!r}: {error}",
-            hint="fix the pattern (Python re syntax), or pass regex=False to search for the text literally",
+            f"invalid regular expression {pattern[:200]!r}{'…' if len(pattern) > 200 else ''}: {_brief(error)}",
+            hint="fix the pattern (Rust regex syntax: no look-around or backreferences), "
+            "or pass regex=False to search for the text literally",
         ) from None
 
-    def find_regex(text: str) -> tuple[int, int, int] | None:
-        first = compiled.search(text)
-        if first is None:
-            return None
-        return first.start(), first.end(), sum(1 for _ in compiled.finditer(text))
+    def find_regex(texts: list[str]) -> list[_Hit | None]:
+        if not texts:
+            return []
+        column = pl.Series([frame_text(text) for text in texts], dtype=pl.String)  # lone surrogates: U+FFFD
+        found = pl.DataFrame({"text": column}).select(
+            pl.col("text").str.find(source).alias("at"),
+            pl.col("text").str.extract(source, 0).alias("match"),
+            pl.col("text").str.count_matches(source).alias("count"),
+        )
+        out: list[_Hit | None] = []
+        for text, (at, match, count) in zip(texts, found.iter_rows(), strict=True):
+            if at is None:
+                out.append(None)
+                continue
+            start = at if text.isascii() else len(text.encode("utf-8")[:at].decode("utf-8"))  # bytes to characters
+            out.append((start, start + len(match or ""), count))
+        return out
 
     return find_regex
 
@@ -294,24 +337,31 @@ Row = tuple[Any, ...]
 
 def _verify(frame: pl.DataFrame, find: _Find, context: int) -> list[Row]:
     """Result rows of candidate events (``_COLUMNS`` plus ``list_order``, ``_pos``, ``project_dir``)."""
-    rows: list[Row] = []
     names = [*_COLUMNS, "list_order", "_pos", "project_dir"]
-    for session_id, seq, time_ms, kind, turn, step, data, order, pos, project in frame.select(names).iter_rows():
-        if data is None:
+    events: list[tuple[Any, ...]] = []
+    fields: list[tuple[int, str]] = []  # (event, field) of each text
+    texts: list[str] = []
+    for values in frame.select(names).iter_rows():
+        if values[6] is None:
             continue
-        found: dict[str, list[Any]] = {}
-        for name, text in event_texts(kind, _decode(data)):
-            hit = find(text)
-            if hit is None:
-                continue
-            seen = found.get(name)
-            if seen is None:
-                found[name] = [hit[2], _snippet(text, hit[0], hit[1], context)]
-            else:
-                seen[0] += hit[2]
-        for name, (count, snippet) in found.items():
-            key = (order if order is not None else -1, seq, pos, _RANK[name])
-            rows.append((*key, session_id, seq, time_ms, kind, turn, step, name, snippet, count, project))
+        for name, text in event_texts(values[3], _decode(values[6])):
+            fields.append((len(events), name))
+            texts.append(text)
+        events.append(values)
+    found: dict[tuple[int, str], list[Any]] = {}
+    for (event, name), text, hit in zip(fields, texts, find(texts), strict=True):
+        if hit is None:
+            continue
+        seen = found.get((event, name))
+        if seen is None:
+            found[(event, name)] = [hit[2], _snippet(text, hit[0], hit[1], context)]
+        else:
+            seen[0] += hit[2]
+    rows: list[Row] = []
+    for (event, name), (count, snippet) in found.items():
+        session_id, seq, time_ms, kind, turn, step, _data, order, pos, project = events[event]
+        key = (order if order is not None else -1, seq, pos, _RANK[name])
+        rows.append((*key, session_id, seq, time_ms, kind, turn, step, name, snippet, count, project))
     return rows
 
 
@@ -322,37 +372,60 @@ Frames = Iterator[tuple[pl.DataFrame, int | None]]
 """Candidate rows, each with the smallest ``list_order`` any later frame can hold (None: no more frames)."""
 
 
+ARCHIVE_BATCH_ROWS = 32_768
+"""Rows of an archive's events file decoded at a time: a search holds one batch, and its hits, in memory."""
+
+
 def _archive_frames(archive: Archive, predicate: pl.Expr, limit: int | None) -> Frames:
-    """The candidate rows of each events file; with a limit, files in order of their first log."""
+    """The candidate rows of each events file, a bounded batch at a time; with a limit, files by first log."""
     if not archive.has_events:
         raise ArchiveError(
             f"archive {archive.path!r} holds no events table, which search_events reads",
             hint="re-export with export_archive(root, out, events=True), or search read_corpus(root)",
         )
-    locations = [join_location(archive.path, name) for name in archive.manifest["tables"]["events"]["files"]]
-
-    def scan(path: str) -> pl.LazyFrame:
-        return pl.scan_parquet(path, hive_partitioning=False, glob=False, storage_options=archive.storage_options)
-
-    try:
-        bounds: list[int | None] = [None] * len(locations)
+    names = list(archive.manifest["tables"]["events"]["files"])
+    columns = [*_COLUMNS, "list_order", "event_index", "project_dir"]
+    with archive.reading("events"):  # files checked against the manifest; any read error names the file
+        bounds: list[int | None] = [None] * len(names)
         if limit is not None:
-            bounds = [scan(path).select(pl.col("list_order").min()).collect().item() for path in locations]
-            order = sorted(range(len(locations)), key=lambda i: (bounds[i] is None, bounds[i] or 0, i))
-            locations, bounds = [locations[i] for i in order], [bounds[i] for i in order]
-        for index, path in enumerate(locations):
-            frame = (
-                scan(path)
-                .filter(predicate)
-                .select(*_COLUMNS, "list_order", pl.col("event_index").alias("_pos"), "project_dir")
-                .collect()
-            )
-            yield frame, bounds[index + 1] if index + 1 < len(bounds) else None
-    except (pl.exceptions.PolarsError, OSError) as error:
-        raise ArchiveError(
-            f"cannot read the events of archive {archive.path!r}: {type(error).__name__}: {str(error)[:200]}",
-            hint="a data file is missing or damaged: re-export the archive",
-        ) from None
+            bounds = [_first_order(archive, name) for name in names]
+            order = sorted(range(len(names)), key=lambda i: (bounds[i] is None, bounds[i] or 0, i))
+            names, bounds = [names[i] for i in order], [bounds[i] for i in order]
+        for index, name in enumerate(names):
+            later = bounds[index + 1] if index + 1 < len(bounds) else None
+            own = bounds[index]
+            batches = _batches(archive, name, columns)
+            batch = next(batches, None)
+            while batch is not None:
+                following = next(batches, None)
+                table = pl.from_arrow(batch)
+                assert isinstance(table, pl.DataFrame)  # a record batch is a frame, never a series
+                frame = (
+                    table.lazy()
+                    .filter(predicate)
+                    .select(*_COLUMNS, "list_order", pl.col("event_index").alias("_pos"), "project_dir")
+                    .collect()
+                )
+                # The rest of this file may hold any list order from the file's smallest on.
+                yield frame, later if following is None else own if own is not None else -1
+                batch = following
+
+
+def _first_order(archive: Archive, name: str) -> int | None:
+    """The smallest ``list_order`` of one events file (pyarrow, a bounded batch at a time)."""
+    import pyarrow.compute as pc
+
+    smallest: int | None = None
+    for batch in iter_parquet(archive.location, [name], columns=["list_order"], batch_rows=ARCHIVE_BATCH_ROWS):
+        value = pc.min(batch.column(0)).as_py()
+        if value is not None and (smallest is None or value < smallest):
+            smallest = int(value)
+    return smallest
+
+
+def _batches(archive: Archive, name: str, columns: list[str]) -> Iterator[Any]:
+    """One events file as Arrow record batches of at most ``ARCHIVE_BATCH_ROWS`` rows and about 32 MiB."""
+    return iter(iter_parquet(archive.location, [name], columns=columns, batch_rows=ARCHIVE_BATCH_ROWS))
 
 
 def _corpus_frames(corpus: Corpus, predicate: pl.Expr) -> Frames:
@@ -443,11 +516,15 @@ def search_events(
     Args:
         source: a read corpus (its logs are read one at a time, or its
             loaded events are used), or an archive exported with events.
-        pattern: the text to find (a Python ``re`` pattern with ``regex=True``).
+        pattern: the text to find (with ``regex=True`` a regular expression in
+            the syntax of Rust's ``regex`` crate, which Polars uses: linear
+            time, no look-around or backreferences); at most
+            ``MAX_PATTERN_CHARS`` characters.
         types: the event types to search (default ``DEFAULT_TYPES``: the
             text-bearing ones, without ``assistant/chunk``).
         regex: treat ``pattern`` as a regular expression.
-        ignore_case: match regardless of case (``re.IGNORECASE``).
+        ignore_case: match regardless of case (the regex engine's ``(?i)``:
+            Unicode simple case folding).
         limit: at most this many rows (the first ones in order); reading
             stops as soon as they are known.
         context: characters of text kept on either side of the field's first

@@ -20,6 +20,7 @@ from typing import Any, Literal, get_args
 import orjson
 import polars as pl
 
+from subagent_catalog.analysis.text import clip_strings, utf8_length
 from subagent_catalog.errors import SessionLookupError, UnknownSessionError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.nearest import nearest_ids
@@ -148,9 +149,10 @@ def _blocks_text(content: Any) -> str:
 
 
 class _Fold:
-    """Folds one log's events (in file order) into rows."""
+    """Folds one log's events (in file order) into rows (texts past ``clip`` characters cut as they are added)."""
 
-    def __init__(self) -> None:
+    def __init__(self, clip: int | None = None) -> None:
+        self.clip = clip
         self.rows: list[_Row] = []
         self.streams: dict[tuple[Any, Any], _Stream] = {}
         self.calls: dict[str, _Row] = {}  # call id -> its tool-call row
@@ -159,6 +161,9 @@ class _Fold:
         self.results: set[str] = set()
 
     def add(self, row: _Row) -> _Row:
+        if self.clip is not None and row.text is not None and len(row.text) > self.clip:
+            row.detail["text_bytes"] = utf8_length(row.text)  # what the view says is not shown
+            row.text = row.text[: self.clip]
         self.rows.append(row)
         if row.kind == "tool-call" and row.call_id is not None:
             self.calls.setdefault(row.call_id, row)
@@ -355,11 +360,14 @@ def _event_text(kind: str, data: Any, raw: str | None) -> str | None:
     return raw
 
 
-def transcript_rows(events: pl.DataFrame, *, seed_length: int | None = None) -> pl.DataFrame:
+def transcript_rows(events: pl.DataFrame, *, seed_length: int | None = None, clip: int | None = None) -> pl.DataFrame:
     """Fold one log's events frame (``corpus.events``' columns, file order) into transcript rows.
 
     Pure: no file is read. ``seed_length`` marks the rows of a fork's seed
-    (``in_seed``). Use ``transcript`` to get a session's rows from a corpus.
+    (``in_seed``). With ``clip``, a ``text`` longer than ``clip`` characters
+    keeps its first ``clip`` (its ``detail`` records ``text_bytes``, the whole
+    text's UTF-8 length), and strings in ``detail`` are cut there too. Use
+    ``transcript`` to get a session's rows from a corpus.
 
     Examples:
         >>> from subagent_catalog.frames.schemas import EVENT_SCHEMA
@@ -370,7 +378,7 @@ def transcript_rows(events: pl.DataFrame, *, seed_length: int | None = None) -> 
         >>> transcript_rows(events).select("seq", "kind", "text").rows()
         [(0, 'turn-start', 'turn 1'), (1, 'user', 'hi')]
     """
-    fold = _Fold()
+    fold = _Fold(clip)
     columns = events.select("session_id", "seq", "time_ms", "type", "turn", "step", "data")
     session_id = None
     open_turn: Any = None  # rows between turn/start and turn/end (step/start and step/end) belong to it
@@ -434,7 +442,7 @@ def transcript_rows(events: pl.DataFrame, *, seed_length: int | None = None) -> 
             fold.add(_Row(index, "event", kind, [seq], [time], turn, step, text=summary, name=kind))
     for key in list(fold.streams):
         fold.flush(key, "the log ends before the message")
-    return _frame(fold.rows, session_id, seed_length, timed)
+    return _frame(fold.rows, session_id, seed_length, clip, timed)
 
 
 def _clean(value: Any) -> Any:
@@ -449,7 +457,11 @@ def _clean(value: Any) -> Any:
 
 
 def _frame(
-    rows: list[_Row], session_id: str | None, seed_length: int | None, timed: dict[int, StepTiming] | None = None
+    rows: list[_Row],
+    session_id: str | None,
+    seed_length: int | None,
+    clip: int | None,
+    timed: dict[int, StepTiming] | None = None,
 ) -> pl.DataFrame:
     rows = sorted(rows, key=lambda row: row.index)  # stable: rows of one event keep their order
     timed = timed or {}
@@ -458,7 +470,8 @@ def _frame(
     records = []
     for at, (row, first) in enumerate(zip(rows, firsts, strict=True)):
         step_timing = timed[first] if first is not None and last_row.get(first) == at else None
-        detail = orjson.dumps(_clean(row.detail), option=orjson.OPT_SORT_KEYS).decode() if row.detail else None
+        kept = row.detail if clip is None else clip_strings(row.detail, clip)
+        detail = orjson.dumps(_clean(kept), option=orjson.OPT_SORT_KEYS).decode() if row.detail else None
         records.append(
             (
                 session_id,
@@ -580,13 +593,16 @@ def find_session(corpus: Corpus, session_id: str, *, path: str | None = None) ->
     )
 
 
-def transcript(corpus: Corpus, session_id: str, *, path: str | None = None) -> pl.DataFrame:
+def transcript(corpus: Corpus, session_id: str, *, path: str | None = None, clip: int | None = None) -> pl.DataFrame:
     """One session's log as readable steps, read from that one file (or the archive's events).
 
     Args:
         corpus: a read corpus (``Archive.to_corpus()`` works too).
         session_id: the session whose log to show.
         path: which log, when several files carry the same session id.
+        clip: keep at most this many characters of each text (``detail``'s
+            ``text_bytes`` then holds the whole text's size; ``transcript_text``
+            gives it whole): what the views use to bound what they render.
 
     Returns:
         One row per step (``TRANSCRIPT_SCHEMA``; docs/frames.md describes each
@@ -608,10 +624,12 @@ def transcript(corpus: Corpus, session_id: str, *, path: str | None = None) -> p
         [('user', None, 'fix the bug'), ('tool-call', 'read_file', '{}'), ('tool-result', 'read_file', 'ok')]
     """
     session = find_session(corpus, session_id, path=path)
-    return session_transcript(corpus, session, corpus.log_events(session["list_order"]))
+    return session_transcript(corpus, session, corpus.log_events(session["list_order"]), clip=clip)
 
 
-def session_transcript(corpus: Corpus, session: dict[str, Any], events: pl.DataFrame) -> pl.DataFrame:
+def session_transcript(
+    corpus: Corpus, session: dict[str, Any], events: pl.DataFrame, *, clip: int | None = None
+) -> pl.DataFrame:
     """The transcript of one ``sessions`` row from its log's events (already read), read-problem row included.
 
     Examples:
@@ -625,7 +643,7 @@ def session_transcript(corpus: Corpus, session: dict[str, Any], events: pl.DataF
         >>> session_transcript(corpus, corpus.sessions.row(0, named=True), corpus.log_events(0))["text"].to_list()
         ['turn 1', 'hi']
     """
-    rows = transcript_rows(events, seed_length=session["seed_length"])
+    rows = transcript_rows(events, seed_length=session["seed_length"], clip=clip)
     rows = rows.with_columns(pl.lit(session["session_id"], pl.String).alias("session_id"))
     kind = session["read_cause"] or session["verdict"]
     problems = corpus.problems.filter((pl.col("path") == session["path"]) & (pl.col("kind") == kind))

@@ -34,7 +34,7 @@ from subagent_catalog.catalog.model import Model, Node, Semantics, model_of
 from subagent_catalog.catalog.resolve import RESOLVERS, check_live, error_row, trace_parent_check
 from subagent_catalog.catalog.schemas import CATALOG_EXTRA, ROW_SCHEMA, SESSION_EXTRA
 from subagent_catalog.catalog.source import TableSource
-from subagent_catalog.errors import CatalogError
+from subagent_catalog.errors import CatalogError, ResultTooLargeError
 from subagent_catalog.read.jsvalue import clean_row, frame_text, js_string, json_text
 
 SIBLING_ORDER = ["prank", "created", "tie", "order"]
@@ -264,6 +264,13 @@ def _children_index(keys: ListingKeys) -> tuple[array[int], array[int], array[in
     )
 
 
+MAX_DESCENDANT_ROWS = 10_000_000
+"""The most rows ``catalog_descendants`` returns: one per (root, descendant) pair, so a chain of n sessions,
+each the parent of the next, has n (n - 1) / 2 of them (a chain of 20,000: 200 million). Past it the walk
+stops at once with ``ResultTooLargeError`` (list_descendants per root, or catalog's children rows, are
+linear in the corpus)."""
+
+
 def source_catalog_descendants(
     source: TableSource, semantics: Semantics, live: Mapping[str, str] | None
 ) -> pl.DataFrame:
@@ -271,6 +278,7 @@ def source_catalog_descendants(
 
     Raises:
         CatalogError: ``PERSISTENCE_LIST_FAILED`` when upstream's listing fails.
+        ResultTooLargeError: the result would pass ``MAX_DESCENDANT_ROWS`` rows.
 
     Examples:
         >>> source_catalog_descendants.__name__
@@ -309,6 +317,13 @@ def source_catalog_descendants(
                 root_of.append(root)
                 parent_of.append(parent)
                 depths.append(depth)
+                if len(picks) > MAX_DESCENDANT_ROWS:
+                    raise ResultTooLargeError(
+                        f"catalog_descendants would return more than {MAX_DESCENDANT_ROWS:,} rows (one per root "
+                        "and descendant: the trees are too deep, e.g. long parent chains)",
+                        hint="call list_descendants(corpus, root) for the roots you need, "
+                        "or use catalog(corpus) (one row per parent and child)",
+                    )
             stack.extend((kids[at], key, depth + 1) for at in range(starts[key + 1] - 1, starts[key] - 1, -1))
     return _descendants_frame(keys, body, failing, (picks, root_of, parent_of, depths))
 

@@ -16,7 +16,7 @@ from subagent_catalog.catalog.archive_tables import resolve_batches
 from subagent_catalog.catalog.model import CorpusSource, Model, Node, Row, build_model, model_of
 from subagent_catalog.catalog.resolve import check_live, resolve_projection, resolve_trace, seed_length
 from subagent_catalog.catalog.schemas import DEVIATION_SCHEMA
-from subagent_catalog.catalog.source import is_table_source
+from subagent_catalog.catalog.source import is_table_source, source_reads
 from subagent_catalog.read.jsvalue import (
     clean_row,
     js_string,
@@ -76,6 +76,7 @@ def _subagents(corpus: CorpusSource, live: Mapping[str, str] | None) -> Iterator
     yield from ((node, model, live_map) for node in model.nodes)
 
 
+@source_reads
 def deviations(corpus: CorpusSource, *, live: Mapping[str, str] | None = None) -> pl.DataFrame:
     """Every child on which the projection and trace semantics disagree, and why.
 

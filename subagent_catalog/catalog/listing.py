@@ -22,13 +22,14 @@ from subagent_catalog.catalog.archive_nodes import children_model, descendants_m
 from subagent_catalog.catalog.model import CorpusSource, Node, Row, Scope, Semantics, build_model, map_key
 from subagent_catalog.catalog.resolve import RESOLVERS, check_live, trace_parent_check
 from subagent_catalog.catalog.schemas import ROW_SCHEMA
-from subagent_catalog.catalog.source import is_table_source
+from subagent_catalog.catalog.source import is_table_source, source_reads
 from subagent_catalog.read.jsvalue import (
     clean_row,
     js_string,
 )
 
 
+@source_reads
 def children_rows(
     corpus: CorpusSource, parent: Any, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
 ) -> list[Row]:
@@ -61,6 +62,7 @@ def children_rows(
     return rows
 
 
+@source_reads
 def descendant_rows(
     corpus: CorpusSource, root: Any, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
 ) -> list[Row]:
@@ -107,6 +109,7 @@ def _frame(rows: list[Row]) -> pl.DataFrame:
     return pl.DataFrame([clean_row(row.frame_row()) for row in rows], schema=ROW_SCHEMA)
 
 
+@source_reads
 def list_children(
     corpus: CorpusSource, parent_id: Any, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
 ) -> pl.DataFrame:
@@ -130,6 +133,7 @@ def list_children(
     return _frame(children_rows(corpus, parent_id, semantics=semantics, live=live))
 
 
+@source_reads
 def list_descendants(
     corpus: CorpusSource, root_id: Any, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
 ) -> pl.DataFrame:
@@ -168,6 +172,7 @@ def render_list_agents(rows: list[Row], *, scope: Scope, statuses: Mapping[str, 
     return "\n".join(lines) if lines else "(no subagents)"
 
 
+@source_reads
 def list_agents_text(
     corpus: CorpusSource,
     parent_id: Any,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import polars as pl
 
 from subagent_catalog.catalog.model import CorpusSource, as_corpus
-from subagent_catalog.catalog.source import is_table_source
+from subagent_catalog.catalog.source import is_table_source, source_reads
 from subagent_catalog.errors import UnknownSessionError
 from subagent_catalog.frames.nearest import nearest_ids
 from subagent_catalog.read.jsvalue import frame_text
@@ -23,6 +23,7 @@ SHOWN_ID = 200
 """The most characters of an unknown id an error message quotes."""
 
 
+@source_reads
 def known_session_ids(corpus: CorpusSource) -> set[str]:
     """Every id that names a session: the ids of session files and the ``parentSession`` values headers name.
 
@@ -59,6 +60,7 @@ def _names_session(corpus: CorpusSource, session_id: str) -> bool:
     return session_id in known_session_ids(corpus)
 
 
+@source_reads
 def require_session(corpus: CorpusSource, session_id: str) -> None:
     """Raise ``UnknownSessionError`` when ``session_id`` names no session of the corpus.
 

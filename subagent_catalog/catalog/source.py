@@ -16,8 +16,10 @@ U+FFFD); the rare other rows are keyed from their parsed header.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeGuard, runtime_checkable
+from typing import Any, Literal, ParamSpec, Protocol, TypeGuard, TypeVar, runtime_checkable
 
 import polars as pl
 
@@ -44,6 +46,39 @@ class TableSource(Protocol):
 
     def order_by(self, table: SourceTable) -> list[str]:
         """The columns whose ascending order is the frame's row order."""
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def source_reads(function: Callable[P, R]) -> Callable[P, R]:
+    """Run a catalog function over a table source inside the source's ``reading`` guard, if it has one.
+
+    An archive (``store.archive.Archive.reading``) checks its files against
+    its manifest first and turns any Polars or Arrow error, or Rust panic,
+    met while the function reads its tables into one ``ArchiveError`` naming
+    the damaged file. The corpus is the function's first argument; an
+    in-memory corpus runs the function as it is.
+
+    Examples:
+        >>> @source_reads
+        ... def height(corpus: object) -> int:
+        ...     return 1
+        >>> height("not a source")
+        1
+    """
+
+    @functools.wraps(function)
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
+        source = args[0] if args else None
+        reading = getattr(source, "reading", None) if is_table_source(source) else None
+        if reading is None:
+            return function(*args, **kwargs)
+        with reading("sessions", "descriptors", "problems"):
+            return function(*args, **kwargs)
+
+    return guarded
 
 
 def is_table_source(source: object) -> TypeGuard[TableSource]:

@@ -20,10 +20,11 @@ import polars as pl
 from subagent_catalog.catalog.archive_tables import source_catalog, source_catalog_descendants
 from subagent_catalog.catalog.model import CorpusSource, Semantics, as_corpus
 from subagent_catalog.catalog.schemas import CATALOG_EXTRA, ROW_SCHEMA
-from subagent_catalog.catalog.source import CorpusTables, is_table_source
+from subagent_catalog.catalog.source import CorpusTables, is_table_source, source_reads
 from subagent_catalog.frames.corpus import Corpus
 
 
+@source_reads
 def catalog(
     corpus: CorpusSource, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
 ) -> pl.DataFrame:
@@ -70,16 +71,21 @@ def _derived_store(corpus: CorpusSource) -> _DerivedStore | None:
     return store if hasattr(store, "get") and hasattr(store, "put") else None
 
 
+@source_reads
 def catalog_descendants(
     corpus: CorpusSource, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
 ) -> pl.DataFrame:
     """Every parent's descendant listing (pre-order), each candidate resolved once.
 
     Column ``root`` names the listing's root; the rows equal
-    ``list_descendants(corpus, root)`` for each root.
+    ``list_descendants(corpus, root)`` for each root, so a session appears once
+    per ancestor: a chain of n sessions has n (n - 1) / 2 rows. At most
+    ``MAX_DESCENDANT_ROWS`` (10,000,000) rows are returned.
 
     Raises:
         CatalogError: ``PERSISTENCE_LIST_FAILED`` when upstream's listing fails.
+        ResultTooLargeError: the result would pass ``MAX_DESCENDANT_ROWS``
+            (the walk stops there; ``list_descendants`` per root is linear).
 
     Examples:
         >>> import tempfile

@@ -8,6 +8,7 @@ decodes each complete frame on its own (checking its checksum).
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,14 +110,22 @@ def scan_frames(buffer: bytes, max_frames: int | None = None) -> FrameScan:
     return FrameScan(frames)
 
 
-_DECOMPRESSOR: zstandard.ZstdDecompressor | None = None
+_LOCAL = threading.local()
 
 
 def _decompressor() -> zstandard.ZstdDecompressor:
-    global _DECOMPRESSOR
-    if _DECOMPRESSOR is None:
-        _DECOMPRESSOR = zstandard.ZstdDecompressor()
-    return _DECOMPRESSOR
+    """This thread's decompressor.
+
+    A ``ZstdDecompressor`` (and every ``decompressobj`` made from it) shares
+    one native context that is not thread-safe, and decoding releases the
+    GIL: Polars runs a lazy scan's sources on several threads at once, so a
+    process-wide one crashed the interpreter. One per thread keeps the
+    context reused (creating one per frame would cost an allocation each).
+    """
+    decompressor: zstandard.ZstdDecompressor | None = getattr(_LOCAL, "decompressor", None)
+    if decompressor is None:
+        decompressor = _LOCAL.decompressor = zstandard.ZstdDecompressor()
+    return decompressor
 
 
 _PIECE = 4096  # compressed bytes fed at a time when a frame does not declare its size

@@ -36,6 +36,8 @@ is read again. The manifest is validated before it is trusted
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -45,7 +47,8 @@ from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.costs import with_costs
 from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
 from subagent_catalog.prices import price_table
-from subagent_catalog.read.paths import Compression
+from subagent_catalog.read.paths import Compression, log_name
+from subagent_catalog.store.archive_check import check_table, read_guard
 from subagent_catalog.store.layout import (
     MANIFEST,
     TABLE_ORDER,
@@ -55,7 +58,7 @@ from subagent_catalog.store.layout import (
     join_location,
 )
 from subagent_catalog.store.location import Location
-from subagent_catalog.store.manifest import MAX_MANIFEST_BYTES, parse_manifest
+from subagent_catalog.store.manifest import FORMAT_VERSION, MAX_MANIFEST_BYTES, parse_manifest
 
 
 class ArchiveCorpus(Corpus):
@@ -68,11 +71,12 @@ class ArchiveCorpus(Corpus):
         """Every event of every readable log (from the archive, or re-read from the root)."""
         if self._events is None and self._archive is not None:
             if self._archive.has_events:
-                self._events = (
-                    self._archive.events.sort(self._archive.order_by("events"), maintain_order=True)
-                    .select(list(EVENT_SCHEMA))
-                    .collect()
-                )
+                with self._archive.reading("events"):
+                    self._events = (
+                        self._archive.events.sort(self._archive.order_by("events"), maintain_order=True)
+                        .select(list(EVENT_SCHEMA))
+                        .collect()
+                    )
             elif not os.path.isdir(self.root):
                 raise ArchiveError(
                     "this archive holds no events and its corpus root is not here",
@@ -88,19 +92,47 @@ class ArchiveCorpus(Corpus):
         """
         if self._events is None and self._archive is not None:
             if self._archive.has_events:
-                frame = (
-                    self._archive.events.filter(pl.col("list_order") == list_order)
-                    .sort("event_index")
-                    .select(list(EVENT_SCHEMA))
-                    .collect()
-                )
-                return frame.cast(pl.Schema(EVENT_SCHEMA))
+                with self._archive.reading("events"):
+                    frame = (
+                        self._archive.events.filter(pl.col("list_order") == list_order)
+                        .sort("event_index")
+                        .select(list(EVENT_SCHEMA))
+                        .collect()
+                    )
+                    return frame.cast(pl.Schema(EVENT_SCHEMA))
             if not os.path.isdir(self.root):
                 raise ArchiveError(
                     "this archive holds no events and its corpus root is not here",
                     hint="re-export with events=True, or open the archive where the root exists",
                 )
+        self._require_inside(self.sessions.filter(pl.col("list_order") == list_order))
         return super().log_events(list_order)
+
+    def log_sources(self, *, sessions: Iterable[str] | None = None) -> list[str]:
+        """Exact paths of the logs to read, each checked to lie inside the archive's corpus root.
+
+        Raises:
+            ArchiveError: a sessions row names a path outside the root (a tampered archive).
+        """
+        paths = super().log_sources(sessions=sessions)
+        for path in paths:
+            self._check_path(path)
+        return paths
+
+    def _require_inside(self, rows: pl.DataFrame) -> None:
+        for raw, path in rows.select("path_bytes", "path").iter_rows():
+            self._check_path(os.fsdecode(raw) if raw is not None else path)
+
+    def _check_path(self, path: str) -> None:
+        """Archive paths are data: a log is read only from inside the corpus root the manifest records."""
+        root = os.path.abspath(self.root)
+        full = os.path.abspath(path)
+        name = log_name(self.compression)
+        if os.path.basename(full) != name or os.path.commonpath([root, full]) != root or full == root:
+            raise ArchiveError(
+                f"the archive names the log {path!r}, which is not a {name} inside its corpus root {self.root!r}",
+                hint="the archive's sessions table was edited: re-export it from the corpus",
+            )
 
 
 @dataclass
@@ -117,6 +149,65 @@ class Archive:
     manifest: dict[str, Any]
     storage_options: dict[str, Any] | None = None
     _corpus: ArchiveCorpus | None = field(default=None, repr=False)
+    _checked: set[str] = field(default_factory=set, repr=False)
+
+    @property
+    def location(self) -> Location:
+        """Where the archive lives (a local directory or an object-store URL)."""
+        return Location(self.path, self.storage_options)
+
+    def _entry(self, table: Table | Literal["facts"]) -> dict[str, Any]:
+        entry: dict[str, Any] = self.manifest["fingerprints"] if table == "facts" else self.manifest["tables"][table]
+        return entry
+
+    def check(self, table: Table | Literal["facts"]) -> None:
+        """Check a table's files against the manifest before they are read (once per table).
+
+        Each file is a regular file of the recorded size whose Parquet footer
+        has the table's schema and the recorded row count, and the files add
+        up to the manifest's row count (``store.archive_check``).
+
+        Raises:
+            ArchiveError: naming the file that fails.
+
+        Examples:
+            >>> from subagent_catalog.store.export import export_archive
+            >>> import tempfile
+            >>> root, out = tempfile.mkdtemp(), tempfile.mkdtemp()
+            >>> _ = export_archive(root, out, jobs=1)
+            >>> open_archive(out).check("sessions")
+        """
+        if table not in self._checked:
+            complete = self.manifest.get("format_version") == FORMAT_VERSION
+            check_table(self.location, table, self._entry(table), complete=complete)
+            self._checked.add(table)
+
+    @contextmanager
+    def reading(self, *tables: Table | Literal["facts"]) -> Iterator[None]:
+        """Turn any error met while reading these tables into an ``ArchiveError`` naming the damaged file.
+
+        Polars and Arrow errors and Rust panics (``PanicException`` derives
+        from ``BaseException``) all become one typed error.
+
+        Raises:
+            ArchiveError: a read inside the block failed.
+
+        Examples:
+            >>> from subagent_catalog.store.export import export_archive
+            >>> import tempfile
+            >>> root, out = tempfile.mkdtemp(), tempfile.mkdtemp()
+            >>> _ = export_archive(root, out, jobs=1)
+            >>> with open_archive(out).reading("sessions"):
+            ...     raise pl.exceptions.ComputeError("bad page")
+            Traceback (most recent call last):
+            ...
+            subagent_catalog.store.layout.ArchiveError: cannot read the sessions ...: ComputeError: bad page (hint: ...)
+        """
+        for table in tables:
+            self.check(table)
+        files = [name for table in tables for name in self._entry(table)["files"]]
+        with read_guard(self.location, files, f"the {', '.join(tables)}"):
+            yield
 
     @property
     def root(self) -> str:
@@ -169,10 +260,10 @@ class Archive:
             >>> open_archive(out).scan("sessions").collect().height
             0
         """
-        entry = self.manifest["fingerprints"] if table == "facts" else self.manifest["tables"][table]
-        files = entry["files"]
+        files = self._entry(table)["files"]
         if not files:
             return pl.LazyFrame(schema=TABLE_SCHEMAS[table])
+        self.check(table)
         return pl.scan_parquet(
             [join_location(self.path, name) for name in files],
             hive_partitioning=False,
@@ -200,7 +291,7 @@ class Archive:
         """The events table (plus ``project_dir``, ``list_order`` and ``event_index``).
 
         Raises:
-            ArchiveError: the archive was exported without events.
+            ArchiveError: the archive was exported without events, or a file fails its checks.
         """
         if not self.has_events:
             raise ArchiveError("this archive holds no events table", hint="re-export with events=True")
@@ -229,7 +320,7 @@ class Archive:
             True
         """
         if self._corpus is None:
-            try:
+            with self.reading("sessions", "descriptors", "problems"):
                 sessions = self.sessions.sort(self.order_by("sessions")).select(list(SESSION_SCHEMA)).collect()
                 descriptors = (
                     self.descriptors.sort(self.order_by("descriptors")).select(list(DESCRIPTOR_SCHEMA)).collect()
@@ -238,11 +329,6 @@ class Archive:
                 sessions = with_costs(sessions.cast(pl.Schema(SESSION_SCHEMA)), price_table())
                 descriptors = descriptors.cast(pl.Schema(DESCRIPTOR_SCHEMA))
                 problems = problems.cast(pl.Schema(PROBLEM_SCHEMA))
-            except (pl.exceptions.PolarsError, OSError) as error:
-                raise ArchiveError(
-                    f"cannot read the tables of archive {self.path!r}: {type(error).__name__}: {str(error)[:200]}",
-                    hint="a data file is missing or damaged: re-export the archive",
-                ) from None
             corpus = ArchiveCorpus(
                 root=self.root,
                 compression=self.compression,

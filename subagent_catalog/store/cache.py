@@ -46,6 +46,7 @@ import tempfile
 from functools import lru_cache
 from typing import Any
 
+from subagent_catalog.outputs import inside
 from subagent_catalog.read.discover import SessionFile
 from subagent_catalog.read.logread import LogFacts
 from subagent_catalog.read.paths import Compression
@@ -60,7 +61,9 @@ _MAGIC = b"subagent_catalog facts cache 2\n"
 _KEY_BYTES = 32
 _MAC_BYTES = hashlib.sha256().digest_size
 _META_PREFIX = b"subagent_catalog."
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+"""Flags of every read: no link followed, and no wait on a FIFO planted under a cache file's name (the type and
+owner are checked on the descriptor before anything is read)."""
 
 
 def default_cache_dir() -> str:
@@ -113,8 +116,14 @@ def cache_file(root: str | os.PathLike[str], compression: Compression, *, direct
 
 
 def _inside(path: str, root: str) -> bool:
+    """Whether a cache directory lies in the corpus: by real path, and as outputs are checked.
+
+    ``outputs.inside`` compares devices and inodes, and places inside file
+    systems: bind mounts of the corpus, or of a folder inside it, are seen
+    through.
+    """
     real, base = os.path.realpath(path), os.path.realpath(root)
-    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep) or inside(path, root)
 
 
 class CacheKeyError(OSError):

@@ -51,6 +51,7 @@ from subagent_catalog.progress import Progress
 from subagent_catalog.read.discover import LogsSeen, list_top, top_entry
 from subagent_catalog.read.jsvalue import frame_text
 from subagent_catalog.read.paths import Compression, CompressionOption
+from subagent_catalog.store.archive_check import check_table
 from subagent_catalog.store.codec import reader_digest
 from subagent_catalog.store.distributed import EngineError, LocalPool, RootNotVisibleError, _connect, run_dask
 from subagent_catalog.store.layout import (
@@ -58,6 +59,7 @@ from subagent_catalog.store.layout import (
     PARQUET_CODEC,
     PROBLEM_EXTRA,
     TABLE_ORDER,
+    ArchiveError,
     Engine,
     partition_segment,
 )
@@ -188,7 +190,9 @@ def _by_partition(files: list[str]) -> dict[str, list[str]]:
     return out
 
 
-def _reuse(manifest: dict[str, Any] | None, compression: Compression, incremental: bool) -> _Reuse:
+def _reuse(
+    manifest: dict[str, Any] | None, compression: Compression, incremental: bool, location: Location | None = None
+) -> _Reuse:
     if manifest is None:
         return _Reuse(reason="no previous archive")
     if not incremental:
@@ -200,6 +204,13 @@ def _reuse(manifest: dict[str, Any] | None, compression: Compression, incrementa
     if manifest.get("compression") != compression:
         return _Reuse(reason=f"the root was read as {manifest.get('compression')}, now as {compression}")
     has_events = bool(manifest.get("events"))
+    if location is not None:  # the files to reuse are checked against the manifest before any is read
+        try:
+            check_table(location, "facts", manifest["fingerprints"])
+            if has_events:
+                check_table(location, "events", manifest["tables"]["events"])
+        except ArchiveError as error:
+            return _Reuse(reason=f"the previous generation fails its checks: {str(error)[:300]}")
     events = _by_partition(manifest["tables"]["events"]["files"]) if has_events else {}
     return _Reuse(_by_partition(manifest["fingerprints"]["files"]), events, has_events)
 
@@ -295,7 +306,11 @@ def _scan(location: Location, files: list[str], **options: Any) -> pl.LazyFrame:
 
 
 def _fix_duplicates(
-    location: Location, data_dir: str, files: dict[str, list[str]], tasks: Iterator[int]
+    location: Location,
+    data_dir: str,
+    files: dict[str, list[str]],
+    tasks: Iterator[int],
+    parts: dict[str, tuple[int, int]],
 ) -> tuple[Duplicates, PartWriter]:
     """Unlist later copies of an id listed twice: rewrite the sessions parts that hold them, add their problems."""
     writer = PartWriter(location, data_dir, next(tasks))
@@ -329,6 +344,7 @@ def _fix_duplicates(
         rewritten.write("sessions", mark_duplicates(frame, duplicates).to_arrow())
         index = files["sessions"].index(name)
         files["sessions"][index : index + 1] = rewritten.files["sessions"]
+        parts.update(rewritten.parts)
         location.delete(name)
     problems = Columns({**PROBLEM_SCHEMA, **PROBLEM_EXTRA})
     for row in duplicate_problems(duplicates):
@@ -451,17 +467,19 @@ def _export(
     """The manifest of the new generation, once every part is written; and the scratch parts to remove."""
     location, data_dir = claim.location, claim.data_dir
     job = Job(root, fs_root, compression, location, data_dir, events)
-    reuse = _reuse(claim.manifest, compression, incremental)
+    reuse = _reuse(claim.manifest, compression, incremental, location)
     if reuse.reason is None and events and not reuse.has_events:
         reuse = _Reuse(reason="events were requested and the previous archive has none")
     files: dict[str, list[str]] = {}
     rows: dict[str, int] = {}
+    parts: dict[str, tuple[int, int]] = {}
 
     def take(result: Any) -> None:
         for table, names in result.files.items():
             files.setdefault(table, []).extend(names)
         for table, count in result.rows.items():
             rows[table] = rows.get(table, 0) + count
+        parts.update(result.parts)
 
     # Task numbers name the parts: walk tasks 1..W, then the client's own parts, read tasks, the fix-ups.
     client_tasks = itertools.count(0)
@@ -507,7 +525,7 @@ def _export(
             progress(done, total)
 
     fixups = itertools.count(next_task)
-    duplicates, fixer = _fix_duplicates(location, data_dir, files, fixups)
+    duplicates, fixer = _fix_duplicates(location, data_dir, files, fixups, parts)
     take(fixer)
     if total and any(count.mismatch for count in counts):
         extra = Columns({**PROBLEM_SCHEMA, **PROBLEM_EXTRA})
@@ -552,6 +570,7 @@ def _export(
             name: {
                 "files": files.get(name, []) if name != "events" or events else [],
                 "rows": rows.get(name, 0) if name != "events" or events else 0,
+                **_file_stats(files.get(name, []) if name != "events" or events else [], parts),
                 "partition_by": "project_dir",
                 "order_by": TABLE_ORDER[name],
             }
@@ -561,6 +580,7 @@ def _export(
             "key": ["rel_path_bytes", "size", "mtime_ns", "ctime_ns", "inode"],
             "files": files.get("facts", []),
             "rows": total,
+            **_file_stats(files.get("facts", []), parts),
             "cached": sum(r.cached for r in ordered),
             "digest": digest.hexdigest(),
             "partition_by": "project_dir",
@@ -575,6 +595,13 @@ def _export(
         },
         "engine": runner.detail,
     }, [*walk_parts, *names_parts, *([suspicious] if suspicious else [])]
+
+
+def _file_stats(names: list[str], parts: dict[str, tuple[int, int]]) -> dict[str, list[int]]:
+    """``file_rows`` and ``file_bytes`` of a table's files, which readers check before reading them."""
+    if not all(name in parts for name in names):
+        return {}
+    return {"file_rows": [parts[name][0] for name in names], "file_bytes": [parts[name][1] for name in names]}
 
 
 def _versions(engine: Engine) -> dict[str, str]:

@@ -67,7 +67,9 @@ FRAMES_FORMAT = "1"
 MAX_FRAMES_FILE_BYTES = 1 << 30
 _MAGIC = b"subagent_catalog frames cache 1\n"
 _MAC_BYTES = hashlib.sha256().digest_size
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+"""Flags of every read: no link followed, and no wait on a FIFO planted under a cache file's name (the type and
+owner are checked on the descriptor before anything is read)."""
 _LIBRARIES = ("polars", "pyarrow", "pyuca", "msgspec", "orjson", "zstandard", "genai-prices")
 CORPUS_FRAMES: dict[str, Mapping[str, Any]] = {
     "sessions": CORPUS_SESSION_SCHEMA,

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
+from subagent_catalog.read.regular import read_regular
 from subagent_catalog.store.layout import ArchiveError, is_url
 
 S3_OPTIONS: dict[str, str] = {
@@ -202,11 +203,11 @@ class Location:
         """At most ``limit`` bytes of a file.
 
         Raises:
-            OSError: it cannot be read (``FileNotFoundError`` when missing).
+            OSError: it cannot be read (``FileNotFoundError`` when missing, ``NotRegularFileError``
+                when it is a FIFO, a device or a directory).
         """
         if self.local:
-            with open(self.full(relative), "rb") as handle:
-                return handle.read(limit)
+            return read_regular(self.full(relative), limit=limit)  # never blocks on a FIFO, never reads a device
         filesystem, path = self._arrow(relative)
         if self._info(filesystem, path) is None:
             raise FileNotFoundError(2, "No such file or directory", self.full(relative))
@@ -293,6 +294,58 @@ def read_parquet(location: Location, names: list[str], *, filters: Any = None, c
     return pq.read_table(
         paths, filesystem=filesystem, filters=filters, columns=columns, use_threads=False, partitioning=None
     )
+
+
+BATCH_BYTES = 32 * 1024 * 1024
+"""About how many bytes of decoded rows ``iter_parquet`` hands over at a time."""
+
+
+def iter_parquet(
+    location: Location,
+    names: list[str],
+    *,
+    where: Any = None,
+    columns: list[str] | None = None,
+    batch_rows: int,
+    batch_bytes: int = BATCH_BYTES,
+) -> Any:
+    """Parts of this archive as Arrow record batches (pyarrow only, one thread), a bounded batch at a time.
+
+    A batch holds at most ``batch_rows`` rows and, judged from the first rows
+    of each row group, about ``batch_bytes`` bytes (a part repeating one large
+    row millions of times costs one batch of it). Each batch is validated in
+    full (UTF-8 text, offsets), so damaged text raises ``ArrowInvalid`` here
+    instead of reaching Polars, whose conversion of invalid text to Python
+    panics. With ``where`` (a pyarrow expression) each batch is filtered, as
+    a one-batch table.
+
+    Examples:
+        >>> import tempfile
+        >>> import pyarrow as pa, pyarrow.compute as pc, pyarrow.parquet as pq
+        >>> here = Location(tempfile.mkdtemp())
+        >>> pq.write_table(pa.table({"a": [1, 2, 3]}), here.full("p.parquet"))
+        >>> [b.num_rows for b in iter_parquet(here, ["p.parquet"], where=pc.field("a") > 1, batch_rows=1) if b.num_rows]
+        [1, 1]
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for name in names:  # ParquetFile.iter_batches decodes page by page (a dataset scan decodes a row group whole)
+        if location.local:
+            parquet = pq.ParquetFile(location.full(name))
+        else:
+            filesystem, path = location._arrow(name)
+            parquet = pq.ParquetFile(filesystem.open_input_file(path))
+        for group in range(parquet.num_row_groups):
+            size = batch_rows
+            probe = next(
+                parquet.iter_batches(batch_size=64, row_groups=[group], columns=columns, use_threads=False), None
+            )
+            if probe is not None and probe.num_rows:
+                size = max(1, min(batch_rows, batch_bytes * probe.num_rows // max(1, probe.nbytes)))
+            for batch in parquet.iter_batches(batch_size=size, row_groups=[group], columns=columns, use_threads=False):
+                batch.validate(full=True)  # pyarrow does not check UTF-8 when it reads: invalid text stops here
+                yield batch if where is None else pa.Table.from_batches([batch]).filter(where)
 
 
 def _unlink_inside(target: str, relative: str) -> bool:

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import pydantic
 
+from subagent_catalog.read.regular import read_regular
 from subagent_catalog.store.layout import ARCHIVE_FORMAT, MANIFEST, ArchiveError
 
 FORMAT_VERSION = 4
@@ -45,10 +46,12 @@ class _Model(pydantic.BaseModel):
 
 
 class TableEntry(_Model):
-    """One table's files and row count."""
+    """One table's files and row count (and, since the read checks, each file's row count and size)."""
 
     files: list[str]
     rows: int = pydantic.Field(ge=0)
+    file_rows: list[pydantic.NonNegativeInt] | None = None
+    file_bytes: list[pydantic.NonNegativeInt] | None = None
 
 
 class Tables(_Model):
@@ -93,6 +96,15 @@ def _check_files(manifest: Manifest) -> None:
                 raise ValueError(
                     f"{field_name}.files[{index}] = {name[:120]!r} is not a {table} file of {manifest.data_dir}"
                 )
+    entries = [
+        *((name, getattr(manifest.tables, name)) for name in Tables.model_fields),
+        ("fingerprints", manifest.fingerprints),
+    ]
+    for field_name, entry in entries:
+        for key in ("file_rows", "file_bytes"):
+            values = getattr(entry, key)
+            if values is not None and len(values) != len(entry.files):
+                raise ValueError(f"{field_name}.{key} has {len(values)} values for {len(entry.files)} files")
 
 
 def parse_manifest(text: str | bytes, *, where: str) -> dict[str, Any]:
@@ -176,8 +188,7 @@ def read_manifest_file(out: str) -> dict[str, Any] | None:
     """
     path = os.path.join(out, MANIFEST)
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_MANIFEST_BYTES + 1)
+        data = read_regular(path, limit=MAX_MANIFEST_BYTES + 1)  # a FIFO named manifest.json never blocks
     except FileNotFoundError:
         return None
     except OSError as error:

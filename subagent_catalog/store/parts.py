@@ -88,6 +88,8 @@ class PartWriter:
     task: int
     files: dict[str, list[str]] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)
+    parts: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Each part written: its (row count, size in bytes), which the manifest records."""
     count: int = 0
 
     def write(self, table_name: str, table: Any) -> None:
@@ -100,5 +102,7 @@ class PartWriter:
             self.count += 1
             self.files.setdefault(table_name, []).append(name)  # before writing: a failure removes what began
             size = SCRATCH_ROW_GROUP if table_name.startswith("_") else None
-            self.location.write_new(name, encode_parquet(rows, row_group_size=size))
+            data = encode_parquet(rows, row_group_size=size)
+            self.location.write_new(name, data)
             self.rows[table_name] = self.rows.get(table_name, 0) + rows.num_rows
+            self.parts[name] = (rows.num_rows, len(data))

@@ -41,7 +41,7 @@ from subagent_catalog.read.logread import LogFacts
 from subagent_catalog.read.paths import Compression, log_name
 from subagent_catalog.store.codec import FactsRecordError, dump_facts, load_facts, reader_digest
 from subagent_catalog.store.layout import EVENT_EXTRA, FACTS_SCHEMA, TRANSIENT_CAUSES
-from subagent_catalog.store.location import Location, read_parquet
+from subagent_catalog.store.location import Location, iter_parquet, read_parquet
 from subagent_catalog.store.parts import PartWriter
 
 WALK_SCHEMA: dict[str, Any] = {
@@ -94,12 +94,13 @@ class TaskResult:
     task: int
     files: dict[str, list[str]] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)
+    parts: dict[str, tuple[int, int]] = field(default_factory=dict)
     worker: str = ""
     reader: str = ""
 
     def take(self, writer: PartWriter) -> None:
         """Record what a part writer wrote, and who ran the task."""
-        self.files, self.rows = writer.files, writer.rows
+        self.files, self.rows, self.parts = writer.files, writer.rows, writer.parts
         self.worker = f"{socket.gethostname()}:{os.getpid()}"
         self.reader = reader_digest()
 
@@ -372,22 +373,34 @@ def _name_index(job: Job, task: ReadTask, files: list[tuple[int, SessionFile]]) 
     return index, holders
 
 
+PREVIOUS_BATCH_ROWS = 4_096
+"""Rows of the previous generation's facts read at a time (a record is at most 4 MiB; most are about 1 KB)."""
+
+
 def _previous_facts(job: Job, task: ReadTask, files: list[tuple[int, SessionFile]]) -> dict[bytes, tuple[Any, ...]]:
-    """The previous generation's facts of these files: rel path -> (list order, key, record)."""
+    """The previous generation's facts of these files: rel path -> (list order, key, record).
+
+    Read in batches, keeping the first record of each path: a part repeating
+    a row holds no more than one record per file in memory.
+    """
     if task.previous is None or not task.previous.facts:
         return {}
+    import pyarrow.compute as pc
+
     rels = sorted(rel_path(file, job.compression) for _, file in files)
-    table = read_parquet(
+    out: dict[bytes, tuple[Any, ...]] = {}
+    batches = iter_parquet(
         job.location,
         task.previous.facts,
-        filters=[("rel_path_bytes", "in", rels)],
+        where=pc.field("rel_path_bytes").isin(rels),
         columns=["rel_path_bytes", "list_order", "size", "mtime_ns", "ctime_ns", "inode", "facts"],
+        batch_rows=PREVIOUS_BATCH_ROWS,
     )
-    out: dict[bytes, tuple[Any, ...]] = {}
-    for row in table.to_pylist():
-        if row["facts"] is not None:
-            key = (row["size"], row["mtime_ns"], row["ctime_ns"], row["inode"])
-            out[row["rel_path_bytes"]] = (row["list_order"], key, row["facts"])
+    for batch in batches:
+        for row in batch.to_pylist():
+            if row["facts"] is not None and row["rel_path_bytes"] not in out:
+                key = (row["size"], row["mtime_ns"], row["ctime_ns"], row["inode"])
+                out[row["rel_path_bytes"]] = (row["list_order"], key, row["facts"])
     return out
 
 

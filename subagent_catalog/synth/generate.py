@@ -26,6 +26,7 @@ import json
 import os
 import random
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -117,11 +118,12 @@ def _write_one(index: int) -> tuple[int, str, int, int]:
     plan = worker_plans()[index]
     root: str = WORKER["root"]
     compression: Compression = WORKER["compression"]
-    compressor = WORKER.get("compressor")
+    slot = f"compressor-{threading.get_ident()}"  # a compressor's native context is not thread-safe
+    compressor = WORKER.get(slot)
     if compressor is None and compression == "zstd":
         import zstandard
 
-        compressor = WORKER["compressor"] = zstandard.ZstdCompressor(level=3, write_checksum=True)
+        compressor = WORKER[slot] = zstandard.ZstdCompressor(level=3, write_checksum=True)
     events, seed_length = (small_session_events if WORKER.get("profile") == "small" else session_events)(index)
     head = _head(plan, seed_length)
     rng = random.Random(f"subagent_catalog.synth:damage:{WORKER['seed']}:{index}")

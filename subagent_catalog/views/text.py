@@ -164,16 +164,28 @@ def csv_cells(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def csv_safe(frame: pl.DataFrame) -> pl.DataFrame:
-    """Neutralise spreadsheet formulas: a text cell starting with ``= + - @``, tab or CR gets a leading ``'``.
+    """Neutralise spreadsheet formulas in every text cell.
+
+    A cell starting with ``= + - @``, tab or CR gets a leading ``'``; so does
+    every ``= + - @`` after a ``;`` or a tab (and any spaces) inside a cell: a
+    spreadsheet whose list separator is ``;`` splits the cell there (quoting
+    does not stop it), and the piece after it would start a formula.
 
     Examples:
         >>> csv_safe(pl.DataFrame({"label": ["=SUM(A1)", "-x", "ok", None]}))["label"].to_list()
         ["'=SUM(A1)", "'-x", 'ok', None]
+        >>> csv_safe(pl.DataFrame({"label": ["x;=cmd|' /C calc'!A0", "a; -b"]}))["label"].to_list()
+        ["x;'=cmd|' /C calc'!A0", "a; '-b"]
     """
     pattern = "^[" + "".join("\\" + ch if ch in "-+" else ch for ch in FORMULA_PREFIXES) + "]"
     pattern = pattern.replace("\t", "\\t").replace("\r", "\\r")
+    inner = "([;\\t] *)([=+\\-@])"
     exprs = [
-        pl.when(pl.col(name).str.contains(pattern)).then(pl.lit("'") + pl.col(name)).otherwise(pl.col(name)).alias(name)
+        pl.when(pl.col(name).str.contains(pattern))
+        .then(pl.lit("'") + pl.col(name))
+        .otherwise(pl.col(name))
+        .str.replace_all(inner, "${1}'${2}")
+        .alias(name)
         for name, dtype in frame.schema.items()
         if dtype == pl.String
     ]

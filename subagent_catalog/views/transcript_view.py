@@ -8,14 +8,17 @@ a fork's seed (its parent's history) are collapsed into one block.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote, urlsplit
 
 import orjson
 import polars as pl
 
+from subagent_catalog.analysis.text import utf8_length
 from subagent_catalog.analysis.transcript import find_session, transcript
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape
@@ -25,6 +28,33 @@ TEXT_HEAD = 1_200
 
 TEXT_LINES = 24
 """Lines of a long text shown before the rest is folded away."""
+
+TEXT_CLIP = 100_000
+"""Characters of one text a page holds (shown and folded); past it, a marker says how many bytes are left out
+and how to get the whole text as a file (``transcript_text``, ``subagent-catalog show ... --text SEQ``)."""
+
+PAGE_TEXT = 20_000_000
+"""Characters of text one page holds in all: once spent, each further text keeps its first ``TEXT_HEAD``."""
+
+
+class TextRoom:
+    """What is left of a page's text budget (characters), spent as texts are rendered.
+
+    Examples:
+        >>> room = TextRoom(10)
+        >>> room.take("abcdefghijkl", 4), room.left
+        (10, 0)
+    """
+
+    def __init__(self, left: int) -> None:
+        self.left = left
+
+    def take(self, text: str, head: int) -> int:
+        """How many characters of ``text`` to render (at least ``head``), and spend them."""
+        size = min(len(text), max(head, self.left))
+        self.left = max(0, self.left - size)
+        return size
+
 
 _RUN_FACTS = (
     ("wall time", "run_wall_ms", "ms"),
@@ -103,9 +133,20 @@ def _pretty(text: str | None) -> str:
         return text
 
 
-def _folded(text: str, *, limit: int, mono: bool) -> str:
+def _folded(text: str, *, limit: int, mono: bool, more: int = 0, marker: str = "") -> str:
+    """A text's first ``limit`` characters (or ``TEXT_LINES`` lines), the rest folded, and a clip marker.
+
+    ``more`` is how many UTF-8 bytes of the text are not in ``text`` at all;
+    ``marker`` says how to get them (escaped HTML).
+    """
     font = "font-family:ui-monospace,monospace;font-size:12px;" if mono else ""
     style = f"white-space:pre-wrap;overflow-wrap:anywhere;margin:2px 0 0;{font}"
+    clipped = (
+        f'<div class="sc-clipped" style="color:#9a6700;font-size:12px;margin:2px 0">… {more:,} more bytes not shown'
+        f"{marker}</div>"
+        if more > 0
+        else ""
+    )
     cut = len(text)
     if cut > limit:
         cut = limit
@@ -117,13 +158,25 @@ def _folded(text: str, *, limit: int, mono: bool) -> str:
     if 0 <= lines_end < cut:
         cut = lines_end
     if cut >= len(text):
-        return f'<div style="{style}">{escape(text)}</div>'
+        return f'<div style="{style}">{escape(text)}</div>{clipped}'
     limit = cut
     return (
         f'<div style="{style}">{escape(text[:limit])}</div><details><summary style="cursor:pointer;color:#656d76">'
         f"{len(text) - limit:,} more characters</summary>"
-        f'<div style="{style}">{escape(text[limit:])}</div></details>'
+        f'<div style="{style}">{escape(text[limit:])}</div></details>{clipped}'
     )
+
+
+def _shown(row: dict[str, Any], detail: dict[str, Any], room: TextRoom | None, head: int) -> tuple[str, int]:
+    """The part of a row's text a page renders, and how many bytes of the whole text it leaves out."""
+    text = row["text"] or ""
+    size = room.take(text, head) if room is not None else len(text)
+    whole = detail.get("text_bytes")
+    if size >= len(text) and not isinstance(whole, int):
+        return text, 0
+    shown = text[:size]
+    total = whole if isinstance(whole, int) else utf8_length(text)
+    return shown, max(0, total - utf8_length(shown))
 
 
 _COLOURS = {
@@ -170,7 +223,14 @@ def _title(row: dict[str, Any], detail: dict[str, Any]) -> str:
     return str(kind)
 
 
-def _row_html(row: dict[str, Any], *, start: int | None, limit: int) -> str:
+def _row_html(
+    row: dict[str, Any],
+    *,
+    start: int | None,
+    limit: int,
+    room: TextRoom | None = None,
+    hint: Callable[[int | None], str] | None = None,
+) -> str:
     detail: dict[str, Any] = orjson.loads(row["detail"]) if row["detail"] else {}
     when = f'<span title="{escape(_clock(row["time_ms"]))}">{escape(_offset(row["time_ms"], start))}</span>'
     where = f"seq {row['seq']}" if row["seq"] is not None else ""
@@ -204,9 +264,12 @@ def _row_html(row: dict[str, Any], *, start: int | None, limit: int) -> str:
         f' <span style="background:#fff8c5;border-radius:4px;padding:0 4px;font-size:11px">{escape(b)}</span>'
         for b in badges
     )
-    text = row["text"] or ""
+    text, more = _shown(row, detail, room, limit)
     mono = kind in ("tool-call", "tool-result", "read-problem")
-    body = _folded(_pretty(text) if kind == "tool-call" else text, limit=limit, mono=mono)
+    marker = hint(row["seq"]) if hint is not None and more else ""
+    body = _folded(
+        _pretty(text) if kind == "tool-call" and not more else text, limit=limit, mono=mono, more=more, marker=marker
+    )
     if kind == "reasoning":
         body = f"<details><summary style='cursor:pointer'>{len(text):,} characters</summary>{body}</details>"
     usage = detail.get("usage")
@@ -221,13 +284,23 @@ def _row_html(row: dict[str, Any], *, start: int | None, limit: int) -> str:
     )
 
 
-def transcript_fragment(rows: pl.DataFrame, *, max_rows: int | None = None, limit: int = TEXT_HEAD) -> str:
+def transcript_fragment(
+    rows: pl.DataFrame,
+    *,
+    max_rows: int | None = None,
+    limit: int = TEXT_HEAD,
+    budget: int = PAGE_TEXT,
+    hint: Callable[[int | None], str] | None = None,
+) -> str:
     """The transcript rows as one escaped HTML ``<div>`` with inline styles (for a widget or a page).
 
     Args:
-        rows: ``transcript`` rows.
+        rows: ``transcript`` rows (clipped with ``transcript(..., clip=...)`` to bound the work).
         max_rows: show at most this many rows (a note says how many more there are).
         limit: characters of a long text shown before the rest is folded away.
+        budget: characters of text in all; past it, each text keeps its first ``limit``.
+        hint: the escaped HTML telling how to get a step's whole text (by its ``seq``),
+            shown after "… N more bytes not shown" where a text is clipped.
 
     Examples:
         >>> from subagent_catalog.analysis.transcript import TRANSCRIPT_SCHEMA
@@ -242,13 +315,15 @@ def transcript_fragment(rows: pl.DataFrame, *, max_rows: int | None = None, limi
     seed = [r for r in records if r["in_seed"]]
     own = [r for r in records if not r["in_seed"]]
     parts = ['<div style="font-family:system-ui,sans-serif;font-size:13px;line-height:1.4">']
+    room = TextRoom(budget)
+    first = start if isinstance(start, int) else None
     if seed:
-        inner = "".join(_row_html(r, start=start if isinstance(start, int) else None, limit=limit) for r in seed)
+        inner = "".join(_row_html(r, start=first, limit=limit, room=room, hint=hint) for r in seed)
         parts.append(
             '<details style="margin:4px 0;color:#57606a"><summary style="cursor:pointer">'
             f"{len(seed):,} steps inherited from the parent (the fork's seed)</summary>{inner}</details>"
         )
-    parts.extend(_row_html(r, start=start if isinstance(start, int) else None, limit=limit) for r in own)
+    parts.extend(_row_html(r, start=first, limit=limit, room=room, hint=hint) for r in own)
     if not records:
         parts.append('<div style="color:#656d76">(no events)</div>')
     if max_rows is not None and rows.height > max_rows:
@@ -282,7 +357,51 @@ def _facts(session: dict[str, Any]) -> list[tuple[str, str]]:
 
 def _load(corpus: Corpus, session_id: str, path: str | None) -> tuple[dict[str, Any], pl.DataFrame, SessionLinks]:
     session = find_session(corpus, session_id, path=path)
-    return session, transcript(corpus, session_id, path=session["path"]), session_links(corpus, session)
+    rows = transcript(corpus, session_id, path=session["path"], clip=TEXT_CLIP)
+    return session, rows, session_links(corpus, session)
+
+
+def show_hint(root: str, session_id: str) -> Callable[[int | None], str]:
+    """The clip marker's advice on a page: the command that writes one step's whole text to a file.
+
+    Examples:
+        >>> print(show_hint("/r", "s1")(42))
+         (<code>subagent-catalog show /r s1 --text 42 -o FILE</code> writes the whole text)
+    """
+
+    def hint(seq: int | None) -> str:
+        if seq is None:
+            return ""
+        command = f"subagent-catalog show {shlex.quote(root)} {shlex.quote(session_id)} --text {seq} -o FILE"
+        return f" (<code>{escape(command)}</code> writes the whole text)"
+
+    return hint
+
+
+def page_link(session_id: str) -> str:
+    """The relative ``href`` of a session's page next to this one: ``ID.html``, the id percent-encoded.
+
+    An id cannot become a scheme (``javascript:``), a path outside the
+    directory (``../``) or a query.
+
+    Examples:
+        >>> page_link("auth-refactor"), page_link("javascript:alert(1)"), page_link("../x")
+        ('auth-refactor.html', 'javascript%3Aalert%281%29.html', '..%2Fx.html')
+    """
+    return quote(session_id, safe="-._~") + ".html"
+
+
+def safe_href(href: str) -> str | None:
+    """``href`` when it is a relative reference or an ``http``, ``https`` or ``file`` URL, else ``None``.
+
+    Examples:
+        >>> safe_href("c.html"), safe_href("https://x/c"), safe_href("javascript:alert(1)"), safe_href(" JavaScript:x")
+        ('c.html', 'https://x/c', None, None)
+    """
+    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in href):
+        return None
+    scheme = urlsplit(href.strip()).scheme.lower()
+    return href if scheme in ("", "http", "https", "file") else None
 
 
 def transcript_page(
@@ -290,7 +409,7 @@ def transcript_page(
     session_id: str,
     *,
     path: str | None = None,
-    link: Callable[[str], str] = lambda target: f"{target}.html",
+    link: Callable[[str], str] | None = None,
 ) -> str:
     """A self-contained HTML page of one session's transcript, with its parent and children linked.
 
@@ -298,7 +417,9 @@ def transcript_page(
         corpus: a read corpus.
         session_id: the session to show.
         path: which log, when several files carry the same session id.
-        link: the ``href`` of another session's page (default ``ID.html`` next to this one).
+        link: the ``href`` of another session's page (default ``page_link``: ``ID.html``
+            next to this one, the id percent-encoded). An ``href`` with a scheme other
+            than ``http``, ``https`` or ``file`` (``javascript:``...) is not linked.
 
     Raises:
         SessionLookupError: no log (or several logs) with this id.
@@ -318,6 +439,7 @@ def transcript_page(
     from markupsafe import Markup
 
     session, rows, links = _load(corpus, session_id, path)
+    make = link or page_link
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("subagent_catalog.views", "templates"),
         autoescape=True,
@@ -327,10 +449,10 @@ def transcript_page(
         session_id=session["session_id"],
         facts=_facts(session),
         parent=links.parent,
-        parent_href=link(links.parent) if links.parent is not None and links.parent_found else None,
-        children=[(child, link(child)) for child in links.children],
+        parent_href=safe_href(make(links.parent)) if links.parent is not None and links.parent_found else None,
+        children=[(child, safe_href(make(child))) for child in links.children],
         steps=rows.height,
-        body=Markup(transcript_fragment(rows)),
+        body=Markup(transcript_fragment(rows, hint=show_hint(corpus.root, session["session_id"]))),
     )
 
 
@@ -409,6 +531,7 @@ def transcript_markdown(corpus: Corpus, session_id: str, *, path: str | None = N
     seed = rows.filter(pl.col("in_seed")).height
     if seed:
         lines += [f"*{seed:,} steps inherited from the parent (the fork's seed) are not shown.*", ""]
+    room = TextRoom(PAGE_TEXT)
     for row in rows.filter(~pl.col("in_seed")).to_dicts():
         detail: dict[str, Any] = orjson.loads(row["detail"]) if row["detail"] else {}
         stamp = ", ".join(
@@ -428,6 +551,10 @@ def transcript_markdown(corpus: Corpus, session_id: str, *, path: str | None = N
             title = _md_title(row, detail)
             if row["partial"]:
                 title += f" · partial: {detail.get('partial', 'no assistant/message')}"
-            body = _pretty(text) if kind == "tool-call" else text
+            shown, more = _shown(row, detail, room, TEXT_HEAD)
+            body = _pretty(shown) if kind == "tool-call" and not more else shown
             lines += [f"{title} ({stamp})" if stamp else title, "", _fence(body), ""]
+            if more:
+                command = f"subagent-catalog show {corpus.root} {session['session_id']} --text {row['seq']} -o FILE"
+                lines += [f"*… {more:,} more bytes not shown ({_md(command)} writes the whole text).*", ""]
     return "\n".join(lines)

@@ -57,6 +57,7 @@ from subagent_catalog.views.widgets.session_tree import (
     filter_keys,
     flatten,
     nodes_table,
+    row_position,
     tree_position,
 )
 from subagent_catalog.views.widgets.tree_row import ANY, RowInfo
@@ -101,7 +102,9 @@ class CatalogBrowser(anywidget.AnyWidget):
     depth = traitlets.Int(None, allow_none=True, help="header delegationDepth filter").tag(sync=True)
     provider = traitlets.Unicode(None, allow_none=True, help="last descriptor's provider filter").tag(sync=True)
     project = traitlets.Unicode(None, allow_none=True, help="project directory filter").tag(sync=True)
-    expanded = traitlets.List(traitlets.Unicode(), help="expanded tree positions").tag(sync=True)
+    expanded = traitlets.List(traitlets.Unicode(), help="expanded tree positions (each also opens its ancestors)").tag(
+        sync=True
+    )
     selected = traitlets.Int(None, allow_none=True, help="selected session (row index in corpus.sessions)").tag(
         sync=True
     )
@@ -132,7 +135,6 @@ class CatalogBrowser(anywidget.AnyWidget):
     detail = traitlets.Unicode("", help="the detail pane of the selected session (HTML)").tag(sync=True)
     detail_key = traitlets.Int(None, allow_none=True, help="the session the detail pane describes").tag(sync=True)
     # read back from Python
-    visible = traitlets.List(traitlets.Unicode(), help="tree positions currently drawn, in order")
     results = traitlets.List(traitlets.Int(), help="sessions matching the search and filters")
     built_nodes = traitlets.Int(0, help="row labels computed so far")
     catalog_loaded = traitlets.Bool(False, help="whether the catalog rows have been computed")
@@ -149,7 +151,8 @@ class CatalogBrowser(anywidget.AnyWidget):
         self._catalog_error: str | None = None
         self._nodes_frame: pl.DataFrame | None = None
         self._tree = SessionTree(corpus)
-        self._index_of: dict[str, int] = {}
+        self._rows: tuple[list[int], list[int]] = ([], [])  # the drawn rows' keys and parent rows
+        self._index_of: dict[tuple[int, int], int] = {}  # (parent row, key) -> drawn row
         listed = int(corpus.sessions["listed"].sum()) if corpus.sessions.height else 0
         problems = corpus.problems
         super().__init__(
@@ -204,18 +207,47 @@ class CatalogBrowser(anywidget.AnyWidget):
     # ---------------------------------------------------------------- tree
 
     def _render_tree(self) -> None:
-        positions, keys, depths, flags = flatten(self._tree, set(self.expanded))
+        keys, depths, flags, parents = flatten(self._tree, self.expanded)
+        self._rows = (keys, parents)
         self._index_of = {}
         with self.hold_sync():
-            self.visible = positions
             self.tree_keys = _buffer(keys)
             self.tree_depths = _buffer(depths)
             self.tree_flags = _buffer(flags, "B")
 
+    @property
+    def visible(self) -> list[str]:
+        """The tree positions drawn, in order (spelled on request: a row's position is as long as its depth).
+
+        Examples:
+            >>> from subagent_catalog.corpus import read_corpus
+            >>> CatalogBrowser(read_corpus("data/sample")).visible[:3]
+            ['8', '20', '25']
+        """
+        keys, parents = self._rows
+        positions: list[str] = []
+        for key, parent in zip(keys, parents, strict=True):
+            positions.append(f"{positions[parent]}/{key}" if parent >= 0 else str(key))
+        return positions
+
     def _position_index(self, position: str) -> int:
-        if not self._index_of and self.visible:
-            self._index_of = {p: i for i, p in enumerate(self.visible)}
-        return self._index_of.get(position, -1)
+        """The drawn row at a position, or -1 (linear in the position, whatever the rows)."""
+        keys, parents = self._rows
+        if not self._index_of and keys:
+            self._index_of = {(parent, key): row for row, (key, parent) in enumerate(zip(keys, parents, strict=True))}
+        row = -1
+        for part in position.split("/"):
+            if not part.isdigit():
+                return -1
+            row = self._index_of.get((row, int(part)), -2)
+            if row < 0:
+                return -1
+        return row
+
+    def _is_open(self, position: str) -> bool:
+        """Whether a position is expanded: in ``expanded``, or an ancestor of a position there."""
+        below = position + "/"
+        return any(entry == position or entry.startswith(below) for entry in self.expanded)
 
     def label(self, key: int, *, context: bool = False) -> RowInfo:
         """The label, tooltip, style and child count of a session's row (``context``: as a search result).
@@ -279,7 +311,8 @@ class CatalogBrowser(anywidget.AnyWidget):
         """Expand a tree node (its children are drawn right below it).
 
         Args:
-            position: a position from ``visible`` (``"key"`` or ``"key/key/..."``).
+            position: a position from ``visible`` (``"key"`` or ``"key/key/..."``); its ancestors
+                open too.
 
         Examples:
             >>> import tempfile
@@ -288,11 +321,11 @@ class CatalogBrowser(anywidget.AnyWidget):
             >>> browser.expand("0"); browser.expanded
             ['0']
         """
-        if position not in self.expanded:
-            self.expanded = [*self.expanded, position]
+        if not self._is_open(position):  # its ancestors' entries are implied by it from now on
+            self.expanded = [e for e in self.expanded if not position.startswith(e + "/")] + [position]
 
     def collapse(self, position: str) -> None:
-        """Collapse a tree node.
+        """Collapse a tree node (the nodes below it close too; its ancestors stay open).
 
         Examples:
             >>> import tempfile
@@ -301,7 +334,16 @@ class CatalogBrowser(anywidget.AnyWidget):
             >>> browser.expand("0"); browser.collapse("0"); browser.expanded
             []
         """
-        self.expanded = [p for p in self.expanded if p != position]
+        below = position + "/"
+        kept = [e for e in self.expanded if e != position and not e.startswith(below)]
+        parent = position.rsplit("/", 1)[0] if "/" in position else None
+        if (
+            parent is not None
+            and len(kept) < len(self.expanded)
+            and not any(e == parent or e.startswith(parent + "/") for e in kept)
+        ):
+            kept.append(parent)  # its ancestors stay open
+        self.expanded = kept
 
     def toggle(self, position: str) -> None:
         """Expand a collapsed node or collapse an expanded one (the ▸/▾ toggle's handler).
@@ -313,7 +355,7 @@ class CatalogBrowser(anywidget.AnyWidget):
             >>> browser.toggle("0"); browser.expanded
             ['0']
         """
-        if position in self.expanded:
+        if self._is_open(position):
             self.collapse(position)
         else:
             self.expand(position)
@@ -341,12 +383,11 @@ class CatalogBrowser(anywidget.AnyWidget):
         if key is None or not 0 <= key < self.corpus.sessions.height:
             raise KeyError(f"no session {session}")
         position = tree_position(self._tree, key)
-        parts = position.split("/")
-        wanted = ["/".join(parts[:n]) for n in range(1, len(parts) + (1 if expand else 0))]
-        missing = [p for p in wanted if p not in self.expanded]
+        # one position opens every ancestor: the state stays linear in the depth
+        opened = position if expand else position.rsplit("/", 1)[0] if "/" in position else None
         # the tree and the scroll go out first: the front end shows the row while the detail is made
-        if missing:
-            self.expanded = [*self.expanded, *missing]
+        if opened is not None:
+            self.expand(opened)
         self.showing = "tree"
         self.scroll_to = [self._position_index(position), self.scroll_to[1] + 1]
         if select:
@@ -384,8 +425,9 @@ class CatalogBrowser(anywidget.AnyWidget):
             self.send({"type": "labels", "results": context, "rows": rows})
         elif kind == "toggle":
             index = int(content.get("index", -1))
-            if 0 <= index < len(self.visible):
-                self.toggle(self.visible[index])
+            keys, parents = self._rows
+            if 0 <= index < len(keys):
+                self.toggle(row_position(keys, parents, index))
         elif kind == "reveal":
             self.reveal(int(content["key"]), expand=bool(content.get("expand")))
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 import polars as pl
 
+from subagent_catalog.analysis.text import utf8_length
 from subagent_catalog.analysis.transcript import session_transcript
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
@@ -20,6 +22,32 @@ ROLES: tuple[Role, ...] = ("session", "fork", "subagent", "diagnostic", "unliste
 EVENT_HEAD = 15
 TRANSCRIPT_HEAD = 300
 """Transcript steps the detail pane shows (``transcript(corpus, id)`` has them all)."""
+
+PANE_TEXT_CLIP = 20_000
+"""Characters of one text the detail pane holds; past it a marker says how many bytes are left out and that
+``transcript_text(corpus, id, seq)`` gives the whole text."""
+
+PANE_TEXT = 1_000_000
+"""Characters of text the detail pane holds in all (the transcript's, and each ``list_agents`` text's)."""
+
+
+def _pane_hint(session_id: str | None) -> Callable[[int | None], str]:
+    def hint(seq: int | None) -> str:
+        if seq is None or session_id is None:
+            return ""
+        call = f"transcript_text(corpus, {session_id!r}, {seq})"
+        return f" (<code>{escape(call)}</code> gives the whole text)"
+
+    return hint
+
+
+def _bounded(text: str) -> str:
+    """A ``list_agents`` text cut to ``PANE_TEXT`` characters, with a marker of what is left out."""
+    if len(text) <= PANE_TEXT:
+        return text
+    return (
+        text[:PANE_TEXT] + f"\n… {utf8_length(text[PANE_TEXT:]):,} more bytes not shown (list_agents_text gives it all)"
+    )
 
 
 def session_role(row: dict[str, Any], cat: dict[str, Any] | None) -> Role:
@@ -164,8 +192,8 @@ def detail_html(
             row_styles=["" if v else "background:#fdecee" for v in descriptors["valid"].to_list()],
         )
     )
-    parts.append(text_html(info["list_agents_children"], caption="list_agents (children scope)"))
-    parts.append(text_html(info["list_agents_descendants"], caption="list_agents (descendants scope)"))
+    parts.append(text_html(_bounded(info["list_agents_children"]), caption="list_agents (children scope)"))
+    parts.append(text_html(_bounded(info["list_agents_descendants"]), caption="list_agents (descendants scope)"))
     if problems.height:
         parts.append(
             table_html(
@@ -178,7 +206,11 @@ def detail_html(
             f'<div style="font-weight:600;margin:10px 0 2px">transcript ({steps.height} steps, '
             "read from this file only)</div>"
         )
-        parts.append(transcript_fragment(steps, max_rows=TRANSCRIPT_HEAD, limit=600))
+        parts.append(
+            transcript_fragment(
+                steps, max_rows=TRANSCRIPT_HEAD, limit=600, budget=PANE_TEXT, hint=_pane_hint(row["session_id"])
+            )
+        )
     elif info.get("events_error"):
         parts.append(text_html(str(info["events_error"]), caption="events unavailable"))
     head = events.head(EVENT_HEAD).with_columns(
@@ -286,7 +318,7 @@ def session_info(
         events, events_error = pl.DataFrame(schema=EVENT_SCHEMA), str(error)
     else:
         if row["verdict"] != "skipped":
-            steps = session_transcript(corpus, row, events)
+            steps = session_transcript(corpus, row, events, clip=PANE_TEXT_CLIP)
     children = session_links(corpus, row).children
     info: dict[str, Any] = {
         "key": key,

@@ -8,6 +8,7 @@ parent cycle no root reaches, then the unlisted files.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import polars as pl
@@ -260,11 +261,32 @@ def filter_choices(corpus: Corpus) -> dict[str, list[Any]]:
     }
 
 
-def flatten(tree: SessionTree, expanded: set[str]) -> tuple[list[str], list[int], list[int], list[int]]:
-    """The rows of the tree as drawn: positions, keys, depths and flags (1: has children, 2: expanded).
+def _trie(expanded: Iterable[str]) -> dict[tuple[int, int], int]:
+    """The expanded positions as a trie of keys: (node, key) -> child node, node 0 the top (linear in their text)."""
+    trie: dict[tuple[int, int], int] = {}
+    for position in expanded:
+        node = 0
+        for part in position.split("/"):
+            if not part.isdigit():
+                break
+            step = (node, int(part))
+            child = trie.get(step)
+            if child is None:
+                child = trie[step] = len(trie) + 1
+            node = child
+    return trie
 
-    A node's children come right after it when its position is in ``expanded``;
-    a child already on the node's path (a parent cycle) is left out.
+
+def flatten(tree: SessionTree, expanded: Iterable[str]) -> tuple[list[int], list[int], list[int], list[int]]:
+    """The rows of the tree as drawn: keys, depths, flags (1: has children, 2: expanded) and parent rows.
+
+    A node is open when its position is in ``expanded`` or is an ancestor of
+    one there (so revealing a row deep in a chain adds one position, not one
+    per ancestor); its children come right after it, a child already on the
+    node's path (a parent cycle) left out. ``parents`` holds each row's parent
+    row (``-1`` for a top-level row), from which ``row_position`` spells its
+    position. Time and memory are linear in the rows drawn and the text of
+    ``expanded``, whatever the depth.
 
     Examples:
         >>> import tempfile
@@ -272,34 +294,53 @@ def flatten(tree: SessionTree, expanded: set[str]) -> tuple[list[str], list[int]
         >>> flatten(SessionTree(read_corpus(tempfile.mkdtemp())), set())
         ([], [], [], [])
     """
-    positions: list[str] = []
+    trie = _trie(expanded)
     keys: list[int] = []
     depths: list[int] = []
     flags: list[int] = []
-    stack: list[tuple[str, int, int]] = [(str(key), key, 0) for key in reversed(tree.roots)]
+    parents: list[int] = []
+    stack: list[tuple[int, int, int, int | None]] = [(key, 0, -1, trie.get((0, key))) for key in reversed(tree.roots)]
     children = tree.children
     ids = tree.ids
+    path: list[int] = []  # the keys from the top-level row down to the row being drawn
+    on_path: set[int] = set()
     while stack:
-        position, key, depth = stack.pop()
+        key, depth, parent, node = stack.pop()
+        while len(path) > depth:
+            on_path.discard(path.pop())
         session_id = ids[key]
         below = children.get(session_id, []) if session_id is not None and tree.listed(key) else []
-        path: list[int] | None = None
         if below and depth:
-            path = [int(part) for part in position.split("/")]
-            below = [child for child in below if child not in path]
-        is_open = bool(below) and position in expanded
-        positions.append(position)
+            below = [child for child in below if child not in on_path and child != key]
+        is_open = bool(below) and node is not None
+        row = len(keys)
         keys.append(key)
         depths.append(depth)
         flags.append((1 if below else 0) | (2 if is_open else 0))
-        if is_open:
-            path = path or [key]
+        parents.append(parent)
+        path.append(key)
+        on_path.add(key)
+        if is_open and node is not None:
             stack.extend(
-                (f"{position}/{child}", child, depth + 1)
+                (child, depth + 1, row, trie.get((node, child)))
                 for child in reversed(tree.children_of(key))
-                if child not in path
+                if child not in on_path
             )
-    return positions, keys, depths, flags
+    return keys, depths, flags, parents
+
+
+def row_position(keys: list[int], parents: list[int], row: int) -> str:
+    """The position of a drawn row: the keys from its top-level row down to it, joined by ``/``.
+
+    Examples:
+        >>> row_position([8, 0], [-1, 0], 1)
+        '8/0'
+    """
+    chain: list[int] = []
+    while row >= 0:
+        chain.append(keys[row])
+        row = parents[row]
+    return "/".join(str(key) for key in reversed(chain))
 
 
 def tree_position(tree: SessionTree, key: int) -> str:

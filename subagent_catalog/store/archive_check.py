@@ -1,0 +1,291 @@
+"""An archive's data files checked against its manifest before any of them is read.
+
+An archive is data from elsewhere: a file may be truncated, bit-flipped,
+replaced by a FIFO or a device, hold another schema (a time zone Polars
+cannot parse panics inside Polars), or hold far more rows than the manifest
+says (a part repeating one row millions of times is a few megabytes on disk
+and gigabytes in memory). Before a table is first scanned, every file the
+manifest names for it is checked, reading only its Parquet footer:
+
+* locally, it is a regular file (``read.regular``: a FIFO is never opened,
+  so nothing blocks), and its size is the one the manifest records (format 3
+  manifests written since this check record ``file_bytes``);
+* its footer parses (pyarrow), is at most ``MAX_FOOTER_BYTES``, and every
+  column the readers use has the type of its frame schema (names, integer
+  widths, list shapes, timestamp units and time zones);
+* its row count is the one the manifest records for it (``file_rows``), and
+  the table's files add up to the manifest's ``rows``.
+
+Any failure is an ``ArchiveError`` naming the file. ``ReadGuard`` then turns
+any error a reader still meets while decoding pages (Polars, Arrow, a Rust
+panic, which is a ``BaseException``) into an ``ArchiveError`` naming the file
+it finds damaged (``damaged_file``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import polars as pl
+
+from subagent_catalog.errors import SubagentCatalogError
+from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
+from subagent_catalog.read.regular import regular_file_problem
+from subagent_catalog.store.layout import EVENT_EXTRA, TABLE_SCHEMAS, ArchiveError
+from subagent_catalog.store.location import Location
+
+MAX_FOOTER_BYTES = 64 * 1024 * 1024
+"""The largest Parquet footer read (a part of 65,536 sessions has one of about 100 KB)."""
+
+PROBE_BATCH_ROWS = 8_192
+"""Rows decoded at a time when a failed read looks for the damaged file (memory stays bounded)."""
+
+READ_ERRORS: tuple[type[BaseException], ...] = (Exception, pl.exceptions.PanicException)
+"""What decoding a damaged file may raise: any Polars or Arrow error (pyarrow's ``ArrowNotImplementedError`` is a
+``NotImplementedError``, its ``ArrowException`` a bare ``Exception``) and the ``PanicException`` of a Rust panic,
+which derives from ``BaseException``. The package's own typed errors pass through (a listing failure stays one)."""
+
+_REQUIRED: dict[str, dict[str, Any]] = {
+    "sessions": SESSION_SCHEMA,
+    "descriptors": DESCRIPTOR_SCHEMA,
+    "problems": PROBLEM_SCHEMA,
+    "events": {**EVENT_SCHEMA, **EVENT_EXTRA},
+    "facts": TABLE_SCHEMAS["facts"],
+}
+"""The columns every archive of a readable format version has, per table (format 3 adds sort keys)."""
+
+
+def _shape(kind: Any) -> Any:
+    """An Arrow type as this package compares it (string views, large and small types alike)."""
+    pa: Any = importlib.import_module("pyarrow")
+    types = pa.types
+    if types.is_string(kind) or types.is_large_string(kind) or types.is_string_view(kind):
+        return "string"
+    if types.is_binary(kind) or types.is_large_binary(kind) or types.is_binary_view(kind):
+        return "binary"
+    if types.is_list(kind) or types.is_large_list(kind) or types.is_list_view(kind):
+        return ("list", _shape(kind.value_type))
+    if types.is_timestamp(kind):
+        return ("timestamp", kind.unit, kind.tz)
+    return str(kind)
+
+
+_EXPECTED: dict[str, dict[str, Any]] = {}
+
+
+def expected_shapes(table: str) -> dict[str, Any]:
+    """The column types of a table's files (``TABLE_SCHEMAS``), as ``_shape`` compares them.
+
+    Examples:
+        >>> expected_shapes("sessions")["created_at"]
+        ('timestamp', 'ms', 'UTC')
+    """
+    shapes = _EXPECTED.get(table)
+    if shapes is None:
+        schema = pl.DataFrame(schema=TABLE_SCHEMAS[table]).to_arrow().schema
+        shapes = _EXPECTED[table] = {field.name: _shape(field.type) for field in schema}
+    return shapes
+
+
+def _schema_problem(table: str, arrow_schema: Any, *, complete: bool) -> str | None:
+    expected = expected_shapes(table)
+    found = {field.name: field.type for field in arrow_schema}
+    for name in expected if complete else _REQUIRED[table]:
+        if name not in found:
+            return f"has no column {name!r}"
+    for name, kind in found.items():
+        want = expected.get(name)
+        if want is not None and _shape(kind) != want:
+            return f"column {name!r} has type {str(kind)[:80]!r}, not {want!r}"
+    return None
+
+
+def _declared(entry: dict[str, Any], key: str, count: int) -> list[int] | None:
+    values = entry.get(key)
+    if isinstance(values, list) and len(values) == count and all(type(v) is int and v >= 0 for v in values):
+        return list(values)
+    return None
+
+
+def check_table(location: Location, table: str, entry: dict[str, Any], *, complete: bool = True) -> None:
+    """Check every file of one table against the manifest entry (see the module docstring).
+
+    Args:
+        location: the archive.
+        table: ``sessions``, ``descriptors``, ``problems``, ``events`` or ``facts``.
+        entry: the manifest's entry of that table (``files``, ``rows``, and
+            ``file_rows``/``file_bytes`` when the export recorded them).
+        complete: require every column of ``TABLE_SCHEMAS`` (format 3), not
+            only those every readable format has.
+
+    Raises:
+        ArchiveError: a file is missing, not a regular file, of another size,
+            not Parquet, of another schema, or of another row count.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.store.export import export_archive
+        >>> from subagent_catalog.store.manifest import read_manifest_file
+        >>> from subagent_catalog.synth.writer import header, write_session
+        >>> root, out = tempfile.mkdtemp(), tempfile.mkdtemp()
+        >>> _ = write_session(root, header("a", created_at=1), [], "none")
+        >>> manifest = export_archive(root, out, jobs=1)
+        >>> check_table(Location(out), "sessions", manifest["tables"]["sessions"])
+        >>> check_table(Location(out), "sessions", {**manifest["tables"]["sessions"], "rows": 30_000_000})
+        Traceback (most recent call last):
+        ...
+        subagent_catalog.store.layout.ArchiveError: the sessions files hold 1 rows, its manifest says 30000000 ...
+    """
+    pq: Any = importlib.import_module("pyarrow.parquet")
+    files: list[str] = list(entry["files"])
+    rows = _declared(entry, "file_rows", len(files))
+    sizes = _declared(entry, "file_bytes", len(files))
+    total = 0
+    largest = (0, "")
+    for index, name in enumerate(files):
+        where = location.full(name)
+        size = _size(location, name, where)
+        if sizes is not None and size != sizes[index]:
+            raise _damaged(where, f"is {size} bytes, its manifest says {sizes[index]}")
+        try:
+            if location.local:
+                metadata = pq.read_metadata(where)
+            else:
+                filesystem, path = location._arrow(name)
+                metadata = pq.read_metadata(path, filesystem=filesystem)
+            if metadata.serialized_size > MAX_FOOTER_BYTES:
+                raise _damaged(where, f"has a Parquet footer of {metadata.serialized_size} bytes")
+            problem = _schema_problem(table, metadata.schema.to_arrow_schema(), complete=complete)
+            count = int(metadata.num_rows)
+        except ArchiveError:
+            raise
+        except READ_ERRORS as error:
+            raise _damaged(where, f"is not a readable Parquet file ({_brief(error)})") from None
+        if problem is not None:
+            raise _damaged(where, problem)
+        if rows is not None and count != rows[index]:
+            raise _damaged(where, f"holds {count} rows, its manifest says {rows[index]}")
+        total += count
+        largest = max(largest, (count, where))
+    if total != entry["rows"]:
+        raise ArchiveError(
+            f"the {table} files hold {total} rows, its manifest says {entry['rows']} (the largest, "
+            f"{largest[1]!r}, holds {largest[0]})",
+            hint="a data file was replaced or damaged: re-export the archive",
+        )
+
+
+def _size(location: Location, name: str, where: str) -> int:
+    if location.local:
+        problem = regular_file_problem(where)
+        if problem is not None:
+            raise _damaged(where, problem)
+        return os.stat(where).st_size
+    fs: Any = importlib.import_module("pyarrow.fs")
+    filesystem, path = location._arrow(name)
+    try:
+        info = filesystem.get_file_info(path)
+    except READ_ERRORS as error:
+        raise _damaged(where, f"cannot be read ({_brief(error)})") from None
+    if info.type != fs.FileType.File:
+        raise _damaged(where, "is missing" if info.type == fs.FileType.NotFound else "is not a file")
+    return int(info.size)
+
+
+def _brief(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text[:160]}{'…' if len(text) > 160 else ''}"
+
+
+def _damaged(where: str, problem: str) -> ArchiveError:
+    return ArchiveError(
+        f"archive data file {where!r} {problem}", hint="the archive was damaged or edited: re-export it"
+    )
+
+
+def damaged_file(location: Location, files: list[str]) -> tuple[str, str] | None:
+    """The first of ``files`` that cannot be decoded to its end, and why (``None`` when every one can).
+
+    Each file is decoded in batches of ``PROBE_BATCH_ROWS`` rows by pyarrow,
+    then, if pyarrow reads it all, by Polars' streaming engine; so memory
+    stays bounded whatever the file declares.
+
+    Examples:
+        >>> import tempfile
+        >>> here = Location(tempfile.mkdtemp())
+        >>> _ = open(here.full("p.parquet"), "wb").write(b"PAR1 not really")
+        >>> damaged_file(here, ["p.parquet"])[0].endswith("p.parquet")
+        True
+    """
+    pq: Any = importlib.import_module("pyarrow.parquet")
+    for name in files:
+        where = location.full(name)
+        try:
+            if location.local:
+                problem = regular_file_problem(where)
+                if problem is not None:
+                    return where, problem
+                parquet = pq.ParquetFile(where)
+            else:
+                filesystem, path = location._arrow(name)
+                parquet = pq.ParquetFile(filesystem.open_input_file(path))
+            for batch in parquet.iter_batches(batch_size=PROBE_BATCH_ROWS, use_threads=False):
+                batch.validate(full=True)
+            scan = pl.scan_parquet(where, hive_partitioning=False, glob=False, storage_options=location.storage_options)
+            scan.select(pl.all().hash().sum()).collect(engine="streaming")  # every value decoded, none kept
+        except READ_ERRORS as error:
+            return where, _brief(error)
+    return None
+
+
+@contextmanager
+def read_guard(location: Location, files: list[str], what: str) -> Iterator[None]:
+    """Turn any error met while reading ``files`` into an ``ArchiveError`` naming the damaged file.
+
+    The package's typed errors (``SubagentCatalogError``: an ``ArchiveError``, a
+    listing's ``CatalogError``) and ``KeyboardInterrupt`` pass through.
+
+    Raises:
+        ArchiveError: reading failed (naming the file ``damaged_file`` finds,
+            or the archive when none of them fails on its own).
+
+    Examples:
+        >>> import tempfile
+        >>> here = Location(tempfile.mkdtemp())
+        >>> _ = open(here.full("p.parquet"), "wb").write(b"PAR1 not really")
+        >>> with read_guard(here, ["p.parquet"], "the sessions"):
+        ...     pl.read_parquet(here.full("p.parquet"))
+        Traceback (most recent call last):
+        ...
+        subagent_catalog.store.layout.ArchiveError: cannot read the sessions ...: data file ...p.parquet' ...
+    """
+    try:
+        yield
+    except SubagentCatalogError:
+        raise
+    except READ_ERRORS as error:
+        raise read_error(location, files, what, error) from None
+
+
+def read_error(location: Location, files: list[str], what: str, error: BaseException) -> ArchiveError:
+    """The ``ArchiveError`` of a failed read of ``files`` (see ``read_guard``).
+
+    Examples:
+        >>> import tempfile
+        >>> print(read_error(Location("/a"), [], "the events", ValueError("bad")))
+        cannot read the events of archive '/a': ValueError: bad (hint: the archive was damaged or edited: re-export it)
+    """
+    found = damaged_file(location, files) if not isinstance(error, MemoryError) else None
+    if found is not None:
+        where, why = found
+        detail = f"data file {where!r} is damaged ({why})"
+    else:
+        detail = _brief(error)
+    return ArchiveError(
+        f"cannot read {what} of archive {location.url!r}: {detail}",
+        hint="the archive was damaged or edited: re-export it",
+    )

@@ -1,0 +1,796 @@
+"""The fuzz suite's **archive** tier: damaged, tampered and hostile Parquet archives.
+
+Two base archives are exported once per run from a small synthetic zstd corpus (one
+with the events table, one without). Each case copies one and applies one to three
+seeded mutations from ``MUTATIONS``: bit flips (anywhere, or in the footer) and zeroed ranges in a part,
+truncation, a changed footer length, row bombs (a part repeating one row up to
+millions of times, the manifest left alone or edited to match), wrong schemas (a
+column of another type, renamed or missing), time zones (``UTc``, ``Mars/Olympus``,
+``+99:00``...), a part replaced by a FIFO, manifest row counts and file lists that
+disagree with the files, and sessions rows whose paths leave the corpus root.
+
+A child interpreter then runs, on a batch of cases, every library call that reads an
+archive (``open_archive``, ``Archive.check`` of every table, ``catalog``,
+``catalog_descendants``, ``deviations``, ``list_children``, ``list_descendants`` and
+``list_agents_text`` of several parents, ``to_corpus(events=True)``, ``transcript`` of
+several sessions, ``search_events`` with a limit) and two CLI commands in-process with
+its descriptor 2 captured (``search ARCHIVE e --limit 5``, then an incremental
+``export ROOT ARCHIVE``). The invariants:
+
+* **typed error or correct result**: a call returns a frame of its declared schema or
+  raises a ``SubagentCatalogError``, never another exception (a Rust panic, which is a
+  ``BaseException``, included); a mutation that must be seen (``DETECTED``) makes
+  ``Archive.check`` of the damaged table raise an ``ArchiveError`` naming the file;
+* **one CLI line**: exit 0, or 1 with exactly one ``Error:`` line, the last one, and no
+  ``Traceback`` and no ``panicked at`` on stderr;
+* **no file outside the corpus root** is opened through the archive's paths (an audit
+  hook watches a sentinel log outside the root);
+* **bounded memory**: the child's peak RSS (``VmHWM``) stays under ``RSS_BOUND_MB``;
+* **no hang**: the child finishes within ``TIMEOUT_S`` a case.
+
+A manifest edited to match a row bomb declares a large archive: calls that collect a
+whole table (``to_corpus``, ``catalog``) cost memory for its rows, as for a real archive
+that size, so on such cases only the streaming readers run (``search``, ``export``,
+``transcript``).
+
+``python -m tests.fuzz.archives --cases N [--seed S]`` runs the long tier (``make
+fuzz-archives N=...``); ``tests/test_fuzz_archives.py`` runs every mutation once and a
+seeded sample in ``make test``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+RSS_BOUND_MB = 700
+TIMEOUT_S = 120.0
+TABLES = ("sessions", "descriptors", "problems", "events", "facts")
+TIME_ZONES = ("UTc", "utc", "Mars/Olympus", "+99:00", "Europe/Paris", "", "UTC\x00")
+BOMB_ROWS = (200_000, 1_000_000, 3_000_000)
+"""Rows of a row bomb in the fast tier."""
+LONG_BOMB_ROWS = (*BOMB_ROWS, 30_000_000)
+"""The long tier's: also the 30 M rows of the reported 2.3 MB archive."""
+
+
+@dataclass
+class Bases:
+    """The two archives every case starts from, and the corpus root they were exported from."""
+
+    work: Path
+    root: Path
+    with_events: Path
+    without_events: Path
+    sessions: list[str]
+    parents: list[str]
+    outside: Path  # a log outside the root, which no archive path may make the library open
+
+
+def make_bases(work: Path, *, sessions: int = 12) -> Bases:
+    """Export the base archives (and the sentinel outside the root) under ``work``."""
+    import polars as pl
+
+    from subagent_catalog.corpus import read_corpus
+    from subagent_catalog.store.export import export_archive
+    from subagent_catalog.synth.generate import generate
+
+    root = work / "corpus"
+    generate(root, sessions=sessions, seed=29, compression="zstd", jobs=1)
+    export_archive(root, work / "base-events", jobs=1, events=True)
+    export_archive(root, work / "base-plain", jobs=1, events=False)
+    frame = read_corpus(root, compression="zstd", cache=False, jobs=1).sessions
+    ids = [value for value in frame["session_id"].to_list() if value is not None]
+    parents = frame.filter(pl.col("parent_session").is_not_null())["parent_session"].unique(maintain_order=True)
+    outside = work / "outside" / "p" / "s" / "session.jsonl.zstd"
+    outside.parent.mkdir(parents=True)
+    shutil.copyfile(next(root.rglob("session.jsonl.zstd")), outside)
+    return Bases(work, root, work / "base-events", work / "base-plain", ids[:6], parents.to_list()[:4], outside)
+
+
+# --- mutations -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Case:
+    """One archive to read, and what its mutations promise."""
+
+    seed: int
+    path: Path
+    root: Path
+    manifest: dict[str, Any]
+    rng: random.Random
+    bases: Bases
+    mutations: list[str] = field(default_factory=list)
+    detected: list[tuple[str, str]] = field(default_factory=list)  # (table, file name) Archive.check must refuse
+    touched: set[str] = field(default_factory=set)  # every part a mutation changed (any may be the one named)
+    collect: bool = True  # False: a consistent row bomb (only the streaming readers run)
+    bomb_rows: tuple[int, ...] = BOMB_ROWS
+
+    def entry(self, table: str) -> dict[str, Any]:
+        return dict(self.manifest["fingerprints"] if table == "facts" else self.manifest["tables"][table])
+
+    def set_entry(self, table: str, entry: dict[str, Any]) -> None:
+        if table == "facts":
+            self.manifest["fingerprints"] = entry
+        else:
+            self.manifest["tables"][table] = entry
+
+    def pick(self, tables: tuple[str, ...] = TABLES) -> tuple[str, int, str] | None:
+        """A random (table, index, file name) among the tables that have files (remembered as touched)."""
+        found = [
+            (t, i, n) for t in tables for i, n in enumerate(self.entry(t)["files"]) if os.path.isfile(self.path / n)
+        ]
+        picked = self.rng.choice(found) if found else None
+        if picked is not None:
+            self.touched.add(picked[2].split("/")[-1])
+        return picked
+
+    def save(self) -> None:
+        (self.path / "manifest.json").write_text(json.dumps(self.manifest))
+
+    def restat(self, table: str, index: int) -> None:
+        """Record a rewritten part's size and rows in the manifest (what a careful tamperer does)."""
+        import pyarrow.parquet as pq
+
+        entry = self.entry(table)
+        name = entry["files"][index]
+        rows = pq.read_metadata(self.path / name).num_rows
+        if "file_bytes" in entry:
+            entry["file_bytes"] = [*entry["file_bytes"]]
+            entry["file_bytes"][index] = (self.path / name).stat().st_size
+        if "file_rows" in entry:
+            entry["file_rows"] = [*entry["file_rows"]]
+            entry["file_rows"][index] = rows
+        self.set_entry(table, entry)
+
+
+Mutation = Callable[[Case], None]
+
+
+def _bytes_of(case: Case, name: str) -> bytearray:
+    return bytearray((case.path / name).read_bytes())
+
+
+def _bitflip(case: Case) -> None:
+    picked = case.pick()
+    if picked is None:
+        return
+    _, _, name = picked
+    data = _bytes_of(case, name)
+    for _ in range(case.rng.randint(1, 3)):
+        at = case.rng.randrange(len(data))
+        data[at] ^= 1 << case.rng.randrange(8)
+    (case.path / name).write_bytes(data)
+
+
+def _footer_bitflip(case: Case) -> None:
+    """Bits flipped inside a part's footer (its schema, row counts, column offsets, page locations)."""
+    picked = case.pick()
+    if picked is None:
+        return
+    _, _, name = picked
+    data = _bytes_of(case, name)
+    length = int.from_bytes(data[-8:-4], "little")
+    start = max(0, len(data) - 8 - min(length, len(data)))
+    for _ in range(case.rng.randint(1, 3)):
+        at = case.rng.randrange(start, len(data) - 8) if len(data) - 8 > start else case.rng.randrange(len(data))
+        data[at] ^= 1 << case.rng.randrange(8)
+    (case.path / name).write_bytes(data)
+
+
+def _zero(case: Case) -> None:
+    picked = case.pick()
+    if picked is None:
+        return
+    _, _, name = picked
+    data = _bytes_of(case, name)
+    at = case.rng.randrange(len(data))
+    size = case.rng.choice([1, 4, 64, 4096])
+    data[at : at + size] = bytes(len(data[at : at + size]))
+    (case.path / name).write_bytes(data)
+
+
+def _truncate(case: Case) -> None:
+    picked = case.pick()
+    if picked is None:
+        return
+    table, _, name = picked
+    data = _bytes_of(case, name)
+    (case.path / name).write_bytes(data[: case.rng.randrange(len(data))])
+    case.detected.append((table, name))  # the recorded size differs
+
+
+def _footer_length(case: Case) -> None:
+    picked = case.pick()
+    if picked is None:
+        return
+    table, _, name = picked
+    data = _bytes_of(case, name)
+    length = int.from_bytes(data[-8:-4], "little")
+    choices = [0, 1, length - 1, length + 1, length * 2, len(data), 2**31 - 1, 2**32 - 1]
+    data[-8:-4] = (case.rng.choice([c for c in choices if c != length]) % 2**32).to_bytes(4, "little")
+    (case.path / name).write_bytes(data)
+    case.detected.append((table, name))
+
+
+def _rewrite(case: Case, table: str, index: int, change: Callable[[Any], Any], **write: Any) -> bool:
+    """Rewrite one part through ``change``; ``False`` (nothing done) when an earlier mutation left it unreadable."""
+    import pyarrow.parquet as pq
+
+    name = case.entry(table)["files"][index]
+    try:
+        data = change(pq.read_table(case.path / name))
+    except Exception:
+        return False
+    (case.path / name).unlink()
+    pq.write_table(data, case.path / name, compression="zstd", **write)
+    return True
+
+
+BOMB_CHUNK = 1_000_000
+"""Rows built in memory at a time while a bomb is written (one row group each)."""
+
+
+def _bomb_table(table: Any, rows: int) -> Any:
+    """``table``'s first row ``rows`` times, its text and binary columns dictionary-encoded."""
+    import pyarrow as pa
+
+    first = table.slice(0, 1)
+    indices = pa.repeat(pa.scalar(0, pa.int32()), rows)
+    columns = []
+    for column in first.columns:
+        chunk = column.combine_chunks()
+        if chunk.null_count:
+            columns.append(pa.nulls(rows, chunk.type))
+        elif pa.types.is_large_string(chunk.type) or pa.types.is_string(chunk.type):
+            columns.append(pa.DictionaryArray.from_arrays(indices, chunk.cast(pa.string())))
+        elif pa.types.is_large_binary(chunk.type) or pa.types.is_binary(chunk.type):
+            columns.append(pa.DictionaryArray.from_arrays(indices, chunk.cast(pa.binary())))
+        else:
+            columns.append(chunk.take(indices))
+    return pa.table(columns, names=first.column_names)
+
+
+def write_bomb(table: Any, rows: int, path: Path) -> None:
+    """Write ``table``'s first row ``rows`` times as a Parquet part (a few MB for millions of rows).
+
+    Built ``BOMB_CHUNK`` rows at a time, so the harness stays small whatever ``rows`` is; the schema is
+    not stored (``store_schema=False``), so the dictionary columns read back as plain strings and the
+    part still has its table's schema.
+    """
+    import pyarrow.parquet as pq
+
+    chunk = _bomb_table(table, min(rows, BOMB_CHUNK))
+    with pq.ParquetWriter(path, chunk.schema, compression="zstd", store_schema=False, use_dictionary=True) as out:
+        left = rows
+        while left > 0:
+            out.write_table(chunk.slice(0, min(left, chunk.num_rows)))
+            left -= chunk.num_rows
+
+
+def _row_bomb(case: Case, *, consistent: bool) -> None:
+    import pyarrow.parquet as pq
+
+    picked = case.pick(("sessions", "events", "facts", "descriptors"))
+    if picked is None:
+        return
+    table, index, name = picked
+    rows = case.rng.choice(case.bomb_rows)
+    if table in ("sessions", "descriptors"):  # wide tables: 30 M rows take a minute to write; the report's are events
+        rows = min(rows, 3_000_000)  # and facts bombs
+    try:
+        before = pq.read_metadata(case.path / name).num_rows
+    except Exception:
+        return
+    try:
+        first = pq.read_table(case.path / name).slice(0, 1)
+    except Exception:
+        return
+    (case.path / name).unlink()
+    write_bomb(first, rows, case.path / name)
+    if consistent:  # the manifest edited to match: a large archive, as far as anything can tell
+        case.detected = [(t, n) for t, n in case.detected if n != name]  # its earlier damage is overwritten
+        case.restat(table, index)
+        entry = case.entry(table)
+        entry["rows"] = entry["rows"] - before + rows
+        case.set_entry(table, entry)
+        case.collect = False
+    else:
+        case.detected.append((table, name))
+
+
+def _wrong_schema(case: Case) -> None:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    picked = case.pick()
+    if picked is None:
+        return
+    table, index, name = picked
+    how = case.rng.choice(["cast", "rename", "drop", "list"])
+
+    def change(data: Any) -> Any:
+        names = [n for n in data.column_names if n not in ("project_dir",)]
+        target = case.rng.choice(names)
+        position = data.column_names.index(target)
+        column = data.column(target)
+        if how == "rename":
+            return data.rename_columns([n + "_x" if n == target else n for n in data.column_names])
+        if how == "drop":
+            return data.remove_column(position)
+        if how == "list":
+            return data.set_column(position, target, pa.array([[v] for v in column.to_pylist()]))
+        if pa.types.is_integer(column.type) or pa.types.is_boolean(column.type):
+            return data.set_column(position, target, pc.cast(column, pa.string()))
+        if pa.types.is_timestamp(column.type):
+            return data.set_column(position, target, pc.cast(column, pa.int64()))
+        return data.set_column(position, target, pa.array([1] * data.num_rows, pa.int32()))
+
+    if _rewrite(case, table, index, change):
+        case.restat(table, index)
+        case.detected.append((table, name))
+
+
+def _time_zone(case: Case) -> None:
+    import pyarrow as pa
+
+    picked = case.pick(("sessions",))
+    if picked is None:
+        return
+    table, index, name = picked
+    zone = case.rng.choice(TIME_ZONES)
+
+    def change(data: Any) -> Any:
+        for position, column in enumerate(data.columns):
+            if pa.types.is_timestamp(column.type):
+                kind = pa.timestamp(column.type.unit, tz=zone or None)
+                data = data.set_column(position, data.column_names[position], column.cast(pa.int64()).cast(kind))
+        return data
+
+    if _rewrite(case, table, index, change):
+        case.restat(table, index)
+        case.detected.append((table, name))
+
+
+def _fifo(case: Case) -> None:
+    picked = case.pick()
+    if picked is None:
+        return
+    table, _, name = picked
+    (case.path / name).unlink()
+    os.mkfifo(case.path / name)
+    case.detected.append((table, name))
+
+
+def _manifest_rows(case: Case) -> None:
+    picked = case.pick()
+    if picked is None:
+        return
+    table, index, name = picked
+    entry = case.entry(table)
+    if "file_rows" in entry and case.rng.random() < 0.5:
+        entry["file_rows"] = [*entry["file_rows"]]
+        entry["file_rows"][index] += case.rng.choice([-1, 1, 1000])
+        entry["file_rows"][index] = max(entry["file_rows"][index], 0) if entry["file_rows"][index] >= 0 else 1
+    else:
+        entry["rows"] = max(0, entry["rows"] + case.rng.choice([-1, 1, 10**9]))
+    case.set_entry(table, entry)
+    case.detected.append((table, name))
+
+
+def _duplicate_file(case: Case) -> None:
+    picked = case.pick()
+    if picked is None:
+        return
+    table, index, name = picked
+    entry = case.entry(table)
+    entry["files"] = [*entry["files"], name]
+    for key in ("file_rows", "file_bytes"):
+        if key in entry:
+            entry[key] = [*entry[key], entry[key][index]]
+    case.set_entry(table, entry)
+    case.detected.append((table, name))
+
+
+def _path_escape(case: Case) -> None:
+    import pyarrow as pa
+
+    picked = case.pick(("sessions",))
+    if picked is None:
+        return
+    table, index, _ = picked
+    outside = str(case.bases.outside)
+    root = str(case.root)
+    target = case.rng.choice([outside, root + "/../outside/p/s/session.jsonl.zstd", outside.replace(".zstd", "")])
+
+    def change(data: Any) -> Any:
+        for column in ("path", "path_bytes"):
+            position = data.column_names.index(column)
+            value = target if column == "path" else os.fsencode(target)
+            kind = data.schema.field(column).type
+            data = data.set_column(position, column, pa.array([value] * data.num_rows, kind))
+        return data
+
+    if _rewrite(case, table, index, change):
+        case.restat(table, index)
+
+
+MUTATIONS: dict[str, Mutation] = {
+    "bitflip": _bitflip,
+    "footer-bitflip": _footer_bitflip,
+    "zero": _zero,
+    "truncate": _truncate,
+    "footer-length": _footer_length,
+    "row-bomb": lambda case: _row_bomb(case, consistent=False),
+    "row-bomb-consistent": lambda case: _row_bomb(case, consistent=True),
+    "wrong-schema": _wrong_schema,
+    "time-zone": _time_zone,
+    "fifo": _fifo,
+    "manifest-rows": _manifest_rows,
+    "duplicate-file": _duplicate_file,
+    "path-escape": _path_escape,
+}
+PLAIN_ONLY = {"path-escape"}  # applied to the archive without events (its transcripts read the root)
+
+
+def make_case(
+    seed: int, bases: Bases, *, mutations: list[str] | None = None, bomb_rows: tuple[int, ...] = BOMB_ROWS
+) -> Case:
+    """Copy a base archive and apply the seeded mutations (``mutations`` names them, else they are drawn)."""
+    rng = random.Random(seed)
+    chosen = mutations or rng.sample(sorted(MUTATIONS), rng.choice([1, 1, 2, 3]))
+    base = bases.without_events if (set(chosen) & PLAIN_ONLY or rng.random() < 0.2) else bases.with_events
+    path = bases.work / f"case-{seed}"
+    if path.exists():
+        shutil.rmtree(path)
+    shutil.copytree(base, path)
+    manifest = json.loads((path / "manifest.json").read_text())
+    case = Case(seed, path, bases.root, manifest, rng, bases, bomb_rows=bomb_rows)
+    for name in chosen:
+        MUTATIONS[name](case)
+        case.mutations.append(name)
+    case.save()
+    return case
+
+
+def discard(case: Case) -> None:
+    shutil.rmtree(case.path, ignore_errors=True)
+
+
+# --- the child -----------------------------------------------------------------------------------
+
+CHILD = r"""
+import io, json, os, sys, tempfile, time, traceback
+sys.path.insert(0, os.environ["FUZZ_REPO"])
+from tests.fuzz.archives import child_main
+child_main()
+"""
+
+
+def _hwm_kb() -> int:
+    with open("/proc/self/status") as status:
+        return int(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
+
+
+def _cli(args: list[str]) -> dict[str, Any]:
+    """Run the CLI in this process with descriptors 1 and 2 captured (a Rust panic writes to 2 directly)."""
+    from subagent_catalog.cli import main
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        os.dup2(out.fileno(), 1)
+        os.dup2(err.fileno(), 2)
+        try:
+            try:
+                main.main(args=args, prog_name="subagent-catalog", standalone_mode=True)
+                code: Any = 0
+            except SystemExit as exit_:
+                code = exit_.code if isinstance(exit_.code, int) else 1
+            except BaseException as error:
+                code = f"raised {type(error).__name__}: {str(error)[:200]}"
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+        err.seek(0)
+        return {"code": code, "stderr": err.read().decode("utf-8", "replace")[-4000:]}
+
+
+def _outcome(call: Callable[[], Any], schema: Any = None) -> list[Any]:
+    from subagent_catalog.errors import SubagentCatalogError
+
+    try:
+        value = call()
+    except SubagentCatalogError as error:
+        return ["error", type(error).__name__, str(error)[:600]]
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:
+        return ["raw", type(error).__name__, "".join(traceback.format_exception(error))[-1500:]]
+    if schema is not None and getattr(value, "schema", schema) != schema:
+        return ["raw", "schema", f"{value.schema} != {schema}"]
+    return ["ok"]
+
+
+def run_calls(spec: dict[str, Any]) -> dict[str, Any]:
+    """Every archive-reading call on one case (in the child)."""
+    import polars as pl
+
+    from subagent_catalog import (
+        catalog,
+        catalog_descendants,
+        deviations,
+        list_agents_text,
+        list_children,
+        list_descendants,
+        search_events,
+        transcript,
+    )
+    from subagent_catalog.analysis.search import SEARCH_SCHEMA
+    from subagent_catalog.catalog.schemas import CATALOG_EXTRA, ROW_SCHEMA
+    from subagent_catalog.store.archive import open_archive
+
+    path = spec["path"]
+    out: dict[str, Any] = {}
+    out["open"] = _outcome(lambda: open_archive(path))
+    if out["open"][0] == "ok":
+        archive = open_archive(path)
+        for table in TABLES:
+            out[f"check {table}"] = _outcome(lambda t=table: archive.check(t))  # type: ignore[misc]
+        rows = pl.Schema({**CATALOG_EXTRA, **ROW_SCHEMA})
+        if spec["collect"]:
+            out["catalog"] = _outcome(lambda: catalog(open_archive(path)), rows)
+            out["catalog_descendants"] = _outcome(lambda: catalog_descendants(open_archive(path)))
+            out["deviations"] = _outcome(lambda: deviations(open_archive(path)))
+            for parent in spec["parents"]:
+                out[f"list_children {parent}"] = _outcome(lambda p=parent: list_children(open_archive(path), p))
+                out[f"list_descendants {parent}"] = _outcome(lambda p=parent: list_descendants(open_archive(path), p))
+                out[f"list_agents_text {parent}"] = _outcome(lambda p=parent: list_agents_text(open_archive(path), p))
+            out["to_corpus"] = _outcome(lambda: open_archive(path).to_corpus(events=True))
+            for session in spec["sessions"]:
+                out[f"transcript {session}"] = _outcome(lambda s=session: transcript(open_archive(path).to_corpus(), s))
+        out["search"] = _outcome(lambda: search_events(open_archive(path), "e", limit=5), pl.Schema(SEARCH_SCHEMA))
+    out["cli search"] = _cli(["search", path, "e", "--limit", "5"])
+    out["cli export"] = _cli(["export", spec["root"], path, "--quiet", "--jobs", "1"])
+    return out
+
+
+def child_main() -> None:
+    """Read the cases from argv[1] (JSON), run each, print one JSON line per case."""
+    import json
+
+    outside = os.path.join(os.environ["FUZZ_OUTSIDE"], "")
+    opened: list[str] = []
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event == "open" and args and isinstance(args[0], (str, bytes)):
+            name = os.fsdecode(args[0])
+            if "outside" in name and os.path.realpath(name).startswith(outside):
+                opened.append(name)
+
+    sys.addaudithook(hook)
+    for spec in json.loads(Path(sys.argv[1]).read_text()):
+        started = time.perf_counter()
+        result = run_calls(spec)
+        result["_seconds"] = time.perf_counter() - started
+        result["_hwm_kb"] = _hwm_kb()
+        result["_opened_outside"] = sorted(set(opened))
+        opened.clear()
+        print(json.dumps({"seed": spec["seed"], "result": result}), flush=True)
+
+
+# --- the parent ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    """One case: its mutations and the invariants it broke."""
+
+    seed: int
+    mutations: list[str]
+    violations: list[str]
+    hwm_mb: float | None = None
+    seconds: float | None = None
+    result: dict[str, Any] = field(default_factory=dict)
+
+
+def _cli_violations(name: str, run: dict[str, Any]) -> list[str]:
+    code, stderr = run["code"], run["stderr"]
+    out: list[str] = []
+    if not isinstance(code, int) or code not in (0, 1):
+        out.append(f"{name}: exit {code}")
+    if "Traceback" in stderr or "panicked" in stderr:
+        out.append(f"{name}: traceback or panic on stderr")
+    if code == 1:
+        lines = stderr.strip().splitlines()
+        errors = [line for line in lines if line.startswith("Error:")]
+        if len(errors) != 1 or lines[-1] != errors[0]:
+            out.append(f"{name}: {len(errors)} Error: lines, {len(lines)} lines in all")
+    return out
+
+
+def check(case: Case, result: dict[str, Any]) -> list[str]:
+    """The violated invariants of one case's child result."""
+    violations: list[str] = []
+    for name, outcome in result.items():
+        if name.startswith("_"):
+            continue
+        if name.startswith("cli "):
+            violations += _cli_violations(name, outcome)
+        elif outcome[0] == "raw":
+            violations.append(f"{name}: raw {outcome[1]}")
+    damaged: dict[str, list[str]] = {}
+    for table, file_name in case.detected:
+        damaged.setdefault(table, []).append(file_name.split("/")[-1])
+    for table, names in damaged.items():
+        outcome = result.get(f"check {table}") or result.get("open")
+        if outcome is None or outcome[0] != "error" or outcome[1] != "ArchiveError":
+            violations.append(f"check {table}: the damaged {', '.join(names)} was not refused")
+        elif not any(name in outcome[2] for name in case.touched) and "its manifest says" not in outcome[2]:
+            violations.append(f"check {table}: the error names none of {', '.join(names)}")
+    if result.get("_opened_outside"):
+        violations.append(f"opened outside the root: {result['_opened_outside']}")
+    if result.get("_hwm_kb", 0) / 1024 > RSS_BOUND_MB:
+        violations.append(f"peak RSS {result['_hwm_kb'] / 1024:.0f} MB > {RSS_BOUND_MB} MB")
+    return violations
+
+
+def run_batch(cases: list[Case], bases: Bases) -> list[Outcome]:
+    """Run the calls of several cases in one child interpreter; the outcome of each."""
+    specs = [
+        {
+            "seed": case.seed,
+            "path": str(case.path),
+            "root": str(case.root),
+            "collect": case.collect,
+            "sessions": bases.sessions[:3],
+            "parents": bases.parents[:3],
+        }
+        for case in cases
+    ]
+    spec_file = bases.work / f"spec-{cases[0].seed}.json"
+    spec_file.write_text(json.dumps(specs))
+    env = {
+        **os.environ,
+        "FUZZ_REPO": str(REPO),
+        "FUZZ_OUTSIDE": str(bases.outside.parents[2]),
+        "SUBAGENT_CATALOG_CACHE": "off",
+        "PYTHONPATH": str(REPO),
+    }
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", CHILD, str(spec_file)],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=TIMEOUT_S * len(cases),
+            env=env,
+            cwd=str(bases.work),
+            check=False,
+        )
+        stdout, tail = done.stdout, f"exit {done.returncode}: {done.stderr[-800:]}"
+    except subprocess.TimeoutExpired as expired:
+        stdout = (expired.stdout or b"").decode() if isinstance(expired.stdout, bytes) else (expired.stdout or "")
+        tail = f"timeout after {TIMEOUT_S * len(cases):.0f} s"
+    results = {}
+    for line in stdout.splitlines():
+        if line.startswith('{"seed"'):
+            record = json.loads(line)
+            results[record["seed"]] = record["result"]
+    outcomes = []
+    for case in cases:
+        result = results.get(case.seed)
+        if result is None:
+            outcomes.append(Outcome(case.seed, case.mutations, [f"no result from the child ({tail})"]))
+            continue
+        outcomes.append(
+            Outcome(
+                case.seed,
+                case.mutations,
+                check(case, result),
+                result["_hwm_kb"] / 1024,
+                result["_seconds"],
+                result,
+            )
+        )
+    return outcomes
+
+
+def run_cases(
+    seeds: list[int],
+    bases: Bases,
+    *,
+    batch: int = 6,
+    mutations: list[str] | None = None,
+    bomb_rows: tuple[int, ...] = BOMB_ROWS,
+) -> list[Outcome]:
+    """Build and run cases a batch at a time (each batch in one child)."""
+    outcomes: list[Outcome] = []
+    for start in range(0, len(seeds), batch):
+        cases = [
+            make_case(seed, bases, mutations=mutations, bomb_rows=bomb_rows) for seed in seeds[start : start + batch]
+        ]
+        try:
+            outcomes += run_batch(cases, bases)
+        finally:
+            for case in cases:
+                discard(case)
+    return outcomes
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``--cases`` seeded cases; print a summary; exit 1 on any violation."""
+    parser = argparse.ArgumentParser(prog="python -m tests.fuzz.archives", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cases", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--case-seed", type=int, default=None, help="run exactly this case seed again")
+    parser.add_argument("--batch", type=int, default=6, help="cases per child interpreter")
+    parser.add_argument("--long", action="store_true", help=f"row bombs up to {LONG_BOMB_ROWS[-1]:,} rows")
+    parser.add_argument("--out", default=str(REPO / "tests" / "artifacts"))
+    args = parser.parse_args(argv)
+    seeds = [args.case_seed] if args.case_seed is not None else [args.seed * 1_000_000 + i for i in range(args.cases)]
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="fuzz-archives-") as work:
+        bases = make_bases(Path(work))
+        outcomes: list[Outcome] = []
+        for start in range(0, len(seeds), args.batch * 10):
+            bombs = LONG_BOMB_ROWS if args.long else BOMB_ROWS
+            fresh = run_cases(seeds[start : start + args.batch * 10], bases, batch=args.batch, bomb_rows=bombs)
+            for outcome in fresh:
+                if outcome.violations:  # at once: a long run that dies later keeps its findings
+                    print(f"violation: seed {outcome.seed} {outcome.mutations}: {outcome.violations}", flush=True)
+            outcomes += fresh
+            done = len(outcomes)
+            bad = sum(1 for o in outcomes if o.violations)
+            print(
+                f"{done}/{len(seeds)} cases, {bad} with violations, {time.perf_counter() - started:.0f} s", flush=True
+            )
+    drawn = Counter(name for outcome in outcomes for name in outcome.mutations)
+    errors = Counter(
+        value[1]
+        for outcome in outcomes
+        for name, value in outcome.result.items()
+        if not name.startswith("_") and isinstance(value, list) and value and value[0] != "ok"
+    )
+    peaks = [o.hwm_mb for o in outcomes if o.hwm_mb is not None]
+    summary = {
+        "cases": len(outcomes),
+        "seconds": round(time.perf_counter() - started, 1),
+        "violations": [
+            {"seed": o.seed, "mutations": o.mutations, "violations": o.violations} for o in outcomes if o.violations
+        ],
+        "mutations": dict(drawn.most_common()),
+        "typed_errors": dict(errors.most_common()),
+        "peak_rss_mb_max": max(peaks) if peaks else None,
+        "rss_bound_mb": RSS_BOUND_MB,
+    }
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "fuzz-archives.json"), "w", encoding="utf-8") as handle:
+        json.dump(summary, handle, indent=1)
+    print(json.dumps({k: v for k, v in summary.items() if k != "violations"}, indent=1))
+    for violation in summary["violations"][:50]:
+        print(violation)
+    return 1 if summary["violations"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

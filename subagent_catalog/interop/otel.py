@@ -23,7 +23,6 @@ what is readable, with an ERROR status and a ``dsh.read_problem`` event.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +39,7 @@ from subagent_catalog.errors import UnknownSessionError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.nearest import nearest_ids
 from subagent_catalog.interop.errors import OtlpExportError
+from subagent_catalog.interop.otel_attributes import Export, PriceFunction
 from subagent_catalog.interop.otel_conventions import (
     GEN_AI_SCHEMA_URL,
     MAX_TEXT,
@@ -49,7 +49,7 @@ from subagent_catalog.interop.otel_conventions import (
     conventions_text,
 )
 from subagent_catalog.interop.otel_links import spawn_link
-from subagent_catalog.interop.otel_session import Export, PriceFunction, SessionSpans, session_spans, trace_id
+from subagent_catalog.interop.otel_session import SessionSpans, session_spans, trace_id
 from subagent_catalog.interop.otlp_json import json_line
 from subagent_catalog.outputs import PathLike, open_output
 from subagent_catalog.store.archive import Archive
@@ -295,7 +295,7 @@ def to_otlp(
         >>> log = EventLog("s1"); log.turn_start(); log.user("fix it"); log.tool_round("c1", "ok"); log.turn_end()
         >>> _ = write_session(root, header("s1", created_at=1), log.events, "none")
         >>> [(s.name, s.attributes["openinference.span.kind"]) for s in to_otlp(read_corpus(root))]
-        [('session s1', 'AGENT'), ('turn 1', 'CHAIN'), ('unknown/unknown', 'LLM'), ('read_file', 'TOOL')]
+        [('session s1', 'AGENT'), ('turn 1', 'CHAIN'), ('deepseek/deepseek-chat', 'LLM'), ('read_file', 'TOOL')]
     """
     traces = otlp_traces(
         source, sessions=sessions, conventions=conventions, project=project, max_text=max_text, price=price
@@ -333,7 +333,14 @@ class OtlpStats:
             self.kinds[kind] = self.kinds.get(kind, 0) + 1
 
 
-def _requests(traces: Iterable[list[ReadableSpan]], stats: OtlpStats) -> Iterator[list[ReadableSpan]]:
+def request_batches(traces: Iterable[list[ReadableSpan]], stats: OtlpStats) -> Iterator[list[ReadableSpan]]:
+    """Group traces into requests of at least ``REQUEST_SPANS`` spans (a trace is never split), counting them.
+
+    Examples:
+        >>> stats = OtlpStats()
+        >>> [len(batch) for batch in request_batches([[], []], stats)], stats.traces, stats.requests
+        ([], 2, 0)
+    """
     batch: list[ReadableSpan] = []
     for trace in traces:
         stats.count(trace)
@@ -363,7 +370,7 @@ def write_otlp_json(
     """
     stats = OtlpStats()
     with open_output(path, binary=True, protected=protected) as handle:
-        for batch in _requests(traces, stats):
+        for batch in request_batches(traces, stats):
             handle.write(json_line(batch))
     return stats
 
@@ -413,7 +420,7 @@ def send_otlp(
     stats = OtlpStats()
     exporter = OTLPSpanExporter(endpoint=url, headers=dict(headers) if headers else None, timeout=timeout)
     try:
-        for batch in _requests(traces, stats):
+        for batch in request_batches(traces, stats):
             if exporter.export(batch) != SpanExportResult.SUCCESS:
                 raise OtlpExportError(
                     f"{url} did not accept {len(batch)} spans (after {stats.requests - 1} accepted requests)",
@@ -422,13 +429,3 @@ def send_otlp(
     finally:
         exporter.shutdown()  # type: ignore[no-untyped-call]
     return stats
-
-
-def default_output_name(root: str) -> str:
-    """A file name for a root's spans (``<root name>.spans.jsonl``).
-
-    Examples:
-        >>> default_output_name("/data/corpus/")
-        'corpus.spans.jsonl'
-    """
-    return f"{os.path.basename(os.path.normpath(root)) or 'corpus'}.spans.jsonl"

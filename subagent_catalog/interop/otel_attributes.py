@@ -11,10 +11,13 @@ field no usage sample carries is left out, never written as 0.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
 from subagent_catalog.interop.otel_conventions import (
     AGENT,
@@ -25,13 +28,11 @@ from subagent_catalog.interop.otel_conventions import (
     OI,
     SPAN_KIND,
     TOOL,
+    Conventions,
     clip,
     wants,
 )
 from subagent_catalog.read.jsvalue import is_safe_integer
-
-if TYPE_CHECKING:
-    from subagent_catalog.interop.otel_session import Export
 
 JSON = "application/json"
 TEXT = "text/plain"
@@ -73,6 +74,21 @@ class StepUsage:
         parts = [self.input_tokens, self.cache_read_tokens, self.cache_write_tokens]
         known = [part for part in parts if part is not None]
         return sum(known) if known else None
+
+
+PriceFunction = Callable[[StepUsage], float | None]
+"""Gives a model step's cost in USD (``None``: unknown); ``to_otlp(price=...)`` fills ``llm.cost.total``."""
+
+
+@dataclass(frozen=True)
+class Export:
+    """The settings every span of one export shares (``otel.export_settings`` makes them)."""
+
+    resource: Resource
+    scope: InstrumentationScope
+    conventions: Conventions
+    max_text: int
+    price: PriceFunction | None = None
 
 
 _USAGE_FIELDS = {

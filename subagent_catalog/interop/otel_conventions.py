@@ -60,8 +60,9 @@ def conventions_text() -> str:
     """The versions an export follows, as one line (the scope's ``dsh.conventions`` attribute).
 
     Examples:
-        >>> print(conventions_text().replace("; ", ";\n"))
-        openinference-semantic-conventions 0.1.42;
+        >>> for part in conventions_text().split("; "):
+        ...     print(part)
+        openinference-semantic-conventions 0.1.42
         gen_ai.* from opentelemetry-semantic-conventions 0.66b2 (schema 1.44.0, in development)
     """
     schema = GEN_AI_SCHEMA_URL.rsplit("/", 1)[-1]

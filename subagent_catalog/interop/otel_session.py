@@ -16,23 +16,17 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 import polars as pl
-from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan
-from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from subagent_catalog.interop import otel_attributes as attrs
-from subagent_catalog.interop.otel_attributes import Message, StepUsage
-from subagent_catalog.interop.otel_conventions import Conventions
-
-PriceFunction = Callable[[StepUsage], float | None]
-"""Gives a model step's cost in USD (``None``: unknown); ``to_otlp(price=...)`` fills ``llm.cost.total``."""
+from subagent_catalog.interop.otel_attributes import Export, Message
 
 _STARTED = re.compile(r"started subagent (\S+)\s*\Z")
 _MS = 1_000_000
@@ -140,17 +134,6 @@ class SessionSpans:
     tools: list[ToolCall]
     first_user: str | None
     start_ms: int
-
-
-@dataclass(frozen=True)
-class Export:
-    """The settings every span of one export shares."""
-
-    resource: Resource
-    scope: InstrumentationScope
-    conventions: Conventions
-    max_text: int
-    price: PriceFunction | None = None
 
 
 def _prompt(arguments: str | None) -> str | None:

@@ -48,7 +48,7 @@ def connect(source: Source, query: str) -> duckdb.DuckDBPyConnection:
         >>> import tempfile
         >>> from subagent_catalog.corpus import read_corpus
         >>> connect(read_corpus(tempfile.mkdtemp()), "select count(*) from sessions").sql("show tables").fetchall()
-        [('sessions',)]
+        [('_data_sessions',), ('sessions',)]
     """
     con = duckdb.connect(":memory:", config=DUCKDB_CONFIG)
     for name in sorted(_names(query) & set(SQL_TABLES)):
@@ -96,7 +96,8 @@ def sql(source: Source, query: str) -> pl.DataFrame:
         result = con.sql(query)
         if result is None:
             return pl.DataFrame()
-        return result.pl()
+        frame: pl.DataFrame = result.pl()
+        return frame
     except duckdb.Error as error:
         hint = f"the tables are {', '.join(table_names())} (docs/sql.md); files cannot be read or written"
         raise SqlError(_first_line(error), hint=hint) from None

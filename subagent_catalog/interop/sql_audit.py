@@ -69,6 +69,6 @@ def audit_query(name: str) -> str:
 
     Examples:
         >>> audit_query("damaged-logs").splitlines()[0]
-        "select verdict, coalesce(read_cause, verdict) as cause, count(*) as logs"
+        'select verdict, coalesce(read_cause, verdict) as cause, count(*) as logs'
     """
     return AUDIT_QUERIES[name].strip()

@@ -89,6 +89,7 @@ class _Node:
     row: dict[str, Any]
     key: str
     children: list[_Node] = field(default_factory=list)
+    parent: _Node | None = None
 
 
 @dataclass
@@ -125,33 +126,18 @@ def _forest(corpus: Corpus) -> _Forest:
             parent_of.pop(id(at), None)
     roots = []
     for node in nodes:
-        parent = parent_of.get(id(node))
-        if parent is None:
+        node.parent = parent_of.get(id(node))
+        if node.parent is None:
             roots.append(node)
         else:
-            parent.children.append(node)
+            node.parent.children.append(node)
     return _Forest(roots, by_id)
 
 
-def _root_of(forest: _Forest, node: _Node) -> _Node:
-    for root in forest.roots:
-        stack = [root]
-        while stack:
-            at = stack.pop()
-            if at is node:
-                return root
-            stack.extend(at.children)
+def _root_of(node: _Node) -> _Node:
+    while node.parent is not None:
+        node = node.parent
     return node
-
-
-def _parent_node(forest: _Forest, node: _Node) -> _Node | None:
-    stack = list(forest.roots)
-    while stack:
-        at = stack.pop()
-        if any(child is node for child in at.children):
-            return at
-        stack.extend(at.children)
-    return None
 
 
 def _selected(forest: _Forest, corpus: Corpus, sessions: Sequence[str] | None) -> list[tuple[_Node, _Node]]:
@@ -166,11 +152,11 @@ def _selected(forest: _Forest, corpus: Corpus, sessions: Sequence[str] | None) -
             hint = f"did you mean {', '.join(near)}?" if near else "check the id (subagent-catalog summary lists them)"
             message = f"no readable session log has id {session_id!r}"
             raise UnknownSessionError(session_id, near, message=message, hint=hint)
-        chosen.append((node, _root_of(forest, node)))
+        chosen.append((node, _root_of(node)))
     return chosen
 
 
-def _link_to_parent(export: Export, forest: _Forest, node: _Node, trace_of: Mapping[str, int]) -> list[Link]:
+def _link_to_parent(forest: _Forest, node: _Node) -> list[Link]:
     """A fork's (or any non-subagent child's) span link to the AGENT span of the session it names as parent."""
     from subagent_catalog.interop.otel_session import context, span_id
 
@@ -180,8 +166,8 @@ def _link_to_parent(export: Export, forest: _Forest, node: _Node, trace_of: Mapp
     parent = forest.by_id.get(parent_id)
     if parent is None or parent is node:
         return []
-    parent_root = _root_of(forest, parent)
-    trace = trace_of.get(parent_root.key) or trace_id(parent_root.key)
+    parent_root = _root_of(parent)
+    trace = trace_id(parent_root.key)
     kind = "fork-of" if node.row["seed_length"] is not None else "child-of"
     attributes = {"dsh.link": kind, "dsh.parent_session": parent_id}
     if node.row["seed_length"] is not None:
@@ -200,16 +186,16 @@ def _tree_spans(
         node, parent = stack.pop()
         events = corpus.log_events(node.row["list_order"])
         rows = session_transcript(corpus, node.row, events)
-        own = rows.filter(~pl.col("in_seed") & (pl.col("kind") == "user"))
-        first_user = own["text"][0] if own.height else None
-        parent_ctx: SpanContext | None = None
-        spawn: dict[str, Any] = {}
-        if parent is not None:
-            parent_ctx, spawn = spawn_link(parent, node.row, first_user, claimed)
-        links = [] if parent is not None else _link_to_parent(export, forest, node, {})
-        built = session_spans(
-            export, node.row, rows, events, key=node.key, trace=trace, parent=parent_ctx, spawn=spawn, links=links
-        )
+        links = [] if parent is not None else _link_to_parent(forest, node)
+
+        def place(
+            first_user: str | None, parent: SessionSpans | None = parent, row: dict[str, Any] = node.row
+        ) -> tuple[SpanContext | None, dict[str, Any]]:
+            if parent is None:
+                return None, {}
+            return spawn_link(parent, row, first_user, claimed)
+
+        built = session_spans(export, node.row, rows, events, key=node.key, trace=trace, parent=place, links=links)
         spans.extend(built.spans)
         stack.extend((child, built) for child in reversed(node.children))
     return spans
@@ -247,7 +233,7 @@ def otlp_traces(
     export = export_settings(project=project, conventions=conventions, max_text=max_text, price=price)
     forest = _forest(corpus)
     for node, root in _selected(forest, corpus, sessions):
-        parent = _parent_node(forest, node)
+        parent = node.parent
         parent_spans = None
         if parent is not None:  # a child exported alone keeps the parent span a whole export gives it
             events = corpus.log_events(parent.row["list_order"])

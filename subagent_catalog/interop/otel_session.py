@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -158,11 +158,12 @@ def _detail(row: dict[str, Any]) -> dict[str, Any]:
 def _lookups(events: pl.DataFrame) -> tuple[dict[tuple[Any, Any], int], list[tuple[int, str]]]:
     """``step/start`` times by (turn, step), and (seq, provider/model) of each ``request/header``."""
     starts: dict[tuple[Any, Any], int] = {}
-    for turn, step, time in events.filter(pl.col("type") == "step/start").select("turn", "step", "time_ms").iter_rows():
-        starts[(turn, step)] = time
     models: list[tuple[int, str]] = []
-    headers = events.filter(pl.col("type") == "request/header").select("seq", "data")
-    for seq, raw in headers.iter_rows():
+    wanted = events.filter(pl.col("type").is_in(["step/start", "request/header"]))
+    for kind, seq, turn, step, time, raw in wanted.select("type", "seq", "turn", "step", "time_ms", "data").iter_rows():
+        if kind == "step/start":
+            starts[(turn, step)] = time
+            continue
         try:
             config = orjson.loads(raw or "null")["header"]["config"]
             models.append((seq, f"{config.get('provider')}/{config.get('model')}"))
@@ -370,8 +371,7 @@ def session_spans(
     *,
     key: str,
     trace: int,
-    parent: SpanContext | None,
-    spawn: dict[str, Any] | None = None,
+    parent: SpanContext | Callable[[str | None], tuple[SpanContext | None, dict[str, Any]]] | None,
     links: Sequence[Link] = (),
 ) -> SessionSpans:
     """The spans of one session log.
@@ -384,9 +384,10 @@ def session_spans(
         key: what its span ids derive from (the session id; with the path when
             several logs carry that id).
         trace: the trace id of its root run.
-        parent: the span the AGENT span hangs under (the spawning TOOL span, a
-            parent's AGENT span), or ``None`` for a root.
-        spawn: how it was linked to its parent (``dsh.spawn.*`` attributes).
+        parent: the span the AGENT span hangs under (a parent's AGENT span),
+            ``None`` for a root, or a function that picks it (the spawning
+            TOOL span) from the session's first own user message and also
+            gives the ``dsh.spawn.*`` attributes.
         links: span links (a fork's link to the session it was forked from).
 
     Examples:
@@ -424,7 +425,10 @@ def session_spans(
         problem_events.append(
             Event("dsh.read_problem", attrs.read_problem(read_problem["text"], _detail(read_problem)), _ns(end_ms))
         )
-    agent_attributes = attrs.agent(export, session, builder.first_user, builder.last_assistant, spawn or {})
+    spawn: dict[str, Any] = {}
+    if callable(parent):
+        parent, spawn = parent(builder.first_user)
+    agent_attributes = attrs.agent(export, session, builder.first_user, builder.last_assistant, spawn)
     spans.append(
         _span(
             export,

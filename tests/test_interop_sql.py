@@ -130,3 +130,17 @@ def test_to_pandas_gives_arrow_backed_columns(sample: Corpus) -> None:
     )
     assert all(isinstance(dtype, pd.ArrowDtype) for dtype in frame.dtypes)
     assert str(frame.dtypes["created_at"]).startswith("timestamp[")
+
+
+def test_every_frame_returning_public_function_documents_to_pandas() -> None:
+    import inspect
+
+    import subagent_catalog
+
+    returning = []
+    for name in subagent_catalog.__all__:
+        obj = getattr(subagent_catalog, name)
+        if inspect.isfunction(obj) and str(inspect.signature(obj).return_annotation).startswith("pl."):
+            returning.append(name)
+            assert "to_pandas(types_mapper=pd.ArrowDtype)" in (obj.__doc__ or ""), name
+    assert {"catalog", "list_children", "scan_events", "sql", "transcript"} <= set(returning)

@@ -37,6 +37,9 @@ def catalog(
     Raises:
         CatalogError: ``PERSISTENCE_LIST_FAILED`` when upstream's listing fails.
 
+    pandas: ``.to_pandas(types_mapper=pd.ArrowDtype)`` gives
+    pandas with Arrow-backed columns (nulls, lists and UTC times kept; docs/pandas.md).
+
     Examples:
         >>> import tempfile
         >>> from subagent_catalog.corpus import read_corpus
@@ -80,6 +83,9 @@ def catalog_descendants(
 
     Raises:
         CatalogError: ``PERSISTENCE_LIST_FAILED`` when upstream's listing fails.
+
+    pandas: ``.to_pandas(types_mapper=pd.ArrowDtype)`` gives
+    pandas with Arrow-backed columns (nulls, lists and UTC times kept; docs/pandas.md).
 
     Examples:
         >>> import tempfile

@@ -23,6 +23,8 @@ what is readable, with an ERROR status and a ``dsh.read_problem`` event.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -374,6 +376,26 @@ def traces_endpoint(url: str) -> str:
     return urlunsplit(parts)
 
 
+@contextlib.contextmanager
+def _exporter_log() -> Iterator[list[str]]:
+    """The OpenTelemetry exporter's log messages (retries, failures), kept for the error instead of printed."""
+    logger = logging.getLogger("opentelemetry.exporter")
+    said: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            said.append(record.getMessage())
+
+    handler, propagate = Keep(logging.WARNING), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield said
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
 def send_otlp(
     traces: Iterable[list[ReadableSpan]],
     endpoint: str,
@@ -405,13 +427,15 @@ def send_otlp(
         raise OtlpExportError(f"not an http(s) URL: {endpoint!r}", hint="pass e.g. --endpoint http://127.0.0.1:6006")
     stats = OtlpStats()
     exporter = OTLPSpanExporter(endpoint=url, headers=dict(headers) if headers else None, timeout=timeout)
-    try:
-        for batch in request_batches(traces, stats):
-            if exporter.export(batch) != SpanExportResult.SUCCESS:
-                raise OtlpExportError(
-                    f"{url} did not accept {len(batch)} spans (after {stats.requests - 1} accepted requests)",
-                    hint="check that a collector listens for OTLP/HTTP (protobuf) at that URL, and the headers",
-                )
-    finally:
-        exporter.shutdown()  # type: ignore[no-untyped-call]
+    with _exporter_log() as said:
+        try:
+            for batch in request_batches(traces, stats):
+                if exporter.export(batch) != SpanExportResult.SUCCESS:
+                    why = f": {said[0][:300]}" if said else ""
+                    raise OtlpExportError(
+                        f"{url} did not accept {len(batch)} spans (after {stats.requests - 1} accepted requests){why}",
+                        hint="check that a collector listens for OTLP/HTTP (protobuf) at that URL, and the headers",
+                    )
+        finally:
+            exporter.shutdown()  # type: ignore[no-untyped-call]
     return stats

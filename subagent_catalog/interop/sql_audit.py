@@ -29,13 +29,13 @@ order by parent, id, reason, cause, cause_detail
     "tokens-by-project": """
 select project_dir,
        count(*) as logs,
-       sum(turns) as turns,
-       sum(turns_error) as error_turns,
-       sum(input_tokens) as input_tokens,
-       sum(output_tokens) as output_tokens,
-       sum(cache_read_tokens) as cache_read_tokens,
-       sum(tool_calls) as tool_calls,
-       sum(tool_results_failed) as failed_tool_results
+       sum(turns)::bigint as turns,
+       sum(turns_error)::bigint as error_turns,
+       sum(input_tokens)::bigint as input_tokens,
+       sum(output_tokens)::bigint as output_tokens,
+       sum(cache_read_tokens)::bigint as cache_read_tokens,
+       sum(tool_calls)::bigint as tool_calls,
+       sum(tool_results_failed)::bigint as failed_tool_results
 from sessions
 group by project_dir
 order by project_dir

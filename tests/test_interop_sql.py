@@ -144,3 +144,11 @@ def test_every_frame_returning_public_function_documents_to_pandas() -> None:
             returning.append(name)
             assert "to_pandas(types_mapper=pd.ArrowDtype)" in (obj.__doc__ or ""), name
     assert {"catalog", "list_children", "scan_events", "sql", "transcript"} <= set(returning)
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/conformance is not present")
+def test_the_failing_tools_query_counts_what_the_run_facts_count() -> None:
+    corpus = read_corpus(SHARED / "cases" / "real-writer-rich-none" / "corpus", cache=False)
+    tools = sql(corpus, AUDIT_QUERIES["failing-tools"])
+    assert tools["calls"].sum() == corpus.sessions["tool_calls"].sum() > 0  # a fork's seed is not counted again
+    assert tools["failed"].sum() == corpus.sessions["tool_results_failed"].sum() > 0

@@ -19,6 +19,8 @@ from typing import Any, ClassVar
 import orjson
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.trace import StatusCode
 
@@ -34,6 +36,7 @@ from subagent_catalog.interop.otel_conventions import (
     installed_versions,
 )
 from subagent_catalog.interop.otlp_json import json_line, parse_line
+from subagent_catalog.synth.generate import generate
 from subagent_catalog.synth.writer import EventLog, header, write_session
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "conformance"
@@ -350,3 +353,25 @@ def test_a_refusing_endpoint_is_one_error(tmp_path: Path, collector: tuple[str, 
         send_otlp([to_otlp(_small_corpus(tmp_path))], url, timeout=2)
     with pytest.raises(OtlpExportError, match="not an http"):
         send_otlp([], "ftp://127.0.0.1/x")
+
+
+@settings(max_examples=8)
+@given(seed=st.integers(min_value=0, max_value=10_000), damaged=st.sampled_from([0.0, 0.3, 1.0]))
+def test_any_generated_corpus_exports_a_consistent_forest(
+    tmp_path_factory: pytest.TempPathFactory, seed: int, damaged: float
+) -> None:
+    root = tmp_path_factory.mktemp("synth") / "root"
+    generate(root, sessions=10, seed=seed, compression="none", damaged_fraction=damaged, jobs=1, profile="small")
+    corpus = read_corpus(root, cache=False)
+    traces = list(otlp_traces(corpus))
+    spans = [span for trace in traces for span in trace]
+    ids = {(s.context.trace_id, s.context.span_id) for s in spans}
+    assert len(ids) == len(spans)
+    for trace in traces:  # one trace id per trace, every parent inside it except the root AGENT span's
+        assert len({s.context.trace_id for s in trace}) <= 1
+        roots = [s for s in trace if s.parent is None]
+        assert len(roots) == 1 and roots[0] is trace[0]
+        assert all(s.parent is None or (s.context.trace_id, s.parent.span_id) in ids for s in trace)
+    assert sum(_kind(s) == "AGENT" for s in spans) == corpus.sessions.filter(pl.col("verdict") != "skipped").height
+    assert json_line(to_otlp(corpus)) == json_line(spans)
+    parse_line(json_line(spans))

@@ -37,7 +37,13 @@ from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.interop.otel import otlp_traces, send_otlp, to_otlp
 
 pytestmark = pytest.mark.interop
-client_module = pytest.importorskip("phoenix.client", reason="the [interop] extra (arize-phoenix) is not installed")
+
+
+def _client(url: str) -> Any:
+    """Phoenix's client (imported here: the module is collected, and deselected, where the extra is missing)."""
+    module = pytest.importorskip("phoenix.client", reason="the [interop] extra (arize-phoenix) is not installed")
+    return module.Client(base_url=url)
+
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "conformance"
@@ -63,6 +69,7 @@ def _healthy(url: str) -> bool:
 @pytest.fixture(scope="module")
 def phoenix() -> Iterator[str]:
     """A Phoenix server of its own for this module: its URL."""
+    pytest.importorskip("phoenix.server", reason="the [interop] extra (arize-phoenix) is not installed")
     with tempfile.TemporaryDirectory(prefix="phoenix-") as workdir:
         port, grpc_port = _free_port(), _free_port()
         log = open(os.path.join(workdir, "server.log"), "wb")  # noqa: SIM115 (closed below)
@@ -94,7 +101,7 @@ def phoenix() -> Iterator[str]:
 
 def _spans(url: str, project: str, expected: int) -> Any:
     """Phoenix's spans of a project, once it has stored ``expected`` of them (ingestion is asynchronous)."""
-    client = client_module.Client(base_url=url)
+    client = _client(url)
     deadline = time.monotonic() + INGEST_DEADLINE
     while True:
         try:
@@ -253,7 +260,7 @@ def test_a_trace_opens_in_phoenix_ui(phoenix: str, chromium_browser: Any, tmp_pa
     spans = to_otlp(corpus, sessions=[root], project="rich")  # the same ids as the whole corpus's export
     send_otlp([spans], phoenix)
     _spans(phoenix, "rich", len(spans))
-    project = client_module.Client(base_url=phoenix).projects.get(project_name="rich")["id"]
+    project = _client(phoenix).projects.get(project_name="rich")["id"]
     page = chromium_browser.new_page(viewport={"width": 1600, "height": 1000})
     try:
         page.goto(f"{phoenix}/projects/{project}/traces/{spans[0].context.trace_id:032x}", wait_until="load")

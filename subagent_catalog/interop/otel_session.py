@@ -211,7 +211,9 @@ class _Builder:
         return step
 
     def add(self, row: dict[str, Any], trace: int, key: str) -> None:
-        if row["time_ms"] is not None:
+        if row["time_ms"] is None:  # a row without events of its own takes the last time seen
+            row = {**row, "time_ms": self.last_ms or 0, "last_time_ms": self.last_ms or 0}
+        else:
             self.first_ms = row["time_ms"] if self.first_ms is None else min(self.first_ms, row["time_ms"])
             self.last_ms = max(self.last_ms or row["last_time_ms"], row["last_time_ms"])
         kind = row["kind"]

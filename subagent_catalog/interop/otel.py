@@ -51,7 +51,7 @@ from subagent_catalog.interop.otel_conventions import (
     conventions_text,
 )
 from subagent_catalog.interop.otel_links import spawn_link
-from subagent_catalog.interop.otel_session import SessionSpans, session_spans, trace_id
+from subagent_catalog.interop.otel_session import SessionSpans, context, session_spans, span_id, trace_id
 from subagent_catalog.interop.otlp_json import json_line
 from subagent_catalog.outputs import PathLike, open_output
 from subagent_catalog.store.archive import Archive
@@ -160,8 +160,6 @@ def _selected(forest: _Forest, corpus: Corpus, sessions: Sequence[str] | None) -
 
 def _link_to_parent(forest: _Forest, node: _Node) -> list[Link]:
     """A fork's (or any non-subagent child's) span link to the AGENT span of the session it names as parent."""
-    from subagent_catalog.interop.otel_session import context, span_id
-
     parent_id = node.row["parent_session"]
     if not isinstance(parent_id, str) or (node.row["origin"] == "subagent" and parent_id in forest.by_id):
         return []

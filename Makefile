@@ -7,7 +7,7 @@ CONFORMANCE := $(SHARED)/conformance
 N ?= 10000
 FUZZ_WORKERS ?= 2
 
-.PHONY: demo test lint docs conformance browser-deps bench bench-browser screenshots fuzz fuzz-outputs fuzz-archives test-scale clean
+.PHONY: demo test lint docs conformance browser-deps bench bench-browser screenshots fuzz fuzz-outputs fuzz-archives test-scale test-interop screenshots-phoenix clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -20,6 +20,11 @@ $(VENV)/.core: pyproject.toml | $(BIN)/python
 $(VENV)/.dev: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e ".[dev,scale]"
 	touch $(VENV)/.core $@
+
+# The interop tier's extra: a real Phoenix server (arize-phoenix) and its client.
+$(VENV)/.interop: pyproject.toml $(VENV)/.dev
+	$(BIN)/pip install -q -e ".[dev,scale,interop]"
+	touch $@
 
 demo: $(VENV)/.core
 	$(BIN)/subagent-catalog summary data/sample
@@ -59,6 +64,10 @@ screenshots: $(VENV)/.dev browser-deps
 	$(BIN)/python docs/img/make_report_screenshots.py --out docs/img
 	$(BIN)/python docs/img/make_screenshots.py
 
+# The Phoenix trace screenshots (docs/img/phoenix-*.png): needs the interop extra.
+screenshots-phoenix: $(VENV)/.interop browser-deps
+	$(BIN)/python docs/img/make_phoenix_screenshots.py --out docs/img
+
 fuzz: $(VENV)/.dev
 	$(BIN)/python -m tests.fuzz.runner --cases $(N) --workers $(FUZZ_WORKERS)
 
@@ -70,6 +79,12 @@ fuzz-archives: $(VENV)/.dev
 
 test-scale: $(VENV)/.dev
 	$(BIN)/pytest -q -m scale tests/test_scale.py tests/test_object_store.py
+
+# A real Phoenix server on 127.0.0.1 (offline) receives a generated and a conformance corpus over OTLP/HTTP;
+# its stored spans must equal the frames; its UI must show a trace. `make test` runs the fast interop tests
+# (OTLP schema, a local collector, SQL) but not this tier.
+test-interop: $(VENV)/.interop browser-deps
+	$(BIN)/pytest -q -m interop tests/test_interop_phoenix.py
 
 clean:
 	rm -rf $(VENV) report.html tests/artifacts site

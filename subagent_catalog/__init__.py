@@ -15,7 +15,8 @@ cycles):
 - layer 4: ``store``: facts codec and cache, Parquet archives, distributed engines.
 - layer 5: ``corpus``: ``read_corpus``, a root in, frames out (walk, cache, pool).
 - layer 6: ``analysis``: counts and trees derived from the corpus and its catalog.
-- layer 7: ``views``: report, summary, gate, notebook widgets.
+- layer 7: ``views``: report, summary, gate, notebook widgets; ``interop``: OpenTelemetry traces
+  (``to_otlp``), SQL with DuckDB (``sql``).
 - layer 8: ``cli`` (and ``cli_io``: its streams, output files and error lines;
   ``cli_window``: its ``--since``/``--until`` options; ``cli_options``: the
   options every corpus command shares; ``cli_show``, ``cli_search``, ``cli_runs``: the ``show``, ``search``
@@ -24,6 +25,8 @@ cycles):
   ``--max-rate`` and ``--baseline``) and the public
   facades (this module, ``widgets``, ``archive``).
 """
+
+from typing import TYPE_CHECKING, Any
 
 from subagent_catalog.analysis.runs import tool_calls, unpriced_models, usage_by_model, usage_samples
 from subagent_catalog.analysis.search import SearchError, search_events
@@ -55,6 +58,21 @@ from subagent_catalog.frames.events import scan_events
 from subagent_catalog.prices import PriceTable, price_table
 from subagent_catalog.version import __version__
 
+if TYPE_CHECKING:
+    from subagent_catalog.interop import otlp_traces, send_otlp, sql, to_otlp, write_otlp_json
+
+_INTEROP = ("otlp_traces", "send_otlp", "sql", "to_otlp", "write_otlp_json")
+
+
+def __getattr__(name: str) -> Any:
+    """The interop functions, imported on first use (DuckDB and OpenTelemetry load only then)."""
+    if name in _INTEROP:
+        from subagent_catalog import interop
+
+        return getattr(interop, name)
+    raise AttributeError(f"module 'subagent_catalog' has no attribute {name!r}")
+
+
 __all__ = [
     "CatalogError",
     "Corpus",
@@ -76,6 +94,7 @@ __all__ = [
     "list_agents_text",
     "list_children",
     "list_descendants",
+    "otlp_traces",
     "parse_instant",
     "price_table",
     "read_corpus",
@@ -83,6 +102,9 @@ __all__ = [
     "run_trees",
     "scan_events",
     "search_events",
+    "send_otlp",
+    "sql",
+    "to_otlp",
     "tool_calls",
     "transcript",
     "transcript_text",
@@ -90,4 +112,5 @@ __all__ = [
     "usage_by_model",
     "usage_samples",
     "window_corpus",
+    "write_otlp_json",
 ]

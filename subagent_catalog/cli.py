@@ -27,6 +27,7 @@ from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.conformance import conformance_lines, json_text
 from subagent_catalog.catalog.parents import require_session
 from subagent_catalog.cli_gate import gate_options
+from subagent_catalog.cli_interop import otel, sql_command
 from subagent_catalog.cli_io import CatalogGroup, check_target, echo, is_stdout, note, output_stream, translate_errors
 from subagent_catalog.cli_options import corpus_options, load, semantics_option
 from subagent_catalog.cli_runs import runs
@@ -560,5 +561,7 @@ def export(
 
 
 main.add_command(search)
+main.add_command(otel)
+main.add_command(sql_command)
 main.add_command(show)
 main.add_command(runs)

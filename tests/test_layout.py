@@ -37,7 +37,9 @@ LAYERS: dict[str, int] = {
     "corpus": 5,
     "analysis": 6,
     "views": 7,
+    "interop": 7,
     "cli": 8,
+    "cli_interop": 8,
     "cli_io": 8,
     "cli_window": 8,
     "cli_options": 8,
@@ -61,6 +63,7 @@ UI_UNITS = {
     "cli_search",
     "cli_runs",
     "cli_gate",
+    "cli_interop",
     "__main__",
     "widgets",
 }

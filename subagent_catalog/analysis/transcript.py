@@ -612,6 +612,9 @@ def transcript(corpus: Corpus, session_id: str, *, path: str | None = None, clip
     Raises:
         SessionLookupError: see ``find_session``.
 
+    pandas: ``.to_pandas(types_mapper=pd.ArrowDtype)`` gives
+    pandas with Arrow-backed columns (nulls, lists and UTC times kept; docs/pandas.md).
+
     Examples:
         >>> import tempfile
         >>> from subagent_catalog.corpus import read_corpus

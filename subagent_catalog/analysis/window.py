@@ -342,6 +342,9 @@ def in_window(
     Raises:
         WindowError: a bound cannot be read, ``since`` is not before ``until``, or the column is missing.
 
+    pandas: ``.to_pandas(types_mapper=pd.ArrowDtype)`` gives
+    pandas with Arrow-backed columns (nulls, lists and UTC times kept; docs/pandas.md).
+
     Examples:
         >>> import polars as pl
         >>> from datetime import datetime

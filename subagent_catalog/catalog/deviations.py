@@ -88,6 +88,9 @@ def deviations(corpus: CorpusSource, *, live: Mapping[str, str] | None = None) -
     Raises:
         CatalogError: ``PERSISTENCE_LIST_FAILED`` when upstream's listing fails.
 
+    pandas: ``.to_pandas(types_mapper=pd.ArrowDtype)`` gives
+    pandas with Arrow-backed columns (nulls, lists and UTC times kept; docs/pandas.md).
+
     Examples:
         >>> import tempfile
         >>> from subagent_catalog.corpus import read_corpus

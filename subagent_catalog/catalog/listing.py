@@ -124,6 +124,9 @@ def list_children(
             fails as a whole; under ``trace``, also for an unknown parent
             or a lineage cycle.
 
+    pandas: ``.to_pandas(types_mapper=pd.ArrowDtype)`` gives
+    pandas with Arrow-backed columns (nulls, lists and UTC times kept; docs/pandas.md).
+
     Examples:
         >>> import tempfile
         >>> from subagent_catalog.corpus import read_corpus
@@ -141,6 +144,9 @@ def list_descendants(
 
     Raises:
         CatalogError: as ``list_children``.
+
+    pandas: ``.to_pandas(types_mapper=pd.ArrowDtype)`` gives
+    pandas with Arrow-backed columns (nulls, lists and UTC times kept; docs/pandas.md).
 
     Examples:
         >>> import tempfile

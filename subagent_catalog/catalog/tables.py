@@ -38,6 +38,9 @@ def catalog(
     Raises:
         CatalogError: ``PERSISTENCE_LIST_FAILED`` when upstream's listing fails.
 
+    pandas: ``.to_pandas(types_mapper=pd.ArrowDtype)`` gives
+    pandas with Arrow-backed columns (nulls, lists and UTC times kept; docs/pandas.md).
+
     Examples:
         >>> import tempfile
         >>> from subagent_catalog.corpus import read_corpus
@@ -86,6 +89,9 @@ def catalog_descendants(
         CatalogError: ``PERSISTENCE_LIST_FAILED`` when upstream's listing fails.
         ResultTooLargeError: the result would pass ``MAX_DESCENDANT_ROWS``
             (the walk stops there; ``list_descendants`` per root is linear).
+
+    pandas: ``.to_pandas(types_mapper=pd.ArrowDtype)`` gives
+    pandas with Arrow-backed columns (nulls, lists and UTC times kept; docs/pandas.md).
 
     Examples:
         >>> import tempfile

@@ -51,6 +51,9 @@ def source_column(files: Iterable[SessionFile]) -> pl.Series | None:
 class Corpus:
     """A read corpus: frames plus what the catalog needs.
 
+    Each frame is a Polars ``DataFrame``; ``.to_pandas(types_mapper=pd.ArrowDtype)``
+    gives pandas with Arrow-backed columns (docs/pandas.md).
+
     Attributes:
         root: the root as given.
         compression: the encoding the root was read as.

@@ -25,6 +25,9 @@ def scan_events(corpus: Corpus, *, sessions: Iterable[str] | None = None) -> pl.
         corpus: a read corpus (its ``sessions`` frame says which files to read).
         sessions: only these session ids (skips the other files entirely).
 
+    pandas: ``.collect().to_pandas(types_mapper=pd.ArrowDtype)`` gives
+    pandas with Arrow-backed columns (nulls, lists and UTC times kept; docs/pandas.md).
+
     Examples:
         >>> import tempfile
         >>> from subagent_catalog.corpus import read_corpus

@@ -139,6 +139,9 @@ class ArchiveCorpus(Corpus):
 class Archive:
     """An opened archive: its manifest and its tables as LazyFrames.
 
+    ``.collect().to_pandas(types_mapper=pd.ArrowDtype)`` gives a table as pandas
+    with Arrow-backed columns (docs/pandas.md).
+
     Attributes:
         path: the archive directory or object-store URL.
         manifest: the parsed ``manifest.json``.

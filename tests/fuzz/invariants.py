@@ -943,6 +943,8 @@ def known_issue(violation: Violation) -> str | None:
 PROBE = """
 import json, os, resource, sys, collections
 os.environ["SUBAGENT_CATALOG_CACHE"] = "off"
+import pyarrow
+pyarrow.array([0])  # the first pa.array imports pandas when it is installed: a fixed cost, in the baseline too
 from subagent_catalog import read_corpus, catalog
 from subagent_catalog.errors import CatalogError
 corpus = read_corpus(sys.argv[1], jobs=1)

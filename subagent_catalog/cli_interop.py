@@ -1,0 +1,205 @@
+"""``subagent-catalog otel`` and ``sql``: a corpus (or an archive) as OTLP traces, and SQL over its frames."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+import click
+
+from subagent_catalog.cli_io import check_target, is_stdout, note, output_stream, translate_errors
+from subagent_catalog.cli_options import corpus_options, load
+from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, terminal_frame
+
+if TYPE_CHECKING:
+    from subagent_catalog.frames.corpus import Corpus
+    from subagent_catalog.store.archive import Archive
+
+
+def _source(root: str, *, compression: str, jobs: int | None, quiet: bool) -> Corpus | Archive:
+    """An archive when ROOT holds ``manifest.json``, else the corpus read from ROOT."""
+    from subagent_catalog.store.archive import open_archive
+    from subagent_catalog.store.layout import MANIFEST
+
+    if os.path.isfile(os.path.join(root, MANIFEST)):
+        note(f"reading the archive {root}", quiet=quiet)
+        return open_archive(root)
+    return load(root, compression=compression, jobs=jobs, quiet=quiet)
+
+
+def _headers(values: tuple[str, ...]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for value in values:
+        name, sep, text = value.partition("=")
+        if not sep or not name.strip():
+            raise click.BadParameter(f"{value!r} is not NAME=VALUE", param_hint="--header")
+        headers[name.strip()] = text
+    return headers
+
+
+@click.command()
+@corpus_options
+@click.option(
+    "-s",
+    "--session",
+    "sessions",
+    multiple=True,
+    metavar="ID",
+    help="Export only this session and its subagents (repeatable; default: every root run).",
+)
+@click.option(
+    "-o",
+    "--output",
+    default=None,
+    type=click.Path(dir_okay=False, path_type=str),
+    help="Write OTLP JSON lines to this file ('-': stdout, escaped).",
+)
+@click.option("--endpoint", default=None, metavar="URL", help="Send over OTLP/HTTP (protobuf) to this collector URL.")
+@click.option("--header", "headers", multiple=True, metavar="NAME=VALUE", help="An HTTP header for --endpoint.")
+@click.option("--project", default="dsh", show_default=True, help="The Phoenix project (openinference.project.name).")
+@click.option(
+    "--conventions",
+    type=click.Choice(["openinference+gen_ai", "openinference", "gen_ai"]),
+    default="openinference+gen_ai",
+    show_default=True,
+    help="Which semantic conventions' attributes to write (dsh.* always).",
+)
+@click.option(
+    "--max-text",
+    type=click.IntRange(min=0),
+    default=4096,
+    show_default=True,
+    help="Clip message texts, tool arguments and results to this many characters.",
+)
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, help="Seconds per request.")
+@translate_errors
+def otel(
+    root: str,
+    compression: str,
+    jobs: int | None,
+    quiet: bool,
+    sessions: tuple[str, ...],
+    output: str | None,
+    endpoint: str | None,
+    headers: tuple[str, ...],
+    project: str,
+    conventions: str,
+    max_text: int,
+    timeout: float,
+) -> None:
+    """Export the runs as OpenTelemetry traces (OpenInference and GenAI conventions): a file or a collector.
+
+    One trace per root run: each session an AGENT span, its turns CHAIN
+    spans, its model steps LLM spans, its tool calls TOOL spans, each
+    subagent under the tool call that started it. ROOT is a corpus root or an
+    archive directory. Nothing is sent anywhere but --endpoint.
+
+    \b
+    Examples:
+        subagent-catalog otel data/sample -o sample.spans.jsonl
+        subagent-catalog otel data/sample --endpoint http://127.0.0.1:6006
+        subagent-catalog otel data/sample --session run-webapp-1 --endpoint http://127.0.0.1:6006
+    """
+    from subagent_catalog.interop.otel import otlp_traces, send_otlp, write_otlp_json
+
+    if (output is None) == (endpoint is None):
+        raise click.UsageError("give exactly one of -o FILE and --endpoint URL")
+    if headers and endpoint is None:
+        raise click.UsageError("--header goes with --endpoint")
+    header_map = _headers(headers)
+    check_target(output, [root])
+    source = _source(root, compression=compression, jobs=jobs, quiet=quiet)
+    traces = otlp_traces(
+        source,
+        sessions=list(sessions) or None,
+        conventions=conventions,  # type: ignore[arg-type]
+        project=project,
+        max_text=max_text,
+    )
+    if endpoint is not None:
+        stats = send_otlp(traces, endpoint, headers=header_map, timeout=timeout)
+        where = f"sent to {endpoint}"
+    elif output is not None and is_stdout(output):
+        from subagent_catalog.interop.otel import OtlpStats, request_batches
+        from subagent_catalog.interop.otlp_json import json_line
+
+        stats = OtlpStats()
+        with output_stream(None) as out:
+            for batch in request_batches(traces, stats):
+                out.write(json_terminal(json_line(batch).decode()))
+        where = "written to stdout"
+    else:
+        assert output is not None
+        stats = write_otlp_json(traces, output, protected=[root])
+        where = f"wrote {output}"
+    kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(stats.kinds.items()))
+    note(f"{where}: {stats.spans} spans ({kinds}) in {stats.traces} traces, {stats.requests} requests", quiet=quiet)
+
+
+@click.command(name="sql")
+@corpus_options
+@click.argument("query")
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "csv", "json", "parquet"]),
+    default="table",
+    show_default=True,
+    help="table: aligned text; csv; json: one object per line; parquet (needs -o).",
+)
+@click.option(
+    "-o",
+    "--output",
+    default=None,
+    type=click.Path(dir_okay=False, path_type=str),
+    help="Write the exact data here instead of stdout ('-'), which is escaped.",
+)
+@translate_errors
+def sql_command(
+    root: str, compression: str, jobs: int | None, quiet: bool, query: str, fmt: str, output: str | None
+) -> None:
+    """Run a SQL QUERY (DuckDB) over the tables sessions, descriptors, problems, events and catalog.
+
+    ROOT is a corpus root or an archive directory (its Parquet files are read
+    directly). The query can read no file and write none.
+
+    \b
+    Examples:
+        subagent-catalog sql data/sample "select verdict, count(*) from sessions group by all"
+        subagent-catalog sql out/archive "select * from problems" --format csv -o problems.csv
+    """
+    import polars as pl
+
+    from subagent_catalog.interop.sql import sql
+
+    if fmt == "parquet" and is_stdout(output):
+        raise click.UsageError("--format parquet needs -o FILE")
+    check_target(output, [root])
+    source = _source(root, compression=compression, jobs=jobs, quiet=quiet)
+    frame = sql(source, query)
+    to_terminal = is_stdout(output)
+    if fmt == "parquet":
+        with output_stream(output, protected=[root], binary=True) as out:
+            frame.write_parquet(out)
+    else:
+        with output_stream(output, protected=[root]) as out:
+            if fmt == "csv":
+                flat = csv_cells(frame)
+                out.write(csv_safe(terminal_frame(flat) if to_terminal else flat).write_csv())
+            elif fmt == "json":
+                text = frame.write_ndjson() if frame.height else ""
+                text = text if not text or text.endswith("\n") else text + "\n"
+                out.write(json_terminal(text) if to_terminal else text)
+            else:
+                shown = terminal_frame(csv_cells(frame)) if to_terminal else csv_cells(frame)
+                with pl.Config(
+                    tbl_rows=-1,
+                    tbl_cols=-1,
+                    tbl_hide_dataframe_shape=True,
+                    tbl_hide_column_data_types=True,
+                    fmt_str_lengths=80,
+                    tbl_width_chars=200,
+                ):
+                    out.write(str(shown) + "\n")
+    note(f"{frame.height} rows" + ("" if to_terminal else f", wrote {output}"), quiet=quiet)

@@ -1,0 +1,17 @@
+"""Interop: dsh runs opened where researchers already work (layer 7: imports every layer below ``views``).
+
+Owns the ways a corpus or an archive leaves this toolkit in another tool's
+terms: OpenTelemetry traces with the OpenInference and GenAI semantic
+conventions (``otel``: one trace per root run, built from the per-session
+``transcript`` view; ``otel_session``: one session's spans;
+``otel_links``: which tool call started which child; ``otel_conventions``:
+attribute names, pinned versions, clipping; ``otlp_json``: the OTLP JSON
+lines file format), SQL over the frames with DuckDB (``sql``) and the
+table mapping it registers (``sql_tables``). It imports no UI library:
+the CLI (``cli_interop``) translates its errors.
+"""
+
+from subagent_catalog.interop.otel import otlp_traces, send_otlp, to_otlp, write_otlp_json
+from subagent_catalog.interop.sql import sql
+
+__all__ = ["otlp_traces", "send_otlp", "sql", "to_otlp", "write_otlp_json"]

@@ -1,0 +1,143 @@
+"""The tables ``sql`` offers, by name: how each comes from a corpus and from an archive.
+
+``SQL_TABLES`` maps a table name to a ``SqlTable``: a function giving the
+table as Arrow data (a Polars frame's ``to_arrow()``, zero-copy) for a
+corpus or an archive, and optionally a way to read it straight from an
+archive's Parquet files (a ``pyarrow.dataset`` DuckDB scans itself, with
+projection and filter pushdown). A new table is one more entry; a function
+that takes ``Corpus | Archive`` and returns a ``pl.DataFrame`` (as the run
+tables of issue 27 will) is enough:
+``SQL_TABLES["usage_by_model"] = SqlTable("...", frame=usage_by_model)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+
+from subagent_catalog.catalog import catalog
+from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
+from subagent_catalog.store.archive import Archive
+from subagent_catalog.store.layout import Table, is_url, join_location
+from subagent_catalog.store.location import arrow_filesystem
+
+Source = Corpus | Archive
+
+
+@dataclass(frozen=True)
+class SqlTable:
+    """One table ``sql`` can query.
+
+    Attributes:
+        description: one line for the docs and the error hint.
+        frame: the table from a corpus or an archive, as a Polars frame.
+        archive_table: the archive table whose Parquet files hold it
+            (read directly, the frame's columns only), when there is one.
+        columns: those columns, in frame order.
+    """
+
+    description: str
+    frame: Callable[[Source], pl.DataFrame]
+    archive_table: Table | None = None
+    columns: tuple[str, ...] = ()
+
+
+def _corpus(source: Source) -> Corpus:
+    return source.to_corpus() if isinstance(source, Archive) else source
+
+
+SQL_TABLES: dict[str, SqlTable] = {
+    "sessions": SqlTable(
+        "one row per session log (docs/frames.md)",
+        lambda source: _corpus(source).sessions,
+        "sessions",
+        tuple(SESSION_SCHEMA),
+    ),
+    "descriptors": SqlTable(
+        "one row per subagent/descriptor event",
+        lambda source: _corpus(source).descriptors,
+        "descriptors",
+        tuple(DESCRIPTOR_SCHEMA),
+    ),
+    "problems": SqlTable(
+        "one row per thing wrong", lambda source: _corpus(source).problems, "problems", tuple(PROBLEM_SCHEMA)
+    ),
+    "events": SqlTable(
+        "every event of every readable log", lambda source: _corpus(source).events, "events", tuple(EVENT_SCHEMA)
+    ),
+    "catalog": SqlTable("every parent's children rows (catalog(...))", lambda source: catalog(source)),
+}
+"""The tables ``sql`` registers when a query names them (add entries here)."""
+
+
+def table_names() -> list[str]:
+    """The table names a query can use.
+
+    Examples:
+        >>> table_names()[:4]
+        ['sessions', 'descriptors', 'problems', 'events']
+    """
+    return list(SQL_TABLES)
+
+
+def archive_dataset(archive: Archive, table: Table) -> Any | None:
+    """The table's Parquet files as a ``pyarrow.dataset`` (``None``: the archive has no such files).
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.store.archive import open_archive
+        >>> from subagent_catalog.store.export import export_archive
+        >>> root, out = tempfile.mkdtemp(), tempfile.mkdtemp()
+        >>> _ = export_archive(root, out, jobs=1)
+        >>> archive_dataset(open_archive(out), "sessions") is None
+        True
+    """
+    import pyarrow.dataset as ds
+
+    if table == "events" and not archive.has_events:
+        return None
+    names = archive.manifest["tables"][table]["files"]
+    if not names:
+        return None
+    if is_url(archive.path):
+        filesystem, base = arrow_filesystem(archive.path, archive.storage_options)
+        paths = [f"{base.rstrip('/')}/{name}" for name in names]
+        return ds.dataset(paths, format="parquet", filesystem=filesystem, partitioning=None)
+    return ds.dataset([join_location(archive.path, name) for name in names], format="parquet", partitioning=None)
+
+
+def arrow_table(source: Source, name: str) -> tuple[Any, tuple[str, ...]]:
+    """The data DuckDB scans for table ``name`` and the columns to show (empty: all).
+
+    An archive's tables are its Parquet files (a dataset); a corpus's are
+    its frames as Arrow (zero-copy); an archive without an events table
+    falls back to its corpus root's events.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> data, columns = arrow_table(read_corpus(tempfile.mkdtemp()), "sessions")
+        >>> data.num_rows, columns[:2]
+        (0, ('list_order', 'session_id'))
+    """
+    table = SQL_TABLES[name]
+    if isinstance(source, Archive) and table.archive_table is not None:
+        dataset = archive_dataset(source, table.archive_table)
+        if dataset is not None:
+            return dataset, table.columns
+        if table.archive_table != "events":  # no files: an empty table of the frame's schema
+            return pa.table(pl.DataFrame(schema=dict(_SCHEMAS[name])).to_arrow()), table.columns
+    return table.frame(source).to_arrow(), table.columns
+
+
+_SCHEMAS: dict[str, dict[str, Any]] = {
+    "sessions": SESSION_SCHEMA,
+    "descriptors": DESCRIPTOR_SCHEMA,
+    "problems": PROBLEM_SCHEMA,
+    "events": EVENT_SCHEMA,
+}

@@ -1,0 +1,98 @@
+"""``subagent-catalog otel`` and ``sql`` through click's CliRunner: outputs, formats, refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from subagent_catalog.archive import export_archive
+from subagent_catalog.cli import main
+from subagent_catalog.interop.otlp_json import parse_line
+from subagent_catalog.synth.writer import EventLog, header, write_session
+
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
+
+
+def _run(*args: object) -> object:
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_otel_writes_otlp_json_lines_and_says_what(tmp_path: Path) -> None:
+    out = tmp_path / "spans.jsonl"
+    result = _run("otel", SAMPLE, "-o", out, "-q")
+    assert result.exit_code == 0, result.output
+    spans = [
+        s
+        for line in out.read_bytes().splitlines()
+        for r in parse_line(line).resource_spans
+        for sc in r.scope_spans
+        for s in sc.spans
+    ]
+    assert len(spans) > 100
+    loud = _run("otel", SAMPLE, "-o", tmp_path / "again.jsonl")
+    assert f"{len(spans)} spans (AGENT 25," in loud.stderr
+    assert (tmp_path / "again.jsonl").read_bytes() == out.read_bytes()  # the same ids and times again
+
+
+def test_otel_selects_sessions_and_reads_an_archive(tmp_path: Path) -> None:
+    export_archive(SAMPLE, tmp_path / "a", events=True, jobs=1)
+    for root in (SAMPLE, tmp_path / "a"):
+        out = tmp_path / f"{Path(root).name}.jsonl"
+        assert _run("otel", root, "--session", "auth-refactor", "-o", out, "-q").exit_code == 0
+        (line,) = out.read_bytes().splitlines()
+        names = {s.name for s in parse_line(line).resource_spans[0].scope_spans[0].spans}
+        assert "subagent Refactor the auth module" in names
+    assert (tmp_path / "sample.jsonl").read_bytes() == (tmp_path / "a.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "exactly one of -o FILE and --endpoint URL"),
+        (("-o", "x.jsonl", "--endpoint", "http://127.0.0.1:9"), "exactly one of"),
+        (("-o", "x.jsonl", "--header", "k=v"), "--header goes with --endpoint"),
+        (("--endpoint", "http://127.0.0.1:9", "--header", "novalue"), "is not NAME=VALUE"),
+    ],
+)
+def test_otel_usage_errors(args: tuple[str, ...], message: str) -> None:
+    result = _run("otel", SAMPLE, *args)
+    assert result.exit_code == 2 and message in result.output
+
+
+def test_otel_refuses_an_output_inside_the_corpus_and_an_unreachable_endpoint(tmp_path: Path) -> None:
+    log = EventLog("s1")
+    log.turn_start()
+    log.user("hi")
+    write_session(tmp_path / "root", header("s1", created_at=1), log.events, "none")
+    inside = _run("otel", tmp_path / "root", "-o", tmp_path / "root" / "spans.jsonl", "-q")
+    assert inside.exit_code == 1 and "inside" in inside.output
+    refused = _run("otel", tmp_path / "root", "--endpoint", "http://127.0.0.1:9", "--timeout", "1", "-q")
+    assert refused.exit_code == 1 and "did not accept" in refused.output and "hint:" in refused.output
+
+
+def test_sql_formats(tmp_path: Path) -> None:
+    query = "select session_id, verdict, models from sessions where verdict <> 'ok' order by session_id"
+    table = _run("sql", SAMPLE, query, "-q")
+    assert table.exit_code == 0 and "garbage-line" in table.stdout and "┆" in table.stdout
+    json_out = _run("sql", SAMPLE, query, "--format", "json", "-q")
+    assert [line.startswith('{"session_id"') for line in json_out.stdout.splitlines()] == [True] * 4
+    assert _run("sql", SAMPLE, query, "--format", "parquet", "-o", tmp_path / "r.parquet", "-q").exit_code == 0
+    assert pl.read_parquet(tmp_path / "r.parquet")["session_id"].to_list()[0] == "garbage-line"
+    assert _run("sql", SAMPLE, query, "--format", "parquet").exit_code == 2
+
+
+def test_sql_csv_cells_are_neutralised(tmp_path: Path) -> None:
+    out = tmp_path / "r.csv"
+    result = _run("sql", SAMPLE, "select '=HYPERLINK(1)' as x, ['a', 'b'] as l", "--format", "csv", "-o", out, "-q")
+    assert result.exit_code == 0
+    assert out.read_text().splitlines() == ["x,l", '\'=HYPERLINK(1),"[""a"",""b""]"']
+
+
+def test_sql_errors_are_one_line_with_the_tables(tmp_path: Path) -> None:
+    result = _run("sql", SAMPLE, "select * from nothing_here", "-q")
+    assert result.exit_code == 1
+    assert "Error: Catalog Error" in result.output and "the tables are sessions" in result.output
+    assert len(result.output.strip().splitlines()) == 1

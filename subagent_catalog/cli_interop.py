@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from subagent_catalog.cli_io import check_target, is_stdout, note, output_stream, translate_errors
-from subagent_catalog.cli_options import corpus_options, load
+from subagent_catalog.cli_options import corpus_options, load, prices_option
 from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, terminal_frame
 
 if TYPE_CHECKING:
@@ -72,6 +72,7 @@ def _headers(values: tuple[str, ...]) -> dict[str, str]:
     help="Clip message texts, tool arguments and results to this many characters.",
 )
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, help="Seconds per request.")
+@prices_option
 @translate_errors
 def otel(
     root: str,
@@ -86,6 +87,7 @@ def otel(
     conventions: str,
     max_text: int,
     timeout: float,
+    prices: str | None,
 ) -> None:
     """Export the runs as OpenTelemetry traces (OpenInference and GenAI conventions): a file or a collector.
 
@@ -101,6 +103,7 @@ def otel(
         subagent-catalog otel data/sample --session run-webapp-1 --endpoint http://127.0.0.1:6006
     """
     from subagent_catalog.interop.otel import otlp_traces, send_otlp, write_otlp_json
+    from subagent_catalog.prices import price_table
 
     if (output is None) == (endpoint is None):
         raise click.UsageError("give exactly one of -o FILE and --endpoint URL")
@@ -115,6 +118,7 @@ def otel(
         conventions=conventions,  # type: ignore[arg-type]
         project=project,
         max_text=max_text,
+        prices=price_table(prices),
     )
     if endpoint is not None:
         stats = send_otlp(traces, endpoint, headers=header_map, timeout=timeout)

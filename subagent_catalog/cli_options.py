@@ -71,6 +71,17 @@ def semantics_option(func: F) -> F:
     )(func)
 
 
+def prices_option(func: F) -> F:
+    """Add ``--prices FILE``: a user price table (TOML or CSV) extending or overriding genai-prices'."""
+    option = click.option(
+        "--prices",
+        type=click.Path(dir_okay=False, path_type=str),
+        default=None,
+        help="A price table (TOML or CSV, USD per million tokens) extending or overriding genai-prices' table.",
+    )
+    return option(func)
+
+
 def load(root: str, *, compression: str, jobs: int | None, quiet: bool) -> Corpus:
     """Read a corpus with a progress bar on stderr (unless quiet or not a terminal).
 

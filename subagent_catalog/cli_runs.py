@@ -9,7 +9,7 @@ import click
 import polars as pl
 
 from subagent_catalog.cli_io import check_target, is_stdout, note, output_stream, translate_errors
-from subagent_catalog.cli_options import corpus_options, load
+from subagent_catalog.cli_options import corpus_options, load, prices_option
 from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, terminal_frame, terminal_safe
 
 if TYPE_CHECKING:
@@ -93,12 +93,7 @@ def runs_table(source: Corpus | Archive, table: str, prices: PriceTable) -> pl.D
     help="outcomes: sessions per outcome; models: tokens and cost per model; tools: calls and failures per tool; "
     "trees: each root run's subtree totals; sessions: one row per session.",
 )
-@click.option(
-    "--prices",
-    type=click.Path(dir_okay=False, path_type=str),
-    default=None,
-    help="A price table (TOML or CSV, USD per million tokens) extending or overriding genai-prices' table.",
-)
+@prices_option
 @click.option("-n", "--limit", type=click.IntRange(min=1), default=None, help="Show at most this many rows.")
 @click.option(
     "-f",

@@ -401,3 +401,42 @@ def _tiered_cost(row: dict[str, Any], table: PriceTable) -> float | None:
         output_reasoning_tokens=min(thought, out),
     )
     return float(price.calc_price(usage)["total_price"])
+
+
+def request_cost(
+    table: PriceTable,
+    provider: str | None,
+    model: str | None,
+    time_ms: int | None,
+    counts: Mapping[str, int | None],
+) -> float | None:
+    """One request's cost, the same float ``sample_costs`` gives its row (``None``: no table prices the model).
+
+    ``counts`` holds the ``SAMPLE_COLUMNS`` counts (``input_tokens`` ... ``reasoning_tokens``; a
+    missing one is 0). For a single request outside a frame (a trace's LLM span, for one).
+
+    Examples:
+        >>> table = price_table({"p/m": {"input": 2, "output": 4}})
+        >>> request_cost(table, "p", "m", 0, {"input_tokens": 1_000_000, "output_tokens": 0})
+        2.0
+        >>> request_cost(table, "p", "x", 0, {"input_tokens": 5}) is None
+        True
+    """
+    span = table.period(provider, model)
+    minute = ((time_ms or 0) // _MINUTE_MS) // span * span
+    rates, tiered = table._lookup(provider, model, minute)
+    if rates is None:
+        return None
+    uncached, out, read, write, thought = (counts.get(name) or 0 for name in _COUNTS)
+    if tiered is not None:
+        row = dict(zip(_COUNTS, (uncached, out, read, write, thought), strict=True))
+        return _tiered_cost({"_tiered": True, "provider": provider, "model": model, "_minute": minute, **row}, table)
+    reasoning = min(thought, out)
+    return (
+        rates.request
+        + uncached * rates.input
+        + read * rates.cache_read
+        + write * rates.cache_write
+        + (out - reasoning) * rates.output
+        + reasoning * rates.reasoning
+    )

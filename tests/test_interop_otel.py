@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.trace import StatusCode
 
-from subagent_catalog import read_corpus
+from subagent_catalog import read_corpus, unpriced_models, usage_by_model
 from subagent_catalog.errors import UnknownSessionError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.interop.errors import OtlpExportError
@@ -40,6 +40,7 @@ from subagent_catalog.synth.generate import generate
 from subagent_catalog.synth.writer import EventLog, header, write_session
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "conformance"
+ROOT = Path(__file__).resolve().parents[1]
 CASES = sorted(p for p in (SHARED / "cases").glob("*") if (p / "corpus").is_dir()) if SHARED.is_dir() else []
 RICH = SHARED / "cases" / "real-writer-rich-none" / "corpus"
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/conformance is not present")
@@ -297,7 +298,27 @@ def test_a_price_function_fills_the_cost(tmp_path: Path) -> None:
     spans = to_otlp(_small_corpus(tmp_path), price=price)
     llm = [s for s in spans if _kind(s) == "LLM"]
     assert [s.attributes["llm.cost.total"] for s in llm] == [0.25] and seen[0].model == "deepseek-chat"
-    assert "llm.cost.total" not in to_otlp(_small_corpus(tmp_path / "b"))[2].attributes
+    assert "llm.cost.total" not in to_otlp(_small_corpus(tmp_path / "b"), price=lambda usage: None)[2].attributes
+
+
+def test_llm_spans_cost_what_usage_by_model_says(tmp_path: Path) -> None:
+    corpus = read_corpus(ROOT / "data" / "sample")
+    llm = [s for s in to_otlp(corpus) if _kind(s) == "LLM"]
+    costs: dict[tuple[str, str], float] = {}
+    for span in llm:
+        key = (span.attributes["dsh.session.id"], span.attributes["llm.model_name"])
+        if "llm.cost.total" in span.attributes:
+            costs[key] = costs.get(key, 0.0) + span.attributes["llm.cost.total"]
+    expected = {
+        (row["session_id"], row["model"]): row["cost_usd"]
+        for row in usage_by_model(corpus).iter_rows(named=True)
+        if row["cost_usd"] is not None and row["steps"]
+    }
+    assert costs.keys() == expected.keys() and len(costs) > 5
+    assert all(abs(costs[key] - expected[key]) <= 1e-12 * max(1.0, expected[key]) for key in costs)
+    unpriced = {row["model"] for row in unpriced_models(corpus).iter_rows(named=True)}
+    unpriced_spans = [s for s in llm if s.attributes["llm.model_name"] in unpriced]
+    assert unpriced_spans and not any("llm.cost.total" in s.attributes for s in unpriced_spans)
 
 
 def test_the_file_holds_one_request_per_line_that_parses(tmp_path: Path) -> None:

@@ -74,6 +74,9 @@ def usage_samples(source: Source, *, part: Part = "own", prices: Prices | PriceT
     is uncached input), ``cost_usd`` (``null``: no price for the model) and ``price_source``. Rows are
     in list order, then seq order.
 
+    pandas: ``.to_pandas(types_mapper=pd.ArrowDtype)`` gives
+    pandas with Arrow-backed columns (nulls, lists and UTC times kept; docs/pandas.md).
+
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
         >>> usage_samples(read_corpus("tests/data/run-facts")).select("session_id", "seq", "model").rows()
@@ -107,6 +110,9 @@ def usage_by_model(
     cache write; ``cost_usd`` is ``null`` when the model has no price (``unpriced_models`` lists
     them), never $0. With ``part="all"`` a fork's rows of its seed (``in_seed``) come beside its own:
     their sum is upstream's whole-log ``tokenUsage``.
+
+    pandas: ``.to_pandas(types_mapper=pd.ArrowDtype)`` gives
+    pandas with Arrow-backed columns (nulls, lists and UTC times kept; docs/pandas.md).
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
@@ -162,6 +168,9 @@ def unpriced_models(source: Source, *, prices: Prices | PriceTable | None = None
 
     Their sessions' ``cost_usd`` is ``null``; add their prices with ``prices=`` (or ``--prices``).
 
+    pandas: ``.to_pandas(types_mapper=pd.ArrowDtype)`` gives
+    pandas with Arrow-backed columns (nulls, lists and UTC times kept; docs/pandas.md).
+
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
         >>> unpriced_models(read_corpus("tests/data/run-facts")).height
@@ -195,6 +204,9 @@ def tool_calls(source: Source, *, part: Part = "own") -> pl.DataFrame:
     ``result_bytes`` (UTF-8 bytes of its text; null in a fork's seed rows: its parent's results, measured
     there) and ``status`` (``CALL_STATUS``). A result that answers no call of the log is a row of its own
     (``status`` ``no-call``, the call's columns null).
+
+    pandas: ``.to_pandas(types_mapper=pd.ArrowDtype)`` gives
+    pandas with Arrow-backed columns (nulls, lists and UTC times kept; docs/pandas.md).
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus

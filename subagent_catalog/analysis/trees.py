@@ -123,6 +123,9 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
     ``subtree_tool_calls``, ``subtree_tool_results_failed`` and one ``subtree_<outcome>`` count per
     outcome. A token sum is ``null`` when no counted session reported that count.
 
+    pandas: ``.to_pandas(types_mapper=pd.ArrowDtype)`` gives
+    pandas with Arrow-backed columns (nulls, lists and UTC times kept; docs/pandas.md).
+
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
         >>> trees = run_trees(read_corpus("tests/data/run-facts"))

@@ -41,7 +41,7 @@ from subagent_catalog.errors import UnknownSessionError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.nearest import nearest_ids
 from subagent_catalog.interop.errors import OtlpExportError
-from subagent_catalog.interop.otel_attributes import Export, PriceFunction
+from subagent_catalog.interop.otel_attributes import Export, PriceFunction, table_price
 from subagent_catalog.interop.otel_conventions import (
     GEN_AI_SCHEMA_URL,
     MAX_TEXT,
@@ -54,6 +54,7 @@ from subagent_catalog.interop.otel_links import spawn_link
 from subagent_catalog.interop.otel_session import SessionSpans, context, session_spans, span_id, trace_id
 from subagent_catalog.interop.otlp_json import json_line
 from subagent_catalog.outputs import PathLike, open_output
+from subagent_catalog.prices import Prices, PriceTable, price_table
 from subagent_catalog.store.archive import Archive
 from subagent_catalog.version import __version__
 
@@ -68,6 +69,7 @@ def export_settings(
     conventions: Conventions = "openinference+gen_ai",
     max_text: int = MAX_TEXT,
     price: PriceFunction | None = None,
+    prices: Prices | PriceTable | None = None,
 ) -> Export:
     """The resource, scope and options every span of an export shares.
 
@@ -83,7 +85,8 @@ def export_settings(
     scope = InstrumentationScope(
         SCOPE_NAME, __version__, GEN_AI_SCHEMA_URL, {"dsh.conventions": conventions_text(), "dsh.max_text": max_text}
     )
-    return Export(resource, scope, conventions, max_text, price)
+    chosen = price if price is not None else table_price(price_table(prices))
+    return Export(resource, scope, conventions, max_text, chosen)
 
 
 @dataclass
@@ -209,6 +212,7 @@ def otlp_traces(
     project: str = "dsh",
     max_text: int = MAX_TEXT,
     price: PriceFunction | None = None,
+    prices: Prices | PriceTable | None = None,
 ) -> Iterator[list[ReadableSpan]]:
     """The spans of each root run (or of each selected session's subtree), one list per trace, in list order.
 
@@ -230,7 +234,7 @@ def otlp_traces(
         [2, 2]
     """
     corpus = source.to_corpus() if isinstance(source, Archive) else source
-    export = export_settings(project=project, conventions=conventions, max_text=max_text, price=price)
+    export = export_settings(project=project, conventions=conventions, max_text=max_text, price=price, prices=prices)
     forest = _forest(corpus)
     for node, root in _selected(forest, corpus, sessions):
         parent = node.parent
@@ -251,6 +255,7 @@ def to_otlp(
     project: str = "dsh",
     max_text: int = MAX_TEXT,
     price: PriceFunction | None = None,
+    prices: Prices | PriceTable | None = None,
 ) -> list[ReadableSpan]:
     """A corpus as OpenTelemetry spans (SDK ``ReadableSpan``s any span exporter accepts).
 
@@ -265,7 +270,10 @@ def to_otlp(
         max_text: clip message texts, tool arguments and results to this many
             characters (a marker says how many were cut).
         price: a function giving a model step's cost in USD from its
-            ``StepUsage`` (fills ``llm.cost.total``); none: no cost attribute.
+            ``StepUsage`` (fills ``llm.cost.total``); default: the cost
+            ``usage_by_model`` gives the step, from ``prices``.
+        prices: the price table (a user table, as for ``usage_by_model``;
+            default: ``genai-prices``'). A step of an unpriced model has no cost attribute.
 
     Returns:
         Every span, trace after trace (``otlp_traces`` yields them one trace at a time).
@@ -284,7 +292,13 @@ def to_otlp(
         [('session s1', 'AGENT'), ('turn 1', 'CHAIN'), ('deepseek/deepseek-chat', 'LLM'), ('read_file', 'TOOL')]
     """
     traces = otlp_traces(
-        source, sessions=sessions, conventions=conventions, project=project, max_text=max_text, price=price
+        source,
+        sessions=sessions,
+        conventions=conventions,
+        project=project,
+        max_text=max_text,
+        price=price,
+        prices=prices,
     )
     return [span for trace in traces for span in trace]
 

@@ -32,6 +32,7 @@ from subagent_catalog.interop.otel_conventions import (
     clip,
     wants,
 )
+from subagent_catalog.prices import SAMPLE_COLUMNS, PriceTable, request_cost
 from subagent_catalog.read.jsvalue import is_safe_integer
 
 JSON = "application/json"
@@ -62,6 +63,8 @@ class StepUsage:
     cache_read_tokens: int | None = None
     cache_write_tokens: int | None = None
     reasoning_tokens: int | None = None
+    time_ms: int | None = None
+    """When the step ended (ms since the epoch): prices are looked up at this time."""
 
     @property
     def prompt_tokens(self) -> int | None:
@@ -78,6 +81,23 @@ class StepUsage:
 
 PriceFunction = Callable[[StepUsage], float | None]
 """Gives a model step's cost in USD (``None``: unknown); ``to_otlp(price=...)`` fills ``llm.cost.total``."""
+
+
+def table_price(table: PriceTable) -> PriceFunction:
+    """The price function of a price table: a step's cost as ``usage_by_model`` prices it (at its end time).
+
+    Examples:
+        >>> from subagent_catalog.prices import price_table
+        >>> price = table_price(price_table({"p/m": {"input": 2, "output": 4}}))
+        >>> price(StepUsage("p", "m", 1_000_000, 0, time_ms=0)), price(StepUsage("p", "x", 5))
+        (2.0, None)
+    """
+
+    def price(usage: StepUsage) -> float | None:
+        counts = {name: getattr(usage, name) for name in SAMPLE_COLUMNS[3:]}
+        return request_cost(table, usage.provider, usage.model, usage.time_ms, counts)
+
+    return price
 
 
 @dataclass(frozen=True)
@@ -100,7 +120,7 @@ _USAGE_FIELDS = {
 }
 
 
-def step_usage(model: str | None, usage: Any) -> StepUsage:
+def step_usage(model: str | None, usage: Any, time_ms: int | None = None) -> StepUsage:
     """The ``StepUsage`` of a step from its ``provider/model`` and its usage sample (non-negative safe integers only).
 
     Examples:
@@ -113,7 +133,7 @@ def step_usage(model: str | None, usage: Any) -> StepUsage:
     for field, key in _USAGE_FIELDS.items():
         value = usage.get(key) if isinstance(usage, dict) else None
         counts[field] = int(value) if is_safe_integer(value) and value >= 0 else None
-    return StepUsage(provider or None, name or None, **counts)
+    return StepUsage(provider or None, name or None, **counts, time_ms=time_ms)
 
 
 def _kind(export: Export, kind: str, operation: str | None) -> dict[str, Any]:

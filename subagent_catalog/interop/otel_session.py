@@ -472,7 +472,7 @@ def session_spans(
 
     for step in builder.steps.values():
         model = step.model or _model_at(builder.models, step.seq)
-        usage = attrs.step_usage(model, step.usage)
+        usage = attrs.step_usage(model, step.usage, step.end_ms)
         cost = export.price(usage) if export.price is not None else None
         retry_events = [Event("dsh.llm.retry", {"dsh.failure": text or ""}, _ns(time)) for time, text in step.retries]
         output = Message("assistant", "\n".join(step.texts), calls=tuple(step.calls))

@@ -41,28 +41,13 @@ group by project_dir
 order by project_dir
 """,
     "failing-tools": """
-with own_events as (  -- a fork's seed repeats its parent's events: only each log's own
-    select events.*,
-           coalesce((select max(seed_length) from sessions s where s.session_id = events.session_id), 0) as own_from
-    from events
-), calls as (
-    select session_id,
-           json_extract_string(data, '$.callId') as call_id,
-           json_extract_string(data, '$.name') as tool
-    from own_events
-    where type = 'tool/call' and seq >= own_from
-), results as (
-    select session_id,
-           json_extract_string(data, '$.message.content[0].toolCallId') as call_id,
-           bool_or(json_extract_string(data, '$.message.content[0].isError') = 'true') as failed
-    from own_events
-    where type = 'tool/result' and seq >= own_from
-    group by all
-)
-select calls.tool, count(*) as calls, count(*) filter (where results.failed) as failed
-from calls left join results using (session_id, call_id)
-group by calls.tool
-order by failed desc, calls desc, calls.tool
+select name as tool,
+       count(*) as calls,
+       count(*) filter (where is_error) as failed
+from tool_calls  -- each log's own calls: a fork's seed repeats its parent's
+where status <> 'no-call'
+group by name
+order by failed desc, calls desc, tool
 """,
 }
 """Name -> query (DuckDB SQL over the tables of ``sql_tables.SQL_TABLES``)."""

@@ -6,8 +6,8 @@ corpus or an archive, and optionally a way to read it straight from an
 archive's Parquet files (a ``pyarrow.dataset`` DuckDB scans itself, with
 projection and filter pushdown). A new table is one more entry; a function
 that takes ``Corpus | Archive`` and returns a ``pl.DataFrame`` (as the run
-tables of issue 27 will) is enough:
-``SQL_TABLES["usage_by_model"] = SqlTable("...", frame=usage_by_model)``.
+tables ``usage_by_model``, ``tool_calls`` and ``run_trees`` do) is enough:
+``SQL_TABLES["name"] = SqlTable("...", frame=function)``.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
+from subagent_catalog.analysis.runs import tool_calls, usage_by_model
+from subagent_catalog.analysis.trees import run_trees
 from subagent_catalog.catalog import catalog
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
@@ -71,6 +73,15 @@ SQL_TABLES: dict[str, SqlTable] = {
         "every event of every readable log", lambda source: _corpus(source).events, "events", tuple(EVENT_SCHEMA)
     ),
     "catalog": SqlTable("every parent's children rows (catalog(...))", lambda source: catalog(source)),
+    "usage_by_model": SqlTable(
+        "tokens and cost per session and model, each log's own steps (usage_by_model(...))",
+        lambda source: usage_by_model(source),
+    ),
+    "tool_calls": SqlTable(
+        "one row per tool call of each log's own events, with its result (tool_calls(...))",
+        lambda source: tool_calls(source),
+    ),
+    "run_trees": SqlTable("each session's subtree totals (run_trees(...))", lambda source: run_trees(source)),
 }
 """The tables ``sql`` registers when a query names them (add entries here)."""
 

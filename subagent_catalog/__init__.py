@@ -17,12 +17,9 @@ cycles):
 - layer 6: ``analysis``: counts and trees derived from the corpus and its catalog.
 - layer 7: ``views``: report, summary, gate, notebook widgets; ``interop``: OpenTelemetry traces
   (``to_otlp``), SQL with DuckDB (``sql``).
-- layer 8: ``cli`` (and ``cli_io``: its streams, output files and error lines;
-  ``cli_window``: its ``--since``/``--until`` options; ``cli_options``: the
-  options every corpus command shares; ``cli_show``, ``cli_search``, ``cli_runs``: the ``show``, ``search``
-  and ``runs`` commands;
-  ``cli_gate``: the ``check`` command's ``--allow-empty``, ``--max``,
-  ``--max-rate`` and ``--baseline``) and the public
+- layer 8: ``cli`` (a package, one module per command family: ``reports`` (``summary``, ``report``,
+  ``check``), ``listing`` (``list``, ``conformance``), ``show``, ``search``, ``runs``, ``export``,
+  ``interop`` (``otel``, ``sql``); ``io``, ``options``, ``window`` and ``gate`` hold what they share) and the public
   facades (this module, ``widgets``, ``archive``).
 """
 

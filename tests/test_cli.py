@@ -614,7 +614,13 @@ def _fail_if_read(monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*args: object, **kwargs: object) -> None:
         raise AssertionError("the corpus was read before the output path was checked")
 
-    monkeypatch.setattr("subagent_catalog.cli.read_corpus", boom)
+    _patch_reads(monkeypatch, boom)
+
+
+def _patch_reads(monkeypatch: pytest.MonkeyPatch, replacement: object) -> None:
+    """Every CLI module that reads a corpus reads through ``replacement``."""
+    for module in ("options", "listing"):
+        monkeypatch.setattr(f"subagent_catalog.cli.{module}.read_corpus", replacement)
 
 
 def _one_error_line(result: object) -> str:
@@ -872,7 +878,7 @@ def test_check_baseline(runner: CliRunner, tmp_path: Path, monkeypatch: pytest.M
     assert later.exit_code == 1 and later.output.startswith("check: FAILED: corrupt, malformed-descriptor")
     assert "c-new" in later.output and "(in baseline)" in later.output
     # an unusable baseline fails in one line (exit 2) before the corpus is read
-    monkeypatch.setattr("subagent_catalog.cli.read_corpus", lambda *a, **k: pytest.fail("corpus read"))
+    _patch_reads(monkeypatch, lambda *a, **k: pytest.fail("corpus read"))
     (tmp_path / "bad.json").write_text("{")
     for name in ("missing.json", "bad.json"):
         result = runner.invoke(main, ["check", str(root), "--baseline", str(tmp_path / name)])

@@ -20,10 +20,9 @@ from typing import Any, Literal, get_args
 import orjson
 import polars as pl
 
+from subagent_catalog.analysis.find_session import find_session
 from subagent_catalog.analysis.text import clip_strings, utf8_length
-from subagent_catalog.errors import SessionLookupError, UnknownSessionError
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.frames.nearest import nearest_ids
 from subagent_catalog.read.jsvalue import frame_text, parse_json
 from subagent_catalog.read.run_stats import StatsFold, StepTiming
 
@@ -543,53 +542,6 @@ def read_problem_row(
     frame = pl.DataFrame([record], schema=schema)
     return frame.with_columns(pl.col("time_ms").cast(pl.Datetime("ms", "UTC")).alias("time")).select(
         list(TRANSCRIPT_SCHEMA)
-    )
-
-
-def find_session(corpus: Corpus, session_id: str, *, path: str | None = None) -> dict[str, Any]:
-    """The ``sessions`` row of the one log with this id (or at this ``path``).
-
-    Raises:
-        UnknownSessionError: no log has the id (the hint names the nearest ids).
-        SessionLookupError: several logs have it and ``path`` does not say
-            which, or the id is only a ``parentSession`` other headers name.
-
-    Examples:
-        >>> import tempfile
-        >>> from subagent_catalog.corpus import read_corpus
-        >>> from subagent_catalog.synth.writer import header, write_session
-        >>> root = tempfile.mkdtemp()
-        >>> _ = write_session(root, header("a317faa2", created_at=1), [], "none")
-        >>> find_session(read_corpus(root), "a317faa2")["list_order"]
-        0
-        >>> find_session(read_corpus(root), "a317")
-        Traceback (most recent call last):
-        ...
-        subagent_catalog.errors.UnknownSessionError: no session log has id 'a317' (hint: did you mean a317faa2?)
-    """
-    sessions = corpus.sessions.filter(pl.col("session_id") == session_id)
-    if path is not None:
-        sessions = sessions.filter(pl.col("path") == path)
-    if sessions.height == 1:
-        return sessions.row(0, named=True)
-    if sessions.height == 0:
-        where = f" at {path!r}" if path is not None else ""
-        naming = corpus.sessions.filter(pl.col("parent_session") == session_id).height
-        if naming and path is None:
-            raise SessionLookupError(
-                f"session {session_id!r} has no log in the corpus ({naming} headers name it as their parent)",
-                session_id=session_id,
-                hint="its log is missing from this root: look for it in the archive it came from",
-            )
-        near = nearest_ids(session_id, corpus.sessions["session_id"].to_list())
-        hint = f"did you mean {', '.join(near)}?" if near else "no id is close to it: check the root and --compression"
-        message = f"no session log has id {session_id!r}{where}"
-        raise UnknownSessionError(session_id, near, message=message, hint=hint)
-    paths = sessions["path"].to_list()
-    raise SessionLookupError(
-        f"{len(paths)} logs have session id {session_id!r}: {', '.join(paths)}",
-        session_id=session_id,
-        hint="pass path= to say which",
     )
 
 

@@ -8,7 +8,7 @@ conventions (``otel``: one trace per root run, built from the per-session
 attribute names, pinned versions, clipping; ``otlp_json``: the OTLP JSON
 lines file format), SQL over the frames with DuckDB (``sql``) and the
 table mapping it registers (``sql_tables``). It imports no UI library:
-the CLI (``cli_interop``) translates its errors.
+the CLI (``cli.interop``) translates its errors.
 """
 
 from subagent_catalog.interop.otel import otlp_traces, send_otlp, to_otlp, write_otlp_json

@@ -18,8 +18,9 @@ from urllib.parse import quote, urlsplit
 import orjson
 import polars as pl
 
+from subagent_catalog.analysis.find_session import find_session
 from subagent_catalog.analysis.text import utf8_length
-from subagent_catalog.analysis.transcript import find_session, transcript
+from subagent_catalog.analysis.transcript import transcript
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape
 

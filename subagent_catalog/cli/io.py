@@ -70,7 +70,7 @@ class ClosedStream(io.TextIOBase):
         >>> ClosedStream("stdout").write("x")
         Traceback (most recent call last):
         ...
-        subagent_catalog.cli_io.StreamError: [Errno 9] Bad file descriptor: '<stdout>'
+        subagent_catalog.cli.io.StreamError: [Errno 9] Bad file descriptor: '<stdout>'
     """
 
     def __init__(self, name: str) -> None:

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from subagent_catalog.cli_io import check_target, is_stdout, note, output_stream, translate_errors
-from subagent_catalog.cli_options import corpus_options, load, prices_option
+from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors
+from subagent_catalog.cli.options import corpus_options, load, prices_option
 from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, terminal_frame
 
 if TYPE_CHECKING:

@@ -7,8 +7,8 @@ import sys
 import click
 
 from subagent_catalog.analysis.text import utf8_length
-from subagent_catalog.cli_io import check_target, echo, is_stdout, note, output_stream, translate_errors
-from subagent_catalog.cli_options import corpus_options, load
+from subagent_catalog.cli.io import check_target, echo, is_stdout, note, output_stream, translate_errors
+from subagent_catalog.cli.options import corpus_options, load
 from subagent_catalog.views.text import terminal_safe
 
 

@@ -1,0 +1,38 @@
+"""The ``subagent-catalog`` command line: a thin translator over the library.
+
+Every command reads a corpus with ``read_corpus``
+and hands it to a library function; this module only parses options and
+formats results. Errors the library raises on purpose
+(``SubagentCatalogError``: a missing root, a
+listing that fails as a whole, an output that cannot be written) and
+``OSError`` become one-line messages ending with a hint and exit status 1;
+usage errors (unknown option, bad value) exit with 2.
+``check`` exits with 1 when a selected check fails. Streams, output files and
+error lines are handled by ``subagent_catalog.cli.io``: what is printed to a
+terminal stream is escaped, files written with ``-o`` keep the exact data.
+"""
+
+from __future__ import annotations
+
+import click
+
+from subagent_catalog.cli.export import export
+from subagent_catalog.cli.interop import otel, sql_command
+from subagent_catalog.cli.io import CatalogGroup, translate_errors
+from subagent_catalog.cli.listing import conformance, list_command
+from subagent_catalog.cli.reports import check, report, summary
+from subagent_catalog.cli.runs import runs
+from subagent_catalog.cli.search import search
+from subagent_catalog.cli.show import show
+
+__all__ = ["main", "translate_errors"]
+
+
+@click.group(cls=CatalogGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="subagent-catalog", prog_name="subagent-catalog")
+def main() -> None:
+    """Audit DeepSeek Harness session corpora."""
+
+
+for _command in (conformance, summary, report, check, list_command, export, search, otel, sql_command, show, runs):
+    main.add_command(_command)

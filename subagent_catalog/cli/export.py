@@ -1,0 +1,152 @@
+"""``export``: a corpus's frames to a partitioned Parquet archive (a directory or an object store)."""
+
+from __future__ import annotations
+
+import click
+
+from subagent_catalog.cli.io import echo, note, translate_errors
+from subagent_catalog.cli.options import corpus_options
+from subagent_catalog.outputs import OutputError, inside
+from subagent_catalog.views.text import terminal_safe
+
+# --------------------------------------------------------------------------- shared plumbing
+
+
+def refuse_inside(out_dir: str, root: str) -> None:
+    """Refuse an output directory inside the corpus root (by device and inode: links and bind mounts seen through).
+
+    Raises:
+        OutputError: the directory is the root or lies below it.
+
+    Examples:
+        >>> import tempfile
+        >>> refuse_inside(tempfile.mkdtemp(), tempfile.mkdtemp())
+    """
+    if inside(out_dir, root):
+        raise OutputError(
+            f"refusing to write {out_dir!r}: it is inside the corpus {root!r}",
+            hint="corpora are read-only: write outputs outside the corpus root",
+        )
+
+
+# --------------------------------------------------------------------------- export
+
+
+def storage_options(pairs: tuple[str, ...]) -> dict[str, str] | None:
+    """``--storage-option KEY=VALUE`` pairs as a dict (``None`` when there are none).
+
+    Raises:
+        click.BadParameter: a pair without ``=``.
+
+    Examples:
+        >>> storage_options(("aws_region=eu-west-1", "aws_endpoint_url=http://h:9000"))
+        {'aws_region': 'eu-west-1', 'aws_endpoint_url': 'http://h:9000'}
+    """
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--storage-option")
+        out[key.strip()] = value
+    return out or None
+
+
+@click.command()
+@corpus_options
+@click.argument("out_dir", type=click.Path(file_okay=False, path_type=str))
+@click.option("--events", is_flag=True, help="Also write the events table (every event of every readable log).")
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "dask"]),
+    default="local",
+    show_default=True,
+    help="Where logs are read: this machine (a process pool) or a Dask cluster.",
+)
+@click.option(
+    "--scheduler",
+    default=None,
+    metavar="ADDRESS",
+    help="Dask scheduler address (tcp://host:8786); with --engine dask and none, a local cluster runs.",
+)
+@click.option(
+    "--incremental/--full",
+    default=True,
+    show_default=True,
+    help="Re-read only files whose path, size, mtime, ctime or inode changed since the last export, or read all.",
+)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Most files per read task (default 64 to 256; larger past 131,072 files, so at most 512 tasks).",
+)
+@click.option(
+    "--storage-option",
+    "storage_option",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="For an object-store OUT_DIR (s3://...): a storage option such as aws_endpoint_url=http://host:9000 "
+    "or aws_region=eu-west-1 (repeatable; credentials may also come from the environment).",
+)
+@translate_errors
+def export(
+    root: str,
+    compression: str,
+    jobs: int | None,
+    quiet: bool,
+    out_dir: str,
+    events: bool,
+    engine: str,
+    scheduler: str | None,
+    incremental: bool,
+    batch_size: int | None,
+    storage_option: tuple[str, ...],
+) -> None:
+    """Write the corpus's frames to OUT_DIR as a partitioned Parquet archive plus manifest.json.
+
+    Tables: sessions, descriptors, problems (and events with --events),
+    partitioned by project directory; manifest.json records the package and
+    Polars versions, the root, the compression, row counts and the creation
+    time. Exporting again into the same directory updates it. OUT_DIR may be
+    an object-store URL (s3://bucket/prefix, gs://..., file://...): workers
+    write their parts there directly.
+
+    \b
+    Examples:
+        subagent-catalog export data/sample out/sample-archive
+        subagent-catalog export /archive out/archive --events --engine dask --scheduler tcp://10.0.0.5:8786
+        subagent-catalog export /archive s3://bucket/archive --storage-option aws_region=eu-west-1
+    """
+    from subagent_catalog.store.export import export_archive
+    from subagent_catalog.store.layout import is_url
+    from subagent_catalog.views.progress import progress_bar
+
+    options = storage_options(storage_option)
+    if not is_url(out_dir):
+        refuse_inside(out_dir, root)
+    with progress_bar(quiet=quiet, desc="reading logs") as progress:
+        manifest = export_archive(
+            root,
+            out_dir,
+            events=events,
+            engine=engine,  # type: ignore[arg-type]
+            scheduler=scheduler,
+            incremental=incremental,
+            compression=compression,  # type: ignore[arg-type]
+            jobs=jobs,
+            batch_size=batch_size,
+            progress=progress,
+            storage_options=options,
+        )
+    counts = manifest.get("row_counts", {})
+    shown = ", ".join(
+        f"{name} {counts[name]}"
+        for name in ("sessions", "descriptors", "problems", "events")
+        if counts.get(name) is not None
+    )
+    update = manifest.get("update", {})
+    echo(terminal_safe(f"exported {root} to {out_dir}: {shown}"))
+    if update:
+        echo(f"files read {update.get('files_read')}, reused {update.get('files_reused')}")
+    if manifest.get("listing_error"):
+        note(f"warning: upstream's listing fails: {manifest['listing_error']}")

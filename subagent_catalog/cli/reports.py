@@ -1,0 +1,210 @@
+"""``summary``, ``report`` and ``check``: a corpus's summary, its offline HTML report, its data-quality gate."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from subagent_catalog.analysis.window import Window
+from subagent_catalog.catalog.parents import require_session
+from subagent_catalog.cli.gate import gate_options
+from subagent_catalog.cli.io import check_target, echo, is_stdout, note, output_stream, translate_errors
+from subagent_catalog.cli.options import corpus_options, load, semantics_option
+from subagent_catalog.cli.window import window_options
+from subagent_catalog.views.text import json_terminal, terminal_safe
+
+# --------------------------------------------------------------------------- summary
+
+
+@click.command()
+@corpus_options
+@semantics_option
+@window_options
+@translate_errors
+def summary(root: str, compression: str, jobs: int | None, quiet: bool, semantics: str, window: Window) -> None:
+    """Print a short summary of a corpus: sessions, verdicts, bytes, time span, problems.
+
+    With --since/--until the counts are those of the sessions created in the
+    window (the listing is still computed over the whole corpus).
+
+    \b
+    Examples:
+        subagent-catalog summary data/sample
+        subagent-catalog summary /archive/sessions --compression zstd --quiet
+        subagent-catalog summary /archive/sessions --since "7 days"
+    """
+    from subagent_catalog.views.summary_text import summary_text
+
+    corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
+    text = summary_text(corpus, semantics=semantics, window=window)  # type: ignore[arg-type]
+    echo(terminal_safe(text, keep="\n"))
+
+
+# --------------------------------------------------------------------------- report
+
+
+@click.command()
+@corpus_options
+@click.option(
+    "-o",
+    "--output",
+    default="report.html",
+    show_default=True,
+    type=click.Path(dir_okay=False, path_type=str),
+    help="Where to write the HTML file ('-' for stdout when it is not a terminal).",
+)
+@click.option(
+    "-p",
+    "--parent",
+    "parents",
+    multiple=True,
+    metavar="ID",
+    help="A session whose list_agents text the report shows (repeatable; default: up to 20 root sessions).",
+)
+@click.option("--title", default=None, help="Page title (default: from the root's directory name).")
+@semantics_option
+@window_options
+@translate_errors
+def report(
+    root: str,
+    compression: str,
+    jobs: int | None,
+    quiet: bool,
+    output: str,
+    parents: tuple[str, ...],
+    title: str | None,
+    semantics: str,
+    window: Window,
+) -> None:
+    """Write a self-contained offline HTML report of a corpus.
+
+    The file inlines everything it needs (no network at view time): the
+    summary, the problems, the session tree, distribution charts, the largest
+    and most damaged trees, and the list_agents text of the chosen parents.
+    When upstream's listing fails as a whole the report still renders the
+    summary and the problems under a banner. With --since/--until the page
+    shows the sessions created in the window (the listing is still computed
+    over the whole corpus).
+
+    \b
+    Examples:
+        subagent-catalog report data/sample -o report.html
+        subagent-catalog report /archive --since 2026-11-01 --until 2026-12-01 -o november.html
+        subagent-catalog report /archive --parent 0f2d0143-... --semantics trace -o trace.html
+    """
+    from subagent_catalog.views.report import render_report
+
+    if is_stdout(output) and sys.stdout.isatty():
+        raise click.UsageError("refusing to print the HTML page to a terminal: redirect stdout or pass -o FILE")
+    check_target(output, [root])
+    corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
+    for parent in parents:  # a mistyped id is an error naming the nearest ids, not an empty listing
+        require_session(corpus, parent)
+    chosen = list(parents) if parents else None
+    sem: Any = semantics
+    page = render_report(corpus, parents=chosen, semantics=sem, title=title, window=window)
+    with output_stream(output, protected=[root, corpus.root]) as out:
+        out.write(page)
+    if corpus.listing_error is not None:
+        note(f"warning: upstream's listing fails: {corpus.listing_error}")
+    if not is_stdout(output):
+        note(f"wrote {output} ({len(page.encode('utf-8', 'replace')) // 1024} KiB)", quiet=quiet)
+
+
+# --------------------------------------------------------------------------- check
+
+
+def _fail_on(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
+    from subagent_catalog.views.gate_checks import parse_fail_on
+
+    try:
+        return parse_fail_on(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error), ctx=ctx, param=param) from error
+
+
+def _check_help() -> str:
+    from subagent_catalog.views.gate_checks import CHECKS
+
+    return (
+        "Checks that fail the gate (comma-separated; 'all', 'default' or 'none'). Checks: "
+        + ", ".join(f"{c.name}{'*' if c.default else ''}" for c in CHECKS)
+        + " (* = default)."
+    )
+
+
+@click.command()
+@corpus_options
+@click.option(
+    "--fail-on", default="default", show_default=True, metavar="CHECK[,CHECK...]", callback=_fail_on, help=_check_help()
+)
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="Output format: text for terminals, json for machines, markdown for CI job summaries.",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=20,
+    show_default=True,
+    help="Offenders shown per check in text and markdown (0: all; json always has all).",
+)
+@semantics_option
+@window_options
+@gate_options
+@translate_errors
+def check(
+    root: str,
+    compression: str,
+    jobs: int | None,
+    quiet: bool,
+    fail_on: tuple[str, ...],
+    fmt: str,
+    limit: int,
+    semantics: str,
+    window: Window,
+    gate: dict[str, Any],
+) -> None:
+    """Data-quality gate: count problems per check; exit 1 when a selected check fails.
+
+    Prints each check's count and the offending sessions (id, path, cause).
+    Exit status: 0 when no check in --fail-on finds more than it tolerates,
+    1 otherwise (also when a selected check cannot run because the listing
+    fails, and when the corpus has no listed session: no session file, a
+    wrong mount or --compression, unless --allow-empty). --max CHECK=N and
+    --max-rate CHECK=R (a share of the session files) tolerate some
+    offenders and select their check; --baseline FILE (an earlier --format
+    json output) counts only offenders it does not hold. With --since/--until
+    only the offenders of sessions created in the window count (entries that
+    are no session file, such as corpus-level problems, always count); a
+    window without sessions passes.
+
+    \b
+    Examples:
+        subagent-catalog check data/sample
+        subagent-catalog check /archive --fail-on corpus-error,unsupported-version,malformed-descriptor
+        subagent-catalog check /archive --max corrupt=5 --max-rate unavailable=0.01
+        subagent-catalog check /archive --format json > previous.json  # later:
+        subagent-catalog check /archive --baseline previous.json
+        subagent-catalog check /archive --format markdown >> "$GITHUB_STEP_SUMMARY"
+    """
+    from subagent_catalog.views.gate import run_checks
+    from subagent_catalog.views.gate_format import format_json, format_markdown, format_text
+
+    corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
+    result = run_checks(corpus, fail_on=fail_on, semantics=semantics, window=window, **gate)  # type: ignore[arg-type]
+    if fmt == "json":
+        echo(json_terminal(format_json(result)))
+    elif fmt == "markdown":
+        echo(terminal_safe(format_markdown(result, limit=limit), keep="\n"))
+    else:
+        echo(terminal_safe(format_text(result, limit=limit), keep="\n"))
+    if result.failed:
+        raise SystemExit(1)

@@ -1,8 +1,15 @@
-"""The ``subagent-catalog`` command line: a thin translator over the library.
+"""The ``subagent-catalog`` command line (layer 8): a thin translator over the library.
+
+It may import every lower layer and click; nothing imports it but ``__main__``. One module per
+command family: ``reports`` (``summary``, ``report``, ``check``), ``listing`` (``list``,
+``conformance``), ``show``, ``search``, ``runs``, ``export``, ``interop`` (``otel``, ``sql``);
+``io`` (streams, output files, error lines), ``options`` (the options corpus commands share),
+``window`` (``--since``/``--until``) and ``gate`` (``check``'s thresholds and baselines) hold
+what they share. This module builds the command group.
 
 Every command reads a corpus with ``read_corpus``
-and hands it to a library function; this module only parses options and
-formats results. Errors the library raises on purpose
+and hands it to a library function; the commands only parse options and
+format results. Errors the library raises on purpose
 (``SubagentCatalogError``: a missing root, a
 listing that fails as a whole, an output that cannot be written) and
 ``OSError`` become one-line messages ending with a hint and exit status 1;

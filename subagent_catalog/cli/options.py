@@ -72,7 +72,17 @@ def semantics_option(func: F) -> F:
 
 
 def prices_option(func: F) -> F:
-    """Add ``--prices FILE``: a user price table (TOML or CSV) extending or overriding genai-prices'."""
+    """Add ``--prices FILE``: a user price table (TOML or CSV) extending or overriding genai-prices'.
+
+    Examples:
+        >>> @click.command()
+        ... @prices_option
+        ... def cost(prices: str | None) -> None:
+        ...     click.echo(prices)
+        >>> from click.testing import CliRunner
+        >>> CliRunner().invoke(cost, ["--prices", "p.toml"]).output.strip()
+        'p.toml'
+    """
     option = click.option(
         "--prices",
         type=click.Path(dir_okay=False, path_type=str),

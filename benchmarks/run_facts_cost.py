@@ -12,6 +12,13 @@ alternating, each in a fresh child process (``read_corpus(jobs=1,
 cache=False)`` and the catalog; the child reports the CPU time,
 ``time.process_time``, of that work alone, imports excluded). The medians
 and their ratio are printed; the goal (issue 27) is at most 10 % more CPU.
+
+CPU seconds on a loaded machine are noisy; ``--callgrind`` counts instructions
+instead (``valgrind --tool=callgrind``, one round, deterministic): each revision
+runs the read under valgrind and, apart, only its imports, with
+``POLARS_MAX_THREADS=1`` (idle worker threads spin, and their instructions would
+depend on the load) and ``PYTHONHASHSEED=0``; the read's instructions are the
+difference.
 """
 
 from __future__ import annotations
@@ -31,6 +38,9 @@ import os, sys, time
 os.environ["SUBAGENT_CATALOG_CACHE"] = "off"
 from subagent_catalog.corpus import read_corpus
 from subagent_catalog.catalog import catalog
+import polars, pyarrow, zstandard, msgspec, orjson
+if len(sys.argv) > 3 and sys.argv[3] == "imports":
+    raise SystemExit(0)
 start = time.process_time()
 corpus = read_corpus(sys.argv[1], compression=sys.argv[2], jobs=1, cache=False)
 catalog(corpus)
@@ -49,6 +59,32 @@ def _cpu(tree: Path, root: str, compression: str) -> tuple[float, int, int]:
     return float(seconds), int(sessions), int(columns)
 
 
+def _instructions(tree: Path, root: str, compression: str, scratch: str) -> int:
+    """Instructions of the read alone: a valgrind run of the read less one of the imports."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(tree),
+        "SUBAGENT_CATALOG_CACHE": "off",
+        "POLARS_MAX_THREADS": "1",
+        "RAYON_NUM_THREADS": "1",
+        "PYTHONHASHSEED": "0",
+    }
+    counts = []
+    for mode in ("read", "imports"):
+        out = os.path.join(scratch, f"callgrind.{tree.name}.{mode}")
+        command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-c", CHILD]
+        subprocess.run(
+            [*command, root, compression, mode],
+            env=env,
+            cwd=tree,
+            check=True,
+            capture_output=True,
+        )
+        with open(out, encoding="utf-8") as handle:
+            counts.append(next(int(line.split()[1]) for line in handle if line.startswith("summary:")))
+    return counts[0] - counts[1]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("root", nargs="?")
@@ -57,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--compression", default="zstd", choices=["none", "zstd"])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--callgrind", action="store_true", help="count instructions under valgrind (one round)")
     args = parser.parse_args(argv)
     scratch = tempfile.mkdtemp(prefix="run-facts-cost-")
     root = args.root
@@ -74,6 +111,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         trees = {"baseline": baseline, "this": HERE}
+        if args.callgrind:
+            counted = {name: _instructions(tree, root, args.compression, scratch) for name, tree in trees.items()}
+            print(f"corpus {root} ({args.compression}), instructions of read_corpus + catalog (imports excluded)")
+            for name, count in counted.items():
+                print(f"{name:9} {count / 1e9:.3f} G instructions")
+            ratio = counted["this"] / counted["baseline"]
+            print(f"ratio this / baseline: {ratio:.3f} ({(ratio - 1) * 100:+.1f} % instructions)")
+            return 0
         times: dict[str, list[float]] = {name: [] for name in trees}
         shape: dict[str, tuple[int, int]] = {}
         for tree in trees.values():  # warm the page cache and the bytecode of both trees

@@ -49,7 +49,7 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "conformance"
 RICH = SHARED / "cases" / "real-writer-rich-none" / "corpus"
 START_DEADLINE = 300.0  # seconds for Phoenix to answer /healthz (its first start migrates a new database)
-INGEST_DEADLINE = 120.0
+INGEST_DEADLINE = 120.0  # seconds without a new stored span
 
 
 def _free_port() -> int:
@@ -100,9 +100,14 @@ def phoenix() -> Iterator[str]:
 
 
 def _spans(url: str, project: str, expected: int) -> Any:
-    """Phoenix's spans of a project, once it has stored ``expected`` of them (ingestion is asynchronous)."""
+    """Phoenix's spans of a project, once it has stored ``expected`` of them (ingestion is asynchronous).
+
+    Waits while the stored count grows (a loaded machine ingests slowly); gives up only when it has
+    not grown for ``INGEST_DEADLINE`` seconds.
+    """
     client = _client(url)
     deadline = time.monotonic() + INGEST_DEADLINE
+    stored = -1
     while True:
         try:
             frame = client.spans.get_spans_dataframe(project_identifier=project, limit=expected + 1000, timeout=60)
@@ -112,6 +117,8 @@ def _spans(url: str, project: str, expected: int) -> Any:
         else:
             if len(frame) >= expected or time.monotonic() > deadline:
                 return frame
+            if len(frame) > stored:  # progress: wait on
+                stored, deadline = len(frame), time.monotonic() + INGEST_DEADLINE
         time.sleep(0.5)
 
 

@@ -1,8 +1,10 @@
-"""The ``subagent-catalog`` command line: a thin translator over the library.
+"""The ``subagent-catalog`` command line (layer 8): a thin translator over the library.
 
-Every command reads a corpus with ``read_corpus``
-and hands it to a library function; this module only parses options and
-formats results. Errors the library raises on purpose
+Every command reads its ROOT by one input rule (``cli.options.source_options``,
+``corpus.open_source``): an archive (an object-store URL, or a directory
+holding ``manifest.json``) or a corpus root, ``--input`` forcing one; an
+input holding neither is an error. It hands the corpus or archive to a
+library function; this module only parses options and formats results. Errors the library raises on purpose
 (``SubagentCatalogError``: a missing root, a
 listing that fails as a whole, an output that cannot be written) and
 ``OSError`` become one-line messages ending with a hint and exit status 1;

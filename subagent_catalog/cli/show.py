@@ -8,12 +8,12 @@ import click
 
 from subagent_catalog.analysis.text import utf8_length
 from subagent_catalog.cli.io import check_target, echo, is_stdout, note, output_stream, translate_errors
-from subagent_catalog.cli.options import corpus_options, load
+from subagent_catalog.cli.options import load_frames, protected_paths, source_options
 from subagent_catalog.views.text import terminal_safe
 
 
 @click.command()
-@corpus_options
+@source_options
 @click.argument("session_id", metavar="ID")
 @click.option(
     "-o",
@@ -75,12 +75,13 @@ def show(
     to_stdout = is_stdout(output)
     if text_seq is not None:
         check_target(output, [root])
-        corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
+        corpus = load_frames(root, compression=compression, jobs=jobs, quiet=quiet)
+        check_target(output, protected_paths(root, corpus))
         whole = transcript_text(corpus, session_id, text_seq, path=log_path)
         if to_stdout:
             echo(terminal_safe(whole, keep="\n\t"))
             return
-        with output_stream(output, protected=[root, corpus.root]) as out:
+        with output_stream(output, protected=protected_paths(root, corpus)) as out:
             out.write(whole)
         note(f"wrote {output} ({utf8_length(whole):,} bytes)", quiet=quiet)
         return
@@ -89,7 +90,8 @@ def show(
     if fmt == "html" and to_stdout and sys.stdout.isatty():
         raise click.UsageError("refusing to print the HTML page to a terminal: redirect stdout or pass -o FILE")
     check_target(output, [root])
-    corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
+    corpus = load_frames(root, compression=compression, jobs=jobs, quiet=quiet)
+    check_target(output, protected_paths(root, corpus))
     if fmt == "html":
         text = transcript_page(corpus, session_id, path=log_path)
     else:
@@ -97,7 +99,7 @@ def show(
     if to_stdout and fmt == "md":
         echo(terminal_safe(text, keep="\n"))
         return
-    with output_stream(output, protected=[root, corpus.root]) as out:
+    with output_stream(output, protected=protected_paths(root, corpus)) as out:
         out.write(text if text.endswith("\n") else text + "\n")
     if not to_stdout:
         note(f"wrote {output} ({len(text.encode('utf-8', 'replace')) // 1024} KiB)", quiet=quiet)

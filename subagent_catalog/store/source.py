@@ -152,7 +152,5 @@ def empty_source(source: Source) -> str | None:
             return None
         return f"the archive {source.path!r} holds no session (it was exported from {source.root!r}, then empty)"
     if source.sessions.height or source.listing_error is not None:
-        return None
-    mismatch = source.problems.filter(source.problems["kind"] == "encoding-mismatch").height
-    other = " (its logs use the other encoding: see --compression)" if mismatch else ""
-    return f"no session log under {source.root!r} and no archive manifest ({MANIFEST}){other}"
+        return None  # logs of the other encoding fail the listing, which then says why
+    return f"no session log under {source.root!r} and no archive manifest ({MANIFEST})"

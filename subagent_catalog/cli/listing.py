@@ -42,7 +42,11 @@ def conformance(
     input_kind: str,
     storage_option: tuple[str, ...],
 ) -> None:
-    """Print upstream-shaped listing lines for conformance checks (ROOT: a corpus root or an archive)."""
+    """Print upstream-shaped listing lines for conformance checks.
+
+    ROOT is a corpus root or an archive (see --input and --storage-option); an
+    empty root prints nothing.
+    """
     from subagent_catalog.cli.options import storage_options
     from subagent_catalog.store.source import source_corpus
 
@@ -139,6 +143,9 @@ def list_command(
     window: Window,
 ) -> None:
     """List PARENT's subagents exactly as upstream does.
+
+    ROOT is a corpus root or an archive (a directory holding manifest.json,
+    or an s3://, gs:// or file:// URL; see --input and --storage-option).
 
     The text format is the list_agents tool's text; json is the array of
     upstream row objects; csv and parquet hold the whole frame with the audit

@@ -26,6 +26,9 @@ from subagent_catalog.views.text import json_terminal, terminal_safe
 def summary(root: str, compression: str, jobs: int | None, quiet: bool, semantics: str, window: Window) -> None:
     """Print a short summary of a corpus: sessions, verdicts, bytes, time span, problems.
 
+    ROOT is a corpus root or an archive (a directory holding manifest.json,
+    or an s3://, gs:// or file:// URL; see --input and --storage-option).
+
     With --since/--until the counts are those of the sessions created in the
     window (the listing is still computed over the whole corpus).
 
@@ -79,6 +82,9 @@ def report(
     window: Window,
 ) -> None:
     """Write a self-contained offline HTML report of a corpus.
+
+    ROOT is a corpus root or an archive (a directory holding manifest.json,
+    or an s3://, gs:// or file:// URL; see --input and --storage-option).
 
     The file inlines everything it needs (no network at view time): the
     summary, the problems, the session tree, distribution charts, the largest
@@ -174,6 +180,9 @@ def check(
     gate: dict[str, Any],
 ) -> None:
     """Data-quality gate: count problems per check; exit 1 when a selected check fails.
+
+    ROOT is a corpus root or an archive (a directory holding manifest.json,
+    or an s3://, gs:// or file:// URL; see --input and --storage-option).
 
     Prints each check's count and the offending sessions (id, path, cause).
     Exit status: 0 when no check in --fail-on finds more than it tolerates,

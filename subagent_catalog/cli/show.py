@@ -54,6 +54,9 @@ def show(
 ) -> None:
     """Show one session's transcript: user messages, assistant text, reasoning, tool calls and results, turns.
 
+    ROOT is a corpus root or an archive (a directory holding manifest.json,
+    or an s3://, gs:// or file:// URL; see --input and --storage-option).
+
     Read from that session's own log (the rest of the corpus is read for
     its parent and children, which the page links as ID.html next to it).
     Texts from the log are escaped (html) or fenced (md). A page holds at

@@ -104,7 +104,7 @@ def source_options(func: F) -> F:
 
     Examples:
         >>> [p.name for p in source_options(lambda **kw: None).__click_params__][:2]
-        ['storage_option', 'input']
+        ['storage_option', 'input_kind']
     """
     func = click.option(
         "--storage-option",
@@ -147,7 +147,12 @@ def semantics_option(func: F) -> F:
 
 
 def prices_option(func: F) -> F:
-    """Add ``--prices FILE``: a user price table (TOML or CSV) extending or overriding genai-prices'."""
+    """Add ``--prices FILE``: a user price table (TOML or CSV) extending or overriding genai-prices'.
+
+    Examples:
+        >>> [p.name for p in prices_option(lambda **kw: None).__click_params__]
+        ['prices']
+    """
     option = click.option(
         "--prices",
         type=click.Path(dir_okay=False, path_type=str),

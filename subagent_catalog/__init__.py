@@ -13,7 +13,8 @@ cycles):
   real-format corpora (fixtures, samples, benchmarks).
 - layer 3: ``catalog``: upstream's listing over the frames.
 - layer 4: ``store``: facts codec and cache, Parquet archives, distributed engines.
-- layer 5: ``corpus``: ``read_corpus``, a root in, frames out (walk, cache, pool).
+- layer 5: ``corpus``: ``read_corpus``, a root in, frames out (walk, cache, pool); ``open_source``,
+  the input rule (an archive, or a corpus root read).
 - layer 6: ``analysis``: counts and trees derived from the corpus and its catalog.
 - layer 7: ``views``: report, summary, gate, notebook widgets; ``interop``: OpenTelemetry traces
   (``to_otlp``), SQL with DuckDB (``sql``).
@@ -40,10 +41,11 @@ from subagent_catalog.catalog import (
     list_descendants,
     require_session,
 )
-from subagent_catalog.corpus import read_corpus
+from subagent_catalog.corpus import open_source, read_corpus
 from subagent_catalog.errors import (
     CatalogError,
     CorpusRootError,
+    EmptySourceError,
     PricesError,
     ResultTooLargeError,
     SessionLookupError,
@@ -74,6 +76,7 @@ __all__ = [
     "CatalogError",
     "Corpus",
     "CorpusRootError",
+    "EmptySourceError",
     "PriceTable",
     "PricesError",
     "ResultTooLargeError",
@@ -91,6 +94,7 @@ __all__ = [
     "list_agents_text",
     "list_children",
     "list_descendants",
+    "open_source",
     "otlp_traces",
     "parse_instant",
     "price_table",

@@ -1,16 +1,19 @@
-"""``read_corpus``: a session root in, Polars frames out.
+"""``read_corpus``: a session root in, Polars frames out; ``open_source``: a corpus root or an archive.
 
 The reader walks the root as upstream's ``list()`` does, reads every log
 once (in parallel across files), and accounts for every entry under the
 root as a ``sessions`` row or a ``problems`` row. Bad data never raises.
+``open_source`` applies the input rule (``store.source``): an archive
+location is opened (nothing read yet), anything else read as a corpus root.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from subagent_catalog.errors import CorpusRootError, EmptySourceError
 from subagent_catalog.frames.assemble import FsProbes, assemble
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.costs import with_costs
@@ -23,6 +26,9 @@ from subagent_catalog.read.paths import (
     CompressionOption,
 )
 from subagent_catalog.read.pool import read_all
+from subagent_catalog.store.archive import open_archive
+from subagent_catalog.store.layout import is_url
+from subagent_catalog.store.source import InputKind, Source, empty_source, input_kind
 
 if TYPE_CHECKING:
     from subagent_catalog.store.cache import FactsCache
@@ -93,6 +99,79 @@ def read_corpus(
     if frames is not None:
         frames.save(corpus, probes)
     return corpus
+
+
+EMPTY_HINT = (
+    "check the path (is it mounted?) and --compression: a corpus root holds <project>/<session>/session.jsonl "
+    "or session.jsonl.zstd, an archive holds manifest.json (written by export)"
+)
+
+
+def open_source(
+    location: str | os.PathLike[str],
+    *,
+    input: InputKind = "auto",
+    storage_options: dict[str, Any] | None = None,
+    compression: CompressionOption = "auto",
+    jobs: int | None = None,
+    progress: Progress | None = None,
+    cache: bool | str | os.PathLike[str] = True,
+    allow_empty: bool = False,
+) -> Source:
+    """Open an input by the input rule: an archive (a URL, or a path holding ``manifest.json``) or a corpus root.
+
+    An archive is only opened (its manifest read and checked); its tables are
+    scanned when a function reads them. A corpus root is read with
+    ``read_corpus``.
+
+    Args:
+        location: a corpus root, an archive directory or an archive URL
+            (``s3://``, ``gs://``, ``file://``).
+        input: ``auto`` (the rule above), or ``corpus``/``archive`` to force one.
+        storage_options: an archive URL's object-store options (see ``open_archive``).
+        compression: the encoding a corpus root is read as.
+        jobs: worker processes for reading a corpus root.
+        progress: called as a corpus root's files are read.
+        cache: ``read_corpus``'s facts cache setting.
+        allow_empty: return an empty input instead of raising (``EmptySourceError``).
+
+    Raises:
+        CorpusRootError: a corpus root is missing or unreadable, or ``input="corpus"`` names a URL.
+        EmptySourceError: the input holds no session log and no archive manifest (or is an archive of no
+            session), and ``allow_empty`` is false.
+        ArchiveError: the archive's manifest is missing, unreadable or of another format.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.store.export import export_archive
+        >>> root, out = tempfile.mkdtemp(), tempfile.mkdtemp()
+        >>> type(open_source(root, allow_empty=True)).__name__
+        'Corpus'
+        >>> _ = export_archive(root, out, jobs=1)
+        >>> type(open_source(out, allow_empty=True)).__name__
+        'Archive'
+        >>> open_source(root, cache=False)
+        Traceback (most recent call last):
+        ...
+        subagent_catalog.errors.EmptySourceError: no session log under '...' and no archive manifest ... (hint: ...)
+    """
+    path = os.fspath(location)
+    kind = input_kind(path) if input == "auto" else input
+    source: Source
+    if kind == "archive":
+        source = open_archive(path, storage_options=storage_options)
+    elif is_url(path):
+        raise CorpusRootError(
+            f"cannot read {path!r} as a corpus root: a corpus root is a local directory",
+            hint="read it as an archive (--input archive), or give the local path of the corpus",
+        )
+    else:
+        source = read_corpus(path, compression=compression, jobs=jobs, progress=progress, cache=cache)
+    reason = None if allow_empty else empty_source(source)
+    if reason is not None:
+        hint = EMPTY_HINT if isinstance(source, Corpus) else "re-export it from the corpus root that holds the logs"
+        raise EmptySourceError(reason, hint=hint)
+    return source
 
 
 def _cache_directory(cache: bool | str | os.PathLike[str]) -> Literal[False] | str | None:

@@ -35,6 +35,10 @@ class CorpusRootError(SubagentCatalogError):
     """The corpus root is missing, not a directory, or unreadable."""
 
 
+class EmptySourceError(CorpusRootError):
+    """An input holds neither a session log nor an archive manifest (or an archive of no session)."""
+
+
 class CatalogError(SubagentCatalogError):
     """A listing call that upstream fails as a whole.
 

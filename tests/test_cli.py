@@ -618,9 +618,9 @@ def _fail_if_read(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _patch_reads(monkeypatch: pytest.MonkeyPatch, replacement: object) -> None:
-    """Every CLI module that reads a corpus reads through ``replacement``."""
-    for module in ("options", "listing"):
-        monkeypatch.setattr(f"subagent_catalog.cli.{module}.read_corpus", replacement)
+    """Every CLI command reads a corpus through ``replacement`` (``open_source`` reads through ``read_corpus``)."""
+    for name in ("subagent_catalog.corpus.read_corpus", "subagent_catalog.cli.options.read_corpus"):
+        monkeypatch.setattr(name, replacement)
 
 
 def _one_error_line(result: object) -> str:

@@ -366,8 +366,11 @@ def test_archive_corpus_searches_the_archive_events(root: Path, tmp_path: Path) 
     assert search_events(open_archive(tmp_path / "archive").to_corpus(), "retry").equals(expected)
 
 
-def test_archive_without_events_is_refused_with_a_hint(root: Path, tmp_path: Path) -> None:
+def test_archive_without_events_reads_its_root_or_is_refused_with_a_hint(root: Path, tmp_path: Path) -> None:
     export_archive(root, tmp_path / "archive", jobs=1)
+    over_root = search_events(read_corpus(root), "retry")  # while its recorded root is here, the logs are read
+    assert search_events(open_archive(tmp_path / "archive"), "retry").equals(over_root) and over_root.height
+    shutil.rmtree(root)
     with pytest.raises(ArchiveError, match="holds no events") as caught:
         search_events(open_archive(tmp_path / "archive"), "retry")
     assert caught.value.hint is not None and "events=True" in caught.value.hint

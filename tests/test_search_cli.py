@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -58,7 +59,11 @@ def test_an_archive_directory_is_searched_through_its_events(tmp_path: Path) -> 
     code, out, err = _run(str(tmp_path / "arch"), "Done with task 2")
     assert code == 0 and "searching the archive" in err
     assert out == _run(str(SAMPLE), "Done with task 2")[1]
-    export_archive(SAMPLE, tmp_path / "bare", jobs=1)
+    root = tmp_path / "sample"
+    shutil.copytree(SAMPLE, root)
+    export_archive(root, tmp_path / "bare", jobs=1)  # no events: the logs under its recorded root are searched
+    assert _run(str(tmp_path / "bare"), "Done with task 2")[:2] == (0, _run(str(root), "Done with task 2")[1])
+    shutil.rmtree(root)  # ... and without them, it says what is missing
     code, _out, err = _run(str(tmp_path / "bare"), "x")
     assert code == 1 and "holds no events" in err
 

@@ -18,12 +18,11 @@ from subagent_catalog.frames.costs import ordered_sum, own_samples
 from subagent_catalog.prices import SAMPLE_COLUMNS, Prices, PriceTable, price_table, sample_costs
 from subagent_catalog.store.archive import Archive
 from subagent_catalog.store.layout import ArchiveError
+from subagent_catalog.store.source import Source
 
 Part = Literal["own", "seed", "all"]
 """Which events of a session count: its own (``seq >= seedLength``), a fork's seed, or both."""
 
-Source = Corpus | Archive
-"""A read corpus, or an opened archive."""
 
 TOKEN_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
 

@@ -569,6 +569,8 @@ def search_events(
         archive = source._archive
         if archive.has_events or not os.path.isdir(source.root):
             source = archive
+    elif isinstance(source, Archive) and not source.has_events and os.path.isdir(source.root):
+        source = source.to_corpus()  # no events table: its logs are read from the corpus root it records
     if isinstance(source, Archive):
         frames = _archive_frames(source, predicate, limit)
     elif isinstance(source, Corpus):

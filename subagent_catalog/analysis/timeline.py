@@ -14,10 +14,11 @@ from typing import Literal
 
 import polars as pl
 
-from subagent_catalog.analysis.runs import Source, session_table
+from subagent_catalog.analysis.runs import session_table
 from subagent_catalog.analysis.trees import Scope, run_trees
 from subagent_catalog.errors import UnknownSessionError
 from subagent_catalog.frames.nearest import nearest_ids
+from subagent_catalog.store.source import Source
 
 TIMELINE_SCHEMA: dict[str, pl.DataType] = {
     "list_order": pl.Int64(),

@@ -25,6 +25,7 @@ from subagent_catalog.analysis.text import clip_strings, utf8_length
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.read.jsvalue import frame_text, parse_json
 from subagent_catalog.read.run_stats import StatsFold, StepTiming
+from subagent_catalog.store.source import Source, source_corpus
 
 TranscriptKind = Literal[
     "user",
@@ -545,11 +546,11 @@ def read_problem_row(
     )
 
 
-def transcript(corpus: Corpus, session_id: str, *, path: str | None = None, clip: int | None = None) -> pl.DataFrame:
+def transcript(corpus: Source, session_id: str, *, path: str | None = None, clip: int | None = None) -> pl.DataFrame:
     """One session's log as readable steps, read from that one file (or the archive's events).
 
     Args:
-        corpus: a read corpus (``Archive.to_corpus()`` works too).
+        corpus: a read corpus or an opened archive (``store.source.Source``; an archive's events table, or its root).
         session_id: the session whose log to show.
         path: which log, when several files carry the same session id.
         clip: keep at most this many characters of each text (``detail``'s
@@ -578,6 +579,7 @@ def transcript(corpus: Corpus, session_id: str, *, path: str | None = None, clip
         >>> transcript(read_corpus(root), "s1").select("kind", "name", "text").rows()[1:4]
         [('user', None, 'fix the bug'), ('tool-call', 'read_file', '{}'), ('tool-result', 'read_file', 'ok')]
     """
+    corpus = source_corpus(corpus)  # a corpus, or an archive's frames
     session = find_session(corpus, session_id, path=path)
     return session_transcript(corpus, session, corpus.log_events(session["list_order"]), clip=clip)
 

@@ -19,10 +19,11 @@ from typing import Any, Literal
 
 import polars as pl
 
-from subagent_catalog.analysis.runs import Source, session_table
+from subagent_catalog.analysis.runs import session_table
 from subagent_catalog.frames.costs import session_costs
 from subagent_catalog.frames.outcome import OUTCOMES
 from subagent_catalog.prices import Prices, PriceTable, price_table
+from subagent_catalog.store.source import Source
 
 Scope = Literal["lineage", "subagents"]
 

@@ -26,6 +26,7 @@ import polars as pl
 
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.store.source import Source, source_corpus
 
 __all__ = ["Window", "WindowError", "in_window", "parse_instant", "window_corpus"]
 
@@ -356,7 +357,7 @@ def in_window(
 
 
 def window_corpus(
-    corpus: Corpus, *, since: datetime | str | None = None, until: datetime | str | None = None
+    corpus: Source, *, since: datetime | str | None = None, until: datetime | str | None = None
 ) -> Corpus:
     """The corpus restricted to the sessions created in ``[since, until)``.
 
@@ -380,4 +381,5 @@ def window_corpus(
         >>> window_corpus(read_corpus(tempfile.mkdtemp()), since="7 days").sessions.height
         0
     """
+    corpus = source_corpus(corpus)  # a corpus, or an archive's frames
     return Window.of(since, until).corpus(corpus)

@@ -3,13 +3,15 @@
 It may import every lower layer and click; nothing imports it but ``__main__``. One module per
 command family: ``reports`` (``summary``, ``report``, ``check``), ``listing`` (``list``,
 ``conformance``), ``show``, ``search``, ``runs``, ``export``, ``interop`` (``otel``, ``sql``);
-``io`` (streams, output files, error lines), ``options`` (the options corpus commands share),
-``window`` (``--since``/``--until``) and ``gate`` (``check``'s thresholds and baselines) hold
-what they share. This module builds the command group.
+``io`` (streams, output files, error lines), ``options`` (the options corpus commands share and
+the input rule), ``window`` (``--since``/``--until``) and ``gate`` (``check``'s thresholds and
+baselines) hold what they share. This module builds the command group.
 
-Every command reads a corpus with ``read_corpus``
-and hands it to a library function; the commands only parse options and
-format results. Errors the library raises on purpose
+Every command reads its ROOT by one input rule (``cli.options.source_options``,
+``corpus.open_source``): an archive (an object-store URL, or a directory
+holding ``manifest.json``) or a corpus root, ``--input`` forcing one; an
+input holding neither is an error. It hands the corpus or archive to a
+library function; the commands only parse options and format results. Errors the library raises on purpose
 (``SubagentCatalogError``: a missing root, a
 listing that fails as a whole, an output that cannot be written) and
 ``OSError`` become one-line messages ending with a hint and exit status 1;

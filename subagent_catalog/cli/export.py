@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from subagent_catalog.cli.io import echo, note, translate_errors
-from subagent_catalog.cli.options import corpus_options
+from subagent_catalog.cli.options import corpus_options, storage_options
 from subagent_catalog.outputs import OutputError, inside
 from subagent_catalog.views.text import terminal_safe
 
@@ -31,24 +31,7 @@ def refuse_inside(out_dir: str, root: str) -> None:
 
 # --------------------------------------------------------------------------- export
 
-
-def storage_options(pairs: tuple[str, ...]) -> dict[str, str] | None:
-    """``--storage-option KEY=VALUE`` pairs as a dict (``None`` when there are none).
-
-    Raises:
-        click.BadParameter: a pair without ``=``.
-
-    Examples:
-        >>> storage_options(("aws_region=eu-west-1", "aws_endpoint_url=http://h:9000"))
-        {'aws_region': 'eu-west-1', 'aws_endpoint_url': 'http://h:9000'}
-    """
-    out: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--storage-option")
-        out[key.strip()] = value
-    return out or None
+__all__ = ["export", "refuse_inside", "storage_options"]
 
 
 @click.command()

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 import click
 
 from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors
-from subagent_catalog.cli.options import corpus_options, load, prices_option
+from subagent_catalog.cli.options import load_source, prices_option, protected_paths, source_options
 from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, terminal_frame
 
 if TYPE_CHECKING:
@@ -17,14 +16,13 @@ if TYPE_CHECKING:
 
 
 def _source(root: str, *, compression: str, jobs: int | None, quiet: bool) -> Corpus | Archive:
-    """An archive when ROOT holds ``manifest.json``, else the corpus read from ROOT."""
-    from subagent_catalog.store.archive import open_archive
-    from subagent_catalog.store.layout import MANIFEST
+    """ROOT by the input rule: an archive (noted on stderr), or the corpus read from it."""
+    from subagent_catalog.store.archive import Archive
 
-    if os.path.isfile(os.path.join(root, MANIFEST)):
+    source = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
+    if isinstance(source, Archive):
         note(f"reading the archive {root}", quiet=quiet)
-        return open_archive(root)
-    return load(root, compression=compression, jobs=jobs, quiet=quiet)
+    return source
 
 
 def _headers(values: tuple[str, ...]) -> dict[str, str]:
@@ -38,7 +36,7 @@ def _headers(values: tuple[str, ...]) -> dict[str, str]:
 
 
 @click.command()
-@corpus_options
+@source_options
 @click.option(
     "-s",
     "--session",
@@ -134,14 +132,14 @@ def otel(
         where = "written to stdout"
     else:
         assert output is not None
-        stats = write_otlp_json(traces, output, protected=[root])
+        stats = write_otlp_json(traces, output, protected=protected_paths(root, source))
         where = f"wrote {output}"
     kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(stats.kinds.items()))
     note(f"{where}: {stats.spans} spans ({kinds}) in {stats.traces} traces, {stats.requests} requests", quiet=quiet)
 
 
 @click.command(name="sql")
-@corpus_options
+@source_options
 @click.argument("query")
 @click.option(
     "-f",
@@ -184,10 +182,10 @@ def sql_command(
     frame = sql(source, query)
     to_terminal = is_stdout(output)
     if fmt == "parquet":
-        with output_stream(output, protected=[root], binary=True) as out:
+        with output_stream(output, protected=protected_paths(root, source), binary=True) as out:
             frame.write_parquet(out)
     else:
-        with output_stream(output, protected=[root]) as out:
+        with output_stream(output, protected=protected_paths(root, source)) as out:
             if fmt == "csv":
                 flat = csv_cells(frame)
                 out.write(csv_safe(terminal_frame(flat) if to_terminal else flat).write_csv())

@@ -15,9 +15,9 @@ from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.conformance import conformance_lines, json_text
 from subagent_catalog.catalog.parents import require_session
 from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors
-from subagent_catalog.cli.options import corpus_options, load, semantics_option
+from subagent_catalog.cli.options import load_frames, protected_paths, semantics_option, source_options
 from subagent_catalog.cli.window import window_options
-from subagent_catalog.corpus import read_corpus
+from subagent_catalog.corpus import open_source
 from subagent_catalog.read.jsvalue import js_text
 from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, terminal_frame, terminal_safe
 
@@ -30,10 +30,35 @@ from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, term
 @click.option("--semantics", type=click.Choice(["projection", "trace"]), default="projection")
 @click.option("--all-parents", is_flag=True)
 @click.option("--parents", default=None)
+@click.option("--input", "input_kind", type=click.Choice(["auto", "corpus", "archive"]), default="auto")
+@click.option("--storage-option", "storage_option", multiple=True, metavar="KEY=VALUE")
 @translate_errors
-def conformance(root: str, compression: str, semantics: str, all_parents: bool, parents: str | None) -> None:
-    """Print upstream-shaped listing lines for conformance checks."""
-    corpus = read_corpus(root, compression=compression, cache=False)  # type: ignore[arg-type]
+def conformance(
+    root: str,
+    compression: str,
+    semantics: str,
+    all_parents: bool,
+    parents: str | None,
+    input_kind: str,
+    storage_option: tuple[str, ...],
+) -> None:
+    """Print upstream-shaped listing lines for conformance checks.
+
+    ROOT is a corpus root or an archive (see --input and --storage-option); an
+    empty root prints nothing.
+    """
+    from subagent_catalog.cli.options import storage_options
+    from subagent_catalog.store.source import source_corpus
+
+    source = open_source(
+        root,
+        input=input_kind,  # type: ignore[arg-type]
+        storage_options=storage_options(storage_option),
+        compression=compression,  # type: ignore[arg-type]
+        cache=False,
+        allow_empty=True,  # an empty root lists nothing: upstream's answer, not a usage error
+    )
+    corpus = source_corpus(source)
     chosen = None if all_parents or parents is None else list(parents.split(","))
     out = sys.stdout
     for line in conformance_lines(corpus, chosen, semantics=semantics):  # type: ignore[arg-type]
@@ -68,7 +93,7 @@ def _live(ctx: click.Context, param: click.Parameter, value: str | None) -> dict
 
 
 @click.command(name="list")
-@corpus_options
+@source_options
 @click.argument("parent")
 @click.option(
     "--scope",
@@ -119,6 +144,9 @@ def list_command(
 ) -> None:
     """List PARENT's subagents exactly as upstream does.
 
+    ROOT is a corpus root or an archive (a directory holding manifest.json,
+    or an s3://, gs:// or file:// URL; see --input and --storage-option).
+
     The text format is the list_agents tool's text; json is the array of
     upstream row objects; csv and parquet hold the whole frame with the audit
     columns. On stdout, control, bidi and other invisible format characters
@@ -142,11 +170,12 @@ def list_command(
     if fmt == "parquet" and is_stdout(output):
         raise click.UsageError("--format parquet needs --output FILE")
     check_target(output, [root])
-    corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
+    corpus = load_frames(root, compression=compression, jobs=jobs, quiet=quiet)
+    check_target(output, protected_paths(root, corpus))
     corpus.require_listing()  # a failing listing is the error to report, before any id
     if semantics == "projection":  # trace refuses an unknown parent itself (SUBAGENT_PARENT_NOT_FOUND)
         require_session(corpus, parent)  # an id naming no session is an error; a session without subagents is not
-    protected = [root, corpus.root]
+    protected = protected_paths(root, corpus)
     sem: Any = semantics
     to_terminal = is_stdout(output)
     if fmt in ("text", "json"):

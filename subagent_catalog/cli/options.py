@@ -1,4 +1,15 @@
-"""The options every corpus command shares (``ROOT``, ``--compression``, ``--jobs``...) and ``load``."""
+"""The options every corpus command shares (``ROOT``, ``--compression``, ``--jobs``...), ``load`` and ``load_source``.
+
+The input rule (one for every command that reads a corpus, ``source_options``):
+``ROOT`` is an archive when it is an object-store URL (``s3://``, ``gs://``,
+``file://``; ``--storage-option KEY=VALUE`` configures the store) or a
+directory holding ``manifest.json``, and a corpus root otherwise;
+``--input corpus|archive`` forces one reading. An input that holds neither
+a session log nor a manifest is an error with a hint (``EmptySourceError``),
+never an empty report: only ``check --allow-empty`` (whose gate judges an
+empty corpus itself) and ``conformance`` (upstream-shaped lines, empty for an
+empty root) accept it.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +18,16 @@ from typing import Any, TypeVar
 
 import click
 
-from subagent_catalog.corpus import read_corpus
+from subagent_catalog.corpus import open_source, read_corpus
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.store.source import Source, source_corpus
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 COMPRESSION = click.Choice(["auto", "zstd", "none"])
+INPUT = click.Choice(["auto", "corpus", "archive"])
+_INPUT_KEY = "subagent_catalog.input"
+_STORAGE_KEY = "subagent_catalog.storage_options"
 SEMANTICS = click.Choice(["projection", "trace"])
 
 
@@ -53,6 +68,66 @@ def corpus_options(func: F) -> F:
         help="Encoding to read the root as: zstd (session.jsonl.zstd), none (session.jsonl) or auto (detect).",
     )(func)
     return click.argument("root", type=click.Path(file_okay=True, dir_okay=True, path_type=str))(func)
+
+
+def _remember_input(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    ctx.meta[_INPUT_KEY] = value
+    return value
+
+
+def _remember_storage(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    ctx.meta[_STORAGE_KEY] = storage_options(values)
+    return values
+
+
+def storage_options(pairs: tuple[str, ...]) -> dict[str, str] | None:
+    """``--storage-option KEY=VALUE`` pairs as a dict (``None`` when there are none).
+
+    Raises:
+        click.BadParameter: a pair without ``=``.
+
+    Examples:
+        >>> storage_options(("aws_region=eu-west-1", "aws_endpoint_url=http://h:9000"))
+        {'aws_region': 'eu-west-1', 'aws_endpoint_url': 'http://h:9000'}
+    """
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--storage-option")
+        out[key.strip()] = value
+    return out or None
+
+
+def source_options(func: F) -> F:
+    """``corpus_options`` plus the input rule's ``--input`` and ``--storage-option`` (ROOT may be an archive).
+
+    Examples:
+        >>> [p.name for p in source_options(lambda **kw: None).__click_params__][:2]
+        ['storage_option', 'input_kind']
+    """
+    func = click.option(
+        "--storage-option",
+        "storage_option",
+        multiple=True,
+        metavar="KEY=VALUE",
+        expose_value=False,
+        callback=_remember_storage,
+        help="For an archive URL ROOT (s3://..., gs://...): a storage option such as aws_endpoint_url=http://h:9000 "
+        "(repeatable; credentials may also come from the environment).",
+    )(func)
+    func = click.option(
+        "--input",
+        "input_kind",
+        type=INPUT,
+        default="auto",
+        show_default=True,
+        expose_value=False,
+        callback=_remember_input,
+        help="Read ROOT as an archive (a URL, or a directory holding manifest.json) or a corpus root (auto), "
+        "or force one.",
+    )(func)
+    return corpus_options(func)
 
 
 def semantics_option(func: F) -> F:
@@ -115,3 +190,63 @@ def load(root: str, *, compression: str, jobs: int | None, quiet: bool) -> Corpu
             progress=progress,
             cache=use_cache,
         )
+
+
+def load_source(root: str, *, compression: str, jobs: int | None, quiet: bool, allow_empty: bool = False) -> Source:
+    """Open ROOT by the input rule (``--input``, ``--storage-option``): an archive, or a corpus read from it.
+
+    Raises:
+        CorpusRootError: the root is missing or unreadable.
+        EmptySourceError: ROOT holds no session log and no manifest (unless ``allow_empty``).
+        ArchiveError: the archive's manifest is missing, unreadable or of another format.
+
+    Examples:
+        >>> import tempfile
+        >>> load_source(tempfile.mkdtemp(), compression="auto", jobs=1, quiet=True, allow_empty=True).sessions.height
+        0
+    """
+    from subagent_catalog.views.progress import progress_bar
+
+    context = click.get_current_context(silent=True)
+    meta = context.meta if context is not None else {}
+    use_cache = not meta.get("subagent_catalog.no_cache", False)
+    with progress_bar(quiet=quiet, desc="reading logs") as progress:
+        return open_source(
+            root,
+            input=meta.get(_INPUT_KEY, "auto"),
+            storage_options=meta.get(_STORAGE_KEY),
+            compression=compression,  # type: ignore[arg-type]
+            jobs=jobs,
+            progress=progress,
+            cache=use_cache,
+            allow_empty=allow_empty,
+        )
+
+
+def load_frames(root: str, *, compression: str, jobs: int | None, quiet: bool, allow_empty: bool = False) -> Corpus:
+    """``load_source``'s corpus frames (``source_corpus``: an archive's collected, events left in the archive).
+
+    Examples:
+        >>> import tempfile
+        >>> load_frames(tempfile.mkdtemp(), compression="auto", jobs=1, quiet=True, allow_empty=True).sessions.height
+        0
+    """
+    source = load_source(root, compression=compression, jobs=jobs, quiet=quiet, allow_empty=allow_empty)
+    return source_corpus(source)
+
+
+def protected_paths(root: str, source: Source) -> list[str]:
+    """The local directories an output must stay out of: ROOT, and the corpus root behind it.
+
+    Examples:
+        >>> import tempfile
+        >>> root = tempfile.mkdtemp()
+        >>> protected_paths(root, read_corpus(root)) == [root, root]
+        True
+    """
+    from subagent_catalog.store.layout import is_url
+    from subagent_catalog.store.source import source_archive
+
+    archive = source_archive(source)
+    behind = archive.root if archive is not None else source.root
+    return [path for path in (root, behind) if not is_url(path)]

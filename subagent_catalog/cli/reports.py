@@ -11,7 +11,7 @@ from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.parents import require_session
 from subagent_catalog.cli.gate import gate_options
 from subagent_catalog.cli.io import check_target, echo, is_stdout, note, output_stream, translate_errors
-from subagent_catalog.cli.options import corpus_options, load, semantics_option
+from subagent_catalog.cli.options import load_frames, protected_paths, semantics_option, source_options
 from subagent_catalog.cli.window import window_options
 from subagent_catalog.views.text import json_terminal, terminal_safe
 
@@ -19,12 +19,15 @@ from subagent_catalog.views.text import json_terminal, terminal_safe
 
 
 @click.command()
-@corpus_options
+@source_options
 @semantics_option
 @window_options
 @translate_errors
 def summary(root: str, compression: str, jobs: int | None, quiet: bool, semantics: str, window: Window) -> None:
     """Print a short summary of a corpus: sessions, verdicts, bytes, time span, problems.
+
+    ROOT is a corpus root or an archive (a directory holding manifest.json,
+    or an s3://, gs:// or file:// URL; see --input and --storage-option).
 
     With --since/--until the counts are those of the sessions created in the
     window (the listing is still computed over the whole corpus).
@@ -37,7 +40,7 @@ def summary(root: str, compression: str, jobs: int | None, quiet: bool, semantic
     """
     from subagent_catalog.views.summary_text import summary_text
 
-    corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
+    corpus = load_frames(root, compression=compression, jobs=jobs, quiet=quiet)
     text = summary_text(corpus, semantics=semantics, window=window)  # type: ignore[arg-type]
     echo(terminal_safe(text, keep="\n"))
 
@@ -46,7 +49,7 @@ def summary(root: str, compression: str, jobs: int | None, quiet: bool, semantic
 
 
 @click.command()
-@corpus_options
+@source_options
 @click.option(
     "-o",
     "--output",
@@ -80,6 +83,9 @@ def report(
 ) -> None:
     """Write a self-contained offline HTML report of a corpus.
 
+    ROOT is a corpus root or an archive (a directory holding manifest.json,
+    or an s3://, gs:// or file:// URL; see --input and --storage-option).
+
     The file inlines everything it needs (no network at view time): the
     summary, the problems, the session tree, distribution charts, the largest
     and most damaged trees, and the list_agents text of the chosen parents.
@@ -99,13 +105,14 @@ def report(
     if is_stdout(output) and sys.stdout.isatty():
         raise click.UsageError("refusing to print the HTML page to a terminal: redirect stdout or pass -o FILE")
     check_target(output, [root])
-    corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
+    corpus = load_frames(root, compression=compression, jobs=jobs, quiet=quiet)
+    check_target(output, protected_paths(root, corpus))  # an archive's corpus root is protected too
     for parent in parents:  # a mistyped id is an error naming the nearest ids, not an empty listing
         require_session(corpus, parent)
     chosen = list(parents) if parents else None
     sem: Any = semantics
     page = render_report(corpus, parents=chosen, semantics=sem, title=title, window=window)
-    with output_stream(output, protected=[root, corpus.root]) as out:
+    with output_stream(output, protected=protected_paths(root, corpus)) as out:
         out.write(page)
     if corpus.listing_error is not None:
         note(f"warning: upstream's listing fails: {corpus.listing_error}")
@@ -136,7 +143,7 @@ def _check_help() -> str:
 
 
 @click.command()
-@corpus_options
+@source_options
 @click.option(
     "--fail-on", default="default", show_default=True, metavar="CHECK[,CHECK...]", callback=_fail_on, help=_check_help()
 )
@@ -174,6 +181,9 @@ def check(
 ) -> None:
     """Data-quality gate: count problems per check; exit 1 when a selected check fails.
 
+    ROOT is a corpus root or an archive (a directory holding manifest.json,
+    or an s3://, gs:// or file:// URL; see --input and --storage-option).
+
     Prints each check's count and the offending sessions (id, path, cause).
     Exit status: 0 when no check in --fail-on finds more than it tolerates,
     1 otherwise (also when a selected check cannot run because the listing
@@ -198,7 +208,7 @@ def check(
     from subagent_catalog.views.gate import run_checks
     from subagent_catalog.views.gate_format import format_json, format_markdown, format_text
 
-    corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
+    corpus = load_frames(root, compression=compression, jobs=jobs, quiet=quiet, allow_empty=True)  # the gate judges it
     result = run_checks(corpus, fail_on=fail_on, semantics=semantics, window=window, **gate)  # type: ignore[arg-type]
     if fmt == "json":
         echo(json_terminal(format_json(result)))

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 import click
 import polars as pl
 
 from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors
-from subagent_catalog.cli.options import corpus_options, load, prices_option
+from subagent_catalog.cli.options import load_source, prices_option, protected_paths, source_options
 from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, terminal_frame, terminal_safe
 
 if TYPE_CHECKING:
@@ -83,7 +82,7 @@ def runs_table(source: Corpus | Archive, table: str, prices: PriceTable) -> pl.D
 
 
 @click.command()
-@corpus_options
+@source_options
 @click.option(
     "-t",
     "--table",
@@ -136,20 +135,15 @@ def runs(
         subagent-catalog runs data/sample --table tools --format csv -o tools.csv
     """
     from subagent_catalog.prices import price_table
-    from subagent_catalog.store.archive import open_archive
-    from subagent_catalog.store.layout import MANIFEST
 
     table_prices = price_table(prices)
     check_target(output, [root])
-    source: Corpus | Archive
-    if os.path.isfile(os.path.join(root, MANIFEST)):
-        source = open_archive(root)
-    else:
-        source = load(root, compression=compression, jobs=jobs, quiet=quiet)
+    source = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
+    check_target(output, protected_paths(root, source))
     frame = runs_table(source, table, table_prices)
     shown = frame.head(limit) if limit is not None else frame
     to_terminal = is_stdout(output)
-    with output_stream(output, protected=[root]) as out:
+    with output_stream(output, protected=protected_paths(root, source)) as out:
         if fmt == "csv":
             flat = csv_cells(shown)
             out.write(csv_safe(terminal_frame(flat) if to_terminal else flat).write_csv())

@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-import os
-from typing import TYPE_CHECKING
-
 import click
 
 from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors
-from subagent_catalog.cli.options import corpus_options, load
+from subagent_catalog.cli.options import load_source, protected_paths, source_options
 from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, terminal_frame, terminal_safe
-
-if TYPE_CHECKING:
-    from subagent_catalog.frames.corpus import Corpus
-    from subagent_catalog.store.archive import Archive
 
 
 @click.command()
-@corpus_options
+@source_options
 @click.argument("pattern")
 @click.option("-E", "--regex", is_flag=True, help="PATTERN is a regular expression (Python syntax).")
 @click.option("-i", "--ignore-case", is_flag=True, help="Match regardless of case.")
@@ -75,19 +68,16 @@ def search(
         subagent-catalog search data/sample "result \\d of turn 2" --regex --limit 5
     """
     from subagent_catalog.analysis.search import search_events
-    from subagent_catalog.store.archive import open_archive
-    from subagent_catalog.store.layout import MANIFEST
+    from subagent_catalog.store.archive import Archive
 
     check_target(output, [root])
-    source: Corpus | Archive
-    if os.path.lexists(os.path.join(root, MANIFEST)):  # whatever it is: open_archive says what is wrong
-        source = open_archive(root)
+    source = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
+    if isinstance(source, Archive):
         note(f"searching the archive {root} (its events table)", quiet=quiet)
-    else:
-        source = load(root, compression=compression, jobs=jobs, quiet=quiet)
+    check_target(output, protected_paths(root, source))
     hits = search_events(source, pattern, types=list(types) or None, regex=regex, ignore_case=ignore_case, limit=limit)
     to_terminal = is_stdout(output)
-    with output_stream(output, protected=[root]) as out:
+    with output_stream(output, protected=protected_paths(root, source)) as out:
         if fmt == "csv":
             flat = csv_cells(hits)
             out.write(csv_safe(terminal_frame(flat) if to_terminal else flat).write_csv())

@@ -8,12 +8,12 @@ import click
 
 from subagent_catalog.analysis.text import utf8_length
 from subagent_catalog.cli.io import check_target, echo, is_stdout, note, output_stream, translate_errors
-from subagent_catalog.cli.options import corpus_options, load
+from subagent_catalog.cli.options import load_frames, protected_paths, source_options
 from subagent_catalog.views.text import terminal_safe
 
 
 @click.command()
-@corpus_options
+@source_options
 @click.argument("session_id", metavar="ID")
 @click.option(
     "-o",
@@ -54,6 +54,9 @@ def show(
 ) -> None:
     """Show one session's transcript: user messages, assistant text, reasoning, tool calls and results, turns.
 
+    ROOT is a corpus root or an archive (a directory holding manifest.json,
+    or an s3://, gs:// or file:// URL; see --input and --storage-option).
+
     Read from that session's own log (the rest of the corpus is read for
     its parent and children, which the page links as ID.html next to it).
     Texts from the log are escaped (html) or fenced (md). A page holds at
@@ -75,12 +78,13 @@ def show(
     to_stdout = is_stdout(output)
     if text_seq is not None:
         check_target(output, [root])
-        corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
+        corpus = load_frames(root, compression=compression, jobs=jobs, quiet=quiet)
+        check_target(output, protected_paths(root, corpus))
         whole = transcript_text(corpus, session_id, text_seq, path=log_path)
         if to_stdout:
             echo(terminal_safe(whole, keep="\n\t"))
             return
-        with output_stream(output, protected=[root, corpus.root]) as out:
+        with output_stream(output, protected=protected_paths(root, corpus)) as out:
             out.write(whole)
         note(f"wrote {output} ({utf8_length(whole):,} bytes)", quiet=quiet)
         return
@@ -89,7 +93,8 @@ def show(
     if fmt == "html" and to_stdout and sys.stdout.isatty():
         raise click.UsageError("refusing to print the HTML page to a terminal: redirect stdout or pass -o FILE")
     check_target(output, [root])
-    corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
+    corpus = load_frames(root, compression=compression, jobs=jobs, quiet=quiet)
+    check_target(output, protected_paths(root, corpus))
     if fmt == "html":
         text = transcript_page(corpus, session_id, path=log_path)
     else:
@@ -97,7 +102,7 @@ def show(
     if to_stdout and fmt == "md":
         echo(terminal_safe(text, keep="\n"))
         return
-    with output_stream(output, protected=[root, corpus.root]) as out:
+    with output_stream(output, protected=protected_paths(root, corpus)) as out:
         out.write(text if text.endswith("\n") else text + "\n")
     if not to_stdout:
         note(f"wrote {output} ({len(text.encode('utf-8', 'replace')) // 1024} KiB)", quiet=quiet)

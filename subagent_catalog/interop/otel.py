@@ -55,7 +55,7 @@ from subagent_catalog.interop.otel_session import SessionSpans, context, session
 from subagent_catalog.interop.otlp_json import json_line
 from subagent_catalog.outputs import PathLike, open_output
 from subagent_catalog.prices import Prices, PriceTable, price_table
-from subagent_catalog.store.archive import Archive
+from subagent_catalog.store.source import Source, source_corpus
 from subagent_catalog.version import __version__
 
 SCOPE_NAME = "subagent_catalog.interop.otel"
@@ -205,7 +205,7 @@ def _tree_spans(
 
 
 def otlp_traces(
-    source: Corpus | Archive,
+    source: Source,
     *,
     sessions: Sequence[str] | None = None,
     conventions: Conventions = "openinference+gen_ai",
@@ -233,7 +233,7 @@ def otlp_traces(
         >>> [len(spans) for spans in otlp_traces(read_corpus(root))]
         [2, 2]
     """
-    corpus = source.to_corpus() if isinstance(source, Archive) else source
+    corpus = source_corpus(source)
     export = export_settings(project=project, conventions=conventions, max_text=max_text, price=price, prices=prices)
     forest = _forest(corpus)
     for node, root in _selected(forest, corpus, sessions):
@@ -248,7 +248,7 @@ def otlp_traces(
 
 
 def to_otlp(
-    source: Corpus | Archive,
+    source: Source,
     *,
     sessions: Sequence[str] | None = None,
     conventions: Conventions = "openinference+gen_ai",

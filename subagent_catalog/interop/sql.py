@@ -17,7 +17,8 @@ import duckdb
 import polars as pl
 
 from subagent_catalog.interop.errors import SqlError
-from subagent_catalog.interop.sql_tables import SQL_TABLES, Source, arrow_table, table_names
+from subagent_catalog.interop.sql_tables import SQL_TABLES, arrow_table, table_names
+from subagent_catalog.store.source import Source
 
 DUCKDB_CONFIG: dict[str, Any] = {
     "enable_external_access": False,

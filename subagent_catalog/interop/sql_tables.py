@@ -27,8 +27,7 @@ from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PRO
 from subagent_catalog.store.archive import Archive
 from subagent_catalog.store.layout import Table, is_url, join_location
 from subagent_catalog.store.location import arrow_filesystem
-
-Source = Corpus | Archive
+from subagent_catalog.store.source import Source, source_corpus
 
 
 @dataclass(frozen=True)
@@ -50,7 +49,7 @@ class SqlTable:
 
 
 def _corpus(source: Source) -> Corpus:
-    return source.to_corpus() if isinstance(source, Archive) else source
+    return source_corpus(source)
 
 
 SQL_TABLES: dict[str, SqlTable] = {

@@ -79,8 +79,9 @@ class ArchiveCorpus(Corpus):
                     )
             elif not os.path.isdir(self.root):
                 raise ArchiveError(
-                    "this archive holds no events and its corpus root is not here",
-                    hint="re-export with events=True, or open the archive where the root exists",
+                    f"the archive {self._archive.path!r} holds no events table and its corpus root "
+                    f"{self.root!r} is not here",
+                    hint="re-export with events (export --events, events=True), or open the archive where the root is",
                 )
         return super().events
 
@@ -102,8 +103,9 @@ class ArchiveCorpus(Corpus):
                     return frame.cast(pl.Schema(EVENT_SCHEMA))
             if not os.path.isdir(self.root):
                 raise ArchiveError(
-                    "this archive holds no events and its corpus root is not here",
-                    hint="re-export with events=True, or open the archive where the root exists",
+                    f"the archive {self._archive.path!r} holds no events table and its corpus root "
+                    f"{self.root!r} is not here",
+                    hint="re-export with events (export --events, events=True), or open the archive where the root is",
                 )
         self._require_inside(self.sessions.filter(pl.col("list_order") == list_order))
         return super().log_events(list_order)

@@ -31,6 +31,7 @@ from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.store.source import Source, source_corpus
 from subagent_catalog.views.gate_checks import (
     CHECKS,
     DEFAULT_FAIL_ON,
@@ -293,7 +294,7 @@ def _judge(
 
 
 def run_checks(
-    corpus: Corpus,
+    corpus: Source,
     *,
     fail_on: Iterable[str] | None = None,
     semantics: Semantics = "projection",
@@ -306,7 +307,7 @@ def run_checks(
     """Run every check on a corpus.
 
     Args:
-        corpus: a read corpus.
+        corpus: a read corpus or an opened archive (``store.source.Source``).
         fail_on: the checks that fail the gate when they find anything
             (default ``DEFAULT_FAIL_ON``); the others only warn.
         semantics: the listing semantics for the catalog checks
@@ -342,6 +343,7 @@ def run_checks(
         >>> run_checks(empty, allow_empty=True).failed
         False
     """
+    corpus = source_corpus(corpus)  # a corpus, or an archive's frames
     counts, rates = dict(max_count or {}), dict(max_rate or {})
     check_limits(counts, rates)
     if baseline is not None:

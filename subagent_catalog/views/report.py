@@ -40,6 +40,7 @@ from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.outputs import check_output, write_output
 from subagent_catalog.read.jsvalue import js_text
+from subagent_catalog.store.source import Source, source_corpus
 from subagent_catalog.views.report_charts import report_charts
 from subagent_catalog.views.report_data import diagnostic_rows, node_places, relative_path
 
@@ -151,7 +152,7 @@ def _assets() -> tuple[str, str]:
 
 
 def render_report(
-    corpus: Corpus,
+    corpus: Source,
     *,
     parents: Sequence[str] | None = None,
     semantics: Semantics = "projection",
@@ -161,7 +162,7 @@ def render_report(
     """The report page for a corpus, as one self-contained HTML string.
 
     Args:
-        corpus: a read corpus.
+        corpus: a read corpus or an opened archive (``store.source.Source``).
         parents: the sessions whose ``list_agents`` text to show (default:
             up to ``DEFAULT_PARENT_CAP`` root sessions, those with
             subagents first).
@@ -179,6 +180,7 @@ def render_report(
         >>> page.startswith("<!doctype html>"), "<script src" in page
         (True, False)
     """
+    corpus = source_corpus(corpus)  # a corpus, or an archive's frames
     import jinja2
     from markupsafe import Markup
 

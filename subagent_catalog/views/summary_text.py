@@ -8,7 +8,7 @@ from subagent_catalog.analysis.summary import human_bytes, iso, summary_of_rows
 from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
-from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.store.source import Source, source_corpus
 
 
 def _join_counts(counts: dict[str, int]) -> str:
@@ -16,7 +16,7 @@ def _join_counts(counts: dict[str, int]) -> str:
 
 
 def summary_text(
-    corpus: Corpus,
+    corpus: Source,
     *,
     corpus_problems: int = 5,
     semantics: Semantics = "projection",
@@ -25,7 +25,7 @@ def summary_text(
     """A short readable summary of a corpus for a terminal.
 
     Args:
-        corpus: a read corpus.
+        corpus: a read corpus or an opened archive (``store.source.Source``).
         corpus_problems: how many corpus-level problems to quote.
         semantics: the listing semantics for the row counts.
         window: count only the sessions created in this window (and their
@@ -38,6 +38,7 @@ def summary_text(
         >>> print(summary_text(read_corpus(tempfile.mkdtemp())).splitlines()[1])
         sessions     0 files, 0 listed, 0 projects
     """
+    corpus = source_corpus(corpus)  # a corpus, or an archive's frames
     from subagent_catalog.views.text import printable
 
     window = window or Window()

@@ -23,6 +23,7 @@ from subagent_catalog.analysis.text import utf8_length
 from subagent_catalog.analysis.transcript import transcript
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape
+from subagent_catalog.store.source import Source, source_corpus
 
 TEXT_HEAD = 1_200
 """Characters of a long text shown before the rest is folded away."""
@@ -406,7 +407,7 @@ def safe_href(href: str) -> str | None:
 
 
 def transcript_page(
-    corpus: Corpus,
+    corpus: Source,
     session_id: str,
     *,
     path: str | None = None,
@@ -415,7 +416,7 @@ def transcript_page(
     """A self-contained HTML page of one session's transcript, with its parent and children linked.
 
     Args:
-        corpus: a read corpus.
+        corpus: a read corpus or an opened archive (``store.source.Source``).
         session_id: the session to show.
         path: which log, when several files carry the same session id.
         link: the ``href`` of another session's page (default ``page_link``: ``ID.html``
@@ -436,6 +437,7 @@ def transcript_page(
         >>> "&lt;script&gt;" in page and "<script>" not in page
         True
     """
+    corpus = source_corpus(corpus)  # a corpus, or an archive's frames
     import jinja2
     from markupsafe import Markup
 
@@ -494,7 +496,7 @@ def _fence(text: str) -> str:
     return f"{ticks}text\n{text}\n{ticks}"
 
 
-def transcript_markdown(corpus: Corpus, session_id: str, *, path: str | None = None) -> str:
+def transcript_markdown(corpus: Source, session_id: str, *, path: str | None = None) -> str:
     """One session's transcript as Markdown; every text from the log is in a fenced block.
 
     Raises:
@@ -519,6 +521,7 @@ def transcript_markdown(corpus: Corpus, session_id: str, *, path: str | None = N
         *turn ended:* `completed` (seq 2, +0.002 s)
         <BLANKLINE>
     """
+    corpus = source_corpus(corpus)  # a corpus, or an archive's frames
     session, rows, links = _load(corpus, session_id, path)
     lines = [f"# Session {_md(session['session_id'])}", ""]
     lines += [f"- {label}: {_md(text)}" for label, text in _facts(session)]

@@ -41,9 +41,9 @@ from subagent_catalog.catalog.listing import list_agents_text
 from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.errors import CatalogError
-from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape, listing_error_html
 from subagent_catalog.read.jsvalue import parse_json
+from subagent_catalog.store.source import Source, source_corpus
 from subagent_catalog.views.widgets.session_detail import (
     ROLES,
     problems_table_html,
@@ -78,7 +78,7 @@ class CatalogBrowser(anywidget.AnyWidget):
     """Browse a corpus's session tree, search and filter it, inspect one session.
 
     Args:
-        corpus: a read corpus.
+        corpus: a read corpus or an opened archive (``store.source.Source``).
         semantics: the listing semantics of the rows and ``list_agents`` texts.
         live: an optional live overlay (``{id: "running"|"idle"}``), as for the catalog.
 
@@ -141,8 +141,9 @@ class CatalogBrowser(anywidget.AnyWidget):
     selected_info = traitlets.Dict(help="facts about the selected session (see select)")
 
     def __init__(
-        self, corpus: Corpus, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
+        self, corpus: Source, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
     ) -> None:
+        corpus = source_corpus(corpus)  # a corpus, or an archive's frames
         self.corpus = corpus
         self.semantics: Semantics = semantics
         self.live = dict(live) if live else None

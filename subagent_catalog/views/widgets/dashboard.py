@@ -33,6 +33,7 @@ from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape, listing_error_html, table_html
+from subagent_catalog.store.source import Source, source_corpus
 
 NONE = "(none)"
 DIMENSIONS: dict[str, str] = {
@@ -207,7 +208,7 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
     """Interactive bar charts of diagnostics, descriptor versions and modes; a bar click lists its sessions.
 
     Args:
-        corpus: a read corpus.
+        corpus: a read corpus or an opened archive (``store.source.Source``).
         semantics: the listing semantics of the catalog rows.
         live: an optional live overlay, as for the catalog.
 
@@ -229,8 +230,9 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
     bars = traitlets.List(traitlets.Tuple(), help="(split value, value, count) of each drawn bar")
 
     def __init__(
-        self, corpus: Corpus, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
+        self, corpus: Source, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
     ) -> None:
+        corpus = source_corpus(corpus)  # a corpus, or an archive's frames
         super().__init__(layout=widgets.Layout(width="100%"))
         self.add_class("sc-dashboard")
         self.corpus = corpus

@@ -37,13 +37,15 @@ import anywidget
 import polars as pl
 import traitlets
 
+from subagent_catalog.analysis.run_names import run_names
 from subagent_catalog.catalog.listing import list_agents_text
 from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
-from subagent_catalog.errors import CatalogError
+from subagent_catalog.errors import CatalogError, SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape, listing_error_html
 from subagent_catalog.read.jsvalue import parse_json
+from subagent_catalog.views.widgets.run_facts import facts_text, run_facts_html, timeline_payload
 from subagent_catalog.views.widgets.session_detail import (
     ROLES,
     problems_table_html,
@@ -52,6 +54,7 @@ from subagent_catalog.views.widgets.session_detail import (
     session_role,
 )
 from subagent_catalog.views.widgets.session_tree import (
+    SORT_KEYS,
     SessionTree,
     filter_choices,
     filter_keys,
@@ -63,7 +66,7 @@ from subagent_catalog.views.widgets.session_tree import (
 from subagent_catalog.views.widgets.tree_row import ANY, RowInfo
 
 STATIC = Path(__file__).resolve().parent / "static"
-FILTERS = ("kind", "mode", "activity", "reason", "cause", "depth", "provider", "project")
+FILTERS = ("outcome", "tool_failures", "kind", "mode", "activity", "reason", "cause", "depth", "provider", "project")
 LABEL_BATCH = 400
 """At most this many row labels are answered per request (a viewport needs about 40)."""
 MIN_TREE_HEIGHT = 120
@@ -94,6 +97,16 @@ class CatalogBrowser(anywidget.AnyWidget):
     _css = (STATIC / "browser.css").read_text(encoding="utf-8")
 
     search = traitlets.Unicode("", help="case-insensitive substring of session id or label").tag(sync=True)
+    outcome = traitlets.Unicode(
+        None, allow_none=True, help="run outcome filter (an ``outcome`` value, or FAILED_CHOICE: any failed run)"
+    ).tag(sync=True)
+    tool_failures = traitlets.Enum(
+        ["some", "none"], None, allow_none=True, help="runs with some / no failed tool results"
+    ).tag(sync=True)
+    sort_by = traitlets.Enum(
+        list(SORT_KEYS), "created", help="order of the results (any but created lists every session, sorted)"
+    ).tag(sync=True)
+    sort_descending = traitlets.Bool(True, help="largest first (the sorts other than created)").tag(sync=True)
     kind = traitlets.Unicode(None, allow_none=True, help="role filter: " + ", ".join(ROLES)).tag(sync=True)
     mode = traitlets.Unicode(None, allow_none=True, help="identity mode filter").tag(sync=True)
     activity = traitlets.Unicode(None, allow_none=True, help="catalog activity filter").tag(sync=True)
@@ -134,6 +147,9 @@ class CatalogBrowser(anywidget.AnyWidget):
     problems_html = traitlets.Unicode("").tag(sync=True)
     detail = traitlets.Unicode("", help="the detail pane of the selected session (HTML)").tag(sync=True)
     detail_key = traitlets.Int(None, allow_none=True, help="the session the detail pane describes").tag(sync=True)
+    timeline = traitlets.Dict(help="the selected session's children over time (run_facts.timeline_payload)").tag(
+        sync=True
+    )
     # read back from Python
     results = traitlets.List(traitlets.Int(), help="sessions matching the search and filters")
     built_nodes = traitlets.Int(0, help="row labels computed so far")
@@ -153,6 +169,10 @@ class CatalogBrowser(anywidget.AnyWidget):
         self._tree = SessionTree(corpus)
         self._rows: tuple[list[int], list[int]] = ([], [])  # the drawn rows' keys and parent rows
         self._index_of: dict[tuple[int, int], int] = {}  # (parent row, key) -> drawn row
+        self._names: dict[int, str | None] = {}  # readable names of the runs labelled so far (run_names)
+        self._key_of_order = dict(
+            zip(corpus.sessions["list_order"].to_list(), range(corpus.sessions.height), strict=True)
+        )
         listed = int(corpus.sessions["listed"].sum()) if corpus.sessions.height else 0
         problems = corpus.problems
         super().__init__(
@@ -166,7 +186,7 @@ class CatalogBrowser(anywidget.AnyWidget):
         self._render_tree()
         self._render_problems()
         self.observe(lambda _change: self._render_tree(), names=["expanded"])
-        self.observe(self._on_filter_change, names=[*FILTERS, "search"])
+        self.observe(self._on_filter_change, names=[*FILTERS, "search", "sort_by", "sort_descending"])
         self.observe(self._on_selected, names=["selected"])
         self.observe(lambda _change: self._render_problems(), names=["problem_kind"])
         self.on_msg(self._on_message)
@@ -279,11 +299,49 @@ class CatalogBrowser(anywidget.AnyWidget):
             parent_found=row["parent_session"] in self._tree.present,
             in_cycle=key in self._tree.cycle_roots,
             context=context,
+            name=self._names.get(key),
         )
-        info = RowInfo(key=key, text=text, tooltip=tip, style=style, children=children)
+        info = RowInfo(
+            key=key,
+            text=text,
+            tooltip=tip,
+            style=style,
+            children=children,
+            outcome=row["outcome"],
+            facts=facts_text(row),
+        )
         self._labels[(context, key)] = info
         self.built_nodes = len(self._labels)
         return info
+
+    def _nameable(self, key: int) -> bool:
+        """Whether a row is a run the browser names (a listed session that is not a subagent: roots and forks)."""
+        return self._tree.listed(key) and self._tree.nodes["origin"][key] != "subagent"
+
+    def name_runs(self, keys: Sequence[int]) -> list[int]:
+        """Look up the readable names (``run_names``) of these rows' runs; returns the keys that got one.
+
+        Each log is read once (names are kept); subagents are named by their descriptor's label instead.
+
+        Examples:
+            >>> from subagent_catalog.corpus import read_corpus
+            >>> browser = CatalogBrowser(read_corpus("data/sample"))
+            >>> browser.name_runs([browser.find("run-webapp-1")]) == [browser.find("run-webapp-1")]
+            True
+        """
+        wanted = [key for key in dict.fromkeys(keys) if key not in self._names and self._nameable(key)]
+        if not wanted:
+            return []
+        orders = [self._tree.nodes["list_order"][key] for key in wanted]
+        names = run_names(self.corpus, list_orders=orders)["name"].to_list()
+        named: list[int] = []
+        for key, name in zip(wanted, names, strict=True):
+            self._names[key] = name
+            if name is not None:
+                named.append(key)
+                self._labels.pop((False, key), None)
+                self._labels.pop((True, key), None)
+        return named
 
     def row(self, position: str) -> RowInfo:
         """The drawn row at a tree position, with its label (``"expanded"``: whether it is open).
@@ -421,8 +479,10 @@ class CatalogBrowser(anywidget.AnyWidget):
         if kind == "labels":
             context = bool(content.get("results"))
             keys = [int(k) for k in content.get("keys", [])[:LABEL_BATCH] if 0 <= int(k) < self.corpus.sessions.height]
-            rows = [[k, (info := self.label(k, context=context))["text"], info["tooltip"], info["style"]] for k in keys]
-            self.send({"type": "labels", "results": context, "rows": rows})
+            self._send_labels(keys, context)
+            named = self.name_runs(keys)  # the names read the logs: sent after the labels, as they come
+            if named:
+                self._send_labels(named, context)
         elif kind == "toggle":
             index = int(content.get("index", -1))
             keys, parents = self._rows
@@ -430,6 +490,13 @@ class CatalogBrowser(anywidget.AnyWidget):
                 self.toggle(row_position(keys, parents, index))
         elif kind == "reveal":
             self.reveal(int(content["key"]), expand=bool(content.get("expand")))
+
+    def _send_labels(self, keys: list[int], context: bool) -> None:
+        rows = []
+        for key in keys:
+            info = self.label(key, context=context)
+            rows.append([key, info["text"], info["tooltip"], info["style"], info["outcome"], info["facts"]])
+        self.send({"type": "labels", "results": context, "rows": rows})
 
     # ---------------------------------------------------------------- filters
 
@@ -447,6 +514,8 @@ class CatalogBrowser(anywidget.AnyWidget):
             self.search = ""
             for name in FILTERS:
                 setattr(self, name, None)
+            self.sort_by = "created"
+            self.sort_descending = True
 
     def _active_filters(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in FILTERS if getattr(self, name) is not None}
@@ -454,7 +523,8 @@ class CatalogBrowser(anywidget.AnyWidget):
     def _on_filter_change(self, _change: dict[str, Any]) -> None:
         filters = self._active_filters()
         query = self.search.strip().lower()
-        if not filters and not query:
+        sort = self.sort_by
+        if not filters and not query and sort == "created":
             with self.hold_sync():
                 self.filtering = False
                 self.results = []
@@ -462,9 +532,15 @@ class CatalogBrowser(anywidget.AnyWidget):
                 self.results_label = ""
                 self.showing = "tree"
             return
-        keys = filter_keys(self._nodes_table(), filters, query)
+        keys = filter_keys(self._nodes_table(), filters, query, sort=sort, descending=self.sort_descending)
         described = ", ".join(f"{name}={value}" for name, value in filters.items())
         search = f'search "{self.search.strip()}"' if query else ""
+        if sort != "created":
+            described = ", ".join(
+                p
+                for p in (described, f"sorted by {sort.replace('_', ' ')} {'↓' if self.sort_descending else '↑'}")
+                if p
+            )
         children = self._tree.unsorted_children
         with self.hold_sync():
             self.filtering = True
@@ -472,7 +548,7 @@ class CatalogBrowser(anywidget.AnyWidget):
             self.result_keys = _buffer(keys)
             self.result_flags = _buffer([1 if children(k) else 0 for k in keys], "B")
             self.results_label = (
-                f"<b>{len(keys):,}</b> matching session{'' if len(keys) == 1 else 's'} "
+                f"<b>{len(keys):,}</b> {'matching ' if filters or query else ''}session{'' if len(keys) == 1 else 's'} "
                 f"({escape(', '.join(p for p in (search, described) if p))})"
             )
             self.showing = "results"
@@ -508,15 +584,41 @@ class CatalogBrowser(anywidget.AnyWidget):
         self.selected = key
 
     def _on_selected(self, change: dict[str, Any]) -> None:
+        timeline: dict[str, Any] = {}
         if change["new"] is None:
             info: dict[str, Any] = {}
             text = ""
         else:
-            info, text = self._describe(int(change["new"]))
+            key = int(change["new"])
+            info, text = self._describe(key)
+            timeline = self.children_timeline(key)
         with self.hold_sync():
             self.selected_info = info
+            self.timeline = timeline
             self.detail = text
             self.detail_key = change["new"]
+
+    def children_timeline(self, key: int) -> dict[str, Any]:
+        """The children timeline of a session (``{}`` when it has no children): what the detail pane draws.
+
+        One bar per direct child from its first to its last own event, coloured by outcome, and the
+        count running at once (``tree_timeline(corpus, id, max_depth=1)`` and ``concurrency``); each
+        row names the child's browser key, so a click reveals it.
+
+        Examples:
+            >>> from subagent_catalog.corpus import read_corpus
+            >>> browser = CatalogBrowser(read_corpus("data/sample"))
+            >>> data = browser.children_timeline(browser.find("run-webapp-1"))
+            >>> len(data["rows"]) + data["no_span"] == len(browser.children_of(browser.find("run-webapp-1")))
+            True
+        """
+        session_id = self._tree.ids[key]
+        if session_id is None or not self._tree.unsorted_children(key):
+            return {}
+        try:
+            return timeline_payload(self.corpus, session_id, self._key_of_order)
+        except SubagentCatalogError:  # an archive without the run columns: no timeline, the rest of the pane stays
+            return {}
 
     def _agents_text(self, session_id: Any, scope: Literal["children", "descendants"]) -> str:
         try:
@@ -538,6 +640,11 @@ class CatalogBrowser(anywidget.AnyWidget):
         if listed:
             children_text = self._agents_text(exact_id, "children")
             descendants_text = self._agents_text(exact_id, "descendants")
+        if self._nameable(key):
+            self.name_runs([key])
+        lead = run_facts_html(row, name=self._names.get(key))
+        if self._tree.unsorted_children(key):
+            lead += '<div class="sc-timeline-slot"></div>'
         return session_info(
             self.corpus,
             key,
@@ -547,6 +654,7 @@ class CatalogBrowser(anywidget.AnyWidget):
             agents_text=(children_text, descendants_text),
             semantics=self.semantics,
             catalog_error=self._catalog_error,
+            lead=lead,
         )
 
     # --------------------------------------------------------------- problems

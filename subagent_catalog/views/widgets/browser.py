@@ -1,29 +1,23 @@
-"""``CatalogBrowser``: a corpus's session tree, rendered and virtualized in the browser.
+"""``CatalogBrowser``: a corpus's session tree and its runs, rendered and virtualized in the browser.
 
-The widget is an `anywidget <https://anywidget.dev>`_: its front end (an ES
-module and a style sheet shipped in this package, ``static/browser.js`` and
-``static/browser.css``; nothing is fetched at run time) draws only the rows in
-view, so 20,000 top-level rows and a 1,000-child hub scroll like ten.
+The widget is an `anywidget <https://anywidget.dev>`_: its front end (``static/browser.js`` and
+``static/browser.css``, shipped in this package; nothing is fetched at run time) draws only the rows in view,
+so 20,000 top-level rows and a 1,000-child hub scroll like ten. Python keeps the state and sends the tree as
+drawn (keys, depths and flags as binary buffers) and the labels of the rows in view on request: each row's
+outcome badge, duration, cost, tokens and failed tools, a run's readable name (``run_names``) after it.
 
-The tree shows root sessions, then (on expansion) every session whose header
-names the node as ``parentSession``: subagents with their mode and label,
-diagnostics with upstream's reason and the toolkit's cause, ordinary forks
-marked as forks. Python keeps the state and sends the tree as it is drawn —
-the keys, depths and flags of every shown row, as three binary buffers — and
-the labels of the rows the front end scrolls to, on request (a custom message),
-so opening costs one Polars index pass and no row labels. The catalog rows
-(kind, mode, reason, cause of each child) are computed once, on the first
-label, search or filter that needs them.
+The tree shows root sessions, then (on expansion) every session whose header names the node as
+``parentSession``: subagents with their mode and label, diagnostics with upstream's reason and the
+toolkit's cause, ordinary forks marked as forks. The catalog rows are computed once, on the first label,
+search or filter that needs them. Filters (outcome, failed tools, role, mode...) and a sort (duration,
+cost, tokens, failed tools) list the matching sessions.
 
-Selecting a session shows what ``session_detail.session_info`` renders: its
-header, descriptors (with validity), the diagnostic cause, the
-``list_agents`` text of the session as a parent (both scopes), its problems,
-its transcript and the head of its events, read from that one file only (the
-corpus-wide ``corpus.events`` frame is never loaded).
+Selecting a session shows the run's facts, a timeline of its children (one bar each, a click reveals it),
+then what ``session_detail.session_info`` renders: header, descriptors, diagnostic cause, ``list_agents``
+texts, problems, transcript and events, read from that one file only.
 
-All state lives in traitlets traits (``search``, the filters, ``expanded``,
-``selected``...): set them from code, or call ``CatalogBrowser.expand``,
-``CatalogBrowser.reveal`` and friends, and the view follows.
+All state lives in traitlets traits (``search``, the filters, ``sort_by``, ``expanded``, ``selected``...):
+set them from code, or call ``CatalogBrowser.expand``, ``CatalogBrowser.reveal`` and friends.
 """
 
 from __future__ import annotations
@@ -37,7 +31,6 @@ import anywidget
 import polars as pl
 import traitlets
 
-from subagent_catalog.analysis.run_names import run_names
 from subagent_catalog.catalog.listing import list_agents_text
 from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
@@ -45,9 +38,10 @@ from subagent_catalog.errors import CatalogError, SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape, listing_error_html
 from subagent_catalog.read.jsvalue import parse_json
-from subagent_catalog.views.widgets.run_facts import facts_text, run_facts_html, timeline_payload
+from subagent_catalog.views.widgets.run_facts import RunNames, facts_text, run_facts_html, timeline_payload
 from subagent_catalog.views.widgets.session_detail import (
     ROLES,
+    problems_in_order,
     problems_table_html,
     row_text,
     session_info,
@@ -169,7 +163,7 @@ class CatalogBrowser(anywidget.AnyWidget):
         self._tree = SessionTree(corpus)
         self._rows: tuple[list[int], list[int]] = ([], [])  # the drawn rows' keys and parent rows
         self._index_of: dict[tuple[int, int], int] = {}  # (parent row, key) -> drawn row
-        self._names: dict[int, str | None] = {}  # readable names of the runs labelled so far (run_names)
+        self._names = RunNames(corpus, self._tree.nodes)  # readable names of the runs labelled so far
         self._key_of_order = dict(
             zip(corpus.sessions["list_order"].to_list(), range(corpus.sessions.height), strict=True)
         )
@@ -314,14 +308,11 @@ class CatalogBrowser(anywidget.AnyWidget):
         self.built_nodes = len(self._labels)
         return info
 
-    def _nameable(self, key: int) -> bool:
-        """Whether a row is a run the browser names (a listed session that is not a subagent: roots and forks)."""
-        return self._tree.listed(key) and self._tree.nodes["origin"][key] != "subagent"
-
     def name_runs(self, keys: Sequence[int]) -> list[int]:
         """Look up the readable names (``run_names``) of these rows' runs; returns the keys that got one.
 
-        Each log is read once (names are kept); subagents are named by their descriptor's label instead.
+        A run's name is its title or first prompt; its labels are made again. Subagents keep their
+        descriptor's label.
 
         Examples:
             >>> from subagent_catalog.corpus import read_corpus
@@ -329,18 +320,10 @@ class CatalogBrowser(anywidget.AnyWidget):
             >>> browser.name_runs([browser.find("run-webapp-1")]) == [browser.find("run-webapp-1")]
             True
         """
-        wanted = [key for key in dict.fromkeys(keys) if key not in self._names and self._nameable(key)]
-        if not wanted:
-            return []
-        orders = [self._tree.nodes["list_order"][key] for key in wanted]
-        names = run_names(self.corpus, list_orders=orders)["name"].to_list()
-        named: list[int] = []
-        for key, name in zip(wanted, names, strict=True):
-            self._names[key] = name
-            if name is not None:
-                named.append(key)
-                self._labels.pop((False, key), None)
-                self._labels.pop((True, key), None)
+        named = self._names.lookup(keys)
+        for key in named:
+            self._labels.pop((False, key), None)
+            self._labels.pop((True, key), None)
         return named
 
     def row(self, position: str) -> RowInfo:
@@ -599,11 +582,7 @@ class CatalogBrowser(anywidget.AnyWidget):
             self.detail_key = change["new"]
 
     def children_timeline(self, key: int) -> dict[str, Any]:
-        """The children timeline of a session (``{}`` when it has no children): what the detail pane draws.
-
-        One bar per direct child from its first to its last own event, coloured by outcome, and the
-        count running at once (``tree_timeline(corpus, id, max_depth=1)`` and ``concurrency``); each
-        row names the child's browser key, so a click reveals it.
+        """The children timeline the detail pane draws (``run_facts.timeline_payload``; ``{}``: no children).
 
         Examples:
             >>> from subagent_catalog.corpus import read_corpus
@@ -640,8 +619,7 @@ class CatalogBrowser(anywidget.AnyWidget):
         if listed:
             children_text = self._agents_text(exact_id, "children")
             descendants_text = self._agents_text(exact_id, "descendants")
-        if self._nameable(key):
-            self.name_runs([key])
+        self.name_runs([key])
         lead = run_facts_html(row, name=self._names.get(key))
         if self._tree.unsorted_children(key):
             lead += '<div class="sc-timeline-slot"></div>'
@@ -660,14 +638,5 @@ class CatalogBrowser(anywidget.AnyWidget):
     # --------------------------------------------------------------- problems
 
     def _render_problems(self) -> None:
-        problems = self.corpus.problems
-        if self.problem_kind != ANY:
-            problems = problems.filter(pl.col("kind") == self.problem_kind)
-        problems = problems.sort(
-            [
-                pl.col("fails_listing"),
-                pl.col("severity").replace_strict({"error": 0, "warning": 1, "info": 2}, default=3),
-            ],
-            descending=[True, False],
-        )
+        problems = problems_in_order(self.corpus.problems, self.problem_kind)
         self.problems_html = problems_table_html(problems, root=self.corpus.root, total=self.corpus.problems.height)

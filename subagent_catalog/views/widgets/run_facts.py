@@ -7,10 +7,12 @@ browser calls them, and tests call them directly.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
 
+from subagent_catalog.analysis.run_names import run_names
 from subagent_catalog.analysis.runs import Source
 from subagent_catalog.analysis.timeline import concurrency, tree_timeline
 from subagent_catalog.frames.display import escape
@@ -27,7 +29,7 @@ OUTCOME_COLOURS = {
     "aborted": "#ef6c00",
     "max-tokens": "#ad1457",
     "blocked": "#6a1b9a",
-    "interrupted": "#f9a825",
+    "interrupted": "#8d6e00",
     "open": "#1565c0",
     "unreadable": "#5d4037",
     "no-turns": "#9e9e9e",
@@ -238,5 +240,49 @@ def timeline_payload(source: Source, session_id: str, keys: dict[int, int]) -> d
         "outcomes": outcomes,
         "colours": {o: OUTCOME_COLOURS.get(o, "#616161") for o in outcomes},
         "curve": [[time - t0, running] for time, running in curve.iter_rows()],
-        "peak": int(curve["running"].max() or 0) if curve.height else 0,
+        "peak": max([0, *curve["running"].to_list()]),
     }
+
+
+class RunNames:
+    """The readable names of the browser's runs, looked up once each (``run_names``), as rows are drawn.
+
+    Only runs are named (listed sessions that are not subagents: roots and forks); a subagent's
+    row has its descriptor's label.
+
+    Args:
+        source: the corpus (or archive corpus) the browser shows.
+        nodes: the tree's nodes (``key``-th row: ``listed``, ``session_id``, ``origin``, ``list_order``).
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.views.widgets.session_tree import SessionTree
+        >>> corpus = read_corpus("data/sample")
+        >>> names = RunNames(corpus, SessionTree(corpus).nodes)
+        >>> key = corpus.sessions["session_id"].to_list().index("run-webapp-1")
+        >>> names.lookup([key]) == [key], names.get(key)
+        (True, 'task 1 for run-webapp-1')
+    """
+
+    def __init__(self, source: Source, nodes: pl.DataFrame) -> None:
+        self.source = source
+        self._orders: list[int] = nodes["list_order"].to_list()
+        self._runs = (
+            nodes["listed"].fill_null(False)
+            & nodes["session_id"].is_not_null()
+            & (nodes["origin"] != "subagent").fill_null(True)
+        ).to_list()
+        self._names: dict[int, str | None] = {}
+
+    def get(self, key: int) -> str | None:
+        """The name found for a row (``None``: not looked up, or none)."""
+        return self._names.get(key)
+
+    def lookup(self, keys: Sequence[int]) -> list[int]:
+        """Read the names of these rows' runs not looked up yet; returns the keys that got a name."""
+        wanted = [key for key in dict.fromkeys(keys) if key not in self._names and self._runs[key]]
+        if not wanted:
+            return []
+        names = run_names(self.source, list_orders=[self._orders[key] for key in wanted])["name"].to_list()
+        self._names.update(zip(wanted, names, strict=True))
+        return [key for key, name in zip(wanted, names, strict=True) if name is not None]

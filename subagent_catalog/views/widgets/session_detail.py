@@ -369,6 +369,25 @@ PROBLEMS_SHOWN = 200
 """Problems the problems tab lists (its kind filter narrows them)."""
 
 
+def problems_in_order(problems: pl.DataFrame, kind: str) -> pl.DataFrame:
+    """The problems tab's rows: of one ``kind`` (or all for ``(any)``), listing-fatal first, then by severity.
+
+    Examples:
+        >>> frame = pl.DataFrame({"kind": ["a", "b"], "fails_listing": [False, True], "severity": ["info", "error"]})
+        >>> problems_in_order(frame, "(any)")["kind"].to_list(), problems_in_order(frame, "a").height
+        (['b', 'a'], 1)
+    """
+    if kind != "(any)":
+        problems = problems.filter(pl.col("kind") == kind)
+    return problems.sort(
+        [
+            pl.col("fails_listing"),
+            pl.col("severity").replace_strict({"error": 0, "warning": 1, "info": 2}, default=3),
+        ],
+        descending=[True, False],
+    )
+
+
 def problems_table_html(problems: pl.DataFrame, *, root: str, total: int) -> str:
     """The problems tab: a table (cards in a narrow widget), listing-fatal rows marked, paths under ``root``.
 

@@ -240,7 +240,8 @@ def _filter_expr(name: str, value: Any) -> pl.Expr:
     if name == "tool_failures":
         failed = pl.col("tool_results_failed").fill_null(0) > 0
         return failed if value == "some" else ~failed
-    return pl.col(FILTER_COLUMNS[name]) == value
+    matches: pl.Expr = pl.col(FILTER_COLUMNS[name]) == value
+    return matches
 
 
 def filter_keys(

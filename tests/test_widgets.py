@@ -428,6 +428,18 @@ def test_front_end_is_shipped_in_the_package() -> None:
 def test_dashboard_click_filters_the_table(small: Corpus) -> None:
     board = DiagnosticsDashboard(small)
     bars = {value: count for _split, value, count in board.bars}
+    # every session file by default: the two runs, the fork and the file no header could be read from too
+    assert bars == {
+        "child": 6,
+        "corrupt · no-descriptor": 1,
+        "corrupt · unknown-descriptor-version": 1,
+        "root": 2,
+        "fork": 1,
+        "unlisted · first line is not JSON": 1,
+    }
+    assert sum(bars.values()) == small.sessions.height
+    board.scope = "subagents"
+    bars = {value: count for _split, value, count in board.bars}
     assert bars == {"child": 6, "corrupt · no-descriptor": 1, "corrupt · unknown-descriptor-version": 1}
     assert board.affected_ids == []
     board.bar("corrupt · no-descriptor").click()
@@ -482,6 +494,12 @@ def test_dashboard_on_failing_listing(failing: Corpus) -> None:
 
 def test_big_dashboard_matches_catalog(big: Corpus) -> None:
     board = DiagnosticsDashboard(big)
+    assert sum(count for _s, _v, count in board.bars) == big.sessions.height
+    board.scope = "subagents"
+    assert (
+        sum(count for _s, _v, count in board.bars)
+        == catalog(big).filter(pl.col("kind").is_in(["child", "diagnostic"])).height
+    )
     diagnostics = catalog(big).filter(pl.col("kind") == "diagnostic")
     board.pick("corrupt · unknown-descriptor-version")
     assert sorted(board.affected_ids) == sorted(diagnostics["id"].to_list())

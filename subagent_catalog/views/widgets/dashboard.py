@@ -59,6 +59,7 @@ LABEL_PIXELS = 300
 DASHBOARD_STYLE = """<style>
 .sc-dashboard { container-type: inline-size; }
 .sc-dashboard .sc-table { background: #fff; color: #222; color-scheme: light; }
+.sc-dashboard .sc-bar-label .widget-html-content { width: 100%; min-width: 0; overflow: hidden; }
 .sc-dashboard .sc-bar-label .widget-html-content > div { text-align: right; }
 @container (max-width: 520px) {
   .sc-dashboard .sc-bar-row { flex-wrap: wrap; }
@@ -69,8 +70,9 @@ DASHBOARD_STYLE = """<style>
   .sc-dashboard .sc-bar-track { flex-basis: 120px !important; }
 }
 </style>"""
-"""The table stays light in a dark theme (its rows have light backgrounds); below 520 px of dashboard width a
-bar's label goes on its own line above the bar (a container query)."""
+"""The table stays light in a dark theme (its rows have light backgrounds); a bar's label is as wide as its box
+and ends in an ellipsis when cut (its tooltip has it whole); below 520 px of dashboard width a bar's label
+goes on its own line above the bar (a container query)."""
 Scope = Literal["all", "subagents", "roots"]
 SCOPES: dict[Scope, str] = {"all": "all sessions", "subagents": "listed subagents", "roots": "roots"}
 

@@ -18,7 +18,7 @@ TABLE_ROWS = 200
 """Rows the table lists (the caption says how many more there are)."""
 
 TABLE_STYLE = """<style>
-.sc-atable { border-collapse: collapse; font-size: 12px; width: 100%; }
+.sc-atable { border-collapse: collapse; font-size: 12px; line-height: 1.35; width: 100%; }
 .sc-atable th {
   text-align: left; padding: 2px 6px; border-bottom: 1px solid #bbb; background: #f4f4f4; white-space: nowrap;
 }

@@ -118,7 +118,10 @@ def hub_child_events(session_id: str, label: str, index: int) -> list[dict[str, 
     if index % 17 == 0:
         events.pop()
     elif index % 10 == 0:
-        events[-1]["data"]["reason"] = {"kind": "error", "error": {"message": "provider overloaded", "code": "RATE_LIMITED"}}
+        events[-1]["data"]["reason"] = {
+            "kind": "error",
+            "error": {"message": "provider overloaded", "code": "RATE_LIMITED"},
+        }
     return events
 
 

@@ -33,6 +33,7 @@ from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape, listing_error_html
 from subagent_catalog.views.widgets.dashboard_table import affected_table_html
+from subagent_catalog.views.widgets.run_facts import FAILED_OUTCOMES
 
 NONE = "(none)"
 DIMENSIONS: dict[str, str] = {
@@ -411,7 +412,9 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
     def _bar(self, split_value: str | None, value: str, count: int, peak: int, total: int) -> widgets.HBox:
         # label | track (stretches with the widget; the bar is a share of it) | count button (never shrinks)
         share_of_peak = bar_share(count, peak, log_scale=self.log_scale)
-        diagnostic = value not in HEALTHY and self.selected_dimension in ("reason_cause", "reason", "cause")
+        diagnostic = (value not in HEALTHY and self.selected_dimension in ("reason_cause", "reason", "cause")) or (
+            self.selected_dimension == "outcome" and value in FAILED_OUTCOMES
+        )
         colour = "#f58518" if diagnostic else "#4c78a8"
         share = f"{100 * count / total:.1f} %" if total else "—"
         track = widgets.HTML(
@@ -532,4 +535,5 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         where = f"{DIMENSIONS[self.selected_dimension]} = {self.selected_value}"
         if self.selected_split is not None and self.split_by is not None:
             where += f", {DIMENSIONS[self.split_by]} = {self.selected_split}"
-        self.table.value = affected_table_html(frame, caption=f"{frame.height:,} sessions with {where}")
+        noun = "session" if frame.height == 1 else "sessions"
+        self.table.value = affected_table_html(frame, caption=f"{frame.height:,} {noun} with {where}")

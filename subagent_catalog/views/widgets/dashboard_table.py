@@ -12,7 +12,7 @@ from typing import Any
 import polars as pl
 
 from subagent_catalog.frames.display import escape
-from subagent_catalog.views.widgets.run_facts import human_cost, human_ms
+from subagent_catalog.views.widgets.run_facts import FAILED_OUTCOMES, human_cost, human_ms
 
 TABLE_ROWS = 200
 """Rows the table lists (the caption says how many more there are)."""
@@ -34,8 +34,6 @@ TABLE_STYLE = """<style>
 .sc-atable .sc-text { min-width: 14ch; max-width: 40ch; overflow-wrap: anywhere; }
 </style>"""
 """The table's style (``user-select: all``: one click selects the whole id, for copying)."""
-
-_FAILED = ("error", "aborted", "max-tokens", "blocked", "interrupted", "open", "unreadable")
 
 
 def _id(value: Any) -> str:
@@ -61,7 +59,7 @@ def error_of(row: dict[str, Any]) -> tuple[str | None, str | None]:
     outcome = row.get("outcome")
     if outcome == "error" and (row.get("last_error_message") or row.get("last_error_code")):
         return row.get("last_error_message"), row.get("last_error_code")
-    if outcome in _FAILED and row.get("outcome_detail"):
+    if outcome in FAILED_OUTCOMES and row.get("outcome_detail"):
         return row["outcome_detail"], None
     return row.get("cause_detail"), None
 
@@ -101,7 +99,7 @@ def affected_table_html(frame: pl.DataFrame, *, caption: str) -> str:
         outcome = row.get("outcome")
         css = (
             " class='sc-failed'"
-            if outcome in _FAILED
+            if outcome in FAILED_OUTCOMES
             else " class='sc-diag'"
             if row.get("kind") == "diagnostic"
             else ""

@@ -157,7 +157,7 @@ def run_facts_html(row: dict[str, Any], *, name: str | None = None) -> str:
         split = [
             f"{label} {human_ms(row[column])}"
             for label, column in (("model", "llm_ms"), ("tools", "tool_ms"))
-            if row.get(column) is not None
+            if row.get(column)  # a split of 0 ms says nothing
         ]
         facts.append(("duration", escape(human_ms(row["run_wall_ms"]) + (f" ({', '.join(split)})" if split else ""))))
     tokens = [

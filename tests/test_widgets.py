@@ -454,6 +454,10 @@ def test_dashboard_dimensions_and_split(small: Corpus) -> None:
     board = DiagnosticsDashboard(small)
     board.selected_dimension = "version"
     assert board.dimension_buttons.value == "version"
+    # all sessions: the two runs, the fork and the unreadable file have no descriptor either
+    assert {value: count for _s, value, count in board.bars} == {"2": 6, "3": 1, "(none)": 5}
+    board.scope = "subagents"
+    assert board.scope_buttons.value == "subagents" and board.selected_dimension == "version"
     assert {value: count for _s, value, count in board.bars} == {"2": 6, "3": 1, "(none)": 1}
     board.pick("3")
     assert board.affected_ids == ["d-v3"]

@@ -38,7 +38,7 @@ from subagent_catalog.errors import CatalogError, SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape, listing_error_html
 from subagent_catalog.read.jsvalue import parse_json
-from subagent_catalog.views.widgets.run_facts import RunNames, facts_text, run_facts_html, timeline_payload
+from subagent_catalog.views.widgets.run_facts import RunNames, facts_text, lead_html, run_facts_html, timeline_payload
 from subagent_catalog.views.widgets.session_detail import (
     ROLES,
     problems_in_order,
@@ -567,17 +567,20 @@ class CatalogBrowser(anywidget.AnyWidget):
         self.selected = key
 
     def _on_selected(self, change: dict[str, Any]) -> None:
-        timeline: dict[str, Any] = {}
-        if change["new"] is None:
-            info: dict[str, Any] = {}
-            text = ""
-        else:
+        info: dict[str, Any] = {}
+        text = ""
+        if change["new"] is not None:
+            # first the run facts and the timeline (quick), then the rest of the pane (it reads the log)
             key = int(change["new"])
+            with self.hold_sync():
+                self.timeline = self.children_timeline(key)
+                self.detail = lead_html(self.corpus.sessions.row(key, named=True), self._lead(key))
+                self.detail_key = key
             info, text = self._describe(key)
-            timeline = self.children_timeline(key)
         with self.hold_sync():
             self.selected_info = info
-            self.timeline = timeline
+            if change["new"] is None:
+                self.timeline = {}
             self.detail = text
             self.detail_key = change["new"]
 
@@ -619,10 +622,6 @@ class CatalogBrowser(anywidget.AnyWidget):
         if listed:
             children_text = self._agents_text(exact_id, "children")
             descendants_text = self._agents_text(exact_id, "descendants")
-        self.name_runs([key])
-        lead = run_facts_html(row, name=self._names.get(key))
-        if self._tree.unsorted_children(key):
-            lead += '<div class="sc-timeline-slot"></div>'
         return session_info(
             self.corpus,
             key,
@@ -632,8 +631,14 @@ class CatalogBrowser(anywidget.AnyWidget):
             agents_text=(children_text, descendants_text),
             semantics=self.semantics,
             catalog_error=self._catalog_error,
-            lead=lead,
+            lead=self._lead(key),
         )
+
+    def _lead(self, key: int) -> str:
+        """The pane's lead: the run facts, and the children timeline's slot when it has children."""
+        self.name_runs([key])
+        lead = run_facts_html(self.corpus.sessions.row(key, named=True), name=self._names.get(key))
+        return lead + ('<div class="sc-timeline-slot"></div>' if self._tree.unsorted_children(key) else "")
 
     # --------------------------------------------------------------- problems
 

@@ -193,6 +193,19 @@ def run_facts_html(row: dict[str, Any], *, name: str | None = None) -> str:
     return f'<div class="sc-run">{title}<table class="sc-run-facts">{cells}</table></div>' if facts or title else ""
 
 
+def lead_html(row: dict[str, Any], lead: str) -> str:
+    """The pane while the rest of it is read: the session's title, its run facts and timeline slot (``lead``).
+
+    Examples:
+        >>> html = lead_html({"session_id": "<s>", "path": "/r/p/s/session.jsonl"}, "")
+        >>> "&lt;s&gt;</div>" in html and "reading the log…" in html
+        True
+    """
+    title = escape(row.get("session_id") or row.get("path"))
+    waiting = '<div class="sc-placeholder">reading the log…</div>'
+    return f'<div class="sc-lead"><div class="sc-title">{title}</div>{lead}{waiting}</div>'
+
+
 def timeline_payload(source: Source, session_id: str, keys: dict[int, int]) -> dict[str, Any]:
     """The children timeline the browser draws: one bar per direct child, and how many ran at once.
 

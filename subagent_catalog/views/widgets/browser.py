@@ -631,12 +631,14 @@ class CatalogBrowser(anywidget.AnyWidget):
             agents_text=(children_text, descendants_text),
             semantics=self.semantics,
             catalog_error=self._catalog_error,
-            lead=self._lead(key),
+            lead=lambda events: self._lead(key, events),
         )
 
-    def _lead(self, key: int) -> str:
-        """The pane's lead: the run facts, and the children timeline's slot when it has children."""
-        self.name_runs([key])
+    def _lead(self, key: int, events: pl.DataFrame | None = None) -> str:
+        """The pane's lead: the run facts (the run's name from ``events``, or as named so far), the timeline's slot."""
+        if events is not None and self._names.remember(key, events):
+            self._labels.pop((False, key), None)
+            self._labels.pop((True, key), None)
         lead = run_facts_html(self.corpus.sessions.row(key, named=True), name=self._names.get(key))
         return lead + ('<div class="sc-timeline-slot"></div>' if self._tree.unsorted_children(key) else "")
 

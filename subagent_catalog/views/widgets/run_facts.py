@@ -12,8 +12,8 @@ from typing import Any
 
 import polars as pl
 
-from subagent_catalog.analysis.run_names import run_names
-from subagent_catalog.analysis.runs import Source
+from subagent_catalog.analysis.run_names import name_from_events, run_names
+from subagent_catalog.analysis.runs import Source, session_table
 from subagent_catalog.analysis.timeline import concurrency, tree_timeline
 from subagent_catalog.frames.display import escape
 
@@ -290,6 +290,18 @@ class RunNames:
     def get(self, key: int) -> str | None:
         """The name found for a row (``None``: not looked up, or none)."""
         return self._names.get(key)
+
+    def remember(self, key: int, events: pl.DataFrame) -> bool:
+        """Name a row's run from its log's events, already read (no second read); True when it got a name."""
+        if key in self._names or not self._runs[key]:
+            return False
+        seed = session_table(self.source, ["list_order", "seed_length"]).filter(
+            pl.col("list_order") == self._orders[key]
+        )
+        seeds = seed.collect()["seed_length"].to_list()
+        name, _source = name_from_events(events.sort("seq"), seed_length=seeds[0] if seeds else None)
+        self._names[key] = name
+        return name is not None
 
     def lookup(self, keys: Sequence[int]) -> list[int]:
         """Read the names of these rows' runs not looked up yet; returns the keys that got a name."""

@@ -307,9 +307,11 @@ def session_info(
     agents_text: tuple[str, str],
     semantics: str,
     catalog_error: str | None,
-    lead: str = "",
+    lead: Callable[[pl.DataFrame], str] | None = None,
 ) -> tuple[dict[str, Any], str]:
-    """Facts about one session (the browser's ``selected_info``) and its detail pane (``lead`` after its title).
+    """Facts about one session (the browser's ``selected_info``) and its detail pane.
+
+    ``lead`` makes the HTML that follows the pane's title from the log's events (read once, here).
 
     The events are read from that one log only (``corpus.events`` is never loaded).
 
@@ -360,7 +362,15 @@ def session_info(
         "events_error": events_error,
     }
     return info, detail_html(
-        row, info, cat, descriptors, problems, events, semantics=semantics, catalog_error=catalog_error, lead=lead
+        row,
+        info,
+        cat,
+        descriptors,
+        problems,
+        events,
+        semantics=semantics,
+        catalog_error=catalog_error,
+        lead=lead(events) if lead is not None else "",
     )
 
 

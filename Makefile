@@ -58,6 +58,7 @@ bench: $(VENV)/.dev
 
 bench-browser: $(VENV)/.dev browser-deps
 	$(BIN)/python benchmarks/bench_browser.py
+	$(BIN)/python benchmarks/bench_timeline.py
 
 # Every screenshot in docs/img: the report's (headless Chromium) and the widgets' (JupyterLab).
 screenshots: $(VENV)/.dev browser-deps

@@ -90,7 +90,7 @@ def _free_port() -> int:
 
 def write_lab_corpus(root: Path, roots: int = 3_999, hub_children: int = HUB_CHILDREN) -> dict[str, str]:
     """A corpus of ``roots + 1 + hub_children`` small sessions: many runs and one hub; returns the ids to look for."""
-    from subagent_catalog.synth.writer import descriptor, header, simple_child_events, write_session
+    from subagent_catalog.synth.writer import header, write_session
 
     middle = roots // 2
     for r in range(roots):
@@ -101,8 +101,28 @@ def write_lab_corpus(root: Path, roots: int = 3_999, hub_children: int = HUB_CHI
         sid = f"needle-{c:04d}" if c == hub_children - 3 else f"hub-child-{c:04d}"
         head = header(sid, created_at=T0 + middle * 10 + 2 + c, cwd="/home/dev/hub", parent="hub-run", subagent=True)
         label = "the needle" if sid.startswith("needle") else f"task {c}"
-        write_session(root, head, simple_child_events(sid, descriptor("one-shot", label=label)), "none")
+        write_session(root, head, hub_child_events(sid, label, c), "none")
     return {"last_root": f"run-{roots - 1:05d}", "hub": "hub-run", "needle": f"needle-{hub_children - 3:04d}"}
+
+
+def hub_child_events(session_id: str, label: str, index: int) -> list[dict[str, Any]]:
+    """A hub child's one turn: child ``index`` starts 2 s after the one before and runs 15 s to 3 min 15 s
+    (so a few dozen run at once); every 10th ends in an error, every 17th never ends (``open``)."""
+    from subagent_catalog.synth.writer import descriptor, simple_child_events
+
+    events = simple_child_events(session_id, descriptor("one-shot", label=label))
+    start = T0 + index * 2_000
+    for n, event in enumerate(events):
+        event["time"] = start + n
+    events[-1]["time"] = start + (index % 13 + 1) * 15_000
+    if index % 17 == 0:
+        events.pop()
+    elif index % 10 == 0:
+        events[-1]["data"]["reason"] = {
+            "kind": "error",
+            "error": {"message": "provider overloaded", "code": "RATE_LIMITED"},
+        }
+    return events
 
 
 def notebook(path: Path, sources: list[str]) -> Path:

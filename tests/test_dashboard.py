@@ -15,6 +15,7 @@ from subagent_catalog.synth.generate import generate
 from subagent_catalog.synth.writer import EventLog, descriptor, header, simple_child_events, write_session
 from subagent_catalog.views.widgets import DiagnosticsDashboard
 from subagent_catalog.views.widgets.dashboard import bar_share
+from subagent_catalog.views.widgets.run_facts import human_ms
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +65,7 @@ def test_bar_share_is_proportional() -> None:
 
 def test_bars_are_true_to_the_counts_with_shares(skewed: Corpus) -> None:
     board = DiagnosticsDashboard(skewed)
+    board.scope = "subagents"
     counts = {value: count for _s, value, count in board.bars}
     assert counts == {"child": 36, "corrupt · no-descriptor": 2, "corrupt · unknown-descriptor-version": 1}
     shares = {value: _bar_share(board, value) for value in counts}
@@ -105,7 +107,9 @@ def test_picking_a_duration_bin_lists_its_sessions(generated: Corpus) -> None:
     assert affected.height == count == len(board.affected_ids)
     expected = affected.select(binned(pl.col("wall_ms"), "duration")).to_series().unique().to_list()
     assert expected == [value]
-    assert "wall_ms" in board.table.value
+    assert "<th>duration</th>" in board.table.value
+    durations = affected["wall_ms"].drop_nulls().head(5).to_list()
+    assert all(f">{human_ms(ms)}<" in board.table.value for ms in durations)
 
 
 def test_tokens_bins_use_the_run_facts(generated: Corpus) -> None:
@@ -121,8 +125,14 @@ def test_outcome_dimension(generated: Corpus) -> None:
     board = DiagnosticsDashboard(generated)
     board.selected_dimension = "outcome"
     bars = {value: count for _s, value, count in board.bars}
-    joined = generated.sessions.select("path", "last_turn_outcome").join(board.data.select("path"), on="path")
-    assert bars["completed"] == (joined["last_turn_outcome"] == "completed").sum()
+    # the run's outcome (docs/runs.md), over every session by default
+    assert bars == dict(generated.sessions.group_by("outcome").len().rows())
+    board.scope = "subagents"
+    bars = {value: count for _s, value, count in board.bars}
+    joined = generated.sessions.select("path", "outcome").join(
+        board.data.filter(pl.col("scope") == "subagents"), on="path"
+    )
+    assert bars == dict(joined.group_by("outcome").len().rows())
 
 
 def test_dashboard_on_an_empty_corpus(tmp_path: Path) -> None:

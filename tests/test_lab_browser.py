@@ -15,6 +15,7 @@ from the kernel instead of restarting it.
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from collections.abc import Iterator
@@ -45,10 +46,14 @@ failing""",
     """\
 huge = CatalogBrowser(read_corpus("huge", compression="none"))
 huge""",
+    """\
+runs = CatalogBrowser(read_corpus("data/sample"))
+runs""",
 ]
 RESET = (
     "browser.clear_filters(); browser.expanded = []; browser.selected = None; browser.tree_height = None; "
-    "browser.tab = 'sessions'; board.clear_selection()"
+    "browser.tab = 'sessions'; board.clear_selection(); board.scope = 'all'; board.split_by = None; "
+    "board.selected_dimension = 'reason_cause'; runs.clear_filters(); runs.selected = None"
 )
 BROWSER = "document.querySelector('.sc-browser')"  # the big browser: the first widget of the notebook
 
@@ -403,7 +408,7 @@ def test_keys_typed_in_the_widget_stay_in_it(lab: Lab, checks: Any) -> None:
         page.keyboard.press(key)
     page.wait_for_timeout(300)
     assert page.evaluate(cells) == before  # d d did not delete the widget's cell, a/b inserted none
-    assert page.locator(".sc-browser").count() == 3  # the checks notebook's three browsers, none removed
+    assert page.locator(".sc-browser").count() == 4  # the checks notebook's four browsers, none removed
     assert page.evaluate("() => document.activeElement.classList.contains('sc-scroll')")  # focus stayed
 
     # from the search box: ↓ goes to the results, Enter reveals the result in the tree
@@ -533,3 +538,164 @@ def test_dashboard_bar_click_lists_the_sessions(lab: Lab, checks: Any) -> None:
         assert page.evaluate(clipped) == [], width
         shot(page, f"dashboard-{width}")
     assert page.evaluate(labels_cut) == []  # at 390 px each label has a line of its own, wrapped
+
+
+# ------------------------------------------------------------------ run questions (issue 28)
+
+RUNS = "document.querySelectorAll('.sc-browser')[3]"  # the browser of data/sample
+FAILED = ("error", "aborted", "max-tokens", "blocked", "interrupted", "open", "unreadable")
+
+
+def test_filter_the_browser_to_failed_runs_and_sort_by_cost(lab: Lab, checks: Any) -> None:
+    page = checks
+    runs = page.locator(".sc-browser").nth(3)
+    runs.scroll_into_view_if_needed()
+    runs.locator(".sc-select[data-filter=outcome]").select_option(label="failed (any)")
+    runs.locator(".sc-sort-by").select_option("cost")
+    page.wait_for_function(
+        f"() => {RUNS}.querySelector('.sc-listtext').textContent.includes('outcome=failed (any), sorted by cost ↓')"
+    )
+    assert _kernel_sees(lab, "(runs.outcome, runs.sort_by)", "('failed (any)', 'cost')")
+    # the expected order, derived in the kernel from the sessions frame, not from the widget
+    code = (
+        "import json, polars as pl\n"
+        f"s = runs.corpus.sessions.with_row_index('k').filter(pl.col('outcome').is_in({list(FAILED)!r}))\n"
+        "print(json.dumps(s.sort(['cost_usd', 'created_at_ms', 'k'], descending=[True, False, False],"
+        " nulls_last=True)['session_id'].to_list()))"
+    )
+    ids = json.loads(lab.run(code))
+    page.wait_for_function(
+        f"n => {RUNS}.querySelectorAll('.sc-row .sc-badge').length === n", arg=len(ids), timeout=20_000
+    )
+    rows = runs.locator(".sc-row")
+    texts = rows.evaluate_all("rs => rs.map(r => r.querySelector('.sc-label').textContent)")
+    badges = rows.evaluate_all("rs => rs.map(r => r.querySelector('.sc-badge').textContent)")
+    assert len(texts) == len(ids) >= 5
+    assert all(badge in FAILED for badge in badges), badges
+    for text, sid in zip(texts, ids, strict=True):
+        assert sid is None or sid[:8] in text, (text, sid)
+    facts = rows.evaluate_all("rs => rs.map(r => (r.querySelector('.sc-facts') || {}).textContent || '')")
+    assert "$" in facts[0]  # the costliest failed run shows its cost first
+    shot(page, "runs-failed-by-cost")
+    # the direction button: smallest first
+    runs.locator(".sc-sort-dir").click()
+    page.wait_for_function(f"() => {RUNS}.querySelector('.sc-listtext').textContent.includes('sorted by cost ↑')")
+    assert _kernel_sees(lab, "runs.sort_descending", "False")
+
+
+def _timeline_shows(page: Any, session: str, rows: int) -> None:
+    page.wait_for_function(
+        f"""([session, rows]) => {{ const c = {BROWSER}.querySelector('.sc-detail .sc-tl-canvas');
+            return c && c.dataset.session === session && c.dataset.rows === String(rows); }}""",
+        arg=[session, rows],
+        timeout=30_000,
+    )
+
+
+def test_reveal_a_child_from_the_timeline(lab: Lab, checks: Any) -> None:
+    page = checks
+    lab.run('browser.selected = browser.find("hub-run")')
+    detail_shows(page, "hub-run")
+    _timeline_shows(page, "hub-run", 1000)
+    timeline = page.locator(".sc-browser").first.locator(".sc-timeline")
+    # 1,000 bars, a handful of nodes: the rows in view are drawn on one canvas
+    assert timeline.evaluate("t => t.querySelectorAll('*').length") < 40
+    assert "1,000 with own events" in timeline.locator(".sc-tl-head").inner_text()
+    index = int(lab.run('print([r[5] for r in browser.timeline["rows"]].index("needle-0997"))').strip())
+    scroller = timeline.locator(".sc-tl-scroll")
+    scroller.evaluate("(s, top) => { s.scrollTop = top; }", index * 14 - 28)
+    page.wait_for_function(
+        f"""i => {{ const c = {BROWSER}.querySelector('.sc-tl-canvas');
+            return Number(c.dataset.first) <= i && i < Number(c.dataset.last); }}""",
+        arg=index,
+    )
+    canvas = box(timeline.locator(".sc-tl-canvas").element_handle())
+    top = scroller.evaluate("s => s.scrollTop")
+    page.mouse.move(canvas["x"] + 40, canvas["y"] + index * 14 - top + 7)
+    page.wait_for_function(
+        f"() => {BROWSER}.querySelector('.sc-tl-canvas').title.startsWith('the needle — needle-0997')"
+    )
+    page.mouse.click(canvas["x"] + 40, canvas["y"] + index * 14 - top + 7)
+    detail_shows(page, "needle-0997")
+    assert inside(row_box(page, "needle-0997"), box(page.query_selector(".sc-scroll")))
+    page.wait_for_function(f"() => {BROWSER}.querySelector('.sc-listtext').textContent === '5,000 rows'")
+    assert _kernel_sees(lab, "browser._tree.ids[browser.selected]", "needle-0997")
+    shot(page, "timeline-revealed")
+
+
+def test_the_detail_pane_scrolls_inside_its_box_at_1024(lab: Lab, checks: Any) -> None:
+    # the huge session's pane holds 20,000 characters of one tool result: tens of screens of text
+    page = lab.page(width=1024, height=800, sidebar=True)
+    widget = page.locator(".sc-browser").nth(2)
+    lab.run("huge.selected = 0")
+    page.wait_for_function(
+        """() => { const d = document.querySelectorAll('.sc-browser')[2].querySelector('.sc-detail');
+            return !d.classList.contains('sc-loading') && d.textContent.includes('more bytes not shown'); }""",
+        timeout=30_000,
+    )
+    widget.evaluate("w => w.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(300)
+    panel = box(page.query_selector(".jp-WindowedPanel-outer"))
+    detail = widget.locator(".sc-detail")
+    detail.evaluate("d => d.querySelectorAll('details').forEach(x => { x.open = true; })")  # unfold every text
+    page.wait_for_function(
+        "() => { const d = document.querySelectorAll('.sc-browser')[2].querySelector('.sc-detail');"
+        " return d.scrollHeight > d.clientHeight + 2000; }"
+    )
+    client, content, height = detail.evaluate("d => [d.clientHeight, d.scrollHeight, d.getBoundingClientRect().height]")
+    assert content > client + 2000, (client, content)  # it scrolls, it does not grow
+    assert height <= panel["height"], (height, panel)
+    assert box(widget.element_handle())["height"] < 2 * panel["height"]  # the cell stays about a screen tall
+    detail.evaluate("d => { d.scrollTop = 3000; }")
+    assert detail.evaluate("d => d.scrollTop") > 0
+    shot(page, "detail-1024")
+    lab.run("huge.selected = None")
+    lab.page(width=1400, height=1000, sidebar=False)
+
+
+def _labels_fit_or_ellipsize(page: Any) -> None:
+    """Every bar label fits its box or ends in an ellipsis, with the whole value as its tooltip."""
+    labels = page.evaluate(
+        """() => [...document.querySelectorAll('.sc-dashboard .sc-bar-label')].map(l => {
+            const d = l.querySelector('.widget-html-content > div');
+            const clipped = d.scrollWidth > d.clientWidth + 1;
+            const inside = d.getBoundingClientRect().right <= l.getBoundingClientRect().right + 1;
+            return [d.textContent, clipped, getComputedStyle(d).textOverflow, inside, d.title];
+        })"""
+    )
+    assert labels
+    for text, clipped, overflow, inside_box, title in labels:
+        assert inside_box and title == text, (text, inside_box)
+        assert not clipped or overflow == "ellipsis", text
+
+
+def test_dashboard_bar_click_shows_labels_and_error_messages(lab: Lab, checks: Any) -> None:
+    page = lab.page(width=1024, height=800, sidebar=True)
+    dashboard = page.locator(".sc-dashboard")
+    dashboard.scroll_into_view_if_needed()
+    assert "counting all 26 sessions" in dashboard.inner_text()
+    _labels_fit_or_ellipsize(page)  # reason × cause: the longest labels
+    dashboard.locator("button", has_text="run outcome").click()
+    bar = page.wait_for_selector('.sc-dashboard button[title^="error:"]', timeout=20_000)
+    bar.click()
+    table = dashboard.locator(".sc-atable")
+    table.wait_for(state="visible")
+    expected = lab.run(
+        "import polars as pl\n"
+        "r = board.corpus.sessions.filter(pl.col('outcome') == 'error').row(0, named=True)\n"
+        "print(r['session_id']); print(r['identity_label']); print(r['last_error_message']); "
+        "print(r['last_error_code'])"
+    ).split("\n")
+    sid, label, message, code = expected[:4]
+    text = table.inner_text()
+    for part in (label, message, code):
+        assert part in text, (part, text)
+    ident = table.locator(".sc-id").first
+    assert ident.get_attribute("title") == sid and ident.text_content() == sid  # whole in the page
+    assert box(ident.element_handle())["height"] < 24  # one line (12 px text), not an id wrapped to four
+    shot(page, "dashboard-error-bar")
+    # the roots scope: the bars count only sessions without a parent
+    dashboard.locator("button", has_text="roots").click()
+    page.wait_for_function("() => document.querySelector('.sc-dashboard').textContent.includes('counting 4 roots')")
+    _labels_fit_or_ellipsize(page)
+    lab.page(width=1400, height=1000, sidebar=False)

@@ -428,6 +428,18 @@ def test_front_end_is_shipped_in_the_package() -> None:
 def test_dashboard_click_filters_the_table(small: Corpus) -> None:
     board = DiagnosticsDashboard(small)
     bars = {value: count for _split, value, count in board.bars}
+    # every session file by default: the two runs, the fork and the file no header could be read from too
+    assert bars == {
+        "child": 6,
+        "corrupt · no-descriptor": 1,
+        "corrupt · unknown-descriptor-version": 1,
+        "root": 2,
+        "fork": 1,
+        "unlisted · first line is not JSON": 1,
+    }
+    assert sum(bars.values()) == small.sessions.height
+    board.scope = "subagents"
+    bars = {value: count for _split, value, count in board.bars}
     assert bars == {"child": 6, "corrupt · no-descriptor": 1, "corrupt · unknown-descriptor-version": 1}
     assert board.affected_ids == []
     board.bar("corrupt · no-descriptor").click()
@@ -442,6 +454,10 @@ def test_dashboard_dimensions_and_split(small: Corpus) -> None:
     board = DiagnosticsDashboard(small)
     board.selected_dimension = "version"
     assert board.dimension_buttons.value == "version"
+    # all sessions: the two runs, the fork and the unreadable file have no descriptor either
+    assert {value: count for _s, value, count in board.bars} == {"2": 6, "3": 1, "(none)": 5}
+    board.scope = "subagents"
+    assert board.scope_buttons.value == "subagents" and board.selected_dimension == "version"
     assert {value: count for _s, value, count in board.bars} == {"2": 6, "3": 1, "(none)": 1}
     board.pick("3")
     assert board.affected_ids == ["d-v3"]
@@ -482,6 +498,12 @@ def test_dashboard_on_failing_listing(failing: Corpus) -> None:
 
 def test_big_dashboard_matches_catalog(big: Corpus) -> None:
     board = DiagnosticsDashboard(big)
+    assert sum(count for _s, _v, count in board.bars) == big.sessions.height
+    board.scope = "subagents"
+    assert (
+        sum(count for _s, _v, count in board.bars)
+        == catalog(big).filter(pl.col("kind").is_in(["child", "diagnostic"])).height
+    )
     diagnostics = catalog(big).filter(pl.col("kind") == "diagnostic")
     board.pick("corrupt · unknown-descriptor-version")
     assert sorted(board.affected_ids) == sorted(diagnostics["id"].to_list())

@@ -60,6 +60,14 @@ SHOTS: dict[str, tuple[int, list[str]]] = {
         800,
         [SAMPLE, 'browser = CatalogBrowser(corpus)\nbrowser.reveal("auth-refactor", expand=True)\nbrowser'],
     ),
+    "catalog-browser-runs": (
+        1400,
+        [
+            SAMPLE,
+            'browser = CatalogBrowser(corpus)\nbrowser.outcome = "failed (any)"\nbrowser.sort_by = "cost"\n'
+            'browser.selected = browser.find("auth-refactor")\nbrowser',
+        ],
+    ),
     "catalog-browser-390": (390, [SAMPLE, 'browser = CatalogBrowser(corpus)\nbrowser.kind = "diagnostic"\nbrowser']),
     "catalog-browser-hub": (1400, [BIG, 'browser.reveal("hub-run", expand=True)\nbrowser']),
     "catalog-browser-search": (1400, [BIG, 'browser.search = "needle"\nbrowser.reveal("needle-0997")\nbrowser']),
@@ -67,6 +75,14 @@ SHOTS: dict[str, tuple[int, list[str]]] = {
     "diagnostics-dashboard": (
         1400,
         [SAMPLE, 'board = DiagnosticsDashboard(corpus)\nboard.bar("corrupt · no-descriptor").click()\nboard'],
+    ),
+    "diagnostics-dashboard-runs": (
+        1024,
+        [
+            SAMPLE,
+            'board = DiagnosticsDashboard(corpus)\nboard.selected_dimension = "outcome"\n'
+            'board.bar("error").click()\nboard',
+        ],
     ),
     "diagnostics-dashboard-390": (
         390,

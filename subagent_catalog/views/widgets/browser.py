@@ -1,29 +1,23 @@
-"""``CatalogBrowser``: a corpus's session tree, rendered and virtualized in the browser.
+"""``CatalogBrowser``: a corpus's session tree and its runs, rendered and virtualized in the browser.
 
-The widget is an `anywidget <https://anywidget.dev>`_: its front end (an ES
-module and a style sheet shipped in this package, ``static/browser.js`` and
-``static/browser.css``; nothing is fetched at run time) draws only the rows in
-view, so 20,000 top-level rows and a 1,000-child hub scroll like ten.
+The widget is an `anywidget <https://anywidget.dev>`_: its front end (``static/browser.js`` and
+``static/browser.css``, shipped in this package; nothing is fetched at run time) draws only the rows in view,
+so 20,000 top-level rows and a 1,000-child hub scroll like ten. Python keeps the state and sends the tree as
+drawn (keys, depths and flags as binary buffers) and the labels of the rows in view on request: each row's
+outcome badge, duration, cost, tokens and failed tools, a run's readable name (``run_names``) after it.
 
-The tree shows root sessions, then (on expansion) every session whose header
-names the node as ``parentSession``: subagents with their mode and label,
-diagnostics with upstream's reason and the toolkit's cause, ordinary forks
-marked as forks. Python keeps the state and sends the tree as it is drawn —
-the keys, depths and flags of every shown row, as three binary buffers — and
-the labels of the rows the front end scrolls to, on request (a custom message),
-so opening costs one Polars index pass and no row labels. The catalog rows
-(kind, mode, reason, cause of each child) are computed once, on the first
-label, search or filter that needs them.
+The tree shows root sessions, then (on expansion) every session whose header names the node as
+``parentSession``: subagents with their mode and label, diagnostics with upstream's reason and the
+toolkit's cause, ordinary forks marked as forks. The catalog rows are computed once, on the first label,
+search or filter that needs them. Filters (outcome, failed tools, role, mode...) and a sort (duration,
+cost, tokens, failed tools) list the matching sessions.
 
-Selecting a session shows what ``session_detail.session_info`` renders: its
-header, descriptors (with validity), the diagnostic cause, the
-``list_agents`` text of the session as a parent (both scopes), its problems,
-its transcript and the head of its events, read from that one file only (the
-corpus-wide ``corpus.events`` frame is never loaded).
+Selecting a session shows the run's facts, a timeline of its children (one bar each, a click reveals it),
+then what ``session_detail.session_info`` renders: header, descriptors, diagnostic cause, ``list_agents``
+texts, problems, transcript and events, read from that one file only.
 
-All state lives in traitlets traits (``search``, the filters, ``expanded``,
-``selected``...): set them from code, or call ``CatalogBrowser.expand``,
-``CatalogBrowser.reveal`` and friends, and the view follows.
+All state lives in traitlets traits (``search``, the filters, ``sort_by``, ``expanded``, ``selected``...):
+set them from code, or call ``CatalogBrowser.expand``, ``CatalogBrowser.reveal`` and friends.
 """
 
 from __future__ import annotations
@@ -40,18 +34,21 @@ import traitlets
 from subagent_catalog.catalog.listing import list_agents_text
 from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
-from subagent_catalog.errors import CatalogError
+from subagent_catalog.errors import CatalogError, SubagentCatalogError
 from subagent_catalog.frames.display import escape, listing_error_html
 from subagent_catalog.read.jsvalue import parse_json
 from subagent_catalog.store.source import Source, source_corpus
+from subagent_catalog.views.widgets.run_facts import RunNames, facts_text, lead_html, run_facts_html, timeline_payload
 from subagent_catalog.views.widgets.session_detail import (
     ROLES,
+    problems_in_order,
     problems_table_html,
     row_text,
     session_info,
     session_role,
 )
 from subagent_catalog.views.widgets.session_tree import (
+    SORT_KEYS,
     SessionTree,
     filter_choices,
     filter_keys,
@@ -63,7 +60,7 @@ from subagent_catalog.views.widgets.session_tree import (
 from subagent_catalog.views.widgets.tree_row import ANY, RowInfo
 
 STATIC = Path(__file__).resolve().parent / "static"
-FILTERS = ("kind", "mode", "activity", "reason", "cause", "depth", "provider", "project")
+FILTERS = ("outcome", "tool_failures", "kind", "mode", "activity", "reason", "cause", "depth", "provider", "project")
 LABEL_BATCH = 400
 """At most this many row labels are answered per request (a viewport needs about 40)."""
 MIN_TREE_HEIGHT = 120
@@ -94,6 +91,16 @@ class CatalogBrowser(anywidget.AnyWidget):
     _css = (STATIC / "browser.css").read_text(encoding="utf-8")
 
     search = traitlets.Unicode("", help="case-insensitive substring of session id or label").tag(sync=True)
+    outcome = traitlets.Unicode(
+        None, allow_none=True, help="run outcome filter (an ``outcome`` value, or FAILED_CHOICE: any failed run)"
+    ).tag(sync=True)
+    tool_failures = traitlets.Enum(
+        ["some", "none"], None, allow_none=True, help="runs with some / no failed tool results"
+    ).tag(sync=True)
+    sort_by = traitlets.Enum(
+        list(SORT_KEYS), "created", help="order of the results (any but created lists every session, sorted)"
+    ).tag(sync=True)
+    sort_descending = traitlets.Bool(True, help="largest first (the sorts other than created)").tag(sync=True)
     kind = traitlets.Unicode(None, allow_none=True, help="role filter: " + ", ".join(ROLES)).tag(sync=True)
     mode = traitlets.Unicode(None, allow_none=True, help="identity mode filter").tag(sync=True)
     activity = traitlets.Unicode(None, allow_none=True, help="catalog activity filter").tag(sync=True)
@@ -134,6 +141,9 @@ class CatalogBrowser(anywidget.AnyWidget):
     problems_html = traitlets.Unicode("").tag(sync=True)
     detail = traitlets.Unicode("", help="the detail pane of the selected session (HTML)").tag(sync=True)
     detail_key = traitlets.Int(None, allow_none=True, help="the session the detail pane describes").tag(sync=True)
+    timeline = traitlets.Dict(help="the selected session's children over time (run_facts.timeline_payload)").tag(
+        sync=True
+    )
     # read back from Python
     results = traitlets.List(traitlets.Int(), help="sessions matching the search and filters")
     built_nodes = traitlets.Int(0, help="row labels computed so far")
@@ -154,6 +164,10 @@ class CatalogBrowser(anywidget.AnyWidget):
         self._tree = SessionTree(corpus)
         self._rows: tuple[list[int], list[int]] = ([], [])  # the drawn rows' keys and parent rows
         self._index_of: dict[tuple[int, int], int] = {}  # (parent row, key) -> drawn row
+        self._names = RunNames(corpus, self._tree.nodes)  # readable names of the runs labelled so far
+        self._key_of_order = dict(
+            zip(corpus.sessions["list_order"].to_list(), range(corpus.sessions.height), strict=True)
+        )
         listed = int(corpus.sessions["listed"].sum()) if corpus.sessions.height else 0
         problems = corpus.problems
         super().__init__(
@@ -167,7 +181,7 @@ class CatalogBrowser(anywidget.AnyWidget):
         self._render_tree()
         self._render_problems()
         self.observe(lambda _change: self._render_tree(), names=["expanded"])
-        self.observe(self._on_filter_change, names=[*FILTERS, "search"])
+        self.observe(self._on_filter_change, names=[*FILTERS, "search", "sort_by", "sort_descending"])
         self.observe(self._on_selected, names=["selected"])
         self.observe(lambda _change: self._render_problems(), names=["problem_kind"])
         self.on_msg(self._on_message)
@@ -280,11 +294,38 @@ class CatalogBrowser(anywidget.AnyWidget):
             parent_found=row["parent_session"] in self._tree.present,
             in_cycle=key in self._tree.cycle_roots,
             context=context,
+            name=self._names.get(key),
         )
-        info = RowInfo(key=key, text=text, tooltip=tip, style=style, children=children)
+        info = RowInfo(
+            key=key,
+            text=text,
+            tooltip=tip,
+            style=style,
+            children=children,
+            outcome=row["outcome"],
+            facts=facts_text(row),
+        )
         self._labels[(context, key)] = info
         self.built_nodes = len(self._labels)
         return info
+
+    def name_runs(self, keys: Sequence[int]) -> list[int]:
+        """Look up the readable names (``run_names``) of these rows' runs; returns the keys that got one.
+
+        A run's name is its title or first prompt; its labels are made again. Subagents keep their
+        descriptor's label.
+
+        Examples:
+            >>> from subagent_catalog.corpus import read_corpus
+            >>> browser = CatalogBrowser(read_corpus("data/sample"))
+            >>> browser.name_runs([browser.find("run-webapp-1")]) == [browser.find("run-webapp-1")]
+            True
+        """
+        named = self._names.lookup(keys)
+        for key in named:
+            self._labels.pop((False, key), None)
+            self._labels.pop((True, key), None)
+        return named
 
     def row(self, position: str) -> RowInfo:
         """The drawn row at a tree position, with its label (``"expanded"``: whether it is open).
@@ -422,8 +463,10 @@ class CatalogBrowser(anywidget.AnyWidget):
         if kind == "labels":
             context = bool(content.get("results"))
             keys = [int(k) for k in content.get("keys", [])[:LABEL_BATCH] if 0 <= int(k) < self.corpus.sessions.height]
-            rows = [[k, (info := self.label(k, context=context))["text"], info["tooltip"], info["style"]] for k in keys]
-            self.send({"type": "labels", "results": context, "rows": rows})
+            self._send_labels(keys, context)
+            named = self.name_runs(keys)  # the names read the logs: sent after the labels, as they come
+            if named:
+                self._send_labels(named, context)
         elif kind == "toggle":
             index = int(content.get("index", -1))
             keys, parents = self._rows
@@ -431,6 +474,13 @@ class CatalogBrowser(anywidget.AnyWidget):
                 self.toggle(row_position(keys, parents, index))
         elif kind == "reveal":
             self.reveal(int(content["key"]), expand=bool(content.get("expand")))
+
+    def _send_labels(self, keys: list[int], context: bool) -> None:
+        rows = []
+        for key in keys:
+            info = self.label(key, context=context)
+            rows.append([key, info["text"], info["tooltip"], info["style"], info["outcome"], info["facts"]])
+        self.send({"type": "labels", "results": context, "rows": rows})
 
     # ---------------------------------------------------------------- filters
 
@@ -448,6 +498,8 @@ class CatalogBrowser(anywidget.AnyWidget):
             self.search = ""
             for name in FILTERS:
                 setattr(self, name, None)
+            self.sort_by = "created"
+            self.sort_descending = True
 
     def _active_filters(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in FILTERS if getattr(self, name) is not None}
@@ -455,7 +507,8 @@ class CatalogBrowser(anywidget.AnyWidget):
     def _on_filter_change(self, _change: dict[str, Any]) -> None:
         filters = self._active_filters()
         query = self.search.strip().lower()
-        if not filters and not query:
+        sort = self.sort_by
+        if not filters and not query and sort == "created":
             with self.hold_sync():
                 self.filtering = False
                 self.results = []
@@ -463,9 +516,15 @@ class CatalogBrowser(anywidget.AnyWidget):
                 self.results_label = ""
                 self.showing = "tree"
             return
-        keys = filter_keys(self._nodes_table(), filters, query)
+        keys = filter_keys(self._nodes_table(), filters, query, sort=sort, descending=self.sort_descending)
         described = ", ".join(f"{name}={value}" for name, value in filters.items())
         search = f'search "{self.search.strip()}"' if query else ""
+        if sort != "created":
+            described = ", ".join(
+                p
+                for p in (described, f"sorted by {sort.replace('_', ' ')} {'↓' if self.sort_descending else '↑'}")
+                if p
+            )
         children = self._tree.unsorted_children
         with self.hold_sync():
             self.filtering = True
@@ -473,7 +532,7 @@ class CatalogBrowser(anywidget.AnyWidget):
             self.result_keys = _buffer(keys)
             self.result_flags = _buffer([1 if children(k) else 0 for k in keys], "B")
             self.results_label = (
-                f"<b>{len(keys):,}</b> matching session{'' if len(keys) == 1 else 's'} "
+                f"<b>{len(keys):,}</b> {'matching ' if filters or query else ''}session{'' if len(keys) == 1 else 's'} "
                 f"({escape(', '.join(p for p in (search, described) if p))})"
             )
             self.showing = "results"
@@ -509,15 +568,40 @@ class CatalogBrowser(anywidget.AnyWidget):
         self.selected = key
 
     def _on_selected(self, change: dict[str, Any]) -> None:
-        if change["new"] is None:
-            info: dict[str, Any] = {}
-            text = ""
-        else:
-            info, text = self._describe(int(change["new"]))
+        info: dict[str, Any] = {}
+        text = ""
+        if change["new"] is not None:
+            # first the run facts and the timeline (quick), then the rest of the pane (it reads the log)
+            key = int(change["new"])
+            with self.hold_sync():
+                self.timeline = self.children_timeline(key)
+                self.detail = lead_html(self.corpus.sessions.row(key, named=True), self._lead(key))
+                self.detail_key = key
+            info, text = self._describe(key)
         with self.hold_sync():
             self.selected_info = info
+            if change["new"] is None:
+                self.timeline = {}
             self.detail = text
             self.detail_key = change["new"]
+
+    def children_timeline(self, key: int) -> dict[str, Any]:
+        """The children timeline the detail pane draws (``run_facts.timeline_payload``; ``{}``: no children).
+
+        Examples:
+            >>> from subagent_catalog.corpus import read_corpus
+            >>> browser = CatalogBrowser(read_corpus("data/sample"))
+            >>> data = browser.children_timeline(browser.find("run-webapp-1"))
+            >>> len(data["rows"]) + data["no_span"] == len(browser.children_of(browser.find("run-webapp-1")))
+            True
+        """
+        session_id = self._tree.ids[key]
+        if session_id is None or not self._tree.unsorted_children(key):
+            return {}
+        try:
+            return timeline_payload(self.corpus, session_id, self._key_of_order)
+        except SubagentCatalogError:  # an archive without the run columns: no timeline, the rest of the pane stays
+            return {}
 
     def _agents_text(self, session_id: Any, scope: Literal["children", "descendants"]) -> str:
         try:
@@ -548,19 +632,19 @@ class CatalogBrowser(anywidget.AnyWidget):
             agents_text=(children_text, descendants_text),
             semantics=self.semantics,
             catalog_error=self._catalog_error,
+            lead=lambda events: self._lead(key, events),
         )
+
+    def _lead(self, key: int, events: pl.DataFrame | None = None) -> str:
+        """The pane's lead: the run facts (the run's name from ``events``, or as named so far), the timeline's slot."""
+        if events is not None and self._names.remember(key, events):
+            self._labels.pop((False, key), None)
+            self._labels.pop((True, key), None)
+        lead = run_facts_html(self.corpus.sessions.row(key, named=True), name=self._names.get(key))
+        return lead + ('<div class="sc-timeline-slot"></div>' if self._tree.unsorted_children(key) else "")
 
     # --------------------------------------------------------------- problems
 
     def _render_problems(self) -> None:
-        problems = self.corpus.problems
-        if self.problem_kind != ANY:
-            problems = problems.filter(pl.col("kind") == self.problem_kind)
-        problems = problems.sort(
-            [
-                pl.col("fails_listing"),
-                pl.col("severity").replace_strict({"error": 0, "warning": 1, "info": 2}, default=3),
-            ],
-            descending=[True, False],
-        )
+        problems = problems_in_order(self.corpus.problems, self.problem_kind)
         self.problems_html = problems_table_html(problems, root=self.corpus.root, total=self.corpus.problems.height)

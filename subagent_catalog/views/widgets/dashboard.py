@@ -1,27 +1,26 @@
-"""``DiagnosticsDashboard``: bar charts of the catalog's outcomes; click a bar to list its sessions.
+"""``DiagnosticsDashboard``: bar charts over a corpus's sessions; click a bar to list them.
 
-The population is every subagent the catalog lists (one row per child or
-diagnostic, each under its parent), joined with its file's facts (project,
-header ``delegationDepth``, creation day, read verdict, run facts) and its
-last descriptor (version, mode, provider). A dimension picks what the bars
-count (reason × cause, descriptor version, mode, provider, the last turn's
-outcome, or the distribution of duration, events, bytes or tokens in decade
-bins); an optional split draws one group of bars per value of a second
-dimension. Bar lengths are true to the counts (or to their logarithm with
-``log_scale``); each bar is labelled with its count and its share of the
-group. Clicking a bar's count sets ``selected_value`` (and
-``selected_split``) and fills the table with the affected sessions.
+The population is every session file, one row each: a subagent the catalog lists is its catalog row
+(child or diagnostic, under its parent), any other session is a ``root`` (no ``parentSession``), a
+``fork`` or an ``unlisted`` file; each row carries its file's facts (project, header
+``delegationDepth``, creation day, read verdict, run outcome and facts) and its last descriptor
+(version, mode, provider). ``scope`` counts all of them, only the listed subagents, or only the roots.
+A dimension picks what the bars count (reason × cause, descriptor version, mode, provider, the run's
+outcome, or the distribution of duration, events, bytes or tokens in decade bins); an optional split
+draws one group of bars per value of a second dimension, every group in the same bar order. Bar
+lengths are true to the counts (or to their logarithm with ``log_scale``); each bar is labelled with
+its count and its share of the group. Clicking a bar's count sets ``selected_value`` (and
+``selected_split``) and fills the table with the affected sessions (``dashboard_table``).
 
-When upstream's listing fails for the corpus there are no catalog rows: the
-dashboard then counts the session files themselves (outcome = read verdict,
-cause = read or identity cause) under a banner saying so.
+When upstream's listing fails for the corpus there are no catalog rows: the dashboard then counts the
+session files themselves (outcome = read verdict, cause = read or identity cause) under a banner.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import ipywidgets as widgets
 import polars as pl
@@ -32,8 +31,10 @@ from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.frames.display import escape, listing_error_html, table_html
+from subagent_catalog.frames.display import escape, listing_error_html
 from subagent_catalog.store.source import Source, source_corpus
+from subagent_catalog.views.widgets.dashboard_table import affected_table_html
+from subagent_catalog.views.widgets.run_facts import FAILED_OUTCOMES
 
 NONE = "(none)"
 DIMENSIONS: dict[str, str] = {
@@ -47,7 +48,7 @@ DIMENSIONS: dict[str, str] = {
     "project": "project",
     "day": "day",
     "verdict": "read verdict",
-    "outcome": "last turn outcome",
+    "outcome": "run outcome",
     "duration": "duration",
     "events": "events",
     "bytes": "bytes",
@@ -60,6 +61,7 @@ LABEL_PIXELS = 300
 DASHBOARD_STYLE = """<style>
 .sc-dashboard { container-type: inline-size; }
 .sc-dashboard .sc-table { background: #fff; color: #222; color-scheme: light; }
+.sc-dashboard .sc-bar-label .widget-html-content { width: 100%; min-width: 0; overflow: hidden; }
 .sc-dashboard .sc-bar-label .widget-html-content > div { text-align: right; }
 @container (max-width: 520px) {
   .sc-dashboard .sc-bar-row { flex-wrap: wrap; }
@@ -70,38 +72,21 @@ DASHBOARD_STYLE = """<style>
   .sc-dashboard .sc-bar-track { flex-basis: 120px !important; }
 }
 </style>"""
-"""The table stays light in a dark theme (its rows have light backgrounds); below 520 px of dashboard width a
-bar's label goes on its own line above the bar (a container query)."""
-TABLE_ROWS = 200
-TABLE_COLUMNS = [
-    "id",
-    "parent",
-    "kind",
-    "reason",
-    "cause",
-    "cause_detail",
-    "mode",
-    "version",
-    "provider",
-    "depth",
-    "project",
-    "day",
-    "verdict",
-    "outcome",
-    "wall_ms",
-    "event_count",
-    "bytes_read",
-    "tokens_total",
-    "path",
-]
+"""The table stays light in a dark theme (its rows have light backgrounds); a bar's label is as wide as its box
+and ends in an ellipsis when cut (its tooltip has it whole); below 520 px of dashboard width a bar's label
+goes on its own line above the bar (a container query)."""
+Scope = Literal["all", "subagents", "roots"]
+SCOPES: dict[Scope, str] = {"all": "all sessions", "subagents": "listed subagents", "roots": "roots"}
 
 
 def population(
     corpus: Corpus, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
 ) -> tuple[pl.DataFrame, str | None]:
-    """The dashboard's rows: one per listed subagent, every dimension as a string column.
+    """The dashboard's rows: one per session file, every dimension as a string column.
 
-    Returns the frame and, when upstream's listing fails, the error message
+    ``kind`` is ``child`` or ``diagnostic`` for a subagent the catalog lists (its catalog row), else
+    ``root``, ``fork`` or ``unlisted``; ``scope`` says which of ``subagents``/``roots`` it belongs to
+    (``other`` for neither). Returns the frame and, when upstream's listing fails, the error message
     (the rows are then the session files, with ``kind`` = ``file``).
 
     Examples:
@@ -115,13 +100,22 @@ def population(
         "path",
         pl.col("session_id").alias("file_id"),
         pl.col("parent_session").alias("file_parent"),
+        pl.col("identity_label").alias("file_label"),
+        "origin",
+        pl.col("listed").fill_null(False).alias("file_listed"),
+        "list_skip",
         pl.col("project_dir").alias("project"),
         pl.col("delegation_depth").cast(pl.String).fill_null("(unknown)").alias("depth"),
         pl.col("created_at").dt.date().cast(pl.String).fill_null("(unknown)").alias("day"),
         "verdict",
         "read_cause",
         "identity_cause",
-        pl.col("last_turn_outcome").fill_null(NONE).alias("outcome"),
+        pl.col("outcome").fill_null(NONE).alias("outcome"),
+        "outcome_detail",
+        "last_error_message",
+        "last_error_code",
+        "cost_usd",
+        "tool_results_failed",
         binned(pl.col("run_wall_ms"), "duration").alias("duration"),
         binned(
             pl.when(pl.col("verdict").is_in(["skipped", "failed"])).then(None).otherwise(pl.col("event_count")),
@@ -146,16 +140,6 @@ def population(
     error: str | None = None
     try:
         rows = catalog(corpus, semantics=semantics, live=live).filter(pl.col("kind").is_in(["child", "diagnostic"]))
-        base = rows.select("path", "id", "parent", "kind", "mode", "label", "reason", "cause", "cause_detail").join(
-            sessions, on="path", how="left"
-        )
-        base = base.with_columns(
-            pl.when(pl.col("kind") == "child").then(pl.lit("child")).otherwise(pl.col("reason")).alias("reason"),
-            pl.when(pl.col("kind") == "child")
-            .then(pl.lit("—"))
-            .otherwise(pl.col("cause").fill_null("?"))
-            .alias("cause"),
-        )
     except CatalogError as failure:
         error = str(failure)
         base = sessions.with_columns(
@@ -163,14 +147,55 @@ def population(
             pl.col("file_parent").alias("parent"),
             pl.lit("file").alias("kind"),
             pl.lit(None, pl.String).alias("mode"),
-            pl.lit(None, pl.String).alias("label"),
+            pl.col("file_label").alias("label"),
             pl.col("verdict").alias("reason"),
             pl.coalesce("read_cause", "identity_cause").fill_null("—").alias("cause"),
             pl.lit(None, pl.String).alias("cause_detail"),
+            pl.when(pl.col("origin") == "subagent").then(pl.lit("subagents")).otherwise(pl.lit("other")).alias("scope"),
         )
+    else:
+        listed = rows.select("path", "id", "parent", "kind", "mode", "label", "reason", "cause", "cause_detail").join(
+            sessions, on="path", how="left"
+        )
+        listed = listed.with_columns(
+            pl.when(pl.col("kind") == "child").then(pl.lit("child")).otherwise(pl.col("reason")).alias("reason"),
+            pl.when(pl.col("kind") == "child")
+            .then(pl.lit("—"))
+            .otherwise(pl.col("cause").fill_null("?"))
+            .alias("cause"),
+            pl.lit("subagents").alias("scope"),
+        )
+        others = sessions.join(rows.select("path").unique(), on="path", how="anti")
+        kind = (
+            pl.when(~pl.col("file_listed") | pl.col("file_id").is_null())
+            .then(pl.lit("unlisted"))
+            .when(pl.col("file_parent").is_null())
+            .then(pl.lit("root"))
+            .otherwise(pl.lit("fork"))
+        )
+        others = others.with_columns(kind.alias("kind")).with_columns(
+            pl.col("file_id").alias("id"),
+            pl.col("file_parent").alias("parent"),
+            pl.lit(None, pl.String).alias("mode"),
+            pl.col("file_label").alias("label"),
+            pl.col("kind").alias("reason"),
+            pl.when(pl.col("kind") == "unlisted")
+            .then(pl.coalesce("list_skip", "read_cause", "identity_cause").fill_null("?"))
+            .otherwise(pl.lit("—"))
+            .alias("cause"),
+            pl.lit(None, pl.String).alias("cause_detail"),
+            pl.lit("other").alias("scope"),
+        )
+        base = pl.concat([listed, others.select(listed.columns)], how="vertical_relaxed")
+    base = base.with_columns(
+        pl.when(pl.col("file_parent").is_null() & (pl.col("scope") == "other"))
+        .then(pl.lit("roots"))
+        .otherwise(pl.col("scope"))
+        .alias("scope")
+    )
     frame = base.join(last, on="path", how="left").with_columns(
-        pl.when(pl.col("kind") == "child")
-        .then(pl.lit("child"))
+        pl.when(pl.col("kind").is_in(["child", "root", "fork"]))
+        .then(pl.col("kind"))
         .otherwise(pl.col("reason") + pl.lit(" · ") + pl.col("cause"))
         .alias("reason_cause"),
         pl.col("last_version").fill_null(NONE).alias("version"),
@@ -179,8 +204,11 @@ def population(
         pl.col("project").fill_null(NONE),
         pl.col("verdict").fill_null(NONE),
     )
-    numbers = ("wall_ms", "event_count", "bytes_read", "tokens_total")
-    return frame.select("id", "parent", "kind", "label", "cause_detail", "path", *DIMENSIONS, *numbers), error
+    numbers = ("wall_ms", "event_count", "bytes_read", "tokens_total", "cost_usd", "tool_results_failed")
+    facts = ("outcome_detail", "last_error_message", "last_error_code")
+    return frame.select(
+        "id", "parent", "kind", "scope", "label", "cause_detail", "path", *DIMENSIONS, *facts, *numbers
+    ), error
 
 
 def bar_share(count: int, peak: int, *, log_scale: bool = False) -> float:
@@ -200,7 +228,7 @@ def bar_share(count: int, peak: int, *, log_scale: bool = False) -> float:
     return round(100 * scaled, 3)
 
 
-HEALTHY = frozenset({"child", "—", "ok", "ok · —"})
+HEALTHY = frozenset({"child", "root", "fork", "—", "ok", "ok · —"})
 """Bar values that are not diagnostics (a healthy child; a file read ``ok`` with no cause when the listing fails)."""
 
 
@@ -220,6 +248,7 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         ('reason_cause', [])
     """
 
+    scope = traitlets.Enum(list(SCOPES), "all", help="the sessions counted: all, listed subagents, or roots")
     selected_dimension = traitlets.Unicode("reason_cause", help="what the bars count: " + ", ".join(DIMENSIONS))
     split_by = traitlets.Unicode(None, allow_none=True, help="draw one group of bars per value of this dimension")
     diagnostics_only = traitlets.Bool(False, help="count diagnostics only (not healthy children)")
@@ -248,6 +277,13 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
             description="split by",
             layout=widgets.Layout(width="260px"),
         )
+        self.scope_buttons = widgets.ToggleButtons(
+            options=[(label, name) for name, label in SCOPES.items()],
+            value=self.scope,
+            description="count",
+            style={"button_width": "auto"},
+        )
+        self.scope_buttons.observe(lambda c: setattr(self, "scope", c["new"]), names="value")
         self.diagnostics_box = widgets.Checkbox(
             value=False, description="diagnostics only", indent=False, layout=widgets.Layout(width="auto")
         )
@@ -263,18 +299,12 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         self.chart = widgets.VBox(layout=widgets.Layout(width="100%"))
         self.table = widgets.HTML("", layout=widgets.Layout(width="100%", overflow="auto"))
         self.table.add_class("sc-table")
-        scope = (
-            "session files (the listing fails, so there are no catalog rows)"
-            if self.error is not None
-            else f"{self.data.height} listed subagents ({semantics} semantics)"
-        )
-        self.header = widgets.HTML(
-            DASHBOARD_STYLE
-            + listing_error_html(corpus)
-            + f'<div style="font-size:13px;margin:2px 0">counting {escape(scope)}</div>'
-        )
+        self._semantics = semantics
+        self.header = widgets.HTML()
+        self._render_header()
         self.children = [
             self.header,
+            self.scope_buttons,
             self.dimension_buttons,
             widgets.HBox(
                 [self.split_dropdown, self.diagnostics_box, self.log_box, self.clear_button],
@@ -283,26 +313,46 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
             self.chart,
             self.table,
         ]
-        self.observe(self._on_view_change, names=["selected_dimension", "split_by", "diagnostics_only"])
+        self.observe(self._on_view_change, names=["scope", "selected_dimension", "split_by", "diagnostics_only"])
         self.observe(lambda _change: self._on_scale(), names=["log_scale"])
         self.observe(self._on_selection, names=["selected_value", "selected_split"])
         self._render_chart()
         self._render_table()
 
+    def _render_header(self) -> None:
+        counted = self._scope()
+        if self.error is not None:
+            what = f"{counted.height:,} session files (the listing fails, so there are no catalog rows)"
+        else:
+            what = {
+                "all": f"all {counted.height:,} sessions (listed subagents as the catalog lists them, "
+                f"{self._semantics} semantics)",
+                "subagents": f"{counted.height:,} listed subagents ({self._semantics} semantics)",
+                "roots": f"{counted.height:,} roots (sessions without a parentSession)",
+            }[self.scope]
+        self.header.value = (
+            DASHBOARD_STYLE
+            + listing_error_html(self.corpus)
+            + f'<div style="font-size:13px;margin:2px 0">counting {escape(what)}</div>'
+        )
+
     def _scope(self) -> pl.DataFrame:
-        return self.data.filter(pl.col("kind") != "child") if self.diagnostics_only else self.data
+        frame = self.data if self.scope == "all" else self.data.filter(pl.col("scope") == self.scope)
+        return frame.filter(~pl.col("reason_cause").is_in(list(HEALTHY))) if self.diagnostics_only else frame
 
     def _on_view_change(self, change: dict[str, Any]) -> None:
         name = change["name"]
         if name in ("selected_dimension", "split_by") and change["new"] is not None and change["new"] not in DIMENSIONS:
             setattr(self, name, change["old"])
             raise traitlets.TraitError(f"unknown dimension {change['new']!r}; choose one of {', '.join(DIMENSIONS)}")
+        self.scope_buttons.value = self.scope
         self.dimension_buttons.value = self.selected_dimension
         self.split_dropdown.value = self.split_by or ""
         self.diagnostics_box.value = self.diagnostics_only
         with self.hold_trait_notifications():
             self.selected_value = None
             self.selected_split = None
+        self._render_header()
         self._render_chart()
         self._render_table()
 
@@ -315,18 +365,23 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         dimension = self.selected_dimension
         split = self.split_by if self.split_by != dimension else None
         keys = [split, dimension] if split else [dimension]
-        counts = self._scope().group_by(keys).len()
+        scoped = self._scope()
+        counts = scoped.group_by(keys).len()
         if split is None:
             counts = counts.with_columns(pl.lit(None, pl.String).alias("__split"))
         else:
             counts = counts.rename({split: "__split"})
+        # one bar order for every group: the bins' order, the values' order, or the largest overall first
         if dimension in BINNED:
-            order = {label: index for index, label in enumerate(BINS[dimension].order)}
-            rank = pl.col(dimension).replace_strict(order, default=len(order), return_dtype=pl.Int64)
-            return counts.sort(["__split", rank], nulls_last=True)
-        if dimension in ORDERED_BY_VALUE:
-            return counts.sort(["__split", dimension], nulls_last=True)
-        return counts.sort(["__split", "len", dimension], descending=[False, True, False], nulls_last=True)
+            ordered = list(BINS[dimension].order)
+        elif dimension in ORDERED_BY_VALUE:
+            ordered = sorted(set(counts[dimension].to_list()))
+        else:
+            totals = scoped.group_by(dimension).len().sort(["len", dimension], descending=[True, False])
+            ordered = totals[dimension].to_list()
+        order = {value: index for index, value in enumerate(ordered)}
+        rank = pl.col(dimension).replace_strict(order, default=len(order), return_dtype=pl.Int64)
+        return counts.sort(["__split", rank, dimension], nulls_last=True)
 
     def _render_chart(self) -> None:
         counts = self._counts()
@@ -359,7 +414,9 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
     def _bar(self, split_value: str | None, value: str, count: int, peak: int, total: int) -> widgets.HBox:
         # label | track (stretches with the widget; the bar is a share of it) | count button (never shrinks)
         share_of_peak = bar_share(count, peak, log_scale=self.log_scale)
-        diagnostic = value not in HEALTHY and self.selected_dimension in ("reason_cause", "reason", "cause")
+        diagnostic = (value not in HEALTHY and self.selected_dimension in ("reason_cause", "reason", "cause")) or (
+            self.selected_dimension == "outcome" and value in FAILED_OUTCOMES
+        )
         colour = "#f58518" if diagnostic else "#4c78a8"
         share = f"{100 * count / total:.1f} %" if total else "—"
         track = widgets.HTML(
@@ -480,10 +537,5 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         where = f"{DIMENSIONS[self.selected_dimension]} = {self.selected_value}"
         if self.selected_split is not None and self.split_by is not None:
             where += f", {DIMENSIONS[self.split_by]} = {self.selected_split}"
-        self.table.value = table_html(
-            frame,
-            max_rows=TABLE_ROWS,
-            columns=TABLE_COLUMNS,
-            caption=f"{frame.height} sessions with {where}",
-            row_styles=["background:#fff4e5" if kind != "child" else "" for kind in frame["kind"].head(TABLE_ROWS)],
-        )
+        noun = "session" if frame.height == 1 else "sessions"
+        self.table.value = affected_table_html(frame, caption=f"{frame.height:,} {noun} with {where}")

@@ -103,8 +103,11 @@ def detail_html(
     *,
     semantics: str,
     catalog_error: str | None,
+    lead: str = "",
 ) -> str:
     """The detail pane of one session: header facts, catalog row, descriptors, list_agents, problems, events.
+
+    ``lead`` (HTML: the run facts and the children timeline's slot) comes right after the title.
 
     Examples:
         >>> import polars as pl
@@ -158,6 +161,7 @@ def detail_html(
         '<div style="font-family:system-ui,sans-serif;font-size:13px">',
         '<div style="font-size:15px;font-weight:700;word-break:break-all">'
         f"{escape(row['session_id'] or row['path'])}</div>",
+        lead,
         f'<table style="font-size:12px;border-collapse:collapse;table-layout:fixed;width:100%">{cells}</table>',
     ]
     if cat is not None:
@@ -238,14 +242,21 @@ def row_text(
     parent_found: bool,
     in_cycle: bool,
     context: bool = False,
+    name: str | None = None,
 ) -> tuple[str, str, str]:
     """Label, tooltip and button style of one tree row (``cat``: its catalog row, for a subagent).
+
+    A run with a readable ``name`` (``run_names``: its title or first prompt) leads with it, its id
+    shortened after it (the tooltip has the whole id).
 
     Examples:
         >>> row = {"session_id": "a", "listed": True, "list_skip": None, "list_error": None, "origin": None,
         ...        "parent_session": None, "verdict": "ok", "path": "/r/p/a/session.jsonl"}
         >>> row_text(row, None, children=2, parent_found=False, in_cycle=False)
         ('a  [session · 2 below]', '/r/p/a/session.jsonl', '')
+        >>> row_text(dict(row, session_id="0f8e5c7a-1111-2222-3333-444455556666"), None, children=0,
+        ...          parent_found=False, in_cycle=False, name="Fix the flaky test")[0]
+        'Fix the flaky test  (0f8e5c7a…)  [session]'
     """
     session_id = row["session_id"] if row["session_id"] is not None else "(no id)"
     style = ""
@@ -275,10 +286,15 @@ def row_text(
         tag += f" · {children} below"
     if row["verdict"] not in ("ok", "skipped") and style == "":
         tag += f" · read {row['verdict']}"
+    tip = f"{row['path']}"
+    if name is not None and row["session_id"] is not None:
+        short = session_id if len(session_id) <= 14 else session_id[:8] + "…"
+        tip = f"{name}\n{session_id}\n{tip}"
+        session_id = f"{name}  ({short})"
     text = f"{session_id}  [{tag}]"
     if context and row["parent_session"] is not None:
         text += f"  ← {row['parent_session']}"
-    return text, f"{row['path']}", style
+    return text, tip, style
 
 
 def session_info(
@@ -291,8 +307,11 @@ def session_info(
     agents_text: tuple[str, str],
     semantics: str,
     catalog_error: str | None,
+    lead: Callable[[pl.DataFrame], str] | None = None,
 ) -> tuple[dict[str, Any], str]:
     """Facts about one session (the browser's ``selected_info``) and its detail pane.
+
+    ``lead`` makes the HTML that follows the pane's title from the log's events (read once, here).
 
     The events are read from that one log only (``corpus.events`` is never loaded).
 
@@ -343,13 +362,40 @@ def session_info(
         "events_error": events_error,
     }
     return info, detail_html(
-        row, info, cat, descriptors, problems, events, semantics=semantics, catalog_error=catalog_error
+        row,
+        info,
+        cat,
+        descriptors,
+        problems,
+        events,
+        semantics=semantics,
+        catalog_error=catalog_error,
+        lead=lead(events) if lead is not None else "",
     )
 
 
 PROBLEM_COLUMNS = ("kind", "severity", "session_id", "line", "message", "file")
 PROBLEMS_SHOWN = 200
 """Problems the problems tab lists (its kind filter narrows them)."""
+
+
+def problems_in_order(problems: pl.DataFrame, kind: str) -> pl.DataFrame:
+    """The problems tab's rows: of one ``kind`` (or all for ``(any)``), listing-fatal first, then by severity.
+
+    Examples:
+        >>> frame = pl.DataFrame({"kind": ["a", "b"], "fails_listing": [False, True], "severity": ["info", "error"]})
+        >>> problems_in_order(frame, "(any)")["kind"].to_list(), problems_in_order(frame, "a").height
+        (['b', 'a'], 1)
+    """
+    if kind != "(any)":
+        problems = problems.filter(pl.col("kind") == kind)
+    return problems.sort(
+        [
+            pl.col("fails_listing"),
+            pl.col("severity").replace_strict({"error": 0, "warning": 1, "info": 2}, default=3),
+        ],
+        descending=[True, False],
+    )
 
 
 def problems_table_html(problems: pl.DataFrame, *, root: str, total: int) -> str:

@@ -9,12 +9,14 @@ parent cycle no root reaches, then the unlisted files.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
+from subagent_catalog.analysis.bins import total_tokens
 from subagent_catalog.catalog.collation import collation_key
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.views.widgets.run_facts import FAILED_CHOICE, FAILED_OUTCOMES
 from subagent_catalog.views.widgets.session_detail import ROLES
 
 NODE_COLUMNS = [
@@ -32,7 +34,13 @@ NODE_COLUMNS = [
     "identity_label",
     "created_at_ms",
     "path",
+    "list_order",
+    "outcome",
+    "run_wall_ms",
+    "cost_usd",
+    "tool_results_failed",
 ]
+"""The ``sessions`` columns the tree keeps (with ``key`` and the computed ``tokens``)."""
 
 
 class SessionTree:
@@ -48,7 +56,11 @@ class SessionTree:
     def __init__(self, corpus: Corpus) -> None:
         sessions = corpus.sessions
         self._child_keys: dict[int, list[int]] = {}
-        nodes = sessions.with_row_index("key").with_columns(pl.col("key").cast(pl.Int64)).select(NODE_COLUMNS)
+        nodes = (
+            sessions.with_row_index("key")
+            .with_columns(pl.col("key").cast(pl.Int64))
+            .select(*NODE_COLUMNS, total_tokens())
+        )
         self.nodes = nodes
         self.ids: list[str | None] = nodes["session_id"].to_list()
         self.parents: list[str | None] = nodes["parent_session"].to_list()
@@ -197,6 +209,8 @@ def nodes_table(nodes: pl.DataFrame, rows: list[dict[str, Any]], descriptors: pl
 
 
 FILTER_COLUMNS = {
+    "outcome": "outcome",
+    "tool_failures": "tool_results_failed",
     "kind": "role",
     "mode": "any_mode",
     "activity": "activity",
@@ -208,25 +222,72 @@ FILTER_COLUMNS = {
 }
 
 
-def filter_keys(frame: pl.DataFrame, filters: dict[str, Any], query: str) -> list[int]:
-    """Keys of the nodes matching every filter and the (lower-case) substring query, oldest first.
+SortKey = Literal["created", "duration", "cost", "tokens", "failed_tools"]
+SORT_KEYS: tuple[SortKey, ...] = ("created", "duration", "cost", "tokens", "failed_tools")
+SORT_COLUMNS: dict[SortKey, str] = {
+    "created": "created_at_ms",
+    "duration": "run_wall_ms",
+    "cost": "cost_usd",
+    "tokens": "tokens",
+    "failed_tools": "tool_results_failed",
+}
+"""The column each browser sort orders by (``created``: the header's ``createdAt``)."""
+
+
+def _filter_expr(name: str, value: Any) -> pl.Expr:
+    if name == "outcome" and value == FAILED_CHOICE:
+        return pl.col("outcome").is_in(list(FAILED_OUTCOMES)).fill_null(False)
+    if name == "tool_failures":
+        failed = pl.col("tool_results_failed").fill_null(0) > 0
+        return failed if value == "some" else ~failed
+    matches: pl.Expr = pl.col(FILTER_COLUMNS[name]) == value
+    return matches
+
+
+def filter_keys(
+    frame: pl.DataFrame,
+    filters: dict[str, Any],
+    query: str,
+    *,
+    sort: SortKey = "created",
+    descending: bool = True,
+) -> list[int]:
+    """Keys of the nodes matching every filter and the (lower-case) substring query, in the sort's order.
+
+    ``created`` lists the oldest first (``descending`` is ignored); the others order by their column
+    (largest first when ``descending``), sessions without a value last, ties oldest first. The
+    ``outcome`` filter's ``FAILED_CHOICE`` matches every failed outcome (``FAILED_OUTCOMES``);
+    ``tool_failures`` is ``some`` (at least one failed tool result) or ``none``.
 
     Examples:
         >>> import polars as pl
         >>> frame = pl.DataFrame({"key": [0, 1], "session_id": ["ab", "cd"], "any_label": [None, "x"],
-        ...                       "created_at_ms": [2, 1], "role": ["session", "session"]})
+        ...                       "created_at_ms": [2, 1], "role": ["session", "session"],
+        ...                       "cost_usd": [0.5, None], "outcome": ["error", "completed"]})
         >>> filter_keys(frame, {}, "c"), filter_keys(frame, {"kind": "session"}, "")
         ([1], [1, 0])
+        >>> filter_keys(frame, {}, "", sort="cost"), filter_keys(frame, {"outcome": FAILED_CHOICE}, "")
+        ([0, 1], [0])
     """
     for name, value in filters.items():
-        frame = frame.filter(pl.col(FILTER_COLUMNS[name]) == value)
+        frame = frame.filter(_filter_expr(name, value))
     if query:
         frame = frame.filter(
             pl.col("session_id").str.to_lowercase().str.contains(query, literal=True).fill_null(False)
             | pl.col("any_label").str.to_lowercase().str.contains(query, literal=True).fill_null(False)
         )
-    keys: list[int] = frame.sort(["created_at_ms", "key"], nulls_last=True)["key"].to_list()
+    if sort == "created":
+        keys: list[int] = frame.sort(["created_at_ms", "key"], nulls_last=True)["key"].to_list()
+        return keys
+    ordered = frame.sort(
+        [SORT_COLUMNS[sort], "created_at_ms", "key"], descending=[descending, False, False], nulls_last=True
+    )
+    keys = ordered["key"].to_list()
     return keys
+
+
+def _outcome_rank(outcome: str) -> tuple[int, str]:
+    return (FAILED_OUTCOMES.index(outcome) if outcome in FAILED_OUTCOMES else len(FAILED_OUTCOMES), outcome)
 
 
 EXTRA_CAUSES = ("lifecycle-mismatch", "unit-fold-failed", "lookup-failed", "multiple-descriptors")
@@ -249,7 +310,10 @@ def filter_choices(corpus: Corpus) -> dict[str, list[Any]]:
         {c for c in [*sessions["read_cause"].to_list(), *sessions["identity_cause"].to_list()] if c is not None}
         | set(EXTRA_CAUSES)
     )
+    outcomes = sorted({o for o in sessions["outcome"].to_list() if o is not None}, key=_outcome_rank)
     return {
+        "outcome": [FAILED_CHOICE, *outcomes],
+        "tool_failures": ["some", "none"],
         "kind": list(ROLES),
         "mode": ["one-shot", "continuable"],
         "activity": ["inactive", "running"],

@@ -8,6 +8,29 @@ const GRIP = 10; // px of the resize bar under the list
 const MIN_TREE = 120; // px: the smallest list a drag (or tree_height) leaves
 const MIN_AUTO = 8 * ROW + 2; // px: a fitted list is at least this tall (a few rows more or less do not move the page)
 const STACKED = 800; // px of widget width under which the detail pane goes below the list (browser.css)
+const TL_ROW = 14; // px per child in the children timeline
+const TL_CURVE = 40; // px of the concurrency curve above it
+const SORTS = [
+  ["created", "created (oldest first)"],
+  ["duration", "duration"],
+  ["cost", "cost"],
+  ["tokens", "tokens"],
+  ["failed_tools", "failed tools"],
+];
+
+// A duration for reading (the same steps as run_facts.human_ms).
+function humanMs(ms) {
+  if (ms === null || ms === undefined || Number.isNaN(ms)) return "—";
+  ms = Math.max(0, Math.round(ms));
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60000) return `${(ms / 1000).toFixed(1)} s`;
+  let minutes = Math.floor(ms / 60000);
+  const seconds = Math.floor(ms / 1000) % 60;
+  if (minutes < 60) return `${minutes} min ${seconds} s`;
+  const hours = Math.floor(minutes / 60);
+  minutes %= 60;
+  return `${hours} h ${String(minutes).padStart(2, "0")} min`;
+}
 
 function typed(value, Type) {
   if (!value) return new Type(0);
@@ -52,6 +75,211 @@ function scrollingAncestor(node) {
   return null;
 }
 
+// The selected session's children over time: a concurrency curve and one bar per child (from its first to
+// its last own event, coloured by outcome), drawn on two canvases. Only the rows in view are drawn, so a
+// 1,000-child hub costs what 20 children cost: the DOM holds a handful of nodes whatever the count.
+// A click (or Enter on the focused list) reveals the child in the tree.
+function childrenTimeline(reveal, pane) {
+  const box = h("div", "sc-timeline");
+  const head = h("div", "sc-tl-head");
+  const legend = h("div", "sc-tl-legend");
+  const curve = h("canvas", "sc-tl-curve");
+  const scroller = focusable(h("div", "sc-tl-scroll"), "listbox", "children over time (↑ ↓, Enter: reveal)");
+  const spacer = h("div", "sc-tl-spacer");
+  const canvas = h("canvas", "sc-tl-canvas");
+  const note = h("div", "sc-tl-note");
+  spacer.append(canvas);
+  scroller.append(spacer);
+  box.append(head, legend, curve, scroller, note);
+  let data = null;
+  let cursor = -1;
+  let hover = -1;
+  let frame = 0;
+
+  const labelWidth = (width) => Math.min(220, Math.round(width * 0.38));
+  const xOf = (t, width) => {
+    const left = labelWidth(width) + 6;
+    return left + (t / data.span) * Math.max(10, width - left - 8);
+  };
+  function sized(node, width, height) {
+    const ratio = window.devicePixelRatio || 1;
+    if (node.width !== Math.round(width * ratio) || node.height !== Math.round(height * ratio)) {
+      node.width = Math.round(width * ratio);
+      node.height = Math.round(height * ratio);
+      node.style.width = `${width}px`;
+      node.style.height = `${height}px`;
+    }
+    const ctx = node.getContext("2d");
+    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+    ctx.clearRect(0, 0, width, height);
+    return ctx;
+  }
+  function drawCurve(width) {
+    const ctx = sized(curve, width, TL_CURVE);
+    const peak = Math.max(1, data.peak);
+    const y = (n) => TL_CURVE - 4 - (n / peak) * (TL_CURVE - 14);
+    ctx.fillStyle = "#555";
+    ctx.font = "11px system-ui, sans-serif";
+    ctx.textBaseline = "top";
+    ctx.fillText(`running at once (peak ${data.peak})`, 2, 1);
+    ctx.beginPath();
+    ctx.moveTo(xOf(0, width), y(0));
+    let last = 0;
+    for (const [t, n] of data.curve) {
+      ctx.lineTo(xOf(t, width), y(last));
+      ctx.lineTo(xOf(t, width), y(n));
+      last = n;
+    }
+    ctx.lineTo(xOf(data.span, width), y(last));
+    ctx.lineTo(xOf(data.span, width), y(0));
+    ctx.closePath();
+    ctx.fillStyle = "rgba(25, 118, 210, 0.25)";
+    ctx.fill();
+    ctx.strokeStyle = "#1976d2";
+    ctx.stroke();
+  }
+  function draw() {
+    frame = 0;
+    if (!data || !box.isConnected) return;
+    const width = Math.max(200, scroller.clientWidth);
+    const height = scroller.clientHeight || TL_ROW * 8;
+    const rows = data.rows;
+    drawCurve(width);
+    const ctx = sized(canvas, width, height);
+    const top = scroller.scrollTop;
+    const first = Math.max(0, Math.floor(top / TL_ROW));
+    const last = Math.min(rows.length, Math.ceil((top + height) / TL_ROW));
+    const labelW = labelWidth(width);
+    ctx.font = "11px var(--jp-code-font-family, monospace)";
+    ctx.textBaseline = "middle";
+    for (let i = first; i < last; i++) {
+      const [, start, end, outcome, label, id] = rows[i];
+      const y = i * TL_ROW - top;
+      if (i === cursor || i === hover) {
+        ctx.fillStyle = i === cursor ? "#d7e9fb" : "#f0f4f8";
+        ctx.fillRect(0, y, width, TL_ROW);
+      } else if (i % 2) {
+        ctx.fillStyle = "#fafafa";
+        ctx.fillRect(0, y, width, TL_ROW);
+      }
+      ctx.save();
+      ctx.beginPath();
+      ctx.rect(0, y, labelW, TL_ROW);
+      ctx.clip();
+      ctx.fillStyle = "#222";
+      ctx.fillText(label || id, 2, y + TL_ROW / 2);
+      ctx.restore();
+      const x0 = xOf(start, width);
+      const x1 = Math.max(x0 + 2, xOf(end, width));
+      ctx.fillStyle = data.colours[outcome] || "#616161";
+      ctx.fillRect(x0, y + 2, x1 - x0, TL_ROW - 4);
+    }
+    canvas.dataset.first = String(first);
+    canvas.dataset.last = String(last);
+    canvas.dataset.rows = String(rows.length);
+    canvas.dataset.session = data.session;
+  }
+  const schedule = () => {
+    if (!frame) frame = requestAnimationFrame(draw);
+  };
+  function indexAt(event) {
+    const rect = canvas.getBoundingClientRect();
+    const index = Math.floor((event.clientY - rect.top + scroller.scrollTop) / TL_ROW);
+    return data && index >= 0 && index < data.rows.length ? index : -1;
+  }
+  function describe(index) {
+    const [, start, end, outcome, label, id] = data.rows[index];
+    return `${label ? `${label} — ` : ""}${id}\n${outcome} · ${humanMs(end - start)} · from +${humanMs(start)}` +
+      "\nclick: show it in the tree";
+  }
+  function setCursor(index) {
+    cursor = index;
+    if (index < 0) return;
+    const top = index * TL_ROW;
+    if (top < scroller.scrollTop) scroller.scrollTop = top;
+    else if (top + TL_ROW > scroller.scrollTop + scroller.clientHeight) scroller.scrollTop = top + TL_ROW - scroller.clientHeight;
+    scroller.setAttribute("aria-activedescendant", "");
+    scroller.setAttribute("aria-label", `children over time: ${describe(index).split("\n").slice(0, 2).join(", ")}`);
+    schedule();
+  }
+  canvas.addEventListener("mousemove", (event) => {
+    const index = indexAt(event);
+    if (index !== hover) {
+      hover = index;
+      canvas.title = index >= 0 ? describe(index) : "";
+      schedule();
+    }
+  });
+  canvas.addEventListener("mouseleave", () => {
+    hover = -1;
+    schedule();
+  });
+  canvas.addEventListener("click", (event) => {
+    const index = indexAt(event);
+    if (index < 0) return;
+    setCursor(index);
+    const key = data.rows[index][0];
+    if (key >= 0) reveal(key);
+  });
+  scroller.addEventListener("scroll", schedule);
+  scroller.addEventListener("keydown", (event) => {
+    if (!data || !data.rows.length) return;
+    const n = data.rows.length;
+    if (event.key === "ArrowDown") setCursor(Math.min(n - 1, cursor + 1));
+    else if (event.key === "ArrowUp") setCursor(Math.max(0, cursor - 1));
+    else if (event.key === "Home") setCursor(0);
+    else if (event.key === "End") setCursor(n - 1);
+    else if (event.key === "Enter" && cursor >= 0 && data.rows[cursor][0] >= 0) reveal(data.rows[cursor][0]);
+    else return;
+    event.preventDefault();
+  });
+  const resize = new ResizeObserver(schedule);
+  resize.observe(scroller);
+
+  return {
+    load(value) {
+      data = value && value.rows ? value : null;
+      cursor = hover = -1;
+      if (!data) {
+        box.remove();
+        return;
+      }
+      const n = data.rows.length;
+      spacer.style.height = `${Math.max(n, 1) * TL_ROW}px`;
+      scroller.style.height = `${Math.min(Math.max(n, 1), 16) * TL_ROW}px`;
+      scroller.scrollTop = 0;
+      head.textContent =
+        `children over time: ${n.toLocaleString()} with own events, peak ${data.peak} running at once, ` +
+        `over ${humanMs(data.span)}`;
+      legend.replaceChildren(
+        ...data.outcomes.map((o) => {
+          const item = h("span", "sc-tl-key", o);
+          item.style.setProperty("--sc-key", data.colours[o] || "#616161");
+          return item;
+        }),
+      );
+      note.textContent = data.no_span
+        ? `${data.no_span.toLocaleString()} more ${data.no_span === 1 ? "child has" : "children have"} no events of their own (no bar)`
+        : "";
+      note.hidden = !data.no_span;
+      this.place();
+    },
+    place() {
+      const slot = pane.querySelector(".sc-timeline-slot");
+      if (!data || !slot) {
+        box.remove();
+        return;
+      }
+      if (box.parentElement !== slot) slot.append(box);
+      schedule();
+    },
+    dispose() {
+      resize.disconnect();
+      if (frame) cancelAnimationFrame(frame);
+    },
+  };
+}
+
 function render({ model, el }) {
   const handlers = [];
   const on = (name, fn) => {
@@ -78,10 +306,16 @@ function render({ model, el }) {
   search.setAttribute("aria-label", "search sessions by id or label (↓: to the list)");
   const clear = h("button", "sc-button", "clear");
   clear.title = "clear the search and every filter";
+  const sortWrap = h("label", "sc-sort");
+  const sortSelect = h("select", "sc-select sc-sort-by");
+  sortSelect.setAttribute("aria-label", "sort the sessions by");
+  for (const [value, text] of SORTS) sortSelect.append(new Option(`sort: ${text}`, value));
+  const sortDir = h("button", "sc-button sc-sort-dir");
+  sortWrap.append(sortSelect, sortDir);
   const filtersToggle = h("button", "sc-button sc-filters-toggle", "filters");
   filtersToggle.setAttribute("aria-expanded", "false");
   const filters = h("div", "sc-filters");
-  toolbar.append(search, clear, filtersToggle, filters);
+  toolbar.append(search, sortWrap, clear, filtersToggle, filters);
   const body = h("div", "sc-body");
   const left = h("div", "sc-left");
   const listbar = h("div", "sc-listbar");
@@ -97,6 +331,7 @@ function render({ model, el }) {
   grip.title = "drag (or ↑ ↓) to resize the list; double-click (or Enter) to fit the space again";
   left.append(listbar, scroll, grip);
   const detail = focusable(h("div", "sc-detail"), "region", "the selected session"); // scrolls with the arrows
+  const timeline = childrenTimeline((key) => model.send({ type: "reveal", key }), detail);
   body.append(left, detail);
   sessions.append(toolbar, body);
   const problems = h("div", "sc-problems");
@@ -206,7 +441,11 @@ function render({ model, el }) {
     const height = wanted ? Math.max(MIN_TREE, wanted) : fitted;
     if (scroll.style.height !== `${height}px`) scroll.style.height = `${height}px`;
     grip.setAttribute("aria-valuenow", String(height));
-    const detailMax = stacked() ? "none" : `${Math.max(height, room()) + listbar.offsetHeight + GRIP}px`;
+    // the pane scrolls in its own box at any width: beside the list as tall as it, below it most of the view
+    const view = panel ? panel.clientHeight : window.innerHeight || 800;
+    const detailMax = stacked()
+      ? `${Math.max(320, Math.round(view * 0.85))}px`
+      : `${Math.max(height, room()) + listbar.offsetHeight + GRIP}px`;
     if (detail.style.maxHeight !== detailMax) detail.style.maxHeight = detailMax;
   }
 
@@ -245,11 +484,17 @@ function render({ model, el }) {
       }
       const label = labels[kind].get(key);
       const text = h("span", "sc-label", label ? label[0] : "…");
+      row.append(toggle);
       if (label) {
-        row.title = `${label[0]}\n${label[1]}`; // the whole label (it may be cut off) and the path
+        row.title = `${label[0]}\n${label[1]}${label[4] ? `\n${label[4]}` : ""}`; // the whole label, the path, the facts
         if (label[2]) row.classList.add(`sc-${label[2]}`);
+        if (label[3]) {
+          const badge = h("span", `sc-badge sc-o-${label[3]}`, label[3]);
+          row.append(badge);
+        }
       } else missing.push(key);
-      row.append(toggle, text);
+      row.append(text);
+      if (label && label[4]) row.append(h("span", "sc-facts", label[4]));
       if (kind === "results") {
         const reveal = h("span", "sc-reveal", "show in tree");
         reveal.title = "open its ancestors in the tree and scroll to it";
@@ -474,6 +719,18 @@ function render({ model, el }) {
     schedule();
   });
   switchButton.addEventListener("click", () => save("showing", showing() === "tree" ? "results" : "tree"));
+  sortSelect.addEventListener("change", () => save("sort_by", sortSelect.value));
+  sortDir.addEventListener("click", () => save("sort_descending", !model.get("sort_descending")));
+  function syncSort() {
+    const by = model.get("sort_by") || "created";
+    sortSelect.value = by;
+    sortSelect.classList.toggle("sc-set", by !== "created");
+    const down = model.get("sort_descending") !== false;
+    sortDir.textContent = down ? "↓" : "↑";
+    sortDir.title = down ? "largest first (click: smallest first)" : "smallest first (click: largest first)";
+    sortDir.setAttribute("aria-label", sortDir.title);
+    sortDir.disabled = by === "created";
+  }
   tabSessions.addEventListener("click", () => save("tab", "sessions"));
   tabProblems.addEventListener("click", () => save("tab", "problems"));
   problemKind.addEventListener("change", () => save("problem_kind", problemKind.value));
@@ -545,9 +802,10 @@ function render({ model, el }) {
     const html = model.get("detail");
     detail.innerHTML =
       html ||
-      '<div class="sc-placeholder">select a session (click, or ↑ ↓ in the list) to see its header, ' +
-        "catalog row, descriptors, list_agents texts, problems, transcript and events</div>";
+      '<div class="sc-placeholder">select a session (click, or ↑ ↓ in the list) to see how its run went, ' +
+        "its children over time, header, catalog row, descriptors, list_agents texts, problems, transcript and events</div>";
     detail.scrollTop = 0;
+    timeline.place();
     syncLoading();
   }
   // A new selection dims the pane until Python's answer (the detail of that session) arrives.
@@ -607,13 +865,16 @@ function render({ model, el }) {
     if (document.activeElement !== search) search.value = model.get("search");
   });
   on("change:detail", syncDetail);
+  on("change:timeline", () => timeline.load(model.get("timeline")));
+  on("change:sort_by change:sort_descending", syncSort);
   on("change:banner change:summary", syncHeader);
   on("change:tab", syncTab);
   on("change:problems_html change:problem_kinds change:problem_kind", syncProblems);
   on("msg:custom", (message) => {
     if (!message || message.type !== "labels") return;
     const kind = message.results ? "results" : "tree";
-    for (const [key, text, tip, style] of message.rows) labels[kind].set(key, [text, tip, style]);
+    for (const [key, text, tip, style, outcome, facts] of message.rows)
+      labels[kind].set(key, [text, tip, style, outcome, facts]);
     schedule();
   });
 
@@ -624,7 +885,9 @@ function render({ model, el }) {
   syncHeader();
   syncTab();
   syncProblems();
+  timeline.load(model.get("timeline"));
   syncDetail();
+  syncSort();
   draw();
   const [initial] = model.get("scroll_to") || [-1];
   requestAnimationFrame(() => {
@@ -636,6 +899,7 @@ function render({ model, el }) {
   return () => {
     for (const [name, fn] of handlers) model.off(name, fn);
     resize.disconnect();
+    timeline.dispose();
     window.removeEventListener("resize", onWindowResize);
     clearTimeout(requestTimer);
     clearTimeout(selectTimer);

@@ -1,0 +1,178 @@
+"""A readable name for each run: its session title, or its first human prompt, one line and clipped.
+
+dsh names a session with ``session/title`` events (``data.title``; the last one wins, as upstream's
+title projection folds them). A log without one is named by its first own ``user/message`` written
+by a human (``data.source.kind`` ``user``, or no source at all, as older logs have): subagent
+notices, runtime-context snapshots and coordinator relays are not names. Whitespace is folded to
+single spaces and the text is clipped to ``clip`` characters with an ellipsis. The name is plain
+text: a view escapes it (a title may hold markup).
+
+The names come from the events, so each log asked for is read once (a corpus reads the file; an
+archive with events reads its events table); ask for the sessions you show (``list_orders``), not
+all of a large corpus.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any, Literal
+
+import polars as pl
+
+from subagent_catalog.analysis.runs import session_table
+from subagent_catalog.errors import SubagentCatalogError
+from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.store.archive import Archive
+from subagent_catalog.store.source import Source
+
+NameSource = Literal["title", "first-message"]
+"""Where a run's name came from: the last ``session/title`` event, or the first human ``user/message``."""
+
+NAME_CLIP = 80
+"""Characters a name keeps by default (the rest becomes ``…``)."""
+
+NAME_SCHEMA: dict[str, pl.DataType] = {"list_order": pl.Int64(), "name": pl.String(), "name_source": pl.String()}
+"""``run_names``' columns (``name`` and ``name_source`` null when the log has neither a title nor a prompt)."""
+
+_TYPES = ("session/title", "user/message")
+
+
+def clip_name(text: str, clip: int = NAME_CLIP) -> str | None:
+    """Whitespace folded to single spaces and clipped to ``clip`` characters (``None`` when nothing is left).
+
+    Examples:
+        >>> clip_name("  Fix the\\n\\nflaky   test  ")
+        'Fix the flaky test'
+        >>> clip_name("a" * 10, clip=5)
+        'aaaa…'
+        >>> clip_name(" \\n ") is None
+        True
+    """
+    folded = " ".join(text.split())
+    if not folded:
+        return None
+    return folded if len(folded) <= clip else folded[: max(clip - 1, 0)] + "…"
+
+
+def _data(raw: Any) -> Any:
+    if not isinstance(raw, str):
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return " ".join(
+        block["text"]
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+    )
+
+
+def name_from_events(
+    events: pl.DataFrame, *, seed_length: int | None = None, clip: int = NAME_CLIP
+) -> tuple[str | None, NameSource | None]:
+    """The name of one log from its events (``type``, ``seq``, ``data`` columns), and where it came from.
+
+    Args:
+        events: the log's events, in seq order (``corpus.log_events``' rows).
+        seed_length: a fork's inherited events; its first prompt is looked for after them.
+        clip: characters the name keeps.
+
+    Examples:
+        >>> import json
+        >>> events = pl.DataFrame({"type": ["user/message", "session/title", "session/title"], "seq": [0, 1, 2],
+        ...     "data": [json.dumps({"content": [{"type": "text", "text": "hello there"}],
+        ...                          "source": {"kind": "user"}}),
+        ...              json.dumps({"title": "First"}), json.dumps({"title": "Renamed"})]})
+        >>> name_from_events(events)
+        ('Renamed', 'title')
+        >>> name_from_events(events.head(1))
+        ('hello there', 'first-message')
+    """
+    wanted = events.filter(pl.col("type").is_in(_TYPES)).select("type", "seq", "data")
+    for kind, _seq, raw in reversed(wanted.rows()):
+        if kind == "session/title":
+            data = _data(raw)
+            title = data.get("title") if isinstance(data, dict) else None
+            name = clip_name(title, clip) if isinstance(title, str) else None
+            if name is not None:
+                return name, "title"
+    start = seed_length or 0
+    for kind, seq, raw in wanted.rows():
+        if kind != "user/message" or seq is None or seq < start:
+            continue
+        data = _data(raw)
+        if not isinstance(data, dict):
+            continue
+        source = data.get("source")
+        if isinstance(source, dict) and source.get("kind") not in (None, "user"):
+            continue
+        name = clip_name(_text(data.get("content")), clip)
+        if name is not None:
+            return name, "first-message"
+    return None, None
+
+
+def run_names(source: Source, *, list_orders: Iterable[int] | None = None, clip: int = NAME_CLIP) -> pl.DataFrame:
+    """A readable name for each session: its last ``session/title``, else its first human prompt.
+
+    Args:
+        source: a read corpus, or an opened archive (names need its events table: without one they are null).
+        list_orders: only these sessions (``None``: every session; each log is read, one at a time).
+        clip: characters a name keeps.
+
+    Returns:
+        ``NAME_SCHEMA`` rows, one per session asked for (in the order asked, or list order), ``name``
+        and ``name_source`` null for a log with neither (a header-only log, one whose read fails).
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> run_names(read_corpus("data/sample"), list_orders=[0]).columns
+        ['list_order', 'name', 'name_source']
+    """
+    frame = session_table(source, ["list_order", "seed_length"]).collect()
+    seeds: dict[int, int | None] = dict(frame.rows())
+    orders = list(seeds) if list_orders is None else [int(order) for order in list_orders]
+    archive_events = _archive_events(source, orders)
+    rows: list[tuple[int, str | None, str | None]] = []
+    for order in orders:
+        if order not in seeds:
+            rows.append((order, None, None))
+            continue
+        if archive_events is not None:
+            events = archive_events.filter(pl.col("list_order") == order)
+        elif isinstance(source, Corpus):
+            try:
+                events = source.log_events(order)
+            except SubagentCatalogError:  # the log vanished since the read: no name
+                rows.append((order, None, None))
+                continue
+        else:
+            rows.append((order, None, None))
+            continue
+        name, where = name_from_events(events.sort("seq"), seed_length=seeds[order], clip=clip)
+        rows.append((order, name, where))
+    return pl.DataFrame(rows, schema=NAME_SCHEMA, orient="row")
+
+
+def _archive_events(source: Source, orders: list[int]) -> pl.DataFrame | None:
+    """The title and message events of these sessions from an archive's events table (``None``: no such table)."""
+    if not isinstance(source, Archive) or not source.has_events:
+        return None
+    with source.reading("events"):
+        scan = source.events
+        if "list_order" not in scan.collect_schema():
+            return None
+        return (
+            scan.filter(pl.col("list_order").is_in(orders) & pl.col("type").is_in(_TYPES))
+            .select("list_order", "type", "seq", "data")
+            .collect()
+        )

@@ -1,0 +1,124 @@
+"""The dashboard's table of the sessions behind a bar: what each run is, how it ended and why, time and cost.
+
+Escaped HTML (the table keeps a light background in a dark theme). Ids are shortened on screen and
+whole in the page: the full id is the cell's tooltip, and selecting and copying the cell copies it
+whole (the shortening is the style sheet's ellipsis, not cut text).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from subagent_catalog.frames.display import escape
+from subagent_catalog.views.widgets.run_facts import FAILED_OUTCOMES, human_cost, human_ms
+
+TABLE_ROWS = 200
+"""Rows the table lists (the caption says how many more there are)."""
+
+TABLE_STYLE = """<style>
+.sc-atable { border-collapse: collapse; font-size: 12px; line-height: 1.35; width: 100%; }
+.sc-atable th {
+  text-align: left; padding: 2px 6px; border-bottom: 1px solid #bbb; background: #f4f4f4; white-space: nowrap;
+}
+.sc-atable td { padding: 2px 6px; border-bottom: 1px solid #eee; vertical-align: top; }
+.sc-atable tr.sc-diag { background: #fff4e5; }
+.sc-atable tr.sc-failed { background: #fdecee; }
+.sc-atable .sc-id {
+  display: inline-block; max-width: 11ch; overflow: hidden; text-overflow: ellipsis; white-space: nowrap;
+  vertical-align: bottom; font-family: var(--jp-code-font-family, monospace); cursor: text; user-select: all;
+}
+.sc-atable .sc-nowrap { white-space: nowrap; }
+.sc-atable .sc-num { white-space: nowrap; text-align: right; }
+.sc-atable .sc-text { min-width: 14ch; max-width: 40ch; overflow-wrap: anywhere; }
+</style>"""
+"""The table's style (``user-select: all``: one click selects the whole id, for copying)."""
+
+
+def _id(value: Any) -> str:
+    if value is None:
+        return ""
+    text = escape(value)
+    return f'<span class="sc-id" title="{text}">{text}</span>'
+
+
+def error_of(row: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The error message and code of a row: the run's, else a diagnostic's cause detail.
+
+    An ``error`` run gives its last error's message and code; another failed outcome its detail.
+
+    Examples:
+        >>> error_of({"outcome": "error", "last_error_message": "context length exceeded",
+        ...           "last_error_code": "CONTEXT_LENGTH", "outcome_detail": "x", "cause_detail": None})
+        ('context length exceeded', 'CONTEXT_LENGTH')
+        >>> error_of({"outcome": "open", "last_error_message": None, "last_error_code": None,
+        ...           "outcome_detail": "killed", "cause_detail": None})
+        ('killed', None)
+    """
+    outcome = row.get("outcome")
+    if outcome == "error" and (row.get("last_error_message") or row.get("last_error_code")):
+        return row.get("last_error_message"), row.get("last_error_code")
+    if outcome in FAILED_OUTCOMES and row.get("outcome_detail"):
+        return row["outcome_detail"], None
+    return row.get("cause_detail"), None
+
+
+def affected_table_html(frame: pl.DataFrame, *, caption: str) -> str:
+    """The sessions behind a bar: id, label, outcome, error message and code, duration, cost, tokens, place.
+
+    The place is the kind, reason and cause, parent and project (the path is the project's tooltip).
+
+    Args:
+        frame: ``population`` rows.
+        caption: what the rows are.
+
+    Examples:
+        >>> frame = pl.DataFrame({"id": ["0f8e5c7a-1111-2222-3333-444455556666"], "label": ["<b>x</b>"],
+        ...     "outcome": ["error"], "outcome_detail": ["boom (E1)"], "last_error_message": ["boom"],
+        ...     "last_error_code": ["E1"], "cause_detail": [None], "wall_ms": [5_500], "cost_usd": [0.01],
+        ...     "tokens_total": [1200], "kind": ["child"], "reason_cause": ["child"], "parent": ["p"],
+        ...     "project": ["--r--"], "path": ["/r/s.jsonl"]})
+        >>> html = affected_table_html(frame, caption="1 session")
+        >>> 'title="0f8e5c7a-1111-2222-3333-444455556666"' in html, "&lt;b&gt;x" in html, ">E1<" in html
+        (True, True, True)
+    """
+    shown = frame.head(TABLE_ROWS)
+    more = f" (the first {shown.height} shown)" if shown.height < frame.height else ""
+    head = ["id", "label", "outcome", "error", "code", "duration", "cost", "tokens", "kind", "reason · cause"]
+    head += ["parent", "project"]
+    parts = [
+        TABLE_STYLE,
+        f'<div style="font-weight:600;margin:6px 0 2px">{escape(caption + more)}</div>',
+        '<table class="sc-atable"><thead><tr>',
+        *(f"<th>{name}</th>" for name in head),
+        "</tr></thead><tbody>",
+    ]
+    for row in shown.iter_rows(named=True):
+        message, code = error_of(row)
+        outcome = row.get("outcome")
+        css = (
+            " class='sc-failed'"
+            if outcome in FAILED_OUTCOMES
+            else " class='sc-diag'"
+            if row.get("kind") == "diagnostic"
+            else ""
+        )
+        tokens = row.get("tokens_total")
+        cells = [
+            f"<td>{_id(row['id'])}</td>",
+            f'<td class="sc-text">{escape(row.get("label"))}</td>',
+            f'<td class="sc-nowrap">{escape(outcome)}</td>',
+            f'<td class="sc-text">{escape(message)}</td>',
+            f'<td class="sc-nowrap">{escape(code)}</td>',
+            f'<td class="sc-num">{escape(human_ms(row.get("wall_ms")))}</td>',
+            f'<td class="sc-num">{escape(human_cost(row.get("cost_usd")) if tokens is not None else None)}</td>',
+            f'<td class="sc-num">{"" if tokens is None else f"{tokens:,}"}</td>',
+            f'<td class="sc-nowrap">{escape(row.get("kind"))}</td>',
+            f'<td class="sc-nowrap">{escape(row.get("reason_cause"))}</td>',
+            f"<td>{_id(row.get('parent'))}</td>",
+            f'<td class="sc-nowrap" title="{escape(row.get("path"))}">{escape(row.get("project"))}</td>',
+        ]
+        parts.append(f"<tr{css}>{''.join(cells)}</tr>")
+    parts.append("</tbody></table>")
+    return "".join(parts)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
@@ -22,10 +23,38 @@ from subagent_catalog.views.text import json_terminal, terminal_safe
 @corpus_options
 @semantics_option
 @window_options
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "md"]),
+    default="text",
+    show_default=True,
+    help="text for terminals, json for machines, md (Markdown) for CI job summaries.",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    help="Failed runs named in text and md (0: all; json always has all).",
+)
 @translate_errors
-def summary(root: str, compression: str, jobs: int | None, quiet: bool, semantics: str, window: Window) -> None:
-    """Print a short summary of a corpus: sessions, verdicts, bytes, time span, problems.
+def summary(
+    root: str,
+    compression: str,
+    jobs: int | None,
+    quiet: bool,
+    semantics: str,
+    window: Window,
+    fmt: str,
+    limit: int,
+) -> None:
+    """Print a short summary of a corpus: sessions, verdicts, bytes, time span, problems, then its runs.
 
+    The runs part: outcomes, the failed runs (id, outcome, error message and
+    code), run time, tokens, cost per model (unpriced models named), tool
+    calls and failures, the slowest and costliest runs, the largest tree.
     With --since/--until the counts are those of the sessions created in the
     window (the listing is still computed over the whole corpus).
 
@@ -34,12 +63,19 @@ def summary(root: str, compression: str, jobs: int | None, quiet: bool, semantic
         subagent-catalog summary data/sample
         subagent-catalog summary /archive/sessions --compression zstd --quiet
         subagent-catalog summary /archive/sessions --since "7 days"
+        subagent-catalog summary /archive --format md >> "$GITHUB_STEP_SUMMARY"
     """
-    from subagent_catalog.views.summary_text import summary_text
+    from subagent_catalog.views.summary_text import summary_json, summary_markdown, summary_text
 
     corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
-    text = summary_text(corpus, semantics=semantics, window=window)  # type: ignore[arg-type]
-    echo(terminal_safe(text, keep="\n"))
+    sem: Any = semantics
+    if fmt == "json":
+        facts = summary_json(corpus, semantics=sem, window=window)
+        echo(json_terminal(json.dumps(facts, ensure_ascii=False, indent=2, default=str, allow_nan=False)))
+    elif fmt == "md":
+        echo(terminal_safe(summary_markdown(corpus, semantics=sem, window=window, limit=limit), keep="\n"))
+    else:
+        echo(terminal_safe(summary_text(corpus, semantics=sem, window=window, limit=limit), keep="\n"))
 
 
 # --------------------------------------------------------------------------- report

@@ -43,7 +43,7 @@ GOLDEN_ROWS: list[tuple[Any, ...]] = [
     (2, [2], "turn-end", "completed", None, "completed", False, False, True),
     (3, [3], "descriptor", "one-shot", None, "Fix <b>tests</b>", None, False, False),
     (4, [4], "turn-start", None, None, "turn 2", None, False, False),
-    (5, [5], "user", None, None, 'run "make test"\nthen fix\n[image]', None, False, False),
+    (5, [5], "user", None, None, 'run "make test"\nthen fix\n\n[image]', None, False, False),
     (7, [7], "event", "request/header", None, "deepseek-official/deepseek-v4-flash (initial)", None, False, False),
     (25, [8, 9, 10, 11, 12], "reasoning", None, None, "Tests fail first.", None, False, False),
     (25, [13, 14, 15, 16, 17], "assistant", None, None, "Running them.", None, False, False),

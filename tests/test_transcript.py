@@ -27,7 +27,8 @@ from subagent_catalog.frames.schemas import EVENT_SCHEMA
 from subagent_catalog.store.archive import ArchiveError, open_archive
 from subagent_catalog.store.export import export_archive
 from subagent_catalog.synth.writer import EventLog, header, write_session
-from subagent_catalog.views.transcript_view import transcript_fragment, transcript_markdown, transcript_page
+from subagent_catalog.views.transcript_markdown import transcript_markdown
+from subagent_catalog.views.transcript_view import transcript_fragment, transcript_page
 
 GOLDEN = Path(__file__).parent / "data" / "transcript"
 SAMPLE = Path(__file__).parent.parent / "data" / "sample"

@@ -73,7 +73,7 @@ def readable_events(session: dict[str, Any]) -> pl.DataFrame:
                 return empty
         prefix = text[:cut]
     else:
-        prefix = text[: text.rfind(b"\n", 0, int(offset)) + 1]
+        prefix = text[: text.rfind(b"\n", 0, int(offset or 0)) + 1]
     if not prefix:
         return empty
     facts = analyse_log(prefix, "none", want_events=True)

@@ -95,8 +95,8 @@ class RunSummary:
     tools: pl.DataFrame
     """Per tool name: ``calls``, ``failed`` (answered with an error), ``no_result``, ``failure_rate``
     (failed / calls) and ``top_error_codes`` (up to three ``CODE ×N``), most failed first."""
-    notes: list[str] = field(default_factory=list)
-    """What the figures leave out, in words (e.g. a price table that failed)."""
+    tree_rows: pl.DataFrame = field(default_factory=pl.DataFrame)
+    """``run_trees`` of every session (what ``tree_timeline(..., trees=)`` takes)."""
 
     def slowest_trees(self, n: int = TOP) -> pl.DataFrame:
         """The ``n`` trees with the longest wall time."""
@@ -246,6 +246,7 @@ def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, to
         models=usage_by_model(corpus, by="model", prices=prices),
         unpriced=unpriced_models(corpus, prices=prices),
         tools=tools,
+        tree_rows=trees,
     )
 
 

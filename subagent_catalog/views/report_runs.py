@@ -126,7 +126,7 @@ def runs_section(corpus: Corpus, runs: RunSummary, forest: Forest | None) -> dic
     for row in runs.trees.head(TIMELINES).iter_rows(named=True):
         if row["session_id"] is None:
             continue
-        rows = tree_timeline(corpus, row["session_id"])
+        rows = tree_timeline(corpus, row["session_id"], trees=runs.tree_rows)
         caption = (
             f"{row['session_id']} · {rows.height:,} sessions · peak {row['peak_children_running']} children at once"
         )

@@ -8,8 +8,9 @@ corpus once (not timed here: ``cold_read.py`` times reads), then prints, per rou
 
 * ``import``: the report's chart libraries (altair, vl-convert) imported in this process (first
   round only; a CLI run pays it once);
-* ``write_report``: ``write_report`` wall time (the listing model, the Runs section with its run
-  facts and timelines, the charts, the page), the file's size;
+* the Runs section alone (``run_summary`` + ``runs_section``: run facts, trees, timelines);
+* ``write_report``: ``write_report`` wall and CPU time (the listing model, the Runs section, the
+  charts, the page), the file's size;
 * ``open``: in headless system Chromium, the page's ``loadEventEnd`` from the navigation timing
   (parse, style, the inline script's first tree render) and the time until ``#runs`` is visible,
   both from ``page.goto``;
@@ -89,14 +90,26 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"import altair + vl-convert  {time.perf_counter() - started:6.2f} s ({_load()})", flush=True)
         out = Path(scratch) / "report.html"
+        from subagent_catalog.analysis.run_summary import run_summary
+        from subagent_catalog.views.report_runs import runs_section
+
         for round_ in range(args.rounds):
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
+            runs_section(corpus, run_summary(corpus), None)
+            print(
+                f"round {round_ + 1}: the Runs section alone {time.perf_counter() - started:6.2f} s "
+                f"(CPU {time.process_time() - cpu:.2f} s)",
+                flush=True,
+            )
+            started, cpu = time.perf_counter(), time.process_time()
             write_report(corpus, out)
             took = time.perf_counter() - started
+            took_cpu = time.process_time() - cpu
             size = out.stat().st_size / 2**20
             load, visible = _open(out)
             print(
-                f"round {round_ + 1}: write_report {took:6.2f} s ({size:.1f} MiB); open: load event {load:5.2f} s, "
+                f"round {round_ + 1}: write_report {took:6.2f} s (CPU {took_cpu:.2f} s; {size:.1f} MiB); "
+                f"open: load event {load:5.2f} s, "
                 f"#runs visible {visible:5.2f} s ({_load()})",
                 flush=True,
             )

@@ -25,6 +25,7 @@ cycles):
 
 from typing import TYPE_CHECKING, Any
 
+from subagent_catalog.analysis.run_summary import RunSummary, run_summary
 from subagent_catalog.analysis.runs import tool_calls, unpriced_models, usage_by_model, usage_samples
 from subagent_catalog.analysis.search import SearchError, search_events
 from subagent_catalog.analysis.step_text import transcript_text
@@ -77,6 +78,7 @@ __all__ = [
     "PriceTable",
     "PricesError",
     "ResultTooLargeError",
+    "RunSummary",
     "SearchError",
     "SessionLookupError",
     "SubagentCatalogError",
@@ -96,6 +98,7 @@ __all__ = [
     "price_table",
     "read_corpus",
     "require_session",
+    "run_summary",
     "run_trees",
     "scan_events",
     "search_events",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import urllib.parse
@@ -127,7 +128,9 @@ def _hub(children: int) -> pl.DataFrame:
                 "end_ms": start + 30_000 + (i % 50) * 1000,
             }
         )
-    rows.append({"session_id": "never", "label": None, "depth": 1, "outcome": "no-turns", "start_ms": None, "end_ms": None})
+    rows.append(
+        {"session_id": "never", "label": None, "depth": 1, "outcome": "no-turns", "start_ms": None, "end_ms": None}
+    )
     return pl.DataFrame(rows)
 
 
@@ -154,7 +157,7 @@ def test_packed_lanes_never_overlap_below_the_cap(spans: list[tuple[int, int]]) 
     if len(set(lanes)) < MAX_LANES:
         for lane in set(lanes):
             mine = [span for span, at in zip(ordered, lanes, strict=True) if at == lane]
-            assert all(a[1] < b[0] for a, b in zip(mine, mine[1:], strict=False))
+            assert all(a[1] < b[0] for a, b in itertools.pairwise(mine))
 
 
 # --------------------------------------------------------------------------- transcript pages
@@ -259,3 +262,24 @@ def test_show_tree_cli_and_its_usage_errors(tmp_path: Path) -> None:
     inside = runner.invoke(main, ["show", str(SAMPLE), "auth-refactor", "--tree", "-o", str(SAMPLE / "pages")])
     assert inside.exit_code == 1 and "inside the corpus" in inside.output
     assert not (SAMPLE / "pages").exists()
+
+
+# --------------------------------------------------------------------------- id prefixes
+
+
+def test_a_unique_id_prefix_names_its_session_and_an_ambiguous_one_lists_them(tmp_path: Path) -> None:
+    runner = CliRunner()
+    shown = runner.invoke(main, ["show", str(SAMPLE), "auth-ref", "-q"])
+    assert shown.exit_code == 0 and shown.output.startswith("# Session `auth-refactor`")
+    listed = runner.invoke(main, ["list", str(SAMPLE), "run-web", "-q"])
+    whole = runner.invoke(main, ["list", str(SAMPLE), "run-webapp-1", "-q"])
+    assert listed.exit_code == 0 and listed.output == whole.output
+    ambiguous = runner.invoke(main, ["show", str(SAMPLE), "run-", "-q"])
+    assert ambiguous.exit_code == 1
+    assert (
+        "ambiguous" in ambiguous.output and "run-research-7" in ambiguous.output and "run-webapp-1" in ambiguous.output
+    )
+    short = runner.invoke(main, ["show", str(SAMPLE), "aut", "-q"])  # under 4 characters: an id, not a prefix
+    assert short.exit_code == 1 and "did you mean auth-refactor" in short.output
+    report = runner.invoke(main, ["report", str(SAMPLE), "-q", "-p", "run-res", "-o", str(tmp_path / "r.html")])
+    assert report.exit_code == 0 and "run-research-7" in (tmp_path / "r.html").read_text(encoding="utf-8")

@@ -324,9 +324,11 @@ def test_show_command(tmp_path: Path) -> None:
     md = tmp_path / "run.md"
     assert runner.invoke(main, ["show", str(GOLDEN), "child-t", "-o", str(md), "-q"]).exit_code == 0
     assert md.read_text().startswith("# Session")
-    result = runner.invoke(main, ["show", str(GOLDEN), "child", "-q"])
+    result = runner.invoke(main, ["show", str(GOLDEN), "child-x", "-q"])
     assert result.exit_code == 1
-    assert "Error: no session log has id 'child' (hint: did you mean child-t?)" in result.output
+    assert "Error: no session log has id 'child-x' (hint: did you mean child-t?)" in result.output
+    prefix = runner.invoke(main, ["show", str(GOLDEN), "chil", "-q"])  # a unique prefix names its session
+    assert prefix.exit_code == 0 and prefix.output.startswith("# Session `child-t`")
     inside = GOLDEN / "x.html"
     result = runner.invoke(main, ["show", str(GOLDEN), "child-t", "-o", str(inside), "-q"])
     assert result.exit_code != 0 and not inside.exists()

@@ -14,6 +14,7 @@ from subagent_catalog.cli.gate import gate_options
 from subagent_catalog.cli.io import check_target, echo, is_stdout, note, output_stream, translate_errors
 from subagent_catalog.cli.options import corpus_options, load, semantics_option
 from subagent_catalog.cli.window import window_options
+from subagent_catalog.frames.nearest import expand_id
 from subagent_catalog.views.text import json_terminal, terminal_safe
 
 # --------------------------------------------------------------------------- summary
@@ -136,6 +137,8 @@ def report(
         raise click.UsageError("refusing to print the HTML page to a terminal: redirect stdout or pass -o FILE")
     check_target(output, [root])
     corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
+    ids = corpus.sessions["session_id"]
+    parents = tuple(expand_id(parent, ids, also=corpus.sessions["parent_session"]) for parent in parents)
     for parent in parents:  # a mistyped id is an error naming the nearest ids, not an empty listing
         require_session(corpus, parent)
     chosen = list(parents) if parents else None

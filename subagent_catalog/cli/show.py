@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import click
 
 from subagent_catalog.analysis.text import utf8_length
 from subagent_catalog.cli.io import check_target, echo, is_stdout, note, output_stream, translate_errors
 from subagent_catalog.cli.options import corpus_options, load
+from subagent_catalog.frames.nearest import expand_id
 from subagent_catalog.views.text import terminal_safe
 
 
@@ -72,8 +74,9 @@ def show(
     log upstream cannot read shows its part before the damage. A page holds at
     most 100,000 characters of one text and 20,000,000 in all; where it
     clips, it says how many bytes are left out, and --text SEQ writes that
-    step's whole text. An unknown ID is an error whose hint names the
-    nearest ids.
+    step's whole text. ID may be a unique prefix of an id (at least 4
+    characters; a prefix of several is an error listing them); an unknown ID
+    is an error whose hint names the nearest ids.
 
     \b
     Examples:
@@ -88,12 +91,19 @@ def show(
     from subagent_catalog.views.transcript_view import transcript_page
 
     to_stdout = is_stdout(output)
+
+    def read() -> Any:
+        nonlocal session_id
+        corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
+        session_id = expand_id(session_id, corpus.sessions["session_id"])  # a unique prefix names its session
+        return corpus
+
     if tree:
         if to_stdout or text_seq is not None or fmt == "md":
             raise click.UsageError("--tree writes HTML pages into a directory: pass -o DIR (and no --text or -f md)")
         from subagent_catalog.views.transcript_tree import write_tree_pages
 
-        corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
+        corpus = read()
         pages = write_tree_pages(corpus, session_id, str(output), path=log_path)
         skipped = f"; {len(pages.skipped)} without a page of their own" if pages.skipped else ""
         note(f"wrote {len(pages.pages)} pages to {output}{skipped}; start at {pages.top}", quiet=quiet)
@@ -102,7 +112,7 @@ def show(
         raise click.UsageError(f"{output} is a directory: pass a file name, or --tree to write a page per session")
     if text_seq is not None:
         check_target(output, [root])
-        corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
+        corpus = read()
         whole = transcript_text(corpus, session_id, text_seq, path=log_path)
         if to_stdout:
             echo(terminal_safe(whole, keep="\n\t"))
@@ -116,7 +126,7 @@ def show(
     if fmt == "html" and to_stdout and sys.stdout.isatty():
         raise click.UsageError("refusing to print the HTML page to a terminal: redirect stdout or pass -o FILE")
     check_target(output, [root])
-    corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
+    corpus = read()
     if fmt == "html":
         text = transcript_page(corpus, session_id, path=log_path)
     else:

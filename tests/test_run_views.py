@@ -283,3 +283,60 @@ def test_a_unique_id_prefix_names_its_session_and_an_ambiguous_one_lists_them(tm
     assert short.exit_code == 1 and "did you mean auth-refactor" in short.output
     report = runner.invoke(main, ["report", str(SAMPLE), "-q", "-p", "run-res", "-o", str(tmp_path / "r.html")])
     assert report.exit_code == 0 and "run-research-7" in (tmp_path / "r.html").read_text(encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- friction: progress, project folders
+
+
+def test_a_read_given_no_progress_reports_to_the_default_and_closes_it(tmp_path: Path) -> None:
+    from subagent_catalog.progress import default_progress, set_default_progress
+    from subagent_catalog.views.progress import notebook_progress
+
+    calls: list[tuple[int, int]] = []
+    closed: list[bool] = []
+
+    class Recorder:
+        def __call__(self, done: int, total: int) -> None:
+            calls.append((done, total))
+
+        def close(self) -> None:
+            closed.append(True)
+
+    write_session(tmp_path, header("s1", created_at=1), [], "none")
+    set_default_progress(Recorder)
+    try:
+        read_corpus(tmp_path, cache=False, jobs=1)
+        given: list[int] = []
+        read_corpus(tmp_path, cache=False, jobs=1, progress=lambda done, total: given.append(done))
+    finally:
+        set_default_progress(notebook_progress)
+    assert calls and calls[-1] == (1, 1) and closed == [True]  # the explicit progress= bypasses the default
+    assert given == [1]
+    assert default_progress() is None  # under pytest: not a notebook, so quiet
+
+
+def test_notebook_progress_is_quiet_outside_notebooks_and_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    import subagent_catalog.views.progress as progress
+
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv(progress.PROGRESS_VARIABLE, raising=False)
+    assert progress.notebook_progress() is None
+    monkeypatch.setattr(progress, "in_notebook", lambda: True)
+    bar = progress.notebook_progress()
+    assert bar is not None and bar.delay == progress.NOTEBOOK_DELAY
+    monkeypatch.setenv("CI", "true")
+    assert progress.notebook_progress() is None
+    monkeypatch.setenv(progress.PROGRESS_VARIABLE, "on")
+    assert progress.notebook_progress() is not None
+    monkeypatch.setenv(progress.PROGRESS_VARIABLE, "off")
+    monkeypatch.delenv("CI")
+    assert progress.notebook_progress() is None
+
+
+def test_a_project_folder_given_as_the_root_gets_a_hint_naming_its_parent() -> None:
+    runner = CliRunner()
+    folder = SAMPLE / "--home-dev-projects-webapp--"
+    done = runner.invoke(main, ["summary", str(folder), "-q"])
+    assert done.exit_code == 0
+    assert f"the corpus root is its parent, {SAMPLE}" in done.output
+    assert "hint" not in runner.invoke(main, ["summary", str(SAMPLE), "-q"]).output.split("runs ")[0]

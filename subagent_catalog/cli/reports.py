@@ -20,6 +20,15 @@ from subagent_catalog.views.text import json_terminal, terminal_safe
 # --------------------------------------------------------------------------- summary
 
 
+def warn_project_folder(corpus: Any) -> None:
+    """Say on stderr when the root looks like a project folder (``analysis.summary.root_hint``)."""
+    from subagent_catalog.analysis.summary import root_hint
+
+    hint = root_hint(corpus)
+    if hint is not None:
+        note(f"hint: {hint}")
+
+
 @click.command()
 @corpus_options
 @semantics_option
@@ -69,6 +78,7 @@ def summary(
     from subagent_catalog.views.summary_text import summary_json, summary_markdown, summary_text
 
     corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
+    warn_project_folder(corpus)
     sem: Any = semantics
     if fmt == "json":
         facts = summary_json(corpus, semantics=sem, window=window)
@@ -137,6 +147,7 @@ def report(
         raise click.UsageError("refusing to print the HTML page to a terminal: redirect stdout or pass -o FILE")
     check_target(output, [root])
     corpus = load(root, compression=compression, jobs=jobs, quiet=quiet)
+    warn_project_folder(corpus)
     ids = corpus.sessions["session_id"]
     parents = tuple(expand_id(parent, ids, also=corpus.sessions["parent_session"]) for parent in parents)
     for parent in parents:  # a mistyped id is an error naming the nearest ids, not an empty listing

@@ -7,7 +7,7 @@ from typing import Any
 import polars as pl
 
 from subagent_catalog.analysis.run_summary import run_summary
-from subagent_catalog.analysis.summary import human_bytes, iso, summary_of_rows
+from subagent_catalog.analysis.summary import human_bytes, iso, root_hint, summary_of_rows
 from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
@@ -62,6 +62,9 @@ def summary_text(
         else f"{facts['listed']} listed"
     )
     lines = [f"corpus       {printable(facts['root'])} ({facts['compression']})"]
+    hint = root_hint(corpus)
+    if hint is not None:
+        lines.append(f"hint         {printable(hint)}")
     if window.bounded:
         untimed = window.without_time(corpus.sessions)
         lines.append(
@@ -116,6 +119,7 @@ def summary_json(
     facts = {key: _json_value(value) for key, value in summary_of_rows(shown, semantics, rows).items()}
     if window.bounded:
         facts["window"] = window.describe()
+    facts["root_hint"] = root_hint(corpus)
     return {"corpus": facts, "runs": runs_json(run_summary(shown))}
 
 
@@ -139,6 +143,9 @@ def summary_markdown(
     facts = summary_of_rows(shown, semantics, rows)
     root = str(facts["root"]).replace("`", "'")
     lines = [f"# Corpus `{root}`", ""]
+    hint = root_hint(corpus)
+    if hint is not None:
+        lines += [f"> **Hint:** {md_cell(hint)}", ""]
     if window.bounded:
         lines += [f"Window {md_cell(window.describe())} by created_at.", ""]
     listing = (

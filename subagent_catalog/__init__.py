@@ -54,11 +54,7 @@ from subagent_catalog.errors import (
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.events import scan_events
 from subagent_catalog.prices import PriceTable, price_table
-from subagent_catalog.progress import set_default_progress as _set_default_progress
 from subagent_catalog.version import __version__
-from subagent_catalog.views.progress import notebook_progress as _notebook_progress
-
-_set_default_progress(_notebook_progress)  # a read in a notebook shows a bar once it takes a second
 
 if TYPE_CHECKING:
     from subagent_catalog.interop import otlp_traces, send_otlp, sql, to_otlp, write_otlp_json

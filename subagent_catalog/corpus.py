@@ -46,9 +46,10 @@ def read_corpus(
             its logs use; a root holding both fails upstream's listing).
         events: also load the events frame now (otherwise it loads on
             first use of ``corpus.events``).
-        progress: called as files are read (by default ``progress.default_progress()``:
-            in an interactive notebook a bar that shows once the read takes a second, quiet
-            elsewhere and when ``CI`` or ``SUBAGENT_CATALOG_PROGRESS=off`` is set).
+        progress: called as files are read (by default ``progress.default_progress()``: once
+            ``subagent_catalog.widgets`` is imported, in an interactive notebook a bar that shows
+            once the read takes a second; quiet elsewhere, in CI and with
+            ``SUBAGENT_CATALOG_PROGRESS=off``).
         jobs: worker processes (default: all cores; small roots read serially).
         cache: reuse per-file facts of unchanged files from the facts cache
             (outside the root: ``$SUBAGENT_CATALOG_CACHE``, else

@@ -313,6 +313,10 @@ def test_a_read_given_no_progress_reports_to_the_default_and_closes_it(tmp_path:
     assert calls and calls[-1] == (1, 1) and closed == [True]  # the explicit progress= bypasses the default
     assert given == [1]
     assert default_progress() is None  # under pytest: not a notebook, so quiet
+    import subagent_catalog.widgets  # noqa: F401  # the notebook facade sets the notebook default
+    from subagent_catalog import progress as core
+
+    assert core._default is notebook_progress
 
 
 def test_notebook_progress_is_quiet_outside_notebooks_and_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:

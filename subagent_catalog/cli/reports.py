@@ -21,7 +21,12 @@ from subagent_catalog.views.text import json_terminal, terminal_safe
 
 
 def warn_project_folder(corpus: Any) -> None:
-    """Say on stderr when the root looks like a project folder (``analysis.summary.root_hint``)."""
+    """Say on stderr when the root looks like a project folder (``analysis.summary.root_hint``).
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> warn_project_folder(read_corpus("data/sample"))  # a corpus root: nothing to say
+    """
     from subagent_catalog.analysis.summary import root_hint
 
     hint = root_hint(corpus)

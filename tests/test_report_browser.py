@@ -213,7 +213,8 @@ def test_hostile_labels_stay_text(visit: Any, tmp_path: Path) -> None:
     # the root id is shown as text, the grandchild expands under h0
     assert page.locator("#tree > li.node > .row .id").first.text_content() == parent
     page.locator("#tree > li.node > ul > li.node > .row > button.tog:not(.leaf)").first.click()
-    assert page.get_by_text("<svg onload=alert(6)>", exact=True).is_visible()
+    assert page.locator("#tree").get_by_text("<svg onload=alert(6)>", exact=True).is_visible()
+    assert page.locator("#runs").get_by_text("<svg onload=alert(6)>", exact=True).count() >= 1  # as text there too
     # list_agents text in a <pre>, as text
     assert "h0 [ready] — <script>alert(1)</script>" in page.locator("#listings pre.agents").first.text_content()
     ARTIFACTS.mkdir(exist_ok=True)

@@ -26,6 +26,7 @@ cycles):
 
 from typing import TYPE_CHECKING, Any
 
+from subagent_catalog.analysis.run_summary import RunSummary, run_summary
 from subagent_catalog.analysis.runs import tool_calls, unpriced_models, usage_by_model, usage_samples
 from subagent_catalog.analysis.search import SearchError, search_events
 from subagent_catalog.analysis.step_text import transcript_text
@@ -80,6 +81,7 @@ __all__ = [
     "PriceTable",
     "PricesError",
     "ResultTooLargeError",
+    "RunSummary",
     "SearchError",
     "SessionLookupError",
     "SubagentCatalogError",
@@ -100,6 +102,7 @@ __all__ = [
     "price_table",
     "read_corpus",
     "require_session",
+    "run_summary",
     "run_trees",
     "scan_events",
     "search_events",

@@ -18,7 +18,7 @@ from subagent_catalog.frames.assemble import FsProbes, assemble
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.costs import with_costs
 from subagent_catalog.prices import Prices, PriceTable, price_table
-from subagent_catalog.progress import Progress, quiet
+from subagent_catalog.progress import Progress, default_progress, quiet
 from subagent_catalog.read.discover import SessionFile, discover
 from subagent_catalog.read.logread import LogFacts
 from subagent_catalog.read.paths import (
@@ -52,7 +52,10 @@ def read_corpus(
             its logs use; a root holding both fails upstream's listing).
         events: also load the events frame now (otherwise it loads on
             first use of ``corpus.events``).
-        progress: called as files are read (quiet by default).
+        progress: called as files are read (by default ``progress.default_progress()``: once
+            ``subagent_catalog.widgets`` is imported, in an interactive notebook a bar that shows
+            once the read takes a second; quiet elsewhere, in CI and with
+            ``SUBAGENT_CATALOG_PROGRESS=off``).
         jobs: worker processes (default: all cores; small roots read serially).
         cache: reuse per-file facts of unchanged files from the facts cache
             (outside the root: ``$SUBAGENT_CATALOG_CACHE``, else
@@ -72,6 +75,15 @@ def read_corpus(
         >>> read_corpus(tempfile.mkdtemp(), cache=False).sessions.height
         0
     """
+    if progress is None:
+        auto = default_progress()  # in a notebook: a bar once the read takes a second
+        if auto is not None:
+            try:
+                return read_corpus(
+                    root, compression=compression, events=events, progress=auto, jobs=jobs, cache=cache, prices=prices
+                )
+            finally:
+                auto.close()
     table = price_table(prices)  # a bad table fails before anything is read
     root_path = os.fspath(root)
     found = discover(root_path, compression)  # "auto": the encoding is chosen during the walk

@@ -213,7 +213,8 @@ def test_hostile_labels_stay_text(visit: Any, tmp_path: Path) -> None:
     # the root id is shown as text, the grandchild expands under h0
     assert page.locator("#tree > li.node > .row .id").first.text_content() == parent
     page.locator("#tree > li.node > ul > li.node > .row > button.tog:not(.leaf)").first.click()
-    assert page.get_by_text("<svg onload=alert(6)>", exact=True).is_visible()
+    assert page.locator("#tree").get_by_text("<svg onload=alert(6)>", exact=True).is_visible()
+    assert page.locator("#runs").get_by_text("<svg onload=alert(6)>", exact=True).count() >= 1  # as text there too
     # list_agents text in a <pre>, as text
     assert "h0 [ready] — <script>alert(1)</script>" in page.locator("#listings pre.agents").first.text_content()
     ARTIFACTS.mkdir(exist_ok=True)
@@ -409,5 +410,99 @@ def test_no_horizontal_overflow(browser: Any, wide_report: tuple[Path, Any], wid
         assert page.evaluate(overflow), page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"report-wide-{width}.png"), full_page=True)
+    finally:
+        context.close()
+
+
+# --------------------------------------------------------------------------- runs and show --tree pages
+
+NO_OVERFLOW = "document.documentElement.scrollWidth <= window.innerWidth"
+
+
+@pytest.mark.parametrize("width", [390, 1400])
+def test_runs_section_fits_and_reveals_a_failed_run(browser: Any, tmp_path: Path, width: int) -> None:
+    from subagent_catalog.analysis.run_summary import run_summary
+
+    corpus = read_corpus(_sample_root())
+    path = write_report(corpus, tmp_path / "runs.html")
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(path.resolve().as_uri(), wait_until="load")
+        runs = page.locator("#runs")
+        runs.wait_for(state="visible")
+        assert page.evaluate("document.querySelector('main section').id") == "runs"  # before the damage
+        failures = page.locator("#run-failures-table tbody tr.run")
+        assert failures.count() == min(run_summary(corpus).failed, 200)
+        assert page.locator("#runs-models tbody tr").count() >= 1
+        assert page.evaluate(NO_OVERFLOW), page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        # reveal the first failed run that the tree holds: its row in the tree is marked and shown
+        button = page.locator("#run-failures-table button.reveal").first
+        wanted = button.locator("xpath=ancestor::tr//code[contains(@class,'sid')]").first.get_attribute("title")
+        button.click()
+        hit = page.locator("#tree .row.hit").first
+        hit.wait_for(state="visible")
+        assert hit.locator(".id").first.text_content() == wanted
+        # a timeline's label reveals its session too
+        label = page.locator("#runs-timelines button.reveal").nth(1)
+        name = label.get_attribute("title")
+        label.click()
+        page.locator("#tree .row.hit").first.wait_for(state="visible")
+        assert name is not None and page.locator("#tree .row.hit .id").first.text_content() in name
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        assert page.evaluate(NO_OVERFLOW), page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        ARTIFACTS.mkdir(exist_ok=True)
+        runs.screenshot(path=str(ARTIFACTS / f"report-runs-{width}.png"))
+        assert errors == []
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("width", [390, 1400])
+def test_show_tree_pages_fit_and_every_link_opens_a_page(browser: Any, tmp_path: Path, width: int) -> None:
+    from subagent_catalog.views.transcript_tree import write_tree_pages
+
+    corpus = read_corpus(_sample_root())
+    top = corpus.sessions.filter(
+        corpus.sessions["parent_session"].is_null() & corpus.sessions["session_id"].is_not_null()
+    )
+    trees = [
+        (sid, corpus.sessions.filter(corpus.sessions["parent_session"] == sid).height) for sid in top["session_id"]
+    ]
+    root = max(trees, key=lambda pair: pair[1])[0]
+    pages = write_tree_pages(corpus, root, tmp_path / "pages")
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        for written in pages.pages:
+            page.goto(written.resolve().as_uri(), wait_until="load")
+            page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+            assert page.evaluate(NO_OVERFLOW), (written.name, page.evaluate("document.documentElement.scrollWidth"))
+        # from the top page: follow a child link of the timeline, then a jump link inside that page
+        page.goto(pages.top.resolve().as_uri(), wait_until="load")
+        assert page.locator(".tl .tl-bar").count() >= 2
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"show-tree-{width}.png"), full_page=True)
+        link = page.locator(".tl .tl-name a").first
+        target = link.get_attribute("href")
+        link.click()
+        page.wait_for_url(f"**/{target}")
+        assert page.locator("h1").text_content().startswith("Session")
+        jump = page.locator("details.turns a, .errors a").first
+        anchor = jump.get_attribute("href")
+        jump.click()
+        page.wait_for_url(f"**{anchor}")
+        assert page.locator(anchor).is_visible()
+        in_view = page.evaluate(
+            "sel => { const r = document.querySelector(sel).getBoundingClientRect();"
+            " return r.top >= 0 && r.top < window.innerHeight; }",
+            anchor,
+        )
+        assert in_view
+        assert errors == []
     finally:
         context.close()

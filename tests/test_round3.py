@@ -33,7 +33,7 @@ from subagent_catalog.store.export import export_archive
 from subagent_catalog.store.frames_cache import frames_file
 from subagent_catalog.store.layout import ArchiveError
 from subagent_catalog.synth.writer import EventLog, descriptor, header, simple_child_events, write_session
-from subagent_catalog.views.transcript_view import transcript_page
+from subagent_catalog.views.transcript_view import page_file, transcript_page
 
 FORMULA_START = ("=", "+", "-", "@")
 
@@ -272,12 +272,14 @@ def test_a_child_id_that_is_a_javascript_url_is_no_link_on_the_parents_page(tmp_
         events = simple_child_events(f"c{index}", descriptor("continuable"))
         write_session(tmp_path, header(child, created_at=2 + index, parent="P", subagent=True), events, "none")
     corpus = read_corpus(tmp_path)
-    page = transcript_page(corpus, "P")
-    hrefs = re.findall(r'href="([^"]*)"', page)
-    assert len(hrefs) == 3 and all(":" not in href and "/" not in href for href in hrefs), hrefs
-    assert 'href="javascript%3Aalert%281%29.html"' in page
+    page = transcript_page(corpus, "P", link=page_file)  # as show --tree links the pages it writes
+    hrefs = re.findall(r'href="([^"#]*)"', page)
+    assert len(hrefs) == 6 and all(":" not in href and "/" not in href for href in hrefs), hrefs  # nav + timeline
+    assert f'href="{page_file("javascript:alert(1)")}"' in page
     hostile = transcript_page(corpus, "P", link=lambda target: f"javascript:go('{target}')")
-    assert "javascript:" not in hostile.replace(">javascript:alert(1)<", "")  # shown as text, not linked
+    links = re.findall(r'(?:href|src|action)\s*=\s*"([^"]*)"', hostile, flags=re.I)
+    assert all("javascript" not in value.lower() for value in links), links
+    assert "<code>javascript:alert(1)</code>" in hostile  # shown as text, not linked
 
 
 # --- item 8: deep chains --------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from subagent_catalog.analysis.readable_prefix import readable_events
 from subagent_catalog.analysis.transcript import (
     STRUCTURAL_TYPES,
     TRANSCRIPT_KINDS,
@@ -27,7 +28,8 @@ from subagent_catalog.frames.schemas import EVENT_SCHEMA
 from subagent_catalog.store.archive import ArchiveError, open_archive
 from subagent_catalog.store.export import export_archive
 from subagent_catalog.synth.writer import EventLog, header, write_session
-from subagent_catalog.views.transcript_view import transcript_fragment, transcript_markdown, transcript_page
+from subagent_catalog.views.transcript_markdown import transcript_markdown
+from subagent_catalog.views.transcript_view import page_file, transcript_fragment, transcript_page
 
 GOLDEN = Path(__file__).parent / "data" / "transcript"
 SAMPLE = Path(__file__).parent.parent / "data" / "sample"
@@ -43,7 +45,7 @@ GOLDEN_ROWS: list[tuple[Any, ...]] = [
     (2, [2], "turn-end", "completed", None, "completed", False, False, True),
     (3, [3], "descriptor", "one-shot", None, "Fix <b>tests</b>", None, False, False),
     (4, [4], "turn-start", None, None, "turn 2", None, False, False),
-    (5, [5], "user", None, None, 'run "make test"\nthen fix\n[image]', None, False, False),
+    (5, [5], "user", None, None, 'run "make test"\nthen fix\n\n[image]', None, False, False),
     (7, [7], "event", "request/header", None, "deepseek-official/deepseek-v4-flash (initial)", None, False, False),
     (25, [8, 9, 10, 11, 12], "reasoning", None, None, "Tests fail first.", None, False, False),
     (25, [13, 14, 15, 16, 17], "assistant", None, None, "Running them.", None, False, False),
@@ -116,6 +118,12 @@ def _seqs_partition(rows: pl.DataFrame, events: pl.DataFrame) -> None:
     assert set(rows["kind"]) <= set(TRANSCRIPT_KINDS)
 
 
+def _shown_events(corpus: Any, session: dict[str, Any]) -> pl.DataFrame:
+    """The events a transcript shows: the log's, or for a log upstream cannot read, its lines before the damage."""
+    events = corpus.log_events(session["list_order"])
+    return readable_events(session) if events.height == 0 and session["verdict"] == "failed" else events
+
+
 def test_every_event_is_in_exactly_one_row_of_the_sample() -> None:
     corpus = read_corpus(SAMPLE, cache=False)
     checked = 0
@@ -123,7 +131,7 @@ def test_every_event_is_in_exactly_one_row_of_the_sample() -> None:
         if corpus.sessions.filter(pl.col("session_id") == session["session_id"]).height > 1:
             continue
         rows = transcript(corpus, session["session_id"])
-        _seqs_partition(rows.filter(pl.col("kind") != "read-problem"), corpus.log_events(session["list_order"]))
+        _seqs_partition(rows.filter(pl.col("kind") != "read-problem"), _shown_events(corpus, session))
         checked += 1
     assert checked >= 20
 
@@ -136,7 +144,7 @@ def test_every_event_is_in_exactly_one_row_of_a_generated_corpus(tmp_path: Path)
     kinds: set[str] = set()
     for session in corpus.sessions.filter(pl.col("verdict") != "skipped").iter_rows(named=True):
         rows = transcript(corpus, session["session_id"], path=session["path"])
-        _seqs_partition(rows.filter(pl.col("kind") != "read-problem"), corpus.log_events(session["list_order"]))
+        _seqs_partition(rows.filter(pl.col("kind") != "read-problem"), _shown_events(corpus, session))
         assert (rows["kind"] == "read-problem").sum() == (0 if session["verdict"] == "ok" else 1)
         kinds |= set(rows["kind"])
     assert {"user", "assistant", "tool-call", "tool-result", "turn-start", "turn-end"} <= kinds
@@ -262,8 +270,9 @@ def test_html_escapes_everything_from_the_log(tmp_path: Path) -> None:
 
 def test_page_links_parent_and_children(golden: pl.DataFrame) -> None:
     corpus = read_corpus(GOLDEN, cache=False)
-    child = transcript_page(corpus, "child-t")
-    assert '<a href="parent-t.html">parent-t</a>' in child
+    child = transcript_page(corpus, "child-t")  # alone: no page of the parent next to it, so no link
+    assert "<code>parent-t</code>" in child and "href=" not in child.replace('href="#', "")
+    assert '<a href="parent-t.html">parent-t</a>' in transcript_page(corpus, "child-t", link=page_file)
     parent = transcript_page(corpus, "parent-t", link=lambda target: f"#/{target}")
     assert '<a href="#/child-t">child-t</a>' in parent
     assert "3 steps inherited from the parent" in child
@@ -315,9 +324,11 @@ def test_show_command(tmp_path: Path) -> None:
     md = tmp_path / "run.md"
     assert runner.invoke(main, ["show", str(GOLDEN), "child-t", "-o", str(md), "-q"]).exit_code == 0
     assert md.read_text().startswith("# Session")
-    result = runner.invoke(main, ["show", str(GOLDEN), "child", "-q"])
+    result = runner.invoke(main, ["show", str(GOLDEN), "child-x", "-q"])
     assert result.exit_code == 1
-    assert "Error: no session log has id 'child' (hint: did you mean child-t?)" in result.output
+    assert "Error: no session log has id 'child-x' (hint: did you mean child-t?)" in result.output
+    prefix = runner.invoke(main, ["show", str(GOLDEN), "chil", "-q"])  # a unique prefix names its session
+    assert prefix.exit_code == 0 and prefix.output.startswith("# Session `child-t`")
     inside = GOLDEN / "x.html"
     result = runner.invoke(main, ["show", str(GOLDEN), "child-t", "-o", str(inside), "-q"])
     assert result.exit_code != 0 and not inside.exists()

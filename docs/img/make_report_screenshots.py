@@ -8,7 +8,9 @@ browser tests use), put in each state and captured:
 - ``report-diagnostics.png``: the diagnostics table at 1,400 px, filtered to the unavailable rows;
 - ``report-tree-filter.png``: the tree filtered by one cause, opened down to each match;
 - ``report-390.png``: the summary and the diagnostics table at 390 px;
-- ``report-listing-fails.png``: the banner and summary of a failing listing.
+- ``report-listing-fails.png``: the banner and summary of a failing listing;
+- ``report-runs.png`` and ``report-runs-390.png``: the Runs section at 1,400 and 390 px;
+- ``show-tree.png``: the ``show --tree`` page of the largest tree (run facts, timeline, turns).
 
 Usage (from the repository root)::
 
@@ -51,6 +53,20 @@ def _reports(work: Path) -> tuple[Path, Path]:
     return healthy, failing
 
 
+def _tree_pages(work: Path) -> Path:
+    from subagent_catalog.analysis.run_summary import run_summary
+    from subagent_catalog.corpus import read_corpus
+    from subagent_catalog.views.transcript_tree import write_tree_pages
+
+    corpus = read_corpus(work / "nightly", jobs=1, cache=False)
+    largest = run_summary(corpus).trees["session_id"][0]
+    return write_tree_pages(corpus, largest, work / "pages").top
+
+
+def _top(page: Any) -> None:
+    page.evaluate("window.scrollTo(0, 0)")
+
+
 def _shoot(browser: Any, url: str, png: Path, width: int, height: int, steps: Any) -> None:
     context = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=1)
     try:
@@ -73,6 +89,10 @@ def _filter_tree(page: Any) -> None:
     page.select_option("#tree-cause", cause)
     page.evaluate("document.getElementById('forest').scrollIntoView()")
     page.evaluate("document.getElementById('tree').scrollTop = 0")
+
+
+def _runs(page: Any) -> None:
+    page.evaluate("document.getElementById('runs').scrollIntoView()")
 
 
 def _phone(page: Any) -> None:
@@ -103,6 +123,9 @@ def main(argv: list[str] | None = None) -> int:
             _shoot(
                 browser, failing.resolve().as_uri(), args.out / "report-listing-fails.png", 1400, 760, lambda p: None
             )
+            _shoot(browser, url, args.out / "report-runs.png", 1400, 1500, _runs)
+            _shoot(browser, url, args.out / "report-runs-390.png", 390, 1600, _runs)
+            _shoot(browser, _tree_pages(Path(scratch)).resolve().as_uri(), args.out / "show-tree.png", 1100, 1400, _top)
         finally:
             browser.close()
     return 0

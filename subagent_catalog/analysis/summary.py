@@ -136,3 +136,39 @@ def summary_of_rows(corpus: Corpus, semantics: Semantics, frame: pl.DataFrame | 
         "problem_kinds": kinds,
         "rows": rows,
     }
+
+
+def root_hint(corpus: Corpus) -> str | None:
+    """A hint when the root is a project folder rather than the corpus root (else ``None``).
+
+    dsh keeps ``<root>/<project>/<session>/session.jsonl[.zstd]``; a project folder passed as the
+    root (``data/sample/--home-dev-projects-webapp--``) holds session directories where projects
+    should be, so no session file is found and every log is a legacy flat file. The hint names
+    the parent, the root that was meant.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> root_hint(read_corpus("data/sample/--home-dev-projects-webapp--")).endswith("its parent, data/sample")
+        True
+        >>> root_hint(read_corpus("data/sample")) is None
+        True
+    """
+    import os
+
+    if corpus.sessions.height:
+        return None
+    root = os.path.normpath(corpus.root)
+    name = os.path.basename(root)
+    flat = corpus.problems.filter(pl.col("kind") == "legacy-flat-file")["path"].drop_nulls().to_list()
+    nested = any(
+        os.path.basename(path).startswith("session.jsonl")
+        and os.path.dirname(os.path.dirname(os.path.normpath(path))) == root
+        for path in flat
+    )
+    if not nested and not (name.startswith("--") and name.endswith("--") and len(name) > 4):
+        return None
+    parent = os.path.dirname(root) or "."
+    return (
+        f"{corpus.root} looks like a project folder (a directory per session inside it): "
+        f"the corpus root is its parent, {parent}"
+    )

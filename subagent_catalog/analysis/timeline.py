@@ -55,6 +55,7 @@ def tree_timeline(
     *,
     scope: Scope = "lineage",
     max_depth: int | None = None,
+    trees: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """The sessions of the tree below ``session_id`` (itself included) with their time spans.
 
@@ -64,6 +65,8 @@ def tree_timeline(
         scope: ``lineage`` (every session below, forks included) or ``subagents``
             (what upstream's descendants listing shows), as for ``run_trees``.
         max_depth: keep sessions at most this many levels below the top (``1``: its children).
+        trees: ``run_trees(source, scope=scope)`` when already computed (drawing several trees
+            walks the corpus once).
 
     Returns:
         ``TIMELINE_SCHEMA`` rows ordered by ``start_ms`` (sessions without a span last), then list
@@ -81,7 +84,7 @@ def tree_timeline(
         >>> rows.select("session_id", "depth", "outcome").rows()
         [('parent-1', 0, 'completed'), ('child-1', 1, 'open')]
     """
-    trees = run_trees(source, scope=scope).select(
+    trees = (trees if trees is not None else run_trees(source, scope=scope)).select(
         "list_order", "session_id", "parent_list_order", "depth", "subtree_sessions"
     )
     matches = trees.filter(pl.col("session_id") == session_id)

@@ -21,7 +21,9 @@ import orjson
 import polars as pl
 
 from subagent_catalog.analysis.find_session import find_session
+from subagent_catalog.analysis.readable_prefix import readable_events
 from subagent_catalog.analysis.text import clip_strings, utf8_length
+from subagent_catalog.analysis.user_message import user_message
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.read.jsvalue import frame_text, parse_json
 from subagent_catalog.read.run_stats import StatsFold, StepTiming
@@ -420,7 +422,8 @@ def transcript_rows(events: pl.DataFrame, *, seed_length: int | None = None, cli
         elif kind == "tool/result":
             fold.tool_result(index, seq, time, turn, step, data)
         elif kind == "user/message":
-            fold.add(_Row(index, "user", kind, [seq], [time], turn, step, text=_blocks_text(_get(data, "content"))))
+            text, detail = user_message(data)
+            fold.add(_Row(index, "user", kind, [seq], [time], turn, step, text=text, detail=detail))
         elif kind == "turn/start":
             number = _get(data, "turn")
             fold.add(_Row(index, "turn-start", kind, [seq], [time], turn, step, text=f"turn {number}"))
@@ -560,7 +563,8 @@ def transcript(corpus: Source, session_id: str, *, path: str | None = None, clip
     Returns:
         One row per step (``TRANSCRIPT_SCHEMA``; docs/frames.md describes each
         column), in log order, plus a ``read-problem`` row when the log could
-        not be read to its end.
+        not be read to its end. A log upstream cannot read shows its lines
+        before the damage (``readable_prefix``), then that row.
 
     Raises:
         SessionLookupError: see ``find_session``.
@@ -581,7 +585,10 @@ def transcript(corpus: Source, session_id: str, *, path: str | None = None, clip
     """
     corpus = source_corpus(corpus)  # a corpus, or an archive's frames
     session = find_session(corpus, session_id, path=path)
-    return session_transcript(corpus, session, corpus.log_events(session["list_order"]), clip=clip)
+    events = corpus.log_events(session["list_order"])
+    if events.height == 0 and session["verdict"] == "failed":  # show what can be read before the damage
+        events = readable_events(session)
+    return session_transcript(corpus, session, events, clip=clip)
 
 
 def session_transcript(

@@ -204,6 +204,10 @@ class Model:
     subagent_parents: set[str] = field(default_factory=set)
 
 
+NESTED_COLUMNS = ("usage_samples", "tool_call_records")
+"""``sessions`` columns a node's ``row`` leaves out (lists of records: half the cost of the rows)."""
+
+
 def build_model(source: CorpusSource) -> Model:
     """Index the listed sessions of a corpus (raises when upstream's listing fails).
 
@@ -228,7 +232,8 @@ def build_model(source: CorpusSource) -> Model:
         descriptors.setdefault(path, []).append((seq, status, reason))
         if is_last:
             last_descriptor[path] = provider
-    listed = corpus.sessions.filter(pl.col("listed")).sort("list_order")
+    # the nested per-step and per-call records are no node's business, and the costliest to turn into dicts
+    listed = corpus.sessions.filter(pl.col("listed")).sort("list_order").drop(NESTED_COLUMNS, strict=False)
     nodes = [
         node_from_row(row, last_descriptor.get(row["path"]), descriptors.get(row["path"], []))
         for row in listed.iter_rows(named=True)

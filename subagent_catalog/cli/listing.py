@@ -18,6 +18,7 @@ from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream
 from subagent_catalog.cli.options import load_frames, protected_paths, semantics_option, source_options
 from subagent_catalog.cli.window import window_options
 from subagent_catalog.corpus import open_source
+from subagent_catalog.frames.nearest import expand_id
 from subagent_catalog.read.jsvalue import js_text
 from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, terminal_frame, terminal_safe
 
@@ -173,6 +174,7 @@ def list_command(
     corpus = load_frames(root, compression=compression, jobs=jobs, quiet=quiet)
     check_target(output, protected_paths(root, corpus))
     corpus.require_listing()  # a failing listing is the error to report, before any id
+    parent = expand_id(parent, corpus.sessions["session_id"], also=corpus.sessions["parent_session"])
     if semantics == "projection":  # trace refuses an unknown parent itself (SUBAGENT_PARENT_NOT_FOUND)
         require_session(corpus, parent)  # an id naming no session is an error; a session without subagents is not
     protected = protected_paths(root, corpus)

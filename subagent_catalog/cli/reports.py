@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
@@ -13,22 +14,65 @@ from subagent_catalog.cli.gate import gate_options
 from subagent_catalog.cli.io import check_target, echo, is_stdout, note, output_stream, translate_errors
 from subagent_catalog.cli.options import load_frames, protected_paths, semantics_option, source_options
 from subagent_catalog.cli.window import window_options
+from subagent_catalog.frames.nearest import expand_id
 from subagent_catalog.views.text import json_terminal, terminal_safe
 
 # --------------------------------------------------------------------------- summary
+
+
+def warn_project_folder(corpus: Any) -> None:
+    """Say on stderr when the root looks like a project folder (``analysis.summary.root_hint``).
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> warn_project_folder(read_corpus("data/sample"))  # a corpus root: nothing to say
+    """
+    from subagent_catalog.analysis.summary import root_hint
+
+    hint = root_hint(corpus)
+    if hint is not None:
+        note(f"hint: {hint}")
 
 
 @click.command()
 @source_options
 @semantics_option
 @window_options
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "md"]),
+    default="text",
+    show_default=True,
+    help="text for terminals, json for machines, md (Markdown) for CI job summaries.",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    help="Failed runs named in text and md (0: all; json always has all).",
+)
 @translate_errors
-def summary(root: str, compression: str, jobs: int | None, quiet: bool, semantics: str, window: Window) -> None:
-    """Print a short summary of a corpus: sessions, verdicts, bytes, time span, problems.
+def summary(
+    root: str,
+    compression: str,
+    jobs: int | None,
+    quiet: bool,
+    semantics: str,
+    window: Window,
+    fmt: str,
+    limit: int,
+) -> None:
+    """Print a short summary of a corpus: sessions, verdicts, bytes, time span, problems, then its runs.
 
     ROOT is a corpus root or an archive (a directory holding manifest.json,
     or an s3://, gs:// or file:// URL; see --input and --storage-option).
 
+    The runs part: outcomes, the failed runs (id, outcome, error message and
+    code), run time, tokens, cost per model (unpriced models named), tool
+    calls and failures, the slowest and costliest runs, the largest tree.
     With --since/--until the counts are those of the sessions created in the
     window (the listing is still computed over the whole corpus).
 
@@ -37,12 +81,20 @@ def summary(root: str, compression: str, jobs: int | None, quiet: bool, semantic
         subagent-catalog summary data/sample
         subagent-catalog summary /archive/sessions --compression zstd --quiet
         subagent-catalog summary /archive/sessions --since "7 days"
+        subagent-catalog summary /archive --format md >> "$GITHUB_STEP_SUMMARY"
     """
-    from subagent_catalog.views.summary_text import summary_text
+    from subagent_catalog.views.summary_text import summary_json, summary_markdown, summary_text
 
     corpus = load_frames(root, compression=compression, jobs=jobs, quiet=quiet)
-    text = summary_text(corpus, semantics=semantics, window=window)  # type: ignore[arg-type]
-    echo(terminal_safe(text, keep="\n"))
+    warn_project_folder(corpus)
+    sem: Any = semantics
+    if fmt == "json":
+        facts = summary_json(corpus, semantics=sem, window=window)
+        echo(json_terminal(json.dumps(facts, ensure_ascii=False, indent=2, default=str, allow_nan=False)))
+    elif fmt == "md":
+        echo(terminal_safe(summary_markdown(corpus, semantics=sem, window=window, limit=limit), keep="\n"))
+    else:
+        echo(terminal_safe(summary_text(corpus, semantics=sem, window=window, limit=limit), keep="\n"))
 
 
 # --------------------------------------------------------------------------- report
@@ -107,6 +159,9 @@ def report(
     check_target(output, [root])
     corpus = load_frames(root, compression=compression, jobs=jobs, quiet=quiet)
     check_target(output, protected_paths(root, corpus))  # an archive's corpus root is protected too
+    warn_project_folder(corpus)
+    ids = corpus.sessions["session_id"]
+    parents = tuple(expand_id(parent, ids, also=corpus.sessions["parent_session"]) for parent in parents)
     for parent in parents:  # a mistyped id is an error naming the nearest ids, not an empty listing
         require_session(corpus, parent)
     chosen = list(parents) if parents else None

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from typing import Any
 
 import click
 
 from subagent_catalog.analysis.text import utf8_length
 from subagent_catalog.cli.io import check_target, echo, is_stdout, note, output_stream, translate_errors
 from subagent_catalog.cli.options import load_frames, protected_paths, source_options
+from subagent_catalog.frames.nearest import expand_id
 from subagent_catalog.views.text import terminal_safe
 
 
@@ -19,8 +22,8 @@ from subagent_catalog.views.text import terminal_safe
     "-o",
     "--output",
     default=None,
-    type=click.Path(dir_okay=False, path_type=str),
-    help="Write to this file instead of stdout ('-' for stdout).",
+    type=click.Path(path_type=str),
+    help="Write to this file instead of stdout ('-' for stdout); with --tree, the directory of the pages.",
 )
 @click.option(
     "-f",
@@ -40,6 +43,12 @@ from subagent_catalog.views.text import terminal_safe
     metavar="SEQ",
     help="Write the whole text of the step whose seq is SEQ (a page clips texts past 100,000 characters).",
 )
+@click.option(
+    "--tree",
+    is_flag=True,
+    help="Write a linked page for ID and for every session below it into the directory -o DIR "
+    "(ID.html each; every link between them resolves).",
+)
 @translate_errors
 def show(
     root: str,
@@ -51,6 +60,7 @@ def show(
     fmt: str | None,
     log_path: str | None,
     text_seq: int | None,
+    tree: bool,
 ) -> None:
     """Show one session's transcript: user messages, assistant text, reasoning, tool calls and results, turns.
 
@@ -58,12 +68,18 @@ def show(
     or an s3://, gs:// or file:// URL; see --input and --storage-option).
 
     Read from that session's own log (the rest of the corpus is read for
-    its parent and children, which the page links as ID.html next to it).
-    Texts from the log are escaped (html) or fenced (md). A page holds at
+    its parent, its children and the timeline of the tree below it). The
+    page leads with the run facts (outcome, time split, tokens with cache,
+    cost), a table of turns and a list of the errors, each linked to its
+    step. --tree -o DIR writes a page for ID and every session below it,
+    linked to each other; a single page names other sessions without
+    linking them. Texts from the log are escaped (html) or fenced (md); a
+    log upstream cannot read shows its part before the damage. A page holds at
     most 100,000 characters of one text and 20,000,000 in all; where it
     clips, it says how many bytes are left out, and --text SEQ writes that
-    step's whole text. An unknown ID is an error whose hint names the
-    nearest ids.
+    step's whole text. ID may be a unique prefix of an id (at least 4
+    characters; a prefix of several is an error listing them); an unknown ID
+    is an error whose hint names the nearest ids.
 
     \b
     Examples:
@@ -71,15 +87,37 @@ def show(
         subagent-catalog show data/sample run-webapp-1 -o run-webapp-1.html
         subagent-catalog show /archive 0f2d0143-... --format md -o run.md
         subagent-catalog show data/sample scan-tests --text 4 -o result.txt
+        subagent-catalog show data/sample run-webapp-1 --tree -o pages/
     """
     from subagent_catalog.analysis.step_text import transcript_text
-    from subagent_catalog.views.transcript_view import transcript_markdown, transcript_page
+    from subagent_catalog.views.transcript_markdown import transcript_markdown
+    from subagent_catalog.views.transcript_view import transcript_page
 
     to_stdout = is_stdout(output)
+
+    def read() -> Any:
+        nonlocal session_id
+        corpus = load_frames(root, compression=compression, jobs=jobs, quiet=quiet)
+        if not tree:
+            check_target(output, protected_paths(root, corpus))
+        session_id = expand_id(session_id, corpus.sessions["session_id"])  # a unique prefix names its session
+        return corpus
+
+    if tree:
+        if to_stdout or text_seq is not None or fmt == "md":
+            raise click.UsageError("--tree writes HTML pages into a directory: pass -o DIR (and no --text or -f md)")
+        from subagent_catalog.views.transcript_tree import write_tree_pages
+
+        corpus = read()
+        pages = write_tree_pages(corpus, session_id, str(output), path=log_path)
+        skipped = f"; {len(pages.skipped)} without a page of their own" if pages.skipped else ""
+        note(f"wrote {len(pages.pages)} pages to {output}{skipped}; start at {pages.top}", quiet=quiet)
+        return
+    if output is not None and not to_stdout and os.path.isdir(output):
+        raise click.UsageError(f"{output} is a directory: pass a file name, or --tree to write a page per session")
     if text_seq is not None:
         check_target(output, [root])
-        corpus = load_frames(root, compression=compression, jobs=jobs, quiet=quiet)
-        check_target(output, protected_paths(root, corpus))
+        corpus = read()
         whole = transcript_text(corpus, session_id, text_seq, path=log_path)
         if to_stdout:
             echo(terminal_safe(whole, keep="\n\t"))
@@ -93,8 +131,7 @@ def show(
     if fmt == "html" and to_stdout and sys.stdout.isatty():
         raise click.UsageError("refusing to print the HTML page to a terminal: redirect stdout or pass -o FILE")
     check_target(output, [root])
-    corpus = load_frames(root, compression=compression, jobs=jobs, quiet=quiet)
-    check_target(output, protected_paths(root, corpus))
+    corpus = read()
     if fmt == "html":
         text = transcript_page(corpus, session_id, path=log_path)
     else:

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 import polars as pl
 
+from subagent_catalog.frames.units import human_cost, human_count, human_duration
 from subagent_catalog.read.jsvalue import frame_text
 
 MAX_CELL_CHARS = 160
@@ -252,7 +253,70 @@ def corpus_html(corpus: CorpusLike) -> str:
         parts.append(table_html(by_kind, max_rows=30, caption="problems by kind"))
     else:
         parts.append("<div>no problems</div>")
+    parts.append(runs_html(sessions))
     parts.append("</div>")
+    return "".join(parts)
+
+
+FAILED = ("error", "aborted", "max-tokens", "blocked", "interrupted", "other", "open", "unreadable")
+"""The outcomes that count as a failed run (``analysis.run_summary.FAILED_OUTCOMES``)."""
+
+RUN_ORDER = ("completed", *FAILED[:-2], "open", "no-turns", "unreadable")
+
+
+def _total(sessions: pl.DataFrame, name: str) -> int | None:
+    column = sessions[name]
+    return int(column.sum()) if column.null_count() < column.len() else None
+
+
+def runs_html(sessions: pl.DataFrame, *, failures: int = 5) -> str:
+    """The run facts of a corpus's ``sessions`` in a few lines: outcomes, time, tokens, cost, the failed runs.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> text = runs_html(read_corpus("data/sample").sessions)
+        >>> "7 failed" in text and "auth-refactor" in text and "2 unpriced" in text
+        True
+    """
+    if "outcome" not in sessions.columns or sessions.height == 0:
+        return ""
+    counted = dict(sessions.group_by("outcome").len().iter_rows())
+    items = [(name, int(counted[name])) for name in RUN_ORDER if counted.get(name)]
+    items += [(str(name), int(n)) for name, n in counted.items() if name not in RUN_ORDER]
+    failed = sessions.filter(pl.col("outcome").is_in(FAILED))
+    tokens = ", ".join(
+        f"{label} {human_count(_total(sessions, name))}"
+        for label, name in (
+            ("input", "input_tokens"),
+            ("cache read", "cache_read_tokens"),
+            ("cache write", "cache_write_tokens"),
+            ("output", "output_tokens"),
+        )
+    )
+    costs = sessions["cost_usd"]
+    cost = human_cost(float(costs.sum()) if costs.null_count() < costs.len() else None)
+    unpriced = sessions.filter((pl.col("usage_steps").fill_null(0) > 0) & pl.col("cost_usd").is_null()).height
+    colour = "#b00020" if failed.height else "#1b5e20"
+    parts = [
+        '<div style="margin-top:6px"><b>Runs</b>: '
+        f'<span style="color:{colour};font-weight:700">{failed.height} failed</span> — {_counts(items)}</div>',
+        f"<div>run time {escape(human_duration(_total(sessions, 'run_wall_ms')))} (model "
+        f"{escape(human_duration(_total(sessions, 'llm_ms')))}, tools "
+        f"{escape(human_duration(_total(sessions, 'tool_ms')))}); tokens {escape(tokens)}; cost {escape(cost)}"
+        + (f" ({unpriced} unpriced: see <code>unpriced_models(corpus)</code>)" if unpriced else "")
+        + "</div>",
+    ]
+    if failed.height:
+        shown = failed.head(failures).select(
+            "session_id",
+            pl.col("identity_label").alias("label"),
+            "outcome",
+            pl.coalesce("last_error_message", "outcome_detail").alias("error"),
+            pl.col("last_error_code").alias("code"),
+            pl.col("run_wall_ms").map_elements(human_duration, return_dtype=pl.String).alias("duration"),
+        )
+        caption = "failed runs" + (f" (first {shown.height} of {failed.height})" if failed.height > failures else "")
+        parts.append(table_html(shown, max_rows=failures, caption=caption))
     return "".join(parts)
 
 

@@ -34,3 +34,44 @@ def nearest_ids(wanted: str, known: Iterable[str | None], *, n: int = 3) -> list
         rest = [value for value in pool if value not in found and value != wanted]
         found += difflib.get_close_matches(wanted, rest, n=n - len(found), cutoff=0.6)
     return found
+
+
+MIN_PREFIX = 4
+"""The shortest id prefix ``expand_id`` completes (a shorter one is taken as a whole id)."""
+
+
+def expand_id(wanted: str, known: Iterable[str | None], *, also: Iterable[str | None] = ()) -> str:
+    """The id ``wanted`` names: itself when it is an id, else the one id it is a prefix of.
+
+    A prefix of at least ``MIN_PREFIX`` characters that starts exactly one id completes to it
+    (``also``: more ids that count as known, such as ``parentSession`` values, matched the same
+    way); a prefix of several ids is an error listing them; anything else comes back as it is,
+    for the caller's "no such id" error with its nearest ids.
+
+    Raises:
+        SessionLookupError: the prefix starts more than one id (the message lists up to ten).
+
+    Examples:
+        >>> expand_id("a317", ["a317faa2", "b2"]), expand_id("b2", ["a317faa2", "b2"]), expand_id("zz", ["a"])
+        ('a317faa2', 'b2', 'zz')
+        >>> expand_id("a317", ["a317faa2", "a3170000"])
+        Traceback (most recent call last):
+        ...
+        subagent_catalog.errors.SessionLookupError: id prefix 'a317' is ambiguous: 2 ids start with it: ...
+    """
+    from subagent_catalog.errors import SessionLookupError
+
+    pool = {value for value in known if value} | {value for value in also if value}
+    if wanted in pool or len(wanted) < MIN_PREFIX:
+        return wanted
+    found = sorted(value for value in pool if value.startswith(wanted))
+    if len(found) == 1:
+        return found[0]
+    if len(found) > 1:
+        shown = ", ".join(found[:10]) + (f" and {len(found) - 10} more" if len(found) > 10 else "")
+        raise SessionLookupError(
+            f"id prefix {wanted!r} is ambiguous: {len(found)} ids start with it: {shown}",
+            session_id=wanted,
+            hint="type more of the id",
+        )
+    return wanted

@@ -12,7 +12,13 @@ import sys
 from types import TracebackType
 from typing import Any, TextIO
 
-__all__ = ["TqdmProgress", "progress_bar"]
+__all__ = ["TqdmProgress", "notebook_progress", "progress_bar"]
+
+PROGRESS_VARIABLE = "SUBAGENT_CATALOG_PROGRESS"
+"""``off`` keeps notebook reads quiet, ``on`` draws the bar outside notebooks too (on stderr)."""
+
+NOTEBOOK_DELAY = 1.0
+"""Seconds a notebook read runs before its bar appears (a cached read stays silent)."""
 
 
 class TqdmProgress:
@@ -24,6 +30,7 @@ class TqdmProgress:
         disable: ``True`` draws nothing, ``None`` draws only on a terminal
             (tqdm's own rule), ``False`` always draws.
         leave: keep the finished bar on screen.
+        delay: seconds before the bar first shows (tqdm's ``delay``).
 
     Examples:
         >>> import io
@@ -42,11 +49,13 @@ class TqdmProgress:
         file: TextIO | None = None,
         disable: bool | None = None,
         leave: bool = False,
+        delay: float = 0.0,
     ) -> None:
         self.desc = desc
         self.file = file
         self.disable = disable
         self.leave = leave
+        self.delay = delay
         self._bar: Any = None
 
     def __call__(self, done: int, total: int) -> None:
@@ -62,6 +71,7 @@ class TqdmProgress:
                 disable=self.disable,
                 leave=self.leave,
                 dynamic_ncols=True,
+                delay=self.delay,
             )
         if self._bar.total != total:
             self._bar.total = total
@@ -106,3 +116,37 @@ def progress_bar(*, quiet: bool = False, desc: str = "reading logs", file: TextI
         ''
     """
     return TqdmProgress(desc=desc, file=file, disable=True if quiet else None)
+
+
+def in_notebook() -> bool:
+    """Whether this process is an interactive Jupyter kernel (IPython with a kernel, already imported).
+
+    Examples:
+        >>> in_notebook()
+        False
+    """
+    ipython = sys.modules.get("IPython")
+    get = getattr(ipython, "get_ipython", None)
+    shell = get() if callable(get) else None
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def notebook_progress() -> TqdmProgress | None:
+    """The default progress of a read given none: a bar in an interactive notebook, else ``None``.
+
+    The bar (``tqdm.auto``: a widget in Jupyter) shows once the read has run ``NOTEBOOK_DELAY``
+    seconds. Quiet in CI (``CI`` set), outside a notebook, and with ``SUBAGENT_CATALOG_PROGRESS=off``;
+    ``SUBAGENT_CATALOG_PROGRESS=on`` draws it on stderr anywhere.
+
+    Examples:
+        >>> notebook_progress() is None  # not in a notebook
+        True
+    """
+    import os
+
+    setting = os.environ.get(PROGRESS_VARIABLE, "").strip().lower()
+    if setting in ("off", "0", "no", "false"):
+        return None
+    if setting not in ("on", "1", "yes", "true") and (os.environ.get("CI") or not in_notebook()):
+        return None
+    return TqdmProgress(desc="reading logs", disable=False, leave=False, delay=NOTEBOOK_DELAY)

@@ -30,6 +30,7 @@ from typing import Any
 import polars as pl
 
 from subagent_catalog.analysis.forest import DEFAULT_PARENT_CAP, Forest, forest_of_rows, parents_of_forest
+from subagent_catalog.analysis.run_summary import run_summary
 from subagent_catalog.analysis.summary import SEVERITY_ORDER, human_bytes, minute, summary_of_rows
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.analysis.window import Window
@@ -43,6 +44,8 @@ from subagent_catalog.read.jsvalue import js_text
 from subagent_catalog.store.source import Source, source_corpus
 from subagent_catalog.views.report_charts import report_charts
 from subagent_catalog.views.report_data import diagnostic_rows, node_places, relative_path
+from subagent_catalog.views.report_runs import runs_section
+from subagent_catalog.views.timeline_view import TIMELINE_CSS
 
 __all__ = ["default_title", "render_report", "script_json", "write_report"]
 
@@ -220,6 +223,8 @@ def render_report(
             "places": node_places(corpus, forest),
             "diagnostics": diagnostics,
         }
+    runs = runs_section(corpus, run_summary(corpus), forest)
+    runs["timelines"] = [Markup(html) for html in runs["timelines"]]
     template = env.get_template("report.html.j2")
     return template.render(
         title=title or default_title(corpus.root),
@@ -228,7 +233,8 @@ def render_report(
         generated=datetime.now(tz=UTC).strftime("%Y-%m-%d %H:%M UTC"),
         semantics=semantics,
         window=window.describe() if window.bounded else None,
-        css=Markup(css),
+        css=Markup(css + TIMELINE_CSS),
+        runs=runs,
         js=Markup(js),
         script_hash=script_hash,
         forest_json=Markup(script_json(forest_data)),

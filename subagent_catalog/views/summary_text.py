@@ -1,14 +1,18 @@
-"""The ``summary`` command's terminal text: counts of a corpus at a glance."""
+"""The ``summary`` command's output: counts and runs of a corpus at a glance, as text, JSON or Markdown."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 
-from subagent_catalog.analysis.summary import human_bytes, iso, summary_of_rows
+from subagent_catalog.analysis.run_summary import run_summary
+from subagent_catalog.analysis.summary import human_bytes, iso, root_hint, summary_of_rows
 from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.store.source import Source, source_corpus
+from subagent_catalog.views.run_format import FAILED_LINES, md_cell, runs_json, runs_lines, runs_markdown
 
 
 def _join_counts(counts: dict[str, int]) -> str:
@@ -21,8 +25,9 @@ def summary_text(
     corpus_problems: int = 5,
     semantics: Semantics = "projection",
     window: Window | None = None,
+    limit: int = FAILED_LINES,
 ) -> str:
-    """A short readable summary of a corpus for a terminal.
+    """A short readable summary of a corpus for a terminal: its files and damage, then its runs.
 
     Args:
         corpus: a read corpus or an opened archive (``store.source.Source``).
@@ -31,6 +36,7 @@ def summary_text(
         window: count only the sessions created in this window (and their
             descriptors, problems and listing rows; the listing itself is
             computed over the whole corpus).
+        limit: failed runs named (0: all).
 
     Examples:
         >>> import tempfile
@@ -57,6 +63,9 @@ def summary_text(
         else f"{facts['listed']} listed"
     )
     lines = [f"corpus       {printable(facts['root'])} ({facts['compression']})"]
+    hint = root_hint(corpus)
+    if hint is not None:
+        lines.append(f"hint         {printable(hint)}")
     if window.bounded:
         untimed = window.without_time(corpus.sessions)
         lines.append(
@@ -86,4 +95,74 @@ def summary_text(
         for row in level.head(corpus_problems).iter_rows(named=True):
             lines.append(f"  - {row['kind']}: {printable(row['message'])}")
             lines.append(f"      {printable(row['path'])}")
+    lines += [printable(line) for line in runs_lines(run_summary(shown), limit=limit)]
+    return "\n".join(lines)
+
+
+def _json_value(value: Any) -> Any:
+    return value.isoformat() if hasattr(value, "isoformat") else value
+
+
+def summary_json(
+    corpus: Source, *, semantics: Semantics = "projection", window: Window | None = None
+) -> dict[str, Any]:
+    """The summary as JSON values: ``corpus`` (the counts ``summary`` prints) and ``runs`` (every failed run).
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> facts = summary_json(read_corpus("data/sample"))
+        >>> facts["corpus"]["files"], facts["runs"]["failed"]
+        (26, 7)
+    """
+    corpus = source_corpus(corpus)  # a corpus, or an archive's frames
+    window = window or Window()
+    shown = window.corpus(corpus)
+    rows = window.frame(catalog(corpus, semantics=semantics)) if corpus.listing_error is None else None
+    facts = {key: _json_value(value) for key, value in summary_of_rows(shown, semantics, rows).items()}
+    if window.bounded:
+        facts["window"] = window.describe()
+    facts["root_hint"] = root_hint(corpus)
+    return {"corpus": facts, "runs": runs_json(run_summary(shown))}
+
+
+def summary_markdown(
+    corpus: Source,
+    *,
+    semantics: Semantics = "projection",
+    window: Window | None = None,
+    limit: int = FAILED_LINES,
+) -> str:
+    """The summary as Markdown for a CI job summary (``>> "$GITHUB_STEP_SUMMARY"``): counts, then runs.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> print(summary_markdown(read_corpus("data/sample")).splitlines()[0])
+        # Corpus `data/sample`
+    """
+    corpus = source_corpus(corpus)  # a corpus, or an archive's frames
+    window = window or Window()
+    shown = window.corpus(corpus)
+    rows = window.frame(catalog(corpus, semantics=semantics)) if corpus.listing_error is None else None
+    facts = summary_of_rows(shown, semantics, rows)
+    root = str(facts["root"]).replace("`", "'")
+    lines = [f"# Corpus `{root}`", ""]
+    hint = root_hint(corpus)
+    if hint is not None:
+        lines += [f"> **Hint:** {md_cell(hint)}", ""]
+    if window.bounded:
+        lines += [f"Window {md_cell(window.describe())} by created_at.", ""]
+    listing = (
+        f"**fails**: {md_cell(facts['listing_error'])}"
+        if facts["listing_error"] is not None
+        else f"ok ({', '.join(f'{k} {v:,}' for k, v in (facts['rows'] or {}).items()) or 'no rows'})"
+    )
+    lines += [
+        "| sessions | listed | projects | verdicts | problems | listing |",
+        "|---|---|---|---|---|---|",
+        f"| {facts['files']:,} | {facts['listed']:,} | {facts['projects']:,} | "
+        f"{md_cell(', '.join(f'{k} {v:,}' for k, v in facts['verdicts'].items()))} | {facts['problems']:,} | "
+        f"{listing} |",
+        "",
+    ]
+    lines += runs_markdown(run_summary(shown), limit=limit)
     return "\n".join(lines)

@@ -7,6 +7,7 @@ a fork's seed (its parent's history) are collapsed into one block.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shlex
 from collections.abc import Callable
@@ -19,11 +20,13 @@ import orjson
 import polars as pl
 
 from subagent_catalog.analysis.find_session import find_session
-from subagent_catalog.analysis.text import utf8_length
+from subagent_catalog.analysis.text import clip, utf8_length
 from subagent_catalog.analysis.transcript import transcript
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape
+from subagent_catalog.frames.units import human_duration
 from subagent_catalog.store.source import Source, source_corpus
+from subagent_catalog.views.transcript_parts import anchor, user_body
 
 TEXT_HEAD = 1_200
 """Characters of a long text shown before the rest is folded away."""
@@ -56,20 +59,6 @@ class TextRoom:
         size = min(len(text), max(head, self.left))
         self.left = max(0, self.left - size)
         return size
-
-
-_RUN_FACTS = (
-    ("wall time", "run_wall_ms", "ms"),
-    ("turn time", "turn_ms", "ms"),
-    ("turns", "turns", ""),
-    ("last outcome", "last_turn_outcome", ""),
-    ("last error", "last_error_message", ""),
-    ("models", "models", ""),
-    ("input tokens", "input_tokens", ""),
-    ("output tokens", "output_tokens", ""),
-    ("tool calls", "tool_calls", ""),
-    ("failed tool results", "tool_results_failed", ""),
-)
 
 
 @dataclass
@@ -201,7 +190,7 @@ def _title(row: dict[str, Any], detail: dict[str, Any]) -> str:
     if kind == "tool-result":
         parts = [f"← result of {name or '?'}"]
         if "duration_ms" in detail:
-            parts.append(f"{detail['duration_ms']:,} ms")
+            parts.append(human_duration(detail["duration_ms"]))
         if row["is_error"]:
             code = (detail.get("error") or {}).get("code") if isinstance(detail.get("error"), dict) else None
             parts.append(f"failed{f' ({code})' if code else ''}")
@@ -232,15 +221,17 @@ def _row_html(
     limit: int,
     room: TextRoom | None = None,
     hint: Callable[[int | None], str] | None = None,
+    anchors: bool = False,
 ) -> str:
     detail: dict[str, Any] = orjson.loads(row["detail"]) if row["detail"] else {}
     when = f'<span title="{escape(_clock(row["time_ms"]))}">{escape(_offset(row["time_ms"], start))}</span>'
     where = f"seq {row['seq']}" if row["seq"] is not None else ""
     meta = f'<span style="color:#656d76;font-size:11px;float:right">{when} {escape(where)}</span>'
+    ident = f' id="{anchor(row)}"' if anchors else ""
     kind = row["kind"]
     if kind == "turn-start":
         return (
-            '<div style="margin:14px 0 4px;border-bottom:2px solid #d8dee4;font-weight:600;font-size:13px">'
+            f'<div{ident} style="margin:14px 0 4px;border-bottom:2px solid #d8dee4;font-weight:600;font-size:13px">'
             f"{escape(row['text'])} {meta}</div>"
         )
     if kind in ("turn-end", "event"):
@@ -248,8 +239,9 @@ def _row_html(
         label = "turn ended: " if kind == "turn-end" else f"{row['event_type']}: "
         text = row["text"] or ""
         short = text if len(text) <= 200 else text[:200] + "…"
+        weight = ";font-weight:600;background:#fff5f5" if row["is_error"] else ""
         return (
-            f'<div style="color:{colour};font-size:12px;margin:3px 0;overflow-wrap:anywhere">{meta}'
+            f'<div{ident} style="color:{colour};font-size:12px;margin:3px 0;overflow-wrap:anywhere{weight}">{meta}'
             f'{escape(label)}<span style="font-family:ui-monospace,monospace">{escape(short)}</span></div>'
         )
     edge, fill = _COLOURS.get(kind, ("#8c959f", "#ffffff"))
@@ -272,6 +264,14 @@ def _row_html(
     body = _folded(
         _pretty(text) if kind == "tool-call" and not more else text, limit=limit, mono=mono, more=more, marker=marker
     )
+    if kind == "user":
+        source, blocks = user_body(
+            detail,
+            lambda part, fixed: _folded(part[: room.take(part, limit)] if room else part, limit=limit, mono=fixed),
+        )
+        badge += source
+        if blocks:
+            body = blocks + (_folded("", limit=limit, mono=False, more=more, marker=marker) if more else "")
     if kind == "reasoning":
         body = f"<details><summary style='cursor:pointer'>{len(text):,} characters</summary>{body}</details>"
     usage = detail.get("usage")
@@ -280,7 +280,7 @@ def _row_html(
         counts = ", ".join(f"{k.removesuffix('Tokens')} {v:,}" for k, v in usage.items() if isinstance(v, int))
         foot = f'<div style="color:#656d76;font-size:11px">step tokens: {escape(counts)}</div>'
     return (
-        f'<div style="border-left:4px solid {edge};background:{fill};padding:4px 8px;margin:4px 0;'
+        f'<div{ident} style="border-left:4px solid {edge};background:{fill};padding:4px 8px;margin:4px 0;'
         f'border-radius:0 6px 6px 0">{meta}<b style="font-size:12px">{escape(_title(row, detail))}</b>{badge}'
         f"{body}{foot}</div>"
     )
@@ -293,6 +293,7 @@ def transcript_fragment(
     limit: int = TEXT_HEAD,
     budget: int = PAGE_TEXT,
     hint: Callable[[int | None], str] | None = None,
+    anchors: bool = False,
 ) -> str:
     """The transcript rows as one escaped HTML ``<div>`` with inline styles (for a widget or a page).
 
@@ -303,6 +304,8 @@ def transcript_fragment(
         budget: characters of text in all; past it, each text keeps its first ``limit``.
         hint: the escaped HTML telling how to get a step's whole text (by its ``seq``),
             shown after "… N more bytes not shown" where a text is clipped.
+        anchors: give each row an ``id`` (``seq-N``; ``transcript_parts.anchor``) for jump links
+            (a page: one transcript; a notebook may show several).
 
     Examples:
         >>> from subagent_catalog.analysis.transcript import TRANSCRIPT_SCHEMA
@@ -320,12 +323,12 @@ def transcript_fragment(
     room = TextRoom(budget)
     first = start if isinstance(start, int) else None
     if seed:
-        inner = "".join(_row_html(r, start=first, limit=limit, room=room, hint=hint) for r in seed)
+        inner = "".join(_row_html(r, start=first, limit=limit, room=room, hint=hint, anchors=anchors) for r in seed)
         parts.append(
             '<details style="margin:4px 0;color:#57606a"><summary style="cursor:pointer">'
             f"{len(seed):,} steps inherited from the parent (the fork's seed)</summary>{inner}</details>"
         )
-    parts.extend(_row_html(r, start=first, limit=limit, room=room, hint=hint) for r in own)
+    parts.extend(_row_html(r, start=first, limit=limit, room=room, hint=hint, anchors=anchors) for r in own)
     if not records:
         parts.append('<div style="color:#656d76">(no events)</div>')
     if max_rows is not None and rows.height > max_rows:
@@ -335,26 +338,6 @@ def transcript_fragment(
         )
     parts.append("</div>")
     return "".join(parts)
-
-
-def _facts(session: dict[str, Any]) -> list[tuple[str, str]]:
-    out = [
-        ("project", session["project_dir"]),
-        ("path", session["path"]),
-        ("created", _clock(session["created_at_ms"])),
-    ]
-    for label, column, unit in _RUN_FACTS:
-        value = session.get(column)
-        if value is None or value == []:
-            continue
-        if isinstance(value, list):
-            text = ", ".join(str(v) for v in value)
-        elif isinstance(value, int):
-            text = f"{value:,}{' ' + unit if unit else ''}"
-        else:
-            text = str(value)
-        out.append((label, text))
-    return [(label, text) for label, text in out if text]
 
 
 def _load(corpus: Corpus, session_id: str, path: str | None) -> tuple[dict[str, Any], pl.DataFrame, SessionLinks]:
@@ -393,6 +376,29 @@ def page_link(session_id: str) -> str:
     return quote(session_id, safe="-._~") + ".html"
 
 
+_FILE_SAFE = re.compile(r"[^A-Za-z0-9._~-]")
+
+
+def page_file(session_id: str) -> str:
+    """A session's page file name, safe on any file system and as a link with nothing to escape.
+
+    An id of plain characters (letters, digits, ``-._~``, at most 100) is its own name; any other
+    id keeps its plain characters (others become ``_``, cut at 80) and gains a digest of the whole
+    id, so two ids never share a page.
+
+    Examples:
+        >>> page_file("auth-refactor"), page_file("../x")
+        ('auth-refactor.html', '.._x-d6b96a97d1.html')
+        >>> len(page_file("L" * 1_000_000)) < 120
+        True
+    """
+    plain = _FILE_SAFE.sub("_", session_id)
+    if plain == session_id and 0 < len(session_id) <= 100 and session_id not in (".", ".."):
+        return session_id + ".html"
+    digest = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{plain[:80]}-{digest}.html"
+
+
 def safe_href(href: str) -> str | None:
     """``href`` when it is a relative reference or an ``http``, ``https`` or ``file`` URL, else ``None``.
 
@@ -411,17 +417,26 @@ def transcript_page(
     session_id: str,
     *,
     path: str | None = None,
-    link: Callable[[str], str] | None = None,
+    link: Callable[[str], str | None] | None = None,
+    tree: pl.DataFrame | None = None,
 ) -> str:
-    """A self-contained HTML page of one session's transcript, with its parent and children linked.
+    """A self-contained HTML page of one session's transcript: run facts, turns, errors, timeline, steps.
+
+    The header gives the run facts (outcome, identity, time split, tokens with cache, cost), a
+    table of turns and a list of the error rows, each linked to its step; a session with
+    children gets the timeline of its tree (``views.timeline_view``). A log upstream cannot
+    read shows the part before the damage, then where and why the read stopped.
 
     Args:
         corpus: a read corpus or an opened archive (``store.source.Source``).
         session_id: the session to show.
         path: which log, when several files carry the same session id.
-        link: the ``href`` of another session's page (default ``page_link``: ``ID.html``
-            next to this one, the id percent-encoded). An ``href`` with a scheme other
-            than ``http``, ``https`` or ``file`` (``javascript:``...) is not linked.
+        link: the ``href`` of another session's page (``page_link`` gives ``ID.html``), or
+            ``None`` when it has none: give it when those pages exist (``show --tree`` writes
+            them); by default other sessions are named, not linked. An ``href`` with a scheme
+            other than ``http``, ``https`` or ``file`` (``javascript:``...) is not linked.
+        tree: the ``tree_timeline`` rows of the tree below this session (default: computed
+            when the session has children).
 
     Raises:
         SessionLookupError: no log (or several logs) with this id.
@@ -441,124 +456,60 @@ def transcript_page(
     import jinja2
     from markupsafe import Markup
 
+    from subagent_catalog.analysis.timeline import tree_timeline
+    from subagent_catalog.views.timeline_view import TIMELINE_CSS, timeline_html
+    from subagent_catalog.views.transcript_parts import facts_html, turns_html
+
     session, rows, links = _load(corpus, session_id, path)
-    make = link or page_link
+
+    def href(other: str) -> str | None:
+        target = link(other) if link is not None else None
+        return safe_href(target) if target else None
+
+    timeline = ""
+    if links.children and session["session_id"] is not None:
+        if tree is None:
+            tree = tree_timeline(corpus, session["session_id"])
+
+        def label(row: dict[str, Any]) -> str:
+            sid = row.get("session_id")
+            name = escape(clip(row.get("label") or sid or "(no id)", 80))
+            tip = escape(clip(f"{sid or '(no id)'} · {row.get('label') or ''}", 300))
+            target = href(sid) if sid is not None and row.get("depth") else None
+            return (
+                f'<a href="{escape(target)}" title="{tip}">{name}</a>'
+                if target
+                else f'<span title="{tip}">{name}</span>'
+            )
+
+        caption = f"this session and the {tree.height - 1:,} below it"
+        timeline = timeline_html(tree, label=label, caption=caption)
+    start_value = rows.filter(~pl.col("in_seed"))["time_ms"].min() if rows.height else None
+    start = start_value if isinstance(start_value, int) else None
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("subagent_catalog.views", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
     )
+    where = [
+        ("project", session["project_dir"]),
+        ("path", session["path"]),
+        ("created", _clock(session["created_at_ms"])),
+    ]
     return env.get_template("transcript.html.j2").render(
-        session_id=session["session_id"],
-        facts=_facts(session),
+        session_id=session["session_id"] or "(no id)",
+        label=session["identity_label"],
+        where=[(name, text) for name, text in where if text],
+        facts=Markup(facts_html(session)),
+        timeline_css=Markup(TIMELINE_CSS),
+        linked=link is not None,
+        root=corpus.root,
         parent=links.parent,
-        parent_href=safe_href(make(links.parent)) if links.parent is not None and links.parent_found else None,
-        children=[(child, safe_href(make(child))) for child in links.children],
+        parent_href=href(links.parent) if links.parent is not None and links.parent_found else None,
+        parent_found=links.parent_found,
+        children=[(child, href(child)) for child in links.children],
+        timeline=Markup(timeline),
+        turns=Markup(turns_html(rows, start)),
         steps=rows.height,
-        body=Markup(transcript_fragment(rows, hint=show_hint(corpus.root, session["session_id"]))),
+        body=Markup(transcript_fragment(rows, hint=show_hint(corpus.root, session["session_id"]), anchors=True)),
     )
-
-
-def _md(text: object) -> str:
-    """A value from the log as a Markdown code span (literal: nothing in it is markup)."""
-    value = " ".join(str(text).splitlines())
-    longest = max((len(m) for m in re.findall(r"`+", value)), default=0)
-    ticks = "`" * (longest + 1)
-    pad = " " if value.startswith("`") or value.endswith("`") or not value.strip() else ""
-    return f"{ticks}{pad}{value}{pad}{ticks}"
-
-
-def _md_title(row: dict[str, Any], detail: dict[str, Any]) -> str:
-    kind, name = row["kind"], row["name"]
-    if kind == "tool-call":
-        return f"**→ call** {_md(name or '?')}"
-    if kind == "tool-result":
-        parts = [f"**← result of** {_md(name or '?')}"]
-        if "duration_ms" in detail:
-            parts.append(f"{detail['duration_ms']:,} ms")
-        error = detail.get("error")
-        if row["is_error"]:
-            code = error.get("code") if isinstance(error, dict) else None
-            parts.append(f"**failed** {_md(code)}" if code else "**failed**")
-        if detail.get("repeat"):
-            parts.append("a second result for this call")
-        return " · ".join(parts)
-    if kind == "assistant" and detail.get("model"):
-        return f"**assistant** · {_md(detail['model'])}"
-    if kind == "descriptor":
-        return f"**descriptor** · {_md(name or 'no mode')}"
-    return f"**{_title(row, detail)}**"
-
-
-def _fence(text: str) -> str:
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    ticks = "`" * max(3, longest + 1)
-    return f"{ticks}text\n{text}\n{ticks}"
-
-
-def transcript_markdown(corpus: Source, session_id: str, *, path: str | None = None) -> str:
-    """One session's transcript as Markdown; every text from the log is in a fenced block.
-
-    Raises:
-        SessionLookupError: no log (or several logs) with this id.
-
-    Examples:
-        >>> import tempfile
-        >>> from subagent_catalog.corpus import read_corpus
-        >>> from subagent_catalog.synth.writer import EventLog, header, write_session
-        >>> root = tempfile.mkdtemp()
-        >>> log = EventLog("s1"); log.turn_start(); log.user("hi"); log.turn_end()
-        >>> _ = write_session(root, header("s1", created_at=1), log.events, "none")
-        >>> print(transcript_markdown(read_corpus(root), "s1").split("## ")[1])
-        turn 1 · +0.000 s
-        <BLANKLINE>
-        **user** (seq 1, +0.001 s)
-        <BLANKLINE>
-        ```text
-        hi
-        ```
-        <BLANKLINE>
-        *turn ended:* `completed` (seq 2, +0.002 s)
-        <BLANKLINE>
-    """
-    corpus = source_corpus(corpus)  # a corpus, or an archive's frames
-    session, rows, links = _load(corpus, session_id, path)
-    lines = [f"# Session {_md(session['session_id'])}", ""]
-    lines += [f"- {label}: {_md(text)}" for label, text in _facts(session)]
-    if links.parent is not None:
-        lines.append(f"- parent: {_md(links.parent)}{'' if links.parent_found else ' (its log is not in the corpus)'}")
-    if links.children:
-        lines.append(f"- children ({len(links.children)}): {', '.join(_md(c) for c in links.children)}")
-    lines.append("")
-    start_value = rows.filter(~pl.col("in_seed"))["time_ms"].min() if rows.height else None
-    start = start_value if isinstance(start_value, int) else None
-    seed = rows.filter(pl.col("in_seed")).height
-    if seed:
-        lines += [f"*{seed:,} steps inherited from the parent (the fork's seed) are not shown.*", ""]
-    room = TextRoom(PAGE_TEXT)
-    for row in rows.filter(~pl.col("in_seed")).to_dicts():
-        detail: dict[str, Any] = orjson.loads(row["detail"]) if row["detail"] else {}
-        stamp = ", ".join(
-            v for v in (f"seq {row['seq']}" if row["seq"] is not None else "", _offset(row["time_ms"], start)) if v
-        )
-        kind = row["kind"]
-        text = row["text"] or ""
-        if kind == "turn-start":
-            heading = text if re.fullmatch(r"turn -?\d+", text) else _md(text)
-            lines += [f"## {heading} · {_offset(row['time_ms'], start)}", ""]
-        elif kind == "turn-end":
-            lines += [f"*turn ended:* {_md(text)} ({stamp})", ""]
-        elif kind == "event":
-            short = text if len(text) <= 200 else text[:200] + "…"
-            lines += [f"{_md(row['event_type'])} ({stamp}): {_md(short)}", ""]
-        else:
-            title = _md_title(row, detail)
-            if row["partial"]:
-                title += f" · partial: {detail.get('partial', 'no assistant/message')}"
-            shown, more = _shown(row, detail, room, TEXT_HEAD)
-            body = _pretty(shown) if kind == "tool-call" and not more else shown
-            lines += [f"{title} ({stamp})" if stamp else title, "", _fence(body), ""]
-            if more:
-                command = f"subagent-catalog show {corpus.root} {session['session_id']} --text {row['seq']} -o FILE"
-                lines += [f"*… {more:,} more bytes not shown ({_md(command)} writes the whole text).*", ""]
-    return "\n".join(lines)

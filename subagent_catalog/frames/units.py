@@ -1,0 +1,89 @@
+"""Figures as people read them: durations (``1 h 32 min``), costs (``$0.0131``), token counts (``1.2 M``).
+
+Every view (the report, ``summary``, the notebook display, ``show`` pages) formats run facts with these,
+so one figure reads the same everywhere. ``None`` (a figure no event reported) is ``–``, never 0.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+MISSING = "–"
+"""What a view shows for a figure that is not known (``None``)."""
+
+
+def human_duration(ms: float | None) -> str:
+    """A duration in milliseconds in the two largest units that matter.
+
+    Examples:
+        >>> [human_duration(v) for v in (0, 850, 5_524, 92_000, 5_524_119, 200_000_000, None)]
+        ['0 ms', '850 ms', '5.5 s', '1 min 32 s', '1 h 32 min', '2 d 7 h', '–']
+        >>> human_duration(-1500)
+        '-1.5 s'
+    """
+    if ms is None:
+        return MISSING
+    if ms < 0:
+        return "-" + human_duration(-ms)
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:.1f} s" if seconds < 10 else f"{seconds:.0f} s"
+    whole = int(seconds)
+    minutes, second = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes} min {second} s" if second else f"{minutes} min"
+    hours, minute = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours} h {minute} min" if minute else f"{hours} h"
+    days, hour = divmod(hours, 24)
+    return f"{days} d {hour} h" if hour else f"{days} d"
+
+
+def human_cost(usd: float | None) -> str:
+    """A cost in US dollars with the digits that matter (``–`` when unknown: an unpriced model).
+
+    Examples:
+        >>> human_cost(12.345), human_cost(0.0131), human_cost(0.000547), human_cost(0.0), human_cost(None)
+        ('$12.35', '$0.0131', '$0.000547', '$0', '–')
+    """
+    if usd is None:
+        return MISSING
+    if usd == 0:
+        return "$0"
+    if abs(usd) >= 1:
+        return f"${usd:,.2f}"
+    return f"${usd:.3g}" if abs(usd) < 0.001 else f"${usd:.4f}".rstrip("0")
+
+
+def human_count(value: int | None) -> str:
+    """A count in thousands or millions past 10,000 (``–`` when unknown).
+
+    Examples:
+        >>> human_count(950), human_count(12_345), human_count(1_234_567), human_count(None)
+        ('950', '12.3 k', '1.23 M', '–')
+    """
+    if value is None:
+        return MISSING
+    if abs(value) < 10_000:
+        return f"{value:,}"
+    if abs(value) < 1_000_000:
+        return f"{value / 1000:.1f} k"
+    return f"{value / 1_000_000:.3g} M"
+
+
+def clock(ms: int | None, *, seconds: bool = True) -> str:
+    """A UTC time in milliseconds since the epoch as ``YYYY-MM-DD HH:MM:SS UTC`` (empty when unknown).
+
+    Examples:
+        >>> clock(1_767_225_601_001), clock(1_767_225_601_001, seconds=False), clock(None)
+        ('2026-01-01 00:00:01 UTC', '2026-01-01 00:00 UTC', '')
+    """
+    if ms is None:
+        return ""
+    try:
+        moment = datetime.fromtimestamp(ms / 1000, UTC)
+    except (OverflowError, OSError, ValueError):
+        return f"{ms} ms"
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC" if seconds else "%Y-%m-%d %H:%M UTC")

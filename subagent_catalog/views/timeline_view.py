@@ -1,0 +1,236 @@
+"""A tree of runs over time (a Gantt chart with a concurrency curve) as self-contained, escaped HTML.
+
+``timeline_html`` draws ``analysis.timeline.tree_timeline`` rows: a step curve of how many
+sessions ran at once (``concurrency``), then one bar per session from its first to its last own
+event, coloured by outcome, each row labelled (the caller's cell: a reveal button in the report, a
+page link in ``show --tree``). Past ``max_bars`` sessions the bars are packed into lanes and drawn
+as one SVG path per outcome, so a 1,000-child hub is a handful of nodes, not thousands. A session
+without a span (it never logged an event of its own) is named under the chart, never dropped.
+
+Nothing is fetched and nothing runs: the markup is plain HTML and inline SVG with classes styled
+by ``TIMELINE_CSS`` (the page includes it once), every text from the corpus escaped.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from typing import Any
+
+import polars as pl
+
+from subagent_catalog.analysis.text import clip
+from subagent_catalog.analysis.timeline import concurrency
+from subagent_catalog.frames.display import escape
+from subagent_catalog.frames.units import clock, human_duration
+
+MAX_BARS = 60
+"""Sessions drawn one labelled row each; a larger tree is drawn in packed lanes."""
+
+MAX_LANES = 120
+"""Lanes of the packed view; past it, sessions share lanes (the curve still counts each)."""
+
+MAX_NAMED = 20
+"""Sessions without a span named under the chart (the rest are counted)."""
+
+OUTCOME_COLOURS = {
+    "completed": "#2da44e",
+    "error": "#cf222e",
+    "aborted": "#f58518",
+    "max-tokens": "#b279a2",
+    "blocked": "#8250df",
+    "interrupted": "#bf8700",
+    "other": "#6e7781",
+    "open": "#e3b341",
+    "no-turns": "#afb8c1",
+    "unreadable": "#82071e",
+}
+"""The colour of each outcome (``frames.outcome.OUTCOMES``) in every timeline."""
+
+TIMELINE_CSS = (
+    ".tl{margin:8px 0 18px;min-width:0}"
+    ".tl figcaption{font-size:13px;margin-bottom:4px;overflow-wrap:anywhere}"
+    ".tl .tl-axis{display:flex;flex-wrap:wrap;justify-content:space-between;font-size:11px;color:#656d76;gap:0 6px;"
+    "margin-left:var(--tl-name,32%)}"
+    ".tl .tl-curve{display:grid;grid-template-columns:var(--tl-name,32%) 1fr;align-items:end;"
+    "border-bottom:1px solid #d8dee4}"
+    ".tl .tl-curve span{font-size:11px;color:#656d76;padding-right:6px;text-align:right}"
+    ".tl svg{display:block;width:100%}"
+    ".tl .tl-rows{list-style:none;margin:0;padding:0}"
+    ".tl .tl-row{display:grid;grid-template-columns:var(--tl-name,32%) 1fr;align-items:center;min-height:18px;"
+    "border-bottom:1px solid #f0f2f4}"
+    ".tl .tl-name{overflow:hidden;text-overflow:ellipsis;white-space:nowrap;font-size:12px;padding-right:6px}"
+    ".tl .tl-track{position:relative;height:12px;min-width:0}"
+    ".tl .tl-bar{position:absolute;top:1px;height:10px;border-radius:2px;min-width:2px}"
+    ".tl .tl-legend{font-size:11px;color:#656d76;display:flex;flex-wrap:wrap;gap:2px 10px;margin-top:4px}"
+    ".tl .tl-key{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:3px;"
+    "vertical-align:-1px}"
+    ".tl .tl-note{font-size:12px;color:#656d76;margin:4px 0 0;overflow-wrap:anywhere}"
+    ".tl .tl-lanes{margin-left:var(--tl-name,32%)}"
+    "@media (max-width:600px){.tl{--tl-name:38%}}"
+)
+"""The timeline's styles (class-scoped under ``.tl``), for a page's ``<style>``."""
+
+Label = Callable[[dict[str, Any]], str]
+"""Gives the escaped HTML naming one timeline row (its ``tree_timeline`` row as a dict)."""
+
+
+def default_label(row: dict[str, Any]) -> str:
+    """A row's name: its label (else its id), escaped and clipped, the whole in a tooltip.
+
+    Examples:
+        >>> default_label({"session_id": "c1", "label": "<b>fix</b>", "depth": 1})
+        '<span title="c1 · &lt;b&gt;fix&lt;/b&gt;">&lt;b&gt;fix&lt;/b&gt;</span>'
+    """
+    name = row.get("label") or row.get("session_id") or "(no id)"
+    whole = f"{row.get('session_id') or '(no id)'} · {row.get('label') or ''}".rstrip(" ·")
+    return f'<span title="{escape(clip(whole, 300))}">{escape(clip(name, 80))}</span>'
+
+
+def _colour(outcome: str | None) -> str:
+    return OUTCOME_COLOURS.get(outcome or "", "#6e7781")
+
+
+def _curve_path(curve: pl.DataFrame, start: int, span: int, peak: int, height: int) -> str:
+    """A step path of the running count over a 1000 x ``height`` box."""
+    parts: list[str] = [f"M0 {height}"]
+    for time_ms, running in curve.iter_rows():
+        x = 1000 * (time_ms - start) / span
+        y = height - (height - 2) * running / peak
+        parts.append(f"H{x:.1f}V{y:.1f}")
+    parts.append(f"H1000V{height}Z")
+    return "".join(parts)
+
+
+def _pack(spans: list[tuple[int, int]]) -> list[int]:
+    """Each span's lane (spans in start order): the first lane free by its start, at most ``MAX_LANES``."""
+    free: list[tuple[int, int]] = []  # (end of the lane's last span, lane)
+    lanes: list[int] = []
+    used = 0
+    for start, end in spans:
+        if free and free[0][0] < start:
+            _, lane = heapq.heappop(free)
+        elif used < MAX_LANES:
+            lane, used = used, used + 1
+        else:  # every lane busy: share the one that frees first
+            _, lane = heapq.heappop(free)
+        lanes.append(lane)
+        heapq.heappush(free, (end, lane))
+    return lanes
+
+
+def _legend(outcomes: dict[str, int]) -> str:
+    items = "".join(
+        f'<span><span class="tl-key" style="background:{_colour(name)}"></span>{escape(name)} {count:,}</span>'
+        for name, count in outcomes.items()
+    )
+    return f'<div class="tl-legend">{items}</div>'
+
+
+def timeline_html(
+    rows: pl.DataFrame,
+    *,
+    label: Label | None = None,
+    max_bars: int = MAX_BARS,
+    caption: str | None = None,
+) -> str:
+    """One tree's timeline: a concurrency curve over per-session bars (packed lanes past ``max_bars``).
+
+    Args:
+        rows: ``tree_timeline`` rows (``depth`` 0 is the top).
+        label: the escaped HTML naming a row (default ``default_label``); used in the bar view.
+        max_bars: sessions drawn one labelled row each; more are packed into lanes.
+        caption: text above the chart (escaped here).
+
+    Examples:
+        >>> rows = pl.DataFrame({"session_id": ["top", "a", "b"], "label": [None, "<a>", "b"],
+        ...     "depth": [0, 1, 1], "outcome": ["completed", "error", "open"],
+        ...     "start_ms": [0, 10, None], "end_ms": [100, 60, None]})
+        >>> page = timeline_html(rows)
+        >>> page.count('class="tl-bar'), "&lt;a&gt;" in page, "peak 1" in page
+        (2, True, True)
+    """
+    make = label or default_label
+    spanned = rows.filter(pl.col("start_ms").is_not_null())
+    spanned = spanned.with_columns(pl.coalesce("end_ms", "start_ms").alias("end_ms"))
+    unspanned = rows.filter(pl.col("start_ms").is_null())
+    head = f"<figcaption>{escape(caption)}</figcaption>" if caption else ""
+    if spanned.height == 0:
+        return (
+            f'<figure class="tl">{head}<p class="tl-note">no session of this tree logged a timed event of its own '
+            f"({rows.height:,} session{'s' if rows.height != 1 else ''})</p></figure>"
+        )
+    start = int(spanned["start_ms"].min())  # type: ignore[arg-type]
+    end = int(spanned["end_ms"].max())  # type: ignore[arg-type]
+    span = max(end - start, 1)
+    curve = concurrency(rows)
+    peak = int(curve["running"].max() or 0) if curve.height else 0  # type: ignore[arg-type]
+    counts = rows.group_by("outcome").len().sort("len", descending=True).iter_rows()
+    outcomes = {str(name): int(n) for name, n in counts}
+    ticks = f'<span title="{escape(clock(start))}">{escape(clock(start)[11:19])} UTC</span>' + "".join(
+        f"<span>+{escape(human_duration(span * k / 2))}</span>" for k in (1, 2)
+    )
+    parts = [f'<figure class="tl">{head}']
+    parts.append(
+        '<div class="tl-curve">'
+        f"<span>peak {peak:,} running</span>"
+        f'<svg viewBox="0 0 1000 40" preserveAspectRatio="none" style="height:40px" role="img" '
+        f'aria-label="sessions running at once, peak {peak}">'
+        f'<path d="{_curve_path(curve, start, span, max(peak, 1), 40)}" fill="#ddf4ff" stroke="#0969da" '
+        'stroke-width="1" vector-effect="non-scaling-stroke"/></svg></div>'
+    )
+    parts.append(f'<div class="tl-axis">{ticks}</div>')
+    ordered = spanned.sort("start_ms", "depth")
+    if spanned.height <= max_bars:
+        parts.append('<ol class="tl-rows">')
+        for row in ordered.iter_rows(named=True):
+            left = 100 * (row["start_ms"] - start) / span
+            width = 100 * (row["end_ms"] - row["start_ms"]) / span
+            tip = (
+                f"{row.get('session_id') or '(no id)'} · {row.get('outcome')} · "
+                f"{human_duration(row['end_ms'] - row['start_ms'])} from +{human_duration(row['start_ms'] - start)}"
+            )
+            indent = min(int(row.get("depth") or 0), 8) * 8
+            parts.append(
+                f'<li class="tl-row"><div class="tl-name" style="padding-left:{indent}px">{make(row)}</div>'
+                f'<div class="tl-track"><span class="tl-bar" title="{escape(clip(tip, 400))}" '
+                f'style="left:{left:.2f}%;width:{width:.2f}%;background:{_colour(row.get("outcome"))}"></span>'
+                "</div></li>"
+            )
+        parts.append("</ol>")
+    else:
+        pairs = list(zip(ordered["start_ms"].to_list(), ordered["end_ms"].to_list(), strict=True))
+        lanes = _pack(pairs)
+        count = max(lanes) + 1
+        lane_h = max(2.0, min(12.0, 360 / count))
+        height = count * lane_h
+        paths: dict[str, list[str]] = {}
+        for (first, last), lane, outcome in zip(pairs, lanes, ordered["outcome"].to_list(), strict=True):
+            x = 1000 * (first - start) / span
+            w = max(1000 * (last - first) / span, 0.8)
+            paths.setdefault(str(outcome), []).append(
+                f"M{x:.1f} {lane * lane_h + 0.5:.1f}h{w:.1f}v{lane_h - 1:.1f}h{-w:.1f}z"
+            )
+        drawn = "".join(
+            f'<path fill="{_colour(name)}" d="{"".join(shapes)}"><title>{escape(name)}</title></path>'
+            for name, shapes in paths.items()
+        )
+        parts.append(
+            f'<div class="tl-lanes"><svg viewBox="0 0 1000 {height:.0f}" preserveAspectRatio="none" '
+            f'style="height:{height:.0f}px" role="img" aria-label="{spanned.height} sessions packed in {count} '
+            f'lanes">{drawn}</svg></div>'
+            f'<p class="tl-note">{spanned.height:,} sessions packed in {count:,} lane{"s" if count != 1 else ""} '
+            "(one bar each, coloured by outcome; the tables name them).</p>"
+        )
+    parts.append(_legend(outcomes))
+    if unspanned.height:
+        names = ", ".join(
+            escape(clip(value or "(no id)", 60)) for value in unspanned["session_id"].head(MAX_NAMED).to_list()
+        )
+        more = f" and {unspanned.height - MAX_NAMED:,} more" if unspanned.height > MAX_NAMED else ""
+        parts.append(
+            f'<p class="tl-note">{unspanned.height:,} session{"s" if unspanned.height != 1 else ""} logged no '
+            f"event of {'their' if unspanned.height != 1 else 'its'} own (no span): {names}{more}</p>"
+        )
+    parts.append("</figure>")
+    return "".join(parts)

@@ -1,0 +1,287 @@
+"""The parts of a transcript page above and around its steps: run facts, turns, errors, user-message blocks.
+
+``run_facts`` gives the header (outcome, identity, time split, tokens with cache, cost), each
+fact with a tone, so a root without a descriptor reads as what it is (a root) and only a failed
+run or a subagent's missing identity is marked. ``turn_table`` summarises each turn with a link
+to it; ``error_list`` links every error row. ``user_body`` draws a user message's blocks apart,
+its source named and reasoning folded. Every text from the log is escaped here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+import orjson
+import polars as pl
+
+from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
+from subagent_catalog.analysis.text import clip
+from subagent_catalog.frames.display import escape
+from subagent_catalog.frames.units import clock, human_cost, human_count, human_duration
+
+Tone = Literal["", "ok", "warn", "bad"]
+"""How a header fact is marked: plain, good, a warning, a failure."""
+
+TONE_STYLES = {"": "", "ok": "color:#116329", "warn": "color:#953800", "bad": "color:#b62324;font-weight:600"}
+
+
+def _identity(session: dict[str, Any]) -> tuple[str, Tone]:
+    cause = session.get("identity_cause")
+    if session.get("identity_label") is not None or session.get("identity_mode") is not None:
+        mode = session.get("identity_mode") or "no mode"
+        return f"{session.get('identity_label') or '(no label)'} ({mode})", ""
+    if session.get("origin") != "subagent":
+        kind = "a root session" if session.get("parent_session") is None else "an ordinary fork"
+        return f"{kind}: not a subagent, so no descriptor is expected", ""
+    return f"a subagent without a usable descriptor ({cause or 'unknown'})", "warn"
+
+
+def run_facts(session: dict[str, Any]) -> list[tuple[str, str, Tone]]:
+    """The header facts of one ``sessions`` row: (label, text, tone), unknown figures left out.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> rows = read_corpus("data/sample").sessions
+        >>> root = rows.filter(pl.col("session_id") == "run-webapp-1").row(0, named=True)
+        >>> [(label, tone) for label, _, tone in run_facts(root)][:4]
+        [('outcome', 'ok'), ('identity', ''), ('time', ''), ('turns', '')]
+        >>> failed = rows.filter(pl.col("session_id") == "auth-refactor").row(0, named=True)
+        >>> run_facts(failed)[0]
+        ('outcome', 'error: context length exceeded (CONTEXT_LENGTH)', 'bad')
+    """
+    outcome = session.get("outcome") or "?"
+    detail = session.get("outcome_detail")
+    tone: Tone = "bad" if outcome in FAILED_OUTCOMES else "ok" if outcome == "completed" else ""
+    facts: list[tuple[str, str, Tone]] = [("outcome", f"{outcome}: {detail}" if detail else outcome, tone)]
+    facts.append(("identity", *_identity(session)))
+    wall, llm, tool = session.get("run_wall_ms"), session.get("llm_ms"), session.get("tool_ms")
+    if wall is not None:
+        other = max(0, wall - (llm or 0) - (tool or 0))
+        facts.append(
+            (
+                "time",
+                f"{human_duration(wall)} first to last event: model {human_duration(llm)}, tools "
+                f"{human_duration(tool)}, other {human_duration(other)}",
+                "",
+            )
+        )
+    if session.get("turns"):
+        ended = [
+            f"{name} {session.get(f'turns_{name}')}"
+            for name in ("completed", "error", "aborted", "max_tokens", "blocked", "interrupted", "other")
+            if session.get(f"turns_{name}")
+        ]
+        open_turns = session.get("turns_open") or 0
+        text = f"{session['turns']:,}" + (f" ({', '.join(ended)}" + (f", open {open_turns})" if open_turns else ")"))
+        facts.append(("turns", text.replace("max_tokens", "max-tokens"), ""))
+    if session.get("models"):
+        facts.append(("models", ", ".join(str(m) for m in session["models"]), ""))
+    counts = [
+        (name, session.get(column))
+        for name, column in (
+            ("input", "input_tokens"),
+            ("cache read", "cache_read_tokens"),
+            ("cache write", "cache_write_tokens"),
+            ("output", "output_tokens"),
+            ("reasoning", "reasoning_tokens"),
+        )
+    ]
+    if any(value is not None for _, value in counts):
+        facts.append(("tokens", ", ".join(f"{name} {human_count(value)}" for name, value in counts), ""))
+    if session.get("cost_usd") is not None:
+        facts.append(("cost", human_cost(session["cost_usd"]), ""))
+    elif session.get("usage_steps"):
+        facts.append(("cost", "unknown: a model has no price (unpriced_models names it; --prices adds one)", "warn"))
+    if session.get("tool_calls") is not None:
+        failed = session.get("tool_results_failed") or 0
+        facts.append(("tool calls", f"{session['tool_calls']:,}, {failed:,} failed", "warn" if failed else ""))
+    return facts
+
+
+def _detail(row: dict[str, Any]) -> dict[str, Any]:
+    return orjson.loads(row["detail"]) if row["detail"] else {}
+
+
+def anchor(row: dict[str, Any]) -> str:
+    """A row's anchor id on a page: ``seq-N``, ``read-problem`` for the row that says where the read stopped.
+
+    Examples:
+        >>> anchor({"seq": 4, "kind": "user"}), anchor({"seq": None, "kind": "read-problem"})
+        ('seq-4', 'read-problem')
+    """
+    if row["seq"] is None:
+        return "read-problem" if row["kind"] == "read-problem" else "step"
+    return f"seq-{row['seq']}"
+
+
+def turn_table(rows: pl.DataFrame) -> list[dict[str, Any]]:
+    """One entry per own turn, with what the page's turn table shows.
+
+    Keys: ``turn``, ``anchor``, ``start_ms``, ``took`` (ms), ``steps``, ``calls``, ``failed`` (error
+    rows), ``ended`` (the turn's end kind, ``open`` when it never ended).
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.analysis.transcript import transcript
+        >>> turns = turn_table(transcript(read_corpus("data/sample"), "auth-refactor"))
+        >>> [(t["turn"], t["ended"], t["calls"]) for t in turns]
+        [(1, 'error', 1)]
+    """
+    own = rows.filter(~pl.col("in_seed") & pl.col("turn").is_not_null())
+    out: list[dict[str, Any]] = []
+    for (turn,), part in own.group_by("turn", maintain_order=True):
+        first = part.row(0, named=True)
+        ends = part.filter(pl.col("kind") == "turn-end")
+        start = part["time_ms"].min()
+        last = part["last_time_ms"].max()
+        out.append(
+            {
+                "turn": turn,
+                "anchor": anchor(first),
+                "start_ms": start,
+                "took": (last - start) if isinstance(start, int) and isinstance(last, int) else None,
+                "steps": part.filter(pl.col("step").is_not_null())["step"].n_unique(),
+                "calls": part.filter(pl.col("kind") == "tool-call").height,
+                "failed": part.filter(pl.col("is_error").fill_null(False)).height,
+                "ended": (ends["name"][0] or "?") if ends.height else "open",
+            }
+        )
+    return out
+
+
+def error_list(rows: pl.DataFrame) -> list[dict[str, Any]]:
+    """Every error row (a failed tool result, a retried model call, an error turn end, the read problem).
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.analysis.transcript import transcript
+        >>> [e["what"] for e in error_list(transcript(read_corpus("data/sample"), "auth-refactor"))]
+        ['turn ended: error: context length exceeded']
+    """
+    out = []
+    for row in rows.filter(pl.col("is_error").fill_null(False)).iter_rows(named=True):
+        kind = row["kind"]
+        what = {
+            "tool-result": f"tool {row['name'] or '?'} failed",
+            "turn-end": "turn ended",
+            "retry": "model call retried",
+            "read-problem": "read stopped",
+        }.get(kind, kind)
+        code = (_detail(row).get("error") or {}) if kind == "tool-result" else {}
+        code_text = code.get("code") if isinstance(code, dict) else None
+        text = " ".join(clip(row["text"] or "", 160).split())
+        out.append(
+            {
+                "anchor": anchor(row),
+                "turn": row["turn"],
+                "what": f"{what}{f' ({code_text})' if code_text else ''}: {text}" if text else what,
+            }
+        )
+    return out
+
+
+def facts_html(session: dict[str, Any]) -> str:
+    """The header facts as an escaped table (each fact in its tone).
+
+    Examples:
+        >>> "<table" in facts_html({"outcome": "completed", "origin": None, "parent_session": None})
+        True
+    """
+    cells = "".join(
+        f'<tr><th>{escape(label)}</th><td style="{TONE_STYLES[tone]}">{escape(text)}</td></tr>'
+        for label, text, tone in run_facts(session)
+    )
+    return f'<table class="facts">{cells}</table>'
+
+
+def turns_html(rows: pl.DataFrame, start: int | None) -> str:
+    """The per-turn summary table with a jump link per turn, and the list of error rows with theirs.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.analysis.transcript import transcript
+        >>> page = turns_html(transcript(read_corpus("data/sample"), "auth-refactor"), None)
+        >>> 'href="#seq-' in page and "1 error" in page
+        True
+    """
+    turns = turn_table(rows)
+    errors = error_list(rows)
+    parts = []
+    if turns:
+        body = "".join(
+            f'<tr><td><a href="#{t["anchor"]}">turn {escape(t["turn"])}</a></td>'
+            f"<td>{escape(_offset(t['start_ms'], start))}</td><td class='n'>{escape(human_duration(t['took']))}</td>"
+            f"<td class='n'>{t['steps']}</td><td class='n'>{t['calls']}</td>"
+            f"<td class='n{' bad' if t['failed'] else ''}'>{t['failed']}</td>"
+            f"<td class='{'bad' if t['ended'] in FAILED_OUTCOMES else ''}'>{escape(t['ended'])}</td></tr>"
+            for t in turns
+        )
+        parts.append(
+            f'<details class="turns" open><summary>{len(turns):,} turn{"s" if len(turns) != 1 else ""}</summary>'
+            '<div class="scroll"><table class="turns"><thead><tr><th>turn</th><th>starts</th><th>took</th>'
+            "<th>steps</th><th>tool calls</th><th>errors</th><th>ended</th></tr></thead>"
+            f"<tbody>{body}</tbody></table></div></details>"
+        )
+    if errors:
+        items = "".join(
+            f'<li><a href="#{e["anchor"]}">{"turn " + escape(e["turn"]) + ": " if e["turn"] is not None else ""}'
+            f"{escape(e['what'])}</a></li>"
+            for e in errors
+        )
+        parts.append(
+            f'<div class="errors" id="errors"><b>{len(errors):,} error{"s" if len(errors) != 1 else ""}</b> '
+            f"(jump to each):<ol>{items}</ol></div>"
+        )
+    return "".join(parts)
+
+
+def _offset(ms: int | None, start: int | None) -> str:
+    if ms is None or start is None:
+        return clock(ms)
+    return "+" + human_duration(ms - start) if ms >= start else "-" + human_duration(start - ms)
+
+
+def user_body(detail: dict[str, Any], fold: Callable[[str, bool], str]) -> tuple[str, str]:
+    """A user message's source badge and its blocks drawn apart (reasoning and tool calls folded).
+
+    Args:
+        detail: the row's ``detail``.
+        fold: draws one text block (``text``, whether monospace) as escaped HTML.
+
+    Returns:
+        (badge HTML, body HTML); the body is empty when the message has a single text block
+        (the caller draws the row's text as usual).
+
+    Examples:
+        >>> badge, body = user_body({"source_name": "subagent notice", "source": {"sender": "c1"},
+        ...     "blocks": [{"type": "text", "text": "a"}, {"type": "reasoning", "text": "<r>"}]},
+        ...     lambda text, mono: text)
+        >>> "subagent notice" in badge and "from c1" in badge, "<details" in body and "<r>" in body
+        (True, True)
+    """
+    badge = ""
+    if detail.get("source_name"):
+        sender = (detail.get("source") or {}).get("sender")
+        extra = f" from {clip(sender, 60)}" if sender else ""
+        colour = {"human prompt": "#ddf4ff"}.get(detail["source_name"], "#eaeef2")
+        badge = (
+            f' <span class="src" style="background:{colour};border-radius:4px;padding:0 5px;font-size:11px">'
+            f"{escape(detail['source_name'])}{escape(extra)}</span>"
+        )
+    blocks = detail.get("blocks")
+    if not isinstance(blocks, list):
+        return badge, ""
+    parts = []
+    for block in blocks:
+        kind = block.get("type") if isinstance(block, dict) else "block"
+        text = block.get("text", "") if isinstance(block, dict) else ""
+        if kind == "text":
+            parts.append(f'<div class="blk">{fold(text, False)}</div>')
+        else:
+            name = f" {block.get('name')}" if kind == "tool-call" and block.get("name") else ""
+            parts.append(
+                f'<details class="blk"><summary style="cursor:pointer;color:#656d76">{escape(kind)}{escape(name)} · '
+                f"{len(text):,} characters</summary>{fold(text, kind == 'tool-call')}</details>"
+            )
+    return badge, "".join(parts)

@@ -331,12 +331,12 @@ def test_invalid_utf8_in_an_events_part_is_an_archive_error_not_a_panic(
     _, out, manifest = _copy(source, tmp_path)
     name = manifest["tables"]["events"]["files"][0]
     table = pq.read_table(out / name)
-    position = table.column_names.index("data")
+    position = table.column_names.index("text")  # the column the search reads
     data = table.column(position).combine_chunks().cast(pa.large_string())
-    offsets, values = data.buffers()[1], bytearray(data.buffers()[2].to_pybytes())
-    values[1] = 0xFF  # not UTF-8, inside the first event's JSON
-    broken = pa.Array.from_buffers(pa.large_string(), len(data), [None, offsets, pa.py_buffer(bytes(values))])
-    pq.write_table(table.set_column(position, "data", broken), out / name)
+    validity, offsets, values = data.buffers()[0], data.buffers()[1], bytearray(data.buffers()[2].to_pybytes())
+    values[0] = 0xFF  # not UTF-8, inside the first text
+    broken = pa.Array.from_buffers(pa.large_string(), len(data), [validity, offsets, pa.py_buffer(bytes(values))])
+    pq.write_table(table.set_column(position, "text", broken), out / name)
     manifest["tables"]["events"]["file_bytes"][0] = (out / name).stat().st_size
     (out / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(ArchiveError, match=r"(?i)invalid UTF-?8") as raised:

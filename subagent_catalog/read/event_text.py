@@ -227,11 +227,11 @@ def _stream_parts(chunks: list[dict[str, Any]]) -> Parts:
     return out
 
 
-def orphan_streams(steps: Iterable[tuple[Any, Any]]) -> list[list[int]]:
+def orphan_streams(steps: Iterable[tuple[Any, Any, Any]]) -> list[list[int]]:
     """The streams of a log that never got their message: each the positions of its chunks.
 
-    ``steps`` gives each event's ``(type, data)`` in file order (``data`` only
-    needs ``turn`` and ``step``; a packed chunk row counts as one
+    ``steps`` gives each event's ``(type, data.turn, data.step)`` in file
+    order (``None`` where absent; a packed chunk row counts as one
     ``assistant/chunk``). A stream is the chunks of one ``(turn, step)`` (the
     chunk's own, else those of the open ``turn/start`` and ``step/start``)
     since its last message; an ``assistant/message`` of that step takes it,
@@ -239,38 +239,45 @@ def orphan_streams(steps: Iterable[tuple[Any, Any]]) -> list[list[int]]:
     of the log leaves it without one.
 
     Examples:
-        >>> chunk = ("assistant/chunk", {"turn": 1, "step": 1})
-        >>> orphan_streams([chunk, ("assistant/message", {"turn": 1, "step": 1}), chunk])
+        >>> chunk = ("assistant/chunk", 1, 1)
+        >>> orphan_streams([chunk, ("assistant/message", 1, 1), chunk])
         [[2]]
     """
     orphans: list[list[int]] = []
     streams: dict[tuple[Any, Any], list[int]] = {}
     open_turn: Any = None
     open_step: Any = None
-    for index, (kind, data) in enumerate(steps):
+    for index, (kind, turn, step) in enumerate(steps):
         if kind == "assistant/chunk":
-            key = (_key(_get(data, "turn"), open_turn), _key(_get(data, "step"), open_step))
+            key = (_key(turn, open_turn), _key(step, open_step))
             streams.setdefault(key, []).append(index)
             continue
         if kind == "turn/start":
-            open_turn, open_step = _get(data, "turn"), None
+            open_turn, open_step = turn, None
         elif kind == "step/start":
-            open_step = _get(data, "step")
+            open_step = step
         elif kind == "step/end":
             open_step = None
         if streams:
             if kind == "assistant/message" or kind == "llm/retry":
-                key = (_key(_get(data, "turn"), open_turn), _key(_get(data, "step"), open_step))
+                key = (_key(turn, open_turn), _key(step, open_step))
                 indices = streams.pop(key, None)
                 if indices is not None and kind == "llm/retry":
                     orphans.append(indices)
             elif kind == "turn/end":
-                turn = _key(_get(data, "turn"), open_turn)
-                orphans.extend(streams.pop(key) for key in [key for key in streams if key[0] == turn])
+                ended = _key(turn, open_turn)
+                orphans.extend(streams.pop(key) for key in [key for key in streams if key[0] == ended])
         if kind == "turn/end":
             open_turn = open_step = None
     orphans.extend(streams.values())
     return orphans
+
+
+def _steps(event: dict[str, Any]) -> tuple[Any, Any, Any]:
+    data = event.get("data")
+    if isinstance(data, dict):
+        return event.get("type"), data.get("turn"), data.get("step")
+    return event.get("type"), None, None
 
 
 def log_texts(events: list[dict[str, Any]]) -> list[Text]:
@@ -290,7 +297,7 @@ def log_texts(events: list[dict[str, Any]]) -> list[Text]:
         (None, None) if event.get("type") == "assistant/chunk" else event_text(event.get("type"), event.get("data"))
         for event in events
     ]
-    for indices in orphan_streams((event.get("type"), event.get("data")) for event in events):
+    for indices in orphan_streams(map(_steps, events)):
         text = stream_text([events[index] for index in indices])
         if text[0] is not None:
             out[indices[-1]] = text

@@ -110,20 +110,22 @@ _VIEW = msgspec.json.Decoder(_Line)
 _STREAM_TYPES = frozenset({"assistant/chunk", *CHUNK_ROW_TYPES})
 
 
-def _views(body: bytes) -> list[tuple[Any, Any]] | None:
-    """Each line's ``(type, {turn, step})`` (a packed row as one ``assistant/chunk``), or ``None`` if any is odd."""
+def _views(body: bytes) -> list[tuple[Any, Any, Any]] | None:
+    """Each line's ``(type, turn, step)`` (a packed row as one ``assistant/chunk``), or ``None`` if any is odd."""
     try:
         lines = _VIEW.decode_lines(body)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
     if len(lines) != body.count(b"\n") + (not body.endswith(b"\n")):
         return None  # a blank line: positions would not be line numbers
-    out: list[tuple[Any, Any]] = []
-    for line in lines:
-        data = line.data
-        view = {} if data is None else {"turn": data.turn, "step": data.step}
-        out.append(("assistant/chunk" if line.type in CHUNK_ROW_TYPES else line.type, view))
-    return out
+    return [
+        (
+            "assistant/chunk" if line.type in CHUNK_ROW_TYPES else line.type,
+            None if line.data is None else line.data.turn,
+            None if line.data is None else line.data.step,
+        )
+        for line in lines
+    ]
 
 
 def _line_spans(body: bytes, needles: list[bytes], haystack: bytes) -> list[tuple[int, int]]:

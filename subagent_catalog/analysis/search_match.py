@@ -117,21 +117,42 @@ def match_events(frame: pl.DataFrame | pl.LazyFrame, pattern: Pattern, *, contex
     lazy = frame.lazy().filter(pl.col("text").is_not_null())
     if not pattern.anchored:
         lazy = lazy.filter(contains("text", pattern))
-    found = (
-        lazy.with_row_index("_event")
+    events = lazy.with_row_index("_event").collect()
+    several = pl.col("text_fields").str.contains(" ", literal=True)
+    # Most events have one part (a tool result, a user message): no split, no offsets to add up.
+    single = (
+        events.lazy()
+        .filter(~several)
+        .with_columns(
+            pl.col("text").alias("_part"),
+            pl.col("text_fields").alias("field"),
+            pl.lit(0, pl.Int64).alias("block"),
+            pl.lit(0, pl.Int64).alias("_offset"),
+        )
+    )
+    if pattern.anchored:
+        single = single.filter(part.str.contains(source, literal=literal))
+    multiple = (
+        events.lazy()
+        .filter(several)
         .with_columns(
             pl.col("text").str.split(PART_SEPARATOR).alias("_part"),
             pl.col("text_fields").str.split(" ").alias("field"),
         )
         .with_columns(pl.int_ranges(pl.col("_part").list.len(), dtype=pl.Int64).alias("block"))
         .explode(["_part", "field", "block"])
-        .with_columns(part.str.len_chars().cast(pl.Int64).alias("_chars"))
-        .with_columns(((pl.col("_chars") + 1).cum_sum().over("_event") - pl.col("_chars") - 1).alias("_offset"))
+        .with_columns((part.str.len_chars().cast(pl.Int64) + 1).alias("_size"))
+        .with_columns((pl.col("_size").cum_sum().over("_event") - pl.col("_size")).alias("_offset"))
+        .drop("_size")
         .filter(part.str.contains(source, literal=literal))
+    )
+    found = (
+        pl.concat([single, multiple], how="vertical")
         .with_columns(
             part.str.find(source, literal=literal).alias("_at"),
             part.str.count_matches(source, literal=literal).cast(pl.Int64).alias("matches"),
             (pl.lit(source) if literal else part.str.extract(source, 0)).str.len_chars().cast(pl.Int64).alias("_len"),
+            part.str.len_chars().cast(pl.Int64).alias("_chars"),
         )
         .with_columns(
             part.cast(pl.Binary).bin.head(pl.col("_at")).cast(pl.String).str.len_chars().cast(pl.Int64).alias("_in")

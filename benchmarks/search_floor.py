@@ -114,7 +114,8 @@ print(json.dumps(out))
 
 def _floor(lists: list[str], pattern: str) -> dict[str, Any]:
     pipelines = " & ".join(
-        f"(xargs -0 -a {path} zstd -dcq -- 2> /dev/null | LC_ALL=C grep -F -c -- {pattern!r} > /dev/null)" for path in lists
+        f"(xargs -0 -a {path} zstd -dcq -- 2> /dev/null | LC_ALL=C grep -F -c -- {pattern!r} > /dev/null)"
+        for path in lists
     )
     return _run(f"{pipelines}; wait", shell=True)
 

@@ -46,7 +46,8 @@ def test_csv_to_a_file_and_types(tmp_path: Path) -> None:
     code, _out, _err = _run(str(SAMPLE), "read_file", "--type", "tool/call", "-f", "csv", "-o", str(out), "-q")
     assert code == 0
     lines = out.read_text().splitlines()
-    assert lines[0] == "session_id,seq,time_ms,type,turn,step,field,block,start,end,snippet,matches,project_dir,list_order"
+    header_line = "session_id,seq,time_ms,type,turn,step,field,block,start,end,snippet,matches,project_dir,list_order"
+    assert lines[0] == header_line
     assert len(lines) > 1 and all(",tool/call," in line for line in lines[1:])
 
 

@@ -39,7 +39,7 @@ from subagent_catalog.frames.schemas import EVENT_SCHEMA
 from subagent_catalog.read.event_text import event_parts
 from subagent_catalog.read.search_scan import Candidate, needle_for, scan_logs
 from subagent_catalog.store.archive import Archive, ArchiveCorpus
-from subagent_catalog.store.layout import ArchiveError
+from subagent_catalog.store.layout import ArchiveError, join_location
 from subagent_catalog.store.location import iter_parquet
 
 __all__ = [
@@ -137,12 +137,21 @@ def _archive_frames(archive: Archive, predicate: pl.Expr, limit: int | None) -> 
         )
     names = list(archive.manifest["tables"]["events"]["files"])
     columns = [*_COLUMNS, "list_order", "event_index", "project_dir"]
+    if limit is None:  # a parallel scan of each file, the filter pushed into the Parquet reader
+        with archive.reading("events"):  # files checked against the manifest; any read error names the file
+            for name in names:  # one file's matching events in memory at a time
+                scan = pl.scan_parquet(
+                    join_location(archive.path, name),
+                    hive_partitioning=False,
+                    glob=False,
+                    storage_options=archive.storage_options,
+                )
+                yield scan.filter(predicate).select(columns).rename({"event_index": "_pos"}).collect(), None
+        return
     with archive.reading("events"):  # files checked against the manifest; any read error names the file
-        bounds: list[int | None] = [None] * len(names)
-        if limit is not None:
-            bounds = [_first_order(archive, name) for name in names]
-            order = sorted(range(len(names)), key=lambda i: (bounds[i] is None, bounds[i] or 0, i))
-            names, bounds = [names[i] for i in order], [bounds[i] for i in order]
+        bounds = [_first_order(archive, name) for name in names]
+        order = sorted(range(len(names)), key=lambda i: (bounds[i] is None, bounds[i] or 0, i))
+        names, bounds = [names[i] for i in order], [bounds[i] for i in order]
         for index, name in enumerate(names):
             later = bounds[index + 1] if index + 1 < len(bounds) else None
             own = bounds[index]

@@ -417,6 +417,9 @@ def search_sessions(
         ArchiveError: the archive holds no events (or a data file is unreadable).
         CorpusRootError: the corpus's logs are no longer where they were read.
 
+    pandas: ``.to_pandas(types_mapper=pd.ArrowDtype)`` gives
+    pandas with Arrow-backed columns (nulls, lists and UTC times kept; docs/pandas.md).
+
     Examples:
         >>> import tempfile
         >>> from subagent_catalog.corpus import read_corpus

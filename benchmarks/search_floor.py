@@ -94,8 +94,10 @@ import json, time
 from subagent_catalog import search_events
 from subagent_catalog.store.archive import open_archive
 archive = open_archive({target!r})
-t0 = time.perf_counter(); hits = search_events(archive, {pattern!r}, **{options!r}); t1 = time.perf_counter()
-print(json.dumps({{"search": t1 - t0, "rows": hits.height}}))
+t0, c0 = time.perf_counter(), time.process_time()
+hits = search_events(archive, {pattern!r}, **{options!r})
+t1, c1 = time.perf_counter(), time.process_time()
+print(json.dumps({{"search": t1 - t0, "search_cpu": c1 - c0, "rows": hits.height}}))
 """
 
 TEXT_CHILD = """
@@ -163,13 +165,14 @@ def archive_part(root: str, out: str, jobs: int) -> None:
         print(f"\nexported {root} with events to {target}: {made['wall']:.1f} s, peak RSS {made['rss_mb']:.0f} MB")
     size = sum(os.path.getsize(os.path.join(d, n)) for d, _, names in os.walk(target) for n in names)
     print(f"\n## archive: {target} ({size / 2**20:.0f} MiB)")
-    print("| query | rows | search s | process wall s | peak RSS MB |")
-    print("|---|---:|---:|---:|---:|")
+    print("| query | rows | search s | search CPU s | process wall s | process CPU s | peak RSS MB |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for name, pattern, options in QUERIES:
         got = _run(_child(ARCHIVE_CHILD.format(target=target, pattern=pattern, options=options)), env=_env())
         print(
-            f"| {name} (`{pattern}`) | {got['out']['rows']} | {got['out']['search']:.2f} | {got['wall']:.2f} | "
-            f"{got['rss_mb']:.0f} |",
+            f"| {name} (`{pattern}`) | {got['out']['rows']} | {got['out']['search']:.2f} | "
+            f"{got['out']['search_cpu']:.2f} | {got['wall']:.2f} | "
+            f"{got['cpu']:.2f} | {got['rss_mb']:.0f} |",
             flush=True,
         )
 

@@ -14,6 +14,7 @@ from subagent_catalog.analysis.search import SESSION_HITS_SCHEMA
 from subagent_catalog.analysis.transcript import transcript
 from subagent_catalog.store.archive import open_archive
 from subagent_catalog.store.export import export_archive
+from tests.helpers import header, raw_log, write_raw
 
 GOLDEN = Path(__file__).parent / "data" / "search"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "cases"
@@ -204,3 +205,38 @@ def test_search_sessions_counts_the_hits_of_each_session(tmp_path: Path) -> None
     assert by_session["list_order"].to_list() == sorted(set(hits["list_order"].to_list()))
     joined = by_session.join(corpus.sessions.select("list_order", "verdict"), on="list_order")
     assert joined.height == by_session.height  # joinable to the sessions (and their run facts)
+
+
+# --- the byte search of raw logs: escapes another writer may use --------------------------------
+
+
+def _escaped_log(root: Path, text_json: bytes, compression: Any = "zstd") -> None:
+    head = header("esc", created_at=1)
+    body = (
+        b'{"type":"user/message","seq":0,"time":1,"data":{"content":[{"type":"text","text":"'
+        + text_json
+        + b'"}],"role":"user","source":{"kind":"user"},"id":"u"},"surfaceOp":"append"}\n'
+    )
+    write_raw(root, head, raw_log(head, [body], compression), compression)
+
+
+@pytest.mark.parametrize(
+    ("escaped", "pattern", "ignore_case"),
+    [
+        (b"caf\\u00e9 au lait", "café au", False),  # a non-ASCII character written as \u escape
+        (b"path a\\/b\\/c", "a/b/c", False),  # a slash written as \/
+        (b"\\u0041BC", "abc", True),  # an escaped ASCII letter, case-insensitive
+        (b"\xe2\x84\xaaelvin", "kelvin", True),  # the Kelvin sign folds to k in the engine
+    ],
+)
+def test_the_byte_search_decodes_lines_written_with_other_escapes(
+    tmp_path: Path, escaped: bytes, pattern: str, ignore_case: bool
+) -> None:
+    _escaped_log(tmp_path, escaped)
+    raw = read_corpus(tmp_path, cache=False)
+    assert raw.sessions["verdict"].to_list() == ["ok"]  # the healthy path: only lines whose bytes can match
+    found = search_events(raw, pattern, ignore_case=ignore_case)
+    assert found.select("seq", "field").rows() == [(0, "text")], escaped
+    assert found.equals(
+        search_events(read_corpus(tmp_path, cache=False, events=True), pattern, ignore_case=ignore_case)
+    )

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from subagent_catalog.analysis.run_summary import RunSummary, run_summary
 from subagent_catalog.analysis.runs import tool_calls, unpriced_models, usage_by_model, usage_samples
-from subagent_catalog.analysis.search import SearchError, search_events
+from subagent_catalog.analysis.search import SearchError, search_events, search_sessions
 from subagent_catalog.analysis.step_text import transcript_text
 from subagent_catalog.analysis.transcript import transcript
 from subagent_catalog.analysis.trees import run_trees
@@ -106,6 +106,7 @@ __all__ = [
     "run_trees",
     "scan_events",
     "search_events",
+    "search_sessions",
     "send_otlp",
     "sql",
     "to_otlp",

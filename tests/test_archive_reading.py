@@ -321,8 +321,9 @@ def test_a_tampered_path_in_an_events_less_archive_is_never_opened(
     assert lines[0].startswith("ArchiveError") and "inside its corpus root" in lines[0], lines[0]
 
 
+@pytest.mark.parametrize("limit", [5, None])  # bounded batches (pyarrow), and the Polars scan of each file
 def test_invalid_utf8_in_an_events_part_is_an_archive_error_not_a_panic(
-    source: tuple[Path, Path], tmp_path: Path
+    source: tuple[Path, Path], tmp_path: Path, limit: int | None
 ) -> None:
     """Found by the long archive tier (seed 1000301): pyarrow reads invalid text as it is, and Polars panicked
     ("PyObject pointer is null") turning it into Python strings during the search."""
@@ -331,14 +332,14 @@ def test_invalid_utf8_in_an_events_part_is_an_archive_error_not_a_panic(
     _, out, manifest = _copy(source, tmp_path)
     name = manifest["tables"]["events"]["files"][0]
     table = pq.read_table(out / name)
-    position = table.column_names.index("data")
+    position = table.column_names.index("text")  # the column the search reads
     data = table.column(position).combine_chunks().cast(pa.large_string())
-    offsets, values = data.buffers()[1], bytearray(data.buffers()[2].to_pybytes())
-    values[1] = 0xFF  # not UTF-8, inside the first event's JSON
-    broken = pa.Array.from_buffers(pa.large_string(), len(data), [None, offsets, pa.py_buffer(bytes(values))])
-    pq.write_table(table.set_column(position, "data", broken), out / name)
+    validity, offsets, values = data.buffers()[0], data.buffers()[1], bytearray(data.buffers()[2].to_pybytes())
+    values[0] = 0xFF  # not UTF-8, inside the first text
+    broken = pa.Array.from_buffers(pa.large_string(), len(data), [validity, offsets, pa.py_buffer(bytes(values))])
+    pq.write_table(table.set_column(position, "text", broken), out / name)
     manifest["tables"]["events"]["file_bytes"][0] = (out / name).stat().st_size
     (out / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(ArchiveError, match=r"(?i)invalid UTF-?8") as raised:
-        search_events(open_archive(out), "e", types=None, limit=5)
+        search_events(open_archive(out), "e", types=None, limit=limit)
     assert name.split("/")[-1] in str(raised.value)

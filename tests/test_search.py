@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import sys
@@ -15,18 +16,15 @@ from hypothesis import strategies as st
 
 from subagent_catalog import SubagentCatalogError, read_corpus, search_events
 from subagent_catalog.analysis.search import (
-    _EXTRA_CASES,
     DEFAULT_TYPES,
     FIELD_ORDER,
     SEARCH_SCHEMA,
     SearchError,
-    _decode,
-    _finder,
     event_texts,
-    prefilter,
 )
 from subagent_catalog.errors import CorpusRootError
-from subagent_catalog.read.jsvalue import json_text
+from subagent_catalog.read.jsvalue import frame_text, json_text
+from subagent_catalog.read.search_scan import _FOLD_EXTRA, _healthy, needle_for
 from subagent_catalog.store.archive import open_archive
 from subagent_catalog.store.export import export_archive
 from subagent_catalog.store.layout import ArchiveError
@@ -185,11 +183,11 @@ def test_ignore_case_follows_the_regex_engines_simple_case_folding(root: Path) -
     assert rows(search_events(read_corpus(root), "İSTANBUL", ignore_case=True)) == [("b", 2, "text")]
 
 
-def test_types_filter_and_chunks_not_searched_by_default(root: Path) -> None:
+def test_types_filter_and_chunks_of_a_finished_stream_have_no_text(root: Path) -> None:
     corpus = read_corpus(root)
-    assert "assistant/chunk" not in DEFAULT_TYPES
+    assert "assistant/chunk" in DEFAULT_TYPES  # only a stream that never got its message has chunk text
     assert rows(search_events(corpus, "ry done")) == [("a", 7, "text")]
-    assert rows(search_events(corpus, "ry done", types=["assistant/chunk"])) == [("a", 6, "text")]
+    assert rows(search_events(corpus, "ry done", types=["assistant/chunk"])) == []
     assert rows(search_events(corpus, "retry", types=["tool/call", "tool/result"])) == [
         ("a", 3, "arguments"),
         ("a", 4, "result"),
@@ -254,7 +252,19 @@ def test_matches_counts_every_block_of_the_field(tmp_path: Path) -> None:
     assistant(log, [{"type": "text", "text": "ab ab"}, {"type": "text", "text": "xx ab"}])
     write_session(tmp_path, header("m", created_at=1), log.events, "none")
     found = search_events(read_corpus(tmp_path), "ab")
-    assert rows(found, "field", "matches", "snippet") == [("text", 3, "ab ab")]
+    assert rows(found, "field", "matches", "snippet") == [("text", 3, "ab abxx ab")]  # adjacent blocks: one text
+
+
+def test_a_phrase_across_two_blocks_of_one_message_is_found(tmp_path: Path) -> None:
+    log = EventLog("m")
+    log.turn_start()
+    assistant(log, [{"type": "text", "text": "Build leak "}, {"type": "text", "text": "replica now"}])
+    write_session(tmp_path, header("m", created_at=1), log.events, "none")
+    for corpus in (read_corpus(tmp_path, cache=False), read_corpus(tmp_path, cache=False, events=True)):
+        found = search_events(corpus, "leak replica")
+        assert rows(found, "seq", "field", "block", "start", "end") == [(1, "text", 0, 6, 18)]
+        text = corpus.events.filter(pl.col("seq") == 1)["text"][0]
+        assert text[6:18] == "leak replica"
 
 
 def test_limit_gives_the_first_rows(root: Path) -> None:
@@ -266,16 +276,17 @@ def test_limit_gives_the_first_rows(root: Path) -> None:
 
 
 def test_limit_stops_reading_logs(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from subagent_catalog.analysis import search
+
+    from subagent_catalog.read import search_scan
 
     read: list[str] = []
-    original = search.read_log_file
+    original = search_scan.scan_log
 
-    def counting(path: str, *args: Any, **kwargs: Any) -> Any:
-        read.append(path)
-        return original(path, *args, **kwargs)
+    def counting(args: Any) -> Any:
+        read.append(args[0])
+        return original(args)
 
-    monkeypatch.setattr(search, "read_log_file", counting)
+    monkeypatch.setattr(search_scan, "scan_log", counting)
     assert search_events(read_corpus(root), "retry", limit=2).height == 2
     assert len(read) == 1
 
@@ -422,27 +433,25 @@ def test_other_sources_are_refused() -> None:
 # --- the prefilter ------------------------------------------------------------------------------
 
 
-def test_the_extra_case_table_holds_what_the_search_engine_and_python_re_match() -> None:
+def test_the_extra_case_table_holds_every_character_the_search_engine_matches() -> None:
     every = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
     characters = pl.Series(list(every), dtype=pl.String)
     for letter in "abcdefghijklmnopqrstuvwxyz":
-        table = {letter, letter.upper(), *_EXTRA_CASES.get(letter, "")}
-        found = set(re.findall(letter, every, re.IGNORECASE))
-        assert found == table, letter
+        table = {letter, letter.upper(), *_FOLD_EXTRA.get(letter, ())}
         engine = set(characters.filter(characters.str.contains("(?i)" + letter)).to_list())
-        assert {letter, letter.upper()} <= engine <= table, letter  # the prefilter keeps every engine match
+        assert {letter, letter.upper()} <= engine <= table, letter  # the byte needle keeps every engine match
     for char in map(chr, range(128)):
         if not char.isalpha():
             assert set(re.findall(re.escape(char), every, re.IGNORECASE)) == {char}, repr(char)
 
 
-def test_prefilter_is_none_where_escaping_is_not_verbatim() -> None:
-    assert prefilter("x", regex=True) is None
-    assert prefilter("😀") is None
-    assert prefilter("a\ud800") is None
-    assert prefilter("é", ignore_case=True) is None
-    assert prefilter("é") is not None
-    assert prefilter("a", ignore_case=True) is not None
+def test_the_byte_needle_decodes_every_line_where_escaping_is_not_verbatim() -> None:
+    none: frozenset[str] = frozenset()
+    assert needle_for("x", regex=True, ignore_case=False, types=none).mode == "all"
+    assert needle_for("a\ud800", regex=False, ignore_case=False, types=none).mode == "all"
+    assert needle_for("é", regex=False, ignore_case=True, types=none).mode == "all"
+    assert needle_for("é", regex=False, ignore_case=False, types=none).mode == "literal"
+    assert needle_for("a", regex=False, ignore_case=True, types=none).mode == "fold"
 
 
 TRICKY = list('"\\/\n\r\t\b\f\x00\x01\x1f\x7f ÉéİıKkſSs\u2028\u2029\ufeff\ud800\udbff\udc00\udfff\ud83d\ude00😀 {}[]:,')
@@ -459,6 +468,14 @@ def _data(kind: str, text: str) -> Any:
     return {"message": {"content": [{"type": "tool-result", "content": [{"type": "text", "text": text}]}]}}
 
 
+def _engine_finds(pattern: str, texts: list[str], ignore_case: bool) -> bool:
+    """The reference: the pattern in one of the decoded texts, by the search engine itself."""
+    series = pl.Series(texts, dtype=pl.String)
+    if ignore_case:
+        return bool(series.str.contains("(?i)" + pl.escape_regex(pattern)).any())
+    return bool(series.str.contains(pattern, literal=True).any())
+
+
 @settings(max_examples=400)
 @given(
     text=st.text(CHARS, max_size=30),
@@ -468,22 +485,61 @@ def _data(kind: str, text: str) -> Any:
     ignore_case=st.booleans(),
     kind=st.sampled_from(["user/message", "tool/call", "subagent/descriptor", "tool/result"]),
 )
-def test_the_prefilter_never_drops_a_true_match(
+def test_the_byte_needle_never_drops_a_true_match(
     text: str, picked: tuple[int, int], other: str, use_substring: bool, ignore_case: bool, kind: str
 ) -> None:
-    raw = json_text(_data(kind, text))  # the data column, as the reader writes it
-    decoded = _decode(raw)
-    texts = [t for _, t in event_texts(kind, decoded)]
+    line = json_text({"type": kind, "seq": 0, "time": 1, "data": _data(kind, text)}).encode("utf-8", "surrogatepass")
+    texts = [frame_text(t) or "" for _, t in event_texts(kind, _data(kind, text))]
     source = texts[-1] if texts else ""
     start, size = picked
     pattern = source[start : start + size] if use_substring and source[start : start + size] else other
     if ignore_case and use_substring:
         pattern = pattern.swapcase()
-    find = _finder(pattern, regex=False, ignore_case=ignore_case)
-    matched = any(hit is not None for hit in find(texts))
-    expression = prefilter(pattern, ignore_case=ignore_case)
-    if matched and expression is not None:
-        assert pl.DataFrame({"data": [raw]}).filter(expression).height == 1, (pattern, raw)
+    if "\x1f" in pattern or not (frame_text(pattern) or ""):
+        return
+    needle = needle_for(pattern, regex=False, ignore_case=ignore_case, types=frozenset({kind}))
+    found = _healthy(line + b"\n", needle)
+    if _engine_finds(frame_text(pattern) or "", texts, ignore_case):
+        assert found, (pattern, line)
+
+
+KEYS = ["type", "seq", "time", "data", "content", "text", "role", "source", "kind", "id", "callId", "toolCallId"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    words=st.lists(st.text(st.sampled_from(list("abc xyz")), min_size=1, max_size=8), min_size=1, max_size=3),
+    pattern=st.one_of(
+        st.sampled_from([*KEYS, "msg-1", "call-7", "user", "tool-result"]), st.text("abc xy", min_size=1, max_size=3)
+    ),
+    ignore_case=st.booleans(),
+)
+def test_keys_and_ids_are_never_matched(
+    tmp_path_factory: Any, words: list[str], pattern: str, ignore_case: bool
+) -> None:
+    """Hits exist exactly when the decoded reference text holds the pattern (never in keys, ids or roles)."""
+    root = tmp_path_factory.mktemp("keys")
+    log = EventLog("s1")
+    log.turn_start()
+    log.add(
+        "user/message",
+        {
+            "id": "msg-1",
+            "role": "user",
+            "source": {"kind": "user"},
+            "content": [{"type": "text", "text": w} for w in words],
+        },
+        surfaceOp="append",
+    )
+    log.add("tool/call", {"turn": 1, "step": 1, "callId": "call-7", "name": words[0], "arguments": words[-1]})
+    tool_result(log, words[-1])
+    log.turn_end()
+    write_session(root, header("s1", created_at=1), log.events, "none")
+    reference = ["".join(words), words[0], words[-1], words[-1]]
+    expected = _engine_finds(pattern, reference, ignore_case)
+    for corpus in (read_corpus(root, cache=False), read_corpus(root, cache=False, events=True)):
+        found = search_events(corpus, pattern, ignore_case=ignore_case)
+        assert (found.height > 0) == expected, (pattern, words)
 
 
 @settings(max_examples=60)
@@ -497,10 +553,12 @@ def test_search_finds_any_substring_through_the_reader(tmp_path_factory: Any, te
     stored = corpus.events["data"].to_list()
     if not stored:
         return
-    texts = [t for _, t in event_texts("user/message", _decode(stored[0]))]
+    texts = [t for _, t in event_texts("user/message", json.loads(stored[0]))]
     if not texts or not texts[0]:
         return
     pattern = texts[0][len(texts[0]) // 3 :][:5] or texts[0]
+    if "\x1f" in pattern:
+        return  # the part separator is never text (a U+001F in a text is stored as U+FFFD)
     found = search_events(corpus, pattern, ignore_case=ignore_case)
     assert found.height == 1, (pattern, stored[0])
     assert search_events(read_corpus(root), pattern, ignore_case=ignore_case).equals(found)

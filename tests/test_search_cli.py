@@ -19,13 +19,16 @@ def _run(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def test_text_output_one_hit_per_line() -> None:
+def test_text_output_groups_hits_by_session() -> None:
     code, out, err = _run(str(SAMPLE), "Done with task 2")
     assert code == 0
     assert out.splitlines() == [
-        "auth-refactor  seq 28  assistant/message  text: Done with task 2.",
-        "run-webapp-1  seq 37  assistant/message  text: Done with task 2.",
-        "run-research-7  seq 27  assistant/message  text: Done with task 2.",
+        "auth-refactor  (--home-dev-projects-webapp--)  1 hit",
+        "  seq 28  assistant/message  text: Done with task 2.",
+        "run-webapp-1  (--home-dev-projects-webapp--)  1 hit",
+        "  seq 37  assistant/message  text: Done with task 2.",
+        "run-research-7  (--srv-research-agents--)  1 hit",
+        "  seq 27  assistant/message  text: Done with task 2.",
     ]
     assert err.strip().endswith("3 hits in 3 sessions")
 
@@ -44,7 +47,8 @@ def test_csv_to_a_file_and_types(tmp_path: Path) -> None:
     code, _out, _err = _run(str(SAMPLE), "read_file", "--type", "tool/call", "-f", "csv", "-o", str(out), "-q")
     assert code == 0
     lines = out.read_text().splitlines()
-    assert lines[0].startswith("session_id,seq,time_ms,type,turn,step,field,snippet,matches")
+    header_line = "session_id,seq,time_ms,type,turn,step,field,block,start,end,snippet,matches,project_dir,list_order"
+    assert lines[0] == header_line
     assert len(lines) > 1 and all(",tool/call," in line for line in lines[1:])
 
 
@@ -83,3 +87,17 @@ def test_terminal_output_is_escaped(tmp_path: Path) -> None:
     write_session(tmp_path, header("esc", created_at=1), log.events, "none")
     code, out, _err = _run(str(tmp_path), "evil", "-q")
     assert code == 0 and "\x1b" not in out and "\\x1b[2J" in out
+
+
+def test_each_session_line_counts_the_hit_lines_under_it() -> None:
+    code, out, _err = _run(str(SAMPLE), "turn 2", "-q")
+    assert code == 0
+    groups: list[tuple[str, int]] = []
+    for line in out.splitlines():
+        if line.startswith("  "):
+            groups[-1] = (groups[-1][0], groups[-1][1] + 1)
+        else:
+            groups.append((line, 0))
+    assert len(groups) > 1 and any(count > 1 for _, count in groups)
+    for header_line, count in groups:
+        assert header_line.endswith(f"  {count} hit{'s' if count != 1 else ''}"), header_line

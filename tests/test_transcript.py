@@ -181,7 +181,7 @@ def _events(draw: st.DrawFn) -> pl.DataFrame:
         elif kind in ("tool/call", "tool/result"):
             data["callId"] = f"c{draw(st.integers(0, 2))}"
         raw = draw(st.sampled_from([json.dumps(data), "not json", None]))
-        rows.append(("s", seq, draw(st.integers(-5, 5)), kind, turn, step, None, False, raw))
+        rows.append(("s", seq, draw(st.integers(-5, 5)), kind, turn, step, None, False, raw, None, None))
     return pl.DataFrame(rows, schema=EVENT_SCHEMA, orient="row")
 
 

@@ -14,7 +14,7 @@ tokens, the per-step usage and per-call records) are folded by
 
 from subagent_catalog.analysis.forest import Forest, build_forest
 from subagent_catalog.analysis.runs import tool_calls, unpriced_models, usage_by_model, usage_samples
-from subagent_catalog.analysis.search import SearchError, search_events
+from subagent_catalog.analysis.search import SearchError, search_events, search_sessions
 from subagent_catalog.analysis.summary import corpus_summary
 from subagent_catalog.analysis.transcript import transcript
 from subagent_catalog.analysis.trees import run_trees
@@ -31,6 +31,7 @@ __all__ = [
     "parse_instant",
     "run_trees",
     "search_events",
+    "search_sessions",
     "tool_calls",
     "transcript",
     "unpriced_models",

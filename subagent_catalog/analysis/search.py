@@ -1,42 +1,45 @@
-"""``search_events``: find events by the text they carry, over a corpus or an archive.
+"""``search_events`` and ``search_sessions``: find events by the text they carry, over a corpus or an archive.
 
-The text is the decoded text of an event's payload, field by field (message
-text, reasoning, tool names and arguments, tool results, errors, subagent
-labels), never the raw JSON: a pattern matches a ``"`` or a newline in the
-text, and never a JSON key such as ``"type"``.
+The text is the events' decoded ``text`` column (``read.event_text``:
+message text, reasoning, tool names and arguments, tool results, errors,
+subagent labels; the chunks of a stream that never got its message,
+assembled), never the raw JSON: a pattern matches a ``"`` or a newline in
+the text, and never a JSON key such as ``"type"`` or an id. The match is one
+vectorized Polars query over that column (``analysis.search_match``: Rust
+regex, linear time, case-insensitive in the engine).
 
-For speed a cheap vectorised filter runs first on the raw ``data`` JSON
-string (the event type, and for a literal pattern its JSON-escaped form,
-which every event whose text holds the pattern contains); only the rows it
-keeps are decoded with ``orjson`` and checked on the extracted text. The
-filter is conservative: when escaping cannot be trusted to appear verbatim
-(a regex, a pattern with characters outside the Basic Multilingual Plane or
-lone surrogates, a case-insensitive non-ASCII pattern), only the type filter
-runs.
-
-Over an ``Archive`` exported with events the Parquet files are read one at
-a time with the filter pushed into the scan; over a raw ``Corpus`` the logs
-are read one at a time (or its loaded events frame is used), so memory holds
-one file's candidates at a time, and ``limit`` stops early.
+Over an ``Archive`` exported with events its Parquet files are read a bounded
+batch at a time; over a ``Corpus`` whose events are loaded, that frame is
+used; over a raw ``Corpus`` the logs are scanned in parallel
+(``read.search_scan``): each is decompressed once, its bytes searched for the
+pattern's JSON-escaped form, and only the lines that hold it decoded. ``limit``
+stops early.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Literal
+from collections.abc import Iterator, Sequence
+from typing import Any
 
-import orjson
 import polars as pl
 
-from subagent_catalog.errors import CorpusRootError, SubagentCatalogError
-from subagent_catalog.frames.corpus import Corpus, facts_events
+from subagent_catalog.analysis.search_match import (
+    FIELD_ORDER,
+    MAX_PATTERN_CHARS,
+    Pattern,
+    SearchError,
+    compile_pattern,
+    contains,
+    match_events,
+)
+from subagent_catalog.errors import CorpusRootError
+from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.schemas import EVENT_SCHEMA
-from subagent_catalog.read.jsvalue import frame_text, json_text
-from subagent_catalog.read.logread import read_log_file
+from subagent_catalog.read.event_text import event_parts
+from subagent_catalog.read.search_scan import Candidate, needle_for, scan_logs
 from subagent_catalog.store.archive import Archive, ArchiveCorpus
-from subagent_catalog.store.layout import ArchiveError
+from subagent_catalog.store.layout import ArchiveError, join_location
 from subagent_catalog.store.location import iter_parquet
 
 __all__ = [
@@ -45,32 +48,17 @@ __all__ = [
     "FIELD_ORDER",
     "MAX_PATTERN_CHARS",
     "SEARCH_SCHEMA",
+    "SESSION_HITS_SCHEMA",
     "SearchError",
-    "SearchField",
     "event_texts",
-    "prefilter",
     "search_events",
+    "search_sessions",
 ]
-
-SearchField = Literal["text", "reasoning", "name", "arguments", "result", "error", "label", "persona", "data"]
-"""Which text of an event matched (see ``search_events``)."""
-
-FIELD_ORDER: tuple[SearchField, ...] = (
-    "text",
-    "reasoning",
-    "name",
-    "arguments",
-    "result",
-    "error",
-    "label",
-    "persona",
-    "data",
-)
-"""The order of an event's matching fields in the result."""
 
 DEFAULT_TYPES: tuple[str, ...] = (
     "user/message",
     "assistant/message",
+    "assistant/chunk",
     "tool/call",
     "tool/result",
     "turn/end",
@@ -78,198 +66,44 @@ DEFAULT_TYPES: tuple[str, ...] = (
 )
 """The event types searched by default: those that carry message, tool, error or label text.
 
-``assistant/chunk`` is not among them: its deltas are fragments of the text
-the step's ``assistant/message`` holds whole (a word may be split across
-two chunks); pass ``types=["assistant/chunk"]`` to search them anyway.
+An ``assistant/chunk`` has text only when it is the last chunk of a stream
+that never got its ``assistant/message`` (a killed run, an aborted turn, a
+retried attempt): the stream's blocks assembled from its chunks. Every other
+chunk's text is its message's, searched there.
 """
 
 SEARCH_SCHEMA: dict[str, Any] = {
     **{name: EVENT_SCHEMA[name] for name in ("session_id", "seq", "time_ms", "type", "turn", "step")},
     "field": pl.String,
+    "block": pl.Int64,
+    "start": pl.Int64,
+    "end": pl.Int64,
     "snippet": pl.String,
     "matches": pl.Int64,
     "project_dir": pl.String,
+    "list_order": pl.Int64,
 }
 """The columns of ``search_events``' result."""
 
-_RANK: dict[str, int] = {name: rank for rank, name in enumerate(FIELD_ORDER)}
-_ELLIPSIS = "\u2026"
-_COLUMNS = ("session_id", "seq", "time_ms", "type", "turn", "step", "data")
+SESSION_HITS_SCHEMA: dict[str, Any] = {
+    "session_id": pl.String,
+    "project_dir": pl.String,
+    "list_order": pl.Int64,
+    "events": pl.Int64,
+    "hits": pl.Int64,
+    "matches": pl.Int64,
+    "first_seq": pl.Int64,
+    "first_type": pl.String,
+    "first_snippet": pl.String,
+}
+"""The columns of ``search_sessions``' result."""
 
-# Characters a case-insensitive ASCII letter matches besides its two ASCII cases: what Python's
-# re.IGNORECASE matches, a superset of the regex engine's simple case folding (tests/test_search.py
-# checks this table against every code point in both).
-_EXTRA_CASES = {"i": "\u0130\u0131", "k": "\u212a", "s": "\u017f"}
-
-
-class SearchError(SubagentCatalogError, ValueError):
-    """A search that cannot run: an empty or invalid pattern, or a bad option."""
-
-
-# --- matching ---------------------------------------------------------------------------------
-
-MAX_PATTERN_CHARS = 10_000
-"""The longest pattern searched (literal or regex): a longer one is a ``SearchError``, not a huge regex."""
-
-_Hit = tuple[int, int, int]
-_Find = Callable[[list[str]], "list[_Hit | None]"]
-"""(start, end, count) of the pattern in each text (character offsets), or None where it does not occur."""
-
-
-def _brief(error: BaseException) -> str:
-    text = " ".join(line.strip() for line in str(error).split("This error occurred")[0].splitlines() if line.strip())
-    return text[:200] + ("…" if len(text) > 200 else "")
-
-
-def _finder(pattern: str, *, regex: bool, ignore_case: bool) -> _Find:
-    """A function giving (start, end, count) of the pattern in each of a list of texts.
-
-    A literal pattern is found with ``str.find``; a regex, or any
-    case-insensitive pattern, runs in Polars' Rust ``regex`` engine, whose
-    time is linear in the text whatever the pattern (no backtracking: a
-    pattern such as ``(a+)+$`` cannot take exponential time), over all the
-    texts of a batch at once.
-    """
-    if len(pattern) > MAX_PATTERN_CHARS:
-        raise SearchError(
-            f"the pattern is {len(pattern):,} characters long; the longest searched is {MAX_PATTERN_CHARS:,}",
-            hint="search for a shorter, distinctive part of the text",
-        )
-    if not regex and not ignore_case:
-        size = len(pattern)
-
-        def find_literal(texts: list[str]) -> list[_Hit | None]:
-            out: list[_Hit | None] = []
-            for text in texts:
-                start = text.find(pattern)
-                out.append(None if start < 0 else (start, start + size, text.count(pattern)))
-            return out
-
-        return find_literal
-    source = (frame_text(pattern) or "") if regex else pl.escape_regex(frame_text(pattern) or "")
-    if ignore_case:
-        source = "(?i)" + source
-    try:
-        pl.Series([""], dtype=pl.String).str.contains(source)
-    except (pl.exceptions.PolarsError, pl.exceptions.PanicException) as error:
-        raise SearchError(
-            f"invalid regular expression {pattern[:200]!r}{'…' if len(pattern) > 200 else ''}: {_brief(error)}",
-            hint="fix the pattern (Rust regex syntax: no look-around or backreferences), "
-            "or pass regex=False to search for the text literally",
-        ) from None
-
-    def find_regex(texts: list[str]) -> list[_Hit | None]:
-        if not texts:
-            return []
-        column = pl.Series([frame_text(text) for text in texts], dtype=pl.String)  # lone surrogates: U+FFFD
-        found = pl.DataFrame({"text": column}).select(
-            pl.col("text").str.find(source).alias("at"),
-            pl.col("text").str.extract(source, 0).alias("match"),
-            pl.col("text").str.count_matches(source).alias("count"),
-        )
-        out: list[_Hit | None] = []
-        for text, (at, match, count) in zip(texts, found.iter_rows(), strict=True):
-            if at is None:
-                out.append(None)
-                continue
-            start = at if text.isascii() else len(text.encode("utf-8")[:at].decode("utf-8"))  # bytes to characters
-            out.append((start, start + len(match or ""), count))
-        return out
-
-    return find_regex
-
-
-def _fold_class(char: str) -> str:
-    if not char.isalpha():
-        return f"\\x{{{ord(char):x}}}"
-    lower = char.lower()
-    variants = lower + lower.upper() + _EXTRA_CASES.get(lower, "")
-    return "[" + "".join(f"\\x{{{ord(c):x}}}" for c in variants) + "]"
-
-
-def prefilter(pattern: str, *, regex: bool = False, ignore_case: bool = False) -> pl.Expr | None:
-    """The filter on the raw ``data`` JSON that keeps every event whose text may hold the pattern.
-
-    A literal appears in the JSON text as its JSON-escaped form (the reader
-    writes ``data`` with one escape per character), so that form is searched
-    for; ``None`` when no such filter is safe (a regex, characters outside the
-    Basic Multilingual Plane or lone surrogates, a case-insensitive pattern
-    that is not ASCII). Rows it keeps are then checked on the decoded text.
-
-    Examples:
-        >>> frame = pl.DataFrame({"data": ['{"text":"say \\\\"hi\\\\""}', '{"text":"bye"}']})
-        >>> frame.filter(prefilter('"hi"')).height
-        1
-        >>> prefilter("a.b", regex=True) is None
-        True
-    """
-    if regex or any(ord(c) > 0xFFFF or 0xD800 <= ord(c) <= 0xDFFF for c in pattern):
-        return None
-    escaped = json_text(pattern)[1:-1]
-    if not ignore_case:
-        return pl.col("data").str.contains(escaped, literal=True)
-    if not pattern.isascii():
-        return None
-    return pl.col("data").str.contains("".join(_fold_class(c) for c in escaped))
-
-
-# --- the text of an event ---------------------------------------------------------------------
-
-
-def _strings(value: Any) -> Iterator[str]:
-    """Every string value inside a decoded JSON value (keys excluded), in document order."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            yield item
-        elif isinstance(item, dict):
-            stack.extend(reversed(list(item.values())))
-        elif isinstance(item, list):
-            stack.extend(reversed(item))
-
-
-def _content(content: Any, out: list[tuple[str, str]]) -> None:
-    """The texts of a message's content (a string, or a list of blocks)."""
-    if isinstance(content, str):
-        out.append(("text", content))
-        return
-    if not isinstance(content, list):
-        return
-    for block in content:
-        if isinstance(block, dict):
-            _block(block, out)
-
-
-def _block(block: dict[str, Any], out: list[tuple[str, str]]) -> None:
-    kind = block.get("type")
-    if kind in ("text", "reasoning"):
-        _add(out, "text" if kind == "text" else "reasoning", block.get("text"))
-    elif kind == "tool-call":
-        _add(out, "name", block.get("name"))
-        _add(out, "arguments", block.get("arguments"))
-    elif kind == "tool-result":
-        result = block.get("content")
-        if isinstance(result, str):
-            out.append(("result", result))
-        elif isinstance(result, list):
-            for part in result:
-                if isinstance(part, dict) and part.get("type") == "text":
-                    _add(out, "result", part.get("text"))
-
-
-def _add(out: list[tuple[str, str]], name: str, value: Any) -> None:
-    if isinstance(value, str):
-        out.append((name, value))
-
-
-def _message(data: dict[str, Any]) -> dict[str, Any]:
-    message = data.get("message")
-    return message if isinstance(message, dict) else {}
+_KEY = ["list_order", "seq", "_pos", "_rank"]
+_COLUMNS = ["session_id", "seq", "time_ms", "type", "turn", "step", "text", "text_fields"]
 
 
 def event_texts(kind: str | None, data: Any) -> list[tuple[str, str]]:
-    """The searchable texts of one event, as (field, text) pairs in document order.
+    """The searchable texts of one event, as (field, text) pairs in document order (its ``text`` parts).
 
     Examples:
         >>> event_texts("tool/call", {"name": "grep", "arguments": '{"q":"x"}', "callId": "c1"})
@@ -277,92 +111,7 @@ def event_texts(kind: str | None, data: Any) -> list[tuple[str, str]]:
         >>> event_texts("request/context", {"provider": "p", "contextWindow": 1})
         [('data', 'p')]
     """
-    out: list[tuple[str, str]] = []
-    if not isinstance(data, dict):
-        out.extend(("data", text) for text in _strings(data))
-        return out
-    if kind == "user/message":
-        _content(data.get("content"), out)
-    elif kind == "assistant/message":
-        _content(_message(data).get("content"), out)
-    elif kind == "tool/call":
-        _add(out, "name", data.get("name"))
-        _add(out, "arguments", data.get("arguments"))
-    elif kind == "tool/result":
-        _content(_message(data).get("content"), out)
-        error = data.get("error")
-        out.extend(("error", text) for text in _strings(error))
-    elif kind == "turn/end":
-        reason = data.get("reason")
-        if isinstance(reason, dict):
-            out.extend(("error", text) for text in _strings(reason.get("error")))
-    elif kind == "subagent/descriptor":
-        _add(out, "label", data.get("label"))
-        _add(out, "persona", data.get("persona"))
-    elif kind == "assistant/chunk":
-        chunk = data.get("chunk")
-        if isinstance(chunk, dict):
-            delta = {"text-delta": "text", "reasoning-delta": "reasoning"}.get(str(chunk.get("type")))
-            if delta is not None:
-                _add(out, delta, chunk.get("text"))
-            elif chunk.get("type") == "tool-call-delta":
-                _add(out, "arguments", chunk.get("argumentsDelta"))
-            elif chunk.get("type") == "block-end" and isinstance(chunk.get("block"), dict):
-                _block(chunk["block"], out)
-    else:
-        out.extend(("data", text) for text in _strings(data))
-    return out
-
-
-def _decode(text: str) -> Any:
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        try:  # lone surrogates (written as \\udXXX escapes), which orjson refuses
-            return json.loads(text)
-        except (ValueError, RecursionError):
-            return None
-
-
-def _snippet(text: str, start: int, end: int, context: int) -> str:
-    low, high = max(0, start - context), min(len(text), end + context)
-    head = _ELLIPSIS if low > 0 else ""
-    tail = _ELLIPSIS if high < len(text) else ""
-    return frame_text(head + text[low:high] + tail) or ""
-
-
-Row = tuple[Any, ...]
-"""A result row: (list_order, seq, position, field rank) then the ``SEARCH_SCHEMA`` columns."""
-
-
-def _verify(frame: pl.DataFrame, find: _Find, context: int) -> list[Row]:
-    """Result rows of candidate events (``_COLUMNS`` plus ``list_order``, ``_pos``, ``project_dir``)."""
-    names = [*_COLUMNS, "list_order", "_pos", "project_dir"]
-    events: list[tuple[Any, ...]] = []
-    fields: list[tuple[int, str]] = []  # (event, field) of each text
-    texts: list[str] = []
-    for values in frame.select(names).iter_rows():
-        if values[6] is None:
-            continue
-        for name, text in event_texts(values[3], _decode(values[6])):
-            fields.append((len(events), name))
-            texts.append(text)
-        events.append(values)
-    found: dict[tuple[int, str], list[Any]] = {}
-    for (event, name), text, hit in zip(fields, texts, find(texts), strict=True):
-        if hit is None:
-            continue
-        seen = found.get((event, name))
-        if seen is None:
-            found[(event, name)] = [hit[2], _snippet(text, hit[0], hit[1], context)]
-        else:
-            seen[0] += hit[2]
-    rows: list[Row] = []
-    for (event, name), (count, snippet) in found.items():
-        session_id, seq, time_ms, kind, turn, step, _data, order, pos, project = events[event]
-        key = (order if order is not None else -1, seq, pos, _RANK[name])
-        rows.append((*key, session_id, seq, time_ms, kind, turn, step, name, snippet, count, project))
-    return rows
+    return event_parts(kind, data)
 
 
 # --- sources ----------------------------------------------------------------------------------
@@ -373,7 +122,10 @@ Frames = Iterator[tuple[pl.DataFrame, int | None]]
 
 
 ARCHIVE_BATCH_ROWS = 32_768
-"""Rows of an archive's events file decoded at a time: a search holds one batch, and its hits, in memory."""
+"""Rows of an archive's events file read at a time: a search holds one batch, and its hits, in memory."""
+
+SCAN_BATCH_LOGS = 256
+"""Raw logs whose candidate events are matched at a time (one Polars query per batch)."""
 
 
 def _archive_frames(archive: Archive, predicate: pl.Expr, limit: int | None) -> Frames:
@@ -385,27 +137,31 @@ def _archive_frames(archive: Archive, predicate: pl.Expr, limit: int | None) -> 
         )
     names = list(archive.manifest["tables"]["events"]["files"])
     columns = [*_COLUMNS, "list_order", "event_index", "project_dir"]
+    if limit is None:  # a parallel scan of each file, the filter pushed into the Parquet reader
+        with archive.reading("events"):  # files checked against the manifest; any read error names the file
+            for name in names:  # one file's matching events in memory at a time
+                scan = pl.scan_parquet(
+                    join_location(archive.path, name),
+                    hive_partitioning=False,
+                    glob=False,
+                    storage_options=archive.storage_options,
+                )
+                yield scan.filter(predicate).select(columns).rename({"event_index": "_pos"}).collect(), None
+        return
     with archive.reading("events"):  # files checked against the manifest; any read error names the file
-        bounds: list[int | None] = [None] * len(names)
-        if limit is not None:
-            bounds = [_first_order(archive, name) for name in names]
-            order = sorted(range(len(names)), key=lambda i: (bounds[i] is None, bounds[i] or 0, i))
-            names, bounds = [names[i] for i in order], [bounds[i] for i in order]
+        bounds = [_first_order(archive, name) for name in names]
+        order = sorted(range(len(names)), key=lambda i: (bounds[i] is None, bounds[i] or 0, i))
+        names, bounds = [names[i] for i in order], [bounds[i] for i in order]
         for index, name in enumerate(names):
             later = bounds[index + 1] if index + 1 < len(bounds) else None
             own = bounds[index]
-            batches = _batches(archive, name, columns)
+            batches = iter(iter_parquet(archive.location, [name], columns=columns, batch_rows=ARCHIVE_BATCH_ROWS))
             batch = next(batches, None)
             while batch is not None:
                 following = next(batches, None)
                 table = pl.from_arrow(batch)
                 assert isinstance(table, pl.DataFrame)  # a record batch is a frame, never a series
-                frame = (
-                    table.lazy()
-                    .filter(predicate)
-                    .select(*_COLUMNS, "list_order", pl.col("event_index").alias("_pos"), "project_dir")
-                    .collect()
-                )
+                frame = table.lazy().filter(predicate).rename({"event_index": "_pos"}).collect()
                 # The rest of this file may hold any list order from the file's smallest on.
                 yield frame, later if following is None else own if own is not None else -1
                 batch = following
@@ -423,17 +179,24 @@ def _first_order(archive: Archive, name: str) -> int | None:
     return smallest
 
 
-def _batches(archive: Archive, name: str, columns: list[str]) -> Iterator[Any]:
-    """One events file as Arrow record batches of at most ``ARCHIVE_BATCH_ROWS`` rows and about 32 MiB."""
-    return iter(iter_parquet(archive.location, [name], columns=columns, batch_rows=ARCHIVE_BATCH_ROWS))
+_CANDIDATE_SCHEMA: dict[str, Any] = {
+    "seq": pl.Int64,
+    "time_ms": pl.Int64,
+    "type": pl.String,
+    "turn": pl.Int64,
+    "step": pl.Int64,
+    "text": pl.String,
+    "text_fields": pl.String,
+    "_pos": pl.Int64,
+}
 
 
-def _corpus_frames(corpus: Corpus, predicate: pl.Expr) -> Frames:
-    """The candidate rows of a raw corpus, one log at a time in list order (or its loaded events at once)."""
+def _corpus_frames(corpus: Corpus, predicate: pl.Expr, pattern: str, options: dict[str, Any]) -> Frames:
+    """The candidate rows of a corpus: its loaded events at once, else its logs scanned in parallel."""
     logs = (
         corpus.sessions.filter(pl.col("verdict") != "skipped")
         .sort("list_order")
-        .select("list_order", "project_dir", "session_id")
+        .select("list_order", "project_dir", "session_id", "verdict")
     )
     ids = logs["session_id"]
     if corpus._events is not None and ids.null_count() == 0 and not ids.is_duplicated().any():
@@ -442,7 +205,7 @@ def _corpus_frames(corpus: Corpus, predicate: pl.Expr) -> Frames:
             .with_row_index("_pos")
             .with_columns(pl.col("_pos").cast(pl.Int64))
             .filter(predicate)
-            .join(logs.lazy(), on="session_id", how="left", maintain_order="left")
+            .join(logs.lazy().drop("verdict"), on="session_id", how="left", maintain_order="left")
             .collect()
         )
         yield frame, None
@@ -454,20 +217,37 @@ def _corpus_frames(corpus: Corpus, predicate: pl.Expr) -> Frames:
         )
     orders = logs["list_order"].to_list()
     projects = logs["project_dir"].to_list()
-    for index, path in enumerate(corpus.log_sources()):
-        frame = (
-            facts_events(read_log_file(path, corpus.compression, want_events=True))
-            .lazy()
-            .with_row_index("_pos")
-            .filter(predicate)
-            .with_columns(
-                pl.col("_pos").cast(pl.Int64),
-                pl.lit(orders[index], pl.Int64).alias("list_order"),
-                pl.lit(projects[index], pl.String).alias("project_dir"),
-            )
-            .collect()
-        )
-        yield frame, orders[index + 1] if index + 1 < len(orders) else None
+    healthy = (logs["verdict"] == "ok").to_list()
+    needle = needle_for(pattern, types=frozenset(options["types"]), **options["pattern"])
+    work = list(zip(corpus.log_sources(), healthy, strict=True))
+    rows: list[tuple[Any, ...]] = []
+    keys: list[tuple[int, str | None, str]] = []
+    for index, (session_id, found) in enumerate(scan_logs(work, corpus.compression, needle, jobs=corpus._jobs)):
+        if found:
+            keys.append((len(found), session_id, projects[index]))
+            rows.extend(_with_order(found, orders[index]))
+        flush = options["limit"] is not None or len(rows) >= 50_000 or (index + 1) % SCAN_BATCH_LOGS == 0
+        if flush or index + 1 == len(work):
+            if rows:
+                yield _scan_frame(rows, keys), orders[index + 1] if index + 1 < len(orders) else None
+            rows, keys = [], []
+
+
+def _with_order(found: list[Candidate], order: int) -> Iterator[tuple[Any, ...]]:
+    for row in found:
+        yield (*row, order)
+
+
+def _scan_frame(rows: list[tuple[Any, ...]], keys: list[tuple[int, str | None, str]]) -> pl.DataFrame:
+    schema = {**_CANDIDATE_SCHEMA, "list_order": pl.Int64}
+    columns = zip(*rows, strict=True)  # column by column: much cheaper than rows of long texts
+    frame = pl.DataFrame(
+        [pl.Series(name, values, dtype=kind) for (name, kind), values in zip(schema.items(), columns, strict=True)]
+    )
+    return frame.with_columns(
+        pl.Series("session_id", [sid for n, sid, _ in keys for _ in range(n)], dtype=pl.String),
+        pl.Series("project_dir", [project for n, _, project in keys for _ in range(n)], dtype=pl.String),
+    )
 
 
 def _check(pattern: str, types: Sequence[str] | None, limit: int | None, context: int) -> list[str]:
@@ -503,25 +283,27 @@ def search_events(
 ) -> pl.DataFrame:
     """The events whose text holds a pattern: one row per (event, field) that matches.
 
-    The text searched, per event type (``field`` in brackets): ``user/message``
-    content text blocks (``text``); ``assistant/message`` text (``text``),
-    reasoning (``reasoning``) and tool calls (``name``, ``arguments``);
-    ``tool/call`` (``name``, ``arguments``); ``tool/result`` output text
-    (``result``) and ``data.error`` (``error``); ``turn/end`` the reason's
-    error message and code (``error``); ``subagent/descriptor`` (``label``,
-    ``persona``); ``assistant/chunk`` deltas (``text``, ``reasoning``,
-    ``arguments``); any other type: every string value of its data
-    (``data``). JSON keys are never searched.
+    The text searched is each event's ``text`` column (``corpus.events``),
+    part by part; per event type (``field`` in brackets): ``user/message``
+    content text and reasoning blocks (``text``, ``reasoning``);
+    ``assistant/message`` text (``text``), reasoning (``reasoning``) and tool
+    calls (``name``, ``arguments``); ``assistant/chunk``: the assembled blocks
+    of a stream that never got its message, on its last chunk (as in a
+    message); ``tool/call`` (``name``, ``arguments``); ``tool/result`` output
+    text (``result``) and ``data.error`` (``error``); ``turn/end`` the
+    reason's error message and code (``error``); ``subagent/descriptor``
+    (``label``, ``persona``); any other type: every string value of its data
+    (``data``). Adjacent blocks of one kind are one text (a phrase running
+    from one into the next is found). JSON keys and ids are never searched.
 
     Args:
-        source: a read corpus (its logs are read one at a time, or its
-            loaded events are used), or an archive exported with events.
+        source: a read corpus (its loaded events, or its logs scanned in
+            parallel), or an archive exported with events.
         pattern: the text to find (with ``regex=True`` a regular expression in
             the syntax of Rust's ``regex`` crate, which Polars uses: linear
             time, no look-around or backreferences); at most
             ``MAX_PATTERN_CHARS`` characters.
-        types: the event types to search (default ``DEFAULT_TYPES``: the
-            text-bearing ones, without ``assistant/chunk``).
+        types: the event types to search (default ``DEFAULT_TYPES``).
         regex: treat ``pattern`` as a regular expression.
         ignore_case: match regardless of case (the regex engine's ``(?i)``:
             Unicode simple case folding).
@@ -532,9 +314,13 @@ def search_events(
 
     Returns:
         A frame with ``SEARCH_SCHEMA``: ``session_id``, ``seq``, ``time_ms``,
-        ``type``, ``turn``, ``step``, ``field``, ``snippet``, ``matches`` (in
-        that field, non-overlapping) and ``project_dir``; in list order, then
-        by ``seq``, then in ``FIELD_ORDER``.
+        ``type``, ``turn``, ``step``, ``field``, ``block`` (the part of the
+        event's ``text`` holding the field's first match), ``start`` and
+        ``end`` (that match's character offsets in the event's ``text``),
+        ``snippet``, ``matches`` (in that field, non-overlapping),
+        ``project_dir`` and ``list_order`` (the ``sessions`` row:
+        ``join(corpus.sessions, on="list_order")`` reaches the run facts); in
+        list order, then by ``seq``, then in ``FIELD_ORDER``.
 
     Raises:
         SearchError: an empty pattern, an invalid regex, or a bad option.
@@ -552,19 +338,18 @@ def search_events(
         >>> log = EventLog("s1")
         >>> log.turn_start(); log.user('fix the "retry" loop'); log.turn_end()
         >>> _ = write_session(root, header("s1", created_at=1), log.events, "none")
-        >>> search_events(read_corpus(root), '"retry"').select("seq", "field", "snippet", "matches").rows()
-        [(1, 'text', 'fix the "retry" loop', 1)]
+        >>> search_events(read_corpus(root), '"retry"').select("seq", "field", "start", "snippet", "matches").rows()
+        [(1, 'text', 8, 'fix the "retry" loop', 1)]
         >>> search_events(read_corpus(root), "type").height    # keys are not text
         0
     """
     chosen = _check(pattern, types, limit, context)
-    find = _finder(pattern, regex=regex, ignore_case=ignore_case)
+    compiled = compile_pattern(pattern, regex=regex, ignore_case=ignore_case)
     if limit == 0:
         return pl.DataFrame(schema=SEARCH_SCHEMA)
-    predicate = pl.col("type").is_in(chosen) & pl.col("data").is_not_null()
-    content = prefilter(pattern, regex=regex, ignore_case=ignore_case)
-    if content is not None:
-        predicate = predicate & content
+    predicate = pl.col("type").is_in(chosen) & pl.col("text").is_not_null()
+    if not compiled.anchored:
+        predicate = predicate & contains("text", compiled)
     if isinstance(source, ArchiveCorpus) and source._events is None and source._archive is not None:
         archive = source._archive
         if archive.has_events or not os.path.isdir(source.root):
@@ -574,25 +359,89 @@ def search_events(
     if isinstance(source, Archive):
         frames = _archive_frames(source, predicate, limit)
     elif isinstance(source, Corpus):
-        frames = _corpus_frames(source, predicate)
+        options = {"types": chosen, "pattern": {"regex": regex, "ignore_case": ignore_case}, "limit": limit}
+        frames = _corpus_frames(source, predicate, pattern, options)
     else:
         raise SearchError(
             f"cannot search a {type(source).__name__}",
             hint="pass a Corpus (read_corpus(root)) or an Archive (open_archive(path))",
         )
-    rows: list[Row] = []
+    return _collect(frames, compiled, context, limit)
+
+
+def _collect(frames: Frames, compiled: Pattern, context: int, limit: int | None) -> pl.DataFrame:
+    found: list[pl.DataFrame] = []
+    held = 0
     for frame, later in frames:
-        rows.extend(_verify(frame, find, context))
-        if limit is not None and len(rows) >= limit:
-            rows.sort(key=_key)
-            del rows[limit:]
-            if later is None or later > rows[-1][0]:
+        if frame.height == 0:
+            continue
+        hits = match_events(frame, compiled, context=context)
+        if hits.height == 0:
+            continue
+        found.append(hits)
+        held += hits.height
+        if limit is not None and held >= limit:
+            merged = pl.concat(found).sort(_KEY).head(limit)
+            found, held = [merged], merged.height
+            if later is None or later > merged["list_order"][-1]:
                 break
-    rows.sort(key=_key)
+    if not found:
+        return pl.DataFrame(schema=SEARCH_SCHEMA)
+    result = pl.concat(found).sort(_KEY, nulls_last=False)
     if limit is not None:
-        del rows[limit:]
-    return pl.DataFrame([row[4:] for row in rows], schema=SEARCH_SCHEMA, orient="row")
+        result = result.head(limit)
+    return result.select([pl.col(name).cast(kind) for name, kind in SEARCH_SCHEMA.items()])
 
 
-def _key(row: Row) -> tuple[Any, ...]:
-    return row[:4]
+def search_sessions(
+    source: Corpus | Archive,
+    pattern: str,
+    *,
+    types: Sequence[str] | None = None,
+    regex: bool = False,
+    ignore_case: bool = False,
+    context: int = 40,
+) -> pl.DataFrame:
+    """The sessions whose events hold a pattern: one row per session, with hit counts.
+
+    The same search as ``search_events`` (every hit: there is no limit),
+    grouped by log.
+
+    Returns:
+        A frame with ``SESSION_HITS_SCHEMA``: ``session_id``, ``project_dir``,
+        ``list_order`` (join ``corpus.sessions`` on it), ``events`` (events
+        with a hit), ``hits`` (matching (event, field) rows), ``matches``
+        (all matches), and the first hit's ``first_seq``, ``first_type`` and
+        ``first_snippet``; in list order.
+
+    Raises:
+        SearchError: an empty pattern, an invalid regex, or a bad option.
+        ArchiveError: the archive holds no events (or a data file is unreadable).
+        CorpusRootError: the corpus's logs are no longer where they were read.
+
+    pandas: ``.to_pandas(types_mapper=pd.ArrowDtype)`` gives
+    pandas with Arrow-backed columns (nulls, lists and UTC times kept; docs/pandas.md).
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.synth.writer import EventLog, header, write_session
+        >>> root = tempfile.mkdtemp()
+        >>> log = EventLog("s1")
+        >>> log.turn_start(); log.user("retry, then retry"); log.turn_end()
+        >>> _ = write_session(root, header("s1", created_at=1), log.events, "none")
+        >>> search_sessions(read_corpus(root), "retry").select("session_id", "events", "matches").rows()
+        [('s1', 1, 2)]
+    """
+    hits = search_events(source, pattern, types=types, regex=regex, ignore_case=ignore_case, context=context)
+    grouped = hits.group_by("list_order", maintain_order=True).agg(
+        pl.col("session_id").first(),
+        pl.col("project_dir").first(),
+        pl.struct("seq", "type").n_unique().cast(pl.Int64).alias("events"),
+        pl.len().cast(pl.Int64).alias("hits"),
+        pl.col("matches").sum().cast(pl.Int64),
+        pl.col("seq").first().alias("first_seq"),
+        pl.col("type").first().alias("first_type"),
+        pl.col("snippet").first().alias("first_snippet"),
+    )
+    return grouped.select([pl.col(name).cast(kind) for name, kind in SESSION_HITS_SCHEMA.items()])

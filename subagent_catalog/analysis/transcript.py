@@ -374,8 +374,9 @@ def transcript_rows(events: pl.DataFrame, *, seed_length: int | None = None, cli
     Examples:
         >>> from subagent_catalog.frames.schemas import EVENT_SCHEMA
         >>> events = pl.DataFrame([
-        ...     ("s", 0, 5, "turn/start", 1, None, None, False, '{"turn":1}'),
-        ...     ("s", 1, 6, "user/message", None, None, None, False, '{"content":[{"type":"text","text":"hi"}]}'),
+        ...     ("s", 0, 5, "turn/start", 1, None, None, False, '{"turn":1}', None, None),
+        ...     ("s", 1, 6, "user/message", None, None, None, False, '{"content":[{"type":"text","text":"hi"}]}',
+        ...      "hi", "text"),
         ... ], schema=EVENT_SCHEMA, orient="row")
         >>> transcript_rows(events).select("seq", "kind", "text").rows()
         [(0, 'turn-start', 'turn 1'), (1, 'user', 'hi')]

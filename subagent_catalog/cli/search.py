@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
 import click
 
 from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors
 from subagent_catalog.cli.options import load_source, protected_paths, source_options
 from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, terminal_frame, terminal_safe
 
+if TYPE_CHECKING:
+    import polars as pl
+
 
 @click.command()
 @source_options
 @click.argument("pattern")
-@click.option("-E", "--regex", is_flag=True, help="PATTERN is a regular expression (Python syntax).")
+@click.option(
+    "-E",
+    "--regex",
+    is_flag=True,
+    help="PATTERN is a regular expression (Rust regex syntax: linear time, no look-around).",
+)
 @click.option("-i", "--ignore-case", is_flag=True, help="Match regardless of case.")
 @click.option(
     "-t",
@@ -30,7 +41,7 @@ from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, term
     type=click.Choice(["text", "json", "csv"]),
     default="text",
     show_default=True,
-    help="text: one hit per line; json: one object per line; csv: the frame.",
+    help="text: hits grouped by session, one per line; json: one object per line; csv: the frame.",
 )
 @click.option(
     "-o",
@@ -57,9 +68,10 @@ def search(
 
     ROOT is a corpus root, or an archive directory (one holding manifest.json)
     exported with --events, which is much faster. Matching is over the
-    decoded text, never the JSON keys. The text format prints one hit per
-    line: session id, seq, event type, field and a snippet around the first
-    match; a count goes to stderr.
+    decoded text, never the JSON keys. The text format groups the hits by
+    session: a line per session (id, project directory, hit count), then one
+    line per hit (seq, event type, field and a snippet around the first
+    match); a count goes to stderr.
 
     \b
     Examples:
@@ -86,9 +98,20 @@ def search(
             text = text if not text or text.endswith("\n") else text + "\n"
             out.write(json_terminal(text) if to_terminal else text)
         else:
-            for row in hits.iter_rows(named=True):
-                line = f"{row['session_id']}  seq {row['seq']}  {row['type']}  {row['field']}: {row['snippet']}"
+            for line in _grouped(hits):
                 out.write((terminal_safe(line) if to_terminal else line) + "\n")
     sessions = hits["session_id"].n_unique() if hits.height else 0
     more = " (the limit)" if limit is not None and hits.height >= limit else ""
     note(f"{hits.height} hits{more} in {sessions} sessions", quiet=quiet)
+
+
+def _grouped(hits: pl.DataFrame) -> Iterator[str]:
+    """The text format: a line per session (in list order), then its hits indented."""
+    current: int | None = None
+    counts = dict(hits.group_by("list_order").len().iter_rows())
+    for row in hits.iter_rows(named=True):
+        if row["list_order"] != current or current is None:
+            current = row["list_order"]
+            count = counts[current]
+            yield f"{row['session_id']}  ({row['project_dir']})  {count} hit{'s' if count != 1 else ''}"
+        yield f"  seq {row['seq']}  {row['type']}  {row['field']}: {row['snippet']}"

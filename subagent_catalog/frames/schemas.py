@@ -211,4 +211,6 @@ EVENT_SCHEMA: dict[str, Any] = {
     "ignorable": pl.Boolean,
     "in_seed": pl.Boolean,
     "data": pl.String,
+    "text": pl.String,
+    "text_fields": pl.String,
 }

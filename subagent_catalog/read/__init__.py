@@ -8,8 +8,9 @@ safely (``logread``), zstd frames (``zstdframes``), the line scanner
 inspect rules (``inspect_migrate``, ``inspect_rules``), subagent
 descriptors (``descriptor``), projection units (``projection``),
 JavaScript value semantics (``jsvalue``), size limits (``limits``)
-and the process pool that reads many logs (``pool``). Its product is one
-``LogFacts`` per file. It imports no
+the process pool that reads many logs (``pool``), each event's decoded
+text (``event_text``) and the byte search of raw logs (``search_scan``).
+Its product is one ``LogFacts`` per file. It imports no
 other layer of the package, so its code alone decides the facts (the facts
 cache keys on a digest of this package's source).
 """

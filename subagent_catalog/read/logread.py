@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from subagent_catalog.read import fastpath, typed_read
+from subagent_catalog.read.event_text import log_texts
 from subagent_catalog.read.inspect_migrate import InspectFailure
 from subagent_catalog.read.inspect_rules import validate_cold_read
 from subagent_catalog.read.jsvalue import is_safe_integer, js_number, json_text
@@ -171,6 +172,13 @@ def _list_verdict(facts: LogFacts, data: bytes, compression: Compression) -> Non
     facts.list_meta = meta
 
 
+def _event_rows(session_id: str, events: list[dict[str, Any]], seed: int) -> list[tuple[Any, ...]]:
+    """The events frame's rows of one log (``EVENT_SCHEMA`` order), with each event's decoded text."""
+    return [
+        (*_event_row(session_id, event, seed), *text) for event, text in zip(events, log_texts(events), strict=True)
+    ]
+
+
 def _event_row(session_id: str, event: dict[str, Any], seed: int) -> tuple[Any, ...]:
     from subagent_catalog.read.jsvalue import frame_text
 
@@ -306,7 +314,7 @@ def analyse_log(data: bytes, compression: Compression, *, want_events: bool = Fa
     facts.descriptors = _descriptor_records(events)
     if want_events:
         seed_at = _seed(scan.meta)
-        facts.events = [_event_row(session_id, event, seed_at) for event in events]
+        facts.events = _event_rows(session_id, events, seed_at)
     facts.event_count = len(events)
     times = [e["time"] for e in events if is_safe_integer(e.get("time"))]
     if times:
@@ -389,7 +397,7 @@ def _analyse_fast(facts: LogFacts, data: bytes, compression: Compression, want_e
     if want_events:
         assert fast.events is not None
         seed_at = _seed(fast.meta)
-        facts.events = [_event_row(fast.meta["id"], event, seed_at) for event in fastpath.expand_packed(fast.events)]
+        facts.events = _event_rows(fast.meta["id"], list(fastpath.expand_packed(fast.events)), seed_at)
     facts.event_count = fast.count
     facts.first_time, facts.last_time = fast.first_time, fast.last_time
     facts.run = fast.run

@@ -48,6 +48,8 @@ _ARROW_EVENT_TYPES = {
     "ignorable": "bool_",
     "in_seed": "bool_",
     "data": "large_string",
+    "text": "large_string",
+    "text_fields": "large_string",
 }
 
 

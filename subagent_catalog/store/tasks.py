@@ -418,7 +418,7 @@ def events_table(order: int, project: str, events: list[tuple[Any, ...]]) -> Any
     """One file's events as an Arrow table with the archive's extra columns.
 
     Examples:
-        >>> table = events_table(3, "p", [("a", 0, 1, "turn/start", 1, None, False, False, "{}")])
+        >>> table = events_table(3, "p", [("a", 0, 1, "turn/start", 1, None, False, False, "{}", None, None)])
         >>> table.column("list_order").to_pylist()
         [3]
     """

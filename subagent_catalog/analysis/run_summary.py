@@ -100,11 +100,11 @@ class RunSummary:
 
     def slowest_trees(self, n: int = TOP) -> pl.DataFrame:
         """The ``n`` trees with the longest wall time."""
-        return self.trees.sort("wall_ms", descending=True, nulls_last=True).head(n)
+        return self.trees.sort(["wall_ms", "list_order"], descending=[True, False], nulls_last=True).head(n)
 
     def costliest_trees(self, n: int = TOP) -> pl.DataFrame:
         """The ``n`` trees with the highest cost (trees with an unpriced session last)."""
-        return self.trees.sort("cost_usd", descending=True, nulls_last=True).head(n)
+        return self.trees.sort(["cost_usd", "list_order"], descending=[True, False], nulls_last=True).head(n)
 
 
 def _sum(frame: pl.DataFrame, name: str) -> int | None:

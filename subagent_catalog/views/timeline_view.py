@@ -165,7 +165,9 @@ def timeline_html(
     span = max(end - start, 1)
     curve = concurrency(rows)
     peak = int(curve["running"].max() or 0) if curve.height else 0  # type: ignore[arg-type]
-    counts = rows.group_by("outcome").len().sort("len", descending=True).iter_rows()
+    counts = (
+        rows.group_by("outcome").len().sort(["len", "outcome"], descending=[True, False], nulls_last=True).iter_rows()
+    )
     outcomes = {str(name): int(n) for name, n in counts}
     ticks = f'<span title="{escape(clock(start))}">{escape(clock(start)[11:19])} UTC</span>' + "".join(
         f"<span>+{escape(human_duration(span * k / 2))}</span>" for k in (1, 2)
@@ -180,7 +182,9 @@ def timeline_html(
         'stroke-width="1" vector-effect="non-scaling-stroke"/></svg></div>'
     )
     parts.append(f'<div class="tl-axis">{ticks}</div>')
-    ordered = spanned.sort("start_ms", "depth")
+    ordered = spanned.sort(
+        ["start_ms", "depth", "list_order"] if "list_order" in spanned.columns else ["start_ms", "depth"]
+    )
     if spanned.height <= max_bars:
         parts.append('<ol class="tl-rows">')
         for row in ordered.iter_rows(named=True):

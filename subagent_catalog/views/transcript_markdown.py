@@ -83,7 +83,7 @@ def transcript_markdown(corpus: Source, session_id: str, *, path: str | None = N
         >>> print(transcript_markdown(read_corpus(root), "s1").split("## ")[1])
         turn 1 · +0.000 s
         <BLANKLINE>
-        **user** (seq 1, +0.001 s)
+        **user** · human prompt (seq 1, +0.001 s)
         <BLANKLINE>
         ```text
         hi

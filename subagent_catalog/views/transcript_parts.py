@@ -126,7 +126,7 @@ def turn_table(rows: pl.DataFrame) -> list[dict[str, Any]]:
         >>> from subagent_catalog.analysis.transcript import transcript
         >>> turns = turn_table(transcript(read_corpus("data/sample"), "auth-refactor"))
         >>> [(t["turn"], t["ended"], t["calls"]) for t in turns]
-        [(1, 'error', 1)]
+        [(1, 'completed', 1), (2, 'error', 1)]
     """
     own = rows.filter(~pl.col("in_seed") & pl.col("turn").is_not_null())
     out: list[dict[str, Any]] = []

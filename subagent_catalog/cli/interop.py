@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors
-from subagent_catalog.cli.options import load_source, prices_option, protected_paths, source_options
+from subagent_catalog.cli.options import data_output_option, load_source, prices_option, protected_paths, source_options
 from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, terminal_frame
 
 if TYPE_CHECKING:
@@ -150,13 +150,7 @@ def otel(
     show_default=True,
     help="table: aligned text; csv; json: one object per line; parquet (needs -o).",
 )
-@click.option(
-    "-o",
-    "--output",
-    default=None,
-    type=click.Path(dir_okay=False, path_type=str),
-    help="Write the exact data here instead of stdout ('-'), which is escaped.",
-)
+@data_output_option
 @translate_errors
 def sql_command(
     root: str, compression: str, jobs: int | None, quiet: bool, query: str, fmt: str, output: str | None

@@ -146,6 +146,23 @@ def semantics_option(func: F) -> F:
     )(func)
 
 
+def data_output_option(func: F) -> F:
+    """Add ``-o FILE`` / ``--output FILE``: the exact data to a file, or escaped to stdout (``-``, the default).
+
+    Examples:
+        >>> [p.name for p in data_output_option(lambda **kw: None).__click_params__]
+        ['output']
+    """
+    option = click.option(
+        "-o",
+        "--output",
+        default=None,
+        type=click.Path(dir_okay=False, path_type=str),
+        help="Write the exact data here instead of stdout ('-'), which is escaped.",
+    )
+    return option(func)
+
+
 def prices_option(func: F) -> F:
     """Add ``--prices FILE``: a user price table (TOML or CSV) extending or overriding genai-prices'.
 

@@ -8,7 +8,7 @@ import click
 import polars as pl
 
 from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors
-from subagent_catalog.cli.options import load_source, prices_option, protected_paths, source_options
+from subagent_catalog.cli.options import data_output_option, load_source, prices_option, protected_paths, source_options
 from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, terminal_frame, terminal_safe
 
 if TYPE_CHECKING:
@@ -103,13 +103,7 @@ def runs_table(source: Corpus | Archive, table: str, prices: PriceTable) -> pl.D
     show_default=True,
     help="text: an aligned table; json: one object per line; csv: the frame.",
 )
-@click.option(
-    "-o",
-    "--output",
-    default=None,
-    type=click.Path(dir_okay=False, path_type=str),
-    help="Write the exact data here instead of stdout ('-'), which is escaped.",
-)
+@data_output_option
 @translate_errors
 def runs(
     root: str,

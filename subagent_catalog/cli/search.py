@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors
-from subagent_catalog.cli.options import load_source, protected_paths, source_options
+from subagent_catalog.cli.options import data_output_option, load_source, protected_paths, source_options
 from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, terminal_frame, terminal_safe
 
 if TYPE_CHECKING:
@@ -43,13 +43,7 @@ if TYPE_CHECKING:
     show_default=True,
     help="text: hits grouped by session, one per line; json: one object per line; csv: the frame.",
 )
-@click.option(
-    "-o",
-    "--output",
-    default=None,
-    type=click.Path(dir_okay=False, path_type=str),
-    help="Write the exact data here instead of stdout ('-'), which is escaped.",
-)
+@data_output_option
 @translate_errors
 def search(
     root: str,

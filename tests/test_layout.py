@@ -25,6 +25,7 @@ PACKAGE = Path(subagent_catalog.__file__).resolve().parent
 # The layer of each top-level unit of the package (its first dotted component).
 LAYERS: dict[str, int] = {
     "errors": 0,
+    "forking": 0,
     "progress": 0,
     "version": 0,
     "outputs": 1,

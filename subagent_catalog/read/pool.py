@@ -11,9 +11,9 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from subagent_catalog.forking import process_pool
 from subagent_catalog.progress import Progress
 from subagent_catalog.read.jsvalue import frame_text
 from subagent_catalog.read.logread import LogFacts, read_log_file
@@ -89,8 +89,9 @@ def read_all(
         return
     chunk = max(1, min(64, total // (workers * 8) or 1))
     # Workers never use Polars (a forked child of a process that ran Polars can deadlock in it), so
-    # the platform's default start method works, and scripts need no main guard.
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    # the platform's default start method works, and scripts need no main guard. The pool starts
+    # them with the heap frozen: a child never finalizes its parent's garbage (forking.py).
+    with process_pool(workers) as pool:
         for done, facts in enumerate(pool.map(_worker, work, chunksize=chunk), 1):
             progress(done, total)
             yield facts

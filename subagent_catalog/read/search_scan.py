@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import msgspec
 import orjson
 
+from subagent_catalog.forking import process_pool
 from subagent_catalog.read.chunk_rows import CHUNK_ROW_TYPES, expand_chunk_row
 from subagent_catalog.read.event_text import event_text, orphan_streams, stream_text
 from subagent_catalog.read.fastpath import split_log
@@ -300,7 +300,7 @@ def scan_logs(
         yield from map(scan_log, tasks)
         return
     chunk = max(1, min(16, len(tasks) // (workers * 8) or 1))
-    pool = ProcessPoolExecutor(max_workers=workers)  # workers use no Polars: forking is safe
+    pool = process_pool(workers)  # workers use no Polars: forking is safe (heap frozen: forking.py)
     try:
         yield from pool.map(scan_log, tasks, chunksize=chunk)
     finally:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import importlib
 import itertools
 import logging
-import multiprocessing
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -24,6 +23,7 @@ from contextlib import ExitStack
 from typing import Any, Literal
 
 from subagent_catalog.errors import SubagentCatalogError
+from subagent_catalog.forking import process_pool
 from subagent_catalog.store.tasks import RootNotVisibleError
 
 __all__ = ["EngineError", "LocalPool", "RootNotVisibleError", "run_dask", "run_local", "task_failure"]
@@ -120,8 +120,7 @@ class LocalPool:
                 yield func(task)
             return
         if self._executor is None:
-            context = multiprocessing.get_context(self.start)
-            self._executor = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
+            self._executor = process_pool(self.workers, start=self.start)
         pool = self._executor
         waiting = iter(tasks)
         running = {pool.submit(func, task) for task in itertools.islice(waiting, IN_FLIGHT_PER_WORKER * self.workers)}

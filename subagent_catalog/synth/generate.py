@@ -29,11 +29,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from subagent_catalog.errors import SubagentCatalogError
+from subagent_catalog.forking import process_pool
 from subagent_catalog.read.paths import Compression
 from subagent_catalog.synth.events import WORKER, encode_session, session_events, worker_plans
 from subagent_catalog.synth.plan import DamagedSession, SessionPlan, plan_corpus
@@ -211,8 +211,8 @@ def generate(
             session_events.cache_clear()
             small_session_events.cache_clear()
     else:
-        with ProcessPoolExecutor(
-            max_workers=workers, initializer=_init_worker, initargs=(plans, root, compression, seed, profile)
+        with process_pool(
+            workers, initializer=_init_worker, initargs=(plans, root, compression, seed, profile)
         ) as pool:
             for batch in pool.map(_write_range, _chunks(sessions, 32 if profile == "full" else 512)):
                 results.extend(batch)

@@ -6,7 +6,7 @@ is layered; a module imports only from its own package and from layers
 below it (``tests/test_layout.py`` enforces this and the absence of import
 cycles):
 
-- layer 0: ``errors``, ``progress``: exceptions and the progress protocol.
+- layer 0: ``errors``, ``progress``, ``forking``: exceptions, the progress protocol, process pools.
 - layer 1: ``read``: the dsh on-disk format, one log at a time; ``prices``: what tokens cost;
   ``outputs``: writing output files safely.
 - layer 2: ``frames``: the corpus frames and their assembly; ``synth``: writing
@@ -22,6 +22,10 @@ cycles):
   ``check``), ``listing`` (``list``, ``conformance``), ``show``, ``search``, ``runs``, ``export``,
   ``interop`` (``otel``, ``sql``); ``io``, ``options``, ``window`` and ``gate`` hold what they share) and the public
   facades (this module, ``widgets``, ``archive``).
+
+Importing the package makes a read given no ``progress=`` show a bar in an interactive
+notebook once it has run a second (``views.progress.notebook_progress``, loaded on the
+first read; quiet in scripts, in CI and with ``SUBAGENT_CATALOG_PROGRESS=off``).
 """
 
 from typing import TYPE_CHECKING, Any
@@ -56,7 +60,18 @@ from subagent_catalog.errors import (
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.events import scan_events
 from subagent_catalog.prices import PriceTable, price_table
+from subagent_catalog.progress import ClosableProgress, set_default_progress
 from subagent_catalog.version import __version__
+
+
+def _notebook_progress() -> ClosableProgress | None:
+    """The default progress of a read: ``views.progress.notebook_progress``, imported at the first read."""
+    from subagent_catalog.views.progress import notebook_progress
+
+    return notebook_progress()
+
+
+set_default_progress(_notebook_progress)
 
 if TYPE_CHECKING:
     from subagent_catalog.interop import otlp_traces, send_otlp, sql, to_otlp, write_otlp_json

@@ -2,9 +2,9 @@
 
 The library never draws a bar itself; ``subagent_catalog.views.progress``
 adapts tqdm to this protocol for the CLI and notebooks. A read given no
-``progress`` asks ``default_progress()``: importing ``subagent_catalog.widgets``
-(the notebook facade) sets it to a bar that shows in an interactive notebook once
-a read takes more than a second (the core itself never loads a UI library).
+``progress`` asks ``default_progress()``: importing ``subagent_catalog`` sets it to a
+bar that shows in an interactive notebook once a read takes more than a second
+(loaded at the first read; the core itself never loads a UI library).
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ _default: Callable[[], ClosableProgress | None] | None = None
 def set_default_progress(factory: Callable[[], ClosableProgress | None] | None) -> None:
     """Set what a read without ``progress=`` reports to (``None``: nothing, the default).
 
-    ``subagent_catalog.widgets`` sets ``views.progress.notebook_progress``: a bar in an
-    interactive notebook, nothing elsewhere.
+    Importing ``subagent_catalog`` sets ``views.progress.notebook_progress``: a bar in an
+    interactive notebook, nothing elsewhere; ``set_default_progress(None)`` turns it off.
 
     Examples:
         >>> set_default_progress(None)

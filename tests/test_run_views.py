@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
+import subprocess
+import sys
 import urllib.parse
 from pathlib import Path
 from typing import Any
@@ -289,8 +292,10 @@ def test_a_unique_id_prefix_names_its_session_and_an_ambiguous_one_lists_them(tm
 
 
 def test_a_read_given_no_progress_reports_to_the_default_and_closes_it(tmp_path: Path) -> None:
+    from subagent_catalog import progress as core
     from subagent_catalog.progress import default_progress, set_default_progress
-    from subagent_catalog.views.progress import notebook_progress
+
+    before = core._default
 
     calls: list[tuple[int, int]] = []
     closed: list[bool] = []
@@ -309,14 +314,27 @@ def test_a_read_given_no_progress_reports_to_the_default_and_closes_it(tmp_path:
         given: list[int] = []
         read_corpus(tmp_path, cache=False, jobs=1, progress=lambda done, total: given.append(done))
     finally:
-        set_default_progress(notebook_progress)
+        set_default_progress(before)
     assert calls and calls[-1] == (1, 1) and closed == [True]  # the explicit progress= bypasses the default
     assert given == [1]
     assert default_progress() is None  # under pytest: not a notebook, so quiet
-    import subagent_catalog.widgets  # noqa: F401  # the notebook facade sets the notebook default
-    from subagent_catalog import progress as core
 
-    assert core._default is notebook_progress
+
+def test_importing_the_package_alone_gives_notebook_reads_a_bar() -> None:
+    """No ``import subagent_catalog.widgets`` needed: ``read_corpus`` in a notebook shows progress."""
+    code = (
+        "import sys, subagent_catalog\n"
+        "from subagent_catalog.progress import default_progress\n"
+        "import subagent_catalog.views.progress as views\n"
+        "print(default_progress() is None)\n"
+        "views.in_notebook = lambda: True\n"
+        "bar = default_progress()\n"
+        "print(type(bar).__name__, bar.delay == views.NOTEBOOK_DELAY)\n"
+        "print(sorted(m for m in ('tqdm', 'ipywidgets') if m in sys.modules))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "SUBAGENT_CATALOG_PROGRESS")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert done.stdout.split("\n")[:3] == ["True", "TqdmProgress True", "[]"]
 
 
 def test_notebook_progress_is_quiet_outside_notebooks_and_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -348,3 +348,16 @@ def test_a_bar_click_lists_label_outcome_error_and_code(sample: Corpus) -> None:
         assert f">{text}<" in table, text
     assert f'title="{row["session_id"]}"' in table and 'class="sc-id"' in table
     assert "<th>error</th><th>code</th><th>duration</th><th>cost</th>" in table
+
+
+def test_the_detail_pane_of_a_root_shows_no_identity_cause_and_a_bare_subagent_keeps_it() -> None:
+    sample = read_corpus("data/sample", cache=False)
+    browser = CatalogBrowser(sample)
+    browser.selected = browser.find("run-webapp-1")
+    root = browser.detail
+    assert ">identity cause</th>" not in root  # its children (no-descriptor among them) are listed, not a cause
+    assert "a root session: not a subagent, so no descriptor is expected" in root
+    browser.selected = browser.find("no-descriptor")
+    child = browser.detail
+    cause = sample.sessions.filter(pl.col("session_id") == "no-descriptor")["identity_cause"].item()
+    assert cause is not None and ">identity cause</th><td" in child and cause in child

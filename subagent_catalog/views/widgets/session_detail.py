@@ -93,6 +93,15 @@ def _children_text(children: list[str]) -> str | None:
     return f"{len(children)}: {shown}{more}"
 
 
+def _identity(row: dict[str, Any]) -> str | None:
+    """The identity fact: mode and label, or why a session that is not a subagent has none."""
+    known = " — ".join(str(v) for v in (row["identity_mode"], row["identity_label"]) if v is not None)
+    if known or row["origin"] == "subagent":
+        return known or None
+    kind = "a root session" if row["parent_session"] is None else "an ordinary fork"
+    return f"{kind}: not a subagent, so no descriptor is expected"
+
+
 def detail_html(
     row: dict[str, Any],
     info: dict[str, Any],
@@ -137,11 +146,9 @@ def detail_html(
         ("origin", row["origin"]),
         ("delegationDepth", row["delegation_depth"]),
         ("seedLength", row["seed_length"]),
-        (
-            "identity",
-            " — ".join(str(v) for v in (row["identity_mode"], row["identity_label"]) if v is not None) or None,
-        ),
-        ("identity cause", row["identity_cause"]),
+        ("identity", _identity(row)),
+        # A root or an ordinary fork has no descriptor by design: its cause is not shown as a fault.
+        ("identity cause", row["identity_cause"] if row["origin"] == "subagent" else None),
         ("identity detail", row["identity_detail"]),
         ("listed", row["listed"] if row["list_skip"] is None else f"no ({row['list_skip']})"),
         ("list error", row["list_error"]),

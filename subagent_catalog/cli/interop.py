@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors
+from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors, write_rows
 from subagent_catalog.cli.options import data_output_option, load_source, prices_option, protected_paths, source_options
-from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, terminal_frame
+from subagent_catalog.views.text import csv_cells, json_terminal, terminal_frame
 
 if TYPE_CHECKING:
     from subagent_catalog.frames.corpus import Corpus
@@ -180,13 +180,8 @@ def sql_command(
             frame.write_parquet(out)
     else:
         with output_stream(output, protected=protected_paths(root, source)) as out:
-            if fmt == "csv":
-                flat = csv_cells(frame)
-                out.write(csv_safe(terminal_frame(flat) if to_terminal else flat).write_csv())
-            elif fmt == "json":
-                text = frame.write_ndjson() if frame.height else ""
-                text = text if not text or text.endswith("\n") else text + "\n"
-                out.write(json_terminal(text) if to_terminal else text)
+            if fmt in ("csv", "json"):
+                write_rows(out, frame, "csv" if fmt == "csv" else "json", to_terminal=to_terminal)
             else:
                 shown = terminal_frame(csv_cells(frame)) if to_terminal else csv_cells(frame)
                 with pl.Config(

@@ -27,13 +27,16 @@ import io
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from typing import IO, Any, TypeVar, cast
+from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import click
 
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.outputs import PathLike, check_output, open_output
-from subagent_catalog.views.text import terminal_safe
+from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, terminal_frame, terminal_safe
+
+if TYPE_CHECKING:
+    import polars as pl
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -362,3 +365,30 @@ def output_stream(path: str | None, *, protected: Sequence[PathLike] = (), binar
     else:
         with open_output(path, protected=protected, errors="replace", newline="") as handle:
             yield handle
+
+
+def write_rows(out: IO[str], frame: pl.DataFrame, fmt: Literal["csv", "json"], *, to_terminal: bool) -> None:
+    """Write ``frame`` as CSV (nested cells as JSON text) or as JSON lines, escaped for a terminal.
+
+    CSV cells that a spreadsheet would run as a formula are neutralised (``csv_safe``); for a
+    terminal, control and bidi characters in cells are escaped. An empty frame writes the CSV
+    header, or nothing as JSON lines.
+
+    Examples:
+        >>> import io, polars as pl
+        >>> out = io.StringIO()
+        >>> write_rows(out, pl.DataFrame({"a": [1], "b": [["x"]]}), "csv", to_terminal=False)
+        >>> out.getvalue()
+        'a,b\\n1,"[""x""]"\\n'
+        >>> out = io.StringIO()
+        >>> write_rows(out, pl.DataFrame({"a": [1, 2]}), "json", to_terminal=False)
+        >>> out.getvalue()
+        '{"a":1}\\n{"a":2}\\n'
+    """
+    if fmt == "csv":
+        flat = csv_cells(frame)
+        out.write(csv_safe(terminal_frame(flat) if to_terminal else flat).write_csv())
+        return
+    text = frame.write_ndjson() if frame.height else ""
+    text = text if not text or text.endswith("\n") else text + "\n"
+    out.write(json_terminal(text) if to_terminal else text)

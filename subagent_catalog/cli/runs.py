@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 import click
 import polars as pl
 
-from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors
+from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors, write_rows
 from subagent_catalog.cli.options import data_output_option, load_source, prices_option, protected_paths, source_options
-from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, terminal_frame, terminal_safe
+from subagent_catalog.views.text import terminal_frame, terminal_safe
 
 if TYPE_CHECKING:
     from subagent_catalog.frames.corpus import Corpus
@@ -138,13 +138,8 @@ def runs(
     shown = frame.head(limit) if limit is not None else frame
     to_terminal = is_stdout(output)
     with output_stream(output, protected=protected_paths(root, source)) as out:
-        if fmt == "csv":
-            flat = csv_cells(shown)
-            out.write(csv_safe(terminal_frame(flat) if to_terminal else flat).write_csv())
-        elif fmt == "json":
-            text = shown.write_ndjson() if shown.height else ""
-            text = text if not text or text.endswith("\n") else text + "\n"
-            out.write(json_terminal(text) if to_terminal else text)
+        if fmt in ("csv", "json"):
+            write_rows(out, shown, "csv" if fmt == "csv" else "json", to_terminal=to_terminal)
         else:
             with pl.Config(
                 tbl_rows=-1,

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors
+from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors, write_rows
 from subagent_catalog.cli.options import data_output_option, load_source, protected_paths, source_options
-from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, terminal_frame, terminal_safe
+from subagent_catalog.views.text import terminal_safe
 
 if TYPE_CHECKING:
     import polars as pl
@@ -84,13 +84,8 @@ def search(
     hits = search_events(source, pattern, types=list(types) or None, regex=regex, ignore_case=ignore_case, limit=limit)
     to_terminal = is_stdout(output)
     with output_stream(output, protected=protected_paths(root, source)) as out:
-        if fmt == "csv":
-            flat = csv_cells(hits)
-            out.write(csv_safe(terminal_frame(flat) if to_terminal else flat).write_csv())
-        elif fmt == "json":
-            text = hits.write_ndjson() if hits.height else ""
-            text = text if not text or text.endswith("\n") else text + "\n"
-            out.write(json_terminal(text) if to_terminal else text)
+        if fmt in ("csv", "json"):
+            write_rows(out, hits, "csv" if fmt == "csv" else "json", to_terminal=to_terminal)
         else:
             for line in _grouped(hits):
                 out.write((terminal_safe(line) if to_terminal else line) + "\n")

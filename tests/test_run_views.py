@@ -85,6 +85,32 @@ def test_report_leads_with_runs(sample: Any) -> None:
     assert "EXIT_NONZERO" in runs and 'id="runs-timelines"' in runs
 
 
+def test_a_run_without_a_label_is_shown_by_its_name_in_the_run_tables(sample: Any, tmp_path: Path) -> None:
+    import shutil
+
+    from subagent_catalog.archive import open_archive
+    from subagent_catalog.store.export import export_archive
+    from subagent_catalog.store.source import source_corpus
+
+    def slowest(corpus: Any) -> str:
+        page = render_report(corpus)
+        table = page[page.index('id="runs-slowest"') :]
+        return table[: table.index("</table>")]
+
+    table = slowest(sample)
+    # run-webapp-1 is a root (no descriptor label): its first prompt, marked as a name, not a label
+    assert '<span class="run-name" title="no descriptor label' in table
+    assert "<bdi>task 1 for run-webapp-1</bdi></span>" in table
+    assert "<bdi>Refactor the auth module</bdi></td>" in table  # a label is not marked as a name
+    # an archive without events whose root is gone cannot name runs: the cell stays empty, nothing fails
+    root = tmp_path / "sample"
+    shutil.copytree("data/sample", root)
+    export_archive(root, str(tmp_path / "archive"), events=False, jobs=1)
+    shutil.rmtree(root)
+    bare = slowest(source_corpus(open_archive(str(tmp_path / "archive"))))
+    assert 'class="run-name"' not in bare and "Refactor the auth module" in bare
+
+
 def test_report_runs_escape_corpus_text(tmp_path: Path) -> None:
     log = EventLog("<b>x</b>")
     log.turn_start()

@@ -3,22 +3,27 @@
 ``runs_section`` turns a ``RunSummary`` into plain, bounded values the template shows (every
 figure already formatted, every text clipped; the template escapes), and draws the timelines of the
 largest trees (``views.timeline_view``). A session of the failures table that the tree holds gets
-its tree node, so its "reveal" button opens the tree down to it.
+its tree node, so its "reveal" button opens the tree down to it. A run without a descriptor label
+(a root, a fork) is shown by its name (``analysis.run_names``: its title or first prompt), read from
+the events of the listed rows only, when the source has events.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import polars as pl
 
 from subagent_catalog.analysis.forest import Forest
+from subagent_catalog.analysis.run_names import run_names
 from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES, RunSummary
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.analysis.timeline import tree_timeline
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.units import clock, human_cost, human_count, human_duration
+from subagent_catalog.store.source import events_available
 from subagent_catalog.views.report_data import relative_path
 from subagent_catalog.views.timeline_view import OUTCOME_COLOURS, timeline_html
 
@@ -39,12 +44,41 @@ def _tokens(value: int | None) -> str:
     return human_count(value)
 
 
-def _run_row(row: dict[str, Any], forest: Forest | None, root: str) -> dict[str, Any]:
+def run_row_names(corpus: Corpus, tables: Iterable[pl.DataFrame]) -> dict[int, str]:
+    """The names (title or first prompt) of the rows of run tables that have no label, by list order.
+
+    Only those rows' logs are read; a source without events (an archive exported without them,
+    its root not here) gives none.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.analysis.run_summary import run_summary
+        >>> corpus = read_corpus("data/sample")
+        >>> names = run_row_names(corpus, [run_summary(corpus).slowest])
+        >>> names[8]  # run-webapp-1, a root: its first prompt
+        'task 1 for run-webapp-1'
+    """
+    wanted = sorted(
+        {
+            order
+            for table in tables
+            for order, label in table.select("list_order", "label").iter_rows()
+            if label is None and order is not None
+        }
+    )
+    if not wanted or not events_available(corpus):
+        return {}
+    found = run_names(corpus, list_orders=wanted).drop_nulls("name")
+    return dict(zip(found["list_order"].to_list(), found["name"].to_list(), strict=True))
+
+
+def _run_row(row: dict[str, Any], forest: Forest | None, root: str, names: dict[int, str]) -> dict[str, Any]:
     node = forest.index.get(row["session_id"]) if forest is not None and row["session_id"] is not None else None
     message = row["error_message"] or row["outcome_detail"]
     return {
         "id": row["session_id"],
         "label": row["label"],
+        "name": names.get(row["list_order"]) if row["label"] is None else None,
         "parent": row["parent_session"],
         "outcome": row["outcome"],
         "message": clip(message, 400) if message else None,
@@ -119,7 +153,8 @@ def runs_section(corpus: Corpus, runs: RunSummary, forest: Forest | None) -> dic
     """
     outcomes = list(runs.outcomes)
     totals = runs.totals
-    failures = runs.failures.head(FAILURE_ROWS).iter_rows(named=True)
+    listed = runs.failures.head(FAILURE_ROWS)
+    names = run_row_names(corpus, [listed, runs.slowest, runs.costliest])
     by_day = runs.by_day.tail(GROUP_ROWS) if runs.by_day.height > GROUP_ROWS else runs.by_day
     timelines = []
     label = _timeline_label(forest)
@@ -180,9 +215,9 @@ def runs_section(corpus: Corpus, runs: RunSummary, forest: Forest | None) -> dic
         "projects_total": runs.by_project.height,
         "by_day": _outcome_rows(by_day, "day", outcomes),
         "days_total": runs.by_day.height,
-        "failures": [_run_row(r, forest, corpus.root) for r in failures],
-        "slowest": [_run_row(r, forest, corpus.root) for r in runs.slowest.iter_rows(named=True)],
-        "costliest": [_run_row(r, forest, corpus.root) for r in runs.costliest.iter_rows(named=True)],
+        "failures": [_run_row(r, forest, corpus.root, names) for r in listed.iter_rows(named=True)],
+        "slowest": [_run_row(r, forest, corpus.root, names) for r in runs.slowest.iter_rows(named=True)],
+        "costliest": [_run_row(r, forest, corpus.root, names) for r in runs.costliest.iter_rows(named=True)],
         "slowest_trees": [_tree_row(r, forest) for r in runs.slowest_trees().iter_rows(named=True)],
         "costliest_trees": [_tree_row(r, forest) for r in runs.costliest_trees().iter_rows(named=True)],
         "trees_total": runs.trees.height,

@@ -7,9 +7,10 @@ notices, runtime-context snapshots and coordinator relays are not names. Whitesp
 single spaces and the text is clipped to ``clip`` characters with an ellipsis. The name is plain
 text: a view escapes it (a title may hold markup).
 
-The names come from the events, so each log asked for is read once (a corpus reads the file; an
-archive with events reads its events table); ask for the sessions you show (``list_orders``), not
-all of a large corpus.
+The names come from the events, so each log asked for is read once (a corpus reads the file: a log
+the read found healthy by its title and user-message lines alone, ``read.name_scan``, any other
+with the reader; an archive with events reads its events table); ask for the sessions you show
+(``list_orders``), not all of a large corpus.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import polars as pl
 from subagent_catalog.analysis.runs import session_table
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.read.name_scan import name_records
 from subagent_catalog.store.archive import Archive
 from subagent_catalog.store.source import Source
 
@@ -142,12 +144,16 @@ def run_names(source: Source, *, list_orders: Iterable[int] | None = None, clip:
     seeds: dict[int, int | None] = dict(frame.rows())
     orders = list(seeds) if list_orders is None else [int(order) for order in list_orders]
     archive_events = _archive_events(source, orders)
+    healthy = _healthy_logs(source, orders) if archive_events is None and isinstance(source, Corpus) else {}
     rows: list[tuple[int, str | None, str | None]] = []
     for order in orders:
         if order not in seeds:
             rows.append((order, None, None))
             continue
-        if archive_events is not None:
+        records = name_records(healthy[order], source.compression) if order in healthy else None
+        if records is not None:
+            events = pl.DataFrame(records, schema=_RECORD_SCHEMA, orient="row")
+        elif archive_events is not None:
             events = archive_events.filter(pl.col("list_order") == order)
         elif isinstance(source, Corpus):
             try:
@@ -161,6 +167,32 @@ def run_names(source: Source, *, list_orders: Iterable[int] | None = None, clip:
         name, where = name_from_events(events.sort("seq"), seed_length=seeds[order], clip=clip)
         rows.append((order, name, where))
     return pl.DataFrame(rows, schema=NAME_SCHEMA, orient="row")
+
+
+_RECORD_SCHEMA = {"type": pl.String(), "seq": pl.Int64(), "data": pl.String()}
+
+
+def _healthy_logs(corpus: Corpus, orders: list[int]) -> dict[int, str]:
+    """The exact paths of the asked logs the read found healthy (their lines can be read as bytes)."""
+    if corpus._events is not None:
+        return {}
+    wanted = corpus.sessions.filter(pl.col("list_order").is_in(orders) & (pl.col("verdict") == "ok"))
+    ids = wanted["session_id"].drop_nulls().unique().to_list()
+    if not ids:
+        return {}
+    # log_sources gives, in list order, the path of every non-skipped row holding one of these ids
+    rows = corpus.sessions.filter((pl.col("verdict") != "skipped") & pl.col("session_id").is_in(ids))
+    rows = rows.sort("list_order").select("list_order", "verdict")
+    try:
+        paths = corpus.log_sources(sessions=ids)
+    except SubagentCatalogError:  # an archive naming a path outside its root: each log says so below
+        return {}
+    asked = set(orders)
+    return {
+        order: path
+        for (order, verdict), path in zip(rows.rows(), paths, strict=True)
+        if verdict == "ok" and order in asked
+    }
 
 
 def _archive_events(source: Source, orders: list[int]) -> pl.DataFrame | None:

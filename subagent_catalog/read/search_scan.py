@@ -37,7 +37,7 @@ from subagent_catalog.read.jsvalue import frame_text, is_safe_integer, json_text
 from subagent_catalog.read.logread import FileTooLargeError, read_log_file, read_stable_bytes
 from subagent_catalog.read.paths import Compression
 
-__all__ = ["Candidate", "Needle", "ScanResult", "needle_for", "scan_log", "scan_logs"]
+__all__ = ["Candidate", "Needle", "ScanResult", "line_spans", "needle_for", "scan_log", "scan_logs"]
 
 Candidate = tuple[int, int | None, str, int | None, int | None, str, str, int]
 """A candidate event: ``(seq, time_ms, type, turn, step, text, text_fields, position)``."""
@@ -128,8 +128,14 @@ def _views(body: bytes) -> list[tuple[Any, Any, Any]] | None:
     ]
 
 
-def _line_spans(body: bytes, needles: list[bytes], haystack: bytes) -> list[tuple[int, int]]:
-    """The ``(start, end)`` of every line holding one of the needles (searched in ``haystack``), in order."""
+def line_spans(body: bytes, needles: list[bytes], haystack: bytes) -> list[tuple[int, int]]:
+    """The ``(start, end)`` of every line holding one of the needles (searched in ``haystack``), in order.
+
+    Examples:
+        >>> body = b'{"a":1}\\n{"b":2}\\n{"a":3}'
+        >>> line_spans(body, [b'"a"'], body)
+        [(0, 7), (16, 23)]
+    """
     spans: set[tuple[int, int]] = set()
     for needle in needles:
         at = haystack.find(needle)
@@ -206,10 +212,10 @@ def _healthy(body: bytes, needle: Needle) -> list[Candidate] | None:
             needles.append(b"\\u")
         if needle.slash and b"\\/" in body:
             needles.append(b"\\/")
-        spans = _line_spans(body, needles, haystack)
+        spans = line_spans(body, needles, haystack)
         if needle.halves and (b"},{" in body or b"}, {" in body):  # lines of several blocks: a match may span two
             joined = set(spans)
-            for start, end in _line_spans(body, list(needle.halves), haystack):
+            for start, end in line_spans(body, list(needle.halves), haystack):
                 line = body[start:end]
                 if b"},{" in line or b"}, {" in line:
                     joined.add((start, end))

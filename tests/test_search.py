@@ -499,8 +499,32 @@ def test_the_byte_needle_never_drops_a_true_match(
         return
     needle = needle_for(pattern, regex=False, ignore_case=ignore_case, types=frozenset({kind}))
     found = _healthy(line + b"\n", needle)
+    if found is None:  # a line orjson refuses (a lone surrogate): the log goes to the reader, which keeps it
+        assert b"\\ud" in line.lower(), line
+        return
     if _engine_finds(frame_text(pattern) or "", texts, ignore_case):
         assert found, (pattern, line)
+
+
+def test_a_healthy_log_with_a_lone_surrogate_is_searched_by_the_reader(tmp_path: Path) -> None:
+    """orjson refuses ``\\ud800``; the search used to fail with its JSONDecodeError instead of reading the log."""
+    line = json_text({"type": "tool/call", "seq": 0, "time": 1, "data": _data("tool/call", "bad \ud800 needle")})
+    assert (
+        _healthy(
+            line.encode("utf-8", "surrogatepass") + b"\n",
+            needle_for("needle", regex=False, ignore_case=False, types=frozenset({"tool/call"})),
+        )
+        is None
+    )
+    root = tmp_path / "c"
+    folder = root / "--p--" / "s1"
+    folder.mkdir(parents=True)
+    head = json_text({"type": "session", "version": 0, "id": "s1", "createdAt": 1, "delegationDepth": 0})
+    (folder / "session.jsonl").write_bytes((head + "\n" + line + "\n").encode("utf-8", "surrogatepass"))
+    corpus = read_corpus(root, compression="none", cache=False)
+    assert corpus.sessions["verdict"].to_list() == ["ok"]
+    hits = search_events(corpus, "needle")
+    assert hits["session_id"].to_list() == ["s1"]
 
 
 KEYS = ["type", "seq", "time", "data", "content", "text", "role", "source", "kind", "id", "callId", "toolCallId"]

@@ -167,7 +167,18 @@ def _keep(needle: Needle, text: str) -> bool:
 
 
 def _healthy(body: bytes, needle: Needle) -> list[Candidate] | None:
-    """The candidates of a healthy log's body; ``None`` when its lines need the reader."""
+    """The candidates of a healthy log's body; ``None`` when its lines need the reader.
+
+    A line ``orjson`` refuses (a lone surrogate escape, which the reader keeps as WTF-8) sends the
+    whole log to the reader.
+    """
+    try:
+        return _candidates(body, needle)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _candidates(body: bytes, needle: Needle) -> list[Candidate] | None:
     candidates: list[Candidate] = []
     if b'"assistant/chunk"' in body or b'-chunks"' in body:
         views = _views(body)

@@ -1,4 +1,4 @@
-"""The ``sessions`` columns the summary, the report and the gate never read.
+"""The ``sessions`` columns the summary, the report and the gate never read (or, for the gate, the few it reads).
 
 Over an archive these views read the frames without them
 (``store.source.source_frames``): the headers as JSON, the exact path bytes,
@@ -11,6 +11,8 @@ must take it out of its set (the differential test of archives,
 """
 
 from __future__ import annotations
+
+from subagent_catalog.frames.schemas import SESSION_SCHEMA
 
 UNREAD_BY_REPORT: tuple[str, ...] = (
     "path_bytes",
@@ -61,4 +63,22 @@ UNREAD_BY_REPORT: tuple[str, ...] = (
 """What ``render_report`` leaves unread (the session forest reads ``header_json``)."""
 
 UNREAD_BY_SUMMARY: tuple[str, ...] = (*UNREAD_BY_REPORT, "header_json")
-"""What ``summary_text`` (and its JSON and Markdown) and ``run_checks`` leave unread."""
+"""What ``summary_text`` (and its JSON and Markdown) leaves unread."""
+
+READ_BY_GATE: tuple[str, ...] = (
+    "list_order",
+    "session_id",
+    "path",
+    "listed",
+    "list_skip",
+    "created_at",
+    "verdict",
+    "read_cause",
+    "read_message",
+    "read_line",
+    "usage_samples",  # what ``cost_usd`` is computed from, so the frames keep their ``cost_usd``
+)
+"""The few ``sessions`` columns ``run_checks`` reads (its listing checks read the archive out of core)."""
+
+UNREAD_BY_GATE: tuple[str, ...] = tuple(name for name in SESSION_SCHEMA if name not in READ_BY_GATE)
+"""What ``run_checks`` leaves unread: every other column."""

@@ -32,7 +32,7 @@ from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.store.source import Source, listing_source, source_frames
-from subagent_catalog.views.columns import UNREAD_BY_SUMMARY
+from subagent_catalog.views.columns import UNREAD_BY_GATE
 from subagent_catalog.views.gate_checks import (
     CHECKS,
     DEFAULT_FAIL_ON,
@@ -351,7 +351,7 @@ def run_checks(
     chosen = DEFAULT_FAIL_ON if fail_on is None else parse_fail_on(",".join(fail_on))
     chosen = (*chosen, *(c.name for c in CHECKS if c.name not in chosen and (c.name in counts or c.name in rates)))
     listing = listing_source(corpus)  # an archive's listing is read out of core
-    ctx = GateContext(source_frames(corpus, without=UNREAD_BY_SUMMARY), semantics, listing=listing)
+    ctx = GateContext(source_frames(corpus, without=UNREAD_BY_GATE), semantics, listing=listing)
     corpus = ctx.corpus  # a corpus, or an archive's frames
     outside = _outside(corpus, window)
     files = corpus.sessions.height

@@ -21,6 +21,9 @@ from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.read.jsvalue import is_number, js_number, parse_json
 
+_NO_PARENT = object()
+"""A header without a ``parentSession`` key (a root), told from one whose value is ``null``."""
+
 DEFAULT_PARENT_CAP = 20
 """How many parents' ``list_agents`` text the report shows by default."""
 
@@ -92,18 +95,27 @@ def forest_of_rows(corpus: Corpus, frame: pl.DataFrame) -> Forest:
         >>> forest_of_rows(corpus, catalog(corpus)).roots
         []
     """
-    rows = frame.filter(pl.col("kind") != "error")
-    by_id = {row["id"]: row for row in rows.iter_rows(named=True)}
+    # Per listed subagent id, the listing row's few fields the node shows (the last row of an id wins).
+    rows = frame.filter(pl.col("kind") != "error").select(
+        "id", "kind", "mode", "label", "reason", "cause", "cause_detail"
+    )
+    by_id = {row[0]: row[1:] for row in rows.iter_rows()}
+    del rows
     forest = Forest()
-    headers: list[dict[str, Any]] = []
-    listed = corpus.sessions.filter(pl.col("listed")).sort("list_order")
-    for session in listed.select("session_id", "header_json", "verdict", "list_order").iter_rows(named=True):
-        header = parse_json(session["header_json"])
-        headers.append(header)
-        sid = session["session_id"]
+    # Per node only what ordering and nesting read of its header: createdAt's sort key, the id, parentSession.
+    created_keys: list[float] = []
+    header_ids: list[str] = []
+    parents: list[Any] = []
+    listed = corpus.sessions.select("session_id", "header_json", "verdict", "list_order", "listed")
+    listed = listed.filter(pl.col("listed")).sort("list_order")
+    for sid, header_json, verdict, _order, _listed in listed.iter_rows():
+        header = parse_json(header_json)
+        created_keys.append(_created_key(header))
+        header_ids.append(str(header.get("id", "")))
+        parents.append(header.get("parentSession", _NO_PARENT))
         node: dict[str, Any] = {"i": clip(sid, LABEL_BOUND), "k": "s", "n": []}
-        if session["verdict"] != "ok":
-            node["v"] = session["verdict"]
+        if verdict != "ok":
+            node["v"] = verdict
         created = _created_text(header)
         if created:
             node["t"] = created
@@ -113,25 +125,27 @@ def forest_of_rows(corpus: Corpus, frame: pl.DataFrame) -> Forest:
             row = by_id.get(sid)
             if row is None:
                 node["k"] = "o"
-            elif row["kind"] == "child":
-                node.update(k="c", m=row["mode"])
-                if row["label"] is not None:
-                    node["l"] = clip(row["label"], LABEL_BOUND)
+            elif row[0] == "child":
+                node.update(k="c", m=row[1])
+                if row[2] is not None:
+                    node["l"] = clip(row[2], LABEL_BOUND)
             else:
-                node.update(k="d", r=row["reason"], u=row["cause"])
-                if row["cause_detail"]:
-                    node["x"] = clip(row["cause_detail"], 300)
+                node.update(k="d", r=row[3], u=row[4])
+                if row[5]:
+                    node["x"] = clip(row[5], 300)
         forest.index[sid] = len(forest.nodes)
         forest.nodes.append(node)
-    order: dict[int, tuple[float, tuple[int, ...], int]] = {
-        i: (_created_key(h), collation_key(str(h.get("id", ""))), i) for i, h in enumerate(headers)
-    }
+    del by_id, listed
+
+    def order(i: int) -> tuple[float, tuple[int, ...], int]:
+        """Upstream's sibling order: ``createdAt``, then ``localeCompare`` of the id (computed per sort)."""
+        return (created_keys[i], collation_key(header_ids[i]), i)
+
     groups: dict[str, list[int]] = {}
-    for i, header in enumerate(headers):
-        if "parentSession" not in header:
+    for i, parent in enumerate(parents):
+        if parent is _NO_PARENT:
             forest.roots.append(i)
             continue
-        parent = header["parentSession"]
         at = forest.index.get(parent) if isinstance(parent, str) else None
         if at == i:
             continue  # its own parent: reachable from no root, shown under the lineage-cycle group
@@ -141,13 +155,13 @@ def forest_of_rows(corpus: Corpus, frame: pl.DataFrame) -> Forest:
             key = parent if isinstance(parent, str) else json.dumps(parent)
             groups.setdefault(key, []).append(i)
     for node in forest.nodes:
-        node["n"].sort(key=order.__getitem__)
-    forest.roots.sort(key=order.__getitem__)
+        node["n"].sort(key=order)
+    forest.roots.sort(key=order)
     for key, members in groups.items():
-        members.sort(key=order.__getitem__)
+        members.sort(key=order)
         forest.roots.append(_group(forest, f"parent not listed: {clip(key, 200)}", members))
     seen = _mark(forest, forest.roots)
-    stray = [i for i in range(len(headers)) if i not in seen]
+    stray = [i for i in range(len(parents)) if i not in seen]
     if stray:
         cycle: list[int] = []
         for i in stray:

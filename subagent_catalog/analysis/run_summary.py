@@ -195,8 +195,21 @@ def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, to
         if sessions.height
         else pl.DataFrame(schema={"day": pl.Date, "sessions": pl.Int64, "failed": pl.Int64})
     )
-    slowest = runs.filter(pl.col("wall_ms").is_not_null()).sort(["wall_ms", "list_order"], descending=[True, False])
-    costliest = runs.filter(pl.col("cost_usd").is_not_null()).sort(["cost_usd", "list_order"], descending=[True, False])
+    # Only the top rows are kept: a lazy sort then head never holds a sorted copy of every session.
+    slowest = (
+        runs.lazy()
+        .filter(pl.col("wall_ms").is_not_null())
+        .sort(["wall_ms", "list_order"], descending=[True, False])
+        .head(top)
+        .collect()
+    )
+    costliest = (
+        runs.lazy()
+        .filter(pl.col("cost_usd").is_not_null())
+        .sort(["cost_usd", "list_order"], descending=[True, False])
+        .head(top)
+        .collect()
+    )
     trees = run_trees(corpus, prices=prices)
     failed_sum = pl.sum_horizontal(f"subtree_{name.replace('-', '_')}" for name in FAILED_OUTCOMES)
     tree_tokens = pl.sum_horizontal(f"subtree_{name}" for name in _TOKENS)
@@ -240,8 +253,8 @@ def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, to
         by_project=by_project,
         by_day=by_day,
         failures=failures,
-        slowest=slowest.head(top),
-        costliest=costliest.head(top),
+        slowest=slowest,
+        costliest=costliest,
         trees=tops,
         models=usage_by_model(corpus, by="model", prices=prices),
         unpriced=unpriced_models(corpus, prices=prices),

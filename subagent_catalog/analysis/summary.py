@@ -22,7 +22,9 @@ SEVERITY_ORDER = ("error", "warning", "info")
 
 
 def _counts(series: pl.Series, order: Sequence[str] = ()) -> dict[str, int]:
-    counted = Counter("(none)" if value is None else str(value) for value in series.to_list())
+    counted: Counter[str] = Counter()  # counted by Polars: no Python string per row
+    for value, count in series.value_counts().iter_rows():
+        counted["(none)" if value is None else str(value)] += count
     ordered = {key: counted.pop(key) for key in order if key in counted}
     ordered.update(sorted(counted.items(), key=lambda item: (-item[1], item[0])))
     return ordered
@@ -96,7 +98,7 @@ def summary_of_rows(corpus: Corpus, semantics: Semantics, frame: pl.DataFrame | 
         0
     """
     sessions = corpus.sessions
-    listed = sessions.filter(pl.col("listed"))
+    listed = sessions.select("listed", "origin").filter(pl.col("listed"))  # two columns, not every one
     created = sessions["created_at"].drop_nulls()
     activity = pl.concat([created, sessions["last_event_at"].drop_nulls().cast(created.dtype)])
     problems = corpus.problems

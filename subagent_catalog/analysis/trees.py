@@ -147,7 +147,7 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
     else:
         counted = [own and seen for own, seen in zip(subagent, listed, strict=True)]
     order = sorted(range(len(ids)), key=depth.__getitem__, reverse=True)  # children before their parents
-    columns: dict[str, list[Any]] = {}
+    columns: dict[str, pl.Series] = {}  # each column a Series as soon as it is rolled up: one Python list at a time
 
     def roll(values: list[Any], combine: Any, empty: Any) -> list[Any]:
         below = [empty] * len(values)
@@ -162,26 +162,38 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
         return b if a is None else a if b is None else a + b
 
     ones = [1] * len(ids)
-    columns["subtree_sessions"] = roll(ones, add, 0)
-    columns["subtree_subagents"] = [
-        total - (1 if own else 0) for total, own in zip(roll([int(s) for s in subagent], add, 0), subagent, strict=True)
-    ]
+    columns["subtree_sessions"] = _series(roll(ones, add, 0))
+    columns["subtree_subagents"] = _series(
+        [
+            total - (1 if own else 0)
+            for total, own in zip(roll([int(s) for s in subagent], add, 0), subagent, strict=True)
+        ]
+    )
     forks = roll([int(not s) for s in subagent], add, 0)
-    columns["subtree_forks"] = [total - (0 if own else 1) for total, own in zip(forks, subagent, strict=True)]
+    columns["subtree_forks"] = _series([total - (0 if own else 1) for total, own in zip(forks, subagent, strict=True)])
+    del forks
     if scope == "subagents":
-        columns["subtree_forks"] = [0] * len(ids)
-    columns["subtree_max_depth"] = _heights(parent, counted, order)
+        columns["subtree_forks"] = _series([0] * len(ids))
+    columns["subtree_max_depth"] = _series(_heights(parent, counted, order))
     first, last = data["run_first_ms"].to_list(), data["run_last_ms"].to_list()
-    columns["subtree_first_ms"] = roll(first, lambda a, b: b if a is None else a if b is None else min(a, b), None)
-    columns["subtree_last_ms"] = roll(last, lambda a, b: b if a is None else a if b is None else max(a, b), None)
+    columns["subtree_first_ms"] = _series(
+        roll(first, lambda a, b: b if a is None else a if b is None else min(a, b), None)
+    )
+    columns["subtree_last_ms"] = _series(
+        roll(last, lambda a, b: b if a is None else a if b is None else max(a, b), None)
+    )
     for name in _SUMS:
-        columns[f"subtree_{name}"] = roll(data[name].to_list(), add, None)
+        columns[f"subtree_{name}"] = _series(roll(data[name].to_list(), add, None))
     missing = roll([int(cost is None) for cost in data["cost_usd"].to_list()], add, 0)
     costs = roll([cost or 0.0 for cost in data["cost_usd"].to_list()], add, 0.0)
-    columns["subtree_cost_usd"] = [None if gap else cost for cost, gap in zip(costs, missing, strict=True)]
+    columns["subtree_cost_usd"] = _series(
+        [None if gap else cost for cost, gap in zip(costs, missing, strict=True)], pl.Float64
+    )
+    del missing, costs
     outcomes = data["outcome"].to_list()
     for kind in OUTCOMES:
-        columns[f"subtree_{kind.replace('-', '_')}"] = roll([int(o == kind) for o in outcomes], add, 0)
+        columns[f"subtree_{kind.replace('-', '_')}"] = _series(roll([int(o == kind) for o in outcomes], add, 0))
+    del outcomes
     children = [0] * len(ids)
     for node, up in enumerate(parent):
         if up != -1 and counted[node]:
@@ -224,6 +236,11 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
         *(f"subtree_{name}" for name in _SUMS[5:]),
         *(f"subtree_{kind.replace('-', '_')}" for kind in OUTCOMES),
     )
+
+
+def _series(values: list[Any], dtype: Any = None) -> pl.Series:
+    """A rolled-up column as a Series (typed as ``pl.DataFrame`` with ``strict=False`` types a list)."""
+    return pl.Series(values, dtype=dtype, strict=False)
 
 
 def _heights(parent: list[int], counted: list[bool], order: list[int]) -> list[int]:

@@ -12,7 +12,7 @@ from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.parents import require_session
 from subagent_catalog.cli.gate import gate_options
 from subagent_catalog.cli.io import check_target, echo, is_stdout, note, output_stream, translate_errors
-from subagent_catalog.cli.options import load_frames, protected_paths, semantics_option, source_options
+from subagent_catalog.cli.options import load_source, protected_paths, semantics_option, source_options
 from subagent_catalog.cli.window import window_options
 from subagent_catalog.frames.nearest import expand_id
 from subagent_catalog.views.text import json_terminal, terminal_safe
@@ -20,16 +20,23 @@ from subagent_catalog.views.text import json_terminal, terminal_safe
 # --------------------------------------------------------------------------- summary
 
 
-def warn_project_folder(corpus: Any) -> None:
+def warn_project_folder(source: Any) -> None:
     """Say on stderr when the root looks like a project folder (``analysis.summary.root_hint``).
+
+    Only a source without sessions can look like one: an archive that holds
+    some is not collected to find that out.
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
         >>> warn_project_folder(read_corpus("data/sample"))  # a corpus root: nothing to say
     """
     from subagent_catalog.analysis.summary import root_hint
+    from subagent_catalog.store.archive import Archive
+    from subagent_catalog.store.source import source_corpus
 
-    hint = root_hint(corpus)
+    if isinstance(source, Archive) and source.manifest.get("row_counts", {}).get("sessions"):
+        return
+    hint = root_hint(source_corpus(source))
     if hint is not None:
         note(f"hint: {hint}")
 
@@ -85,7 +92,7 @@ def summary(
     """
     from subagent_catalog.views.summary_text import summary_json, summary_markdown, summary_text
 
-    corpus = load_frames(root, compression=compression, jobs=jobs, quiet=quiet)
+    corpus = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
     warn_project_folder(corpus)
     sem: Any = semantics
     if fmt == "json":
@@ -152,16 +159,20 @@ def report(
         subagent-catalog report /archive --since 2026-11-01 --until 2026-12-01 -o november.html
         subagent-catalog report /archive --parent 0f2d0143-... --semantics trace -o trace.html
     """
+    from subagent_catalog.store.source import source_frames
+    from subagent_catalog.views.columns import UNREAD_BY_REPORT
     from subagent_catalog.views.report import render_report
 
     if is_stdout(output) and sys.stdout.isatty():
         raise click.UsageError("refusing to print the HTML page to a terminal: redirect stdout or pass -o FILE")
     check_target(output, [root])
-    corpus = load_frames(root, compression=compression, jobs=jobs, quiet=quiet)
+    corpus = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
     check_target(output, protected_paths(root, corpus))  # an archive's corpus root is protected too
     warn_project_folder(corpus)
-    ids = corpus.sessions["session_id"]
-    parents = tuple(expand_id(parent, ids, also=corpus.sessions["parent_session"]) for parent in parents)
+    if parents:
+        frames = source_frames(corpus, without=UNREAD_BY_REPORT)  # what the report reads anyway
+        ids = frames.sessions["session_id"]
+        parents = tuple(expand_id(parent, ids, also=frames.sessions["parent_session"]) for parent in parents)
     for parent in parents:  # a mistyped id is an error naming the nearest ids, not an empty listing
         require_session(corpus, parent)
     chosen = list(parents) if parents else None
@@ -263,7 +274,7 @@ def check(
     from subagent_catalog.views.gate import run_checks
     from subagent_catalog.views.gate_format import format_json, format_markdown, format_text
 
-    corpus = load_frames(root, compression=compression, jobs=jobs, quiet=quiet, allow_empty=True)  # the gate judges it
+    corpus = load_source(root, compression=compression, jobs=jobs, quiet=quiet, allow_empty=True)  # the gate judges it
     result = run_checks(corpus, fail_on=fail_on, semantics=semantics, window=window, **gate)  # type: ignore[arg-type]
     if fmt == "json":
         echo(json_terminal(format_json(result)))

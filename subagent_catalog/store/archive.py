@@ -154,6 +154,7 @@ class Archive:
     manifest: dict[str, Any]
     storage_options: dict[str, Any] | None = None
     _corpus: ArchiveCorpus | None = field(default=None, repr=False)
+    _lean: tuple[frozenset[str], ArchiveCorpus] | None = field(default=None, repr=False)
     _checked: set[str] = field(default_factory=set, repr=False)
 
     @property
@@ -325,29 +326,63 @@ class Archive:
             True
         """
         if self._corpus is None:
-            with self.reading("sessions", "descriptors", "problems"):
-                sessions = self.sessions.sort(self.order_by("sessions")).select(list(SESSION_SCHEMA)).collect()
-                descriptors = (
-                    self.descriptors.sort(self.order_by("descriptors")).select(list(DESCRIPTOR_SCHEMA)).collect()
-                )
-                problems = self.problems.sort(self.order_by("problems")).select(list(PROBLEM_SCHEMA)).collect()
-                sessions = with_costs(sessions.cast(pl.Schema(SESSION_SCHEMA)), price_table())
-                descriptors = descriptors.cast(pl.Schema(DESCRIPTOR_SCHEMA))
-                problems = problems.cast(pl.Schema(PROBLEM_SCHEMA))
-            corpus = ArchiveCorpus(
-                root=self.root,
-                compression=self.compression,
-                sessions=sessions,
-                descriptors=descriptors,
-                problems=problems,
-                listing_error=self.listing_error,
-                listing_error_path=self.listing_error_path,
-            )
-            corpus._archive = self
-            self._corpus = corpus
+            self._corpus = self._collect(frozenset())
         if events:
             _ = self._corpus.events
         return self._corpus
+
+    def frames(self, *, without: Iterable[str] = ()) -> Corpus:
+        """The corpus frames without some ``sessions`` columns: what a view that reads only the others needs.
+
+        Reports and gates over a large archive read a few dozen of the
+        ``sessions`` columns; leaving out the rest (headers as JSON, exact
+        path bytes, identity details...) halves the frame. The corpus of
+        ``to_corpus`` is returned when it was collected already; the last
+        projection is kept for a caller asking for the same one again.
+
+        Args:
+            without: ``sessions`` columns to leave out (``cost_usd`` is always computed).
+
+        Examples:
+            >>> from subagent_catalog.store.export import export_archive
+            >>> import tempfile
+            >>> from subagent_catalog.synth.writer import header, write_session
+            >>> root, out = tempfile.mkdtemp(), tempfile.mkdtemp()
+            >>> _ = write_session(root, header("a", created_at=1), [], "none")
+            >>> _ = export_archive(root, out, jobs=1)
+            >>> lean = open_archive(out).frames(without=["header_json", "read_header_json"])
+            >>> "header_json" in lean.sessions.columns, lean.sessions["session_id"].to_list()
+            (False, ['a'])
+        """
+        left_out = frozenset(without) & frozenset(SESSION_SCHEMA)
+        if self._corpus is not None or not left_out:
+            return self.to_corpus()
+        if self._lean is None or self._lean[0] != left_out:
+            self._lean = None  # the previous projection is released before the next is read
+            self._lean = (left_out, self._collect(left_out))
+        return self._lean[1]
+
+    def _collect(self, without: frozenset[str]) -> ArchiveCorpus:
+        """The frames collected in their order, ``sessions`` without the columns named."""
+        schema = {name: kind for name, kind in SESSION_SCHEMA.items() if name not in without}
+        with self.reading("sessions", "descriptors", "problems"):
+            sessions = self.sessions.sort(self.order_by("sessions")).select(list(schema)).collect()
+            sessions = with_costs(sessions.cast(pl.Schema(schema)), price_table())
+            descriptors = self.descriptors.sort(self.order_by("descriptors")).select(list(DESCRIPTOR_SCHEMA)).collect()
+            descriptors = descriptors.cast(pl.Schema(DESCRIPTOR_SCHEMA))
+            problems = self.problems.sort(self.order_by("problems")).select(list(PROBLEM_SCHEMA)).collect()
+            problems = problems.cast(pl.Schema(PROBLEM_SCHEMA))
+        corpus = ArchiveCorpus(
+            root=self.root,
+            compression=self.compression,
+            sessions=sessions,
+            descriptors=descriptors,
+            problems=problems,
+            listing_error=self.listing_error,
+            listing_error_path=self.listing_error_path,
+        )
+        corpus._archive = self
+        return corpus
 
     def __repr__(self) -> str:
         counts = self.manifest.get("row_counts", {})

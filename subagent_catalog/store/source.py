@@ -1,12 +1,16 @@
 """Sources: a read corpus or an opened archive, taken alike by every function, view and command.
 
-The protocol has four parts:
+The protocol has five parts:
 
 * ``Source = Corpus | Archive``: what a function that reads a corpus accepts.
 * ``source_corpus(source)``: the corpus frames (``sessions``, ``descriptors``,
   ``problems``) of either; an archive's are collected once
   (``Archive.to_corpus``, cached on the archive) and its events stay in the
   archive until a function needs one log's (``Corpus.log_events``) or all.
+* ``source_frames(source, without=...)``: the frames of a view that reads
+  only some ``sessions`` columns (an archive's collected without the
+  others), and ``listing_source(source)``: what it hands the catalog
+  functions (an archive itself, read out of core).
 * ``source_archive(source)``: the archive behind a source (the archive itself,
   or the one an ``ArchiveCorpus`` was collected from), so a function that can
   read out of core (the run tables, search, SQL) scans its Parquet files
@@ -24,6 +28,7 @@ raises an ``ArchiveError`` saying so (``events_available``).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from subagent_catalog.frames.corpus import Corpus
@@ -82,6 +87,48 @@ def source_corpus(source: Source) -> Corpus:
         f"expected a Corpus or an Archive, not {type(source).__name__} "
         "(read one with read_corpus(root) or open_archive(path), or open_source(location))"
     )
+
+
+def source_frames(source: Source, *, without: Iterable[str] = ()) -> Corpus:
+    """The frames a view reads: a corpus itself, or an archive's without the ``sessions`` columns named.
+
+    A view that reads a few of the ``sessions`` columns names the others, so
+    a large archive is not collected whole (``Archive.frames``); a corpus
+    already in memory is returned as it is.
+
+    Raises:
+        TypeError: neither a ``Corpus`` nor an ``Archive``.
+        ArchiveError: an archive's data file fails its checks or cannot be read.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.store.export import export_archive
+        >>> from subagent_catalog.store.archive import open_archive
+        >>> out = tempfile.mkdtemp()
+        >>> _ = export_archive(tempfile.mkdtemp(), out, jobs=1)
+        >>> "header_json" in source_frames(open_archive(out), without=["header_json"]).sessions.columns
+        False
+    """
+    if isinstance(source, Archive):
+        return source.frames(without=without)
+    return source_corpus(source)
+
+
+def listing_source(source: Source) -> Source:
+    """What a view hands the catalog functions: an archive itself (read out of core), else the corpus.
+
+    ``catalog``, ``deviations`` and ``list_agents_text`` give the same rows
+    over an archive as over its collected frames, reading only the columns
+    they need a batch at a time.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> corpus = read_corpus(tempfile.mkdtemp())
+        >>> listing_source(corpus) is corpus
+        True
+    """
+    return source if isinstance(source, Archive) else source_corpus(source)
 
 
 def source_archive(source: Source | Any) -> Archive | None:

@@ -31,7 +31,8 @@ from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.store.source import Source, source_corpus
+from subagent_catalog.store.source import Source, listing_source, source_frames
+from subagent_catalog.views.columns import UNREAD_BY_GATE
 from subagent_catalog.views.gate_checks import (
     CHECKS,
     DEFAULT_FAIL_ON,
@@ -343,14 +344,15 @@ def run_checks(
         >>> run_checks(empty, allow_empty=True).failed
         False
     """
-    corpus = source_corpus(corpus)  # a corpus, or an archive's frames
     counts, rates = dict(max_count or {}), dict(max_rate or {})
     check_limits(counts, rates)
     if baseline is not None:
         baseline.check_semantics(semantics)
     chosen = DEFAULT_FAIL_ON if fail_on is None else parse_fail_on(",".join(fail_on))
     chosen = (*chosen, *(c.name for c in CHECKS if c.name not in chosen and (c.name in counts or c.name in rates)))
-    ctx = GateContext(corpus, semantics)
+    listing = listing_source(corpus)  # an archive's listing is read out of core
+    ctx = GateContext(source_frames(corpus, without=UNREAD_BY_GATE), semantics, listing=listing)
+    corpus = ctx.corpus  # a corpus, or an archive's frames
     outside = _outside(corpus, window)
     files = corpus.sessions.height
     window_files = None if outside is None else files - outside.len()

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import polars as pl
 
 from subagent_catalog.catalog.deviations import deviations
-from subagent_catalog.catalog.model import Semantics
+from subagent_catalog.catalog.model import CorpusSource, Semantics
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.frames.corpus import Corpus
 
@@ -43,14 +43,16 @@ class GateContext:
         0
     """
 
-    def __init__(self, corpus: Corpus, semantics: Semantics) -> None:
+    def __init__(self, corpus: Corpus, semantics: Semantics, *, listing: CorpusSource | None = None) -> None:
         self.corpus = corpus
         self.semantics: Semantics = semantics
+        self.listing: CorpusSource = corpus if listing is None else listing
+        """What the listing checks read: the corpus, or the archive it came from (read out of core)."""
 
     @cached_property
     def catalog(self) -> pl.DataFrame:
         """Every parent's listing rows (raises ``CatalogError`` when the listing fails)."""
-        return catalog(self.corpus, semantics=self.semantics)
+        return catalog(self.listing, semantics=self.semantics)
 
 
 @dataclass(frozen=True)
@@ -210,7 +212,7 @@ def _verdict(verdict: str, kinds: Iterable[str] | None) -> Callable[[GateContext
 
 
 def _deviation(ctx: GateContext) -> pl.DataFrame:
-    rows = deviations(ctx.corpus)
+    rows = deviations(ctx.listing)
     return _offenders(
         rows,
         session_id=pl.col("id"),

@@ -41,7 +41,8 @@ from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.outputs import check_output, write_output
 from subagent_catalog.read.jsvalue import js_text
-from subagent_catalog.store.source import Source, source_corpus
+from subagent_catalog.store.source import Source, listing_source, source_frames
+from subagent_catalog.views.columns import UNREAD_BY_REPORT
 from subagent_catalog.views.report_charts import report_charts
 from subagent_catalog.views.report_data import diagnostic_rows, node_places, relative_path
 from subagent_catalog.views.report_runs import runs_section
@@ -121,7 +122,7 @@ def _bounded_listing(text: str) -> tuple[str, int]:
     return "\n".join(shown), hidden
 
 
-def _listings(corpus: Corpus, parents: list[str], semantics: Semantics) -> list[dict[str, Any]]:
+def _listings(corpus: Source, parents: list[str], semantics: Semantics) -> list[dict[str, Any]]:
     out = []
     for parent in parents:
         entry: dict[str, Any] = {"parent": parent}
@@ -183,23 +184,21 @@ def render_report(
         >>> page.startswith("<!doctype html>"), "<script src" in page
         (True, False)
     """
-    corpus = source_corpus(corpus)  # a corpus, or an archive's frames
     import jinja2
     from markupsafe import Markup
 
     from subagent_catalog.version import __version__
 
-    whole, window = corpus, window or Window()
-    corpus = window.corpus(whole)
-    forest: Forest | None = None
+    listing, window = listing_source(corpus), window or Window()  # an archive's listing is read out of core
     rows: pl.DataFrame | None = None
-    if corpus.listing_error is None:
-        rows = window.frame(catalog(whole, semantics=semantics))
-        forest = forest_of_rows(corpus, rows)
+    if listing.listing_error is None:
+        rows = window.frame(catalog(listing, semantics=semantics))
+    corpus = window.corpus(source_frames(corpus, without=UNREAD_BY_REPORT))  # a corpus, or an archive's frames
+    forest = forest_of_rows(corpus, rows) if rows is not None else None
     facts = summary_of_rows(corpus, semantics, rows)
     roots_total = len([i for i in forest.roots if forest.nodes[i]["k"] != "g"]) if forest else 0
     chosen = list(parents) if parents is not None else (parents_of_forest(forest, DEFAULT_PARENT_CAP) if forest else [])
-    listings = _listings(whole, chosen, semantics) if corpus.listing_error is None else []
+    listings = _listings(listing, chosen, semantics) if rows is not None else []
     largest, damaged = _top_trees(forest) if forest else ([], [])
     problem_summary, problem_rows = _problem_tables(corpus)
     css, js = _assets()

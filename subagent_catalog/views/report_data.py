@@ -112,16 +112,16 @@ def node_places(corpus: Corpus, forest: Forest) -> dict[str, Any]:
     names: dict[str, int] = {}
     j: list[int] = [-1] * len(forest.nodes)
     f: list[int | str] = [-1] * len(forest.nodes)
-    listed = corpus.sessions.filter(pl.col("listed"))
-    for row in listed.select("session_id", "path", "project_dir").iter_rows(named=True):
-        node = forest.index.get(row["session_id"])
+    listed = corpus.sessions.select("session_id", "path", "project_dir", "listed").filter(pl.col("listed"))
+    for session_id, path, project_dir, _listed in listed.iter_rows():
+        node = forest.index.get(session_id)
         if node is None:
             continue
-        project = row["project_dir"] or ""
+        project = project_dir or ""
         j[node] = projects.setdefault(project, len(projects))
-        relative = relative_path(row["path"], corpus.root)
+        relative = relative_path(path, corpus.root)
         head, _, name = relative.rpartition("/")
-        if head == f"{project}/{row['session_id']}":
+        if head == f"{project}/{session_id}":
             f[node] = names.setdefault(name, len(names))
         else:
             f[node] = clip(relative, PATH_BOUND)

@@ -11,8 +11,26 @@ from subagent_catalog.analysis.summary import human_bytes, iso, root_hint, summa
 from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
-from subagent_catalog.store.source import Source, source_corpus
+from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.store.source import Source, listing_source, source_frames
+from subagent_catalog.views.columns import UNREAD_BY_SUMMARY
 from subagent_catalog.views.run_format import FAILED_LINES, md_cell, runs_json, runs_lines, runs_markdown
+
+
+def _read(
+    source: Source, semantics: Semantics, window: Window | None
+) -> tuple[Corpus, Window, Corpus, pl.DataFrame | None]:
+    """The frames, the window, the windowed frames and the windowed listing rows (``None``: the listing fails).
+
+    The listing is computed first (over an archive out of core), then the
+    frames are read without the columns the summary leaves unread.
+    """
+    window, listing = window or Window(), listing_source(source)
+    rows = None
+    if listing.listing_error is None:
+        rows = window.frame(catalog(listing, semantics=semantics))
+    corpus = source_frames(source, without=UNREAD_BY_SUMMARY)  # a corpus, or an archive's frames
+    return corpus, window, window.corpus(corpus), rows
 
 
 def _join_counts(counts: dict[str, int]) -> str:
@@ -44,12 +62,9 @@ def summary_text(
         >>> print(summary_text(read_corpus(tempfile.mkdtemp())).splitlines()[1])
         sessions     0 files, 0 listed, 0 projects
     """
-    corpus = source_corpus(corpus)  # a corpus, or an archive's frames
     from subagent_catalog.views.text import printable
 
-    window = window or Window()
-    shown = window.corpus(corpus)
-    rows = window.frame(catalog(corpus, semantics=semantics)) if corpus.listing_error is None else None
+    corpus, window, shown, rows = _read(corpus, semantics, window)
     facts = summary_of_rows(shown, semantics, rows)
     first, last = iso(facts["first_created"]), iso(facts["last_activity"])
     span = f"{first} → {last}" if first and last else "no timestamps"
@@ -114,10 +129,7 @@ def summary_json(
         >>> facts["corpus"]["files"], facts["runs"]["failed"]
         (26, 7)
     """
-    corpus = source_corpus(corpus)  # a corpus, or an archive's frames
-    window = window or Window()
-    shown = window.corpus(corpus)
-    rows = window.frame(catalog(corpus, semantics=semantics)) if corpus.listing_error is None else None
+    corpus, window, shown, rows = _read(corpus, semantics, window)
     facts = {key: _json_value(value) for key, value in summary_of_rows(shown, semantics, rows).items()}
     if window.bounded:
         facts["window"] = window.describe()
@@ -139,10 +151,7 @@ def summary_markdown(
         >>> print(summary_markdown(read_corpus("data/sample")).splitlines()[0])
         # Corpus `data/sample`
     """
-    corpus = source_corpus(corpus)  # a corpus, or an archive's frames
-    window = window or Window()
-    shown = window.corpus(corpus)
-    rows = window.frame(catalog(corpus, semantics=semantics)) if corpus.listing_error is None else None
+    corpus, window, shown, rows = _read(corpus, semantics, window)
     facts = summary_of_rows(shown, semantics, rows)
     root = str(facts["root"]).replace("`", "'")
     lines = [f"# Corpus `{root}`", ""]

@@ -1,0 +1,84 @@
+"""The ``sessions`` columns the summary, the report and the gate never read (or, for the gate, the few it reads).
+
+Over an archive these views read the frames without them
+(``store.source.source_frames``): the headers as JSON, the exact path bytes,
+the identity and unit details the listing resolves from (the listing itself
+is read out of core from the archive), the per-turn counters only transcripts
+and widgets show. Over a corpus already in memory nothing is left out: the
+frames are there already. A view that starts reading one of these columns
+must take it out of its set (the differential test of archives,
+``tests/test_archive_inputs.py``, fails on a column left out and then read).
+"""
+
+from __future__ import annotations
+
+from subagent_catalog.frames.schemas import SESSION_SCHEMA
+
+UNREAD_BY_REPORT: tuple[str, ...] = (
+    "path_bytes",
+    "session_dir",
+    "mtime",
+    "list_error",
+    "cwd",
+    "agent_preset",
+    "read_header_json",
+    "read_offset",
+    "event_count",
+    "last_event_ms",
+    "first_event_at",
+    "closers",
+    "descriptor_count",
+    "valid_descriptor_count",
+    "last_descriptor_seq",
+    "last_descriptor_status",
+    "identity_mode",
+    "identity_seq",
+    "identity_from_seed",
+    "identity_cause",
+    "identity_detail",
+    "unit_failure",
+    "unit_failure_live",
+    "lookup_error",
+    "turns",
+    "turns_open",
+    "last_turn_open",
+    "turn_ms",
+    "ttft_ms",
+    "ttft_steps",
+    "decode_ms",
+    "decode_tokens",
+    "turns_completed",
+    "turns_error",
+    "turns_aborted",
+    "turns_max_tokens",
+    "turns_blocked",
+    "turns_interrupted",
+    "turns_other",
+    "last_turn_outcome",
+    "last_abort_cause",
+    "last_abort_reason",
+    "tool_results",
+    "tool_output_bytes",
+)
+"""What ``render_report`` leaves unread (the session forest reads ``header_json``)."""
+
+UNREAD_BY_SUMMARY: tuple[str, ...] = (*UNREAD_BY_REPORT, "header_json")
+"""What ``summary_text`` (and its JSON and Markdown) leaves unread."""
+
+READ_BY_GATE: tuple[str, ...] = (
+    "list_order",
+    "session_id",
+    "path",
+    "listed",
+    "list_skip",
+    "created_at",
+    "verdict",
+    "read_cause",
+    "read_message",
+    "read_line",
+    "usage_samples",  # what ``cost_usd`` is computed from, so the frames keep their ``cost_usd``
+)
+"""The few ``sessions`` columns ``run_checks`` reads (its listing checks read the archive out of core)."""
+
+UNREAD_BY_GATE: tuple[str, ...] = tuple(name for name in SESSION_SCHEMA if name not in READ_BY_GATE)
+"""What ``run_checks`` leaves unread: every other column."""

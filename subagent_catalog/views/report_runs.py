@@ -23,7 +23,7 @@ from subagent_catalog.analysis.timeline import tree_timeline
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.units import clock, human_cost, human_count, human_duration
-from subagent_catalog.store.source import events_available
+from subagent_catalog.store.source import events_available, source_archive
 from subagent_catalog.views.report_data import relative_path
 from subagent_catalog.views.timeline_view import OUTCOME_COLOURS, timeline_html
 
@@ -47,8 +47,8 @@ def _tokens(value: int | None) -> str:
 def run_row_names(corpus: Corpus, tables: Iterable[pl.DataFrame]) -> dict[int, str]:
     """The names (title or first prompt) of the rows of run tables that have no label, by list order.
 
-    Only those rows' logs are read; a source without events (an archive exported without them,
-    its root not here) gives none.
+    Only those rows' logs are read (over an archive, its events table); an archive exported
+    without events gives none.
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
@@ -66,9 +66,12 @@ def run_row_names(corpus: Corpus, tables: Iterable[pl.DataFrame]) -> dict[int, s
             if label is None and order is not None
         }
     )
-    if not wanted or not events_available(corpus):
+    archive = source_archive(corpus)
+    if not wanted or (archive is None and not events_available(corpus)):
         return {}
-    found = run_names(corpus, list_orders=wanted).drop_nulls("name")
+    # Over an archive its events table names the rows (none without one): the report's frames
+    # of an archive leave out the columns a read of the root's logs would need.
+    found = run_names(archive if archive is not None else corpus, list_orders=wanted).drop_nulls("name")
     return dict(zip(found["list_order"].to_list(), found["name"].to_list(), strict=True))
 
 

@@ -122,3 +122,19 @@ def test_names_agree_on_generated_logs(
     with pytest.MonkeyPatch.context() as patch:
         fast, reference, _ = _both(corpus, patch)
     assert fast.equals(reference)
+
+
+def test_a_title_with_a_lone_surrogate_is_named_with_a_replacement_character(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fuzz tier's crash: a name holding a lone surrogate could not go into a Polars frame."""
+    folder = tmp_path / "--p--" / "s1"
+    folder.mkdir(parents=True)
+    (folder / "session.jsonl").write_bytes(
+        b'{"type":"session","version":0,"id":"s1","createdAt":1,"delegationDepth":0}\n'
+        b'{"type":"session/title","seq":0,"time":6,"data":{"title":"bad \\udc00 title"}}\n'
+    )
+    corpus = read_corpus(tmp_path, compression="none", cache=False)
+    fast, reference, _ = _both(corpus, monkeypatch)
+    assert fast.equals(reference)
+    assert fast["name"].to_list() == ["bad \ufffd title"]

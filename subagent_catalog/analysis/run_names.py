@@ -24,6 +24,7 @@ import polars as pl
 from subagent_catalog.analysis.runs import session_table
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.read.jsvalue import frame_text
 from subagent_catalog.read.name_scan import name_records
 from subagent_catalog.store.archive import Archive
 from subagent_catalog.store.source import Source
@@ -43,6 +44,8 @@ _TYPES = ("session/title", "user/message")
 def clip_name(text: str, clip: int = NAME_CLIP) -> str | None:
     """Whitespace folded to single spaces and clipped to ``clip`` characters (``None`` when nothing is left).
 
+    A lone surrogate (a JavaScript string may hold one) becomes U+FFFD, as in every text column.
+
     Examples:
         >>> clip_name("  Fix the\\n\\nflaky   test  ")
         'Fix the flaky test'
@@ -50,11 +53,13 @@ def clip_name(text: str, clip: int = NAME_CLIP) -> str | None:
         'aaaa…'
         >>> clip_name(" \\n ") is None
         True
+        >>> clip_name("bad \\udc00 title")
+        'bad \\ufffd title'
     """
     folded = " ".join(text.split())
     if not folded:
         return None
-    return folded if len(folded) <= clip else folded[: max(clip - 1, 0)] + "…"
+    return frame_text(folded if len(folded) <= clip else folded[: max(clip - 1, 0)] + "…")
 
 
 def _data(raw: Any) -> Any:

@@ -8,8 +8,9 @@ the text, and never a JSON key such as ``"type"`` or an id. The match is one
 vectorized Polars query over that column (``analysis.search_match``: Rust
 regex, linear time, case-insensitive in the engine).
 
-Over an ``Archive`` exported with events its Parquet files are read a bounded
-batch at a time; over a ``Corpus`` whose events are loaded, that frame is
+Over an ``Archive`` exported with events its Parquet files are scanned a few
+at a time, the pattern pushed into the reader (a bounded batch at a time with
+a limit, files in the order their footers' statistics give); over a ``Corpus`` whose events are loaded, that frame is
 used; over a raw ``Corpus`` the logs are scanned in parallel
 (``read.search_scan``): each is decompressed once, its bytes searched for the
 pattern's JSON-escaped form, and only the lines that hold it decoded. ``limit``
@@ -44,6 +45,7 @@ from subagent_catalog.store.location import iter_parquet, parquet_column_min
 
 __all__ = [
     "ARCHIVE_BATCH_ROWS",
+    "ARCHIVE_SCAN_FILES",
     "DEFAULT_TYPES",
     "FIELD_ORDER",
     "MAX_PATTERN_CHARS",

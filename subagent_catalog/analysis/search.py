@@ -126,7 +126,7 @@ Frames = Iterator[tuple[pl.DataFrame, int | None]]
 ARCHIVE_BATCH_ROWS = 32_768
 """Rows of an archive's events file read at a time with a limit: a search holds one batch, and its hits, in memory."""
 
-ARCHIVE_SCAN_FILES = 8
+ARCHIVE_SCAN_FILES = 4
 """Events files scanned together without a limit: a search holds their matching events in memory."""
 
 SCAN_BATCH_LOGS = 256

@@ -374,7 +374,7 @@ def search_events(
     elif isinstance(source, Archive) and not source.has_events and os.path.isdir(source.root):
         source = source.to_corpus()  # no events table: its logs are read from the corpus root it records
     if isinstance(source, Archive):
-        frames = _archive_frames(source, kept, compiled, limit)
+        frames = _batched(_archive_frames(source, kept, compiled, limit), limit)
     elif isinstance(source, Corpus):
         options = {"types": chosen, "pattern": {"regex": regex, "ignore_case": ignore_case}, "limit": limit}
         frames = _corpus_frames(source, predicate, pattern, options)
@@ -384,6 +384,28 @@ def search_events(
             hint="pass a Corpus (read_corpus(root)) or an Archive (open_archive(path))",
         )
     return _collect(frames, compiled, context, limit)
+
+
+MATCH_BATCH_ROWS = 65_536
+"""Candidate events matched together without a limit (one query: its planning is paid once, not per file)."""
+
+
+def _batched(frames: Frames, limit: int | None) -> Frames:
+    """Without a limit, an archive's candidate frames joined into ones of at least ``MATCH_BATCH_ROWS`` rows."""
+    if limit is not None:
+        yield from frames
+        return
+    pending: list[pl.DataFrame] = []
+    rows = 0
+    for frame, _ in frames:
+        if frame.height:
+            pending.append(frame)
+            rows += frame.height
+        if rows >= MATCH_BATCH_ROWS:
+            yield pl.concat(pending, how="vertical_relaxed"), None
+            pending, rows = [], 0
+    if pending:
+        yield pl.concat(pending, how="vertical_relaxed"), None
 
 
 def _collect(frames: Frames, compiled: Pattern, context: int, limit: int | None) -> pl.DataFrame:

@@ -387,10 +387,10 @@ def test_archive_scan_in_groups_of_files_gives_the_same_rows(tmp_path: Path, mon
     expected = search_events(read_corpus(root), "needle")
     assert expected.height == 24  # two messages a log, one row each
     for files in (1, 2, 3):
-        for rows in (1, 5, 10_000):  # candidates matched a group at a time, several groups at once, or all at once
+        for size in (1, 200, 10_000):  # candidates matched a group at a time, several groups at once, or all at once
             monkeypatch.setattr(search_module, "ARCHIVE_SCAN_FILES", files)
-            monkeypatch.setattr(search_module, "MATCH_BATCH_ROWS", rows)
-            assert search_events(archive, "needle").equals(expected), (files, rows)
+            monkeypatch.setattr(search_module, "MATCH_BATCH_BYTES", size)
+            assert search_events(archive, "needle").equals(expected), (files, size)
 
 
 def test_archive_limit_takes_first_orders_from_footer_statistics(

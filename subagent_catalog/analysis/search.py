@@ -386,24 +386,25 @@ def search_events(
     return _collect(frames, compiled, context, limit)
 
 
-MATCH_BATCH_ROWS = 65_536
-"""Candidate events matched together without a limit (one query: its planning is paid once, not per file)."""
+MATCH_BATCH_BYTES = 32 * 1024 * 1024
+"""Bytes of candidate text matched together without a limit: small frames of several files are one query
+(its planning paid once, not per group of files), and memory holds about this much text more than one frame."""
 
 
 def _batched(frames: Frames, limit: int | None) -> Frames:
-    """Without a limit, an archive's candidate frames joined into ones of at least ``MATCH_BATCH_ROWS`` rows."""
+    """Without a limit, an archive's candidate frames joined until they hold ``MATCH_BATCH_BYTES`` of text."""
     if limit is not None:
         yield from frames
         return
     pending: list[pl.DataFrame] = []
-    rows = 0
+    size = 0
     for frame, _ in frames:
         if frame.height:
             pending.append(frame)
-            rows += frame.height
-        if rows >= MATCH_BATCH_ROWS:
+            size += int(frame["text"].str.len_bytes().sum() or 0)
+        if size >= MATCH_BATCH_BYTES:
             yield pl.concat(pending, how="vertical_relaxed"), None
-            pending, rows = [], 0
+            pending, size = [], 0
     if pending:
         yield pl.concat(pending, how="vertical_relaxed"), None
 

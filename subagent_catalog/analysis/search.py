@@ -386,7 +386,7 @@ def search_events(
     return _collect(frames, compiled, context, limit)
 
 
-MATCH_BATCH_BYTES = 32 * 1024 * 1024
+MATCH_BATCH_BYTES = 8 * 1024 * 1024
 """Bytes of candidate text matched together without a limit: small frames of several files are one query
 (its planning paid once, not per group of files), and memory holds about this much text more than one frame."""
 

@@ -9,12 +9,12 @@ vectorized Polars query over that column (``analysis.search_match``: Rust
 regex, linear time, case-insensitive in the engine).
 
 Over an ``Archive`` exported with events its Parquet files are scanned a few
-at a time, the pattern pushed into the reader (a bounded batch at a time with
-a limit, files in the order their footers' statistics give); over a ``Corpus`` whose events are loaded, that frame is
-used; over a raw ``Corpus`` the logs are scanned in parallel
-(``read.search_scan``): each is decompressed once, its bytes searched for the
-pattern's JSON-escaped form, and only the lines that hold it decoded. ``limit``
-stops early.
+at a time, the pattern pushed into the reader (with a limit, a bounded batch
+at a time, files in the order their footers' statistics give); over a
+``Corpus`` whose events are loaded, that frame is used; over a raw ``Corpus``
+the logs are scanned in parallel (``read.search_scan``): each is decompressed
+once, its bytes searched for the pattern's JSON-escaped form, and only the
+lines that hold it decoded. ``limit`` stops early.
 """
 
 from __future__ import annotations
@@ -132,6 +132,10 @@ ARCHIVE_SCAN_FILES = 4
 SCAN_BATCH_LOGS = 256
 """Raw logs whose candidate events are matched at a time (one Polars query per batch)."""
 
+MATCH_BATCH_BYTES = 8 * 1024 * 1024
+"""Bytes of candidate text matched together without a limit: small frames of several files are one query
+(its planning paid once, not per group of files), and memory holds about this much text more than one frame."""
+
 
 def _archive_frames(archive: Archive, kept: pl.Expr, compiled: Pattern, limit: int | None) -> Frames:
     """The candidate rows of the events files; with a limit, files by first log, a bounded batch at a time.
@@ -150,7 +154,7 @@ def _archive_frames(archive: Archive, kept: pl.Expr, compiled: Pattern, limit: i
     names = list(archive.manifest["tables"]["events"]["files"])
     columns = [*_COLUMNS, "list_order", "event_index", "project_dir"]
     if limit is None:
-        # An anchored regex is tried part by part, so no row can be left out by the event's whole text.
+        # An anchored regex is tried part by part (its anchors hold at a part's ends): the whole text filters nothing.
         pushed = kept if compiled.anchored else contains("text", compiled)
         with archive.reading("events"):  # files checked against the manifest; any read error names the file
             for first in range(0, len(names), ARCHIVE_SCAN_FILES):  # a group's matching events in memory at a time
@@ -384,11 +388,6 @@ def search_events(
             hint="pass a Corpus (read_corpus(root)) or an Archive (open_archive(path))",
         )
     return _collect(frames, compiled, context, limit)
-
-
-MATCH_BATCH_BYTES = 8 * 1024 * 1024
-"""Bytes of candidate text matched together without a limit: small frames of several files are one query
-(its planning paid once, not per group of files), and memory holds about this much text more than one frame."""
 
 
 def _batched(frames: Frames, limit: int | None) -> Frames:

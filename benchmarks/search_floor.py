@@ -2,7 +2,7 @@
 
 Usage:
     .venv/bin/python benchmarks/search_floor.py [--sessions 20000] [--small 2000] [--seed 1]
-        [--rounds 2] [--jobs 2] [--skip raw,archive,text]
+        [--rounds 2] [--jobs 2] [--skip raw,archive,text] [--root DIR] [--archive DIR]
 
 Three parts, each measurement in a fresh process (CPU of the process tree from
 ``wait4``, peak RSS of the largest process), in one run:
@@ -15,7 +15,8 @@ Three parts, each measurement in a fresh process (CPU of the process tree from
   the search timed apart inside the child. Ratios are taken within a round.
 * ``archive``: that corpus exported with events (reused when present), and
   each query of ``QUERIES`` in a fresh process (``open_archive`` +
-  ``search_events``): wall of the search, peak RSS.
+  ``search_events``, then the same search again in that process): wall
+  and CPU of each, peak RSS.
 * ``text``: the cost of the text column, on the ``--small`` corpus: cold
   ``read_corpus(cache=False, events=True, jobs=2)`` with this code and with
   the code before it (``git archive BASE``), alternating, CPU of the process
@@ -97,7 +98,11 @@ archive = open_archive({target!r})
 t0, c0 = time.perf_counter(), time.process_time()
 hits = search_events(archive, {pattern!r}, **{options!r})
 t1, c1 = time.perf_counter(), time.process_time()
-print(json.dumps({{"search": t1 - t0, "search_cpu": c1 - c0, "rows": hits.height}}))
+again = search_events(archive, {pattern!r}, **{options!r})
+t2, c2 = time.perf_counter(), time.process_time()
+assert again.equals(hits)
+print(json.dumps({{"search": t1 - t0, "search_cpu": c1 - c0, "again": t2 - t1, "again_cpu": c2 - c1,
+                  "rows": hits.height}}))
 """
 
 TEXT_CHILD = """
@@ -154,8 +159,8 @@ def raw_part(root: str, rounds: int, jobs: int) -> None:
         os.unlink(path)
 
 
-def archive_part(root: str, out: str, jobs: int) -> None:
-    target = os.path.join(out, "archive-text-" + os.path.basename(root))
+def archive_part(root: str, out: str, jobs: int, archive: str | None = None) -> None:
+    target = archive or os.path.join(out, "archive-text-" + os.path.basename(root))
     if not os.path.exists(os.path.join(target, "manifest.json")):
         code = (
             "from subagent_catalog.store.export import export_archive; "
@@ -165,14 +170,17 @@ def archive_part(root: str, out: str, jobs: int) -> None:
         print(f"\nexported {root} with events to {target}: {made['wall']:.1f} s, peak RSS {made['rss_mb']:.0f} MB")
     size = sum(os.path.getsize(os.path.join(d, n)) for d, _, names in os.walk(target) for n in names)
     print(f"\n## archive: {target} ({size / 2**20:.0f} MiB)")
-    print("| query | rows | search s | search CPU s | process wall s | process CPU s | peak RSS MB |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| query | rows | search s | search CPU s | again s | again CPU s | process wall s | process CPU s |"
+        " peak RSS MB | load |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, pattern, options in QUERIES:
         got = _run(_child(ARCHIVE_CHILD.format(target=target, pattern=pattern, options=options)), env=_env())
         print(
             f"| {name} (`{pattern}`) | {got['out']['rows']} | {got['out']['search']:.2f} | "
-            f"{got['out']['search_cpu']:.2f} | {got['wall']:.2f} | "
-            f"{got['cpu']:.2f} | {got['rss_mb']:.0f} |",
+            f"{got['out']['search_cpu']:.2f} | {got['out']['again']:.2f} | {got['out']['again_cpu']:.2f} | "
+            f"{got['wall']:.2f} | {got['cpu']:.2f} | {got['rss_mb']:.0f} | {os.getloadavg()[0]:.1f} |",
             flush=True,
         )
 
@@ -214,17 +222,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--skip", default="")
     parser.add_argument("--out", default=os.path.join(HERE, "out"))
+    parser.add_argument("--root", help="an existing --sessions corpus to use instead of generating one")
+    parser.add_argument("--archive", help="an existing archive of --root exported with events")
     args = parser.parse_args(argv)
     skip = set(filter(None, args.skip.split(",")))
     sys.path.insert(0, HERE)
     from run import _corpus
 
     print(f"{time.strftime('%Y-%m-%d %H:%M')} UTC, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
-    root, _ = _corpus(args.out, args.sessions, args.seed, "zstd", args.jobs)
+    root = args.root or _corpus(args.out, args.sessions, args.seed, "zstd", args.jobs)[0]
     if "raw" not in skip:
         raw_part(root, args.rounds, args.jobs)
     if "archive" not in skip:
-        archive_part(root, args.out, args.jobs)
+        archive_part(root, args.out, args.jobs, args.archive)
     if "text" not in skip:
         small, _ = _corpus(args.out, args.small, args.seed, "zstd", args.jobs)
         text_part(small, args.out, args.rounds, args.jobs)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import shutil
@@ -23,13 +24,17 @@ from subagent_catalog.analysis.search import (
     event_texts,
 )
 from subagent_catalog.errors import CorpusRootError
+from subagent_catalog.read.event_text import PART_SEPARATOR
 from subagent_catalog.read.jsvalue import frame_text, json_text
 from subagent_catalog.read.search_scan import _FOLD_EXTRA, _healthy, needle_for
 from subagent_catalog.store.archive import open_archive
 from subagent_catalog.store.export import export_archive
 from subagent_catalog.store.layout import ArchiveError
+from subagent_catalog.store.location import Location, parquet_column_min
 
 from .helpers import EventLog, header, raw_log, write_raw, write_session
+
+search_module = importlib.import_module("subagent_catalog.analysis.search")
 
 MODEL = {"kind": "model", "provider": "deepseek", "model": "deepseek-chat"}
 
@@ -366,6 +371,96 @@ def test_archive_limit_over_many_files(tmp_path: Path) -> None:
     assert everything.height == 12
     for limit in (1, 5, 12):
         assert search_events(archive, "needle", limit=limit).equals(everything.head(limit))
+
+
+def test_archive_scan_in_groups_of_files_gives_the_same_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "corpus"
+    for index in range(12):
+        log = EventLog(f"s{index:02d}")
+        log.turn_start()
+        log.user(f"needle {index}, Ünïcödé needle")
+        log.user("a plain needle")
+        write_session(root, header(f"s{index:02d}", created_at=index, cwd=f"/p/{index % 3}"), log.events, "none")
+    export_archive(root, tmp_path / "archive", events=True, jobs=1)
+    archive = open_archive(tmp_path / "archive")
+    assert len(archive.manifest["tables"]["events"]["files"]) == 3
+    expected = search_events(read_corpus(root), "needle")
+    assert expected.height == 24  # two messages a log, one row each
+    for files in (1, 2, 3):
+        for size in (1, 200, 10_000):  # candidates matched a group at a time, several groups at once, or all at once
+            monkeypatch.setattr(search_module, "ARCHIVE_SCAN_FILES", files)
+            monkeypatch.setattr(search_module, "MATCH_BATCH_BYTES", size)
+            assert search_events(archive, "needle").equals(expected), (files, size)
+
+
+def test_archive_limit_takes_first_orders_from_footer_statistics(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "corpus"
+    for index in range(6):
+        log = EventLog(f"s{index}")
+        log.turn_start()
+        log.user(f"needle {index}")
+        write_session(root, header(f"s{index}", created_at=index, cwd=f"/p/{index % 3}"), log.events, "none")
+    export_archive(root, tmp_path / "archive", events=True, jobs=1)
+    archive = open_archive(tmp_path / "archive")
+    expected = search_events(read_corpus(root), "needle")
+    read: list[Any] = []
+    real = search_module.iter_parquet
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        read.append(kwargs.get("columns"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(search_module, "iter_parquet", recording)
+    assert search_events(archive, "needle", limit=2).equals(expected.head(2))
+    assert ["list_order"] not in read  # no file's list_order column was read: its footer told
+    monkeypatch.setattr(search_module, "parquet_column_min", lambda *args: None)  # no statistics: read the column
+    assert search_events(archive, "needle", limit=2).equals(expected.head(2))
+    assert ["list_order"] in read
+
+
+def test_parquet_column_min_says_none_when_statistics_do_not_tell(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    here = Location(str(tmp_path))
+    pq.write_table(pa.table({"a": [4, 2, 7]}), here.full("plain.parquet"), write_statistics=False)
+    pq.write_table(pa.table({"a": pa.array([], pa.int64())}), here.full("empty.parquet"))
+    pq.write_table(pa.table({"a": pa.array([5, None, None], pa.int64())}), here.full("nulls.parquet"), row_group_size=1)
+    pq.write_table(pa.table({"a": [9, 8, 1, 6]}), here.full("groups.parquet"), row_group_size=2)
+    assert parquet_column_min(here, "plain.parquet", "a") is None
+    assert parquet_column_min(here, "empty.parquet", "a") is None
+    assert parquet_column_min(here, "nulls.parquet", "a") is None  # a row group of nulls only has no minimum
+    assert parquet_column_min(here, "groups.parquet", "a") == 1
+    assert parquet_column_min(here, "groups.parquet", "b") is None
+
+
+def test_offsets_of_ascii_and_non_ascii_texts_agree_with_python(tmp_path: Path) -> None:
+    texts = ["plain needle here", "Ünïcödé 😀 needle", "needle first", "😀😀 x needle needle", "éé\nneedle"]
+    log = EventLog("u")
+    log.turn_start()
+    for text in texts:
+        log.user(text)
+    assistant(log, [{"type": "text", "text": "😀 needle"}, {"type": "reasoning", "text": "needle é"}])
+    write_session(tmp_path / "corpus", header("u", created_at=1), log.events, "none")
+    export_archive(tmp_path / "corpus", tmp_path / "archive", events=True, jobs=1)
+    for source in (read_corpus(tmp_path / "corpus"), open_archive(tmp_path / "archive")):
+        found = search_events(source, "needle", context=3)
+        users = found.filter(pl.col("type") == "user/message")
+        assert users.select("start", "end").rows() == [(t.index("needle"), t.index("needle") + 6) for t in texts]
+        assert users["snippet"].to_list() == [
+            ("…" if t.index("needle") > 3 else "")
+            + t[max(0, t.index("needle") - 3) : t.index("needle") + 9]
+            + ("…" if t.index("needle") + 9 < len(t) else "")
+            for t in texts
+        ]
+        message = found.filter(pl.col("type") == "assistant/message")
+        text = "😀 needle" + PART_SEPARATOR + "needle é"
+        assert message.select("field", "start").rows() == [
+            ("text", text.index("needle")),
+            ("reasoning", text.rindex("needle")),
+        ]
 
 
 def test_archive_corpus_searches_the_archive_events(root: Path, tmp_path: Path) -> None:

@@ -8,12 +8,13 @@ the text, and never a JSON key such as ``"type"`` or an id. The match is one
 vectorized Polars query over that column (``analysis.search_match``: Rust
 regex, linear time, case-insensitive in the engine).
 
-Over an ``Archive`` exported with events its Parquet files are read a bounded
-batch at a time; over a ``Corpus`` whose events are loaded, that frame is
-used; over a raw ``Corpus`` the logs are scanned in parallel
-(``read.search_scan``): each is decompressed once, its bytes searched for the
-pattern's JSON-escaped form, and only the lines that hold it decoded. ``limit``
-stops early.
+Over an ``Archive`` exported with events its Parquet files are scanned a few
+at a time, the pattern pushed into the reader (with a limit, a bounded batch
+at a time, files in the order their footers' statistics give); over a
+``Corpus`` whose events are loaded, that frame is used; over a raw ``Corpus``
+the logs are scanned in parallel (``read.search_scan``): each is decompressed
+once, its bytes searched for the pattern's JSON-escaped form, and only the
+lines that hold it decoded. ``limit`` stops early.
 """
 
 from __future__ import annotations
@@ -40,10 +41,11 @@ from subagent_catalog.read.event_text import event_parts
 from subagent_catalog.read.search_scan import Candidate, needle_for, scan_logs
 from subagent_catalog.store.archive import Archive, ArchiveCorpus
 from subagent_catalog.store.layout import ArchiveError, join_location
-from subagent_catalog.store.location import iter_parquet
+from subagent_catalog.store.location import iter_parquet, parquet_column_min
 
 __all__ = [
     "ARCHIVE_BATCH_ROWS",
+    "ARCHIVE_SCAN_FILES",
     "DEFAULT_TYPES",
     "FIELD_ORDER",
     "MAX_PATTERN_CHARS",
@@ -122,14 +124,28 @@ Frames = Iterator[tuple[pl.DataFrame, int | None]]
 
 
 ARCHIVE_BATCH_ROWS = 32_768
-"""Rows of an archive's events file read at a time: a search holds one batch, and its hits, in memory."""
+"""Rows of an archive's events file read at a time with a limit: a search holds one batch, and its hits, in memory."""
+
+ARCHIVE_SCAN_FILES = 4
+"""Events files scanned together without a limit: a search holds their matching events in memory."""
 
 SCAN_BATCH_LOGS = 256
 """Raw logs whose candidate events are matched at a time (one Polars query per batch)."""
 
+MATCH_BATCH_BYTES = 8 * 1024 * 1024
+"""Bytes of candidate text matched together without a limit: small frames of several files are one query
+(its planning paid once, not per group of files), and memory holds about this much text more than one frame."""
 
-def _archive_frames(archive: Archive, predicate: pl.Expr, limit: int | None) -> Frames:
-    """The candidate rows of each events file, a bounded batch at a time; with a limit, files by first log."""
+
+def _archive_frames(archive: Archive, kept: pl.Expr, compiled: Pattern, limit: int | None) -> Frames:
+    """The candidate rows of the events files; with a limit, files by first log, a bounded batch at a time.
+
+    Without a limit, ``ARCHIVE_SCAN_FILES`` files are scanned together (Polars
+    reads them in parallel) with only the pattern pushed into the Parquet
+    reader: the ``text`` column alone is decompressed and searched, and the
+    other columns are decoded for the rows that hold the pattern; the type
+    filter (``kept``) runs on those rows.
+    """
     if not archive.has_events:
         raise ArchiveError(
             f"archive {archive.path!r} holds no events table, which search_events reads",
@@ -137,17 +153,21 @@ def _archive_frames(archive: Archive, predicate: pl.Expr, limit: int | None) -> 
         )
     names = list(archive.manifest["tables"]["events"]["files"])
     columns = [*_COLUMNS, "list_order", "event_index", "project_dir"]
-    if limit is None:  # a parallel scan of each file, the filter pushed into the Parquet reader
+    if limit is None:
+        # An anchored regex is tried part by part (its anchors hold at a part's ends): the whole text filters nothing.
+        pushed = kept if compiled.anchored else contains("text", compiled)
         with archive.reading("events"):  # files checked against the manifest; any read error names the file
-            for name in names:  # one file's matching events in memory at a time
+            for first in range(0, len(names), ARCHIVE_SCAN_FILES):  # a group's matching events in memory at a time
                 scan = pl.scan_parquet(
-                    join_location(archive.path, name),
+                    [join_location(archive.path, name) for name in names[first : first + ARCHIVE_SCAN_FILES]],
                     hive_partitioning=False,
                     glob=False,
                     storage_options=archive.storage_options,
                 )
-                yield scan.filter(predicate).select(columns).rename({"event_index": "_pos"}).collect(), None
+                found = scan.filter(pushed).select(columns).collect()
+                yield found.filter(kept).rename({"event_index": "_pos"}), None
         return
+    predicate = kept if compiled.anchored else kept & contains("text", compiled)
     with archive.reading("events"):  # files checked against the manifest; any read error names the file
         bounds = [_first_order(archive, name) for name in names]
         order = sorted(range(len(names)), key=lambda i: (bounds[i] is None, bounds[i] or 0, i))
@@ -168,10 +188,12 @@ def _archive_frames(archive: Archive, predicate: pl.Expr, limit: int | None) -> 
 
 
 def _first_order(archive: Archive, name: str) -> int | None:
-    """The smallest ``list_order`` of one events file (pyarrow, a bounded batch at a time)."""
+    """The smallest ``list_order`` of one events file: its footer's statistics, else its column read."""
     import pyarrow.compute as pc
 
-    smallest: int | None = None
+    smallest = parquet_column_min(archive.location, name, "list_order")
+    if smallest is not None:
+        return smallest
     for batch in iter_parquet(archive.location, [name], columns=["list_order"], batch_rows=ARCHIVE_BATCH_ROWS):
         value = pc.min(batch.column(0)).as_py()
         if value is not None and (smallest is None or value < smallest):
@@ -347,9 +369,8 @@ def search_events(
     compiled = compile_pattern(pattern, regex=regex, ignore_case=ignore_case)
     if limit == 0:
         return pl.DataFrame(schema=SEARCH_SCHEMA)
-    predicate = pl.col("type").is_in(chosen) & pl.col("text").is_not_null()
-    if not compiled.anchored:
-        predicate = predicate & contains("text", compiled)
+    kept = pl.col("type").is_in(chosen) & pl.col("text").is_not_null()
+    predicate = kept if compiled.anchored else kept & contains("text", compiled)
     if isinstance(source, ArchiveCorpus) and source._events is None and source._archive is not None:
         archive = source._archive
         if archive.has_events or not os.path.isdir(source.root):
@@ -357,7 +378,7 @@ def search_events(
     elif isinstance(source, Archive) and not source.has_events and os.path.isdir(source.root):
         source = source.to_corpus()  # no events table: its logs are read from the corpus root it records
     if isinstance(source, Archive):
-        frames = _archive_frames(source, predicate, limit)
+        frames = _batched(_archive_frames(source, kept, compiled, limit), limit)
     elif isinstance(source, Corpus):
         options = {"types": chosen, "pattern": {"regex": regex, "ignore_case": ignore_case}, "limit": limit}
         frames = _corpus_frames(source, predicate, pattern, options)
@@ -367,6 +388,24 @@ def search_events(
             hint="pass a Corpus (read_corpus(root)) or an Archive (open_archive(path))",
         )
     return _collect(frames, compiled, context, limit)
+
+
+def _batched(frames: Frames, limit: int | None) -> Frames:
+    """Without a limit, an archive's candidate frames joined until they hold ``MATCH_BATCH_BYTES`` of text."""
+    if limit is not None:
+        yield from frames
+        return
+    pending: list[pl.DataFrame] = []
+    size = 0
+    for frame, _ in frames:
+        if frame.height:
+            pending.append(frame)
+            size += int(frame["text"].str.len_bytes().sum() or 0)
+        if size >= MATCH_BATCH_BYTES:
+            yield pl.concat(pending, how="vertical_relaxed"), None
+            pending, size = [], 0
+    if pending:
+        yield pl.concat(pending, how="vertical_relaxed"), None
 
 
 def _collect(frames: Frames, compiled: Pattern, context: int, limit: int | None) -> pl.DataFrame:

@@ -112,50 +112,74 @@ def match_events(frame: pl.DataFrame | pl.LazyFrame, pattern: Pattern, *, contex
         >>> found.select("field", "block", "start", "end", "snippet", "matches").rows()
         [('name', 0, 0, 4, 'grep', 1), ('arguments', 1, 5, 9, 'grep i…', 1)]
     """
-    part = pl.col("_part")
     source, literal = pattern.source, pattern.literal
     lazy = frame.lazy().filter(pl.col("text").is_not_null())
     if not pattern.anchored:
         lazy = lazy.filter(contains("text", pattern))
-    events = lazy.with_row_index("_event").collect()
+    events = lazy.collect()
     several = pl.col("text_fields").str.contains(" ", literal=True)
-    # Most events have one part (a tool result, a user message): no split, no offsets to add up.
-    single = (
-        events.lazy()
-        .filter(~several)
-        .with_columns(
-            pl.col("text").alias("_part"),
-            pl.col("text_fields").alias("field"),
-            pl.lit(0, pl.Int64).alias("block"),
-            pl.lit(0, pl.Int64).alias("_offset"),
-        )
-    )
+    # Most events have one part (a tool result, a user message): no split, no offsets to add up, one row each.
+    single = events.lazy().filter(~several).rename({"text": "_part", "text_fields": "field"})
     if pattern.anchored:
-        single = single.filter(part.str.contains(source, literal=literal))
+        single = single.filter(pl.col("_part").str.contains(source, literal=literal))
+    single = single.with_columns(pl.lit(0, pl.Int64).alias("block"), pl.lit(0, pl.Int64).alias("_offset"))
     multiple = (
         events.lazy()
         .filter(several)
+        .with_row_index("_event")
         .with_columns(
             pl.col("text").str.split(PART_SEPARATOR).alias("_part"),
             pl.col("text_fields").str.split(" ").alias("field"),
         )
+        .drop("text", "text_fields")
         .with_columns(pl.int_ranges(pl.col("_part").list.len(), dtype=pl.Int64).alias("block"))
         .explode(["_part", "field", "block"])
-        .with_columns((part.str.len_chars().cast(pl.Int64) + 1).alias("_size"))
+        .with_columns((pl.col("_part").str.len_chars().cast(pl.Int64) + 1).alias("_size"))
         .with_columns((pl.col("_size").cum_sum().over("_event") - pl.col("_size")).alias("_offset"))
         .drop("_size")
-        .filter(part.str.contains(source, literal=literal))
+        .filter(pl.col("_part").str.contains(source, literal=literal))
     )
-    found = (
-        pl.concat([single, multiple], how="vertical")
-        .with_columns(
+    # A field of several parts holds the first part's match and the matches of all its parts.
+    grouped = (
+        _located(multiple, pattern, context)
+        .group_by("_event", "field", maintain_order=True)
+        .agg(pl.all().exclude("matches").first(), pl.col("matches").sum())
+        .drop("_event")
+    )
+    found = pl.concat([_located(single, pattern, context), grouped], how="diagonal_relaxed")
+    ranks: dict[str, Any] = _RANK
+    return found.with_columns(
+        pl.col("field").replace_strict(ranks, default=len(FIELD_ORDER), return_dtype=pl.Int64).alias("_rank")
+    ).collect()
+
+
+def _located(parts: pl.LazyFrame, pattern: Pattern, context: int) -> pl.LazyFrame:
+    """Each part's first match (character offsets in the event's text), a snippet around it, its match count.
+
+    ``parts`` holds ``_part`` (the text) and ``_offset`` (the part's first
+    character in the event's text); both are dropped.
+    """
+    part = pl.col("_part")
+    source, literal = pattern.source, pattern.literal
+    ascii_only = pl.col("_chars") == part.str.len_bytes().cast(pl.Int64)
+    return (
+        parts.with_columns(
             part.str.find(source, literal=literal).alias("_at"),
             part.str.count_matches(source, literal=literal).cast(pl.Int64).alias("matches"),
             (pl.lit(source) if literal else part.str.extract(source, 0)).str.len_chars().cast(pl.Int64).alias("_len"),
             part.str.len_chars().cast(pl.Int64).alias("_chars"),
         )
-        .with_columns(
-            part.cast(pl.Binary).bin.head(pl.col("_at")).cast(pl.String).str.len_chars().cast(pl.Int64).alias("_in")
+        .with_columns(  # the match's byte offset is its character offset in ASCII text: no prefix to decode
+            pl.when(ascii_only)
+            .then(pl.col("_at").cast(pl.Int64))
+            .otherwise(
+                part.cast(pl.Binary)
+                .bin.head(pl.when(ascii_only).then(0).otherwise(pl.col("_at")))
+                .cast(pl.String)
+                .str.len_chars()
+                .cast(pl.Int64)
+            )
+            .alias("_in")
         )
         .with_columns(pl.max_horizontal(pl.col("_in") - context, pl.lit(0, pl.Int64)).alias("_low"))
         .with_columns((pl.col("_in") - pl.col("_low") + pl.col("_len") + context).alias("_width"))
@@ -170,16 +194,5 @@ def match_events(frame: pl.DataFrame | pl.LazyFrame, pattern: Pattern, *, contex
             (pl.col("_offset") + pl.col("_in")).alias("start"),
             (pl.col("_offset") + pl.col("_in") + pl.col("_len")).alias("end"),
         )
-        .drop("_part", "_chars", "_offset", "_at", "_len", "_in", "_low", "_width", "text", "text_fields")
-    )
-    grouped = found.group_by("_event", "field", maintain_order=True).agg(
-        pl.all().exclude("matches").first(), pl.col("matches").sum()
-    )
-    ranks: dict[str, Any] = _RANK
-    return (
-        grouped.with_columns(
-            pl.col("field").replace_strict(ranks, default=len(FIELD_ORDER), return_dtype=pl.Int64).alias("_rank")
-        )
-        .drop("_event")
-        .collect()
+        .drop("_part", "_chars", "_offset", "_at", "_len", "_in", "_low", "_width")
     )

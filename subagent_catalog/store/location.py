@@ -296,6 +296,41 @@ def read_parquet(location: Location, names: list[str], *, filters: Any = None, c
     )
 
 
+def parquet_column_min(location: Location, name: str, column: str) -> int | None:
+    """The smallest value of an integer column of one Parquet part, from its footer's statistics alone.
+
+    ``None`` when the statistics do not tell (a row group without them, or
+    whose values are all null; no rows at all; no such column): read the
+    column then.
+
+    Examples:
+        >>> import tempfile
+        >>> import pyarrow as pa, pyarrow.parquet as pq
+        >>> here = Location(tempfile.mkdtemp())
+        >>> pq.write_table(pa.table({"a": [5, 3, None, 9]}), here.full("p.parquet"), row_group_size=2)
+        >>> parquet_column_min(here, "p.parquet", "a"), parquet_column_min(here, "p.parquet", "b")
+        (3, None)
+    """
+    import pyarrow.parquet as pq
+
+    if location.local:
+        metadata = pq.read_metadata(location.full(name))
+    else:
+        filesystem, path = location._arrow(name)
+        metadata = pq.read_metadata(path, filesystem=filesystem)
+    smallest: int | None = None
+    for group in range(metadata.num_row_groups):
+        rows = metadata.row_group(group)
+        if rows.num_rows == 0:
+            continue
+        chunks = [rows.column(i) for i in range(rows.num_columns) if rows.column(i).path_in_schema == column]
+        statistics = chunks[0].statistics if len(chunks) == 1 else None
+        if statistics is None or not statistics.has_min_max or not isinstance(statistics.min, int):
+            return None
+        smallest = statistics.min if smallest is None else min(smallest, statistics.min)
+    return smallest
+
+
 BATCH_BYTES = 32 * 1024 * 1024
 """About how many bytes of decoded rows ``iter_parquet`` hands over at a time."""
 

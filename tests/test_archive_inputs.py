@@ -33,7 +33,7 @@ from subagent_catalog.views.summary_text import summary_text
 from tests.inputs_diff import baseline_for, command_runs, differences, run_all
 from tests.s3 import S3Server
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "conformance"
+SHARED = (Path(__file__).resolve().parents[2] / "shared" / "conformance").resolve()  # canonical, through a link
 CASES = sorted(p for p in (SHARED / "cases").iterdir() if (p / "corpus").is_dir()) if SHARED.is_dir() else []
 S3_CASES = [
     "S00-baseline-zstd",

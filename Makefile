@@ -7,7 +7,7 @@ CONFORMANCE := $(SHARED)/conformance
 N ?= 10000
 FUZZ_WORKERS ?= 2
 
-.PHONY: demo test lint docs conformance browser-deps bench bench-browser screenshots fuzz fuzz-outputs fuzz-archives test-scale test-interop screenshots-phoenix clean
+.PHONY: demo test test-sweep lint docs conformance browser-deps bench bench-browser screenshots fuzz fuzz-outputs fuzz-archives test-scale test-interop screenshots-phoenix clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -77,6 +77,10 @@ fuzz-outputs: $(VENV)/.dev
 
 fuzz-archives: $(VENV)/.dev
 	$(BIN)/python -m tests.fuzz.archives --cases $(N) --long
+
+# The archive differential over every conformance corpus (make test runs every non-scenario case and a third of the rest).
+test-sweep: $(VENV)/.dev
+	SUBAGENT_CATALOG_FULL_SWEEP=1 $(BIN)/pytest -q -n 2 tests/test_archive_inputs.py
 
 test-scale: $(VENV)/.dev
 	$(BIN)/pytest -q -m scale tests/test_scale.py tests/test_object_store.py

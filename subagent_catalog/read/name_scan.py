@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import orjson
 
-from subagent_catalog.read.fastpath import split_log
 from subagent_catalog.read.jsvalue import is_safe_integer, json_text
-from subagent_catalog.read.logread import FileTooLargeError, read_stable_bytes
 from subagent_catalog.read.paths import Compression
-from subagent_catalog.read.search_scan import line_spans
+from subagent_catalog.read.search_scan import healthy_parts, line_spans
 
 NAME_TYPES = ("session/title", "user/message")
 """The event types a run's name is read from."""
@@ -51,13 +49,7 @@ def name_records(path: str, compression: Compression) -> list[NameRecord] | None
         >>> name_records(path, "none")
         [('user/message', 0, '{"content":"hi"}')]
     """
-    try:
-        data, stable = read_stable_bytes(path, exact=True)
-    except (OSError, FileTooLargeError):
-        return None
-    if not stable:
-        return None
-    parts = split_log(data, compression)
+    parts = healthy_parts(path, compression)
     if parts is None:
         return None
     _meta, body = parts

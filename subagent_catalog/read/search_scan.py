@@ -37,7 +37,7 @@ from subagent_catalog.read.jsvalue import frame_text, is_safe_integer, json_text
 from subagent_catalog.read.logread import FileTooLargeError, read_log_file, read_stable_bytes
 from subagent_catalog.read.paths import Compression
 
-__all__ = ["Candidate", "Needle", "ScanResult", "line_spans", "needle_for", "scan_log", "scan_logs"]
+__all__ = ["Candidate", "Needle", "ScanResult", "healthy_parts", "line_spans", "needle_for", "scan_log", "scan_logs"]
 
 Candidate = tuple[int, int | None, str, int | None, int | None, str, str, int]
 """A candidate event: ``(seq, time_ms, type, turn, step, text, text_fields, position)``."""
@@ -262,6 +262,20 @@ def _from_reader(path: str, compression: Compression, needle: Needle) -> ScanRes
     return session_id, out
 
 
+def healthy_parts(path: str, compression: Compression) -> tuple[dict[str, Any], bytes] | None:
+    """A healthy log's header and body bytes, decompressed; ``None`` when the file is unstable or odd.
+
+    Examples:
+        >>> healthy_parts("/no/such/session.jsonl", "none") is None
+        True
+    """
+    try:
+        data, stable = read_stable_bytes(path, exact=True)
+    except (OSError, FileTooLargeError):
+        return None
+    return split_log(data, compression) if stable else None
+
+
 def scan_log(args: tuple[str, Compression, bool, Needle]) -> ScanResult:
     """One log's candidate events for a search (the pool's worker).
 
@@ -280,18 +294,12 @@ def scan_log(args: tuple[str, Compression, bool, Needle]) -> ScanResult:
         ('a', [(0, 5, 'tool/call', None, None, 'grep\\x1fx', 'name arguments', 0)])
     """
     path, compression, healthy, needle = args
-    if healthy:
-        try:
-            data, stable = read_stable_bytes(path, exact=True)
-        except (OSError, FileTooLargeError):
-            stable = False
-        if stable:
-            parts = split_log(data, compression)
-            if parts is not None:
-                meta, body = parts
-                found = _healthy(body, needle)
-                if found is not None:
-                    return frame_text(meta["id"]) if isinstance(meta.get("id"), str) else None, found
+    parts = healthy_parts(path, compression) if healthy else None
+    if parts is not None:
+        meta, body = parts
+        found = _healthy(body, needle)
+        if found is not None:
+            return frame_text(meta["id"]) if isinstance(meta.get("id"), str) else None, found
     return _from_reader(path, compression, needle)
 
 

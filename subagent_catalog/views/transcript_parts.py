@@ -26,14 +26,29 @@ Tone = Literal["", "ok", "warn", "bad"]
 TONE_STYLES = {"": "", "ok": "color:#116329", "warn": "color:#953800", "bad": "color:#b62324;font-weight:600"}
 
 
+def no_descriptor_expected(session: dict[str, Any]) -> str | None:
+    """Why a session that is not a subagent has no descriptor (``None`` for a subagent).
+
+    Examples:
+        >>> no_descriptor_expected({"origin": "root", "parent_session": None})
+        'a root session: not a subagent, so no descriptor is expected'
+        >>> no_descriptor_expected({"origin": "subagent", "parent_session": "p"}) is None
+        True
+    """
+    if session.get("origin") == "subagent":
+        return None
+    kind = "a root session" if session.get("parent_session") is None else "an ordinary fork"
+    return f"{kind}: not a subagent, so no descriptor is expected"
+
+
 def _identity(session: dict[str, Any]) -> tuple[str, Tone]:
     cause = session.get("identity_cause")
     if session.get("identity_label") is not None or session.get("identity_mode") is not None:
         mode = session.get("identity_mode") or "no mode"
         return f"{session.get('identity_label') or '(no label)'} ({mode})", ""
-    if session.get("origin") != "subagent":
-        kind = "a root session" if session.get("parent_session") is None else "an ordinary fork"
-        return f"{kind}: not a subagent, so no descriptor is expected", ""
+    expected = no_descriptor_expected(session)
+    if expected is not None:
+        return expected, ""
     return f"a subagent without a usable descriptor ({cause or 'unknown'})", "warn"
 
 

@@ -15,6 +15,7 @@ from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import catalog_html, escape, table_html, text_html
 from subagent_catalog.frames.schemas import EVENT_SCHEMA
+from subagent_catalog.views.transcript_parts import no_descriptor_expected
 from subagent_catalog.views.transcript_view import session_links, transcript_fragment
 
 Role = Literal["session", "fork", "subagent", "diagnostic", "unlisted"]
@@ -96,10 +97,7 @@ def _children_text(children: list[str]) -> str | None:
 def _identity(row: dict[str, Any]) -> str | None:
     """The identity fact: mode and label, or why a session that is not a subagent has none."""
     known = " — ".join(str(v) for v in (row["identity_mode"], row["identity_label"]) if v is not None)
-    if known or row["origin"] == "subagent":
-        return known or None
-    kind = "a root session" if row["parent_session"] is None else "an ordinary fork"
-    return f"{kind}: not a subagent, so no descriptor is expected"
+    return known or no_descriptor_expected(row)
 
 
 def detail_html(

@@ -30,7 +30,7 @@ from subagent_catalog.read.search_scan import _FOLD_EXTRA, _healthy, needle_for
 from subagent_catalog.store.archive import open_archive
 from subagent_catalog.store.export import export_archive
 from subagent_catalog.store.layout import ArchiveError
-from subagent_catalog.store.location import Location, parquet_column_min
+from subagent_catalog.store.location import Location, footer_column_min, parquet_column_min
 
 from .helpers import EventLog, header, raw_log, write_raw, write_session
 
@@ -412,10 +412,24 @@ def test_archive_limit_takes_first_orders_from_footer_statistics(
         read.append(kwargs.get("columns"))
         return real(*args, **kwargs)
 
+    import pyarrow.parquet as pq
+
+    footers: list[Any] = []
+    real_metadata = pq.read_metadata
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        footers.append(args[0])
+        return real_metadata(*args, **kwargs)
+
     monkeypatch.setattr(search_module, "iter_parquet", recording)
+    monkeypatch.setattr(pq, "read_metadata", counting)
     assert search_events(archive, "needle", limit=2).equals(expected.head(2))
     assert ["list_order"] not in read  # no file's list_order column was read: its footer told
-    monkeypatch.setattr(search_module, "parquet_column_min", lambda *args: None)  # no statistics: read the column
+    events_files = archive.manifest["tables"]["events"]["files"]
+    assert len(events_files) == 3 and len(footers) == 3  # each footer read once, by the archive's check
+    assert search_events(archive, "needle", limit=2).equals(expected.head(2))
+    assert len(footers) == 3  # and never again by this archive
+    monkeypatch.setattr(search_module, "footer_column_min", lambda *args: None)  # no statistics: read the column
     assert search_events(archive, "needle", limit=2).equals(expected.head(2))
     assert ["list_order"] in read
 
@@ -434,6 +448,7 @@ def test_parquet_column_min_says_none_when_statistics_do_not_tell(tmp_path: Path
     assert parquet_column_min(here, "nulls.parquet", "a") is None  # a row group of nulls only has no minimum
     assert parquet_column_min(here, "groups.parquet", "a") == 1
     assert parquet_column_min(here, "groups.parquet", "b") is None
+    assert footer_column_min(pq.read_metadata(here.full("groups.parquet")), "a") == 1
 
 
 def test_offsets_of_ascii_and_non_ascii_texts_agree_with_python(tmp_path: Path) -> None:

@@ -93,7 +93,9 @@ def contains(column: str, pattern: Pattern) -> pl.Expr:
     return pl.col(column).str.contains(pattern.source, literal=pattern.literal)
 
 
-def match_events(frame: pl.DataFrame | pl.LazyFrame, pattern: Pattern, *, context: int) -> pl.DataFrame:
+def match_events(
+    frame: pl.DataFrame | pl.LazyFrame, pattern: Pattern, *, context: int, prefiltered: bool = False
+) -> pl.DataFrame:
     """One row per (event, field) whose text holds the pattern, from candidate events.
 
     ``frame`` holds ``session_id``, ``seq``, ``time_ms``, ``type``, ``turn``,
@@ -103,6 +105,9 @@ def match_events(frame: pl.DataFrame | pl.LazyFrame, pattern: Pattern, *, contex
     ``start`` and ``end`` (the first match's character offsets in the
     event's ``text``), ``snippet``, ``matches`` (in all the field's parts) and
     ``_rank`` (the field's place in ``FIELD_ORDER``); unsorted.
+    ``prefiltered`` says every row's ``text`` is known to hold the pattern
+    (an unanchored pattern already filtered them): the events are not
+    searched again before their parts are.
 
     Examples:
         >>> frame = pl.DataFrame({"session_id": ["s"], "seq": [1], "time_ms": [5], "type": ["tool/call"],
@@ -114,7 +119,7 @@ def match_events(frame: pl.DataFrame | pl.LazyFrame, pattern: Pattern, *, contex
     """
     source, literal = pattern.source, pattern.literal
     lazy = frame.lazy().filter(pl.col("text").is_not_null())
-    if not pattern.anchored:
+    if not pattern.anchored and not prefiltered:
         lazy = lazy.filter(contains("text", pattern))
     events = lazy.collect()
     several = pl.col("text_fields").str.contains(" ", literal=True)

@@ -17,7 +17,7 @@ import duckdb
 import polars as pl
 
 from subagent_catalog.interop.errors import SqlError
-from subagent_catalog.interop.sql_tables import SQL_TABLES, arrow_table, table_names
+from subagent_catalog.interop.sql_tables import SQL_TABLES, arrow_table, select_list, table_names
 from subagent_catalog.store.source import Source
 
 DUCKDB_CONFIG: dict[str, Any] = {
@@ -55,8 +55,7 @@ def connect(source: Source, query: str) -> duckdb.DuckDBPyConnection:
     for name in sorted(_names(query) & set(SQL_TABLES)):
         data, columns = arrow_table(source, name)
         con.register(f"_data_{name}", data)
-        shown = ", ".join(f'"{column}"' for column in columns) if columns else "*"
-        con.execute(f'CREATE VIEW "{name}" AS SELECT {shown} FROM "_data_{name}"')
+        con.execute(f'CREATE VIEW "{name}" AS SELECT {select_list(data, columns)} FROM "_data_{name}"')
     return con
 
 

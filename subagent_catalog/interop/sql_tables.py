@@ -25,7 +25,7 @@ from subagent_catalog.catalog import catalog
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
 from subagent_catalog.store.archive import Archive
-from subagent_catalog.store.layout import Table, is_url, join_location
+from subagent_catalog.store.layout import DATA_TEXT, Table, is_url, join_location
 from subagent_catalog.store.location import arrow_filesystem
 from subagent_catalog.store.source import Source, source_corpus
 
@@ -143,6 +143,27 @@ def arrow_table(source: Source, name: str) -> tuple[Any, tuple[str, ...]]:
         if table.archive_table != "events":  # no files: an empty table of the frame's schema
             return pa.table(pl.DataFrame(schema=dict(_SCHEMAS[name])).to_arrow()), table.columns
     return table.frame(source).to_arrow(), table.columns
+
+
+def select_list(data: Any, columns: tuple[str, ...]) -> str:
+    """The SQL select list of a table's view: its columns (all when empty), quoted.
+
+    An archive's events files (format 6) keep the text of some types in
+    ``data_text``: the view's ``text`` is both, as the events frame's is.
+
+    Examples:
+        >>> select_list(pa.table({"text": ["a"], "data_text": [None]}), ("text",))
+        'coalesce("text", "data_text") AS "text"'
+        >>> select_list(pa.table({"a": [1]}), ())
+        '*'
+    """
+    if not columns:
+        return "*"
+    split = DATA_TEXT in data.schema.names
+    return ", ".join(
+        f'coalesce("text", "{DATA_TEXT}") AS "text"' if split and column == "text" else f'"{column}"'
+        for column in columns
+    )
 
 
 _SCHEMAS: dict[str, dict[str, Any]] = {

@@ -31,6 +31,7 @@ from subagent_catalog.read.jsvalue import frame_text, is_safe_integer
 __all__ = [
     "MERGED_FIELDS",
     "PART_SEPARATOR",
+    "TEXT_TYPES",
     "event_parts",
     "event_text",
     "log_texts",
@@ -43,6 +44,20 @@ PART_SEPARATOR = "\x1f"
 
 MERGED_FIELDS = frozenset({"text", "reasoning", "result"})
 """Fields whose adjacent blocks are one part (concatenated without a separator)."""
+
+TEXT_TYPES = frozenset(
+    {
+        "user/message",
+        "assistant/message",
+        "assistant/chunk",
+        "tool/call",
+        "tool/result",
+        "turn/end",
+        "subagent/descriptor",
+    }
+)
+"""The event types whose text is named fields (messages, tool calls and results, errors, labels); every other
+type's text is its data's string values (``data``), which an archive stores apart (``data_text``, format 6)."""
 
 Parts = list[tuple[str, str]]
 Text = tuple[str | None, str | None]

@@ -50,12 +50,14 @@ from subagent_catalog.prices import price_table
 from subagent_catalog.read.paths import Compression, log_name
 from subagent_catalog.store.archive_check import check_table, read_guard
 from subagent_catalog.store.layout import (
+    EVENT_FILE_EXTRA,
     MANIFEST,
     TABLE_ORDER,
     TABLE_SCHEMAS,
     ArchiveError,
     Table,
     join_location,
+    joined_text,
 )
 from subagent_catalog.store.location import Location
 from subagent_catalog.store.manifest import FORMAT_VERSION, MAX_MANIFEST_BYTES, parse_manifest
@@ -155,7 +157,7 @@ class Archive:
     storage_options: dict[str, Any] | None = None
     _corpus: ArchiveCorpus | None = field(default=None, repr=False)
     _lean: tuple[frozenset[str], ArchiveCorpus] | None = field(default=None, repr=False)
-    _checked: set[str] = field(default_factory=set, repr=False)
+    _footers: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
 
     @property
     def location(self) -> Location:
@@ -183,10 +185,32 @@ class Archive:
             >>> _ = export_archive(root, out, jobs=1)
             >>> open_archive(out).check("sessions")
         """
-        if table not in self._checked:
+        if table not in self._footers:
             complete = self.manifest.get("format_version") == FORMAT_VERSION
-            check_table(self.location, table, self._entry(table), complete=complete)
-            self._checked.add(table)
+            names = self._entry(table)["files"]
+            footers = check_table(self.location, table, self._entry(table), complete=complete)
+            self._footers[table] = dict(zip(names, footers, strict=True))
+
+    def footer(self, table: Table | Literal["facts"], name: str) -> Any:
+        """One checked file's Parquet footer (``pyarrow.parquet.FileMetaData``), read once by ``check``.
+
+        Raises:
+            ArchiveError: a file of the table fails its checks.
+            KeyError: ``name`` is not one of the table's files.
+
+        Examples:
+            >>> from subagent_catalog.store.export import export_archive
+            >>> from subagent_catalog.synth.writer import header, write_session
+            >>> import tempfile
+            >>> root, out = tempfile.mkdtemp(), tempfile.mkdtemp()
+            >>> _ = write_session(root, header("a", created_at=1), [], "none")
+            >>> _ = export_archive(root, out, jobs=1)
+            >>> archive = open_archive(out)
+            >>> archive.footer("sessions", archive.manifest["tables"]["sessions"]["files"][0]).num_rows
+            1
+        """
+        self.check(table)
+        return self._footers[table][name]
 
     @contextmanager
     def reading(self, *tables: Table | Literal["facts"]) -> Iterator[None]:
@@ -268,14 +292,24 @@ class Archive:
         """
         files = self._entry(table)["files"]
         if not files:
-            return pl.LazyFrame(schema=TABLE_SCHEMAS[table])
+            schema = TABLE_SCHEMAS[table]
+            return pl.LazyFrame(schema={k: v for k, v in schema.items() if k not in EVENT_FILE_EXTRA})
         self.check(table)
-        return pl.scan_parquet(
+        scan = pl.scan_parquet(
             [join_location(self.path, name) for name in files],
             hive_partitioning=False,
             glob=False,
             storage_options=self.storage_options,
         )
+        return joined_text(scan) if table == "events" and self.splits_text else scan
+
+    @property
+    def splits_text(self) -> bool:
+        """Whether the events files keep the text of events outside ``TEXT_TYPES`` apart (``data_text``, format 6).
+
+        ``scan("events")`` joins it back into ``text``; a search of those types alone reads ``text`` only.
+        """
+        return int(self.manifest.get("format_version") or 0) >= 6
 
     @property
     def sessions(self) -> pl.LazyFrame:

@@ -111,7 +111,7 @@ def _declared(entry: dict[str, Any], key: str, count: int) -> list[int] | None:
     return None
 
 
-def check_table(location: Location, table: str, entry: dict[str, Any], *, complete: bool = True) -> None:
+def check_table(location: Location, table: str, entry: dict[str, Any], *, complete: bool = True) -> list[Any]:
     """Check every file of one table against the manifest entry (see the module docstring).
 
     Args:
@@ -121,6 +121,10 @@ def check_table(location: Location, table: str, entry: dict[str, Any], *, comple
             ``file_rows``/``file_bytes`` when the export recorded them).
         complete: require every column of ``TABLE_SCHEMAS`` (format 3), not
             only those every readable format has.
+
+    Returns:
+        Each file's Parquet footer (``pyarrow.parquet.FileMetaData``), in the
+        order of ``entry["files"]``: a reader's statistics without a second read.
 
     Raises:
         ArchiveError: a file is missing, not a regular file, of another size,
@@ -134,7 +138,8 @@ def check_table(location: Location, table: str, entry: dict[str, Any], *, comple
         >>> root, out = tempfile.mkdtemp(), tempfile.mkdtemp()
         >>> _ = write_session(root, header("a", created_at=1), [], "none")
         >>> manifest = export_archive(root, out, jobs=1)
-        >>> check_table(Location(out), "sessions", manifest["tables"]["sessions"])
+        >>> [footer.num_rows for footer in check_table(Location(out), "sessions", manifest["tables"]["sessions"])]
+        [1]
         >>> check_table(Location(out), "sessions", {**manifest["tables"]["sessions"], "rows": 30_000_000})
         Traceback (most recent call last):
         ...
@@ -146,6 +151,7 @@ def check_table(location: Location, table: str, entry: dict[str, Any], *, comple
     sizes = _declared(entry, "file_bytes", len(files))
     total = 0
     largest = (0, "")
+    footers: list[Any] = []
     for index, name in enumerate(files):
         where = location.full(name)
         size = _size(location, name, where)
@@ -171,12 +177,14 @@ def check_table(location: Location, table: str, entry: dict[str, Any], *, comple
             raise _damaged(where, f"holds {count} rows, its manifest says {rows[index]}")
         total += count
         largest = max(largest, (count, where))
+        footers.append(metadata)
     if total != entry["rows"]:
         raise ArchiveError(
             f"the {table} files hold {total} rows, its manifest says {entry['rows']} (the largest, "
             f"{largest[1]!r}, holds {largest[0]})",
             hint="a data file was replaced or damaged: re-export the archive",
         )
+    return footers
 
 
 def _size(location: Location, name: str, where: str) -> int:

@@ -44,6 +44,27 @@ TRANSIENT_CAUSES = frozenset({"io-error", "unstable-file"})
 EVENT_EXTRA: dict[str, Any] = {"project_dir": pl.String, "list_order": pl.Int64, "event_index": pl.Int64}
 """Columns the archive's events table adds to ``EVENT_SCHEMA``."""
 
+DATA_TEXT = "data_text"
+"""The events files' column (format 6) holding the ``text`` of events whose type is not one of
+``TEXT_TYPES`` (a request header's strings, say); their ``text`` column is null there, so a search of
+the message and tool types decompresses only their text. Reading the table puts it back into ``text``."""
+
+EVENT_FILE_EXTRA: dict[str, Any] = {DATA_TEXT: pl.String}
+"""Columns the events files hold beyond the table's (``TABLE_SCHEMAS`` has them; readers never see them)."""
+
+
+def joined_text(files: pl.LazyFrame) -> pl.LazyFrame:
+    """The events table from its files (format 6): ``data_text`` put back into ``text``, then dropped.
+
+    Examples:
+        >>> files = pl.LazyFrame({"type": ["user/message", "request/header"], "text": ["hi", None],
+        ...     "data_text": [None, "model-x"]})
+        >>> joined_text(files).collect().rows()
+        [('user/message', 'hi'), ('request/header', 'model-x')]
+    """
+    return files.with_columns(pl.coalesce("text", DATA_TEXT).alias("text")).drop(DATA_TEXT)
+
+
 DESCRIPTOR_EXTRA: dict[str, Any] = {"project_dir": pl.String, **DESCRIPTOR_KEYS}
 """Columns the descriptors table adds: the partition key and the row's sort keys (format 3)."""
 
@@ -68,9 +89,10 @@ TABLE_SCHEMAS: dict[str, dict[str, Any]] = {
     "sessions": SESSION_SCHEMA,
     "descriptors": {**DESCRIPTOR_SCHEMA, **DESCRIPTOR_EXTRA},
     "problems": {**PROBLEM_SCHEMA, **PROBLEM_EXTRA},
-    "events": {**EVENT_SCHEMA, **EVENT_EXTRA},
+    "events": {**EVENT_SCHEMA, **EVENT_EXTRA, **EVENT_FILE_EXTRA},
     "facts": FACTS_SCHEMA,
 }
+"""Each table's files' columns (the events files' ``data_text`` since format 6)."""
 
 
 TABLE_ORDER: dict[str, list[str]] = {

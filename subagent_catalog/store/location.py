@@ -318,6 +318,20 @@ def parquet_column_min(location: Location, name: str, column: str) -> int | None
     else:
         filesystem, path = location._arrow(name)
         metadata = pq.read_metadata(path, filesystem=filesystem)
+    return footer_column_min(metadata, column)
+
+
+def footer_column_min(metadata: Any, column: str) -> int | None:
+    """The smallest value of an integer column from a Parquet footer's statistics (``parquet_column_min``).
+
+    Examples:
+        >>> import io
+        >>> import pyarrow as pa, pyarrow.parquet as pq
+        >>> buffer = io.BytesIO()
+        >>> pq.write_table(pa.table({"a": [5, 3, None, 9]}), buffer, row_group_size=2)
+        >>> footer_column_min(pq.read_metadata(io.BytesIO(buffer.getvalue())), "a")
+        3
+    """
     smallest: int | None = None
     for group in range(metadata.num_row_groups):
         rows = metadata.row_group(group)

@@ -23,13 +23,14 @@ import pydantic
 from subagent_catalog.read.regular import read_regular
 from subagent_catalog.store.layout import ARCHIVE_FORMAT, MANIFEST, ArchiveError
 
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 """Written by this version: parts written by workers (named by task), every table partitioned by project
 directory (the facts table too), descriptors and problems ordered by sort keys (``order_by``); sessions
-with outcomes, time split, usage samples and tool call records, events with ``in_seed`` (format 4) and
-each event's decoded ``text`` and ``text_fields`` (format 5)."""
+with outcomes, time split, usage samples and tool call records, events with ``in_seed`` (format 4),
+each event's decoded ``text`` and ``text_fields`` (format 5), and the text of events outside
+``TEXT_TYPES`` in the events files' ``data_text`` column instead of ``text`` (format 6)."""
 
-READABLE_VERSIONS = frozenset({5})
+READABLE_VERSIONS = frozenset({5, 6})
 """Versions ``open_archive`` reads (each table's row order is in its ``order_by``)."""
 
 MAX_MANIFEST_BYTES = 256 * 1024 * 1024

@@ -36,11 +36,12 @@ from subagent_catalog.frames.probes import FsProbes, RebasedProbes
 from subagent_catalog.frames.rows import FrameChunks
 from subagent_catalog.frames.schemas import EVENT_SCHEMA
 from subagent_catalog.read.discover import SessionFile, walk_project
+from subagent_catalog.read.event_text import TEXT_TYPES
 from subagent_catalog.read.jsvalue import frame_text
 from subagent_catalog.read.logread import LogFacts
 from subagent_catalog.read.paths import Compression, log_name
 from subagent_catalog.store.codec import FactsRecordError, dump_facts, load_facts, reader_digest
-from subagent_catalog.store.layout import EVENT_EXTRA, FACTS_SCHEMA, TRANSIENT_CAUSES
+from subagent_catalog.store.layout import DATA_TEXT, EVENT_EXTRA, EVENT_FILE_EXTRA, FACTS_SCHEMA, TRANSIENT_CAUSES
 from subagent_catalog.store.location import Location, iter_parquet, read_parquet
 from subagent_catalog.store.parts import PartWriter
 
@@ -417,16 +418,24 @@ def rel_path(file: SessionFile, compression: Compression) -> bytes:
 def events_table(order: int, project: str, events: list[tuple[Any, ...]]) -> Any:
     """One file's events as an Arrow table with the archive's extra columns.
 
+    The text of an event whose type is not one of ``TEXT_TYPES`` is written
+    to ``data_text`` and its ``text`` left null (format 6).
+
     Examples:
-        >>> table = events_table(3, "p", [("a", 0, 1, "turn/start", 1, None, False, False, "{}", None, None)])
-        >>> table.column("list_order").to_pylist()
-        [3]
+        >>> table = events_table(3, "p", [("a", 0, 1, "request/header", 1, None, False, False, "{}", "m", "data"),
+        ...     ("a", 1, 2, "user/message", 1, None, False, False, "{}", "hi", "text")])
+        >>> table.column("list_order").to_pylist(), table.column("text").to_pylist()
+        ([3, 3], [None, 'hi'])
+        >>> table.column("data_text").to_pylist()
+        ['m', None]
     """
-    columns = Columns({**EVENT_SCHEMA, **EVENT_EXTRA})
+    columns = Columns({**EVENT_SCHEMA, **EVENT_EXTRA, **EVENT_FILE_EXTRA})
     names = list(EVENT_SCHEMA)
     for index, row in enumerate(events):
         values = dict(zip(names, row, strict=True))
         values.update(project_dir=project, list_order=order, event_index=index)
+        if values["type"] not in TEXT_TYPES:
+            values[DATA_TEXT], values["text"] = values["text"], None
         columns.add(values)
     columns.flush()
     return columns.table()

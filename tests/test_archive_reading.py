@@ -24,11 +24,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from subagent_catalog import catalog, list_children, search_events, transcript
+from subagent_catalog.corpus import read_corpus
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.store.archive import open_archive
 from subagent_catalog.store.export import export_archive
 from subagent_catalog.store.layout import ArchiveError
+from subagent_catalog.store.source import events_available
 from subagent_catalog.synth.generate import generate
+from subagent_catalog.synth.writer import EventLog, header, write_session
 from tests.fuzz.archives import write_bomb
 
 BOMB_PEAK_MB = 400
@@ -343,3 +346,70 @@ def test_invalid_utf8_in_an_events_part_is_an_archive_error_not_a_panic(
     with pytest.raises(ArchiveError, match=r"(?i)invalid UTF-?8") as raised:
         search_events(open_archive(out), "e", types=None, limit=limit)
     assert name.split("/")[-1] in str(raised.value)
+
+
+def _relative_export(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A corpus exported without events as ``export logs arch`` run in ``tmp_path/work``."""
+    work = tmp_path / "work"
+    root = work / "logs"
+    for index in range(3):
+        log = EventLog(f"s{index}")
+        log.turn_start()
+        log.user(f"find the needle {index}")
+        log.turn_end()
+        write_session(root, header(f"s{index}", created_at=index, cwd=f"/p/{index % 2}"), log.events, "none")
+    monkeypatch.chdir(work)
+    export_archive("logs", "arch", jobs=1)
+    return root, work / "arch"
+
+
+def test_relative_root_is_read_at_root_abs_from_another_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, path = _relative_export(tmp_path, monkeypatch)
+    expected = read_corpus(root)
+    monkeypatch.chdir(tmp_path)  # "logs" names nothing here
+    archive = open_archive(path)
+    assert archive.root == "logs" and archive.log_root == str(root)
+    corpus = archive.to_corpus()
+    assert corpus.sessions["path"].str.starts_with("logs/").all()  # the frames keep the paths as exported
+    assert corpus.events.equals(expected.events)
+    assert corpus.log_events(1).equals(expected.log_events(1))
+    assert (
+        search_events(archive, "needle")
+        .drop("project_dir")
+        .equals(search_events(expected, "needle").drop("project_dir"))
+    )
+    assert events_available(archive)
+
+
+def test_relative_root_from_the_export_directory_reads_as_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, path = _relative_export(tmp_path, monkeypatch)
+    archive = open_archive(path)  # still in the directory the export ran in
+    assert archive.log_root == "logs"
+    assert archive.to_corpus().events.equals(read_corpus(root).events)
+
+
+def test_relative_root_whose_recorded_directory_is_gone_reads_the_relative_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, path = _relative_export(tmp_path, monkeypatch)
+    moved = tmp_path / "elsewhere"
+    (moved / "logs").parent.mkdir()
+    root.rename(moved / "logs")  # a CI checkout in another place, the same layout below it
+    monkeypatch.chdir(moved)
+    archive = open_archive(path)
+    assert archive.log_root == "logs"
+    assert archive.to_corpus().events.equals(read_corpus(moved / "logs").events)
+
+
+def test_relative_root_gone_everywhere_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root, path = _relative_export(tmp_path, monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    root.rename(tmp_path / "gone")
+    archive = open_archive(path)
+    assert not events_available(archive)
+    with pytest.raises(ArchiveError, match="holds no events table and its corpus root 'logs' is not here"):
+        _ = archive.to_corpus().events

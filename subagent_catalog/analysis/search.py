@@ -252,9 +252,9 @@ def _corpus_frames(corpus: Corpus, predicate: pl.Expr, pattern: str, options: di
         )
         yield frame, None
         return
-    if not os.path.isdir(corpus.root):
+    if not os.path.isdir(corpus.log_root):
         raise CorpusRootError(
-            f"the corpus root {corpus.root!r} is not a directory any more",
+            f"the corpus root {corpus.log_root!r} is not a directory any more",
             hint="search the corpus where its logs are, or an archive exported with events=True",
         )
     orders = logs["list_order"].to_list()
@@ -393,9 +393,9 @@ def search_events(
     predicate = kept if compiled.anchored else kept & contains("text", compiled)
     if isinstance(source, ArchiveCorpus) and source._events is None and source._archive is not None:
         archive = source._archive
-        if archive.has_events or not os.path.isdir(source.root):
+        if archive.has_events or not os.path.isdir(archive.log_root):
             source = archive
-    elif isinstance(source, Archive) and not source.has_events and os.path.isdir(source.root):
+    elif isinstance(source, Archive) and not source.has_events and os.path.isdir(source.log_root):
         source = source.to_corpus()  # no events table: its logs are read from the corpus root it records
     if isinstance(source, Archive):  # its rows hold the pattern (pushed into the reader): not searched twice
         frames = _batched(_archive_frames(source, chosen, kept, compiled, limit), limit)

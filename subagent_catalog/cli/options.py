@@ -265,5 +265,5 @@ def protected_paths(root: str, source: Source) -> list[str]:
     from subagent_catalog.store.source import source_archive
 
     archive = source_archive(source)
-    behind = archive.root if archive is not None else source.root
-    return [path for path in (root, behind) if not is_url(path)]
+    behind = [archive.root, archive.log_root] if archive is not None else [source.root]
+    return [path for path in (root, *behind) if not is_url(path)]

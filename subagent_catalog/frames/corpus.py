@@ -74,6 +74,12 @@ class Corpus:
     _events: pl.DataFrame | None = field(default=None, repr=False)
     _jobs: int | None = field(default=None, repr=False)
     _sources: pl.Series | None = field(default=None, repr=False)  # ``source_column``: null rows read path_bytes
+    _log_root: str | None = field(default=None, repr=False)  # where ``_sources`` points when not ``root``
+
+    @property
+    def log_root(self) -> str:
+        """The directory the logs are read from (the root; an archive's may be where the export ran)."""
+        return self._log_root if self._log_root is not None else self.root
 
     def log_sources(self, *, sessions: Iterable[str] | None = None) -> list[str]:
         """Exact paths of the logs to read for events (skipped headers excluded), in list order.

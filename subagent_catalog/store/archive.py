@@ -56,6 +56,7 @@ from subagent_catalog.store.layout import (
     TABLE_SCHEMAS,
     ArchiveError,
     Table,
+    is_url,
     join_location,
     joined_text,
 )
@@ -68,6 +69,26 @@ class ArchiveCorpus(Corpus):
 
     _archive: Archive | None = None
 
+    def _rebase(self, there: str) -> None:
+        """Read the logs under ``there`` (the archive's ``log_root``), not under the relative root recorded.
+
+        The sessions rows hold each log's path as the export read it, under
+        the root as given (``data/sample/p/s/session.jsonl``); from another
+        working directory those paths are read under ``root_abs`` instead
+        (through ``_sources``; the frames, and so every output, keep them).
+        """
+        root = self.root
+        if there == root or "path_bytes" not in self.sessions.columns:
+            return
+        self._log_root = there
+        prefix = os.path.join(root, "")
+        sources: list[bytes | None] = []
+        for raw, path in self.sessions.select("path_bytes", "path").iter_rows():
+            source = os.fsdecode(raw) if raw is not None else path
+            inside = isinstance(source, str) and source.startswith(prefix)
+            sources.append(os.fsencode(os.path.join(there, source[len(prefix) :])) if inside else None)
+        self._sources = pl.Series("source", sources, dtype=pl.Binary)
+
     @property
     def events(self) -> pl.DataFrame:
         """Every event of every readable log (from the archive, or re-read from the root)."""
@@ -79,10 +100,10 @@ class ArchiveCorpus(Corpus):
                         .select(list(EVENT_SCHEMA))
                         .collect()
                     )
-            elif not os.path.isdir(self.root):
+            elif not os.path.isdir(self.log_root):
                 raise ArchiveError(
                     f"the archive {self._archive.path!r} holds no events table and its corpus root "
-                    f"{self.root!r} is not here",
+                    f"{self.log_root!r} is not here",
                     hint="re-export with events (export --events, events=True), or open the archive where the root is",
                 )
         return super().events
@@ -103,13 +124,13 @@ class ArchiveCorpus(Corpus):
                         .collect()
                     )
                     return frame.cast(pl.Schema(EVENT_SCHEMA))
-            if not os.path.isdir(self.root):
+            if not os.path.isdir(self.log_root):
                 raise ArchiveError(
                     f"the archive {self._archive.path!r} holds no events table and its corpus root "
-                    f"{self.root!r} is not here",
+                    f"{self.log_root!r} is not here",
                     hint="re-export with events (export --events, events=True), or open the archive where the root is",
                 )
-        self._require_inside(self.sessions.filter(pl.col("list_order") == list_order))
+        self._require_inside(self.sessions.with_row_index("_row").filter(pl.col("list_order") == list_order))
         return super().log_events(list_order)
 
     def log_sources(self, *, sessions: Iterable[str] | None = None) -> list[str]:
@@ -124,12 +145,14 @@ class ArchiveCorpus(Corpus):
         return paths
 
     def _require_inside(self, rows: pl.DataFrame) -> None:
-        for raw, path in rows.select("path_bytes", "path").iter_rows():
+        for row, raw, path in rows.select("_row", "path_bytes", "path").iter_rows():
+            if self._sources is not None and self._sources[row] is not None:
+                raw = self._sources[row]
             self._check_path(os.fsdecode(raw) if raw is not None else path)
 
     def _check_path(self, path: str) -> None:
         """Archive paths are data: a log is read only from inside the corpus root the manifest records."""
-        root = os.path.abspath(self.root)
+        root = os.path.abspath(self.log_root)
         full = os.path.abspath(path)
         name = log_name(self.compression)
         if os.path.basename(full) != name or os.path.commonpath([root, full]) != root or full == root:
@@ -243,6 +266,35 @@ class Archive:
     def root(self) -> str:
         """The corpus root the archive was exported from."""
         return str(self.manifest["root"])
+
+    @property
+    def log_root(self) -> str:
+        """The directory the logs are read from when events come from the corpus root (no events table).
+
+        ``root`` as the export was given it, except that a relative root
+        opened from another working directory is read at ``root_abs`` (the
+        directory it named then) while that is a directory: the archive can
+        be opened from anywhere.
+
+        Examples:
+            >>> from subagent_catalog.store.export import export_archive
+            >>> import os, tempfile
+            >>> base = tempfile.mkdtemp()
+            >>> os.makedirs(os.path.join(base, "logs"))
+            >>> here = os.getcwd(); os.chdir(base)
+            >>> _ = export_archive("logs", "arch", jobs=1)
+            >>> os.chdir(here)
+            >>> archive = open_archive(os.path.join(base, "arch"))
+            >>> archive.root, archive.log_root == os.path.join(base, "logs")
+            ('logs', True)
+        """
+        root = self.root
+        recorded = self.manifest.get("root_abs")
+        if is_url(root) or os.path.isabs(root) or not isinstance(recorded, str) or not os.path.isabs(recorded):
+            return root
+        if not os.path.isdir(recorded) or os.path.realpath(root) == os.path.realpath(recorded):
+            return root  # the relative root is that directory (or the recorded one is gone): read it as given
+        return recorded
 
     @property
     def compression(self) -> Compression:
@@ -416,6 +468,7 @@ class Archive:
             listing_error_path=self.listing_error_path,
         )
         corpus._archive = self
+        corpus._rebase(self.log_root)
         return corpus
 
     def __repr__(self) -> str:

@@ -159,7 +159,7 @@ def events_available(source: Source) -> bool:
     archive = source_archive(source)
     if archive is None:
         return True
-    return archive.has_events or (not is_url(archive.root) and os.path.isdir(archive.root))
+    return archive.has_events or (not is_url(archive.log_root) and os.path.isdir(archive.log_root))
 
 
 def require_events(source: Source, *, needed_for: str) -> None:

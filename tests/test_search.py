@@ -23,6 +23,7 @@ from subagent_catalog.analysis.search import (
     SearchError,
     event_texts,
 )
+from subagent_catalog.analysis.search_match import compile_pattern
 from subagent_catalog.errors import CorpusRootError
 from subagent_catalog.read.event_text import PART_SEPARATOR
 from subagent_catalog.read.jsvalue import frame_text, json_text
@@ -696,3 +697,17 @@ def test_search_finds_any_substring_through_the_reader(tmp_path_factory: Any, te
     found = search_events(corpus, pattern, ignore_case=ignore_case)
     assert found.height == 1, (pattern, stored[0])
     assert search_events(read_corpus(root), pattern, ignore_case=ignore_case).equals(found)
+
+
+FOLDING = "kK\u212asS\u017f\u00df\u1e9e\u0130i\u0131I\u03a3\u03c3\u03c2\u00e9\u00c9a\U0001f600 "
+
+
+@settings(max_examples=300, deadline=None)
+@given(pattern=st.text(FOLDING, min_size=1, max_size=4), text=st.text(FOLDING, max_size=24))
+def test_a_case_insensitive_literal_match_spans_the_patterns_characters(pattern: str, text: str) -> None:
+    """``Pattern.chars``: the engine's simple case folding maps one character to one, so no match is measured."""
+    compiled = compile_pattern(pattern, regex=False, ignore_case=True)
+    assert compiled.chars == len(pattern)
+    found = pl.Series([text]).str.extract(compiled.source, 0)[0]
+    if found is not None:
+        assert len(found) == compiled.chars

@@ -37,11 +37,17 @@ class SearchError(SubagentCatalogError, ValueError):
 
 @dataclass(frozen=True)
 class Pattern:
-    """A compiled search: the engine's pattern source, whether it is literal, whether it is anchored."""
+    """A compiled search: the engine's pattern source, whether it is literal, whether it is anchored.
+
+    ``chars`` is the length in characters of every match when it is fixed
+    (a literal, case-insensitive or not: the engine's simple case folding
+    maps one character to one), else ``None`` (a regex).
+    """
 
     source: str
     literal: bool
     anchored: bool
+    chars: int | None = None
 
 
 def _brief(error: BaseException) -> str:
@@ -54,7 +60,7 @@ def compile_pattern(pattern: str, *, regex: bool, ignore_case: bool) -> Pattern:
 
     Examples:
         >>> compile_pattern("a.b", regex=False, ignore_case=True)
-        Pattern(source='(?i)a\\\\.b', literal=False, anchored=False)
+        Pattern(source='(?i)a\\\\.b', literal=False, anchored=False, chars=3)
         >>> compile_pattern("^x", regex=True, ignore_case=False).anchored
         True
     """
@@ -65,7 +71,7 @@ def compile_pattern(pattern: str, *, regex: bool, ignore_case: bool) -> Pattern:
         )
     text = frame_text(pattern) or ""
     if not regex and not ignore_case:
-        return Pattern(text, True, False)
+        return Pattern(text, True, False, len(text))
     source = text if regex else pl.escape_regex(text)
     if ignore_case:
         source = "(?i)" + source
@@ -79,7 +85,7 @@ def compile_pattern(pattern: str, *, regex: bool, ignore_case: bool) -> Pattern:
         ) from None
     # Anchors match at the text's ends, not at a part's: such a pattern is tried on every part.
     anchored = regex and any(mark in source for mark in ("^", "$", "\\A", "\\z"))
-    return Pattern(source, False, anchored)
+    return Pattern(source, False, anchored, None if regex else len(text))
 
 
 def contains(column: str, pattern: Pattern) -> pl.Expr:
@@ -171,7 +177,11 @@ def _located(parts: pl.LazyFrame, pattern: Pattern, context: int) -> pl.LazyFram
         parts.with_columns(
             part.str.find(source, literal=literal).alias("_at"),
             part.str.count_matches(source, literal=literal).cast(pl.Int64).alias("matches"),
-            (pl.lit(source) if literal else part.str.extract(source, 0)).str.len_chars().cast(pl.Int64).alias("_len"),
+            (
+                pl.lit(pattern.chars, pl.Int64)
+                if pattern.chars is not None  # no second pass of the engine to measure each match
+                else part.str.extract(source, 0).str.len_chars().cast(pl.Int64)
+            ).alias("_len"),
             part.str.len_chars().cast(pl.Int64).alias("_chars"),
         )
         .with_columns(  # the match's byte offset is its character offset in ASCII text: no prefix to decode

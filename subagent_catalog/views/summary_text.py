@@ -14,23 +14,27 @@ from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.store.source import Source, listing_source, source_frames
 from subagent_catalog.views.columns import UNREAD_BY_SUMMARY
+from subagent_catalog.views.memory import release_freed_memory
 from subagent_catalog.views.run_format import FAILED_LINES, md_cell, runs_json, runs_lines, runs_markdown
 
 
-def _read(
-    source: Source, semantics: Semantics, window: Window | None
-) -> tuple[Corpus, Window, Corpus, pl.DataFrame | None]:
-    """The frames, the window, the windowed frames and the windowed listing rows (``None``: the listing fails).
+def _read(source: Source, semantics: Semantics, window: Window | None) -> tuple[Corpus, Window, Corpus, dict[str, Any]]:
+    """The frames, the window, the windowed frames and their counts (``summary_of_rows``).
 
     The listing is computed first (over an archive out of core), then the
-    frames are read without the columns the summary leaves unread.
+    frames are read without the columns the summary leaves unread; the
+    listing rows are dropped once counted, before the run summary is made.
     """
     window, listing = window or Window(), listing_source(source)
     rows = None
     if listing.listing_error is None:
         rows = window.frame(catalog(listing, semantics=semantics))
     corpus = source_frames(source, without=UNREAD_BY_SUMMARY)  # a corpus, or an archive's frames
-    return corpus, window, window.corpus(corpus), rows
+    shown = window.corpus(corpus)
+    facts = summary_of_rows(shown, semantics, rows)
+    del rows
+    release_freed_memory()
+    return corpus, window, shown, facts
 
 
 def _join_counts(counts: dict[str, int]) -> str:
@@ -64,8 +68,7 @@ def summary_text(
     """
     from subagent_catalog.views.text import printable
 
-    corpus, window, shown, rows = _read(corpus, semantics, window)
-    facts = summary_of_rows(shown, semantics, rows)
+    corpus, window, shown, facts = _read(corpus, semantics, window)
     first, last = iso(facts["first_created"]), iso(facts["last_activity"])
     span = f"{first} → {last}" if first and last else "no timestamps"
     if facts["first_created"] is not None and facts["last_activity"] is not None:
@@ -129,8 +132,8 @@ def summary_json(
         >>> facts["corpus"]["files"], facts["runs"]["failed"]
         (26, 7)
     """
-    corpus, window, shown, rows = _read(corpus, semantics, window)
-    facts = {key: _json_value(value) for key, value in summary_of_rows(shown, semantics, rows).items()}
+    corpus, window, shown, counts = _read(corpus, semantics, window)
+    facts = {key: _json_value(value) for key, value in counts.items()}
     if window.bounded:
         facts["window"] = window.describe()
     facts["root_hint"] = root_hint(corpus)
@@ -151,8 +154,7 @@ def summary_markdown(
         >>> print(summary_markdown(read_corpus("data/sample")).splitlines()[0])
         # Corpus `data/sample`
     """
-    corpus, window, shown, rows = _read(corpus, semantics, window)
-    facts = summary_of_rows(shown, semantics, rows)
+    corpus, window, shown, facts = _read(corpus, semantics, window)
     root = str(facts["root"]).replace("`", "'")
     lines = [f"# Corpus `{root}`", ""]
     hint = root_hint(corpus)

@@ -21,7 +21,8 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from subagent_catalog.analysis.forest import build_forest, forest_of_rows
+from subagent_catalog.analysis.forest import build_forest, forest_of_rows, sibling_order
+from subagent_catalog.catalog.collation import collation_key
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.cli import main
 from subagent_catalog.corpus import read_corpus
@@ -153,3 +154,18 @@ def test_chart_tables_count_the_listing_rows(tmp_path: Path) -> None:
 def test_release_freed_memory_says_whether_it_can() -> None:
     glibc = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
     assert release_freed_memory() is glibc
+
+
+@given(
+    nodes=st.lists(
+        st.tuples(st.sampled_from([0.0, 1.0, -0.0, float("inf")]), st.text(alphabet="aAbBäé-1 ", max_size=4)),
+        max_size=12,
+    ),
+    data=st.data(),
+)
+def test_sibling_order_is_the_order_of_the_whole_key(nodes: list[tuple[float, str]], data: st.DataObject) -> None:
+    created, ids = [c for c, _ in nodes], [i for _, i in nodes]
+    members = data.draw(st.permutations(range(len(nodes))))
+    expected = sorted(members, key=lambda i: (created[i], collation_key(ids[i]), i))
+    sibling_order(members, created, ids)
+    assert members == expected

@@ -146,9 +146,8 @@ def forest_of_rows(corpus: Corpus, frame: pl.DataFrame) -> Forest:
     del listed
     shared.clear()
 
-    def order(i: int) -> tuple[float, tuple[int, ...], int]:
-        """Upstream's sibling order: ``createdAt``, then ``localeCompare`` of the id (computed per sort)."""
-        return (created_keys[i], collation_key(header_ids[i]), i)
+    def order(members: list[int]) -> None:
+        sibling_order(members, created_keys, header_ids)
 
     groups: dict[str, list[int]] = {}
     for i, parent in enumerate(parents):
@@ -164,10 +163,10 @@ def forest_of_rows(corpus: Corpus, frame: pl.DataFrame) -> Forest:
             key = parent if isinstance(parent, str) else json.dumps(parent)
             groups.setdefault(key, []).append(i)
     for node in forest.nodes:
-        node["n"].sort(key=order)
-    forest.roots.sort(key=order)
+        order(node["n"])
+    order(forest.roots)
     for key, members in groups.items():
-        members.sort(key=order)
+        order(members)
         forest.roots.append(_group(forest, f"parent not listed: {clip(key, 200)}", members))
     seen = _mark(forest, forest.roots)
     stray = [i for i in range(len(parents)) if i not in seen]
@@ -185,6 +184,30 @@ def forest_of_rows(corpus: Corpus, frame: pl.DataFrame) -> Forest:
         forest.roots.append(_group(forest, "lineage cycle (reachable from no root)", cycle))
     _totals(forest)
     return forest
+
+
+def sibling_order(members: list[int], created_keys: list[float], ids: list[str]) -> None:
+    """Sort node indices in place in upstream's sibling order: ``createdAt``, then ``localeCompare`` of the id.
+
+    The order of the key ``(created_keys[i], collation_key(ids[i]), i)``, made
+    without a key per node: the ids' collation keys (a tuple of weights per
+    character) are made only for siblings created at the same instant.
+
+    Examples:
+        >>> members = [0, 1, 2, 3]
+        >>> sibling_order(members, [2.0, 1.0, 1.0, 1.0], ["a", "b", "a", "B"])
+        >>> members
+        [2, 1, 3, 0]
+    """
+    members.sort(key=lambda i: (created_keys[i], i))
+    start = 0
+    while start < len(members):
+        end = start + 1
+        while end < len(members) and created_keys[members[end]] == created_keys[members[start]]:
+            end += 1
+        if end - start > 1:
+            members[start:end] = sorted(members[start:end], key=lambda i: (collation_key(ids[i]), i))
+        start = end
 
 
 def _group(forest: Forest, title: str, members: list[int]) -> int:

@@ -368,9 +368,13 @@ class Archive:
         with self.reading("sessions", "descriptors", "problems"):
             sessions = _typed(_in_order(self.sessions, self.order_by("sessions"), list(schema)), schema)
             sessions = with_costs(sessions, price_table())
-            descriptors = _in_order(self.descriptors, self.order_by("descriptors"), list(DESCRIPTOR_SCHEMA))
+            # The small tables are sorted at once (each group is a read of every file of the table).
+            descriptors = _in_order(
+                self.descriptors, self.order_by("descriptors"), list(DESCRIPTOR_SCHEMA), at_once=None
+            )
             descriptors = _typed(descriptors, DESCRIPTOR_SCHEMA)
-            problems = _typed(_in_order(self.problems, self.order_by("problems"), list(PROBLEM_SCHEMA)), PROBLEM_SCHEMA)
+            problems = _in_order(self.problems, self.order_by("problems"), list(PROBLEM_SCHEMA), at_once=None)
+            problems = _typed(problems, PROBLEM_SCHEMA)
         corpus = ArchiveCorpus(
             root=self.root,
             compression=self.compression,
@@ -396,7 +400,9 @@ COLUMNS_AT_ONCE = 8
 """Columns ``_in_order`` reads and sorts at a time."""
 
 
-def _in_order(frame: pl.LazyFrame, order_by: list[str], columns: list[str]) -> pl.DataFrame:
+def _in_order(
+    frame: pl.LazyFrame, order_by: list[str], columns: list[str], *, at_once: int | None = COLUMNS_AT_ONCE
+) -> pl.DataFrame:
     """``frame.sort(order_by).select(columns)`` collected a few columns at a time.
 
     A sort holds the rows it read and their sorted copy at once, and Polars'
@@ -410,9 +416,10 @@ def _in_order(frame: pl.LazyFrame, order_by: list[str], columns: list[str]) -> p
     while it is small: a frame of several chunks is copied whole when a
     column is added to it (``with_costs``).
     """
+    step = at_once or len(columns) or 1
     parts = [
-        frame.sort(order_by, maintain_order=True).select(columns[start : start + COLUMNS_AT_ONCE]).collect().rechunk()
-        for start in range(0, len(columns), COLUMNS_AT_ONCE)
+        frame.sort(order_by, maintain_order=True).select(columns[start : start + step]).collect().rechunk()
+        for start in range(0, max(1, len(columns)), step)
     ]
     return pl.concat(parts, how="horizontal") if len(parts) > 1 else parts[0]
 

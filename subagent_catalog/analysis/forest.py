@@ -95,51 +95,59 @@ def forest_of_rows(corpus: Corpus, frame: pl.DataFrame) -> Forest:
         >>> forest_of_rows(corpus, catalog(corpus)).roots
         []
     """
-    # Per listed subagent id, the listing row's few fields the node shows (the last row of an id wins).
-    rows = frame.filter(pl.col("kind") != "error").select(
-        "id", "kind", "mode", "label", "reason", "cause", "cause_detail"
+    # Per listed session, the few fields of its listing row the node shows (the last row of an id wins),
+    # joined in Polars rather than held as a dict of tuples by id.
+    fields = ("kind", "mode", "label", "reason", "cause", "cause_detail")
+    rows = (
+        frame.filter(pl.col("kind") != "error")
+        .select(pl.col("id").alias("session_id"), *(pl.col(name).alias(f"row_{name}") for name in fields))
+        .unique("session_id", keep="last", maintain_order=True)
     )
-    by_id = {row[0]: row[1:] for row in rows.iter_rows()}
+    listed = corpus.sessions.select("session_id", "header_json", "verdict", "list_order", "listed")
+    listed = listed.filter(pl.col("listed")).sort("list_order").drop("list_order", "listed")
+    listed = listed.join(rows, on="session_id", how="left", nulls_equal=True, maintain_order="left")
     del rows
     forest = Forest()
     # Per node only what ordering and nesting read of its header: createdAt's sort key, the id, parentSession.
     created_keys: list[float] = []
     header_ids: list[str] = []
     parents: list[Any] = []
-    listed = corpus.sessions.select("session_id", "header_json", "verdict", "list_order", "listed")
-    listed = listed.filter(pl.col("listed")).sort("list_order")
-    for sid, header_json, verdict, _order, _listed in listed.iter_rows():
+    shared: dict[Any, Any] = {}  # one str object per distinct value (modes, reasons, minutes, labels...)
+
+    def one(value: Any) -> Any:
+        return shared.setdefault(value, value)
+
+    for sid, header_json, verdict, kind, mode, label, reason, cause, detail in listed.iter_rows():
         header = parse_json(header_json)
         created_keys.append(_created_key(header))
         header_ids.append(str(header.get("id", "")))
         parents.append(header.get("parentSession", _NO_PARENT))
         node: dict[str, Any] = {"i": clip(sid, LABEL_BOUND), "k": "s", "n": []}
         if verdict != "ok":
-            node["v"] = verdict
+            node["v"] = one(verdict)
         created = _created_text(header)
         if created:
-            node["t"] = created
+            node["t"] = one(created)
         if "parentSession" not in header and isinstance(header.get("cwd"), str):
-            node["w"] = clip(header["cwd"], 160)
+            node["w"] = one(clip(header["cwd"], 160))
         if header.get("origin") == "subagent":
-            row = by_id.get(sid)
-            if row is None:
+            if kind is None:  # no listing row (a row's kind is never null)
                 node["k"] = "o"
-            elif row[0] == "child":
-                node.update(k="c", m=row[1])
-                if row[2] is not None:
-                    node["l"] = clip(row[2], LABEL_BOUND)
+            elif kind == "child":
+                node.update(k="c", m=one(mode))
+                if label is not None:
+                    node["l"] = one(clip(label, LABEL_BOUND))
             else:
-                node.update(k="d", r=row[3], u=row[4])
-                if row[5]:
-                    node["x"] = clip(row[5], 300)
+                node.update(k="d", r=one(reason), u=one(cause))
+                if detail:
+                    node["x"] = one(clip(detail, 300))
         forest.index[sid] = len(forest.nodes)
         forest.nodes.append(node)
-    del by_id, listed
+    del listed
+    shared.clear()
 
-    def order(i: int) -> tuple[float, tuple[int, ...], int]:
-        """Upstream's sibling order: ``createdAt``, then ``localeCompare`` of the id (computed per sort)."""
-        return (created_keys[i], collation_key(header_ids[i]), i)
+    def order(members: list[int]) -> None:
+        sibling_order(members, created_keys, header_ids)
 
     groups: dict[str, list[int]] = {}
     for i, parent in enumerate(parents):
@@ -155,10 +163,10 @@ def forest_of_rows(corpus: Corpus, frame: pl.DataFrame) -> Forest:
             key = parent if isinstance(parent, str) else json.dumps(parent)
             groups.setdefault(key, []).append(i)
     for node in forest.nodes:
-        node["n"].sort(key=order)
-    forest.roots.sort(key=order)
+        order(node["n"])
+    order(forest.roots)
     for key, members in groups.items():
-        members.sort(key=order)
+        order(members)
         forest.roots.append(_group(forest, f"parent not listed: {clip(key, 200)}", members))
     seen = _mark(forest, forest.roots)
     stray = [i for i in range(len(parents)) if i not in seen]
@@ -176,6 +184,30 @@ def forest_of_rows(corpus: Corpus, frame: pl.DataFrame) -> Forest:
         forest.roots.append(_group(forest, "lineage cycle (reachable from no root)", cycle))
     _totals(forest)
     return forest
+
+
+def sibling_order(members: list[int], created_keys: list[float], ids: list[str]) -> None:
+    """Sort node indices in place in upstream's sibling order: ``createdAt``, then ``localeCompare`` of the id.
+
+    The order of the key ``(created_keys[i], collation_key(ids[i]), i)``, made
+    without a key per node: the ids' collation keys (a tuple of weights per
+    character) are made only for siblings created at the same instant.
+
+    Examples:
+        >>> members = [0, 1, 2, 3]
+        >>> sibling_order(members, [2.0, 1.0, 1.0, 1.0], ["a", "b", "a", "B"])
+        >>> members
+        [2, 1, 3, 0]
+    """
+    members.sort(key=lambda i: (created_keys[i], i))
+    start = 0
+    while start < len(members):
+        end = start + 1
+        while end < len(members) and created_keys[members[end]] == created_keys[members[start]]:
+            end += 1
+        if end - start > 1:
+            members[start:end] = sorted(members[start:end], key=lambda i: (collation_key(ids[i]), i))
+        start = end
 
 
 def _group(forest: Forest, title: str, members: list[int]) -> int:

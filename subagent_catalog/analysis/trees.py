@@ -14,7 +14,6 @@ and the sessions on the cycle are flagged ``in_cycle`` (they head their own tree
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, Literal
 
 import polars as pl
@@ -50,16 +49,27 @@ _COLUMNS = [
 ]
 
 
-def _resolve(ids: Sequence[str | None], parents: Sequence[str | None]) -> tuple[list[int], list[bool]]:
+def _parent_links(data: pl.DataFrame) -> list[int]:
+    """Each row's parent row: the first row (in list order) whose ``session_id`` its ``parent_session`` names, or -1.
+
+    Resolved by a Polars join, not a dict of every id: no Python string per session.
+    """
+    first = (
+        data.select("session_id", pl.int_range(pl.len(), dtype=pl.Int64).alias("_row"))
+        .filter(pl.col("session_id").is_not_null())
+        .group_by("session_id")
+        .agg(pl.col("_row").min())
+        .rename({"session_id": "parent_session"})
+    )
+    joined = data.select("parent_session").join(first, on="parent_session", how="left", maintain_order="left")
+    return joined["_row"].fill_null(-1).to_list()
+
+
+def _resolve(parent: list[int]) -> tuple[list[int], list[bool]]:
     """Each node's parent index (-1: none) with cycle-closing links cut, and whether the node is on a cycle."""
-    first: dict[str, int] = {}
-    for index, session_id in enumerate(ids):
-        if session_id is not None and session_id not in first:
-            first[session_id] = index
-    parent = [first.get(name, -1) if name is not None else -1 for name in parents]
-    state = [0] * len(ids)  # 0 unseen, 1 on the current walk, 2 done
-    in_cycle = [False] * len(ids)
-    for start in range(len(ids)):
+    state = [0] * len(parent)  # 0 unseen, 1 on the current walk, 2 done
+    in_cycle = [False] * len(parent)
+    for start in range(len(parent)):
         path = []
         node = start
         while node != -1 and state[node] == 0:
@@ -137,16 +147,15 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
     frame = session_table(source, _COLUMNS)
     frame = frame.join(session_costs(frame, table), on="list_order", how="left").drop("usage_samples")
     data = frame.sort("list_order").collect()
-    ids, parents = data["session_id"].to_list(), data["parent_session"].to_list()
-    parent, in_cycle = _resolve(ids, parents)
+    parent, in_cycle = _resolve(_parent_links(data))
     depth, root = _depths(parent)
     subagent = [origin == "subagent" for origin in data["origin"].to_list()]
     listed = [value is True for value in data["listed"].to_list()]
     if scope == "lineage":
-        counted = [True] * len(ids)
+        counted = [True] * len(parent)
     else:
         counted = [own and seen for own, seen in zip(subagent, listed, strict=True)]
-    order = sorted(range(len(ids)), key=depth.__getitem__, reverse=True)  # children before their parents
+    order = sorted(range(len(parent)), key=depth.__getitem__, reverse=True)  # children before their parents
     columns: dict[str, pl.Series] = {}  # each column a Series as soon as it is rolled up: one Python list at a time
 
     def roll(values: list[Any], combine: Any, empty: Any) -> list[Any]:
@@ -161,7 +170,7 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
     def add(a: Any, b: Any) -> Any:
         return b if a is None else a if b is None else a + b
 
-    ones = [1] * len(ids)
+    ones = [1] * len(parent)
     columns["subtree_sessions"] = _series(roll(ones, add, 0))
     columns["subtree_subagents"] = _series(
         [
@@ -173,7 +182,7 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
     columns["subtree_forks"] = _series([total - (0 if own else 1) for total, own in zip(forks, subagent, strict=True)])
     del forks
     if scope == "subagents":
-        columns["subtree_forks"] = _series([0] * len(ids))
+        columns["subtree_forks"] = _series([0] * len(parent))
     columns["subtree_max_depth"] = _series(_heights(parent, counted, order))
     first, last = data["run_first_ms"].to_list(), data["run_last_ms"].to_list()
     columns["subtree_first_ms"] = _series(
@@ -194,17 +203,19 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
     for kind in OUTCOMES:
         columns[f"subtree_{kind.replace('-', '_')}"] = _series(roll([int(o == kind) for o in outcomes], add, 0))
     del outcomes
-    children = [0] * len(ids)
+    children = [0] * len(parent)
     for node, up in enumerate(parent):
         if up != -1 and counted[node]:
             children[up] += 1
+    roots = pl.Series(root, dtype=pl.Int64)
+    ups = pl.Series([up if up != -1 else None for up in parent], dtype=pl.Int64)
     out = pl.DataFrame(
         {
             "list_order": data["list_order"],
             "session_id": data["session_id"],
-            "parent_list_order": [data["list_order"][p] if p != -1 else None for p in parent],
-            "root_list_order": [data["list_order"][r] for r in root],
-            "root_session_id": [ids[r] for r in root],
+            "parent_list_order": data["list_order"].gather(ups),
+            "root_list_order": data["list_order"].gather(roots),
+            "root_session_id": data["session_id"].gather(roots),
             "depth": depth,
             "in_cycle": in_cycle,
             "children": children,

@@ -161,7 +161,7 @@ def report(
     """
     from subagent_catalog.store.source import source_frames
     from subagent_catalog.views.columns import UNREAD_BY_REPORT
-    from subagent_catalog.views.report import render_report
+    from subagent_catalog.views.report import report_stream
 
     if is_stdout(output) and sys.stdout.isatty():
         raise click.UsageError("refusing to print the HTML page to a terminal: redirect stdout or pass -o FILE")
@@ -177,13 +177,16 @@ def report(
         require_session(corpus, parent)
     chosen = list(parents) if parents else None
     sem: Any = semantics
-    page = render_report(corpus, parents=chosen, semantics=sem, title=title, window=window)
+    pieces = report_stream(corpus, parents=chosen, semantics=sem, title=title, window=window)
+    size = 0
     with output_stream(output, protected=protected_paths(root, corpus)) as out:
-        out.write(page)
+        for piece in pieces:  # the page is rendered as it is written, never held whole
+            out.write(piece)
+            size += len(piece.encode("utf-8", "replace"))
     if corpus.listing_error is not None:
         note(f"warning: upstream's listing fails: {corpus.listing_error}")
     if not is_stdout(output):
-        note(f"wrote {output} ({len(page.encode('utf-8', 'replace')) // 1024} KiB)", quiet=quiet)
+        note(f"wrote {output} ({size // 1024} KiB)", quiet=quiet)
 
 
 # --------------------------------------------------------------------------- check

@@ -36,7 +36,7 @@ is read again. The manifest is validated before it is trusted
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -452,12 +452,15 @@ class Archive:
         """The frames collected in their order, ``sessions`` without the columns named."""
         schema = {name: kind for name, kind in SESSION_SCHEMA.items() if name not in without}
         with self.reading("sessions", "descriptors", "problems"):
-            sessions = self.sessions.sort(self.order_by("sessions")).select(list(schema)).collect()
-            sessions = with_costs(sessions.cast(pl.Schema(schema)), price_table())
-            descriptors = self.descriptors.sort(self.order_by("descriptors")).select(list(DESCRIPTOR_SCHEMA)).collect()
-            descriptors = descriptors.cast(pl.Schema(DESCRIPTOR_SCHEMA))
-            problems = self.problems.sort(self.order_by("problems")).select(list(PROBLEM_SCHEMA)).collect()
-            problems = problems.cast(pl.Schema(PROBLEM_SCHEMA))
+            sessions = _typed(_in_order(self.sessions, self.order_by("sessions"), list(schema)), schema)
+            sessions = with_costs(sessions, price_table())
+            # The small tables are sorted at once (each group is a read of every file of the table).
+            descriptors = _in_order(
+                self.descriptors, self.order_by("descriptors"), list(DESCRIPTOR_SCHEMA), at_once=None
+            )
+            descriptors = _typed(descriptors, DESCRIPTOR_SCHEMA)
+            problems = _in_order(self.problems, self.order_by("problems"), list(PROBLEM_SCHEMA), at_once=None)
+            problems = _typed(problems, PROBLEM_SCHEMA)
         corpus = ArchiveCorpus(
             root=self.root,
             compression=self.compression,
@@ -478,6 +481,40 @@ class Archive:
             f"Archive({self.path!r}, root={self.root!r}, {self.compression}, {counts.get('sessions')} sessions, "
             f"events={'yes' if self.has_events else 'no'}, {state})"
         )
+
+
+COLUMNS_AT_ONCE = 8
+"""Columns ``_in_order`` reads and sorts at a time."""
+
+
+def _in_order(
+    frame: pl.LazyFrame, order_by: list[str], columns: list[str], *, at_once: int | None = COLUMNS_AT_ONCE
+) -> pl.DataFrame:
+    """``frame.sort(order_by).select(columns)`` collected a few columns at a time.
+
+    A sort holds the rows it read and their sorted copy at once, and Polars'
+    allocator keeps that memory a while after it is freed: for the summary's
+    frames of 500,000 sessions, sorting every column at once left the process
+    about 0.3 GB larger at its peak. A few columns at a time, each read sorts
+    only them (the files are read again, only those columns and the order:
+    eight at a time cost no measurable CPU). The sort is stable, so every
+    group has the same row order even if the order columns had ties (they
+    have none: they are the table's order). Each group is made one chunk
+    while it is small: a frame of several chunks is copied whole when a
+    column is added to it (``with_costs``).
+    """
+    step = at_once or len(columns) or 1
+    parts = [
+        frame.sort(order_by, maintain_order=True).select(columns[start : start + step]).collect().rechunk()
+        for start in range(0, max(1, len(columns)), step)
+    ]
+    return pl.concat(parts, how="horizontal") if len(parts) > 1 else parts[0]
+
+
+def _typed(frame: pl.DataFrame, schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
+    """``frame.cast(schema)``, casting only the columns of another type (a cast to the same type copies)."""
+    differ = {name: kind for name, kind in schema.items() if frame.schema[name] != kind}
+    return frame.cast(differ) if differ else frame  # type: ignore[arg-type]
 
 
 def open_archive(path: str | os.PathLike[str], *, storage_options: dict[str, Any] | None = None) -> Archive:

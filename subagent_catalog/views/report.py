@@ -22,7 +22,7 @@ import base64
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -39,22 +39,41 @@ from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.outputs import check_output, write_output
+from subagent_catalog.outputs import check_output, open_output
 from subagent_catalog.read.jsvalue import js_text
 from subagent_catalog.store.source import Source, listing_source, source_frames
 from subagent_catalog.views.columns import UNREAD_BY_REPORT
+from subagent_catalog.views.memory import release_freed_memory
 from subagent_catalog.views.report_charts import report_charts
-from subagent_catalog.views.report_data import diagnostic_rows, node_places, relative_path
+from subagent_catalog.views.report_data import diagnostic_rows, node_index, node_places, relative_path
 from subagent_catalog.views.report_runs import runs_section
 from subagent_catalog.views.timeline_view import TIMELINE_CSS
 
-__all__ = ["default_title", "render_report", "script_json", "write_report"]
+__all__ = ["default_title", "render_report", "report_stream", "script_json", "script_json_chunks", "write_report"]
 
 
 LISTING_LINE_BOUND = 2000
 LISTING_LINES_BOUND = 500
 PROBLEM_ROWS = 300
 TOP_TREES = 10
+
+
+def _script_safe(text: str) -> str:
+    """JSON text with ``<``, ``>``, ``&``, the line separators and lone surrogates escaped (char by char)."""
+    text = js_text(text)
+    for char, escape in (
+        ("&", "\\u0026"),
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
+        text = text.replace(char, escape)
+    return text
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def script_json(value: Any) -> str:
@@ -68,17 +87,45 @@ def script_json(value: Any) -> str:
         >>> script_json({"label": "</script><b>&"})
         '{"label":"\\\\u003c/script\\\\u003e\\\\u003cb\\\\u003e\\\\u0026"}'
     """
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    text = js_text(text)
-    for char, escape in (
-        ("&", "\\u0026"),
-        ("<", "\\u003c"),
-        (">", "\\u003e"),
-        ("\u2028", "\\u2028"),
-        ("\u2029", "\\u2029"),
-    ):
-        text = text.replace(char, escape)
-    return text
+    return _script_safe(_dumps(value))
+
+
+JSON_CHUNK_ITEMS = 2000
+"""Items of a long list ``script_json_chunks`` serializes at a time."""
+
+
+def _json_pieces(value: Any, items: int) -> Iterator[str]:
+    if isinstance(value, dict) and value and all(isinstance(key, str) for key in value):
+        for n, (key, item) in enumerate(value.items()):
+            yield ("{" if n == 0 else ",") + _dumps(key) + ":"
+            yield from _json_pieces(item, items)
+        yield "}"
+    elif isinstance(value, list) and len(value) > items:
+        for start in range(0, len(value), items):
+            yield ("[" if start == 0 else ",") + _dumps(value[start : start + items])[1:-1]
+        yield "]"
+    else:
+        yield _dumps(value)
+
+
+def script_json_chunks(value: Any, *, items: int = JSON_CHUNK_ITEMS) -> Iterator[str]:
+    """``script_json(value)`` in pieces: long lists ``items`` at a time, never one whole text.
+
+    The pieces joined are exactly ``script_json(value)`` (the escapes are
+    made character by character, and no piece splits a string); the report
+    writes the tree of a large corpus (hundreds of thousands of nodes) this
+    way. Dicts with string keys and lists longer than ``items`` are split;
+    any other value is one piece.
+
+    Examples:
+        >>> value = {"nodes": [1, 2, 3], "roots": [0], "label": "</script>"}
+        >>> list(script_json_chunks(value, items=2))[:6]
+        ['{"nodes":', '[1,2', ',3', ']', ',"roots":', '[0]']
+        >>> "".join(script_json_chunks(value, items=2)) == script_json(value)
+        True
+    """
+    for piece in _json_pieces(value, max(1, items)):
+        yield _script_safe(piece)
 
 
 def default_title(root: str) -> str:
@@ -155,6 +202,133 @@ def _assets() -> tuple[str, str]:
     return base.joinpath("report.css").read_text("utf-8"), base.joinpath("report.js").read_text("utf-8")
 
 
+def report_stream(
+    corpus: Source,
+    *,
+    parents: Sequence[str] | None = None,
+    semantics: Semantics = "projection",
+    title: str | None = None,
+    window: Window | None = None,
+) -> Iterator[str]:
+    """The report page for a corpus as pieces of text (about a MiB each), rendered as they are read.
+
+    Everything the page shows is computed before this returns (an error is
+    raised here, before anything is written); the page is then rendered
+    while the pieces are consumed, its tree JSON a few thousand nodes at a
+    time, so the whole page (69 MiB for 500,000 sessions) never exists as
+    one string. The pieces joined are ``render_report``'s page.
+
+    Args:
+        corpus: a read corpus or an opened archive (``store.source.Source``).
+        parents: the sessions whose ``list_agents`` text to show (default:
+            up to ``DEFAULT_PARENT_CAP`` root sessions, those with
+            subagents first).
+        semantics: the listing semantics for the tree, charts and listings.
+        title: the page title (default: from the root's name).
+        window: show only the sessions created in this window, their
+            problems and listing rows (the listing is computed over the whole
+            corpus; the chosen parents' list_agents texts are upstream's
+            whole text).
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> pieces = list(report_stream(read_corpus(tempfile.mkdtemp())))
+        >>> pieces[0].startswith("<!doctype html>"), pieces[-1].rstrip().endswith("</html>")
+        (True, True)
+    """
+    import jinja2
+    from markupsafe import Markup
+
+    from subagent_catalog.version import __version__
+
+    listing, window = listing_source(corpus), window or Window()  # an archive's listing is read out of core
+    rows: pl.DataFrame | None = None
+    if listing.listing_error is None:
+        rows = window.frame(catalog(listing, semantics=semantics))
+    release_freed_memory()
+    corpus = window.corpus(source_frames(corpus, without=UNREAD_BY_REPORT))  # a corpus, or an archive's frames
+    # The stages that need the most memory run one after the other, each dropping what it made
+    # before the next: the run summary (every session's tree) and the charts before the session
+    # forest (a dict per node) is built; the run tables take their tree nodes from ``node_index``.
+    runs = runs_section(corpus, run_summary(corpus), node_index(corpus) if rows is not None else None)
+    runs["timelines"] = [Markup(html) for html in runs["timelines"]]
+    release_freed_memory()
+    charts = report_charts(corpus, rows)
+    facts = summary_of_rows(corpus, semantics, rows)
+    release_freed_memory()
+    forest = forest_of_rows(corpus, rows) if rows is not None else None
+    release_freed_memory()  # what parsing every header left in the C heap
+    diagnostics = diagnostic_rows(corpus, rows, forest) if rows is not None and forest else []
+    listed = rows is not None
+    del rows  # every use of the listing rows is behind
+    release_freed_memory()
+    places = node_places(corpus, forest) if forest else None
+    chosen = list(parents) if parents is not None else (parents_of_forest(forest, DEFAULT_PARENT_CAP) if forest else [])
+    listings = _listings(listing, chosen, semantics) if listed else []
+    roots_total = len([i for i in forest.roots if forest.nodes[i]["k"] != "g"]) if forest else 0
+    largest, damaged = _top_trees(forest) if forest else ([], [])
+    problem_summary, problem_rows = _problem_tables(corpus)
+    css, js = _assets()
+    script_hash = base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode("ascii")
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("subagent_catalog.views", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["clip"] = clip
+    env.filters["human_bytes"] = human_bytes
+    env.filters["minute"] = minute
+    forest_data: dict[str, Any] = {"nodes": [], "roots": []}
+    if forest:
+        forest_data = {"nodes": forest.nodes, "roots": forest.roots, "places": places, "diagnostics": diagnostics}
+    template = env.get_template("report.html.j2")
+    context = dict(
+        title=title or default_title(corpus.root),
+        facts=facts,
+        version=__version__,
+        generated=datetime.now(tz=UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        semantics=semantics,
+        window=window.describe() if window.bounded else None,
+        css=Markup(css + TIMELINE_CSS),
+        runs=runs,
+        js=Markup(js),
+        script_hash=script_hash,
+        forest_json=(Markup(piece) for piece in script_json_chunks(forest_data)),
+        node_count=len(forest.nodes) if forest else 0,
+        diagnostic_total=len(diagnostics),
+        roots_total=roots_total,
+        charts=charts,
+        largest=largest,
+        damaged=damaged,
+        listings=listings,
+        parents_default=parents is None,
+        parent_cap=DEFAULT_PARENT_CAP,
+        problem_summary=problem_summary,
+        problem_rows=problem_rows,
+        problem_total=corpus.problems.height,
+        corpus_problems=corpus.problems.filter(pl.col("scope") == "corpus").head(20).to_dicts(),
+    )
+    del forest, places, diagnostics, forest_data  # the tree lives on in the JSON generator only
+    return _buffered(template.generate(**context))
+
+
+def _buffered(pieces: Iterable[str], size: int = 1 << 20) -> Iterator[str]:
+    """Join the template's many small pieces into pieces of about ``size`` characters."""
+    held: list[str] = []
+    length = 0
+    for piece in pieces:
+        held.append(piece)
+        length += len(piece)
+        if length >= size:
+            yield "".join(held)
+            held, length = [], 0
+    if held:
+        yield "".join(held)
+
+
 def render_report(
     corpus: Source,
     *,
@@ -163,7 +337,7 @@ def render_report(
     title: str | None = None,
     window: Window | None = None,
 ) -> str:
-    """The report page for a corpus, as one self-contained HTML string.
+    """The report page for a corpus, as one self-contained HTML string (``report_stream``'s pieces joined).
 
     Args:
         corpus: a read corpus or an opened archive (``store.source.Source``).
@@ -184,73 +358,7 @@ def render_report(
         >>> page.startswith("<!doctype html>"), "<script src" in page
         (True, False)
     """
-    import jinja2
-    from markupsafe import Markup
-
-    from subagent_catalog.version import __version__
-
-    listing, window = listing_source(corpus), window or Window()  # an archive's listing is read out of core
-    rows: pl.DataFrame | None = None
-    if listing.listing_error is None:
-        rows = window.frame(catalog(listing, semantics=semantics))
-    corpus = window.corpus(source_frames(corpus, without=UNREAD_BY_REPORT))  # a corpus, or an archive's frames
-    forest = forest_of_rows(corpus, rows) if rows is not None else None
-    facts = summary_of_rows(corpus, semantics, rows)
-    roots_total = len([i for i in forest.roots if forest.nodes[i]["k"] != "g"]) if forest else 0
-    chosen = list(parents) if parents is not None else (parents_of_forest(forest, DEFAULT_PARENT_CAP) if forest else [])
-    listings = _listings(listing, chosen, semantics) if rows is not None else []
-    largest, damaged = _top_trees(forest) if forest else ([], [])
-    problem_summary, problem_rows = _problem_tables(corpus)
-    css, js = _assets()
-    script_hash = base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode("ascii")
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("subagent_catalog.views", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters["clip"] = clip
-    env.filters["human_bytes"] = human_bytes
-    env.filters["minute"] = minute
-    diagnostics = diagnostic_rows(corpus, rows, forest) if rows is not None and forest else []
-    forest_data: dict[str, Any] = {"nodes": [], "roots": []}
-    if forest:
-        forest_data = {
-            "nodes": forest.nodes,
-            "roots": forest.roots,
-            "places": node_places(corpus, forest),
-            "diagnostics": diagnostics,
-        }
-    runs = runs_section(corpus, run_summary(corpus), forest)
-    runs["timelines"] = [Markup(html) for html in runs["timelines"]]
-    template = env.get_template("report.html.j2")
-    return template.render(
-        title=title or default_title(corpus.root),
-        facts=facts,
-        version=__version__,
-        generated=datetime.now(tz=UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        semantics=semantics,
-        window=window.describe() if window.bounded else None,
-        css=Markup(css + TIMELINE_CSS),
-        runs=runs,
-        js=Markup(js),
-        script_hash=script_hash,
-        forest_json=Markup(script_json(forest_data)),
-        node_count=len(forest.nodes) if forest else 0,
-        diagnostic_total=len(diagnostics),
-        roots_total=roots_total,
-        charts=report_charts(corpus, rows),
-        largest=largest,
-        damaged=damaged,
-        listings=listings,
-        parents_default=parents is None,
-        parent_cap=DEFAULT_PARENT_CAP,
-        problem_summary=problem_summary,
-        problem_rows=problem_rows,
-        problem_total=corpus.problems.height,
-        corpus_problems=corpus.problems.filter(pl.col("scope") == "corpus").head(20).to_dicts(),
-    )
+    return "".join(report_stream(corpus, parents=parents, semantics=semantics, title=title, window=window))
 
 
 def write_report(
@@ -281,6 +389,8 @@ def write_report(
     """
     target = Path(path)
     check_output(target, protected=[corpus.root])
-    page = render_report(corpus, parents=parents, semantics=semantics, title=title)
-    write_output(target, page, protected=[corpus.root], errors="replace")
+    pieces = report_stream(corpus, parents=parents, semantics=semantics, title=title)
+    with open_output(target, protected=[corpus.root], errors="replace") as handle:
+        for piece in pieces:
+            handle.write(piece)
     return target

@@ -140,7 +140,15 @@ def _top(values: list[str | None], limit: int = TOP_CATEGORIES, width: int = HOR
     cuts a label past its pixel limit by UTF-16 unit, which can split a
     surrogate pair (an emoji), and vl-convert then fails the whole chart.
     """
-    named = ["(none)" if value is None else _clip_columns(chart_text(clip(value)), width) for value in values]
+    shown: dict[str, str] = {}  # each distinct value is cut once (a large corpus repeats a few names)
+    named = [
+        "(none)"
+        if value is None
+        else shown[value]
+        if value in shown
+        else shown.setdefault(value, _clip_columns(chart_text(clip(value)), width))
+        for value in values
+    ]
     keep = {name for name, _ in Counter(named).most_common(limit)}
     return [name if name in keep else "(other)" for name in named]
 
@@ -162,7 +170,7 @@ def _bar_chart(
     key: str,
     title: str,
     note: str,
-    data: list[dict[str, Any]],
+    counted: Counter[tuple[Any, Any]],
     *,
     category: str,
     color: str,
@@ -172,10 +180,9 @@ def _bar_chart(
     sort: list[str] | None = None,
     time_unit: str | None = None,
 ) -> Chart:
-    """A stacked bar chart of ``data`` rows counted by (category, color), with totals on the bars."""
+    """A stacked bar chart of rows counted by (category, color) (``counted``), with totals on the bars."""
     import altair as alt
 
-    counted = Counter((row[category], row[color]) for row in data)
     values = [{category: c, color: s, "count": n} for (c, s), n in counted.items()]
     table = sorted(values, key=lambda v: (str(v[category]), str(v[color])))
     columns = [category_title, color, "count"]
@@ -207,7 +214,9 @@ def _bar_chart(
             ),
         )
     elif horizontal:
-        totals = Counter(row[category] for row in data)
+        totals: Counter[Any] = Counter()
+        for (name, _), n in counted.items():
+            totals[name] += n
         by_total = sorted(totals, key=lambda name: (-totals[name], str(name)))
         place = alt.Y(
             f"{category}:N",
@@ -314,10 +323,6 @@ def _time_ticks(bins: list[str], hours: bool) -> dict[str, Any]:
     return {"tickCount": {"interval": "day", "step": max(1, math.ceil(days / 12))}}
 
 
-def _outcome(row: dict[str, Any]) -> str:
-    return "child" if row["kind"] == "child" else str(row["reason"])
-
-
 def _time_bins(millis: list[int]) -> tuple[str, str]:
     """A bin width for the time chart: (Polars duration, Vega-Lite time unit)."""
     span = (max(millis) - min(millis)) / 86_400_000 if millis else 0
@@ -326,6 +331,20 @@ def _time_bins(millis: list[int]) -> tuple[str, str]:
     if span <= 120:
         return "1d", "utcyearmonthdate"
     return "1w", "utcyearmonthdate"
+
+
+def _listed_depths(corpus: Corpus, listed: pl.DataFrame) -> list[str]:
+    """Each listing row's ``delegationDepth`` as a category (``?`` when unknown), by the row's session id.
+
+    The last session of an id wins, as a dict built over the sessions would have it.
+    """
+    sessions = corpus.sessions.select("session_id", "delegation_depth").unique(
+        "session_id", keep="last", maintain_order=True
+    )
+    joined = listed.select(pl.col("id").alias("session_id")).join(
+        sessions, on="session_id", how="left", nulls_equal=True, maintain_order="left"
+    )
+    return joined["delegation_depth"].cast(pl.String).fill_null("?").to_list()
 
 
 def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
@@ -339,18 +358,18 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
     """
     charts: list[Chart] = []
     if rows is not None:
-        listed = [r for r in rows.iter_rows(named=True) if r["kind"] in ("child", "diagnostic")]
-        diagnostics = [r for r in listed if r["kind"] == "diagnostic"]
-        data = [
-            {"cause": name, "reason": str(r["reason"])}
-            for r, name in zip(diagnostics, _top([r["cause"] for r in diagnostics], 25), strict=True)
-        ]
+        # Column lists, never a dict per row: a large corpus has hundreds of thousands of listing rows.
+        listed = rows.filter(pl.col("kind").is_in(["child", "diagnostic"]))
+        kinds, reasons = listed["kind"].to_list(), listed["reason"].to_list()
+        outcomes = ["child" if kind == "child" else str(reason) for kind, reason in zip(kinds, reasons, strict=True)]
+        diagnostic = [kind == "diagnostic" for kind in kinds]
+        causes = _top([c for c, d in zip(listed["cause"].to_list(), diagnostic, strict=True) if d], 25)
         charts.append(
             _bar_chart(
                 "reason-cause",
                 "Diagnostics by reason and cause",
                 "Each diagnostic row once; the cause is the audit column behind upstream's reason.",
-                data,
+                Counter(zip(causes, (str(r) for r, d in zip(reasons, diagnostic, strict=True) if d), strict=True)),
                 category="cause",
                 color="reason",
                 colors=OUTCOME_COLORS,
@@ -358,16 +377,13 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
                 category_title="cause",
             )
         )
-        data = [
-            {"provider": name, "outcome": _outcome(r)}
-            for r, name in zip(listed, _top([r["provider"] for r in listed]), strict=True)
-        ]
+        del causes, diagnostic, kinds, reasons
         charts.append(
             _bar_chart(
                 "provider",
                 "Listing rows by provider",
                 "Provider of the child's last descriptor; (none) when it has none.",
-                data,
+                Counter(zip(_top(listed["provider"].to_list()), outcomes, strict=True)),
                 category="provider",
                 color="outcome",
                 colors=OUTCOME_COLORS,
@@ -375,20 +391,16 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
                 category_title="provider",
             )
         )
-        depth_of = dict(
-            zip(corpus.sessions["session_id"].to_list(), corpus.sessions["delegation_depth"].to_list(), strict=True)
-        )
-        depths = [depth_of.get(r["id"]) for r in listed]
-        data = [
-            {"depth": "?" if d is None else str(d), "outcome": _outcome(r)} for r, d in zip(listed, depths, strict=True)
-        ]
-        order = sorted({row["depth"] for row in data}, key=lambda d: (d == "?", int(d) if d != "?" else 0))
+        depths = _listed_depths(corpus, listed)
+        counted = Counter(zip(depths, outcomes, strict=True))
+        del depths
+        order = sorted({depth for depth, _ in counted}, key=lambda d: (d == "?", int(d) if d != "?" else 0))
         charts.append(
             _bar_chart(
                 "depth",
                 "Listing rows by delegation depth",
                 "delegationDepth from the child's header.",
-                data,
+                counted,
                 category="depth",
                 color="outcome",
                 colors=OUTCOME_COLORS,
@@ -397,23 +409,24 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
                 sort=order,
             )
         )
-        timed = [r for r in listed if r["created_at_ms"] is not None]
-        every, time_unit = _time_bins([r["created_at_ms"] for r in timed])
+        created = listed["created_at_ms"]
+        every, time_unit = _time_bins(created.drop_nulls().to_list())
         frame = pl.DataFrame(
-            {"ms": [r["created_at_ms"] for r in timed], "outcome": [_outcome(r) for r in timed]},
+            {"ms": created, "outcome": pl.Series(outcomes, dtype=pl.String)},
             schema={"ms": pl.Int64, "outcome": pl.String},
+        ).filter(pl.col("ms").is_not_null())
+        del outcomes, listed
+        binned = frame.select(
+            pl.from_epoch("ms", time_unit="ms").dt.truncate(every).dt.strftime("%Y-%m-%dT%H:%M:%SZ").alias("bin"),
+            "outcome",
         )
-        binned = frame.with_columns(
-            pl.from_epoch("ms", time_unit="ms").dt.truncate(every).dt.strftime("%Y-%m-%dT%H:%M:%SZ").alias("bin")
-        )
-        data = [{"created": b, "outcome": o} for b, o in binned.select("bin", "outcome").iter_rows()]
         unit = {"1h": "hour", "1d": "day", "1w": "week"}[every]
         charts.append(
             _bar_chart(
                 "time",
                 f"Listing rows over time (per {unit})",
                 "By the child's createdAt (UTC).",
-                data,
+                Counter(zip(binned["bin"].to_list(), binned["outcome"].to_list(), strict=True)),
                 category="created",
                 color="outcome",
                 colors=OUTCOME_COLORS,
@@ -423,14 +436,14 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
             )
         )
     descriptors = corpus.descriptors
+    statuses = descriptors["status"].to_list()
     versions = _top(descriptors["version"].to_list(), width=VERTICAL_LABEL)
-    data = [{"version": v, "status": s} for v, s in zip(versions, descriptors["status"].to_list(), strict=True)]
     charts.append(
         _bar_chart(
             "version",
             "Descriptor versions",
             "Every subagent/descriptor event (seed copies included), by its version field.",
-            data,
+            Counter(zip(versions, statuses, strict=True)),
             category="version",
             color="status",
             colors=STATUS_COLORS,
@@ -438,14 +451,14 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
             category_title="version",
         )
     )
+    del versions
     modes = _top(descriptors["mode"].to_list(), width=VERTICAL_LABEL)
-    data = [{"mode": m, "status": s} for m, s in zip(modes, descriptors["status"].to_list(), strict=True)]
     charts.append(
         _bar_chart(
             "mode",
             "Descriptor modes",
             "Every subagent/descriptor event, by its mode field.",
-            data,
+            Counter(zip(modes, statuses, strict=True)),
             category="mode",
             color="status",
             colors=STATUS_COLORS,

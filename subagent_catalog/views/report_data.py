@@ -126,3 +126,22 @@ def node_places(corpus: Corpus, forest: Forest) -> dict[str, Any]:
         else:
             f[node] = clip(relative, PATH_BOUND)
     return {"projects": list(projects), "names": list(names), "j": j, "f": f}
+
+
+def node_index(corpus: Corpus) -> dict[str, int]:
+    """The tree node of each listed session (``Forest.index`` of ``forest_of_rows``), without the tree.
+
+    Nodes are numbered in list order, the last log of an id winning, as the
+    forest numbers them; the report makes its run tables from this before the
+    tree is built, so the two are never in memory at once.
+
+    Examples:
+        >>> from subagent_catalog import catalog, read_corpus
+        >>> from subagent_catalog.analysis.forest import forest_of_rows
+        >>> corpus = read_corpus("data/sample", cache=False)
+        >>> node_index(corpus) == forest_of_rows(corpus, catalog(corpus)).index
+        True
+    """
+    listed = corpus.sessions.select("session_id", "list_order", "listed").filter(pl.col("listed"))
+    ids = listed.sort("list_order")["session_id"].to_list()
+    return {session_id: node for node, session_id in enumerate(ids)}

@@ -10,7 +10,7 @@ the events of the listed rows only, when the source has events.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import polars as pl
@@ -75,8 +75,12 @@ def run_row_names(corpus: Corpus, tables: Iterable[pl.DataFrame]) -> dict[int, s
     return dict(zip(found["list_order"].to_list(), found["name"].to_list(), strict=True))
 
 
-def _run_row(row: dict[str, Any], forest: Forest | None, root: str, names: dict[int, str]) -> dict[str, Any]:
-    node = forest.index.get(row["session_id"]) if forest is not None and row["session_id"] is not None else None
+Nodes = Mapping[str, int]
+"""Tree nodes by session id (``Forest.index``, or ``report_data.node_index``)."""
+
+
+def _run_row(row: dict[str, Any], forest: Nodes | None, root: str, names: dict[int, str]) -> dict[str, Any]:
+    node = forest.get(row["session_id"]) if forest is not None and row["session_id"] is not None else None
     message = row["error_message"] or row["outcome_detail"]
     return {
         "id": row["session_id"],
@@ -97,10 +101,10 @@ def _run_row(row: dict[str, Any], forest: Forest | None, root: str, names: dict[
     }
 
 
-def _tree_row(row: dict[str, Any], forest: Forest | None) -> dict[str, Any]:
+def _tree_row(row: dict[str, Any], forest: Nodes | None) -> dict[str, Any]:
     return {
         "id": row["session_id"],
-        "node": forest.index.get(row["session_id"]) if forest is not None and row["session_id"] else None,
+        "node": forest.get(row["session_id"]) if forest is not None and row["session_id"] else None,
         "sessions": f"{row['sessions']:,}",
         "failed": row["failed"],
         "depth": row["max_depth"],
@@ -130,12 +134,12 @@ def _outcome_rows(frame: pl.DataFrame, key: str, outcomes: list[str]) -> list[di
     return out
 
 
-def _timeline_label(forest: Forest | None) -> Any:
+def _timeline_label(forest: Nodes | None) -> Any:
     def label(row: dict[str, Any]) -> str:
         sid = row.get("session_id")
         name = escape(clip(row.get("label") or sid or "(no id)", 80))
         tip = escape(clip(f"{sid or '(no id)'} · {row.get('label') or ''}", 300))
-        node = forest.index.get(sid) if forest is not None and sid is not None else None
+        node = forest.get(sid) if forest is not None and sid is not None else None
         if node is None:
             return f'<span title="{tip}">{name}</span>'
         return f'<button type="button" class="reveal linkish" data-node="{node}" title="{tip}">{name}</button>'
@@ -143,8 +147,12 @@ def _timeline_label(forest: Forest | None) -> Any:
     return label
 
 
-def runs_section(corpus: Corpus, runs: RunSummary, forest: Forest | None) -> dict[str, Any]:
+def runs_section(corpus: Corpus, runs: RunSummary, forest: Forest | Nodes | None) -> dict[str, Any]:
     """The "Runs" section's values for the report template.
+
+    ``forest`` gives each shown session its tree node (the forest, or its
+    nodes by session id alone: ``report_data.node_index``); ``None`` shows
+    no tree links.
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
@@ -154,13 +162,14 @@ def runs_section(corpus: Corpus, runs: RunSummary, forest: Forest | None) -> dic
         >>> section["failed"], section["failures"][0]["id"], section["failures"][0]["code"]
         (7, 'auth-refactor', 'CONTEXT_LENGTH')
     """
+    nodes = forest.index if isinstance(forest, Forest) else forest
     outcomes = list(runs.outcomes)
     totals = runs.totals
     listed = runs.failures.head(FAILURE_ROWS)
     names = run_row_names(corpus, [listed, runs.slowest, runs.costliest])
     by_day = runs.by_day.tail(GROUP_ROWS) if runs.by_day.height > GROUP_ROWS else runs.by_day
     timelines = []
-    label = _timeline_label(forest)
+    label = _timeline_label(nodes)
     for row in runs.trees.head(TIMELINES).iter_rows(named=True):
         if row["session_id"] is None:
             continue
@@ -218,11 +227,11 @@ def runs_section(corpus: Corpus, runs: RunSummary, forest: Forest | None) -> dic
         "projects_total": runs.by_project.height,
         "by_day": _outcome_rows(by_day, "day", outcomes),
         "days_total": runs.by_day.height,
-        "failures": [_run_row(r, forest, corpus.root, names) for r in listed.iter_rows(named=True)],
-        "slowest": [_run_row(r, forest, corpus.root, names) for r in runs.slowest.iter_rows(named=True)],
-        "costliest": [_run_row(r, forest, corpus.root, names) for r in runs.costliest.iter_rows(named=True)],
-        "slowest_trees": [_tree_row(r, forest) for r in runs.slowest_trees().iter_rows(named=True)],
-        "costliest_trees": [_tree_row(r, forest) for r in runs.costliest_trees().iter_rows(named=True)],
+        "failures": [_run_row(r, nodes, corpus.root, names) for r in listed.iter_rows(named=True)],
+        "slowest": [_run_row(r, nodes, corpus.root, names) for r in runs.slowest.iter_rows(named=True)],
+        "costliest": [_run_row(r, nodes, corpus.root, names) for r in runs.costliest.iter_rows(named=True)],
+        "slowest_trees": [_tree_row(r, nodes) for r in runs.slowest_trees().iter_rows(named=True)],
+        "costliest_trees": [_tree_row(r, nodes) for r in runs.costliest_trees().iter_rows(named=True)],
         "trees_total": runs.trees.height,
         "models": models,
         "unpriced": [

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import polars as pl
 
-from subagent_catalog.analysis.run_summary import run_summary
+from subagent_catalog.analysis.run_summary import RunSummary, run_summary
 from subagent_catalog.analysis.summary import human_bytes, iso, root_hint, summary_of_rows
 from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.model import Semantics
@@ -14,23 +15,33 @@ from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.store.source import Source, listing_source, source_frames
 from subagent_catalog.views.columns import UNREAD_BY_SUMMARY
+from subagent_catalog.views.memory import release_freed_memory
 from subagent_catalog.views.run_format import FAILED_LINES, md_cell, runs_json, runs_lines, runs_markdown
+
+T = TypeVar("T")
 
 
 def _read(
-    source: Source, semantics: Semantics, window: Window | None
-) -> tuple[Corpus, Window, Corpus, pl.DataFrame | None]:
-    """The frames, the window, the windowed frames and the windowed listing rows (``None``: the listing fails).
+    source: Source, semantics: Semantics, window: Window | None, runs: Callable[[RunSummary], T]
+) -> tuple[Corpus, Window, Corpus, dict[str, Any], T]:
+    """The frames, the window, the windowed frames, their counts and ``runs`` of their run summary.
 
-    The listing is computed first (over an archive out of core), then the
-    frames are read without the columns the summary leaves unread.
+    The frames are read first, without the columns the summary leaves unread,
+    and the run summary (every session's tree) is made and handed to ``runs``
+    at once, then dropped; only then is the listing computed (over an archive
+    out of core) and counted: the run summary and the listing rows are never
+    in memory together.
     """
     window, listing = window or Window(), listing_source(source)
+    corpus = source_frames(source, without=UNREAD_BY_SUMMARY)  # a corpus, or an archive's frames
+    shown = window.corpus(corpus)
+    made = runs(run_summary(shown))
+    release_freed_memory()
     rows = None
     if listing.listing_error is None:
         rows = window.frame(catalog(listing, semantics=semantics))
-    corpus = source_frames(source, without=UNREAD_BY_SUMMARY)  # a corpus, or an archive's frames
-    return corpus, window, window.corpus(corpus), rows
+    facts = summary_of_rows(shown, semantics, rows)
+    return corpus, window, shown, facts, made
 
 
 def _join_counts(counts: dict[str, int]) -> str:
@@ -64,8 +75,7 @@ def summary_text(
     """
     from subagent_catalog.views.text import printable
 
-    corpus, window, shown, rows = _read(corpus, semantics, window)
-    facts = summary_of_rows(shown, semantics, rows)
+    corpus, window, shown, facts, runs = _read(corpus, semantics, window, lambda made: runs_lines(made, limit=limit))
     first, last = iso(facts["first_created"]), iso(facts["last_activity"])
     span = f"{first} → {last}" if first and last else "no timestamps"
     if facts["first_created"] is not None and facts["last_activity"] is not None:
@@ -110,7 +120,7 @@ def summary_text(
         for row in level.head(corpus_problems).iter_rows(named=True):
             lines.append(f"  - {row['kind']}: {printable(row['message'])}")
             lines.append(f"      {printable(row['path'])}")
-    lines += [printable(line) for line in runs_lines(run_summary(shown), limit=limit)]
+    lines += [printable(line) for line in runs]
     return "\n".join(lines)
 
 
@@ -129,12 +139,12 @@ def summary_json(
         >>> facts["corpus"]["files"], facts["runs"]["failed"]
         (26, 7)
     """
-    corpus, window, shown, rows = _read(corpus, semantics, window)
-    facts = {key: _json_value(value) for key, value in summary_of_rows(shown, semantics, rows).items()}
+    corpus, window, _, counts, runs = _read(corpus, semantics, window, runs_json)
+    facts = {key: _json_value(value) for key, value in counts.items()}
     if window.bounded:
         facts["window"] = window.describe()
     facts["root_hint"] = root_hint(corpus)
-    return {"corpus": facts, "runs": runs_json(run_summary(shown))}
+    return {"corpus": facts, "runs": runs}
 
 
 def summary_markdown(
@@ -151,8 +161,7 @@ def summary_markdown(
         >>> print(summary_markdown(read_corpus("data/sample")).splitlines()[0])
         # Corpus `data/sample`
     """
-    corpus, window, shown, rows = _read(corpus, semantics, window)
-    facts = summary_of_rows(shown, semantics, rows)
+    corpus, window, _, facts, runs = _read(corpus, semantics, window, lambda made: runs_markdown(made, limit=limit))
     root = str(facts["root"]).replace("`", "'")
     lines = [f"# Corpus `{root}`", ""]
     hint = root_hint(corpus)
@@ -173,5 +182,5 @@ def summary_markdown(
         f"{listing} |",
         "",
     ]
-    lines += runs_markdown(run_summary(shown), limit=limit)
+    lines += runs
     return "\n".join(lines)

@@ -61,12 +61,14 @@ def test_no_hit_is_not_an_error() -> None:
 def test_an_archive_directory_is_searched_through_its_events(tmp_path: Path) -> None:
     export_archive(SAMPLE, tmp_path / "arch", events=True, jobs=1)
     code, out, err = _run(str(tmp_path / "arch"), "Done with task 2")
-    assert code == 0 and "searching the archive" in err
+    assert code == 0 and f"searching the archive {tmp_path / 'arch'} (its events table)" in err
     assert out == _run(str(SAMPLE), "Done with task 2")[1]
     root = tmp_path / "sample"
     shutil.copytree(SAMPLE, root)
     export_archive(root, tmp_path / "bare", jobs=1)  # no events: the logs under its recorded root are searched
-    assert _run(str(tmp_path / "bare"), "Done with task 2")[:2] == (0, _run(str(root), "Done with task 2")[1])
+    code, out, err = _run(str(tmp_path / "bare"), "Done with task 2")
+    assert (code, out) == (0, _run(str(root), "Done with task 2")[1])
+    assert f"(no events table: the logs under {root})" in err
     shutil.rmtree(root)  # ... and without them, it says what is missing
     code, _out, err = _run(str(tmp_path / "bare"), "x")
     assert code == 1 and "holds no events" in err

@@ -79,7 +79,8 @@ def search(
     check_target(output, [root])
     source = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
     if isinstance(source, Archive):
-        note(f"searching the archive {root} (its events table)", quiet=quiet)
+        where = "its events table" if source.has_events else f"no events table: the logs under {source.log_root}"
+        note(f"searching the archive {root} ({where})", quiet=quiet)
     check_target(output, protected_paths(root, source))
     hits = search_events(source, pattern, types=list(types) or None, regex=regex, ignore_case=ignore_case, limit=limit)
     to_terminal = is_stdout(output)

@@ -413,3 +413,23 @@ def test_relative_root_gone_everywhere_says_so(tmp_path: Path, monkeypatch: pyte
     assert not events_available(archive)
     with pytest.raises(ArchiveError, match="holds no events table and its corpus root 'logs' is not here"):
         _ = archive.to_corpus().events
+
+
+def test_a_window_of_an_archive_reads_its_events_from_the_table(tmp_path: Path) -> None:
+    """A window's copy of an archive's corpus used to read its events from the root: none once it was gone."""
+    from subagent_catalog import window_corpus
+
+    root = tmp_path / "sample"
+    shutil.copytree(Path(__file__).parent.parent / "data" / "sample", root)
+    export_archive(root, tmp_path / "arch", events=True, jobs=1)
+    expected = window_corpus(read_corpus(root), since="2026-01-01 00:00:03")
+    events, first = expected.events, int(expected.sessions["list_order"][0])
+    one = expected.log_events(first)
+    assert 0 < expected.sessions.height < read_corpus(root).sessions.height and events.height > 0
+    shutil.rmtree(root)  # the logs are gone: only the archive's events table can give them
+    windowed = window_corpus(open_archive(tmp_path / "arch"), since="2026-01-01 00:00:03")
+    assert windowed.sessions.equals(expected.sessions)
+    assert windowed.log_events(first).equals(one)
+    assert windowed.events.equals(events)
+    again = window_corpus(windowed, since="2026-01-01 00:00:04")  # a window of the window
+    assert again.events.equals(events.filter(pl.col("session_id").is_in(again.sessions["session_id"].implode())))

@@ -26,6 +26,7 @@ import polars as pl
 
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.store.archive import ArchiveCorpus
 from subagent_catalog.store.source import Source, source_corpus
 
 __all__ = ["Window", "WindowError", "in_window", "parse_instant", "window_corpus"]
@@ -282,7 +283,7 @@ class Window:
                 events = None  # events carry only the session id: an id shared with a log outside is read again
             else:
                 events = events.filter(pl.col("session_id").is_in(ids.implode()))
-        return dataclasses.replace(
+        windowed = dataclasses.replace(
             corpus,
             sessions=kept.drop("_window_row"),
             descriptors=corpus.descriptors.filter(pl.col("path").is_in(paths.implode())),
@@ -290,6 +291,9 @@ class Window:
             _events=events,
             _sources=None if corpus._sources is None else corpus._sources.gather(rows),
         )
+        if isinstance(corpus, ArchiveCorpus) and isinstance(windowed, ArchiveCorpus) and events is None:
+            windowed.windowed(corpus, kept)  # its events from the archive's table, not the root's logs
+        return windowed
 
     def describe(self) -> str:
         """The window as one line of text (``2026-01-01 00:00:00 UTC → open``).

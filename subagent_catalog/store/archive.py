@@ -68,6 +68,19 @@ class ArchiveCorpus(Corpus):
     """A ``Corpus`` collected from an archive; its events come from the archive when it holds them."""
 
     _archive: Archive | None = None
+    _window: tuple[Archive, pl.Series] | None = None  # a window of an archive with events: its list orders
+
+    def windowed(self, source: ArchiveCorpus, rows: pl.DataFrame) -> None:
+        """Read this window's events (``rows``: its sessions) from the events table behind ``source``.
+
+        A window's copy (``dataclasses.replace``) is not the archive's own
+        corpus: searches and listings of it must not scan the whole archive,
+        so it holds no ``_archive``; its events alone come from the archive's
+        events table, its logs' rows only (a window of a window too).
+        """
+        archive = source._archive if source._archive is not None else (source._window[0] if source._window else None)
+        if archive is not None and archive.has_events:
+            self._window = (archive, rows["list_order"])
 
     def _rebase(self, there: str) -> None:
         """Read the logs under ``there`` (the archive's ``log_root``), not under the relative root recorded.
@@ -92,6 +105,15 @@ class ArchiveCorpus(Corpus):
     @property
     def events(self) -> pl.DataFrame:
         """Every event of every readable log (from the archive, or re-read from the root)."""
+        if self._events is None and self._window is not None:  # a window's: its logs' rows of the table
+            archive, orders = self._window
+            with archive.reading("events"):
+                self._events = (
+                    archive.events.filter(pl.col("list_order").is_in(orders.implode()))
+                    .sort(archive.order_by("events"), maintain_order=True)
+                    .select(list(EVENT_SCHEMA))
+                    .collect()
+                )
         if self._events is None and self._archive is not None:
             if self._archive.has_events:
                 with self._archive.reading("events"):
@@ -114,6 +136,16 @@ class ArchiveCorpus(Corpus):
         Raises:
             ArchiveError: no events table and the corpus root is not here.
         """
+        table = self._window[0] if self._window is not None and self._events is None else None
+        if table is not None:
+            with table.reading("events"):
+                frame = (
+                    table.events.filter(pl.col("list_order") == list_order)
+                    .sort("event_index")
+                    .select(list(EVENT_SCHEMA))
+                    .collect()
+                )
+                return frame.cast(pl.Schema(EVENT_SCHEMA))
         if self._events is None and self._archive is not None:
             if self._archive.has_events:
                 with self._archive.reading("events"):

@@ -42,7 +42,7 @@ from subagent_catalog.read.event_text import TEXT_TYPES, event_parts
 from subagent_catalog.read.search_scan import Candidate, needle_for, scan_logs
 from subagent_catalog.store.archive import Archive, ArchiveCorpus
 from subagent_catalog.store.layout import DATA_TEXT, ArchiveError, join_location, joined_text
-from subagent_catalog.store.location import footer_column_min, iter_parquet
+from subagent_catalog.store.location import iter_parquet
 
 __all__ = [
     "ARCHIVE_BATCH_ROWS",
@@ -208,8 +208,8 @@ def _archive_frames(archive: Archive, chosen: list[str], kept: pl.Expr, compiled
 
 
 def _first_order(archive: Archive, name: str) -> int | None:
-    """The smallest ``list_order`` of one events file: its footer's statistics (read by the check), else its column."""
-    smallest = footer_column_min(archive.footer("events", name), "list_order")
+    """The smallest ``list_order`` of one events file: its footer's statistics (kept by the check), else its column."""
+    smallest = archive.first_orders("events")[name]
     if smallest is not None:
         return smallest
     import pyarrow.compute as pc  # imported only when a footer lacks statistics: 0.1 s saved on a first search

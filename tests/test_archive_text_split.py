@@ -21,7 +21,7 @@ from subagent_catalog import search_events
 from subagent_catalog.analysis.search import DEFAULT_TYPES
 from subagent_catalog.corpus import read_corpus
 from subagent_catalog.interop.sql import sql
-from subagent_catalog.read.event_text import TEXT_TYPES
+from subagent_catalog.read.event_text import TEXT_TYPES, event_parts
 from subagent_catalog.store.archive import open_archive
 from subagent_catalog.store.export import export_archive
 from subagent_catalog.store.layout import DATA_TEXT
@@ -73,8 +73,15 @@ def _as_format_5(source: Path, target: Path) -> None:
     (target / "manifest.json").write_text(json.dumps(manifest))
 
 
-def test_default_search_types_are_the_text_types() -> None:
-    assert set(DEFAULT_TYPES) == TEXT_TYPES
+def test_text_types_name_their_fields_and_every_other_type_has_data_text() -> None:
+    """What the split rests on: only types outside ``TEXT_TYPES`` (the default search) give ``data`` parts."""
+    value = {"content": [{"type": "text", "text": "t"}], "message": {"content": "m"}, "name": "n", "arguments": "a",
+             "error": "e", "reason": {"error": "r"}, "label": "l", "persona": "p", "other": "o"}  # fmt: skip
+    for kind in DEFAULT_TYPES:
+        assert all(field != "data" for field, _ in event_parts(kind, value)), kind
+    for kind in ("request/header", "request/context", "agent/inbox/spliced", "turn/start"):
+        parts = event_parts(kind, value)
+        assert parts and {field for field, _ in parts} == {"data"}, kind
 
 
 def test_events_files_keep_data_text_apart(archives: dict[str, Any]) -> None:

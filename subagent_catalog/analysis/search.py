@@ -58,15 +58,7 @@ __all__ = [
     "search_sessions",
 ]
 
-DEFAULT_TYPES: tuple[str, ...] = (
-    "user/message",
-    "assistant/message",
-    "assistant/chunk",
-    "tool/call",
-    "tool/result",
-    "turn/end",
-    "subagent/descriptor",
-)
+DEFAULT_TYPES: tuple[str, ...] = TEXT_TYPES
 """The event types searched by default: those that carry message, tool, error or label text.
 
 An ``assistant/chunk`` has text only when it is the last chunk of a stream
@@ -156,7 +148,7 @@ def _archive_frames(archive: Archive, chosen: list[str], kept: pl.Expr, compiled
             hint="re-export with export_archive(root, out, events=True), or search read_corpus(root)",
         )
     names = list(archive.manifest["tables"]["events"]["files"])
-    data = archive.splits_text and not set(chosen) <= TEXT_TYPES
+    data = archive.splits_text and not set(chosen) <= set(TEXT_TYPES)
     columns = [*_COLUMNS, *_ARCHIVE_COLUMNS, *([DATA_TEXT] if data else [])]
     if limit is None:
         # An anchored regex is tried part by part (its anchors hold at a part's ends): the whole text filters nothing.

@@ -45,19 +45,18 @@ PART_SEPARATOR = "\x1f"
 MERGED_FIELDS = frozenset({"text", "reasoning", "result"})
 """Fields whose adjacent blocks are one part (concatenated without a separator)."""
 
-TEXT_TYPES = frozenset(
-    {
-        "user/message",
-        "assistant/message",
-        "assistant/chunk",
-        "tool/call",
-        "tool/result",
-        "turn/end",
-        "subagent/descriptor",
-    }
+TEXT_TYPES: tuple[str, ...] = (
+    "user/message",
+    "assistant/message",
+    "assistant/chunk",
+    "tool/call",
+    "tool/result",
+    "turn/end",
+    "subagent/descriptor",
 )
 """The event types whose text is named fields (messages, tool calls and results, errors, labels); every other
-type's text is its data's string values (``data``), which an archive stores apart (``data_text``, format 6)."""
+type's text is its data's string values (``data``), which an archive stores apart (``data_text``, format 6).
+The types ``search_events`` searches by default (``DEFAULT_TYPES``)."""
 
 Parts = list[tuple[str, str]]
 Text = tuple[str | None, str | None]

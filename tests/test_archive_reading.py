@@ -433,3 +433,36 @@ def test_a_window_of_an_archive_reads_its_events_from_the_table(tmp_path: Path) 
     assert windowed.events.equals(events)
     again = window_corpus(windowed, since="2026-01-01 00:00:04")  # a window of the window
     assert again.events.equals(events.filter(pl.col("session_id").is_in(again.sessions["session_id"].implode())))
+
+
+def test_frames_read_the_files_in_order_without_a_sort(source: tuple[Path, Path], monkeypatch: Any) -> None:
+    """An export's files, read in the order of their first rows, are already in list order: no sort is made."""
+    from subagent_catalog.store import archive as archive_module
+
+    root, out = source
+    archive = open_archive(out)
+    assert len(archive.manifest["tables"]["sessions"]["files"]) > 1  # several files, so their order matters
+    sorts: list[list[str]] = []
+    real = archive_module._in_order
+
+    def counted(frame: Any, by: list[str], *args: Any, **kwargs: Any) -> Any:
+        sorts.append(by)
+        return real(frame, by, *args, **kwargs)
+
+    monkeypatch.setattr(archive_module, "_in_order", counted)
+    frames = archive.frames(without=["header_json"])
+    assert ["list_order"] not in sorts  # the sessions were not sorted (the small tables still are)
+    expected = read_corpus(root, cache=False).sessions.drop("header_json")
+    assert frames.sessions.equals(expected)
+
+
+def test_frames_are_sorted_when_the_files_are_out_of_order(source: tuple[Path, Path], monkeypatch: Any) -> None:
+    """Files whose first rows do not give the order (here the footers' minimums reversed) are read, then sorted."""
+    root, out = source
+    archive = open_archive(out)
+    smallest = archive.first_orders("sessions")
+    backwards = {name: -1 * (value or 0) for name, value in smallest.items()}
+    monkeypatch.setattr(type(archive), "first_orders", lambda self, table: backwards)
+    frames = archive.frames(without=["header_json"])
+    assert frames.sessions["list_order"].to_list() == sorted(frames.sessions["list_order"].to_list())
+    assert frames.sessions.equals(read_corpus(root, cache=False).sessions.drop("header_json"))

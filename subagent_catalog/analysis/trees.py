@@ -14,11 +14,14 @@ and the sessions on the cycle are flagged ``in_cycle`` (they head their own tree
 
 from __future__ import annotations
 
+from array import array
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import polars as pl
 
 from subagent_catalog.analysis.runs import session_table
+from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.costs import session_costs
 from subagent_catalog.frames.outcome import OUTCOMES
 from subagent_catalog.prices import Prices, PriceTable, price_table
@@ -49,26 +52,88 @@ _COLUMNS = [
 ]
 
 
-def _parent_links(data: pl.DataFrame) -> list[int]:
+_CHUNK = 1 << 16
+"""Values converted between a Series and an array at a time (a Python list of this many at most)."""
+
+
+def _ints(series: pl.Series) -> array[int]:
+    """An integer Series without nulls as an ``array('q')``: 8 bytes a value, not a Python int each."""
+    out = array("q")
+    for start in range(0, series.len(), _CHUNK):
+        out.extend(series.slice(start, _CHUNK).to_list())
+    return out
+
+
+def _flags(series: pl.Series) -> bytearray:
+    """A boolean Series as one byte a value (null: 0)."""
+    out = bytearray()
+    for start in range(0, series.len(), _CHUNK):
+        out.extend(series.slice(start, _CHUNK).fill_null(False).cast(pl.UInt8).to_list())
+    return out
+
+
+def _masked(values: array[Any], present: bytearray) -> pl.Series:
+    """``values`` as a Series, null where ``present`` is 0."""
+    kind = pl.Float64 if values.typecode == "d" else pl.Int64  # typed: an empty array gives no type to infer
+    return pl.select(pl.when(_bools(present)).then(pl.Series(values, dtype=kind))).to_series()
+
+
+def _bools(flags: bytearray) -> pl.Series:
+    """One byte a value as a boolean Series."""
+    return pl.Series(flags, dtype=pl.UInt8).cast(pl.Boolean)
+
+
+def _tree_data(source: Source, table: PriceTable) -> tuple[pl.DataFrame, pl.Series]:
+    """The columns the roll-up reads (``_COLUMNS`` but the samples), in list order, and each session's cost.
+
+    Frames already in list order (a read corpus, an archive's frames) give
+    their own columns, not a copy: only the cost is computed. An archive's
+    table is scanned, joined to its costs and sorted.
+    """
+    columns = [name for name in _COLUMNS if name != "usage_samples"]
+    if isinstance(source, Corpus) and source.sessions["list_order"].is_sorted():
+        sessions = source.sessions
+        costs = session_costs(sessions.lazy(), table).collect()
+        return sessions.select(columns), costs.sort("list_order")["cost_usd"]
+    frame = session_table(source, _COLUMNS)
+    joined = frame.join(session_costs(frame, table), on="list_order", how="left").select(*columns, "cost_usd")
+    data = joined.sort("list_order").collect()
+    return data.drop("cost_usd"), data["cost_usd"]
+
+
+def _parent_links(data: pl.DataFrame) -> array[int]:
     """Each row's parent row: the first row (in list order) whose ``session_id`` its ``parent_session`` names, or -1.
 
-    Resolved by a Polars join, not a dict of every id: no Python string per session.
+    Resolved by a Polars join on the ids' 64-bit hashes, not a dict of every
+    id (no Python string per session) nor a join on the strings (a hash table
+    of every id); each link found is then checked against the id itself, and
+    a hash shared by two ids (never seen) falls back to the join on the ids.
     """
-    first = (
-        data.select("session_id", pl.int_range(pl.len(), dtype=pl.Int64).alias("_row"))
-        .filter(pl.col("session_id").is_not_null())
-        .group_by("session_id")
-        .agg(pl.col("_row").min())
-        .rename({"session_id": "parent_session"})
+    rows = pl.int_range(pl.len(), dtype=pl.Int64).alias("_row")
+    ids = data.select(pl.col("session_id").hash().alias("_key"), rows).filter(data["session_id"].is_not_null())
+    first = ids.group_by("_key").agg(pl.col("_row").min())
+    keys = data.select(pl.col("parent_session").hash().alias("_key")).with_columns(
+        pl.when(data["parent_session"].is_not_null()).then(pl.col("_key"))
     )
-    joined = data.select("parent_session").join(first, on="parent_session", how="left", maintain_order="left")
-    return joined["_row"].fill_null(-1).to_list()
+    found = keys.join(first, on="_key", how="left", maintain_order="left")["_row"]
+    named = data["session_id"].gather(found)
+    if not ((named == data["parent_session"]) | found.is_null()).all():
+        first = (
+            data.select("session_id", rows)
+            .filter(pl.col("session_id").is_not_null())
+            .group_by("session_id")
+            .agg(pl.col("_row").min())
+            .rename({"session_id": "parent_session"})
+        )
+        parents = data.select("parent_session")
+        found = parents.join(first, on="parent_session", how="left", maintain_order="left")["_row"]
+    return _ints(found.fill_null(-1))
 
 
-def _resolve(parent: list[int]) -> tuple[list[int], list[bool]]:
-    """Each node's parent index (-1: none) with cycle-closing links cut, and whether the node is on a cycle."""
-    state = [0] * len(parent)  # 0 unseen, 1 on the current walk, 2 done
-    in_cycle = [False] * len(parent)
+def _resolve(parent: array[int]) -> bytearray:
+    """Cut the links that close a cycle (``parent`` is changed in place); which nodes are on a cycle."""
+    state = bytearray(len(parent))  # 0 unseen, 1 on the current walk, 2 done
+    in_cycle = bytearray(len(parent))
     for start in range(len(parent)):
         path = []
         node = start
@@ -78,17 +143,17 @@ def _resolve(parent: list[int]) -> tuple[list[int], list[bool]]:
             node = parent[node]
         if node != -1 and state[node] == 1:  # the walk came back to itself: a cycle from ``node`` on
             for member in path[path.index(node) :]:
-                in_cycle[member] = True
+                in_cycle[member] = 1
                 parent[member] = -1
         for member in path:
             state[member] = 2
-    return parent, in_cycle
+    return in_cycle
 
 
-def _depths(parent: list[int]) -> tuple[list[int], list[int]]:
+def _depths(parent: array[int]) -> tuple[array[int], array[int]]:
     """Each node's depth (edges from its root) and root index, in a forest."""
-    depth = [-1] * len(parent)
-    root = list(range(len(parent)))
+    depth = array("q", [-1]) * len(parent)
+    root = array("q", range(len(parent)))
     for start in range(len(parent)):
         path = []
         node = start
@@ -104,21 +169,68 @@ def _depths(parent: list[int]) -> tuple[list[int], list[int]]:
     return depth, root
 
 
-def _peaks(parent: list[int], counted: list[bool], first: list[Any], last: list[Any]) -> list[int]:
-    """Per node: the most of its counted direct children running at once (their own events' time spans)."""
-    spans: dict[int, list[tuple[int, int]]] = {}
-    for node, up in enumerate(parent):
-        if up != -1 and counted[node] and first[node] is not None and last[node] is not None:
-            spans.setdefault(up, []).append((first[node], last[node]))
-    peaks = [0] * len(parent)
-    for node, intervals in spans.items():
-        edges = sorted([(start, 0) for start, _ in intervals] + [(end, 1) for _, end in intervals])
-        running = best = 0
-        for _, kind in edges:  # at equal times a start comes first: touching spans overlap
-            running += 1 if kind == 0 else -1
-            best = max(best, running)
-        peaks[node] = best
-    return peaks
+@dataclass
+class _Tree:
+    """The resolved forest: parent links (-1: none), which nodes count, children before their parents."""
+
+    parent: array[int]
+    counted: bytearray
+    order: array[int]
+
+    def sums(self, values: array[Any], present: bytearray | None = None) -> pl.Series:
+        """Each node's value plus its counted descendants' (null when neither it nor one of them has a value)."""
+        parent, counted = self.parent, self.counted
+        present = present if present is not None else bytearray(b"\x01") * len(values)
+        below = array(values.typecode, bytes(values.itemsize * len(values)))
+        seen = bytearray(len(values))
+        for node in self.order:
+            up = parent[node]
+            if up == -1:
+                continue
+            if counted[node] and present[node]:
+                mine = values[node] + below[node]
+            elif seen[node]:
+                mine = below[node]
+            else:
+                continue
+            below[up] += mine
+            seen[up] = 1
+        own, under = _masked(values, present), _masked(below, seen)
+        return pl.select(
+            pl.when(own.is_not_null() | under.is_not_null()).then(own.fill_null(0) + under.fill_null(0))
+        ).to_series()
+
+    def extremes(self, values: array[int], present: bytearray, *, largest: bool) -> pl.Series:
+        """Each node's value and its counted descendants', the largest or the smallest (null: none has one)."""
+        parent, counted, pick = self.parent, self.counted, max if largest else min
+        below = array("q", bytes(8 * len(values)))
+        seen = bytearray(len(values))
+        for node in self.order:
+            up = parent[node]
+            if up == -1:
+                continue
+            if counted[node] and present[node]:
+                mine = pick(values[node], below[node]) if seen[node] else values[node]
+            elif seen[node]:
+                mine = below[node]
+            else:
+                continue
+            below[up] = pick(below[up], mine) if seen[up] else mine
+            seen[up] = 1
+        both = (_masked(values, present), _masked(below, seen))
+        return pl.select(pl.max_horizontal(*both) if largest else pl.min_horizontal(*both)).to_series()
+
+    def heights(self) -> pl.Series:
+        """Per node: the most edges down to a counted session below it (0 when none)."""
+        parent, counted = self.parent, self.counted
+        height = array("q", [-1]) * len(parent)  # -1: no counted session below
+        for node in self.order:
+            up = parent[node]
+            if up != -1:
+                reach = max(0 if counted[node] else -1, height[node])
+                if reach != -1 and reach + 1 > height[up]:
+                    height[up] = reach + 1
+        return pl.Series(height, dtype=pl.Int64).clip(lower_bound=0)
 
 
 def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | PriceTable | None = None) -> pl.DataFrame:
@@ -144,71 +256,47 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
         [('child-1', 1, 1, 1310, 1), ('parent-1', 0, 2, 1310, 1)]
     """
     table = price_table(prices)
-    frame = session_table(source, _COLUMNS)
-    frame = frame.join(session_costs(frame, table), on="list_order", how="left").drop("usage_samples")
-    data = frame.sort("list_order").collect()
-    parent, in_cycle = _resolve(_parent_links(data))
+    data, cost = _tree_data(source, table)
+    size = data.height
+    parent = _parent_links(data)
+    in_cycle = _resolve(parent)
     depth, root = _depths(parent)
-    subagent = [origin == "subagent" for origin in data["origin"].to_list()]
-    listed = [value is True for value in data["listed"].to_list()]
-    if scope == "lineage":
-        counted = [True] * len(parent)
-    else:
-        counted = [own and seen for own, seen in zip(subagent, listed, strict=True)]
-    order = sorted(range(len(parent)), key=depth.__getitem__, reverse=True)  # children before their parents
-    columns: dict[str, pl.Series] = {}  # each column a Series as soon as it is rolled up: one Python list at a time
-
-    def roll(values: list[Any], combine: Any, empty: Any) -> list[Any]:
-        below = [empty] * len(values)
-        for node in order:
-            up = parent[node]
-            if up != -1:
-                mine = combine(values[node], below[node]) if counted[node] else below[node]
-                below[up] = combine(below[up], mine)
-        return [combine(value, extra) for value, extra in zip(values, below, strict=True)]
-
-    def add(a: Any, b: Any) -> Any:
-        return b if a is None else a if b is None else a + b
-
-    ones = [1] * len(parent)
-    columns["subtree_sessions"] = _series(roll(ones, add, 0))
-    columns["subtree_subagents"] = _series(
-        [
-            total - (1 if own else 0)
-            for total, own in zip(roll([int(s) for s in subagent], add, 0), subagent, strict=True)
-        ]
+    subagent = (data["origin"] == "subagent").fill_null(False)
+    counted = _flags(subagent & data["listed"].fill_null(False)) if scope == "subagents" else bytearray(b"\x01") * size
+    # Children before their parents (deepest first, list order among equals), as the sums were always made.
+    ranked = pl.DataFrame(
+        {"depth": pl.Series(depth, dtype=pl.Int64), "node": pl.int_range(size, dtype=pl.Int64, eager=True)}
     )
-    forks = roll([int(not s) for s in subagent], add, 0)
-    columns["subtree_forks"] = _series([total - (0 if own else 1) for total, own in zip(forks, subagent, strict=True)])
-    del forks
+    order = _ints(ranked.sort(["depth", "node"], descending=[True, False])["node"])
+    del ranked
+    tree = _Tree(parent, counted, order)
+    columns: dict[str, pl.Series] = {}  # every value 8 bytes in an array, never a Python object per session
+
+    def own(name: str) -> tuple[array[int], bytearray]:
+        return _ints(data[name].fill_null(0)), _flags(data[name].is_not_null())
+
+    own_subagent = subagent.cast(pl.Int64)
+    columns["subtree_sessions"] = tree.sums(array("q", [1]) * size)
+    columns["subtree_subagents"] = tree.sums(_ints(own_subagent)) - own_subagent
+    columns["subtree_forks"] = tree.sums(_ints(1 - own_subagent)) - (1 - own_subagent)
     if scope == "subagents":
-        columns["subtree_forks"] = _series([0] * len(parent))
-    columns["subtree_max_depth"] = _series(_heights(parent, counted, order))
-    first, last = data["run_first_ms"].to_list(), data["run_last_ms"].to_list()
-    columns["subtree_first_ms"] = _series(
-        roll(first, lambda a, b: b if a is None else a if b is None else min(a, b), None)
-    )
-    columns["subtree_last_ms"] = _series(
-        roll(last, lambda a, b: b if a is None else a if b is None else max(a, b), None)
-    )
+        columns["subtree_forks"] = pl.zeros(size, pl.Int64, eager=True)
+    columns["subtree_max_depth"] = tree.heights()
+    columns["subtree_first_ms"] = tree.extremes(*own("run_first_ms"), largest=False)
+    columns["subtree_last_ms"] = tree.extremes(*own("run_last_ms"), largest=True)
     for name in _SUMS:
-        columns[f"subtree_{name}"] = _series(roll(data[name].to_list(), add, None))
-    missing = roll([int(cost is None) for cost in data["cost_usd"].to_list()], add, 0)
-    costs = roll([cost or 0.0 for cost in data["cost_usd"].to_list()], add, 0.0)
-    columns["subtree_cost_usd"] = _series(
-        [None if gap else cost for cost, gap in zip(costs, missing, strict=True)], pl.Float64
-    )
+        columns[f"subtree_{name}"] = tree.sums(*own(name))
+    missing = tree.sums(_ints(cost.is_null().cast(pl.Int64)))
+    costs = tree.sums(_floats(cost.fill_null(0.0)))
+    columns["subtree_cost_usd"] = pl.select(pl.when(missing == 0).then(costs)).to_series()
     del missing, costs
-    outcomes = data["outcome"].to_list()
     for kind in OUTCOMES:
-        columns[f"subtree_{kind.replace('-', '_')}"] = _series(roll([int(o == kind) for o in outcomes], add, 0))
-    del outcomes
-    children = [0] * len(parent)
-    for node, up in enumerate(parent):
-        if up != -1 and counted[node]:
-            children[up] += 1
+        columns[f"subtree_{kind.replace('-', '_')}"] = tree.sums(
+            _ints((data["outcome"] == kind).fill_null(False).cast(pl.Int64))
+        )
+    links = pl.DataFrame({"up": pl.Series(parent, dtype=pl.Int64), "counted": _bools(counted)})
+    ups = pl.select(pl.when(links["up"] != -1).then(links["up"])).to_series()
     roots = pl.Series(root, dtype=pl.Int64)
-    ups = pl.Series([up if up != -1 else None for up in parent], dtype=pl.Int64)
     out = pl.DataFrame(
         {
             "list_order": data["list_order"],
@@ -216,14 +304,12 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
             "parent_list_order": data["list_order"].gather(ups),
             "root_list_order": data["list_order"].gather(roots),
             "root_session_id": data["session_id"].gather(roots),
-            "depth": depth,
-            "in_cycle": in_cycle,
-            "children": children,
-            "peak_children_running": _peaks(parent, counted, first, last),
+            "depth": pl.Series(depth, dtype=pl.Int64),
+            "in_cycle": _bools(in_cycle),
+            "children": _per_node(size, links.filter(pl.col("counted") & (pl.col("up") != -1)).group_by("up").len()),
+            "peak_children_running": _peaks(links, data["run_first_ms"], data["run_last_ms"]),
             **columns,
         },
-        schema_overrides={"parent_list_order": pl.Int64, "subtree_cost_usd": pl.Float64},
-        strict=False,
     )
     return out.with_columns((pl.col("subtree_last_ms") - pl.col("subtree_first_ms")).alias("subtree_wall_ms")).select(
         "list_order",
@@ -249,18 +335,35 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
     )
 
 
-def _series(values: list[Any], dtype: Any = None) -> pl.Series:
-    """A rolled-up column as a Series (typed as ``pl.DataFrame`` with ``strict=False`` types a list)."""
-    return pl.Series(values, dtype=dtype, strict=False)
+def _floats(series: pl.Series) -> array[float]:
+    """A float Series without nulls as an ``array('d')``."""
+    out = array("d")
+    for start in range(0, series.len(), _CHUNK):
+        out.extend(series.slice(start, _CHUNK).to_list())
+    return out
 
 
-def _heights(parent: list[int], counted: list[bool], order: list[int]) -> list[int]:
-    """Per node: the most edges down to a counted session below it (0 when none)."""
-    height = [-1] * len(parent)  # -1: no counted session below
-    for node in order:
-        up = parent[node]
-        if up != -1:
-            reach = max(0 if counted[node] else -1, height[node])
-            if reach != -1:
-                height[up] = max(height[up], reach + 1)
-    return [max(0, value) for value in height]
+def _per_node(size: int, counts: pl.DataFrame) -> pl.Series:
+    """A count per node (0 where ``counts``, of columns node and count, has none)."""
+    nodes = pl.DataFrame({"up": pl.int_range(size, dtype=pl.Int64, eager=True)})
+    joined = nodes.join(counts.rename({counts.columns[1]: "n"}), on="up", how="left", maintain_order="left")
+    return joined["n"].fill_null(0).cast(pl.Int64)
+
+
+def _peaks(links: pl.DataFrame, first: pl.Series, last: pl.Series) -> pl.Series:
+    """Per node: the most of its counted direct children running at once (their own events' time spans).
+
+    At equal times a start comes before an end: touching spans overlap.
+    """
+    spans = links.with_columns(first=first, last=last).filter(
+        pl.col("counted") & (pl.col("up") != -1) & pl.col("first").is_not_null() & pl.col("last").is_not_null()
+    )
+    edges = pl.concat(
+        [
+            spans.select("up", pl.col("first").alias("time"), pl.lit(0, pl.Int8).alias("kind")),
+            spans.select("up", pl.col("last").alias("time"), pl.lit(1, pl.Int8).alias("kind")),
+        ]
+    ).sort("up", "time", "kind")
+    step = pl.when(pl.col("kind") == 0).then(1).otherwise(-1).cast(pl.Int64)
+    peaks = edges.select("up", step.cum_sum().over("up").alias("running")).group_by("up").agg(pl.col("running").max())
+    return _per_node(links.height, peaks)

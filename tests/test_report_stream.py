@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -26,6 +27,8 @@ from subagent_catalog.catalog.collation import collation_key
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.cli import main
 from subagent_catalog.corpus import read_corpus
+from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, PROBLEM_SCHEMA
 from subagent_catalog.views.memory import release_freed_memory
 from subagent_catalog.views.report import render_report, report_stream, script_json, script_json_chunks, write_report
 from subagent_catalog.views.report_charts import report_charts
@@ -169,3 +172,26 @@ def test_sibling_order_is_the_order_of_the_whole_key(nodes: list[tuple[float, st
     expected = sorted(members, key=lambda i: (created[i], collation_key(ids[i]), i))
     sibling_order(members, created, ids)
     assert members == expected
+
+
+def test_node_index_keeps_the_last_log_of_an_id_and_only_listed_sessions() -> None:
+    """Nodes number the listed logs in list order; an id logged twice is its last log's node."""
+    sessions = pl.DataFrame(
+        {
+            "list_order": [4, 0, 1, 2, 3, 5],
+            "session_id": ["c", "a", "b", "a", None, "d"],
+            "listed": [False, True, True, True, True, True],
+        }
+    )
+    corpus = Corpus(
+        root="/nowhere",
+        compression="none",
+        sessions=sessions,
+        descriptors=pl.DataFrame(schema=DESCRIPTOR_SCHEMA),
+        problems=pl.DataFrame(schema=PROBLEM_SCHEMA),
+    )
+    index = node_index(corpus)
+    # listed, in list order: a (node 0), b (1), a (2), an unnamed log (3), d (4); c is not listed
+    assert dict(index) == {"a": 2, "b": 1, "d": 4}
+    assert (len(index), index.get("c"), index.get("nobody"), index.get(7)) == (3, None, None, None)  # type: ignore[call-overload]
+    assert sorted(index) == ["a", "b", "d"]

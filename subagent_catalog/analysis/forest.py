@@ -7,7 +7,8 @@ totals per subtree; ``default_parents`` picks the parents a report shows.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from array import array
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -23,6 +24,9 @@ from subagent_catalog.read.jsvalue import is_number, js_number, parse_json
 
 _NO_PARENT = object()
 """A header without a ``parentSession`` key (a root), told from one whose value is ``null``."""
+
+_BATCH = 1 << 16
+"""Listed sessions read and joined to their listing rows at a time."""
 
 DEFAULT_PARENT_CAP = 20
 """How many parents' ``list_agents`` text the report shows by default."""
@@ -103,63 +107,80 @@ def forest_of_rows(corpus: Corpus, frame: pl.DataFrame) -> Forest:
         .select(pl.col("id").alias("session_id"), *(pl.col(name).alias(f"row_{name}") for name in fields))
         .unique("session_id", keep="last", maintain_order=True)
     )
-    listed = corpus.sessions.select("session_id", "header_json", "verdict", "list_order", "listed")
-    listed = listed.filter(pl.col("listed")).sort("list_order").drop("list_order", "listed")
-    listed = listed.join(rows, on="session_id", how="left", nulls_equal=True, maintain_order="left")
-    del rows
+    sessions = corpus.sessions.select("session_id", "header_json", "verdict", "list_order", "listed")
+    if not sessions["list_order"].is_sorted():
+        sessions = sessions.sort("list_order")
+    sessions = sessions.drop("list_order")
     forest = Forest()
-    # Per node only what ordering and nesting read of its header: createdAt's sort key, the id, parentSession.
-    created_keys: list[float] = []
+    # Every node's id first: one string per listed session, the node's id and the index's key at once, so a
+    # parent is resolved to its node as its child is read (the last log of an id is its node).
+    ids: list[str] = []
+    for start in range(0, sessions.height, _BATCH):
+        ids.extend(sessions.slice(start, _BATCH).filter(pl.col("listed"))["session_id"].to_list())
+    forest.index = {sid: node for node, sid in enumerate(ids)}
+    # Per node only what ordering and nesting read of its header: createdAt's sort key, the id, the parent node.
+    created_keys = array("d")
     header_ids: list[str] = []
-    parents: list[Any] = []
+    parent_at = array("q")  # the parent's node; -1: no parent node (see ``unresolved``); -2: no parentSession key
+    unresolved: dict[int, Any] = {}  # a parentSession naming no listed session (or not a string)
     shared: dict[Any, Any] = {}  # one str object per distinct value (modes, reasons, minutes, labels...)
 
     def one(value: Any) -> Any:
         return shared.setdefault(value, value)
 
-    for sid, header_json, verdict, kind, mode, label, reason, cause, detail in listed.iter_rows():
-        header = parse_json(header_json)
-        created_keys.append(_created_key(header))
-        header_ids.append(str(header.get("id", "")))
-        parents.append(header.get("parentSession", _NO_PARENT))
-        node: dict[str, Any] = {"i": clip(sid, LABEL_BOUND), "k": "s", "n": []}
-        if verdict != "ok":
-            node["v"] = one(verdict)
-        created = _created_text(header)
-        if created:
-            node["t"] = one(created)
-        if "parentSession" not in header and isinstance(header.get("cwd"), str):
-            node["w"] = one(clip(header["cwd"], 160))
-        if header.get("origin") == "subagent":
-            if kind is None:  # no listing row (a row's kind is never null)
-                node["k"] = "o"
-            elif kind == "child":
-                node.update(k="c", m=one(mode))
-                if label is not None:
-                    node["l"] = one(clip(label, LABEL_BOUND))
-            else:
-                node.update(k="d", r=one(reason), u=one(cause))
-                if detail:
-                    node["x"] = one(clip(detail, 300))
-        forest.index[sid] = len(forest.nodes)
-        forest.nodes.append(node)
-    del listed
+    for start in range(0, sessions.height, _BATCH):  # the listing fields joined a batch at a time: no copy of all
+        batch = sessions.slice(start, _BATCH).filter(pl.col("listed")).drop("session_id", "listed")
+        joined = batch.with_columns(pl.Series("session_id", ids[len(forest.nodes) : len(forest.nodes) + batch.height]))
+        joined = joined.join(rows, on="session_id", how="left", nulls_equal=True, maintain_order="left")
+        columns = ("header_json", "verdict", *(f"row_{name}" for name in fields))
+        for header_json, verdict, kind, mode, label, reason, cause, detail in joined.select(columns).iter_rows():
+            sid = ids[len(forest.nodes)]
+            header = parse_json(header_json)
+            created_keys.append(_created_key(header))
+            header_id = str(header.get("id", ""))
+            header_ids.append(sid if header_id == sid else header_id)
+            parent = header.get("parentSession", _NO_PARENT)
+            at = forest.index.get(parent, -1) if isinstance(parent, str) else -1
+            parent_at.append(-2 if parent is _NO_PARENT else at)
+            if at == -1 and parent is not _NO_PARENT:
+                unresolved[len(forest.nodes)] = parent
+            node: dict[str, Any] = {"i": clip(sid, LABEL_BOUND), "k": "s", "n": []}
+            if verdict != "ok":
+                node["v"] = one(verdict)
+            created = _created_text(header)
+            if created:
+                node["t"] = one(created)
+            if "parentSession" not in header and isinstance(header.get("cwd"), str):
+                node["w"] = one(clip(header["cwd"], 160))
+            if header.get("origin") == "subagent":
+                if kind is None:  # no listing row (a row's kind is never null)
+                    node["k"] = "o"
+                elif kind == "child":
+                    node.update(k="c", m=one(mode))
+                    if label is not None:
+                        node["l"] = one(clip(label, LABEL_BOUND))
+                else:
+                    node.update(k="d", r=one(reason), u=one(cause))
+                    if detail:
+                        node["x"] = one(clip(detail, 300))
+            forest.nodes.append(node)
+        del batch, joined
+    del sessions, rows, ids
     shared.clear()
 
     def order(members: list[int]) -> None:
         sibling_order(members, created_keys, header_ids)
 
     groups: dict[str, list[int]] = {}
-    for i, parent in enumerate(parents):
-        if parent is _NO_PARENT:
+    for i, at in enumerate(parent_at):
+        if at == -2:
             forest.roots.append(i)
-            continue
-        at = forest.index.get(parent) if isinstance(parent, str) else None
-        if at == i:
+        elif at == i:
             continue  # its own parent: reachable from no root, shown under the lineage-cycle group
-        if at is not None:
+        elif at != -1:
             forest.nodes[at]["n"].append(i)
         else:
+            parent = unresolved[i]
             key = parent if isinstance(parent, str) else json.dumps(parent)
             groups.setdefault(key, []).append(i)
     for node in forest.nodes:
@@ -169,7 +190,7 @@ def forest_of_rows(corpus: Corpus, frame: pl.DataFrame) -> Forest:
         order(members)
         forest.roots.append(_group(forest, f"parent not listed: {clip(key, 200)}", members))
     seen = _mark(forest, forest.roots)
-    stray = [i for i in range(len(parents)) if i not in seen]
+    stray = [i for i in range(len(parent_at)) if i not in seen]
     if stray:
         cycle: list[int] = []
         for i in stray:
@@ -186,7 +207,7 @@ def forest_of_rows(corpus: Corpus, frame: pl.DataFrame) -> Forest:
     return forest
 
 
-def sibling_order(members: list[int], created_keys: list[float], ids: list[str]) -> None:
+def sibling_order(members: list[int], created_keys: Sequence[float], ids: Sequence[str]) -> None:
     """Sort node indices in place in upstream's sibling order: ``createdAt``, then ``localeCompare`` of the id.
 
     The order of the key ``(created_keys[i], collation_key(ids[i]), i)``, made

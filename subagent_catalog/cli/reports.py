@@ -173,6 +173,7 @@ def report(
         frames = source_frames(corpus, without=UNREAD_BY_REPORT)  # what the report reads anyway
         ids = frames.sessions["session_id"]
         parents = tuple(expand_id(parent, ids, also=frames.sessions["parent_session"]) for parent in parents)
+        del frames, ids  # the report lets its frames go as it goes
     for parent in parents:  # a mistyped id is an error naming the nearest ids, not an empty listing
         require_session(corpus, parent)
     chosen = list(parents) if parents else None

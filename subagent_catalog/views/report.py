@@ -41,6 +41,7 @@ from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.outputs import check_output, open_output
 from subagent_catalog.read.jsvalue import js_text
+from subagent_catalog.store.archive import Archive
 from subagent_catalog.store.source import Source, listing_source, source_frames
 from subagent_catalog.views.columns import UNREAD_BY_REPORT
 from subagent_catalog.views.memory import release_freed_memory
@@ -242,10 +243,10 @@ def report_stream(
 
     from subagent_catalog.version import __version__
 
-    listing, window = listing_source(corpus), window or Window()  # an archive's listing is read out of core
+    source, listing, window = corpus, listing_source(corpus), window or Window()  # an archive's listing: out of core
     rows: pl.DataFrame | None = None
     if listing.listing_error is None:
-        rows = window.frame(catalog(listing, semantics=semantics))
+        rows = window.frame(catalog(listing, semantics=semantics)).select(REPORT_ROW_COLUMNS)
     release_freed_memory()
     corpus = window.corpus(source_frames(corpus, without=UNREAD_BY_REPORT))  # a corpus, or an archive's frames
     # The stages that need the most memory run one after the other, each dropping what it made
@@ -256,6 +257,10 @@ def report_stream(
     release_freed_memory()
     charts = report_charts(corpus, rows)
     facts = summary_of_rows(corpus, semantics, rows)
+    # From here on only the tree, its diagnostics and the problems are read: the other columns are let go.
+    corpus, rows = _tree_frames(corpus), None if rows is None else rows.select(TREE_ROW_COLUMNS)
+    if isinstance(source, Archive):
+        source.release_frames()
     release_freed_memory()
     forest = forest_of_rows(corpus, rows) if rows is not None else None
     release_freed_memory()  # what parsing every header left in the C heap
@@ -313,6 +318,29 @@ def report_stream(
     )
     del forest, places, diagnostics, forest_data  # the tree lives on in the JSON generator only
     return _buffered(template.generate(**context))
+
+
+TREE_SESSION_COLUMNS = ("list_order", "session_id", "header_json", "verdict", "listed", "path", "project_dir")
+"""The ``sessions`` columns the report reads once its runs, charts and counts are made (tree, places)."""
+
+TREE_ROW_COLUMNS = ("kind", "id", "parent", "mode", "label", "reason", "cause", "cause_detail", "path", "project_dir")
+"""The catalog row columns the tree and the diagnostics table read."""
+
+REPORT_ROW_COLUMNS = (*TREE_ROW_COLUMNS, "provider", "created_at_ms")
+"""The catalog row columns the report reads (the charts read the two more)."""
+
+
+def _tree_frames(corpus: Corpus) -> Corpus:
+    """The frames the tree, its diagnostics and the problem tables read: a few ``sessions`` columns, the problems."""
+    return Corpus(
+        root=corpus.root,
+        compression=corpus.compression,
+        sessions=corpus.sessions.select(TREE_SESSION_COLUMNS),
+        descriptors=corpus.descriptors.clear(),
+        problems=corpus.problems,
+        listing_error=corpus.listing_error,
+        listing_error_path=corpus.listing_error_path,
+    )
 
 
 def _buffered(pieces: Iterable[str], size: int = 1 << 20) -> Iterator[str]:

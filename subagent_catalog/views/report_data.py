@@ -10,6 +10,7 @@ JSON blob; every string is bounded here.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import polars as pl
@@ -128,7 +129,38 @@ def node_places(corpus: Corpus, forest: Forest) -> dict[str, Any]:
     return {"projects": list(projects), "names": list(names), "j": j, "f": f}
 
 
-def node_index(corpus: Corpus) -> dict[str, int]:
+class NodeIndex(Mapping[str, int]):
+    """Tree nodes by session id, held as three integer columns, not a dict of every id.
+
+    A report of 500,000 sessions looks up a few thousand ids (its run tables
+    and timelines); a dict of every id would hold a Python string and an entry
+    per session (about 90 MB), grouping or sorting the ids as strings as much
+    again while it is made. The index holds each listed id's 64-bit hash
+    (sorted), its node and its ``sessions`` row: a lookup hashes the id the
+    same way and checks each row of that hash against the id itself.
+    """
+
+    def __init__(self, ids: pl.Series, keys: pl.Series, nodes: pl.Series, rows: pl.Series) -> None:
+        self._ids, self._keys, self._nodes, self._rows = ids, keys, nodes, rows
+
+    def __getitem__(self, key: str) -> int:
+        if isinstance(key, str):
+            wanted = pl.Series([key], dtype=pl.String).hash()
+            start = int(self._keys.search_sorted(wanted, side="left")[0])
+            end = int(self._keys.search_sorted(wanted, side="right")[0])
+            for at in range(start, end):
+                if self._ids[int(self._rows[at])] == key:
+                    return int(self._nodes[at])
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return (str(self._ids[int(row)]) for row in self._rows)
+
+    def __len__(self) -> int:
+        return self._rows.len()
+
+
+def node_index(corpus: Corpus) -> NodeIndex:
     """The tree node of each listed session (``Forest.index`` of ``forest_of_rows``), without the tree.
 
     Nodes are numbered in list order, the last log of an id winning, as the
@@ -139,9 +171,27 @@ def node_index(corpus: Corpus) -> dict[str, int]:
         >>> from subagent_catalog import catalog, read_corpus
         >>> from subagent_catalog.analysis.forest import forest_of_rows
         >>> corpus = read_corpus("data/sample", cache=False)
-        >>> node_index(corpus) == forest_of_rows(corpus, catalog(corpus)).index
-        True
+        >>> index = node_index(corpus)
+        >>> index == forest_of_rows(corpus, catalog(corpus)).index, index.get("rs-01"), index.get("nobody")
+        (True, 17, None)
     """
-    listed = corpus.sessions.select("session_id", "list_order", "listed").filter(pl.col("listed"))
-    ids = listed.sort("list_order")["session_id"].to_list()
-    return {session_id: node for node, session_id in enumerate(ids)}
+    sessions = corpus.sessions
+    rows = sessions.select(
+        pl.col("session_id").hash().alias("key"),
+        pl.int_range(pl.len(), dtype=pl.Int64).alias("row"),
+        "list_order",
+        "listed",
+        pl.col("session_id").is_not_null().alias("named"),
+    ).filter(pl.col("listed"))
+    numbered = rows.sort("list_order").with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("node"))
+    # The last log of an id is its node. Rows sharing a hash (an id listed twice; two ids of one hash, never
+    # seen) keep the last of each id, told apart by the ids themselves.
+    numbered = numbered.filter(pl.col("named")).sort("key", "node", descending=[False, True]).drop("named")
+    ids = sessions["session_id"]
+    shared = numbered["key"].is_duplicated()
+    if shared.any():
+        part = numbered.filter(shared)
+        keep = pl.struct(pl.col("key"), ids.gather(part["row"]).alias("_id")).is_first_distinct()
+        kept = pl.concat([numbered.filter(~shared), part.filter(keep)])
+        numbered = kept.sort("key", "node", descending=[False, True])
+    return NodeIndex(ids, numbered["key"], numbered["node"], numbered["row"])

@@ -466,3 +466,10 @@ def test_frames_are_sorted_when_the_files_are_out_of_order(source: tuple[Path, P
     frames = archive.frames(without=["header_json"])
     assert frames.sessions["list_order"].to_list() == sorted(frames.sessions["list_order"].to_list())
     assert frames.sessions.equals(read_corpus(root, cache=False).sessions.drop("header_json"))
+
+
+def test_session_count_of_an_archive_is_its_manifests(source: tuple[Path, Path]) -> None:
+    from subagent_catalog.store.source import session_count
+
+    root, out = source
+    assert session_count(open_archive(out)) == session_count(read_corpus(root, cache=False)) == 12

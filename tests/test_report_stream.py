@@ -195,3 +195,64 @@ def test_node_index_keeps_the_last_log_of_an_id_and_only_listed_sessions() -> No
     assert dict(index) == {"a": 2, "b": 1, "d": 4}
     assert (len(index), index.get("c"), index.get("nobody"), index.get(7)) == (3, None, None, None)  # type: ignore[call-overload]
     assert sorted(index) == ["a", "b", "d"]
+
+
+def test_settling_waits_while_the_resident_size_falls_then_stops(monkeypatch: Any) -> None:
+    """The wait lasts ``least``, goes on while the size falls 4 MiB a step, and never past ``limit``."""
+    from subagent_catalog.views import memory
+
+    mib = 1 << 20
+    slept: list[float] = []
+    monkeypatch.setattr(memory.time, "sleep", slept.append)
+    sizes = iter([900 * mib, *(900 * mib - step * 50 * mib for step in range(1, 5)), *([700 * mib] * 50)])
+    monkeypatch.setattr(memory, "resident_bytes", lambda: next(sizes))
+    assert memory.settle_freed_memory(least=0.3, limit=2.0, step=0.1) == 200 * mib  # 4 falling steps, then flat
+    assert len(slept) == 5
+    slept.clear()
+    monkeypatch.setattr(memory, "resident_bytes", lambda: 500 * mib)  # nothing to wait for: only ``least``
+    assert memory.settle_freed_memory(least=0.3, limit=2.0, step=0.1) == 0
+    assert len(slept) == 3
+    slept.clear()
+    falling = iter(range(10_000 * mib, 0, -8 * mib))
+    monkeypatch.setattr(memory, "resident_bytes", lambda: next(falling))  # always falling: ``limit`` ends it
+    assert memory.settle_freed_memory(least=0.3, limit=1.0, step=0.1) > 0
+    assert len(slept) == 10
+
+
+def test_only_large_jobs_wait_between_stages(monkeypatch: Any) -> None:
+    from subagent_catalog.views import memory
+
+    calls: list[str] = []
+    monkeypatch.setattr(memory, "settle_freed_memory", lambda: calls.append("settle") or 0)
+    monkeypatch.setattr(memory, "release_freed_memory", lambda: calls.append("release") or True)
+    memory.between_stages(memory.LARGE_JOB - 1)
+    memory.between_stages(memory.LARGE_JOB)
+    assert calls == ["release", "settle"]
+
+
+def test_top_trees_and_default_parents_equal_their_sorted_definitions(tmp_path: Path) -> None:
+    """The largest and most damaged trees, and the default parents, as full sorts of every root would give them."""
+    from subagent_catalog.analysis.forest import parents_of_forest
+    from subagent_catalog.views.report import TOP_TREES, _top_trees
+
+    corpus = read_corpus(_mixed_corpus(tmp_path), jobs=1, cache=False)
+    forest = build_forest(corpus)
+    entries = [
+        {
+            "node": i,
+            "id": forest.nodes[i]["i"],
+            "group": forest.nodes[i]["k"] == "g",
+            "sessions": forest.nodes[i].get("z", 0) + (forest.nodes[i]["k"] != "g"),
+            "agents": forest.nodes[i].get("a", 0),
+            "damaged": forest.nodes[i].get("e", 0),
+        }
+        for i in forest.roots
+    ]
+    largest = sorted(entries, key=lambda e: (-e["sessions"], -e["agents"]))[:TOP_TREES]
+    damaged = sorted((e for e in entries if e["damaged"]), key=lambda e: (-e["damaged"], -e["agents"]))[:TOP_TREES]
+    assert _top_trees(forest) == (largest, damaged)
+    ids = {node: sid for sid, node in forest.index.items()}
+    roots = [i for i in forest.roots if forest.nodes[i]["k"] != "g"]
+    ordered = [i for i in roots if forest.nodes[i].get("a")] + [i for i in roots if not forest.nodes[i].get("a")]
+    for limit in (0, 1, 2, 50):
+        assert parents_of_forest(forest, limit) == [ids[i] for i in ordered[:limit]]

@@ -130,7 +130,9 @@ def forest_of_rows(corpus: Corpus, frame: pl.DataFrame) -> Forest:
 
     for start in range(0, sessions.height, _BATCH):  # the listing fields joined a batch at a time: no copy of all
         batch = sessions.slice(start, _BATCH).filter(pl.col("listed")).drop("session_id", "listed")
-        joined = batch.with_columns(pl.Series("session_id", ids[len(forest.nodes) : len(forest.nodes) + batch.height]))
+        joined = batch.with_columns(
+            pl.Series("session_id", ids[len(forest.nodes) : len(forest.nodes) + batch.height], dtype=pl.String)
+        )
         joined = joined.join(rows, on="session_id", how="left", nulls_equal=True, maintain_order="left")
         columns = ("header_json", "verdict", *(f"row_{name}" for name in fields))
         for header_json, verdict, kind, mode, label, reason, cause, detail in joined.select(columns).iter_rows():
@@ -309,6 +311,8 @@ def parents_of_forest(forest: Forest, limit: int) -> list[str]:
     """
     roots = [i for i in forest.roots if forest.nodes[i]["k"] != "g"]
     with_agents = [i for i in roots if forest.nodes[i].get("a")]
-    without = [i for i in roots if not forest.nodes[i].get("a")]
-    ids = {index: sid for sid, index in forest.index.items()}
-    return [ids[i] for i in (with_agents + without)[:limit]]
+    chosen = with_agents[:limit]
+    chosen += [i for i in roots if not forest.nodes[i].get("a")][: limit - len(chosen)]
+    wanted = set(chosen)
+    ids = {index: sid for sid, index in forest.index.items() if index in wanted}  # not every node's id
+    return [ids[i] for i in chosen]

@@ -145,9 +145,12 @@ def run_names(source: Source, *, list_orders: Iterable[int] | None = None, clip:
         >>> run_names(read_corpus("data/sample"), list_orders=[0]).columns
         ['list_order', 'name', 'name_source']
     """
-    frame = session_table(source, ["list_order", "seed_length"]).collect()
-    seeds: dict[int, int | None] = dict(frame.rows())
-    orders = list(seeds) if list_orders is None else [int(order) for order in list_orders]
+    frame = session_table(source, ["list_order", "seed_length"])
+    asked = None if list_orders is None else [int(order) for order in list_orders]
+    if asked is not None:  # only their seeds, not a dict of every session's
+        frame = frame.filter(pl.col("list_order").is_in(asked))
+    seeds: dict[int, int | None] = dict(frame.collect().rows())
+    orders = list(seeds) if asked is None else asked
     archive_events = _archive_events(source, orders)
     healthy = _healthy_logs(source, orders) if archive_events is None and isinstance(source, Corpus) else {}
     rows: list[tuple[int, str | None, str | None]] = []

@@ -85,7 +85,7 @@ def tree_timeline(
         [('parent-1', 0, 'completed'), ('child-1', 1, 'open')]
     """
     trees = (trees if trees is not None else run_trees(source, scope=scope)).select(
-        "list_order", "session_id", "parent_list_order", "depth", "subtree_sessions"
+        "list_order", "session_id", "parent_list_order", "root_list_order", "depth", "subtree_sessions"
     )
     matches = trees.filter(pl.col("session_id") == session_id)
     if matches.height == 0:
@@ -93,6 +93,8 @@ def tree_timeline(
         hint = f"did you mean {', '.join(near)}?" if near else "check the id and the root"
         raise UnknownSessionError(session_id, near, message=f"no session log has id {session_id!r}", hint=hint)
     top = matches["list_order"][0]
+    # Everything below it is in its root's tree: only that tree's links are walked (not a dict of every session).
+    trees = trees.filter(pl.col("root_list_order") == matches["root_list_order"][0])
     parents = dict(zip(trees["list_order"].to_list(), trees["parent_list_order"].to_list(), strict=True))
     children: dict[int, list[int]] = {}
     for node, up in parents.items():

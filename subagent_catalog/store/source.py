@@ -114,6 +114,20 @@ def source_frames(source: Source, *, without: Iterable[str] = ()) -> Corpus:
     return source_corpus(source)
 
 
+def session_count(source: Source) -> int:
+    """How many session files a source holds (an archive's from its manifest, nothing read).
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> session_count(read_corpus(tempfile.mkdtemp()))
+        0
+    """
+    if isinstance(source, Archive):
+        return int(source.manifest["tables"]["sessions"].get("rows") or 0)
+    return source_corpus(source).sessions.height
+
+
 def listing_source(source: Source) -> Source:
     """What a view hands the catalog functions: an archive itself (read out of core), else the corpus.
 

@@ -59,6 +59,16 @@ UNREAD_BY_REPORT: tuple[str, ...] = (
     "last_abort_reason",
     "tool_results",
     "tool_output_bytes",
+    "list_skip",
+    "version",
+    "seed_length",
+    "read_cause",
+    "read_message",
+    "read_line",
+    "models",
+    "providers",
+    "steps",
+    "tools",
 )
 """What ``render_report`` leaves unread (the session forest reads ``header_json``)."""
 

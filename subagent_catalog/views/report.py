@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import heapq
 import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
@@ -42,9 +43,9 @@ from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.outputs import check_output, open_output
 from subagent_catalog.read.jsvalue import js_text
 from subagent_catalog.store.archive import Archive
-from subagent_catalog.store.source import Source, listing_source, source_frames
+from subagent_catalog.store.source import Source, listing_source, session_count, source_frames
 from subagent_catalog.views.columns import UNREAD_BY_REPORT
-from subagent_catalog.views.memory import release_freed_memory
+from subagent_catalog.views.memory import between_stages
 from subagent_catalog.views.report_charts import report_charts
 from subagent_catalog.views.report_data import diagnostic_rows, node_index, node_places, relative_path
 from subagent_catalog.views.report_runs import runs_section
@@ -145,22 +146,28 @@ def default_title(root: str) -> str:
 
 
 def _top_trees(forest: Forest) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    entries = []
-    for index in forest.roots:
-        node = forest.nodes[index]
-        entries.append(
-            {
-                "node": index,
-                "id": node["i"],
-                "group": node["k"] == "g",
-                "sessions": node.get("z", 0) + (node["k"] != "g"),
-                "agents": node.get("a", 0),
-                "damaged": node.get("e", 0),
-            }
-        )
-    largest = sorted(entries, key=lambda e: (-e["sessions"], -e["agents"]))[:TOP_TREES]
-    damaged = sorted((e for e in entries if e["damaged"]), key=lambda e: (-e["damaged"], -e["agents"]))[:TOP_TREES]
-    return largest, damaged
+    """The largest trees and the most damaged (``TOP_TREES`` each), made without a dict per root."""
+    nodes = forest.nodes
+
+    def size(index: int) -> int:
+        return int(nodes[index].get("z", 0)) + int(nodes[index]["k"] != "g")
+
+    def entry(index: int) -> dict[str, Any]:
+        node = nodes[index]
+        return {
+            "node": index,
+            "id": node["i"],
+            "group": node["k"] == "g",
+            "sessions": size(index),
+            "agents": node.get("a", 0),
+            "damaged": node.get("e", 0),
+        }
+
+    # ``nsmallest`` is ``sorted(...)[:n]``: ties keep the roots' order.
+    largest = heapq.nsmallest(TOP_TREES, forest.roots, key=lambda i: (-size(i), -nodes[i].get("a", 0)))
+    hurt = (i for i in forest.roots if nodes[i].get("e", 0))
+    damaged = heapq.nsmallest(TOP_TREES, hurt, key=lambda i: (-nodes[i]["e"], -nodes[i].get("a", 0)))
+    return [entry(i) for i in largest], [entry(i) for i in damaged]
 
 
 def _bounded_listing(text: str) -> tuple[str, int]:
@@ -244,34 +251,38 @@ def report_stream(
     from subagent_catalog.version import __version__
 
     source, listing, window = corpus, listing_source(corpus), window or Window()  # an archive's listing: out of core
+    size = session_count(source)
     rows: pl.DataFrame | None = None
     if listing.listing_error is None:
         rows = window.frame(catalog(listing, semantics=semantics)).select(REPORT_ROW_COLUMNS)
-    release_freed_memory()
+    between_stages(size)
     corpus = window.corpus(source_frames(corpus, without=UNREAD_BY_REPORT))  # a corpus, or an archive's frames
+    between_stages(size)  # what reading them decoded
     # The stages that need the most memory run one after the other, each dropping what it made
     # before the next: the run summary (every session's tree) and the charts before the session
     # forest (a dict per node) is built; the run tables take their tree nodes from ``node_index``.
-    runs = runs_section(corpus, run_summary(corpus), node_index(corpus) if rows is not None else None)
+    nodes = node_index(corpus) if rows is not None else None  # before the run summary: not on top of it
+    runs = runs_section(corpus, run_summary(corpus), nodes)
+    del nodes
     runs["timelines"] = [Markup(html) for html in runs["timelines"]]
-    release_freed_memory()
+    between_stages(size)
     charts = report_charts(corpus, rows)
     facts = summary_of_rows(corpus, semantics, rows)
     # From here on only the tree, its diagnostics and the problems are read: the other columns are let go.
     corpus, rows = _tree_frames(corpus), None if rows is None else rows.select(TREE_ROW_COLUMNS)
     if isinstance(source, Archive):
         source.release_frames()
-    release_freed_memory()
+    between_stages(size)
     forest = forest_of_rows(corpus, rows) if rows is not None else None
-    release_freed_memory()  # what parsing every header left in the C heap
+    between_stages(size)  # what parsing every header left in the C heap
     diagnostics = diagnostic_rows(corpus, rows, forest) if rows is not None and forest else []
     listed = rows is not None
     del rows  # every use of the listing rows is behind
-    release_freed_memory()
+    between_stages(size)
     places = node_places(corpus, forest) if forest else None
     chosen = list(parents) if parents is not None else (parents_of_forest(forest, DEFAULT_PARENT_CAP) if forest else [])
     listings = _listings(listing, chosen, semantics) if listed else []
-    roots_total = len([i for i in forest.roots if forest.nodes[i]["k"] != "g"]) if forest else 0
+    roots_total = sum(1 for i in forest.roots if forest.nodes[i]["k"] != "g") if forest else 0
     largest, damaged = _top_trees(forest) if forest else ([], [])
     problem_summary, problem_rows = _problem_tables(corpus)
     css, js = _assets()

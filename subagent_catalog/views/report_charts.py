@@ -338,9 +338,11 @@ def _listed_depths(corpus: Corpus, listed: pl.DataFrame) -> list[str]:
 
     The last session of an id wins, as a dict built over the sessions would have it.
     """
-    sessions = corpus.sessions.select("session_id", "delegation_depth").unique(
+    ids = listed["id"].unique()
+    sessions = corpus.sessions.select("session_id", "delegation_depth")
+    sessions = sessions.filter(pl.col("session_id").is_in(ids.implode())).unique(
         "session_id", keep="last", maintain_order=True
-    )
+    )  # the listed ids' sessions only: no table of every session's id
     joined = listed.select(pl.col("id").alias("session_id")).join(
         sessions, on="session_id", how="left", nulls_equal=True, maintain_order="left"
     )

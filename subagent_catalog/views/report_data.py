@@ -23,6 +23,8 @@ from subagent_catalog.frames.corpus import Corpus
 ID_BOUND = 300
 DETAIL_BOUND = 300
 PATH_BOUND = 400
+BATCH = 1 << 16
+"""Sessions filtered at a time (a filter of every session would copy its path column whole)."""
 
 
 def relative_path(path: str | None, root: str) -> str:
@@ -113,8 +115,9 @@ def node_places(corpus: Corpus, forest: Forest) -> dict[str, Any]:
     names: dict[str, int] = {}
     j: list[int] = [-1] * len(forest.nodes)
     f: list[int | str] = [-1] * len(forest.nodes)
-    listed = corpus.sessions.select("session_id", "path", "project_dir", "listed").filter(pl.col("listed"))
-    for session_id, path, project_dir, _listed in listed.iter_rows():
+    sessions = corpus.sessions.select("session_id", "path", "project_dir", "listed")
+    batches = (sessions.slice(start, BATCH).filter(pl.col("listed")) for start in range(0, sessions.height, BATCH))
+    for session_id, path, project_dir, _listed in (row for batch in batches for row in batch.iter_rows()):
         node = forest.index.get(session_id)
         if node is None:
             continue

@@ -13,9 +13,9 @@ from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.store.source import Source, listing_source, source_frames
+from subagent_catalog.store.source import Source, listing_source, session_count, source_frames
 from subagent_catalog.views.columns import UNREAD_BY_SUMMARY
-from subagent_catalog.views.memory import release_freed_memory
+from subagent_catalog.views.memory import between_stages
 from subagent_catalog.views.run_format import FAILED_LINES, md_cell, runs_json, runs_lines, runs_markdown
 
 T = TypeVar("T")
@@ -32,11 +32,11 @@ def _read(
     out of core) and counted: the run summary and the listing rows are never
     in memory together.
     """
-    window, listing = window or Window(), listing_source(source)
+    window, listing, size = window or Window(), listing_source(source), session_count(source)
     corpus = source_frames(source, without=UNREAD_BY_SUMMARY)  # a corpus, or an archive's frames
     shown = window.corpus(corpus)
     made = runs(run_summary(shown))
-    release_freed_memory()
+    between_stages(size)
     rows = None
     if listing.listing_error is None:
         rows = window.frame(catalog(listing, semantics=semantics))

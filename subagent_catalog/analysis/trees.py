@@ -64,18 +64,33 @@ def _ints(series: pl.Series) -> array[int]:
     return out
 
 
-def _flags(series: pl.Series) -> bytearray:
-    """A boolean Series as one byte a value (null: 0)."""
+def _ints_bytes(series: pl.Series) -> bytearray:
+    """A Series of 0 and 1 (no null) as one byte a value."""
     out = bytearray()
     for start in range(0, series.len(), _CHUNK):
-        out.extend(series.slice(start, _CHUNK).fill_null(False).cast(pl.UInt8).to_list())
+        out.extend(series.slice(start, _CHUNK).to_list())
     return out
 
 
-def _masked(values: array[Any], present: bytearray) -> pl.Series:
-    """``values`` as a Series, null where ``present`` is 0."""
+def _parts(values: array[Any], present: bytearray, below: array[Any], seen: bytearray) -> pl.DataFrame:
+    """A node's own value (``v``, told when ``p`` is 1) and its descendants' (``b``, when ``s`` is 1), as a frame.
+
+    The roll-up's result is then one expression over it: one Polars query per column, not one per step.
+    """
     kind = pl.Float64 if values.typecode == "d" else pl.Int64  # typed: an empty array gives no type to infer
-    return pl.select(pl.when(_bools(present)).then(pl.Series(values, dtype=kind))).to_series()
+    return pl.DataFrame(
+        {
+            "v": pl.Series(values, dtype=kind),
+            "p": pl.Series(present, dtype=pl.UInt8),
+            "b": pl.Series(below, dtype=kind),
+            "s": pl.Series(seen, dtype=pl.UInt8),
+        }
+    )
+
+
+def _present(value: str, flag: str) -> pl.Expr:
+    """``value`` where ``flag`` is 1, else null."""
+    return pl.when(pl.col(flag) == 1).then(pl.col(value))
 
 
 def _bools(flags: bytearray) -> pl.Series:
@@ -195,10 +210,11 @@ class _Tree:
                 continue
             below[up] += mine
             seen[up] = 1
-        own, under = _masked(values, present), _masked(below, seen)
-        return pl.select(
-            pl.when(own.is_not_null() | under.is_not_null()).then(own.fill_null(0) + under.fill_null(0))
-        ).to_series()
+        own, under = _present("v", "p"), _present("b", "s")
+        either = (pl.col("p") == 1) | (pl.col("s") == 1)
+        return _parts(values, present, below, seen).select(pl.when(either).then(own.fill_null(0) + under.fill_null(0)))[
+            "v"
+        ]
 
     def extremes(self, values: array[int], present: bytearray, *, largest: bool) -> pl.Series:
         """Each node's value and its counted descendants', the largest or the smallest (null: none has one)."""
@@ -217,8 +233,9 @@ class _Tree:
                 continue
             below[up] = pick(below[up], mine) if seen[up] else mine
             seen[up] = 1
-        both = (_masked(values, present), _masked(below, seen))
-        return pl.select(pl.max_horizontal(*both) if largest else pl.min_horizontal(*both)).to_series()
+        both = (_present("v", "p"), _present("b", "s"))
+        pair = _parts(values, present, below, seen)
+        return pair.select((pl.max_horizontal(*both) if largest else pl.min_horizontal(*both)).alias("v"))["v"]
 
     def heights(self) -> pl.Series:
         """Per node: the most edges down to a counted session below it (0 when none)."""
@@ -261,8 +278,18 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
     parent = _parent_links(data)
     in_cycle = _resolve(parent)
     depth, root = _depths(parent)
-    subagent = (data["origin"] == "subagent").fill_null(False)
-    counted = _flags(subagent & data["listed"].fill_null(False)) if scope == "subagents" else bytearray(b"\x01") * size
+    # Every input column the roll-up reads, made in one query (a small corpus pays per query, not per row).
+    filled = ("run_first_ms", "run_last_ms", *_SUMS)
+    subagent = (pl.col("origin") == "subagent").fill_null(False)
+    prepared = data.select(
+        *(pl.col(name).fill_null(0).alias(f"{name}:v") for name in filled),
+        *(pl.col(name).is_not_null().cast(pl.UInt8).alias(f"{name}:p") for name in filled),
+        *((pl.col("outcome") == kind).fill_null(False).cast(pl.Int64).alias(f"outcome:{kind}") for kind in OUTCOMES),
+        subagent.cast(pl.Int64).alias("subagent"),
+        (1 - subagent.cast(pl.Int64)).alias("fork"),
+        (subagent & pl.col("listed").fill_null(False)).cast(pl.UInt8).alias("shown"),
+    )
+    counted = _ints_bytes(prepared["shown"]) if scope == "subagents" else bytearray(b"\x01") * size
     # Children before their parents (deepest first, list order among equals), as the sums were always made.
     ranked = pl.DataFrame(
         {"depth": pl.Series(depth, dtype=pl.Int64), "node": pl.int_range(size, dtype=pl.Int64, eager=True)}
@@ -273,12 +300,11 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
     columns: dict[str, pl.Series] = {}  # every value 8 bytes in an array, never a Python object per session
 
     def own(name: str) -> tuple[array[int], bytearray]:
-        return _ints(data[name].fill_null(0)), _flags(data[name].is_not_null())
+        return _ints(prepared[f"{name}:v"]), _ints_bytes(prepared[f"{name}:p"])
 
-    own_subagent = subagent.cast(pl.Int64)
     columns["subtree_sessions"] = tree.sums(array("q", [1]) * size)
-    columns["subtree_subagents"] = tree.sums(_ints(own_subagent)) - own_subagent
-    columns["subtree_forks"] = tree.sums(_ints(1 - own_subagent)) - (1 - own_subagent)
+    columns["subtree_subagents"] = tree.sums(_ints(prepared["subagent"])) - prepared["subagent"]
+    columns["subtree_forks"] = tree.sums(_ints(prepared["fork"])) - prepared["fork"]
     if scope == "subagents":
         columns["subtree_forks"] = pl.zeros(size, pl.Int64, eager=True)
     columns["subtree_max_depth"] = tree.heights()
@@ -291,9 +317,7 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
     columns["subtree_cost_usd"] = pl.select(pl.when(missing == 0).then(costs)).to_series()
     del missing, costs
     for kind in OUTCOMES:
-        columns[f"subtree_{kind.replace('-', '_')}"] = tree.sums(
-            _ints((data["outcome"] == kind).fill_null(False).cast(pl.Int64))
-        )
+        columns[f"subtree_{kind.replace('-', '_')}"] = tree.sums(_ints(prepared[f"outcome:{kind}"]))
     links = pl.DataFrame({"up": pl.Series(parent, dtype=pl.Int64), "counted": _bools(counted)})
     ups = pl.select(pl.when(links["up"] != -1).then(links["up"])).to_series()
     roots = pl.Series(root, dtype=pl.Int64)

@@ -15,7 +15,7 @@ and the sessions on the cycle are flagged ``in_cycle`` (they head their own tree
 from __future__ import annotations
 
 from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import polars as pl
@@ -72,25 +72,9 @@ def _ints_bytes(series: pl.Series) -> bytearray:
     return out
 
 
-def _parts(values: array[Any], present: bytearray, below: array[Any], seen: bytearray) -> pl.DataFrame:
-    """A node's own value (``v``, told when ``p`` is 1) and its descendants' (``b``, when ``s`` is 1), as a frame.
-
-    The roll-up's result is then one expression over it: one Polars query per column, not one per step.
-    """
-    kind = pl.Float64 if values.typecode == "d" else pl.Int64  # typed: an empty array gives no type to infer
-    return pl.DataFrame(
-        {
-            "v": pl.Series(values, dtype=kind),
-            "p": pl.Series(present, dtype=pl.UInt8),
-            "b": pl.Series(below, dtype=kind),
-            "s": pl.Series(seen, dtype=pl.UInt8),
-        }
-    )
-
-
-def _present(value: str, flag: str) -> pl.Expr:
-    """``value`` where ``flag`` is 1, else null."""
-    return pl.when(pl.col(flag) == 1).then(pl.col(value))
+def _present(name: str, value: str, flag: str) -> pl.Expr:
+    """Column ``name``'s part ``value`` where its part ``flag`` is 1, else null."""
+    return pl.when(pl.col(f"{name}:{flag}") == 1).then(pl.col(f"{name}:{value}"))
 
 
 def _bools(flags: bytearray) -> pl.Series:
@@ -191,8 +175,33 @@ class _Tree:
     parent: array[int]
     counted: bytearray
     order: array[int]
+    done: dict[str, pl.Series] = field(default_factory=dict)
+    """Rolled-up columns by name."""
+    _pending: dict[str, pl.Series] = field(default_factory=dict)
+    _exprs: list[pl.Expr] = field(default_factory=list)
 
-    def sums(self, values: array[Any], present: bytearray | None = None) -> pl.Series:
+    def _add(self, name: str, parts: tuple[array[Any], bytearray, array[Any], bytearray], result: pl.Expr) -> None:
+        """Queue a column's parts and its expression; run the queue once it holds about 32 MB.
+
+        A small corpus makes every column in one query (a query costs more than its rows there);
+        a large one a few columns at a time (their parts are not all held at once).
+        """
+        kind = pl.Float64 if parts[0].typecode == "d" else pl.Int64  # typed: an empty array has no type to infer
+        for tag, part, dtype in zip("vpbs", parts, (kind, pl.UInt8, kind, pl.UInt8), strict=True):
+            self._pending[f"{name}:{tag}"] = pl.Series(part, dtype=dtype)
+        self._exprs.append(result.alias(name))
+        if sum(series.estimated_size() for series in self._pending.values()) > 32 << 20:
+            self.flush()
+
+    def flush(self) -> dict[str, pl.Series]:
+        """Make every queued column (``done``)."""
+        if self._exprs:
+            made = pl.DataFrame(self._pending).select(self._exprs)
+            self.done.update({series.name: series for series in made.get_columns()})
+        self._pending, self._exprs = {}, []
+        return self.done
+
+    def sums(self, name: str, values: array[Any], present: bytearray | None = None) -> None:
         """Each node's value plus its counted descendants' (null when neither it nor one of them has a value)."""
         parent, counted = self.parent, self.counted
         present = present if present is not None else bytearray(b"\x01") * len(values)
@@ -210,13 +219,11 @@ class _Tree:
                 continue
             below[up] += mine
             seen[up] = 1
-        own, under = _present("v", "p"), _present("b", "s")
-        either = (pl.col("p") == 1) | (pl.col("s") == 1)
-        return _parts(values, present, below, seen).select(pl.when(either).then(own.fill_null(0) + under.fill_null(0)))[
-            "v"
-        ]
+        own, under = _present(name, "v", "p"), _present(name, "b", "s")
+        either = (pl.col(f"{name}:p") == 1) | (pl.col(f"{name}:s") == 1)
+        self._add(name, (values, present, below, seen), pl.when(either).then(own.fill_null(0) + under.fill_null(0)))
 
-    def extremes(self, values: array[int], present: bytearray, *, largest: bool) -> pl.Series:
+    def extremes(self, name: str, values: array[int], present: bytearray, *, largest: bool) -> None:
         """Each node's value and its counted descendants', the largest or the smallest (null: none has one)."""
         parent, counted, pick = self.parent, self.counted, max if largest else min
         below = array("q", bytes(8 * len(values)))
@@ -233,9 +240,10 @@ class _Tree:
                 continue
             below[up] = pick(below[up], mine) if seen[up] else mine
             seen[up] = 1
-        both = (_present("v", "p"), _present("b", "s"))
-        pair = _parts(values, present, below, seen)
-        return pair.select((pl.max_horizontal(*both) if largest else pl.min_horizontal(*both)).alias("v"))["v"]
+        both = (_present(name, "v", "p"), _present(name, "b", "s"))
+        self._add(
+            name, (values, present, below, seen), pl.max_horizontal(*both) if largest else pl.min_horizontal(*both)
+        )
 
     def heights(self) -> pl.Series:
         """Per node: the most edges down to a counted session below it (0 when none)."""
@@ -297,27 +305,31 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
     order = _ints(ranked.sort(["depth", "node"], descending=[True, False])["node"])
     del ranked
     tree = _Tree(parent, counted, order)
-    columns: dict[str, pl.Series] = {}  # every value 8 bytes in an array, never a Python object per session
 
     def own(name: str) -> tuple[array[int], bytearray]:
         return _ints(prepared[f"{name}:v"]), _ints_bytes(prepared[f"{name}:p"])
 
-    columns["subtree_sessions"] = tree.sums(array("q", [1]) * size)
-    columns["subtree_subagents"] = tree.sums(_ints(prepared["subagent"])) - prepared["subagent"]
-    columns["subtree_forks"] = tree.sums(_ints(prepared["fork"])) - prepared["fork"]
-    if scope == "subagents":
-        columns["subtree_forks"] = pl.zeros(size, pl.Int64, eager=True)
-    columns["subtree_max_depth"] = tree.heights()
-    columns["subtree_first_ms"] = tree.extremes(*own("run_first_ms"), largest=False)
-    columns["subtree_last_ms"] = tree.extremes(*own("run_last_ms"), largest=True)
+    # Every value 8 bytes in an array, never a Python object per session; the columns made in few queries.
+    tree.sums("subtree_sessions", array("q", [1]) * size)
+    tree.sums("subtree_subagents", _ints(prepared["subagent"]))
+    tree.sums("subtree_forks", _ints(prepared["fork"]))
+    tree.extremes("subtree_first_ms", *own("run_first_ms"), largest=False)
+    tree.extremes("subtree_last_ms", *own("run_last_ms"), largest=True)
     for name in _SUMS:
-        columns[f"subtree_{name}"] = tree.sums(*own(name))
-    missing = tree.sums(_ints(cost.is_null().cast(pl.Int64)))
-    costs = tree.sums(_floats(cost.fill_null(0.0)))
+        tree.sums(f"subtree_{name}", *own(name))
+    tree.sums("_missing", _ints(cost.is_null().cast(pl.Int64)))
+    tree.sums("_costs", _floats(cost.fill_null(0.0)))
+    for kind in OUTCOMES:
+        tree.sums(f"subtree_{kind.replace('-', '_')}", _ints(prepared[f"outcome:{kind}"]))
+    columns = dict(tree.flush())
+    columns["subtree_subagents"] = columns["subtree_subagents"] - prepared["subagent"]
+    columns["subtree_forks"] = (
+        pl.zeros(size, pl.Int64, eager=True) if scope == "subagents" else columns["subtree_forks"] - prepared["fork"]
+    )
+    columns["subtree_max_depth"] = tree.heights()
+    missing, costs = columns.pop("_missing"), columns.pop("_costs")
     columns["subtree_cost_usd"] = pl.select(pl.when(missing == 0).then(costs)).to_series()
     del missing, costs
-    for kind in OUTCOMES:
-        columns[f"subtree_{kind.replace('-', '_')}"] = tree.sums(_ints(prepared[f"outcome:{kind}"]))
     links = pl.DataFrame({"up": pl.Series(parent, dtype=pl.Int64), "counted": _bools(counted)})
     ups = pl.select(pl.when(links["up"] != -1).then(links["up"])).to_series()
     roots = pl.Series(root, dtype=pl.Int64)

@@ -56,20 +56,21 @@ _CHUNK = 1 << 16
 """Values converted between a Series and an array at a time (a Python list of this many at most)."""
 
 
-def _ints(series: pl.Series) -> array[int]:
-    """An integer Series without nulls as an ``array('q')``: 8 bytes a value, not a Python int each."""
-    out = array("q")
+def _filled(series: pl.Series, out: Any) -> Any:
+    """``out`` (an ``array`` or a ``bytearray``) extended by a Series without nulls, a chunk at a time."""
     for start in range(0, series.len(), _CHUNK):
         out.extend(series.slice(start, _CHUNK).to_list())
     return out
+
+
+def _ints(series: pl.Series) -> array[int]:
+    """An integer Series without nulls as an ``array('q')``: 8 bytes a value, not a Python int each."""
+    return _filled(series, array("q"))  # type: ignore[no-any-return]
 
 
 def _ints_bytes(series: pl.Series) -> bytearray:
     """A Series of 0 and 1 (no null) as one byte a value."""
-    out = bytearray()
-    for start in range(0, series.len(), _CHUNK):
-        out.extend(series.slice(start, _CHUNK).to_list())
-    return out
+    return _filled(series, bytearray())  # type: ignore[no-any-return]
 
 
 def _present(name: str, value: str, flag: str) -> pl.Expr:
@@ -373,10 +374,7 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
 
 def _floats(series: pl.Series) -> array[float]:
     """A float Series without nulls as an ``array('d')``."""
-    out = array("d")
-    for start in range(0, series.len(), _CHUNK):
-        out.extend(series.slice(start, _CHUNK).to_list())
-    return out
+    return _filled(series, array("d"))  # type: ignore[no-any-return]
 
 
 def _per_node(size: int, counts: pl.DataFrame) -> pl.Series:

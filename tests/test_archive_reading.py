@@ -27,6 +27,7 @@ from subagent_catalog import catalog, list_children, search_events, transcript
 from subagent_catalog.corpus import read_corpus
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.store.archive import open_archive
+from subagent_catalog.store.checksum import DIGEST_KEY, part_digest
 from subagent_catalog.store.export import export_archive
 from subagent_catalog.store.layout import ArchiveError
 from subagent_catalog.store.source import events_available
@@ -93,7 +94,14 @@ def _forget_file_stats(out: Path) -> None:
     for entry in (*manifest["tables"].values(), manifest["fingerprints"]):
         entry.pop("file_rows", None)
         entry.pop("file_bytes", None)
+        entry.pop(DIGEST_KEY, None)
     (out / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _restat(entry: dict[str, Any], index: int, path: Path) -> None:
+    """Record a rewritten part's size and digest in its manifest entry (what a careful tamperer does)."""
+    entry["file_bytes"][index] = path.stat().st_size
+    entry[DIGEST_KEY][index] = part_digest(path.read_bytes())
 
 
 def _bomb(out: Path, name: str, rows: int) -> None:
@@ -131,7 +139,7 @@ def test_a_row_bomb_the_manifest_agrees_with_is_searched_in_bounded_batches(
     _bomb(out, entry["files"][0], 5_000_000)
     entry["rows"] += 5_000_000 - entry["file_rows"][0]
     entry["file_rows"][0] = 5_000_000
-    entry["file_bytes"][0] = (out / entry["files"][0]).stat().st_size
+    _restat(entry, 0, out / entry["files"][0])
     (out / "manifest.json").write_text(json.dumps(manifest))
     code, stderr, peak = _measured("search", str(out), "no such text anywhere", "--limit", "5")
     assert code == 0, stderr  # every row read, a batch at a time
@@ -160,7 +168,7 @@ def test_a_facts_bomb_the_manifest_agrees_with_keeps_one_record_per_file(
     _bomb(out, entry["files"][0], 2_000_000)
     entry["rows"] += 2_000_000 - entry["file_rows"][0]
     entry["file_rows"][0] = 2_000_000
-    entry["file_bytes"][0] = (out / entry["files"][0]).stat().st_size
+    _restat(entry, 0, out / entry["files"][0])
     (out / "manifest.json").write_text(json.dumps(manifest))
     code, stderr, peak = _measured("export", str(root), str(out), "--jobs", "1")
     assert code == 0, stderr
@@ -201,7 +209,7 @@ def test_a_timestamp_column_in_another_time_zone_is_an_archive_error(
     position = table.column_names.index("created_at")
     changed = table.column(position).cast(pa.int64()).cast(pa.timestamp("ms", tz=zone))
     pq.write_table(table.set_column(position, "created_at", changed), out / name)
-    manifest["tables"]["sessions"]["file_bytes"][0] = (out / name).stat().st_size  # a careful tamperer
+    _restat(manifest["tables"]["sessions"], 0, out / name)  # a careful tamperer
     (out / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(ArchiveError, match="column 'created_at' has type") as raised:
         list_children(open_archive(out), "x")
@@ -274,6 +282,7 @@ import os, sys
 from subagent_catalog import transcript
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.store.archive import open_archive
+from subagent_catalog.store.checksum import DIGEST_KEY, part_digest
 outside = os.path.realpath(sys.argv[2])
 opened = []
 sys.addaudithook(lambda event, args: opened.append(os.path.realpath(os.fsdecode(args[0])))
@@ -313,7 +322,7 @@ def test_a_tampered_path_in_an_events_less_archive_is_never_opened(
         position = table.column_names.index(column)
         table = table.set_column(position, column, pa.array([value] * table.num_rows, table.schema.field(column).type))
     pq.write_table(table, out / name)
-    manifest["tables"]["sessions"]["file_bytes"][0] = (out / name).stat().st_size
+    _restat(manifest["tables"]["sessions"], 0, out / name)
     (out / "manifest.json").write_text(json.dumps(manifest))
     watched = "/etc/passwd" if where == "etc-passwd" else str(outside)
     done = subprocess.run(
@@ -341,7 +350,7 @@ def test_invalid_utf8_in_an_events_part_is_an_archive_error_not_a_panic(
     values[0] = 0xFF  # not UTF-8, inside the first text
     broken = pa.Array.from_buffers(pa.large_string(), len(data), [validity, offsets, pa.py_buffer(bytes(values))])
     pq.write_table(table.set_column(position, "text", broken), out / name)
-    manifest["tables"]["events"]["file_bytes"][0] = (out / name).stat().st_size
+    _restat(manifest["tables"]["events"], 0, out / name)
     (out / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(ArchiveError, match=r"(?i)invalid UTF-?8") as raised:
         search_events(open_archive(out), "e", types=None, limit=limit)

@@ -224,3 +224,17 @@ def test_an_archive_exported_before_the_checksums_reads_as_before(canonical: Pat
     assert catalog(old).equals(catalog(open_archive(canonical)))
     assert old.to_corpus(events=True).events.equals(open_archive(canonical).to_corpus(events=True).events)
     assert old.to_corpus().sessions.equals(open_archive(canonical).to_corpus().sessions)
+
+
+def test_sql_over_a_damaged_archive_is_an_archive_error(canonical: Path, tmp_path: Path) -> None:
+    """DuckDB reads an archive's parts through pyarrow datasets: they are checked first, as for every reader."""
+    from subagent_catalog.interop.sql import sql
+
+    out, manifest = _copy(canonical, tmp_path)
+    name = manifest["tables"]["sessions"]["files"][0]
+    data = (out / name).read_bytes()
+    (out / name).write_bytes(flipped(data, [(footer_start(data) + 10, 3)]))
+    with pytest.raises(ArchiveError, match="does not match its checksum") as raised:
+        sql(open_archive(out), "select count(*) from sessions")
+    assert name.split("/")[-1] in str(raised.value)
+    assert sql(open_archive(canonical), "select count(*) as n from sessions")["n"].item() == 12

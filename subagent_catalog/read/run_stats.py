@@ -147,6 +147,7 @@ class StatsFold:
         self.decode_tokens = 0
         self.open: StepTiming | None = None
         self.pending: dict[str, int | None] = {}
+        self.tool_spans: list[tuple[int, int]] = []  # (call, result) of every call ``tool_ms`` adds
 
     def step_start(self, turn: Any, step: Any, time: Any) -> None:
         """A ``step/start`` with ``data.turn``, ``data.step`` and its time."""
@@ -207,8 +208,9 @@ class StatsFold:
             return
         dispatched = self.pending.pop(call_id)
         end = _time(time)
-        if dispatched is not None and end is not None:
-            self.tool_ms += max(0, end - dispatched)
+        if dispatched is not None and end is not None and end > dispatched:
+            self.tool_ms += end - dispatched
+            self.tool_spans.append((dispatched, end))
 
     def step_end(self) -> None:
         """A ``step/end``: the open step is closed (a message after it times nothing)."""

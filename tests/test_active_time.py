@@ -173,3 +173,36 @@ def test_context_size_equals_upstreams_context_pressure() -> None:
             assert 0 < row["peak_context_share"] <= 1
     assert seeded_without_usage == 5  # forks that made no request of their own (upstream: their seed's prompt)
     assert inherited_window > 0  # the corpus has forks that state no window of their own
+
+
+def test_an_archive_before_format_7_reads_the_new_columns_as_unknown(tmp_path: Path) -> None:
+    import os
+
+    import pyarrow.parquet as pq
+
+    from subagent_catalog.store.archive import open_archive
+    from subagent_catalog.store.export import export_archive
+    from subagent_catalog.store.layout import SESSIONS_SINCE_7
+
+    export_archive(GOLDEN, tmp_path / "a", jobs=1)
+    current = open_archive(tmp_path / "a")
+    assert current.manifest["format_version"] == 7
+    assert (
+        current.to_corpus()
+        .sessions.select(list(SESSIONS_SINCE_7))
+        .equals(read_corpus(GOLDEN, cache=False).sessions.select(list(SESSIONS_SINCE_7)))
+    )
+    manifest = json.loads((tmp_path / "a" / "manifest.json").read_text())
+    entry = manifest["tables"]["sessions"]
+    for index, name in enumerate(entry["files"]):  # the sessions files as format 6 wrote them
+        path = tmp_path / "a" / name
+        pq.write_table(pq.read_table(path).drop_columns(list(SESSIONS_SINCE_7)), path, compression="zstd")
+        entry["file_bytes"][index] = os.path.getsize(path)
+    manifest["format_version"] = 6
+    (tmp_path / "a" / "manifest.json").write_text(json.dumps(manifest))
+    old = open_archive(tmp_path / "a")
+    sessions = old.to_corpus().sessions
+    assert sessions.height == len(SESSIONS)
+    assert all(sessions[name].null_count() == sessions.height for name in SESSIONS_SINCE_7)
+    assert dict(old.sessions.select(list(SESSIONS_SINCE_7)).collect_schema()) == SESSIONS_SINCE_7
+    assert run_summary(old.to_corpus()).slowest.height == 0  # no active time known: no ranking made up

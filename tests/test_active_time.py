@@ -206,3 +206,34 @@ def test_an_archive_before_format_7_reads_the_new_columns_as_unknown(tmp_path: P
     assert all(sessions[name].null_count() == sessions.height for name in SESSIONS_SINCE_7)
     assert dict(old.sessions.select(list(SESSIONS_SINCE_7)).collect_schema()) == SESSIONS_SINCE_7
     assert run_summary(old.to_corpus()).slowest.height == 0  # no active time known: no ranking made up
+
+
+def test_the_views_show_busy_inside_active_inside_wall_with_nothing_clamped() -> None:
+    from subagent_catalog.views.report_runs import runs_section
+    from subagent_catalog.views.run_format import runs_json, runs_lines, runs_markdown
+    from subagent_catalog.views.transcript_markdown import transcript_markdown
+    from subagent_catalog.views.widgets.run_facts import facts_text, run_facts_html
+
+    corpus = read_corpus(GOLDEN, cache=False)
+    runs = run_summary(corpus, top=2)
+    slowest = runs_section(corpus, runs, None)["slowest"]
+    assert [(r["id"], r["active"], r["wall"]) for r in slowest] == [
+        ("window-switch", "610 ms", "610 ms"),
+        ("parallel-tools", "570 ms", "570 ms"),
+    ]
+    assert slowest[1]["split"] == "active 570 ms, all of its wall time (model 52 ms, tools busy 500 ms); " + (
+        "tool calls summed 997 ms"
+    )
+    line = next(line for line in runs_lines(runs) if line.startswith("slowest"))
+    assert line == "slowest      window-switch 610 ms (wall 610 ms), parallel-tools 570 ms (wall 570 ms)"
+    assert [r["active_ms"] for r in runs_json(runs)["slowest"]] == [610, 570]
+    assert "| window-switch | completed | 610 ms | 610 ms |" in "\n".join(runs_markdown(runs))
+    page = transcript_markdown(corpus, "parallel-tools")
+    assert (
+        "time: `active 570 ms, all of its wall time (model 52 ms, tools busy 500 ms); tool calls summed 997 ms`" in page
+    )
+    assert "other" not in page.split("## turn")[0]  # no remainder clamped to 0
+    idle = corpus.sessions.filter(pl.col("session_id") == "idle-tail").row(0, named=True)
+    assert "active 245 ms of 8.2 s wall (model 128 ms)" in run_facts_html(idle)
+    assert "largest prompt 63.0 k tokens (96% of the window at most)" in run_facts_html(idle)
+    assert facts_text({**idle, "tokens": None}) == "245 ms active of 8.2 s"

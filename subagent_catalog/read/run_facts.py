@@ -10,9 +10,12 @@ carry is ``None``. Every field names the event field it comes from in
 ``docs/frames.md``.
 
 The fold also keeps what the session's own events say of where its time
-went (upstream's ``sessionStats``, ``read.run_stats``), every step's usage
-attributed to its model and every tool call with its result
-(``read.run_records``: the seed's too, flagged ``in_seed``).
+went (upstream's ``sessionStats``, ``read.run_stats``; the active and
+tool-busy unions, ``read.run_time``), every step's usage attributed to its
+model and every tool call with its result (``read.run_records``: the seed's
+too, flagged ``in_seed``), and how full the context got (each own step's
+prompt, input + cache read + cache write, against the ``request/context``
+window stated before it).
 """
 
 from __future__ import annotations

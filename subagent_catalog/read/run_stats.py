@@ -13,7 +13,8 @@ full read (``run_facts.fold_run``, event by event) and the typed fast path
 - decode time and tokens (``decode_ms``, ``decode_tokens``): first token to
   message, over steps whose message reports ``outputTokens``;
 - tool time (``tool_ms``): ``tool/call`` to the ``tool/result`` answering its
-  ``callId``, calls still pending at a ``turn/end`` dropped;
+  ``callId``, calls still pending at a ``turn/end`` dropped (each timed call's
+  interval is kept in ``tool_spans``, for ``read.run_time``'s tool-busy union);
 - a ``step/end`` closes the open step (upstream's ``turns`` and ``steps`` counts are not kept here:
   ``steps`` is the run facts' own count, and ``docs/runs.md`` says how upstream's ``turns`` differs).
 

@@ -29,6 +29,7 @@ SUMS = (
     "reasoning_tokens",
     "tool_calls",
     "tool_results_failed",
+    "active_ms",  # subtree_active_ms: the sessions' active times summed
 )
 
 _ids = st.sampled_from(["a", "b", "c", "d", "e", "f", "g", "h"])

@@ -47,15 +47,20 @@ RUN_COLUMNS = (
     "error_code",
     "start_ms",
     "wall_ms",
+    "active_ms",
     "llm_ms",
     "tool_ms",
+    "tool_busy_ms",
+    "peak_context_share",
     "tokens",
     "cost_usd",
     "path",
 )
 """The columns of ``RunSummary.failures``, ``slowest`` and ``costliest``: one session each. ``label`` is the
 descriptor identity's label, ``start_ms`` its first own event (its ``createdAt`` when it logged none),
-``wall_ms`` first to last own event, ``tokens`` input + cache read + cache write + output."""
+``wall_ms`` first to last own event, ``active_ms`` the time a turn of its own was open (``tool_busy_ms``: and a
+tool call ran), ``peak_context_share`` its largest prompt over its context window, ``tokens`` input + cache read
++ cache write + output."""
 
 _TOKENS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
 
@@ -70,9 +75,9 @@ class RunSummary:
     failed: int
     """Sessions whose outcome is in ``FAILED_OUTCOMES``."""
     totals: dict[str, Any]
-    """``wall_ms``, ``llm_ms``, ``tool_ms`` and the token sums over every session (``None`` when none
-    reported it), ``cost_usd`` (the priced sessions' sum), ``unpriced_sessions`` (sessions with steps but no
-    cost), ``tool_calls`` and ``tool_calls_failed``."""
+    """``wall_ms``, ``active_ms``, ``llm_ms``, ``tool_ms``, ``tool_busy_ms`` and the token sums over every session
+    (``None`` when none reported it), ``cost_usd`` (the priced sessions' sum), ``unpriced_sessions`` (sessions
+    with steps but no cost), ``tool_calls`` and ``tool_calls_failed``."""
     by_project: pl.DataFrame
     """``project_dir``, ``sessions``, ``failed`` and one count column per outcome present, most failed first."""
     by_day: pl.DataFrame
@@ -81,13 +86,14 @@ class RunSummary:
     failures: pl.DataFrame
     """Every failed session (``RUN_COLUMNS``), by outcome (``FAILED_OUTCOMES`` order), then start."""
     slowest: pl.DataFrame
-    """The ``TOP`` longest sessions by ``wall_ms``."""
+    """The ``TOP`` sessions with the most active time (``active_ms``: idle time is not slowness), ``wall_ms`` beside."""
     costliest: pl.DataFrame
     """The ``TOP`` costliest sessions by ``cost_usd``."""
     trees: pl.DataFrame
     """Trees of more than one session (``run_trees`` rows of their tops): ``session_id``, ``list_order``,
     ``sessions``, ``subagents``, ``failed``, ``max_depth``, ``peak_children_running``, ``wall_ms``,
-    ``tokens``, ``cost_usd``; largest first."""
+    ``active_ms`` (the sessions' active times summed: sessions that ran at once add up), ``tokens``, ``cost_usd``;
+    largest first."""
     models: pl.DataFrame
     """``usage_by_model(by="model")``."""
     unpriced: pl.DataFrame
@@ -99,8 +105,8 @@ class RunSummary:
     """``run_trees`` of every session (what ``tree_timeline(..., trees=)`` takes)."""
 
     def slowest_trees(self, n: int = TOP) -> pl.DataFrame:
-        """The ``n`` trees with the longest wall time."""
-        return self.trees.sort(["wall_ms", "list_order"], descending=[True, False], nulls_last=True).head(n)
+        """The ``n`` trees with the most active time (summed over their sessions; ``wall_ms`` beside it)."""
+        return self.trees.sort(["active_ms", "list_order"], descending=[True, False], nulls_last=True).head(n)
 
     def costliest_trees(self, n: int = TOP) -> pl.DataFrame:
         """The ``n`` trees with the highest cost (trees with an unpriced session last)."""
@@ -142,8 +148,11 @@ def session_runs(sessions: pl.DataFrame) -> pl.DataFrame:
         pl.col("last_error_code").alias("error_code"),
         pl.coalesce("run_first_ms", "created_at_ms").alias("start_ms"),
         pl.col("run_wall_ms").alias("wall_ms"),
+        "active_ms",
         "llm_ms",
         "tool_ms",
+        "tool_busy_ms",
+        "peak_context_share",
         tokens.cast(pl.Int64).alias("tokens"),
         "cost_usd",
         "path",
@@ -198,8 +207,8 @@ def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, to
     # Only the top rows are kept: a lazy sort then head never holds a sorted copy of every session.
     slowest = (
         runs.lazy()
-        .filter(pl.col("wall_ms").is_not_null())
-        .sort(["wall_ms", "list_order"], descending=[True, False])
+        .filter(pl.col("active_ms").is_not_null())
+        .sort(["active_ms", "list_order"], descending=[True, False])
         .head(top)
         .collect()
     )
@@ -224,6 +233,7 @@ def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, to
             pl.col("subtree_max_depth").alias("max_depth"),
             "peak_children_running",
             pl.col("subtree_wall_ms").alias("wall_ms"),
+            pl.col("subtree_active_ms").alias("active_ms"),
             pl.when(pl.any_horizontal(pl.col(f"subtree_{n}").is_not_null() for n in _TOKENS))
             .then(tree_tokens)
             .cast(pl.Int64)
@@ -237,8 +247,10 @@ def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, to
     has_steps = pl.col("usage_steps").fill_null(0) > 0
     totals: dict[str, Any] = {
         "wall_ms": _sum(sessions, "run_wall_ms"),
+        "active_ms": _sum(sessions, "active_ms"),
         "llm_ms": _sum(sessions, "llm_ms"),
         "tool_ms": _sum(sessions, "tool_ms"),
+        "tool_busy_ms": _sum(sessions, "tool_busy_ms"),
         **{name: _sum(sessions, name) for name in (*_TOKENS, "reasoning_tokens")},
         "cost_usd": float(sessions["cost_usd"].sum()) if sessions["cost_usd"].null_count() < sessions.height else None,
         "unpriced_sessions": sessions.filter(has_steps & pl.col("cost_usd").is_null()).height,

@@ -47,6 +47,7 @@ _COLUMNS = [
     "outcome",
     "run_first_ms",
     "run_last_ms",
+    "active_ms",
     *_SUMS,
     "usage_samples",
 ]
@@ -267,8 +268,9 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
     children), ``peak_children_running`` (the most counted direct children whose own events' spans
     overlap), then over the session and the counted sessions below it: ``subtree_sessions``,
     ``subtree_subagents``, ``subtree_forks`` (ordinary sessions below), ``subtree_max_depth``,
-    ``subtree_first_ms``, ``subtree_last_ms``, ``subtree_wall_ms``, the token sums, ``subtree_cost_usd``
-    (``null`` when any counted session has no cost: an unpriced model, an unreadable log),
+    ``subtree_first_ms``, ``subtree_last_ms``, ``subtree_wall_ms``, ``subtree_active_ms`` (the sessions'
+    ``active_ms`` summed: sessions that ran at once add up, so it can pass the wall time), the token sums,
+    ``subtree_cost_usd`` (``null`` when any counted session has no cost: an unpriced model, an unreadable log),
     ``subtree_tool_calls``, ``subtree_tool_results_failed`` and one ``subtree_<outcome>`` count per
     outcome. A token sum is ``null`` when no counted session reported that count.
 
@@ -288,7 +290,7 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
     in_cycle = _resolve(parent)
     depth, root = _depths(parent)
     # Every input column the roll-up reads, made in one query (a small corpus pays per query, not per row).
-    filled = ("run_first_ms", "run_last_ms", *_SUMS)
+    filled = ("run_first_ms", "run_last_ms", "active_ms", *_SUMS)
     subagent = (pl.col("origin") == "subagent").fill_null(False)
     prepared = data.select(
         *(pl.col(name).fill_null(0).alias(f"{name}:v") for name in filled),
@@ -316,6 +318,7 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
     tree.sums("subtree_forks", _ints(prepared["fork"]))
     tree.extremes("subtree_first_ms", *own("run_first_ms"), largest=False)
     tree.extremes("subtree_last_ms", *own("run_last_ms"), largest=True)
+    tree.sums("subtree_active_ms", *own("active_ms"))
     for name in _SUMS:
         tree.sums(f"subtree_{name}", *own(name))
     tree.sums("_missing", _ints(cost.is_null().cast(pl.Int64)))
@@ -365,6 +368,7 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
         "subtree_first_ms",
         "subtree_last_ms",
         "subtree_wall_ms",
+        "subtree_active_ms",
         *(f"subtree_{name}" for name in _SUMS[:5]),
         "subtree_cost_usd",
         *(f"subtree_{name}" for name in _SUMS[5:]),

@@ -49,7 +49,7 @@ DIMENSIONS: dict[str, str] = {
     "day": "day",
     "verdict": "read verdict",
     "outcome": "run outcome",
-    "duration": "duration",
+    "duration": "active time",
     "events": "events",
     "bytes": "bytes",
     "tokens": "tokens",
@@ -116,13 +116,14 @@ def population(
         "last_error_code",
         "cost_usd",
         "tool_results_failed",
-        binned(pl.col("run_wall_ms"), "duration").alias("duration"),
+        binned(pl.col("active_ms"), "duration").alias("duration"),  # idle time is not duration
         binned(
             pl.when(pl.col("verdict").is_in(["skipped", "failed"])).then(None).otherwise(pl.col("event_count")),
             "events",
         ).alias("events"),
         binned(pl.col("bytes"), "bytes").alias("bytes"),
         pl.col("run_wall_ms").alias("wall_ms"),
+        "active_ms",
         "event_count",
         pl.col("bytes").alias("bytes_read"),
         total_tokens().alias("tokens_total"),
@@ -204,7 +205,7 @@ def population(
         pl.col("project").fill_null(NONE),
         pl.col("verdict").fill_null(NONE),
     )
-    numbers = ("wall_ms", "event_count", "bytes_read", "tokens_total", "cost_usd", "tool_results_failed")
+    numbers = ("wall_ms", "active_ms", "event_count", "bytes_read", "tokens_total", "cost_usd", "tool_results_failed")
     facts = ("outcome_detail", "last_error_message", "last_error_code")
     return frame.select(
         "id", "parent", "kind", "scope", "label", "cause_detail", "path", *DIMENSIONS, *facts, *numbers

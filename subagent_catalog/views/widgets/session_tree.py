@@ -37,6 +37,7 @@ NODE_COLUMNS = [
     "list_order",
     "outcome",
     "run_wall_ms",
+    "active_ms",
     "cost_usd",
     "tool_results_failed",
 ]
@@ -226,7 +227,7 @@ SortKey = Literal["created", "duration", "cost", "tokens", "failed_tools"]
 SORT_KEYS: tuple[SortKey, ...] = ("created", "duration", "cost", "tokens", "failed_tools")
 SORT_COLUMNS: dict[SortKey, str] = {
     "created": "created_at_ms",
-    "duration": "run_wall_ms",
+    "duration": "active_ms",  # idle time is not slowness: the time a turn of its own was open
     "cost": "cost_usd",
     "tokens": "tokens",
     "failed_tools": "tool_results_failed",

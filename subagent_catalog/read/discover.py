@@ -252,12 +252,12 @@ def discover(root: str | os.PathLike[str], compression: CompressionOption) -> Di
         found = found if chosen == "zstd" else _discover(root, chosen)
     else:
         found = _discover(root, compression)
-    if not found.files:
-        check_level(found.root)
+    if not found.files and not (found.logs_seen.plain or found.logs_seen.zstd or found.logs_seen.unlisted):
+        check_level(found.root, logs_below=False)  # the walk saw no log at <root>/<project>/<session>/
     return found
 
 
-def check_level(root: str, top: list[os.DirEntry[str]] | None = None) -> None:
+def check_level(root: str, top: list[os.DirEntry[str]] | None = None, *, logs_below: bool | None = None) -> None:
     """Refuse a project folder or a session folder given as the corpus root.
 
     A root holds ``<project>/<session>/session.jsonl[.zstd]``. When no log
@@ -271,6 +271,8 @@ def check_level(root: str, top: list[os.DirEntry[str]] | None = None) -> None:
     Args:
         root: the folder, as given.
         top: its entries (``list_top``), when already listed.
+        logs_below: whether a log sits at ``<root>/<project>/<session>/``, when a walk
+            told already (``None``: look, until the first one).
 
     Raises:
         CorpusLevelError: the folder is a project or a session folder.
@@ -294,7 +296,7 @@ def check_level(root: str, top: list[os.DirEntry[str]] | None = None) -> None:
         ('project', True)
     """
     entries = list_top(root) if top is None else top
-    if any(_holds_logs(entry) for entry in entries if _is_real_dir(entry)):
+    if logs_below or (logs_below is None and any(_holds_logs(entry) for entry in entries if _is_real_dir(entry))):
         return  # a corpus root: a log sits at <root>/<project>/<session>/
     names = {entry.name for entry in entries}
     here = next((name for name in LOG_NAMES if name in names), None)

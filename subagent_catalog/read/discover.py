@@ -301,7 +301,7 @@ def check_level(root: str, top: list[os.DirEntry[str]] | None = None, *, logs_be
     names = {entry.name for entry in entries}
     here = next((name for name in LOG_NAMES if name in names), None)
     if here is not None:
-        meant = _up(root, 2)
+        meant = os.path.normpath(os.path.join(root, os.pardir, os.pardir))  # as the user wrote it
         raise CorpusLevelError(
             f"{root!r} is a session folder (it holds {here}), not a corpus root",
             level="session",
@@ -321,7 +321,7 @@ def check_level(root: str, top: list[os.DirEntry[str]] | None = None, *, logs_be
     name = os.path.basename(os.path.normpath(root))
     if nested is None and not (name == NO_CWD_DIR or (len(name) > 4 and name.startswith("--") and name.endswith("--"))):
         return
-    meant = _up(root, 1)
+    meant = os.path.normpath(os.path.join(root, os.pardir))
     why = f"its folder {nested[0]!r} holds {nested[1]}" if nested else "its name is an encoded cwd"
     raise CorpusLevelError(
         f"{root!r} looks like a project folder ({why}), not a corpus root",
@@ -342,16 +342,6 @@ def _holds_logs(project: os.DirEntry[str]) -> bool:
             _is_real_dir(session) and any(os.path.lexists(os.path.join(session.path, n)) for n in LOG_NAMES)
             for session in sessions
         )
-
-
-def _up(root: str, levels: int) -> str:
-    """The folder ``levels`` above ``root``, written as the user wrote ``root`` where it can be.
-
-    Examples:
-        >>> _up("data/sample/--p--/", 1), _up("s", 2), _up("/c/p/s", 2)
-        ('data/sample', '..', '/c')
-    """
-    return os.path.normpath(os.path.join(root, *[os.pardir] * levels))
 
 
 def _discover(root: str | os.PathLike[str], compression: Compression) -> Discovery:

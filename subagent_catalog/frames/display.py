@@ -235,7 +235,9 @@ def corpus_html(corpus: CorpusLike) -> str:
     )
     parts = [
         f'<div style="{_BOX}">',
-        f"<div><b>Corpus</b> <code>{escape(corpus.root)}</code> ({escape(corpus.compression)}) — {status}</div>",
+        f"<div><b>Corpus</b> <code>{escape(corpus.root)}</code>"
+        + (f" ({escape(corpus.compression)})" if sessions.height else "")  # the encoding of logs read, if any
+        + f" — {status}</div>",
         listing_error_html(corpus),
         f"<div>{sessions.height} session files: {listed} listed, {subagents} with origin <code>subagent</code></div>",
         f"<div>read verdicts: {_counts(verdict_items)}</div>",

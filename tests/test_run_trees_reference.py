@@ -149,7 +149,10 @@ def _reference(rows: list[dict[str, Any]], scope: str) -> list[dict[str, Any]]:
     samples = [row["usage_samples"] for row in rows]
     priced = [[s["input_tokens"] for s in found or [] if s["model"] == "m"] for found in samples]
     known = [float(sum(spent)) for spent in priced]
-    cost = [known[i] if found is not None and all(s["model"] == "m" for s in found) else None for i, found in enumerate(samples)]
+    cost = [
+        known[i] if found is not None and all(s["model"] == "m" for s in found) else None
+        for i, found in enumerate(samples)
+    ]
     out = []
     for node in range(size):
         below = [other for other in range(size) if node in chains[other] and counted[other]]
@@ -192,9 +195,7 @@ def _reference(rows: list[dict[str, Any]], scope: str) -> list[dict[str, Any]]:
             "subtree_last_ms": last,
             "subtree_wall_ms": None if first is None or last is None else last - first,
             **{f"subtree_{name}": fits(total([row[name] for row in rows])) for name in SUMS},
-            "subtree_tokens_overflow": any(
-                (total([row[name] for row in rows]) or 0) > INT64_MAX for name in SUMS[:5]
-            ),
+            "subtree_tokens_overflow": any((total([row[name] for row in rows]) or 0) > INT64_MAX for name in SUMS[:5]),
             "subtree_usage_unknown": sum(samples[i] is None for i in members),
             "subtree_cost_usd": None if any(value is None for value in costs) else sum(costs),
             "subtree_cost_usd_known": sum(known[i] for i in members),

@@ -126,8 +126,11 @@ class RunSummary:
         return self.trees.sort(["wall_ms", "list_order"], descending=[True, False], nulls_last=True).head(n)
 
     def costliest_trees(self, n: int = TOP) -> pl.DataFrame:
-        """The ``n`` trees that cost most by ``cost_basis``: their known cost (a lower bound where ``cost_unknown``
-        is above 0), or their tokens when nothing is priced; none whose figure is 0 or unknown."""
+        """The ``n`` trees that cost most by ``cost_basis``, none whose figure is 0 or unknown.
+
+        By their known cost (a lower bound where ``cost_unknown`` is above 0), or by their tokens when
+        nothing is priced.
+        """
         return _costliest(self.trees, self.cost_basis, n)
 
 
@@ -299,9 +302,7 @@ def _totals(sessions: pl.DataFrame, runs: pl.DataFrame, calls: pl.DataFrame) -> 
     usage_unknown = sessions["usage_steps"].is_null()
     tokens = (*_TOKENS, "reasoning_tokens")
     sums = {name: _sum(sessions, name) for name in tokens}
-    over = [
-        name for name in tokens if sums[name] is None and sessions[name].null_count() < sessions.height
-    ]
+    over = [name for name in tokens if sums[name] is None and sessions[name].null_count() < sessions.height]
     known = runs.select(pl.col("cost_usd_known").sort_by("list_order").cum_sum().last()).item()
     return {
         "wall_ms": _sum(sessions, "run_wall_ms"),
@@ -344,7 +345,10 @@ def _notes(totals: dict[str, Any], unpriced: pl.DataFrame, basis: CostBasis, mod
             f"tokens: {_plural(totals['usage_unknown'], 'session')} whose usage could not be read; "
             "the token totals leave them out (≥)"
         )
-    over = [*totals["overflow"], *(f"{r['model']} (per model)" for r in models.filter(pl.col("overflow")).iter_rows(named=True))]
+    over = [
+        *totals["overflow"],
+        *(f"{r['model']} (per model)" for r in models.filter(pl.col("overflow")).iter_rows(named=True)),
+    ]
     if over:
         notes.append(f"{', '.join(over)}: a sum passed 2^63 - 1 and is not shown (never wrapped)")
     return notes

@@ -110,7 +110,8 @@ def checked_total(*names: str) -> pl.Expr:
     """The row's sum of integer columns (nulls left out; null when all are), checked as ``checked_sum``.
 
     Examples:
-        >>> pl.DataFrame({"a": [2**62, None, 1], "b": [2**62, None, None]}).select(checked_total("a", "b"))["a"].to_list()
+        >>> frame = pl.DataFrame({"a": [2**62, None, 1], "b": [2**62, None, None]})
+        >>> frame.select(checked_total("a", "b"))["a"].to_list()
         [None, None, 1]
     """
     total = pl.sum_horizontal(pl.col(name).cast(pl.Int128) for name in names).cast(pl.Int64, strict=False)
@@ -145,8 +146,9 @@ def usage_by_model(
     cache write; ``cost_usd`` is ``null`` when the model has no price (``unpriced_models`` lists
     them), never $0; ``cost_usd_known`` sums the steps that have a price (equal to ``cost_usd`` when
     every step has one, a lower bound otherwise, 0 when none has) and ``unpriced_steps`` counts the
-    others. A token sum that passes 2^63 - 1 is ``null``, never wrapped, and ``overflow`` says so. With ``part="all"`` a fork's rows of its seed (``in_seed``) come beside its own:
-    their sum is upstream's whole-log ``tokenUsage``.
+    others. A token sum that passes 2^63 - 1 is ``null``, never wrapped, and ``overflow`` says so.
+    With ``part="all"`` a fork's rows of its seed (``in_seed``) come beside its own: their sum is
+    upstream's whole-log ``tokenUsage``.
 
     pandas: ``.to_pandas(types_mapper=pd.ArrowDtype)`` gives
     pandas with Arrow-backed columns (nulls, lists and UTC times kept; docs/pandas.md).

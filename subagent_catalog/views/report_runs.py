@@ -227,7 +227,9 @@ def runs_section(corpus: Corpus, runs: RunSummary, forest: Forest | Nodes | None
             [f"{totals['unpriced_sessions']:,} unpriced"] * bool(totals["unpriced_sessions"])
             + [f"{totals['usage_unknown']:,} unreadable"] * bool(totals["usage_unknown"])
         ),
-        "cost_rank": "by tokens: nothing is priced" if runs.cost_basis == "tokens" else "by known cost; ≥ is a lower bound",
+        "cost_rank": "by tokens: nothing is priced"
+        if runs.cost_basis == "tokens"
+        else "by known cost; ≥ is a lower bound",
         "notes": list(runs.notes),
         "unpriced_sessions": totals["unpriced_sessions"],
         "tool_calls": totals["tool_calls"],

@@ -43,8 +43,9 @@ def _unknown(count: int | None) -> str:
 
 
 def run_cost(row: dict[str, Any]) -> str:
-    """A run's (or a tree's) cost as the views show it: exact, a lower bound ``≥ $x`` with what it leaves
-    out beside it (``cost_unknown`` sessions; one run: its own), or ``–``.
+    """A run's (or a tree's) cost as the views show it: exact, a lower bound ``≥ $x``, or ``–``.
+
+    Beside a lower bound: the sessions of unknown cost it leaves out (``cost_unknown``, a tree's).
 
     Examples:
         >>> run_cost({"cost_usd": None, "cost_usd_known": 13.0812, "cost_unknown": 2})
@@ -148,7 +149,8 @@ def runs_lines(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
         for r in runs.slowest.head(3).iter_rows(named=True)
     )
     costliest = ", ".join(
-        f"{r['session_id'] or '(no id)'} {costliest_text(runs, r)}" for r in runs.costliest.head(3).iter_rows(named=True)
+        f"{r['session_id'] or '(no id)'} {costliest_text(runs, r)}"
+        for r in runs.costliest.head(3).iter_rows(named=True)
     )
     by = " (by tokens: nothing is priced)" if runs.cost_basis == "tokens" and costliest else ""
     lines.append(f"slowest      {slowest or 'none'}")

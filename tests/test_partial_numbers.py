@@ -31,7 +31,7 @@ from subagent_catalog.frames.units import human_count, partial_cost
 from subagent_catalog.synth.generate import generate
 from subagent_catalog.views.report import render_report
 from subagent_catalog.views.run_format import costliest_text, run_cost, runs_json, runs_lines, total_cost
-from subagent_catalog.views.widgets import CatalogBrowser
+from subagent_catalog.views.widgets import CatalogBrowser, DiagnosticsDashboard
 from subagent_catalog.views.widgets.run_facts import cost_text, facts_text
 from tests.partial_corpora import write_overflow, write_partial_tree, write_unpriced
 
@@ -197,6 +197,16 @@ def test_browser_sorts_by_known_cost_and_shows_a_partial_cost_as_a_lower_bound(p
     assert cost_text({"cost_usd": None, "cost_usd_known": known}) in facts and "≥ $" in facts
     browser.selected = mixed
     assert "≥ $" in browser.detail
+
+
+def test_dashboard_table_shows_a_partial_cost_as_a_lower_bound(partial: Corpus) -> None:
+    board = DiagnosticsDashboard(partial)
+    board.selected_dimension = "outcome"
+    board.pick("completed")
+    rows = {row[0]: row for row in _tables(f'<table id="t">{board.table.value.split("<table", 1)[1]}')["t"]}
+    known = known_costs(partial.sessions).to_list()[partial.sessions["session_id"].to_list().index("mixed-child")]
+    assert rows["mixed-child"][6] == cost_text({"cost_usd": None, "cost_usd_known": known})
+    assert rows["mixed-child"][6].startswith("≥ $") and rows["lab-root"][6] == "$0.065"
 
 
 def test_a_corpus_whose_models_are_all_unpriced_ranks_by_tokens_and_shows_no_zero_cost(unpriced: Path) -> None:

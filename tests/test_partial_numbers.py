@@ -22,11 +22,12 @@ import pytest
 from click.testing import CliRunner
 
 from subagent_catalog.analysis.run_summary import RunSummary, run_summary
-from subagent_catalog.analysis.runs import known_costs, usage_by_model
+from subagent_catalog.analysis.runs import usage_by_model
 from subagent_catalog.analysis.trees import run_trees
 from subagent_catalog.cli import main
 from subagent_catalog.corpus import read_corpus
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.costs import known_costs
 from subagent_catalog.frames.units import human_count, partial_cost
 from subagent_catalog.synth.generate import generate
 from subagent_catalog.views.report import render_report
@@ -259,7 +260,7 @@ def test_token_sums_past_64_bits_are_null_with_a_reason_never_wrapped(tmp_path: 
     runs = run_summary(corpus)
     assert runs.totals["input_tokens"] is None and "input_tokens" in runs.totals["overflow"]
     assert runs.totals["output_tokens"] == exact["output_tokens"]
-    assert any("passed 2^63 - 1" in note for note in runs.notes)
+    assert any("past 2^63 - 1" in note and "input_tokens" in note for note in runs.notes)
     assert all(value is None or value >= 0 for value in runs.trees["tokens"].to_list())
     csv = CliRunner().invoke(main, ["runs", str(root), "-t", "models", "-f", "csv", "-q"])
     assert csv.exit_code == 0 and "-" not in csv.output.splitlines()[1].split(",")[4], csv.output
@@ -287,7 +288,9 @@ def _shown_figures_equal_the_library(corpus: Corpus, runs: RunSummary) -> None:
         shown = [(row[1].removesuffix("…"), row[-1]) for row in tables.get(table, [])]  # a long id is clipped
         expected = [(r["session_id"], run_cost(r)) for r in frame.iter_rows(named=True)]
         assert len(shown) == len(expected), table
-        assert all(sid.startswith(cut) and cost == want for (cut, cost), (sid, want) in zip(shown, expected)), table
+        assert all(
+            sid.startswith(cut) and cost == want for (cut, cost), (sid, want) in zip(shown, expected, strict=True)
+        ), table
     for row in tables["runs-models"]:
         model = runs.models.filter(pl.col("model") == row[1].removesuffix(" unpriced").strip()).row(0, named=True)
         assert row[-1] == (run_cost({**model, "cost_unknown": None}) if model["cost_usd_known"] else "unpriced")

@@ -17,13 +17,13 @@ import polars as pl
 from subagent_catalog.analysis.runs import (
     checked_sum,
     checked_total,
-    known_costs,
     tool_calls,
     unpriced_models,
     usage_by_model,
 )
 from subagent_catalog.analysis.trees import run_trees
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.costs import known_costs
 from subagent_catalog.frames.outcome import OUTCOMES
 from subagent_catalog.prices import Prices, PriceTable
 

@@ -14,7 +14,7 @@ from typing import Literal
 import polars as pl
 
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.frames.costs import ordered_sum, own_samples, session_costs
+from subagent_catalog.frames.costs import ordered_sum, own_samples
 from subagent_catalog.prices import SAMPLE_COLUMNS, Prices, PriceTable, price_table, sample_costs
 from subagent_catalog.store.archive import Archive
 from subagent_catalog.store.layout import ArchiveError
@@ -205,29 +205,6 @@ def usage_by_model(
         "last_ms",
         "overflow",
     )
-
-
-def known_costs(sessions: pl.DataFrame, *, prices: Prices | PriceTable | None = None) -> pl.Series:
-    """Each session's known cost (``cost_usd_known``), in the frame's row order.
-
-    It is ``cost_usd`` where that is known; else what the session's priced samples cost (``prices``):
-    a lower bound of its cost, 0 when none has a price or its usage could not be read. A session
-    with no model usage costs a known 0. Only the sessions of unknown cost are priced again.
-
-    Examples:
-        >>> from subagent_catalog.corpus import read_corpus
-        >>> sessions = read_corpus("data/sample").sessions
-        >>> unknown = sessions.filter(pl.col("cost_usd").is_null())
-        >>> list(zip(unknown["session_id"], known_costs(unknown)))
-        [('garbage-line', 0.0), (None, 0.0), ('résumé-écrit', 0.0), ('scratch', 0.0)]
-    """
-    cost = sessions["cost_usd"]
-    if cost.null_count() == 0:
-        return cost.alias("cost_usd_known")
-    unknown = sessions.filter(cost.is_null()).select("list_order", "session_id", "usage_samples")
-    parts = session_costs(unknown.lazy(), price_table(prices), known=True).collect()
-    found = sessions.select("list_order").join(parts, on="list_order", how="left", maintain_order="left")
-    return pl.select(pl.coalesce(cost, found["cost_usd_known"], 0.0)).to_series().alias("cost_usd_known")
 
 
 def unpriced_models(source: Source, *, prices: Prices | PriceTable | None = None) -> pl.DataFrame:

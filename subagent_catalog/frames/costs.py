@@ -14,9 +14,9 @@ from __future__ import annotations
 import polars as pl
 
 from subagent_catalog.frames.schemas import COST_SCHEMA
-from subagent_catalog.prices import SAMPLE_COLUMNS, PriceTable, sample_costs
+from subagent_catalog.prices import SAMPLE_COLUMNS, Prices, PriceTable, price_table, sample_costs
 
-__all__ = ["COST_SCHEMA", "ordered_sum", "own_samples", "session_costs", "with_costs"]
+__all__ = ["COST_SCHEMA", "known_costs", "ordered_sum", "own_samples", "session_costs", "with_costs"]
 
 
 def own_samples(sessions: pl.LazyFrame, *, part: str = "own") -> pl.LazyFrame:
@@ -81,6 +81,29 @@ def session_costs(sessions: pl.LazyFrame, table: PriceTable, *, known: bool = Fa
         )
         .sort("list_order")
     )
+
+
+def known_costs(sessions: pl.DataFrame, *, prices: Prices | PriceTable | None = None) -> pl.Series:
+    """Each session's known cost (``cost_usd_known``), in the frame's row order.
+
+    It is ``cost_usd`` where that is known; else what the session's priced samples cost (``prices``):
+    a lower bound of its cost, 0 when none has a price or its usage could not be read. A session
+    with no model usage costs a known 0. Only the sessions of unknown cost are priced again.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> sessions = read_corpus("data/sample").sessions
+        >>> unknown = sessions.filter(pl.col("cost_usd").is_null())
+        >>> list(zip(unknown["session_id"], known_costs(unknown)))
+        [('garbage-line', 0.0), (None, 0.0), ('résumé-écrit', 0.0), ('scratch', 0.0)]
+    """
+    cost = sessions["cost_usd"]
+    if cost.null_count() == 0:
+        return cost.alias("cost_usd_known")
+    unknown = sessions.filter(cost.is_null()).select("list_order", "session_id", "usage_samples")
+    parts = session_costs(unknown.lazy(), price_table(prices), known=True).collect()
+    found = sessions.select("list_order").join(parts, on="list_order", how="left", maintain_order="left")
+    return pl.select(pl.coalesce(cost, found["cost_usd_known"], 0.0)).to_series().alias("cost_usd_known")
 
 
 def ordered_sum(column: str, *order: str, fill: float | None = None) -> pl.Expr:

@@ -14,9 +14,9 @@ from typing import Any, Literal
 import polars as pl
 
 from subagent_catalog.analysis.bins import total_tokens
-from subagent_catalog.analysis.runs import known_costs
 from subagent_catalog.catalog.collation import collation_key
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.costs import known_costs
 from subagent_catalog.views.widgets.run_facts import FAILED_CHOICE, FAILED_OUTCOMES
 from subagent_catalog.views.widgets.session_detail import ROLES
 

@@ -345,12 +345,10 @@ def _notes(totals: dict[str, Any], unpriced: pl.DataFrame, basis: CostBasis, mod
             f"tokens: {_plural(totals['usage_unknown'], 'session')} whose usage could not be read; "
             "the token totals leave them out (≥)"
         )
-    over = [
-        *totals["overflow"],
-        *(f"{r['model']} (per model)" for r in models.filter(pl.col("overflow")).iter_rows(named=True)),
-    ]
-    if over:
-        notes.append(f"{', '.join(over)}: a sum passed 2^63 - 1 and is not shown (never wrapped)")
+    per_model = [f"{r['provider'] or '?'}/{r['model'] or '?'}" for r in models.filter("overflow").iter_rows(named=True)]
+    named = [*totals["overflow"], *([f"per model {', '.join(per_model)}"] if per_model else [])]
+    if named:
+        notes.append(f"token sums past 2^63 - 1 are not shown (null, never wrapped): {'; '.join(named)}")
     return notes
 
 

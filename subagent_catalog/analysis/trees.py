@@ -240,7 +240,8 @@ class _Tree:
     def checked_sums(self, name: str, values: array[int], present: bytearray) -> None:
         """``sums`` of values whose total passes 64 bits: a node whose sum does not fit is null, never wrapped.
 
-        Which nodes that is comes out as the column ``overflow:<name>`` (``overflowed``).
+        Which nodes that is comes out as the column ``overflow:<name>`` (``run_trees`` folds them into
+        ``subtree_tokens_overflow``).
         """
         parent, counted = self.parent, self.counted
         below = array("q", bytes(8 * len(values)))

@@ -313,6 +313,7 @@ def filter_keys(
         >>> filter_keys(frame, {}, "", sort="cost"), filter_keys(frame, {"outcome": FAILED_CHOICE}, "")
         ([0, 1], [0])
     """
+    column = sort_column(frame, sort)  # by the whole corpus: nothing priced among the matches is no reason to switch
     for name, value in filters.items():
         frame = frame.filter(_filter_expr(name, value))
     if query:
@@ -323,9 +324,7 @@ def filter_keys(
     if sort == "created":
         keys: list[int] = frame.sort(["created_at_ms", "key"], nulls_last=True)["key"].to_list()
         return keys
-    ordered = frame.sort(
-        [sort_column(frame, sort), "created_at_ms", "key"], descending=[descending, False, False], nulls_last=True
-    )
+    ordered = frame.sort([column, "created_at_ms", "key"], descending=[descending, False, False], nulls_last=True)
     keys = ordered["key"].to_list()
     return keys
 

@@ -192,6 +192,9 @@ def test_browser_sorts_by_known_cost_and_shows_a_partial_cost_as_a_lower_bound(p
     assert ids[:4] == ["lab-root", "priced-child", "mixed-child", "small-root"]
     assert set(ids[4:]) == {"idle-child", "unreadable-child"}  # a known 0 and an unknown cost come last
     assert browser.results_label.endswith("sorted by cost ↓)")
+    browser.outcome = "unreadable"  # nothing priced among these matches, but the corpus has prices: still by cost
+    assert browser.results_label.endswith("sorted by cost ↓)")
+    browser.outcome = None
     mixed = partial.sessions["session_id"].to_list().index("mixed-child")
     facts = browser.label(mixed)["facts"]
     known = run_summary(partial).costliest.filter(pl.col("session_id") == "mixed-child")["cost_usd_known"][0]

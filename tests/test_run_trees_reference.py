@@ -29,6 +29,7 @@ SUMS = (
     "reasoning_tokens",
     "tool_calls",
     "tool_results_failed",
+    "active_ms",  # subtree_active_ms: the sessions' active times summed
 )
 
 INT64_MAX = (1 << 63) - 1

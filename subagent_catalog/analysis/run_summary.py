@@ -54,8 +54,11 @@ RUN_COLUMNS = (
     "error_code",
     "start_ms",
     "wall_ms",
+    "active_ms",
     "llm_ms",
     "tool_ms",
+    "tool_busy_ms",
+    "peak_context_share",
     "tokens",
     "cost_usd",
     "cost_usd_known",
@@ -63,8 +66,10 @@ RUN_COLUMNS = (
 )
 """The columns of ``RunSummary.failures``, ``slowest`` and ``costliest``: one session each. ``label`` is the
 descriptor identity's label, ``start_ms`` its first own event (its ``createdAt`` when it logged none),
-``wall_ms`` first to last own event, ``tokens`` input + cache read + cache write + output (the tokens
-billed), ``cost_usd`` null when unknown and ``cost_usd_known`` its known part (``known_costs``)."""
+``wall_ms`` first to last own event, ``active_ms`` the time a turn of its own was open (``tool_busy_ms``: and a
+tool call ran), ``peak_context_share`` its largest prompt over its context window, ``tokens`` input + cache read
++ cache write + output (the tokens billed), ``cost_usd`` null when unknown and ``cost_usd_known`` its known part
+(``known_costs``)."""
 
 _TOKENS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
 
@@ -82,12 +87,12 @@ class RunSummary:
     failed: int
     """Sessions whose outcome is in ``FAILED_OUTCOMES``."""
     totals: dict[str, Any]
-    """``wall_ms``, ``llm_ms``, ``tool_ms`` and the token sums over every session (``None`` when none
-    reported it, or when the sum passes 2^63 - 1: then its name is in ``overflow``), ``cost_usd`` (``None``
-    when any session's cost is unknown), ``cost_usd_known`` (its known part: what the priced samples
-    cost), ``cost_unknown`` (sessions whose cost is unknown), ``unpriced_sessions`` (of them, the sessions
-    with steps of a model without a price), ``usage_unknown`` (sessions whose usage could not be read:
-    the token sums leave them out), ``overflow``, ``tool_calls`` and ``tool_calls_failed``."""
+    """``wall_ms``, ``active_ms``, ``llm_ms``, ``tool_ms``, ``tool_busy_ms`` and the token sums over every session
+    (``None`` when none reported it, or when the sum passes 2^63 - 1: then its name is in ``overflow``),
+    ``cost_usd`` (``None`` when any session's cost is unknown), ``cost_usd_known`` (its known part: what the
+    priced samples cost), ``cost_unknown`` (sessions whose cost is unknown), ``unpriced_sessions`` (of them,
+    the sessions with steps of a model without a price), ``usage_unknown`` (sessions whose usage could not be
+    read: the token sums leave them out), ``overflow``, ``tool_calls`` and ``tool_calls_failed``."""
     by_project: pl.DataFrame
     """``project_dir``, ``sessions``, ``failed`` and one count column per outcome present, most failed first."""
     by_day: pl.DataFrame
@@ -96,15 +101,16 @@ class RunSummary:
     failures: pl.DataFrame
     """Every failed session (``RUN_COLUMNS``), by outcome (``FAILED_OUTCOMES`` order), then start."""
     slowest: pl.DataFrame
-    """The ``TOP`` longest sessions by ``wall_ms``."""
+    """The ``TOP`` sessions with the most active time (``active_ms``: idle time is not slowness), ``wall_ms`` beside."""
     costliest: pl.DataFrame
     """The ``TOP`` costliest sessions by their known cost (``cost_usd_known``: a partial one is a lower
     bound), none whose known cost is 0; by ``tokens`` when nothing is priced (``cost_basis``)."""
     trees: pl.DataFrame
     """Trees of more than one session (``run_trees`` rows of their tops): ``session_id``, ``list_order``,
     ``sessions``, ``subagents``, ``failed``, ``max_depth``, ``peak_children_running``, ``wall_ms``,
-    ``tokens``, ``cost_usd``, ``cost_usd_known``, ``cost_unknown`` (sessions of unknown cost),
-    ``usage_unknown`` (sessions whose usage could not be read); largest first."""
+    ``active_ms`` (the sessions' active times summed: sessions that ran at once add up), ``tokens``, ``cost_usd``,
+    ``cost_usd_known``, ``cost_unknown`` (sessions of unknown cost), ``usage_unknown`` (sessions whose usage could
+    not be read); largest first."""
     models: pl.DataFrame
     """``usage_by_model(by="model")``."""
     unpriced: pl.DataFrame
@@ -122,8 +128,8 @@ class RunSummary:
     ranking by tokens); every view shows them."""
 
     def slowest_trees(self, n: int = TOP) -> pl.DataFrame:
-        """The ``n`` trees with the longest wall time."""
-        return self.trees.sort(["wall_ms", "list_order"], descending=[True, False], nulls_last=True).head(n)
+        """The ``n`` trees with the most active time (summed over their sessions; ``wall_ms`` beside it)."""
+        return self.trees.sort(["active_ms", "list_order"], descending=[True, False], nulls_last=True).head(n)
 
     def costliest_trees(self, n: int = TOP) -> pl.DataFrame:
         """The ``n`` trees that cost most by ``cost_basis``, none whose figure is 0 or unknown.
@@ -182,8 +188,11 @@ def session_runs(sessions: pl.DataFrame, *, prices: Prices | PriceTable | None =
         pl.col("last_error_code").alias("error_code"),
         pl.coalesce("run_first_ms", "created_at_ms").alias("start_ms"),
         pl.col("run_wall_ms").alias("wall_ms"),
+        "active_ms",
         "llm_ms",
         "tool_ms",
+        "tool_busy_ms",
+        "peak_context_share",
         tokens.cast(pl.Int64).alias("tokens"),
         "cost_usd",
         "cost_usd_known",
@@ -239,8 +248,8 @@ def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, to
     # Only the top rows are kept: a lazy sort then head never holds a sorted copy of every session.
     slowest = (
         runs.lazy()
-        .filter(pl.col("wall_ms").is_not_null())
-        .sort(["wall_ms", "list_order"], descending=[True, False])
+        .filter(pl.col("active_ms").is_not_null())
+        .sort(["active_ms", "list_order"], descending=[True, False])
         .head(top)
         .collect()
     )
@@ -260,6 +269,7 @@ def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, to
             pl.col("subtree_max_depth").alias("max_depth"),
             "peak_children_running",
             pl.col("subtree_wall_ms").alias("wall_ms"),
+            pl.col("subtree_active_ms").alias("active_ms"),
             pl.when(~pl.col("subtree_tokens_overflow"))
             .then(checked_total(*(f"subtree_{n}" for n in _TOKENS)))
             .cast(pl.Int64)
@@ -306,8 +316,10 @@ def _totals(sessions: pl.DataFrame, runs: pl.DataFrame, calls: pl.DataFrame) -> 
     known = runs.select(pl.col("cost_usd_known").sort_by("list_order").cum_sum().last()).item()
     return {
         "wall_ms": _sum(sessions, "run_wall_ms"),
+        "active_ms": _sum(sessions, "active_ms"),
         "llm_ms": _sum(sessions, "llm_ms"),
         "tool_ms": _sum(sessions, "tool_ms"),
+        "tool_busy_ms": _sum(sessions, "tool_busy_ms"),
         **sums,
         "cost_usd": None if unknown.any() or not sessions.height else float(known),
         "cost_usd_known": float(known or 0.0),

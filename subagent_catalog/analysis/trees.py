@@ -47,6 +47,7 @@ _COLUMNS = [
     "outcome",
     "run_first_ms",
     "run_last_ms",
+    "active_ms",
     *_SUMS,
     "usage_steps",
     "usage_samples",
@@ -315,7 +316,8 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
     children), ``peak_children_running`` (the most counted direct children whose own events' spans
     overlap), then over the session and the counted sessions below it: ``subtree_sessions``,
     ``subtree_subagents``, ``subtree_forks`` (ordinary sessions below), ``subtree_max_depth``,
-    ``subtree_first_ms``, ``subtree_last_ms``, ``subtree_wall_ms``, the token sums,
+    ``subtree_first_ms``, ``subtree_last_ms``, ``subtree_wall_ms``, ``subtree_active_ms`` (the sessions'
+    ``active_ms`` summed: sessions that ran at once add up, so it can pass the wall time), the token sums,
     ``subtree_tokens_overflow`` (a token sum passed 2^63 - 1 and is ``null``, never wrapped),
     ``subtree_usage_unknown`` (sessions whose usage could not be read: their tokens are unknown),
     ``subtree_cost_usd`` (``null`` when any counted session has no cost: an unpriced model, an
@@ -340,7 +342,7 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
     in_cycle = _resolve(parent)
     depth, root = _depths(parent)
     # Every input column the roll-up reads, made in one query (a small corpus pays per query, not per row).
-    filled = ("run_first_ms", "run_last_ms", *_SUMS)
+    filled = ("run_first_ms", "run_last_ms", "active_ms", *_SUMS)
     subagent = (pl.col("origin") == "subagent").fill_null(False)
     prepared = data.select(
         *(pl.col(name).fill_null(0).alias(f"{name}:v") for name in filled),
@@ -368,6 +370,7 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
     tree.sums("subtree_forks", _ints(prepared["fork"]))
     tree.extremes("subtree_first_ms", *own("run_first_ms"), largest=False)
     tree.extremes("subtree_last_ms", *own("run_last_ms"), largest=True)
+    tree.sums("subtree_active_ms", *own("active_ms"))
     for name in _SUMS:
         tree.sums(f"subtree_{name}", *own(name))  # a token sum past 64 bits is null (``checked_sums``)
     tree.sums("subtree_usage_unknown", _ints(data["usage_steps"].is_null().cast(pl.Int64)))
@@ -422,6 +425,7 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
         "subtree_first_ms",
         "subtree_last_ms",
         "subtree_wall_ms",
+        "subtree_active_ms",
         *(f"subtree_{name}" for name in _TOKENS),
         "subtree_tokens_overflow",
         "subtree_usage_unknown",

@@ -303,9 +303,10 @@ def runs_html(sessions: pl.DataFrame, *, failures: int = 5) -> str:
     parts = [
         '<div style="margin-top:6px"><b>Runs</b>: '
         f'<span style="color:{colour};font-weight:700">{failed.height} failed</span> — {_counts(items)}</div>',
-        f"<div>run time {escape(human_duration(_total(sessions, 'run_wall_ms')))} (model "
-        f"{escape(human_duration(_total(sessions, 'llm_ms')))}, tools "
-        f"{escape(human_duration(_total(sessions, 'tool_ms')))}); tokens {escape(tokens)}; cost {escape(cost)}"
+        f"<div>active {escape(human_duration(_total(sessions, 'active_ms')))} of "
+        f"{escape(human_duration(_total(sessions, 'run_wall_ms')))} wall (model "
+        f"{escape(human_duration(_total(sessions, 'llm_ms')))}, tools busy "
+        f"{escape(human_duration(_total(sessions, 'tool_busy_ms')))}); tokens {escape(tokens)}; cost {escape(cost)}"
         + (f" ({unpriced} unpriced: see <code>unpriced_models(corpus)</code>)" if unpriced else "")
         + (f" ({unread} whose usage could not be read)" if unread else "")
         + "</div>",
@@ -317,7 +318,8 @@ def runs_html(sessions: pl.DataFrame, *, failures: int = 5) -> str:
             "outcome",
             pl.coalesce("last_error_message", "outcome_detail").alias("error"),
             pl.col("last_error_code").alias("code"),
-            pl.col("run_wall_ms").map_elements(human_duration, return_dtype=pl.String).alias("duration"),
+            pl.col("active_ms").map_elements(human_duration, return_dtype=pl.String).alias("active"),
+            pl.col("run_wall_ms").map_elements(human_duration, return_dtype=pl.String).alias("wall"),
         )
         caption = "failed runs" + (f" (first {shown.height} of {failed.height})" if failed.height > failures else "")
         parts.append(table_html(shown, max_rows=failures, caption=caption))

@@ -58,7 +58,7 @@ from subagent_catalog.store.layout import (
     Table,
     is_url,
     join_location,
-    joined_text,
+    table_view,
 )
 from subagent_catalog.store.location import Location
 from subagent_catalog.store.manifest import FORMAT_VERSION, MAX_MANIFEST_BYTES, parse_manifest
@@ -390,7 +390,7 @@ class Archive:
             glob=False,
             storage_options=self.storage_options,
         )
-        return joined_text(scan) if table == "events" and self.splits_text else scan
+        return table_view(table, scan, self.manifest.get("format_version"))
 
     @property
     def splits_text(self) -> bool:

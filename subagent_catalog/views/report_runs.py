@@ -22,7 +22,7 @@ from subagent_catalog.analysis.text import clip
 from subagent_catalog.analysis.timeline import tree_timeline
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape
-from subagent_catalog.frames.units import clock, human_count, human_duration, partial_cost
+from subagent_catalog.frames.units import clock, human_count, human_duration, partial_cost, time_split
 from subagent_catalog.store.source import events_available, source_archive
 from subagent_catalog.views.report_data import relative_path
 from subagent_catalog.views.run_format import model_cost, run_cost, total_tokens
@@ -93,6 +93,8 @@ def _run_row(row: dict[str, Any], forest: Nodes | None, root: str, names: dict[i
         "code": row["error_code"],
         "start": clock(row["start_ms"], seconds=False).removesuffix(" UTC"),
         "wall": human_duration(row["wall_ms"]),
+        "active": human_duration(row["active_ms"]),
+        "split": time_split({**row, "run_wall_ms": row["wall_ms"]}),
         "llm": human_duration(row["llm_ms"]),
         "tool": human_duration(row["tool_ms"]),
         "tokens": _tokens(row["tokens"]),
@@ -111,6 +113,7 @@ def _tree_row(row: dict[str, Any], forest: Nodes | None) -> dict[str, Any]:
         "depth": row["max_depth"],
         "peak": row["peak_children_running"],
         "wall": human_duration(row["wall_ms"]),
+        "active": human_duration(row["active_ms"]),
         "tokens": _tokens(row["tokens"]),
         "cost": run_cost(row),
     }
@@ -214,8 +217,10 @@ def runs_section(corpus: Corpus, runs: RunSummary, forest: Forest | Nodes | None
         "outcome_names": outcomes,
         "colours": OUTCOME_COLOURS,
         "wall": human_duration(totals["wall_ms"]),
+        "active": human_duration(totals["active_ms"]),
         "llm": human_duration(totals["llm_ms"]),
         "tool": human_duration(totals["tool_ms"]),
+        "busy": human_duration(totals["tool_busy_ms"]),
         "input": total_tokens(runs, "input_tokens"),
         "cache_read": total_tokens(runs, "cache_read_tokens"),
         "cache_write": total_tokens(runs, "cache_write_tokens"),

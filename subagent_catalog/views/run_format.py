@@ -128,8 +128,9 @@ def runs_lines(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
     if runs.failed > failed.height:
         lines.append(f"  … {runs.failed - failed.height:,} more (subagent-catalog runs, or the report)")
     lines.append(
-        f"run time     {human_duration(totals['wall_ms'])} in all (model {human_duration(totals['llm_ms'])}, "
-        f"tools {human_duration(totals['tool_ms'])})"
+        f"run time     active {human_duration(totals['active_ms'])} of {human_duration(totals['wall_ms'])} wall in all "
+        f"(model {human_duration(totals['llm_ms'])}, tools busy {human_duration(totals['tool_busy_ms'])}; "
+        f"tool calls summed {human_duration(totals['tool_ms'])})"
     )
     counts = [("input", "input_tokens"), ("cache read", "cache_read_tokens"), ("cache write", "cache_write_tokens")]
     counts.append(("output", "output_tokens"))
@@ -144,8 +145,8 @@ def runs_lines(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
     lines.append(f"tools        {totals['tool_calls']:,} calls, {totals['tool_calls_failed']:,} failed")
     for row in runs.tools.filter(pl.col("failed") > 0).head(5).iter_rows(named=True):
         lines.append(f"  {row['name']}: {row['failed']:,} of {row['calls']:,} failed ({row['top_error_codes']})")
-    slowest = ", ".join(
-        f"{r['session_id'] or '(no id)'} {human_duration(r['wall_ms'])}"
+    slowest = ", ".join(  # by active time, the wall time beside it
+        f"{r['session_id'] or '(no id)'} {human_duration(r['active_ms'])} (wall {human_duration(r['wall_ms'])})"
         for r in runs.slowest.head(3).iter_rows(named=True)
     )
     costliest = ", ".join(
@@ -158,7 +159,8 @@ def runs_lines(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
     for row in runs.trees.head(1).iter_rows(named=True):
         lines.append(
             f"largest tree {row['session_id']}: {row['sessions']:,} sessions, {row['failed']:,} failed, "
-            f"{human_duration(row['wall_ms'])}, {run_cost(row)}, "
+            f"{human_duration(row['wall_ms'])} wall (active {human_duration(row['active_ms'])} summed over sessions), "
+            f"{run_cost(row)}, "
             f"at most {row['peak_children_running']} direct "
             f"{'child' if row['peak_children_running'] == 1 else 'children'} at once"
         )
@@ -266,7 +268,8 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
     lines = ["## Runs", ""]
     lines += _table(["outcome", "sessions"], [[name, f"{n:,}"] for name, n in runs.outcomes.items()])
     lines += [
-        f"Run time {human_duration(totals['wall_ms'])} (model {human_duration(totals['llm_ms'])}, tools "
+        f"Active time {human_duration(totals['active_ms'])} of {human_duration(totals['wall_ms'])} wall (model "
+        f"{human_duration(totals['llm_ms'])}, tools busy {human_duration(totals['tool_busy_ms'])}; tool calls summed "
         f"{human_duration(totals['tool_ms'])}); cost {total_cost(runs)}"
         + f"; tool calls {totals['tool_calls']:,}, failed {totals['tool_calls_failed']:,}.",
         "",
@@ -276,7 +279,7 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
     lines += [f"### Failed runs ({runs.failed:,})", ""]
     if failed.height:
         lines += _table(
-            ["outcome", "session", "label", "error", "start", "duration", "cost"],
+            ["outcome", "session", "label", "error", "start", "active", "wall", "cost"],
             [
                 [
                     r["outcome"],
@@ -284,6 +287,7 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
                     r["label"],
                     _message(r) or None,
                     clock(r["start_ms"]) or None,
+                    human_duration(r["active_ms"]),
                     human_duration(r["wall_ms"]),
                     run_cost(r),
                 ]
@@ -325,9 +329,15 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
         )
     lines += ["### Slowest runs", ""]
     lines += _table(
-        ["session", "outcome", "duration", "cost"],
+        ["session", "outcome", "active", "wall", "cost"],
         [
-            [r["session_id"], r["outcome"], human_duration(r["wall_ms"]), run_cost(r)]
+            [
+                r["session_id"],
+                r["outcome"],
+                human_duration(r["active_ms"]),
+                human_duration(r["wall_ms"]),
+                run_cost(r),
+            ]
             for r in runs.slowest.head(5).iter_rows(named=True)
         ],
     )

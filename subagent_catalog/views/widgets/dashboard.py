@@ -50,7 +50,7 @@ DIMENSIONS: dict[str, str] = {
     "day": "day",
     "verdict": "read verdict",
     "outcome": "run outcome",
-    "duration": "duration",
+    "duration": "active time",
     "events": "events",
     "bytes": "bytes",
     "tokens": "tokens",
@@ -118,13 +118,14 @@ def population(
         "cost_usd",
         _known(corpus.sessions),
         "tool_results_failed",
-        binned(pl.col("run_wall_ms"), "duration").alias("duration"),
+        binned(pl.col("active_ms"), "duration").alias("duration"),  # idle time is not duration
         binned(
             pl.when(pl.col("verdict").is_in(["skipped", "failed"])).then(None).otherwise(pl.col("event_count")),
             "events",
         ).alias("events"),
         binned(pl.col("bytes"), "bytes").alias("bytes"),
         pl.col("run_wall_ms").alias("wall_ms"),
+        "active_ms",
         "event_count",
         pl.col("bytes").alias("bytes_read"),
         total_tokens().alias("tokens_total"),
@@ -208,6 +209,7 @@ def population(
     )
     numbers = (
         "wall_ms",
+        "active_ms",
         "event_count",
         "bytes_read",
         "tokens_total",

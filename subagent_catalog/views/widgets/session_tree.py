@@ -38,6 +38,7 @@ NODE_COLUMNS = [
     "list_order",
     "outcome",
     "run_wall_ms",
+    "active_ms",
     "cost_usd",
     "tool_results_failed",
 ]
@@ -244,7 +245,7 @@ SortKey = Literal["created", "duration", "cost", "tokens", "failed_tools"]
 SORT_KEYS: tuple[SortKey, ...] = ("created", "duration", "cost", "tokens", "failed_tools")
 SORT_COLUMNS: dict[SortKey, str] = {
     "created": "created_at_ms",
-    "duration": "run_wall_ms",
+    "duration": "active_ms",  # idle time is not slowness: the time a turn of its own was open
     "cost": "cost_usd_known",
     "tokens": "tokens",
     "failed_tools": "tool_results_failed",

@@ -59,6 +59,21 @@ def human_cost(usd: float | None) -> str:
     return f"${usd:.3g}" if abs(usd) < 0.001 else f"${usd:.4f}".rstrip("0")
 
 
+def partial_cost(usd: float | None, known: float | None) -> str:
+    """A cost that may have unknown parts: ``usd`` when known, else its known part as a lower bound.
+
+    ``≥ $13.08`` when part of it is unknown (an unpriced model, an unreadable log) and the known part
+    is more than 0; ``–`` when nothing of it is known. Say beside it what is unknown.
+
+    Examples:
+        >>> partial_cost(0.5, 0.5), partial_cost(None, 13.0812), partial_cost(None, 0.0), partial_cost(None, None)
+        ('$0.5', '≥ $13.08', '–', '–')
+    """
+    if usd is not None:
+        return human_cost(usd)
+    return f"≥ {human_cost(known)}" if known else MISSING
+
+
 def human_count(value: int | None) -> str:
     """A count in thousands or millions past 10,000 (``–`` when unknown).
 

@@ -114,6 +114,35 @@ def _safe_sum(values: list[int]) -> int | None:
     return total if total <= MAX_SAFE_INTEGER else None
 
 
+INT64_MAX = (1 << 63) - 1
+TOKEN_COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
+"""The ``RunFacts`` token sums (``USAGE_FIELDS`` of the own samples)."""
+
+
+def _token_sum(values: list[int]) -> int | None:
+    """A session's token count: exact while it fits a 64-bit column, ``None`` past it (``token_overflow``)."""
+    total = sum(values)
+    return total if total <= INT64_MAX else None
+
+
+def token_overflow(run: RunFacts) -> list[str]:
+    """The token counts whose sum passed 2^63 - 1 (left ``None``, never wrapped), to report as a problem.
+
+    Examples:
+        >>> usage = {"inputTokens": 2**53 - 1, "outputTokens": 1}
+        >>> events = [{"type": "assistant/chunk", "seq": n, "time": n, "data": {"turn": 1, "step": n,
+        ...     "chunk": {"type": "usage", "usage": usage}}} for n in range(1100)]
+        >>> run = fold_run(events, 0)
+        >>> run.input_tokens, run.output_tokens, token_overflow(run)
+        (None, 1100, ['input_tokens'])
+    """
+    missing = [(name, at) for at, name in enumerate(TOKEN_COUNTS, start=7) if getattr(run, name) is None]
+    if not missing or not run.usage_steps:
+        return []
+    own = [sample for sample in run.usage_samples if not sample[_IN_SEED]]
+    return [name for name, at in missing if any(sample[at] is not None for sample in own)]
+
+
 def _turn_reason(reason: Any) -> tuple[str | None, str | None, str | None, str | None]:
     """(kind, abort cause or error message, abort reason text or error code) of a ``turn/end`` reason.
 
@@ -333,7 +362,7 @@ class Fold:
         run.usage_samples = samples
         run.usage_steps = len(own)
         run.input_tokens, run.output_tokens, run.cache_read_tokens, run.cache_write_tokens, run.reasoning_tokens = (
-            _safe_sum(values) if values else None for values in _usage_counts(own)
+            _token_sum(values) if values else None for values in _usage_counts(own)
         )
         windows = self.usage.windows
         if len(own) != len(samples):  # a fork's seed samples: only the own ones' windows

@@ -18,9 +18,9 @@ from functools import lru_cache
 from typing import Any
 
 from subagent_catalog.errors import SubagentCatalogError
-from subagent_catalog.read.jsvalue import MAX_SAFE_INTEGER, is_negative_zero, is_number, is_safe_integer, js_number
+from subagent_catalog.read.jsvalue import is_negative_zero, is_number, is_safe_integer, js_number
 from subagent_catalog.read.logread import LogFacts
-from subagent_catalog.read.run_facts import STATS_FIELDS, TURN_KINDS, RunFacts
+from subagent_catalog.read.run_facts import INT64_MAX, STATS_FIELDS, TURN_KINDS, RunFacts
 from subagent_catalog.read.run_records import ToolCallRecord, UsageSample
 
 HEADER_KEYS = (
@@ -351,7 +351,7 @@ def _check_samples(run: RunFacts, facts: LogFacts) -> None:
         values = [getattr(sample, name) for sample in named if not sample.in_seed]
         present = [value for value in values if value is not None]
         total = sum(present) if present else None
-        if total is not None and total > MAX_SAFE_INTEGER:
+        if total is not None and total > INT64_MAX:  # past 64 bits the count is null (``run_facts._token_sum``)
             total = None
         if getattr(run, name) != total:
             _fail(f"run {name} is not the sum of the own usage samples")

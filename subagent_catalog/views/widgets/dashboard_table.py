@@ -12,7 +12,7 @@ from typing import Any
 import polars as pl
 
 from subagent_catalog.frames.display import escape
-from subagent_catalog.views.widgets.run_facts import FAILED_OUTCOMES, human_cost, human_ms
+from subagent_catalog.views.widgets.run_facts import FAILED_OUTCOMES, cost_text, human_ms
 
 TABLE_ROWS = 200
 """Rows the table lists (the caption says how many more there are)."""
@@ -113,7 +113,7 @@ def affected_table_html(frame: pl.DataFrame, *, caption: str) -> str:
             f'<td class="sc-nowrap">{escape(code)}</td>',
             f'<td class="sc-num" title="{escape(human_ms(row.get("wall_ms")))} first to last event">'
             f"{escape(human_ms(row.get('active_ms', row.get('wall_ms'))))}</td>",
-            f'<td class="sc-num">{escape(human_cost(row.get("cost_usd")) if tokens is not None else None)}</td>',
+            f'<td class="sc-num">{escape(cost_text(row) if tokens is not None else None)}</td>',
             f'<td class="sc-num">{"" if tokens is None else f"{tokens:,}"}</td>',
             f'<td class="sc-nowrap">{escape(row.get("kind"))}</td>',
             f'<td class="sc-nowrap">{escape(row.get("reason_cause"))}</td>',

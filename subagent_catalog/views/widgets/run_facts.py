@@ -95,6 +95,21 @@ def human_cost(cost: float | None) -> str | None:
     return f"${cost:,.2f}"
 
 
+def cost_text(row: dict[str, Any]) -> str | None:
+    """A session's cost for reading: exact, ``≥ $x`` when part of it is unknown (``cost_usd_known``), or ``None``.
+
+    Examples:
+        >>> cost_text({"cost_usd": 0.0123}), cost_text({"cost_usd": None, "cost_usd_known": 0.0123})
+        ('$0.012', '≥ $0.012')
+        >>> cost_text({"cost_usd": None, "cost_usd_known": 0.0}), cost_text({"cost_usd": None})
+        (None, None)
+    """
+    if row.get("cost_usd") is not None:
+        return human_cost(row["cost_usd"])
+    known = row.get("cost_usd_known")
+    return f"≥ {human_cost(known)}" if known else None
+
+
 def facts_text(row: dict[str, Any]) -> str:
     """A row's facts after its label: active time (of its wall time), cost, tokens, failed tool results.
 
@@ -109,6 +124,8 @@ def facts_text(row: dict[str, Any]) -> str:
         '245 ms active of 8.2 s'
         >>> facts_text({"run_wall_ms": None, "tokens": None, "cost_usd": 0.0, "tool_results_failed": 0})
         ''
+        >>> facts_text({"run_wall_ms": 10, "tokens": 2_000, "cost_usd": None, "cost_usd_known": 0.5})
+        '10 ms · ≥ $0.500 · 2.0k tok'
     """
     parts: list[str] = []
     wall, active = row.get("run_wall_ms"), row.get("active_ms")
@@ -116,7 +133,7 @@ def facts_text(row: dict[str, Any]) -> str:
         parts.append(
             human_ms(wall) if active is None or active == wall else f"{human_ms(active)} active of {human_ms(wall)}"
         )
-    cost = human_cost(row.get("cost_usd")) if row.get("tokens") is not None else None  # no usage: no cost to show
+    cost = cost_text(row) if row.get("tokens") is not None else None  # no usage: no cost to show
     if cost is not None:
         parts.append(cost)
     if row.get("tokens") is not None:
@@ -143,7 +160,7 @@ def run_facts_html(row: dict[str, Any], *, name: str | None = None) -> str:
     """The detail pane's lead: the run's name, outcome and why, time, tokens, cost and tool failures.
 
     Args:
-        row: the session's ``corpus.sessions`` row (with ``cost_usd``).
+        row: the session's ``corpus.sessions`` row (with ``cost_usd``; ``cost_usd_known`` when it has one).
         name: its readable name (``run_names``), if any.
 
     Examples:
@@ -182,11 +199,12 @@ def run_facts_html(row: dict[str, Any], *, name: str | None = None) -> str:
     ]
     if tokens:
         facts.append(("tokens", escape(" · ".join(tokens))))
-    cost = human_cost(row.get("cost_usd"))
+    cost = cost_text(row)
     if row.get("input_tokens") is None:
         pass  # no usage reported: no cost to show
     elif cost is not None:
-        facts.append(("cost", escape(cost)))
+        partial = " (the rest: a model without a price, <code>unpriced_models</code>)" if cost.startswith("≥") else ""
+        facts.append(("cost", escape(cost) + partial))
     else:
         facts.append(("cost", "unknown (a model without a price: <code>unpriced_models</code>)"))
     if row.get("tool_calls"):

@@ -49,6 +49,7 @@ from subagent_catalog.catalog import (
 from subagent_catalog.corpus import open_source, read_corpus
 from subagent_catalog.errors import (
     CatalogError,
+    CorpusLevelError,
     CorpusRootError,
     EmptySourceError,
     PricesError,
@@ -91,6 +92,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "CatalogError",
     "Corpus",
+    "CorpusLevelError",
     "CorpusRootError",
     "EmptySourceError",
     "PriceTable",

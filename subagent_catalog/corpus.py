@@ -28,7 +28,8 @@ from subagent_catalog.read.paths import (
 from subagent_catalog.read.pool import read_all
 from subagent_catalog.store.archive import open_archive
 from subagent_catalog.store.layout import is_url
-from subagent_catalog.store.source import InputKind, Source, empty_source, input_kind
+from subagent_catalog.store.location import local_location
+from subagent_catalog.store.source import InputKind, Source, empty_source, input_kind, misplaced_archive
 
 if TYPE_CHECKING:
     from subagent_catalog.store.cache import FactsCache
@@ -67,13 +68,24 @@ def read_corpus(
         prices: the price table ``sessions.cost_usd`` is computed with (default:
             ``genai-prices``' offline table; a mapping or a TOML/CSV file extends it, see ``prices``).
 
+    A root that holds no session log (and no listing failure) is an empty
+    corpus: its ``problems`` hold one ``empty-root`` row (severity warning)
+    that says so. A project folder or a session folder is no corpus root.
+
     Raises:
         CorpusRootError: the root is missing, not a directory or unreadable.
+        CorpusLevelError: the root is a project folder or a session folder (no log at
+            ``<root>/<project>/<session>/``); its ``corpus_root`` and hint name the root that was meant.
 
     Examples:
         >>> import tempfile
-        >>> read_corpus(tempfile.mkdtemp(), cache=False).sessions.height
-        0
+        >>> empty = read_corpus(tempfile.mkdtemp(), cache=False)
+        >>> empty.sessions.height, empty.problems["kind"].to_list()
+        (0, ['empty-root'])
+        >>> read_corpus("data/sample/_no-cwd", cache=False)
+        Traceback (most recent call last):
+        ...
+        subagent_catalog.errors.CorpusLevelError: 'data/sample/_no-cwd' looks like a project folder (its folder ...
     """
     if progress is None:
         auto = default_progress()  # in a notebook: a bar once the read takes a second
@@ -138,7 +150,8 @@ def open_source(
 
     Args:
         location: a corpus root, an archive directory or an archive URL
-            (``s3://``, ``gs://``, ``file://``).
+            (``s3://``, ``gs://``); a ``file://`` URL is the local path it names
+            (a corpus root or an archive directory, by the same rule).
         input: ``auto`` (the rule above), or ``corpus``/``archive`` to force one.
         storage_options: an archive URL's object-store options (see ``open_archive``).
         compression: the encoding a corpus root is read as.
@@ -149,9 +162,12 @@ def open_source(
 
     Raises:
         CorpusRootError: a corpus root is missing or unreadable, or ``input="corpus"`` names a URL.
+        CorpusLevelError: the location is a project or a session folder (whatever ``allow_empty``), or an
+            archive exported from one; the hint names the corpus root that was meant.
         EmptySourceError: the input holds no session log and no archive manifest (or is an archive of no
             session), and ``allow_empty`` is false.
-        ArchiveError: the archive's manifest is missing, unreadable or of another format.
+        ArchiveError: the archive's manifest is missing, unreadable or of another format; a ``file://`` URL
+            that is not a plain local path, or is given storage options.
 
     Examples:
         >>> import tempfile
@@ -168,10 +184,16 @@ def open_source(
         subagent_catalog.errors.EmptySourceError: no session log under '...' and no archive manifest ... (hint: ...)
     """
     path = os.fspath(location)
+    local = local_location(path, storage_options)  # a file:// URL is the local path it names
+    if local != path:
+        path, storage_options = local, None
     kind = input_kind(path) if input == "auto" else input
     source: Source
     if kind == "archive":
         source = open_archive(path, storage_options=storage_options)
+        misplaced = misplaced_archive(source)
+        if misplaced is not None:
+            raise misplaced
     elif is_url(path):
         raise CorpusRootError(
             f"cannot read {path!r} as a corpus root: a corpus root is a local directory",

@@ -39,6 +39,22 @@ class EmptySourceError(CorpusRootError):
     """An input holds neither a session log nor an archive manifest (or an archive of no session)."""
 
 
+class CorpusLevelError(CorpusRootError):
+    """The input is a folder inside a corpus root (a project or a session folder), not a corpus root.
+
+    Attributes:
+        level: ``"project"`` (``<root>/<project>``) or ``"session"`` (``<root>/<project>/<session>``).
+        corpus_root: the corpus root that was meant: the parent, or two levels up.
+    """
+
+    def __init__(
+        self, message: str, *, level: Literal["project", "session"], corpus_root: str, hint: str | None = None
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.level: Literal["project", "session"] = level
+        self.corpus_root = corpus_root
+
+
 class CatalogError(SubagentCatalogError):
     """A listing call that upstream fails as a whole.
 

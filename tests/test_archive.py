@@ -280,7 +280,7 @@ def test_manifest_contents(small_corpus: tuple[Path, Compression], tmp_path: Pat
     assert manifest == returned
     raw = read_corpus(root, cache=False)
     assert manifest["format"] == "subagent-catalog-archive"
-    assert manifest["format_version"] == 6
+    assert manifest["format_version"] == 7
     assert manifest["versions"]["subagent_catalog"] == __import__("subagent_catalog").__version__
     assert manifest["versions"]["polars"] == pl.__version__
     assert manifest["root"] == str(root)
@@ -367,11 +367,11 @@ def test_non_utf8_file_names_round_trip_and_stay_cached(tmp_path: Path, monkeypa
     assert counter.paths == []
 
 
-def test_object_store_style_url_is_passed_through(small_corpus: tuple[Path, Compression], tmp_path: Path) -> None:
+def test_a_file_url_opens_the_local_directory_it_names(small_corpus: tuple[Path, Compression], tmp_path: Path) -> None:
     root, _ = small_corpus
     export_archive(root, tmp_path / "a", jobs=1)
     archive = open_archive(f"file://{tmp_path / 'a'}")
-    assert archive.path.startswith("file://")
+    assert archive.path == str(tmp_path / "a") and archive.storage_options is None
     assert_frame_equal(archive.to_corpus().sessions, read_corpus(root, cache=False).sessions)
 
 

@@ -80,7 +80,8 @@ def test_listing_error_banner(tmp_path: Path) -> None:
 def test_empty_corpus(tmp_path: Path) -> None:
     text = text_of(corpus_html(read_corpus(tmp_path)))
     assert "0 session files: 0 listed" in text
-    assert "no problems" in text
+    assert "empty-root warning 1" in text  # an empty root says so (docs/reading.md)
+    assert "(zstd)" not in text and "(none)" not in text  # no encoding: no log was read
 
 
 def test_table_html_escapes_truncates_and_pages() -> None:

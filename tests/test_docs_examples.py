@@ -169,6 +169,8 @@ def run_page(text: str, path: str, workdir: Path) -> list[str]:
 def _prepare(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     workdir = tmp_path / "work"
     shutil.copytree(ROOT / "data", workdir / "data", ignore=shutil.ignore_patterns("__pycache__"))
+    golden = Path("tests", "data", "active-time")  # the golden logs docs/runs.md reads (as from the repository)
+    shutil.copytree(ROOT / golden, workdir / golden)
     monkeypatch.chdir(workdir)
     monkeypatch.setenv("SUBAGENT_CATALOG_CACHE", "off")
     return workdir

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 from hypothesis import given, settings
@@ -200,3 +201,92 @@ def test_a_uuid_tie_does_not_load_the_collation_table() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["0001", "False", "True"]
+
+
+# --- active time: a union never exceeds the whole it is part of --------------------------------------------
+
+TIME_OPS = ("start", "end", "end-other", "call", "result", "chunk", "title")
+time_ops = st.lists(st.tuples(st.sampled_from(TIME_OPS), st.integers(0, 4), st.integers(-3, 40)), max_size=30)
+
+
+def _timed_events(ops: list[tuple[str, int, int]]) -> list[dict[str, Any]]:
+    """A log from ops: turns that end, end under another number or never end; calls answered or not; a clock
+    that may step back (a negative step)."""
+    events: list[dict[str, Any]] = []
+    clock, turn = 1_000, 0
+    for kind, key, step in ops:
+        clock = max(0, clock + step)
+        call_id = f"c{key}"
+        if kind == "start":
+            turn += 1
+            event: tuple[str, Any] = ("turn/start", {"turn": turn})
+        elif kind in ("end", "end-other"):
+            event = ("turn/end", {"turn": turn + (5 if kind == "end-other" else 0), "reason": {"kind": "completed"}})
+        elif kind == "call":
+            event = ("tool/call", {"turn": turn, "step": 1, "callId": call_id, "name": "shell", "arguments": "{}"})
+        elif kind == "result":
+            block = {"type": "tool-result", "toolCallId": call_id, "content": [{"type": "text", "text": "ok"}]}
+            message = {"id": f"r{len(events)}", "role": "user", "content": [block]}
+            event = (
+                "tool/result",
+                {"turn": turn, "step": 1, "message": {**message, "source": {"kind": "tool", "callId": call_id}}},
+            )
+        elif kind == "chunk":
+            event = (
+                "assistant/chunk",
+                {"turn": turn, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "x"}},
+            )
+        else:
+            event = ("session/title", {"title": "t", "messageSeqs": [], "source": {"kind": "fallback"}})
+        record = {"type": event[0], "seq": len(events), "time": clock, "data": event[1]}
+        if kind == "result":
+            record["surfaceOp"] = "append"
+        events.append(record)
+    return events
+
+
+def _active_oracle(events: list[dict[str, Any]]) -> tuple[int, int]:
+    """(active, busy) by the definition, counted millisecond by millisecond."""
+    turns: list[tuple[int, int]] = []
+    calls: list[tuple[int, int]] = []
+    opened: int | None = None
+    pending: dict[str, int] = {}
+    for index, event in enumerate(events):
+        kind, data, time = event["type"], event["data"], event["time"]
+        if kind == "turn/start":
+            if opened is not None:  # never ended: open to the event before this one
+                turns.append((opened, events[index - 1]["time"]))
+            opened = time
+        elif kind == "turn/end":
+            if opened is not None:
+                turns.append((opened, time))
+            opened = None
+            pending.clear()
+        elif kind == "tool/call":
+            pending[data["callId"]] = time
+        elif kind == "tool/result" and data["message"]["source"]["callId"] in pending:
+            calls.append((pending.pop(data["message"]["source"]["callId"]), time))
+    if opened is not None:
+        turns.append((opened, events[-1]["time"]))
+    on = {ms for start, end in turns for ms in range(start, end)}
+    running = {ms for start, end in calls for ms in range(start, end)}
+    return len(on), len(on & running)
+
+
+@given(time_ops)
+@settings(max_examples=200, deadline=None)
+def test_tool_busy_within_active_within_wall(ops: list[tuple[str, int, int]]) -> None:
+    from tests.test_fastpath import compare
+
+    events = _timed_events(ops)
+    data = encode_log(header("t", created_at=1), events, "none")
+    compare(data, "none")  # the typed path, where it answers, folds the same
+    run = analyse_log(data, "none").run
+    assert run is not None
+    if not events:
+        assert run.active_ms is None and run.tool_busy_ms is None
+        return
+    assert run.first_ms is not None and run.last_ms is not None
+    assert 0 <= run.tool_busy_ms <= run.active_ms <= run.last_ms - run.first_ms  # type: ignore[operator]
+    assert run.tool_busy_ms <= run.tool_ms  # type: ignore[operator]
+    assert (run.active_ms, run.tool_busy_ms) == _active_oracle(events)

@@ -28,12 +28,16 @@ CHILD_EXPECTED: dict[str, Any] = {
     "run_first_ms": 1000100,  # seq 4, the descriptor
     "run_last_ms": 1001000,  # seq 40, the last usage chunk
     "run_wall_ms": 900,
+    # turns open 1000200->500 300, 600->650 50, 700->690 (ends before it starts) 0, 800->900 100, and turn 6 open
+    # from 1000950 to the last own event 1001000, 50; the 50-600 ms between turns are idle.
+    "active_ms": 500,
     "turns": 5,  # turn/start of turns 2, 3, 4, 5 (legacy trigger shape), 6
     "turns_open": 1,  # turn 6 has no turn/end
     "last_turn_open": True,  # ... and it is the last turn
     "turn_ms": 450,  # 300 (turn 2) + 50 (turn 3) + 0 (turn 4 ends 10 ms before it starts) + 100 (turn 5)
     "llm_ms": 99,  # step/start -> message: (2,1) 1000202->1000222 20, (2,2) 1000260->1000330 70, (3,1) 601->610 9
     "tool_ms": 29,  # call -> result: call-1 230->240 10, call-2 620->630 10, call-3 631->640 9
+    "tool_busy_ms": 29,  # the same three calls never overlap and each runs inside an open turn
     "ttft_ms": 40,  # only (2,2) streams a token before its message: text-chunks row at 1000300, step start 1000260
     "ttft_steps": 1,
     "decode_ms": 30,  # (2,2): first token 1000300 -> message 1000330 ...
@@ -59,6 +63,10 @@ CHILD_EXPECTED: dict[str, Any] = {
     "cache_read_tokens": 50,  # only (2,1)'s sample carries it
     "cache_write_tokens": 7,
     "reasoning_tokens": 5,  # 5 + 0
+    "last_context_tokens": 1000,  # the last own sample (6,1): input 1000, no cache counts
+    "peak_context_tokens": 1000,  # prompts 100 + 50 (2,1), 210 + 7 (2,2), 1000 (6,1)
+    "context_window": None,  # no request/context event states one
+    "peak_context_share": None,
     "tool_calls": 3,
     "tools": ["read_file", "shell"],
     "tool_results": 3,
@@ -71,6 +79,8 @@ PARENT_EXPECTED: dict[str, Any] = {
     "run_first_ms": 900000,
     "run_last_ms": 900003,
     "run_wall_ms": 3,
+    "active_ms": 3,
+    "tool_busy_ms": 0,  # grep is called but never answered: it adds nothing (as to tool_ms)
     "turns": 1,
     "last_turn_open": False,
     "turn_ms": 3,
@@ -87,6 +97,10 @@ PARENT_EXPECTED: dict[str, Any] = {
     "cache_read_tokens": None,
     "cache_write_tokens": None,
     "reasoning_tokens": None,
+    "last_context_tokens": None,
+    "peak_context_tokens": None,
+    "context_window": None,
+    "peak_context_share": None,
     "tool_calls": 1,
     "tools": ["grep"],
 }
@@ -188,6 +202,12 @@ def _run_wire(**changes: Any) -> bytes:
         ({"last_error_message": "x", "turns_error": 0}, "error message without an error turn"),
         ({"usage_steps": 0}, "token counts without a usage sample"),
         ({"models": None}, "only one of the run's models and providers"),
+        ({"active_ms": 901}, "active time over wall time"),
+        ({"tool_busy_ms": 501}, "tool-busy time over active time"),
+        ({"active_ms": None}, "active or tool-busy time without the run's times"),
+        ({"last_context_tokens": 1001}, "a last size over the peak"),
+        ({"peak_context_share": -0.5}, "not a share of a known peak"),
+        ({"context_window": 0}, "run context_window is not an integer >= 1"),
     ],
 )
 def test_forged_run_facts_are_refused(changes: dict[str, Any], why: str) -> None:
@@ -281,6 +301,7 @@ def _expected_from_events(
         "last_turn_open": opened is not None,
         "turn_ms": sum(turn_ms) if turn_ms else None,
         **_time_split(own),
+        **_active_and_busy(own),
         "turns_completed": outcomes["completed"],
         "turns_error": outcomes["error"],
         "turns_aborted": outcomes["aborted"],
@@ -298,11 +319,90 @@ def _expected_from_events(
         "steps": sum(e["type"] == "step/end" for e in own),
         "usage_steps": len(samples),
         **tokens,
+        **_context_sizes(events, seed_length or 0),
         "tool_calls": sum(e["type"] == "tool/call" for e in own),
         "tools": sorted({e["data"]["name"] for e in own if e["type"] == "tool/call"}),
         "tool_results": len(results),
         "tool_results_failed": sum(b["isError"] is True for b in blocks),
         "tool_output_bytes": sum(len(t["text"].encode()) for b in blocks for t in b["content"]),
+    }
+
+
+def _measure(intervals: list[tuple[int, int]], within: list[tuple[int, int]] | None = None) -> int:
+    """How long at least one interval is open (and, with ``within``, one of those too): a sweep over the boundaries."""
+    edges = [
+        (t, kind, delta)
+        for kind, spans in enumerate((intervals, within or []))
+        for a, b in spans
+        if b > a
+        for t, delta in ((a, 1), (b, -1))
+    ]
+    depth = [0, 0]
+    total, previous = 0, None
+    for time, kind, delta in sorted(edges):
+        if previous is not None and depth[0] > 0 and (within is None or depth[1] > 0):
+            total += time - previous
+        depth[kind] += delta
+        previous = time
+    return total
+
+
+def _active_and_busy(own: tuple[dict[str, Any], ...]) -> dict[str, int | None]:
+    """``active_ms`` and ``tool_busy_ms`` from their definitions (docs/runs.md), by a sweep, not the reader's merge.
+
+    A turn is open from its ``turn/start`` to its ``turn/end`` (the generator pairs them), a turn killed open
+    to the last own event; a call runs from its ``tool/call`` to the result answering it before a ``turn/end``.
+    """
+    if not own:
+        return {"active_ms": None, "tool_busy_ms": None}
+    turns: list[tuple[int, int]] = []
+    calls: list[tuple[int, int]] = []
+    opened: int | None = None
+    pending: dict[str, int] = {}
+    for e in own:
+        if e["type"] == "turn/start":
+            opened = e["time"]
+        elif e["type"] == "turn/end":
+            assert opened is not None
+            turns.append((opened, e["time"]))
+            opened = None
+            pending.clear()
+        elif e["type"] == "tool/call":
+            pending[e["data"]["callId"]] = e["time"]
+        elif e["type"] == "tool/result" and e["data"]["message"]["source"]["callId"] in pending:
+            calls.append((pending.pop(e["data"]["message"]["source"]["callId"]), e["time"]))
+    if opened is not None:
+        turns.append((opened, own[-1]["time"]))
+    return {"active_ms": _measure(turns), "tool_busy_ms": _measure(calls, turns)}
+
+
+def _context_sizes(events: tuple[dict[str, Any], ...], seed: int) -> dict[str, Any]:
+    """The context columns from upstream's ``contextPressure`` rules over the log (usage-projection.ts).
+
+    A usage event's prompt is input + cache read + cache write; the window is the last ``request/context``'s
+    (the seed's count: a fork inherits it); the peak share divides each own prompt by the window stated before it.
+    """
+    window = None
+    prompts: dict[tuple[Any, Any], tuple[int, int | None]] = {}  # a step's last sample replaces its earlier ones
+    last = None
+    for e in events:
+        data = e["data"]
+        if e["type"] == "request/context":
+            window = data.get("contextWindow")
+        usage = None
+        if e["type"] == "assistant/chunk" and data["chunk"]["type"] == "usage":
+            usage = data["chunk"]["usage"]
+        elif e["type"] == "assistant/message":
+            usage = data.get("usage")
+        if usage is not None and e["seq"] >= seed:
+            last = usage["inputTokens"] + usage.get("cacheReadTokens", 0) + usage.get("cacheWriteTokens", 0)
+            prompts[(data["turn"], data["step"])] = (last, window)
+    shares = [prompt / size for prompt, size in prompts.values() if size]
+    return {
+        "last_context_tokens": last,
+        "peak_context_tokens": max((prompt for prompt, _ in prompts.values()), default=None),
+        "context_window": window,
+        "peak_context_share": max(shares, default=None),
     }
 
 

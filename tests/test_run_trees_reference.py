@@ -29,10 +29,18 @@ SUMS = (
     "reasoning_tokens",
     "tool_calls",
     "tool_results_failed",
+    "active_ms",  # subtree_active_ms: the sessions' active times summed
 )
+
+INT64_MAX = (1 << 63) - 1
+PRICES = {"p/m": {"input": 1_000_000, "output": 0}}
+"""A price of $1 a token: a priced sample costs its input tokens in dollars, a float sum exact in any order."""
 
 _ids = st.sampled_from(["a", "b", "c", "d", "e", "f", "g", "h"])
 _maybe_int = st.one_of(st.none(), st.integers(0, 10**12))
+_maybe_tokens = st.one_of(_maybe_int, st.just(2**62), st.just(INT64_MAX))
+_usage = st.sampled_from(["none", "priced", "unpriced", "mixed", "unreadable"])
+"""A session's samples: none (cost 0), priced, unpriced, both, or an unreadable log (no samples known)."""
 _session = st.fixed_dictionaries(
     {
         "session_id": st.one_of(st.none(), _ids),
@@ -42,22 +50,51 @@ _session = st.fixed_dictionaries(
         "outcome": st.one_of(st.none(), st.sampled_from(OUTCOMES)),
         "run_first_ms": _maybe_int,
         "span_ms": st.one_of(st.none(), st.integers(0, 50)),
-        "priced": st.booleans(),
-        **{name: _maybe_int for name in SUMS},
+        "usage": _usage,
+        "spent": st.integers(1, 1000),
+        **{name: _maybe_tokens if name in SUMS[:5] else _maybe_int for name in SUMS},
     }
 )
+
+
+def _sample(model: str, tokens: int) -> dict[str, Any]:
+    return {
+        "seq": 5,
+        "time_ms": 1_767_225_600_000,
+        "turn": 1,
+        "step": 1,
+        "in_seed": False,
+        "provider": "p",
+        "model": model,
+        "input_tokens": tokens,
+        "output_tokens": 0,
+        "cache_read_tokens": None,
+        "cache_write_tokens": None,
+        "reasoning_tokens": None,
+    }
+
+
+def _samples(usage: str, spent: int) -> list[dict[str, Any]] | None:
+    return {
+        "none": [],
+        "priced": [_sample("m", spent)],
+        "unpriced": [_sample("unknown-model", spent)],
+        "mixed": [_sample("m", spent), _sample("unknown-model", 7)],
+        "unreadable": None,
+    }[usage]
 
 
 def _corpus(drawn: list[dict[str, Any]]) -> Corpus:
     sessions = [
         {
             "list_order": order,
-            **{key: value for key, value in row.items() if key not in ("span_ms", "priced")},
+            **{key: value for key, value in row.items() if key not in ("span_ms", "usage", "spent")},
             "run_first_ms": None if row["run_first_ms"] is None else row["run_first_ms"] % 100,
             "run_last_ms": None
             if row["run_first_ms"] is None or row["span_ms"] is None
             else row["run_first_ms"] % 100 + row["span_ms"],
-            "usage_samples": [] if row["priced"] else None,  # no sample costs 0.0; no samples at all: unpriced
+            "usage_steps": None if row["usage"] == "unreadable" else len(_samples(row["usage"], 0) or []),
+            "usage_samples": _samples(row["usage"], row["spent"]),
         }
         for order, row in enumerate(drawn)
     ]
@@ -66,7 +103,7 @@ def _corpus(drawn: list[dict[str, Any]]) -> Corpus:
         "list_order": pl.Int64,
         **{name: pl.String for name in strings},
         "listed": pl.Boolean,
-        **{name: pl.Int64 for name in ("run_first_ms", "run_last_ms", *SUMS)},
+        **{name: pl.Int64 for name in ("run_first_ms", "run_last_ms", "usage_steps", *SUMS)},
         "usage_samples": pl.List(USAGE_SAMPLE_TYPE),
     }
     frame = pl.DataFrame(sessions, schema=schema)
@@ -110,7 +147,13 @@ def _reference(rows: list[dict[str, Any]], scope: str) -> list[dict[str, Any]]:
     chains = [ancestors(node) for node in range(size)]
     subagent = [row["origin"] == "subagent" for row in rows]
     counted = [True] * size if scope == "lineage" else [subagent[i] and rows[i]["listed"] is True for i in range(size)]
-    cost = [0.0 if row["usage_samples"] is not None else None for row in rows]
+    samples = [row["usage_samples"] for row in rows]
+    priced = [[s["input_tokens"] for s in found or [] if s["model"] == "m"] for found in samples]
+    known = [float(sum(spent)) for spent in priced]
+    cost = [
+        known[i] if found is not None and all(s["model"] == "m" for s in found) else None
+        for i, found in enumerate(samples)
+    ]
     out = []
     for node in range(size):
         below = [other for other in range(size) if node in chains[other] and counted[other]]
@@ -119,6 +162,9 @@ def _reference(rows: list[dict[str, Any]], scope: str) -> list[dict[str, Any]]:
         def total(values: list[Any], members: list[int] = members) -> Any:
             present = [values[i] for i in members if values[i] is not None]
             return sum(present) if present else None
+
+        def fits(value: int | None) -> int | None:
+            return value if value is None or value <= INT64_MAX else None
 
         firsts = [rows[i]["run_first_ms"] for i in members if rows[i]["run_first_ms"] is not None]
         lasts = [rows[i]["run_last_ms"] for i in members if rows[i]["run_last_ms"] is not None]
@@ -149,8 +195,12 @@ def _reference(rows: list[dict[str, Any]], scope: str) -> list[dict[str, Any]]:
             "subtree_first_ms": first,
             "subtree_last_ms": last,
             "subtree_wall_ms": None if first is None or last is None else last - first,
-            **{f"subtree_{name}": total([row[name] for row in rows]) for name in SUMS},
+            **{f"subtree_{name}": fits(total([row[name] for row in rows])) for name in SUMS},
+            "subtree_tokens_overflow": any((total([row[name] for row in rows]) or 0) > INT64_MAX for name in SUMS[:5]),
+            "subtree_usage_unknown": sum(samples[i] is None for i in members),
             "subtree_cost_usd": None if any(value is None for value in costs) else sum(costs),
+            "subtree_cost_usd_known": sum(known[i] for i in members),
+            "subtree_cost_unknown": sum(value is None for value in costs),
             **{
                 f"subtree_{kind.replace('-', '_')}": sum(rows[i]["outcome"] == kind for i in members)
                 for kind in OUTCOMES
@@ -164,7 +214,7 @@ def _reference(rows: list[dict[str, Any]], scope: str) -> list[dict[str, Any]]:
 @given(st.lists(_session, max_size=14), st.sampled_from(["lineage", "subagents"]))
 def test_run_trees_equal_the_subtrees_walked_one_by_one(drawn: list[dict[str, Any]], scope: Any) -> None:
     corpus = _corpus(drawn)
-    made = run_trees(corpus, scope=scope)
+    made = run_trees(corpus, scope=scope, prices=PRICES)
     expected = _reference(corpus.sessions.to_dicts(), scope)
     assert made.to_dicts() == [{name: row[name] for name in made.columns} for row in expected]
     assert all(dtype != pl.Null for dtype in made.schema.values())  # an all-null sum is still an integer column
@@ -176,7 +226,8 @@ def test_a_subtree_without_any_token_count_is_a_null_integer_column() -> None:
         {"session_id": "b", "parent_session": "a", "origin": "subagent", "listed": True, "outcome": "completed"},
     ]
     filled = [
-        {"run_first_ms": None, "span_ms": None, "priced": True, **{n: None for n in SUMS}, **row} for row in drawn
+        {"run_first_ms": None, "span_ms": None, "usage": "none", "spent": 1, **{n: None for n in SUMS}, **row}
+        for row in drawn
     ]
     made = run_trees(_corpus(filled))
     assert made.schema["subtree_input_tokens"] == pl.Int64

@@ -213,11 +213,13 @@ def test_filter_failed_runs_and_sort_by_cost(sample: Corpus) -> None:
 
 def test_a_sort_alone_lists_every_session(sample: Corpus) -> None:
     browser = CatalogBrowser(sample)
-    browser.sort_by = "duration"
-    walls = sample.sessions["run_wall_ms"]
+    browser.sort_by = "duration"  # active time: idle time is not slowness
+    active = sample.sessions["active_ms"]
     assert len(browser.results) == sample.sessions.height
-    ordered = [walls[k] for k in browser.results if walls[k] is not None]
+    ordered = [active[k] for k in browser.results if active[k] is not None]
     assert ordered == sorted(ordered, reverse=True)
+    walls = sample.sessions["run_wall_ms"]
+    assert [walls[k] for k in browser.results if walls[k] is not None] != sorted(walls.drop_nulls(), reverse=True)
     assert browser.results_label.startswith(f"<b>{sample.sessions.height}</b> sessions (sorted by duration")
 
 
@@ -343,11 +345,12 @@ def test_a_bar_click_lists_label_outcome_error_and_code(sample: Corpus) -> None:
         row["identity_label"],
         row["last_error_message"],
         row["last_error_code"],
-        human_ms(row["run_wall_ms"]),
+        human_ms(row["active_ms"]),
     ):
         assert f">{text}<" in table, text
     assert f'title="{row["session_id"]}"' in table and 'class="sc-id"' in table
-    assert "<th>error</th><th>code</th><th>duration</th><th>cost</th>" in table
+    assert "<th>error</th><th>code</th><th>active</th><th>cost</th>" in table
+    assert f'title="{human_ms(row["run_wall_ms"])} first to last event"' in table
 
 
 def test_the_detail_pane_of_a_root_shows_no_identity_cause_and_a_bare_subagent_keeps_it() -> None:

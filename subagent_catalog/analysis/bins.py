@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 import polars as pl
 
+from subagent_catalog.analysis.runs import checked_total
+
 BinnedMetric = Literal["duration", "events", "bytes", "tokens"]
 
 
@@ -62,16 +64,12 @@ def binned(values: pl.Expr, metric: BinnedMetric) -> pl.Expr:
 def total_tokens() -> pl.Expr:
     """Input + cache reads + cache writes + output tokens of a session (null when it reported no usage).
 
+    The sum is exact (``checked_total``: null past 2^63 - 1, never wrapped), as the run tables' ``tokens``.
+
     Examples:
-        >>> frame = pl.DataFrame({"input_tokens": [10, None], "output_tokens": [5, None],
-        ...                       "cache_read_tokens": [None, None], "cache_write_tokens": [1, None]})
+        >>> frame = pl.DataFrame({"input_tokens": [10, None, 2**62], "output_tokens": [5, None, 2**62],
+        ...                       "cache_read_tokens": [None, None, 0], "cache_write_tokens": [1, None, 0]})
         >>> frame.select(total_tokens())["tokens"].to_list()
-        [16, None]
+        [16, None, None]
     """
-    parts = [pl.col(name).fill_null(0) for name in ("cache_read_tokens", "cache_write_tokens")]
-    return (
-        pl.when(pl.col("input_tokens").is_null())
-        .then(pl.lit(None, pl.Int64))
-        .otherwise(pl.col("input_tokens") + pl.col("output_tokens").fill_null(0) + parts[0] + parts[1])
-        .alias("tokens")
-    )
+    return checked_total("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens").alias("tokens")

@@ -10,13 +10,20 @@ failures, never dropped.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
-from subagent_catalog.analysis.runs import tool_calls, unpriced_models, usage_by_model
+from subagent_catalog.analysis.runs import (
+    checked_sum,
+    checked_total,
+    tool_calls,
+    unpriced_models,
+    usage_by_model,
+)
 from subagent_catalog.analysis.trees import run_trees
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.costs import known_costs
 from subagent_catalog.frames.outcome import OUTCOMES
 from subagent_catalog.prices import Prices, PriceTable
 
@@ -47,17 +54,27 @@ RUN_COLUMNS = (
     "error_code",
     "start_ms",
     "wall_ms",
+    "active_ms",
     "llm_ms",
     "tool_ms",
+    "tool_busy_ms",
+    "peak_context_share",
     "tokens",
     "cost_usd",
+    "cost_usd_known",
     "path",
 )
 """The columns of ``RunSummary.failures``, ``slowest`` and ``costliest``: one session each. ``label`` is the
 descriptor identity's label, ``start_ms`` its first own event (its ``createdAt`` when it logged none),
-``wall_ms`` first to last own event, ``tokens`` input + cache read + cache write + output."""
+``wall_ms`` first to last own event, ``active_ms`` the time a turn of its own was open (``tool_busy_ms``: and a
+tool call ran), ``peak_context_share`` its largest prompt over its context window, ``tokens`` input + cache read
++ cache write + output (the tokens billed), ``cost_usd`` null when unknown and ``cost_usd_known`` its known part
+(``known_costs``)."""
 
 _TOKENS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
+
+CostBasis = Literal["cost", "tokens"]
+"""What the costliest runs and trees rank by: the known cost, or the tokens billed when nothing is priced."""
 
 
 @dataclass
@@ -70,9 +87,12 @@ class RunSummary:
     failed: int
     """Sessions whose outcome is in ``FAILED_OUTCOMES``."""
     totals: dict[str, Any]
-    """``wall_ms``, ``llm_ms``, ``tool_ms`` and the token sums over every session (``None`` when none
-    reported it), ``cost_usd`` (the priced sessions' sum), ``unpriced_sessions`` (sessions with steps but no
-    cost), ``tool_calls`` and ``tool_calls_failed``."""
+    """``wall_ms``, ``active_ms``, ``llm_ms``, ``tool_ms``, ``tool_busy_ms`` and the token sums over every session
+    (``None`` when none reported it, or when the sum passes 2^63 - 1: then its name is in ``overflow``),
+    ``cost_usd`` (``None`` when any session's cost is unknown), ``cost_usd_known`` (its known part: what the
+    priced samples cost), ``cost_unknown`` (sessions whose cost is unknown), ``unpriced_sessions`` (of them,
+    the sessions with steps of a model without a price), ``usage_unknown`` (sessions whose usage could not be
+    read: the token sums leave them out), ``overflow``, ``tool_calls`` and ``tool_calls_failed``."""
     by_project: pl.DataFrame
     """``project_dir``, ``sessions``, ``failed`` and one count column per outcome present, most failed first."""
     by_day: pl.DataFrame
@@ -81,13 +101,16 @@ class RunSummary:
     failures: pl.DataFrame
     """Every failed session (``RUN_COLUMNS``), by outcome (``FAILED_OUTCOMES`` order), then start."""
     slowest: pl.DataFrame
-    """The ``TOP`` longest sessions by ``wall_ms``."""
+    """The ``TOP`` sessions with the most active time (``active_ms``: idle time is not slowness), ``wall_ms`` beside."""
     costliest: pl.DataFrame
-    """The ``TOP`` costliest sessions by ``cost_usd``."""
+    """The ``TOP`` costliest sessions by their known cost (``cost_usd_known``: a partial one is a lower
+    bound), none whose known cost is 0; by ``tokens`` when nothing is priced (``cost_basis``)."""
     trees: pl.DataFrame
     """Trees of more than one session (``run_trees`` rows of their tops): ``session_id``, ``list_order``,
     ``sessions``, ``subagents``, ``failed``, ``max_depth``, ``peak_children_running``, ``wall_ms``,
-    ``tokens``, ``cost_usd``; largest first."""
+    ``active_ms`` (the sessions' active times summed: sessions that ran at once add up), ``tokens``, ``cost_usd``,
+    ``cost_usd_known``, ``cost_unknown`` (sessions of unknown cost), ``usage_unknown`` (sessions whose usage could
+    not be read); largest first."""
     models: pl.DataFrame
     """``usage_by_model(by="model")``."""
     unpriced: pl.DataFrame
@@ -97,19 +120,40 @@ class RunSummary:
     (failed / calls) and ``top_error_codes`` (up to three ``CODE ×N``), most failed first."""
     tree_rows: pl.DataFrame = field(default_factory=pl.DataFrame)
     """``run_trees`` of every session (what ``tree_timeline(..., trees=)`` takes)."""
+    cost_basis: CostBasis = "cost"
+    """What ``costliest`` and ``costliest_trees`` rank by: ``cost`` (the known part), or ``tokens`` when no
+    session has a known cost above 0 (nothing is priced)."""
+    notes: list[str] = field(default_factory=list)
+    """What the figures leave out, one sentence each (unknown costs, unread usage, sums past 64 bits, the
+    ranking by tokens); every view shows them."""
 
     def slowest_trees(self, n: int = TOP) -> pl.DataFrame:
-        """The ``n`` trees with the longest wall time."""
-        return self.trees.sort(["wall_ms", "list_order"], descending=[True, False], nulls_last=True).head(n)
+        """The ``n`` trees with the most active time (summed over their sessions; ``wall_ms`` beside it)."""
+        return self.trees.sort(["active_ms", "list_order"], descending=[True, False], nulls_last=True).head(n)
 
     def costliest_trees(self, n: int = TOP) -> pl.DataFrame:
-        """The ``n`` trees with the highest cost (trees with an unpriced session last)."""
-        return self.trees.sort(["cost_usd", "list_order"], descending=[True, False], nulls_last=True).head(n)
+        """The ``n`` trees that cost most by ``cost_basis``, none whose figure is 0 or unknown.
+
+        By their known cost (a lower bound where ``cost_unknown`` is above 0), or by their tokens when
+        nothing is priced.
+        """
+        return _costliest(self.trees, self.cost_basis, n)
+
+
+def _costliest(frame: pl.DataFrame | pl.LazyFrame, basis: CostBasis, n: int) -> pl.DataFrame:
+    """The ``n`` rows with the largest known cost (or tokens), none whose figure is 0 or unknown; ties in list order."""
+    key = "cost_usd_known" if basis == "cost" else "tokens"
+    ranked = frame.lazy().filter(pl.col(key) > 0).sort([key, "list_order"], descending=[True, False]).head(n)
+    return ranked.collect()
 
 
 def _sum(frame: pl.DataFrame, name: str) -> int | None:
+    """The column's exact sum (``None`` when no row has a value, or when it passes 64 bits: ``checked_sum``)."""
     column = frame[name]
-    return int(column.sum()) if column.null_count() < column.len() else None
+    if column.null_count() == column.len():
+        return None
+    total = frame.select(checked_sum(name)).item()
+    return None if total is None else int(total)
 
 
 def _counts_by(frame: pl.DataFrame, key: str, present: list[str]) -> pl.DataFrame:
@@ -120,8 +164,10 @@ def _counts_by(frame: pl.DataFrame, key: str, present: list[str]) -> pl.DataFram
     )
 
 
-def session_runs(sessions: pl.DataFrame) -> pl.DataFrame:
+def session_runs(sessions: pl.DataFrame, *, prices: Prices | PriceTable | None = None) -> pl.DataFrame:
     """``sessions`` rows as ``RUN_COLUMNS`` (what the run tables show of a session).
+
+    ``prices`` prices the known part of the sessions whose cost is unknown (``known_costs``).
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
@@ -129,8 +175,8 @@ def session_runs(sessions: pl.DataFrame) -> pl.DataFrame:
         >>> runs.select("session_id", "outcome", "tokens").rows()
         [('child-1', 'open', 1419), ('parent-1', 'completed', None)]
     """
-    tokens = pl.when(pl.any_horizontal(pl.col(name).is_not_null() for name in _TOKENS)).then(pl.sum_horizontal(_TOKENS))
-    return sessions.select(
+    tokens = checked_total(*_TOKENS)
+    return sessions.with_columns(known_costs(sessions, prices=prices)).select(
         "list_order",
         "session_id",
         pl.col("identity_label").alias("label"),
@@ -142,10 +188,14 @@ def session_runs(sessions: pl.DataFrame) -> pl.DataFrame:
         pl.col("last_error_code").alias("error_code"),
         pl.coalesce("run_first_ms", "created_at_ms").alias("start_ms"),
         pl.col("run_wall_ms").alias("wall_ms"),
+        "active_ms",
         "llm_ms",
         "tool_ms",
+        "tool_busy_ms",
+        "peak_context_share",
         tokens.cast(pl.Int64).alias("tokens"),
         "cost_usd",
+        "cost_usd_known",
         "path",
     )
 
@@ -166,7 +216,7 @@ def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, to
         (17, 7, ['auth-refactor', 'rs-01'])
     """
     sessions = corpus.sessions
-    runs = session_runs(sessions)
+    runs = session_runs(sessions, prices=prices)
     counted = dict(sessions.group_by("outcome").len().iter_rows()) if sessions.height else {}
     outcomes: dict[str, int] = {str(name): int(counted[name]) for name in OUTCOMES if counted.get(name)}
     present = list(outcomes)
@@ -198,21 +248,16 @@ def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, to
     # Only the top rows are kept: a lazy sort then head never holds a sorted copy of every session.
     slowest = (
         runs.lazy()
-        .filter(pl.col("wall_ms").is_not_null())
-        .sort(["wall_ms", "list_order"], descending=[True, False])
+        .filter(pl.col("active_ms").is_not_null())
+        .sort(["active_ms", "list_order"], descending=[True, False])
         .head(top)
         .collect()
     )
-    costliest = (
-        runs.lazy()
-        .filter(pl.col("cost_usd").is_not_null())
-        .sort(["cost_usd", "list_order"], descending=[True, False])
-        .head(top)
-        .collect()
-    )
+    known = runs["cost_usd_known"]
+    basis: CostBasis = "cost" if known.len() and (known > 0).any() else "tokens"
+    costliest = _costliest(runs, basis, top)
     trees = run_trees(corpus, prices=prices)
     failed_sum = pl.sum_horizontal(f"subtree_{name.replace('-', '_')}" for name in FAILED_OUTCOMES)
-    tree_tokens = pl.sum_horizontal(f"subtree_{name}" for name in _TOKENS)
     tops = (
         trees.filter((pl.col("depth") == 0) & (pl.col("subtree_sessions") > 1))
         .select(
@@ -224,27 +269,23 @@ def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, to
             pl.col("subtree_max_depth").alias("max_depth"),
             "peak_children_running",
             pl.col("subtree_wall_ms").alias("wall_ms"),
-            pl.when(pl.any_horizontal(pl.col(f"subtree_{n}").is_not_null() for n in _TOKENS))
-            .then(tree_tokens)
+            pl.col("subtree_active_ms").alias("active_ms"),
+            pl.when(~pl.col("subtree_tokens_overflow"))
+            .then(checked_total(*(f"subtree_{n}" for n in _TOKENS)))
             .cast(pl.Int64)
             .alias("tokens"),
             pl.col("subtree_cost_usd").alias("cost_usd"),
+            pl.col("subtree_cost_usd_known").alias("cost_usd_known"),
+            pl.col("subtree_cost_unknown").alias("cost_unknown"),
+            pl.col("subtree_usage_unknown").alias("usage_unknown"),
         )
         .sort(["sessions", "list_order"], descending=[True, False])
     )
     calls = tool_calls(corpus)
     tools = _tool_table(calls)
-    has_steps = pl.col("usage_steps").fill_null(0) > 0
-    totals: dict[str, Any] = {
-        "wall_ms": _sum(sessions, "run_wall_ms"),
-        "llm_ms": _sum(sessions, "llm_ms"),
-        "tool_ms": _sum(sessions, "tool_ms"),
-        **{name: _sum(sessions, name) for name in (*_TOKENS, "reasoning_tokens")},
-        "cost_usd": float(sessions["cost_usd"].sum()) if sessions["cost_usd"].null_count() < sessions.height else None,
-        "unpriced_sessions": sessions.filter(has_steps & pl.col("cost_usd").is_null()).height,
-        "tool_calls": calls.filter(pl.col("status") != "no-call").height,
-        "tool_calls_failed": calls.filter(pl.col("status") == "error").height,
-    }
+    models = usage_by_model(corpus, by="model", prices=prices)
+    unpriced = unpriced_models(corpus, prices=prices)
+    totals = _totals(sessions, runs, calls)
     return RunSummary(
         sessions=sessions.height,
         outcomes=outcomes,
@@ -256,11 +297,71 @@ def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, to
         slowest=slowest,
         costliest=costliest,
         trees=tops,
-        models=usage_by_model(corpus, by="model", prices=prices),
-        unpriced=unpriced_models(corpus, prices=prices),
+        models=models,
+        unpriced=unpriced,
         tools=tools,
         tree_rows=trees,
+        cost_basis=basis,
+        notes=_notes(totals, unpriced, basis, models),
     )
+
+
+def _totals(sessions: pl.DataFrame, runs: pl.DataFrame, calls: pl.DataFrame) -> dict[str, Any]:
+    """``RunSummary.totals`` (see there)."""
+    unknown = sessions["cost_usd"].is_null()
+    usage_unknown = sessions["usage_steps"].is_null()
+    tokens = (*_TOKENS, "reasoning_tokens")
+    sums = {name: _sum(sessions, name) for name in tokens}
+    over = [name for name in tokens if sums[name] is None and sessions[name].null_count() < sessions.height]
+    known = runs.select(pl.col("cost_usd_known").sort_by("list_order").cum_sum().last()).item()
+    return {
+        "wall_ms": _sum(sessions, "run_wall_ms"),
+        "active_ms": _sum(sessions, "active_ms"),
+        "llm_ms": _sum(sessions, "llm_ms"),
+        "tool_ms": _sum(sessions, "tool_ms"),
+        "tool_busy_ms": _sum(sessions, "tool_busy_ms"),
+        **sums,
+        "cost_usd": None if unknown.any() or not sessions.height else float(known),
+        "cost_usd_known": float(known or 0.0),
+        "cost_unknown": int(unknown.sum()),
+        "unpriced_sessions": int((unknown & ~usage_unknown).sum()),
+        "usage_unknown": int(usage_unknown.sum()),
+        "overflow": over,
+        "tool_calls": calls.filter(pl.col("status") != "no-call").height,
+        "tool_calls_failed": calls.filter(pl.col("status") == "error").height,
+    }
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
+def _notes(totals: dict[str, Any], unpriced: pl.DataFrame, basis: CostBasis, models: pl.DataFrame) -> list[str]:
+    """What the figures leave out, one sentence each (``RunSummary.notes``)."""
+    notes = []
+    if totals["cost_unknown"]:
+        names = ", ".join(f"{r['provider'] or '?'}/{r['model'] or '?'}" for r in unpriced.head(5).iter_rows(named=True))
+        parts = []
+        if totals["unpriced_sessions"]:
+            parts.append(f"{totals['unpriced_sessions']:,} unpriced: {names or 'no model named'}")
+        if totals["usage_unknown"]:
+            parts.append(f"{totals['usage_unknown']:,} whose usage could not be read")
+        notes.append(
+            f"cost: {_plural(totals['cost_unknown'], 'session')} of unknown cost ({'; '.join(parts)}); "
+            "a cost that includes one is shown as a lower bound (≥)"
+        )
+    if basis == "tokens" and totals["cost_unknown"]:
+        notes.append("nothing is priced: the costliest runs and trees are ranked by tokens")
+    if totals["usage_unknown"]:
+        notes.append(
+            f"tokens: {_plural(totals['usage_unknown'], 'session')} whose usage could not be read; "
+            "the token totals leave them out (≥)"
+        )
+    per_model = [f"{r['provider'] or '?'}/{r['model'] or '?'}" for r in models.filter("overflow").iter_rows(named=True)]
+    named = [*totals["overflow"], *([f"per model {', '.join(per_model)}"] if per_model else [])]
+    if named:
+        notes.append(f"token sums past 2^63 - 1 are not shown (null, never wrapped): {'; '.join(named)}")
+    return notes
 
 
 def _tool_table(calls: pl.DataFrame) -> pl.DataFrame:

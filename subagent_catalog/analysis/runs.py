@@ -86,9 +86,46 @@ def usage_samples(source: Source, *, part: Part = "own", prices: Prices | PriceT
     return _collect(priced.sort("list_order", "seq"), source)
 
 
+INT64_MAX = (1 << 63) - 1
+"""The largest value of a 64-bit column: a token sum past it is ``null`` (with an ``overflow`` flag), never wrapped."""
+
+
+def checked_sum(name: str) -> pl.Expr:
+    """The integer column's exact sum: added in 128 bits, ``null`` when it does not fit 64 (never wrapped).
+
+    Polars adds 64-bit integers modulo 2^64: 1,100 samples of 2^53 - 1 tokens would sum to a negative
+    count. Each value is at most 2^63 - 1, so 128 bits hold the sum of any column Polars can hold.
+
+    Examples:
+        >>> frame = pl.DataFrame({"n": [2**53 - 1] * 1100})
+        >>> frame.select(pl.col("n").sum()).item() < 0, frame.select(checked_sum("n")).item()
+        (True, None)
+        >>> frame.head(3).select(checked_sum("n")).item() == 3 * (2**53 - 1)
+        True
+    """
+    return pl.col(name).cast(pl.Int128).sum().cast(pl.Int64, strict=False)
+
+
+def checked_total(*names: str) -> pl.Expr:
+    """The row's sum of integer columns (nulls left out; null when all are), checked as ``checked_sum``.
+
+    Examples:
+        >>> frame = pl.DataFrame({"a": [2**62, None, 1], "b": [2**62, None, None]})
+        >>> frame.select(checked_total("a", "b"))["a"].to_list()
+        [None, None, 1]
+    """
+    total = pl.sum_horizontal(pl.col(name).cast(pl.Int128) for name in names).cast(pl.Int64, strict=False)
+    return pl.when(pl.any_horizontal(pl.col(name).is_not_null() for name in names)).then(total)
+
+
 def _sum_or_null(name: str) -> pl.Expr:
     """The column's sum, ``null`` when no row has a value (a count no sample reported is unknown, not 0)."""
-    return pl.when(pl.col(name).is_not_null().any()).then(pl.col(name).sum()).otherwise(None).alias(name)
+    return pl.when(pl.col(name).is_not_null().any()).then(checked_sum(name)).otherwise(None).alias(name)
+
+
+def _overflowed(name: str) -> pl.Expr:
+    """Whether the column has values whose sum does not fit 64 bits (``checked_sum`` is null)."""
+    return pl.col(name).is_not_null().any() & checked_sum(name).is_null()
 
 
 def usage_by_model(
@@ -107,8 +144,11 @@ def usage_by_model(
     last one of the step: upstream's ``tokenUsage`` rule); the token columns are their sums
     (``null`` when no sample carries the count); ``billed_input_tokens`` is input + cache read +
     cache write; ``cost_usd`` is ``null`` when the model has no price (``unpriced_models`` lists
-    them), never $0. With ``part="all"`` a fork's rows of its seed (``in_seed``) come beside its own:
-    their sum is upstream's whole-log ``tokenUsage``.
+    them), never $0; ``cost_usd_known`` sums the steps that have a price (equal to ``cost_usd`` when
+    every step has one, a lower bound otherwise, 0 when none has) and ``unpriced_steps`` counts the
+    others. A token sum that passes 2^63 - 1 is ``null``, never wrapped, and ``overflow`` says so.
+    With ``part="all"`` a fork's rows of its seed (``in_seed``) come beside its own: their sum is
+    upstream's whole-log ``tokenUsage``.
 
     pandas: ``.to_pandas(types_mapper=pd.ArrowDtype)`` gives
     pandas with Arrow-backed columns (nulls, lists and UTC times kept; docs/pandas.md).
@@ -134,14 +174,16 @@ def usage_by_model(
         .then(None)
         .otherwise(ordered_sum("cost_usd", "list_order", "seq"))
         .alias("cost_usd"),
+        ordered_sum("cost_usd", "list_order", "seq", fill=0.0).alias("cost_usd_known"),
+        pl.col("cost_usd").is_null().sum().cast(pl.Int64).alias("unpriced_steps"),
         pl.col("price_source").drop_nulls().first().alias("price_source"),
+        pl.any_horizontal(_overflowed(name) for name in TOKEN_COLUMNS).alias("_over"),
     )
-    billed = ("input_tokens", "cache_read_tokens", "cache_write_tokens")
+    parts = ("input_tokens", "cache_read_tokens", "cache_write_tokens")
+    billed = checked_total(*parts)
+    reported = pl.any_horizontal(pl.col(name).is_not_null() for name in parts)
     grouped = grouped.with_columns(
-        pl.when(pl.any_horizontal(pl.col(name).is_not_null() for name in billed))
-        .then(pl.sum_horizontal(billed))
-        .otherwise(None)
-        .alias("billed_input_tokens")
+        billed.alias("billed_input_tokens"), (pl.col("_over") | (reported & billed.is_null())).alias("overflow")
     )
     if keys:
         ordered = grouped.sort("list_order", "in_seed", "first_ms", "provider", "model", nulls_last=True)
@@ -156,9 +198,12 @@ def usage_by_model(
         *TOKEN_COLUMNS,
         "billed_input_tokens",
         "cost_usd",
+        "cost_usd_known",
+        "unpriced_steps",
         "price_source",
         "first_ms",
         "last_ms",
+        "overflow",
     )
 
 

@@ -75,14 +75,15 @@ def corpus_summary(corpus: Corpus, *, semantics: Semantics = "projection") -> di
     ``first_created``, ``last_activity``, ``descriptors``,
     ``descriptor_statuses``, ``listing_error``, ``listing_error_path``,
     ``problems``, ``problem_severities``, ``problem_kinds``, and ``rows``
-    (listing rows by outcome; ``None`` when the listing fails).
+    (listing rows by outcome; ``None`` when the listing fails). ``compression``
+    is the encoding the logs were read as, ``None`` when there was no log.
 
     Examples:
         >>> import tempfile
         >>> from subagent_catalog.corpus import read_corpus
         >>> facts = corpus_summary(read_corpus(tempfile.mkdtemp()))
-        >>> facts["files"], facts["listing_error"], facts["rows"]
-        (0, None, {})
+        >>> facts["files"], facts["listing_error"], facts["rows"], facts["compression"]
+        (0, None, {}, None)
     """
     rows = catalog(corpus, semantics=semantics) if corpus.listing_error is None else None
     return summary_of_rows(corpus, semantics, rows)
@@ -118,7 +119,7 @@ def summary_of_rows(corpus: Corpus, semantics: Semantics, frame: pl.DataFrame | 
         rows = _counts(outcome.to_series(), ("child", "unavailable", "corrupt", "unsupported"))
     return {
         "root": corpus.root,
-        "compression": corpus.compression,
+        "compression": corpus.compression if sessions.height else None,  # the encoding of what was read
         "semantics": semantics,
         "files": sessions.height,
         "listed": listed.height,
@@ -148,9 +149,16 @@ def root_hint(corpus: Corpus) -> str | None:
     should be, so no session file is found and every log is a legacy flat file. The hint names
     the parent, the root that was meant.
 
+    ``read_corpus`` and ``export_archive`` refuse a project folder (``CorpusLevelError``), so
+    only the frames of an archive exported from one before they did, or of a walk taken as
+    it is, give a hint.
+
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
-        >>> root_hint(read_corpus("data/sample/--home-dev-projects-webapp--")).endswith("its parent, data/sample")
+        >>> from subagent_catalog.frames.assemble import assemble
+        >>> from subagent_catalog.read.discover import _discover
+        >>> walked = assemble(_discover("data/sample/--home-dev-projects-webapp--", "none"), [])
+        >>> root_hint(walked).endswith("its parent, data/sample")
         True
         >>> root_hint(read_corpus("data/sample")) is None
         True

@@ -47,9 +47,16 @@ _COLUMNS = [
     "outcome",
     "run_first_ms",
     "run_last_ms",
+    "active_ms",
     *_SUMS,
+    "usage_steps",
     "usage_samples",
 ]
+
+_TOKENS = _SUMS[:5]
+"""The token counts: the sums that can pass 64 bits (a count is at most 2^63 - 1 a session, a tree holds many)."""
+
+_INT64_MAX = (1 << 63) - 1
 
 
 _CHUNK = 1 << 16
@@ -83,22 +90,23 @@ def _bools(flags: bytearray) -> pl.Series:
     return pl.Series(flags, dtype=pl.UInt8).cast(pl.Boolean)
 
 
-def _tree_data(source: Source, table: PriceTable) -> tuple[pl.DataFrame, pl.Series]:
+def _tree_data(source: Source, table: PriceTable) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The columns the roll-up reads (``_COLUMNS`` but the samples), in list order, and each session's cost.
 
-    Frames already in list order (a read corpus, an archive's frames) give
-    their own columns, not a copy: only the cost is computed. An archive's
-    table is scanned, joined to its costs and sorted.
+    The costs are ``cost_usd`` and its known part ``cost_usd_known`` (``session_costs``). Frames
+    already in list order (a read corpus, an archive's frames) give their own columns, not a copy:
+    only the cost is computed. An archive's table is scanned, joined to its costs and sorted.
     """
     columns = [name for name in _COLUMNS if name != "usage_samples"]
+    costs = ["cost_usd", "cost_usd_known"]
     if isinstance(source, Corpus) and source.sessions["list_order"].is_sorted():
         sessions = source.sessions
-        costs = session_costs(sessions.lazy(), table).collect()
-        return sessions.select(columns), costs.sort("list_order")["cost_usd"]
+        priced = session_costs(sessions.lazy(), table, known=True).collect()
+        return sessions.select(columns), priced.sort("list_order").select(costs)
     frame = session_table(source, _COLUMNS)
-    joined = frame.join(session_costs(frame, table), on="list_order", how="left").select(*columns, "cost_usd")
-    data = joined.sort("list_order").collect()
-    return data.drop("cost_usd"), data["cost_usd"]
+    joined = frame.join(session_costs(frame, table, known=True), on="list_order", how="left")
+    data = joined.select(*columns, *costs).sort("list_order").collect()
+    return data.drop(costs), data.select(costs)
 
 
 def _parent_links(data: pl.DataFrame) -> array[int]:
@@ -203,9 +211,15 @@ class _Tree:
         return self.done
 
     def sums(self, name: str, values: array[Any], present: bytearray | None = None) -> None:
-        """Each node's value plus its counted descendants' (null when neither it nor one of them has a value)."""
-        parent, counted = self.parent, self.counted
+        """Each node's value plus its counted descendants' (null when neither it nor one of them has a value).
+
+        Integer values (never negative) whose total passes 64 bits take ``checked_sums``.
+        """
         present = present if present is not None else bytearray(b"\x01") * len(values)
+        if values.typecode == "q" and sum(values) > _INT64_MAX:
+            self.checked_sums(name, values, present)
+            return
+        parent, counted = self.parent, self.counted
         below = array(values.typecode, bytes(values.itemsize * len(values)))
         seen = bytearray(len(values))
         for node in self.order:
@@ -223,6 +237,41 @@ class _Tree:
         own, under = _present(name, "v", "p"), _present(name, "b", "s")
         either = (pl.col(f"{name}:p") == 1) | (pl.col(f"{name}:s") == 1)
         self._add(name, (values, present, below, seen), pl.when(either).then(own.fill_null(0) + under.fill_null(0)))
+
+    def checked_sums(self, name: str, values: array[int], present: bytearray) -> None:
+        """``sums`` of values whose total passes 64 bits: a node whose sum does not fit is null, never wrapped.
+
+        Which nodes that is comes out as the column ``overflow:<name>`` (``run_trees`` folds them into
+        ``subtree_tokens_overflow``).
+        """
+        parent, counted = self.parent, self.counted
+        below = array("q", bytes(8 * len(values)))
+        seen, over = bytearray(len(values)), bytearray(len(values))
+        for node in self.order:
+            up = parent[node]
+            if up == -1:
+                continue
+            if over[node]:
+                over[up] = seen[up] = 1
+                continue
+            if counted[node] and present[node]:
+                mine = values[node] + below[node]
+            elif seen[node]:
+                mine = below[node]
+            else:
+                continue
+            try:
+                below[up] += mine
+            except OverflowError:  # the sum does not fit 64 bits: this node and every one above it
+                over[up] = 1
+            seen[up] = 1
+        own, under = _present(name, "v", "p"), _present(name, "b", "s")
+        either = (pl.col(f"{name}:p") == 1) | (pl.col(f"{name}:s") == 1)
+        wide = own.fill_null(0).cast(pl.Int128) + under.fill_null(0).cast(pl.Int128)
+        made = pl.when(either & (pl.col(f"{name}:o") == 0)).then(wide.cast(pl.Int64, strict=False))
+        self._pending[f"{name}:o"] = pl.Series(over, dtype=pl.UInt8)
+        self._exprs.append((either & made.is_null()).alias(f"overflow:{name}"))  # before ``_add`` may run the queue
+        self._add(name, (values, present, below, seen), made)
 
     def extremes(self, name: str, values: array[int], present: bytearray, *, largest: bool) -> None:
         """Each node's value and its counted descendants', the largest or the smallest (null: none has one)."""
@@ -267,10 +316,15 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
     children), ``peak_children_running`` (the most counted direct children whose own events' spans
     overlap), then over the session and the counted sessions below it: ``subtree_sessions``,
     ``subtree_subagents``, ``subtree_forks`` (ordinary sessions below), ``subtree_max_depth``,
-    ``subtree_first_ms``, ``subtree_last_ms``, ``subtree_wall_ms``, the token sums, ``subtree_cost_usd``
-    (``null`` when any counted session has no cost: an unpriced model, an unreadable log),
-    ``subtree_tool_calls``, ``subtree_tool_results_failed`` and one ``subtree_<outcome>`` count per
-    outcome. A token sum is ``null`` when no counted session reported that count.
+    ``subtree_first_ms``, ``subtree_last_ms``, ``subtree_wall_ms``, ``subtree_active_ms`` (the sessions'
+    ``active_ms`` summed: sessions that ran at once add up, so it can pass the wall time), the token sums,
+    ``subtree_tokens_overflow`` (a token sum passed 2^63 - 1 and is ``null``, never wrapped),
+    ``subtree_usage_unknown`` (sessions whose usage could not be read: their tokens are unknown),
+    ``subtree_cost_usd`` (``null`` when any counted session has no cost: an unpriced model, an
+    unreadable log), its known part ``subtree_cost_usd_known`` (what the priced samples cost: equal
+    when nothing is unknown, a lower bound otherwise), ``subtree_cost_unknown`` (sessions whose cost
+    is unknown), ``subtree_tool_calls``, ``subtree_tool_results_failed`` and one ``subtree_<outcome>``
+    count per outcome. A token sum is ``null`` when no counted session reported that count.
 
     pandas: ``.to_pandas(types_mapper=pd.ArrowDtype)`` gives
     pandas with Arrow-backed columns (nulls, lists and UTC times kept; docs/pandas.md).
@@ -282,13 +336,13 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
         [('child-1', 1, 1, 1310, 1), ('parent-1', 0, 2, 1310, 1)]
     """
     table = price_table(prices)
-    data, cost = _tree_data(source, table)
+    data, costs = _tree_data(source, table)
     size = data.height
     parent = _parent_links(data)
     in_cycle = _resolve(parent)
     depth, root = _depths(parent)
     # Every input column the roll-up reads, made in one query (a small corpus pays per query, not per row).
-    filled = ("run_first_ms", "run_last_ms", *_SUMS)
+    filled = ("run_first_ms", "run_last_ms", "active_ms", *_SUMS)
     subagent = (pl.col("origin") == "subagent").fill_null(False)
     prepared = data.select(
         *(pl.col(name).fill_null(0).alias(f"{name}:v") for name in filled),
@@ -316,10 +370,12 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
     tree.sums("subtree_forks", _ints(prepared["fork"]))
     tree.extremes("subtree_first_ms", *own("run_first_ms"), largest=False)
     tree.extremes("subtree_last_ms", *own("run_last_ms"), largest=True)
+    tree.sums("subtree_active_ms", *own("active_ms"))
     for name in _SUMS:
-        tree.sums(f"subtree_{name}", *own(name))
-    tree.sums("_missing", _ints(cost.is_null().cast(pl.Int64)))
-    tree.sums("_costs", _floats(cost.fill_null(0.0)))
+        tree.sums(f"subtree_{name}", *own(name))  # a token sum past 64 bits is null (``checked_sums``)
+    tree.sums("subtree_usage_unknown", _ints(data["usage_steps"].is_null().cast(pl.Int64)))
+    tree.sums("subtree_cost_unknown", _ints(costs["cost_usd"].is_null().cast(pl.Int64)))
+    tree.sums("subtree_cost_usd_known", _floats(costs["cost_usd_known"].fill_null(0.0)))
     for kind in OUTCOMES:
         tree.sums(f"subtree_{kind.replace('-', '_')}", _ints(prepared[f"outcome:{kind}"]))
     columns = dict(tree.flush())
@@ -328,9 +384,13 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
         pl.zeros(size, pl.Int64, eager=True) if scope == "subagents" else columns["subtree_forks"] - prepared["fork"]
     )
     columns["subtree_max_depth"] = tree.heights()
-    missing, costs = columns.pop("_missing"), columns.pop("_costs")
-    columns["subtree_cost_usd"] = pl.select(pl.when(missing == 0).then(costs)).to_series()
-    del missing, costs
+    unknown, known = columns["subtree_cost_unknown"], columns["subtree_cost_usd_known"]
+    columns["subtree_cost_usd"] = pl.select(pl.when(unknown == 0).then(known)).to_series()
+    flags = [columns.pop(name) for name in [name for name in columns if name.startswith("overflow:")]]
+    columns["subtree_tokens_overflow"] = (
+        pl.select(pl.any_horizontal(flags)).to_series() if flags else pl.repeat(False, size, eager=True)
+    )
+    del unknown, known
     links = pl.DataFrame({"up": pl.Series(parent, dtype=pl.Int64), "counted": _bools(counted)})
     ups = pl.select(pl.when(links["up"] != -1).then(links["up"])).to_series()
     roots = pl.Series(root, dtype=pl.Int64)
@@ -365,8 +425,13 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
         "subtree_first_ms",
         "subtree_last_ms",
         "subtree_wall_ms",
-        *(f"subtree_{name}" for name in _SUMS[:5]),
+        "subtree_active_ms",
+        *(f"subtree_{name}" for name in _TOKENS),
+        "subtree_tokens_overflow",
+        "subtree_usage_unknown",
         "subtree_cost_usd",
+        "subtree_cost_usd_known",
+        "subtree_cost_unknown",
         *(f"subtree_{name}" for name in _SUMS[5:]),
         *(f"subtree_{kind.replace('-', '_')}" for kind in OUTCOMES),
     )

@@ -71,6 +71,12 @@ __all__ = ["export", "refuse_inside", "storage_options"]
     help="For an object-store OUT_DIR (s3://...): a storage option such as aws_endpoint_url=http://host:9000 "
     "or aws_region=eu-west-1 (repeatable; credentials may also come from the environment).",
 )
+@click.option(
+    "--allow-empty",
+    is_flag=True,
+    help="Export a root that holds no session log (refused by default: a wrong or unmounted root "
+    "must not replace an archive).",
+)
 @translate_errors
 def export(
     root: str,
@@ -84,6 +90,7 @@ def export(
     incremental: bool,
     batch_size: int | None,
     storage_option: tuple[str, ...],
+    allow_empty: bool,
 ) -> None:
     """Write the corpus's frames to OUT_DIR as a partitioned Parquet archive plus manifest.json.
 
@@ -91,26 +98,32 @@ def export(
     partitioned by project directory; manifest.json records the package and
     Polars versions, the root, the compression, row counts and the creation
     time. Exporting again into the same directory updates it. OUT_DIR may be
-    an object-store URL (s3://bucket/prefix, gs://..., file://...): workers
-    write their parts there directly.
+    an object-store URL (s3://bucket/prefix, gs://...; workers write their
+    parts there directly) or a file:///path URL (the local directory it
+    names). A ROOT that is a project or a session folder, or that holds no
+    session log (without --allow-empty), is refused before OUT_DIR is touched.
 
     \b
     Examples:
         subagent-catalog export data/sample out/sample-archive
         subagent-catalog export /archive out/archive --events --engine dask --scheduler tcp://10.0.0.5:8786
         subagent-catalog export /archive s3://bucket/archive --storage-option aws_region=eu-west-1
+        subagent-catalog export /archive file:///mnt/archives/sessions
     """
     from subagent_catalog.store.export import export_archive
     from subagent_catalog.store.layout import is_url
+    from subagent_catalog.store.location import local_location
     from subagent_catalog.views.progress import progress_bar
 
     options = storage_options(storage_option)
-    if not is_url(out_dir):
-        refuse_inside(out_dir, root)
+    root = local_location(root)  # a file:// URL is the local path it names
+    target = local_location(out_dir, options)
+    if not is_url(target):
+        refuse_inside(target, root)
     with progress_bar(quiet=quiet, desc="reading logs") as progress:
         manifest = export_archive(
             root,
-            out_dir,
+            target,
             events=events,
             engine=engine,  # type: ignore[arg-type]
             scheduler=scheduler,
@@ -120,6 +133,7 @@ def export(
             batch_size=batch_size,
             progress=progress,
             storage_options=options,
+            allow_empty=allow_empty,
         )
     counts = manifest.get("row_counts", {})
     shown = ", ".join(

@@ -20,27 +20,6 @@ from subagent_catalog.views.text import json_terminal, terminal_safe
 # --------------------------------------------------------------------------- summary
 
 
-def warn_project_folder(source: Any) -> None:
-    """Say on stderr when the root looks like a project folder (``analysis.summary.root_hint``).
-
-    Only a source without sessions can look like one: an archive that holds
-    some is not collected to find that out.
-
-    Examples:
-        >>> from subagent_catalog.corpus import read_corpus
-        >>> warn_project_folder(read_corpus("data/sample"))  # a corpus root: nothing to say
-    """
-    from subagent_catalog.analysis.summary import root_hint
-    from subagent_catalog.store.archive import Archive
-    from subagent_catalog.store.source import source_corpus
-
-    if isinstance(source, Archive) and source.manifest.get("row_counts", {}).get("sessions"):
-        return
-    hint = root_hint(source_corpus(source))
-    if hint is not None:
-        note(f"hint: {hint}")
-
-
 @click.command()
 @source_options
 @semantics_option
@@ -93,7 +72,6 @@ def summary(
     from subagent_catalog.views.summary_text import summary_json, summary_markdown, summary_text
 
     corpus = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
-    warn_project_folder(corpus)
     sem: Any = semantics
     if fmt == "json":
         facts = summary_json(corpus, semantics=sem, window=window)
@@ -168,7 +146,6 @@ def report(
     check_target(output, [root])
     corpus = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
     check_target(output, protected_paths(root, corpus))  # an archive's corpus root is protected too
-    warn_project_folder(corpus)
     if parents:
         frames = source_frames(corpus, without=UNREAD_BY_REPORT)  # what the report reads anyway
         ids = frames.sessions["session_id"]

@@ -50,7 +50,8 @@ def runs_table(source: Corpus | Archive, table: str, prices: PriceTable) -> pl.D
         )
     if table == "trees":
         trees = run_trees(source, prices=prices).filter(pl.col("depth") == 0)
-        trees = trees.sort(["subtree_cost_usd", "subtree_sessions"], descending=True, nulls_last=True)
+        # Costliest first by the known part (a strict cost is null as soon as one session's is unknown).
+        trees = trees.sort(["subtree_cost_usd_known", "subtree_sessions"], descending=True, nulls_last=True)
         return trees.select(
             "session_id",
             "subtree_sessions",
@@ -60,6 +61,8 @@ def runs_table(source: Corpus | Archive, table: str, prices: PriceTable) -> pl.D
             "subtree_input_tokens",
             "subtree_output_tokens",
             "subtree_cost_usd",
+            "subtree_cost_usd_known",
+            "subtree_cost_unknown",
             "subtree_error",
             "subtree_open",
             "peak_children_running",

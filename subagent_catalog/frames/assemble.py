@@ -4,7 +4,8 @@
 (``frames.rows``: each file's own rows and its stored-identity check), drops
 each file's facts once its rows are built, then applies upstream's
 corpus-wide rules over the frames (``frames.rules``: duplicate ids, per-id
-lookups, the whole-listing error, mixed encodings).
+lookups, the whole-listing error, mixed encodings), and says when a root
+holds nothing at all (``empty_root_row``).
 """
 
 from __future__ import annotations
@@ -50,6 +51,20 @@ def mixed_encodings_row(root: str) -> dict[str, object]:
         ('mixed-encodings', 2)
     """
     row = problem_row("corpus", "mixed-encodings", "error", True, root, None, MIXED_ENCODINGS, None)
+    row.update(project_dir=None, archive_group=GROUP_ROOT, archive_order=0, archive_sub=0)
+    return row
+
+
+def empty_root_row(root: str) -> dict[str, object]:
+    """The ``problems`` row of a root that holds no session log and no listing failure: an empty corpus.
+
+    Examples:
+        >>> row = empty_root_row("/r")
+        >>> row["kind"], row["severity"], row["scope"], row["archive_group"]
+        ('empty-root', 'warning', 'corpus', 2)
+    """
+    message = f"no session log under {root!r}: the corpus is empty (a root holds <project>/<session>/session.jsonl)"
+    row = problem_row("corpus", "empty-root", "warning", False, root, None, message, None)
     row.update(project_dir=None, archive_group=GROUP_ROOT, archive_order=0, archive_sub=0)
     return row
 
@@ -117,10 +132,12 @@ def assemble(
     extra = duplicate_problems(duplicates)
     if any(entry.kind == "encoding-mismatch" for entry in found.entries) and found.files:
         extra.append(mixed_encodings_row(found.root))
+    entry_error = next((entry for entry in found.entries if entry.fails_listing), None)
+    if not found.files and entry_error is None:
+        extra.append(empty_root_row(found.root))  # nothing to list, and nothing fails: said, never silent
     if extra:
         problems = pl.concat([problems, pl.DataFrame(extra, schema=problems.schema)])
 
-    entry_error = next((entry for entry in found.entries if entry.fails_listing), None)
     file_error = first_listing_error(chunks.first_error, duplicates_error(duplicates))
     error = (entry_error.message, entry_error.path) if entry_error else (file_error[1:] if file_error else None)
     events_frame = None

@@ -17,7 +17,8 @@ from typing import Any, Protocol
 
 import polars as pl
 
-from subagent_catalog.frames.units import human_cost, human_count, human_duration
+from subagent_catalog.frames.costs import known_costs
+from subagent_catalog.frames.units import human_count, human_duration, partial_cost
 from subagent_catalog.read.jsvalue import frame_text
 
 MAX_CELL_CHARS = 160
@@ -235,7 +236,9 @@ def corpus_html(corpus: CorpusLike) -> str:
     )
     parts = [
         f'<div style="{_BOX}">',
-        f"<div><b>Corpus</b> <code>{escape(corpus.root)}</code> ({escape(corpus.compression)}) — {status}</div>",
+        f"<div><b>Corpus</b> <code>{escape(corpus.root)}</code>"
+        + (f" ({escape(corpus.compression)})" if sessions.height else "")  # the encoding of logs read, if any
+        + f" — {status}</div>",
         listing_error_html(corpus),
         f"<div>{sessions.height} session files: {listed} listed, {subagents} with origin <code>subagent</code></div>",
         f"<div>read verdicts: {_counts(verdict_items)}</div>",
@@ -275,7 +278,7 @@ def runs_html(sessions: pl.DataFrame, *, failures: int = 5) -> str:
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
         >>> text = runs_html(read_corpus("data/sample").sessions)
-        >>> "7 failed" in text and "auth-refactor" in text and "2 unpriced" in text
+        >>> "7 failed" in text and "auth-refactor" in text and "2 unpriced" in text and "cost ≥ $0.0151" in text
         True
     """
     if "outcome" not in sessions.columns or sessions.height == 0:
@@ -294,16 +297,20 @@ def runs_html(sessions: pl.DataFrame, *, failures: int = 5) -> str:
         )
     )
     costs = sessions["cost_usd"]
-    cost = human_cost(float(costs.sum()) if costs.null_count() < costs.len() else None)
+    known = known_costs(sessions) if "usage_samples" in sessions.columns else costs.fill_null(0.0)
+    cost = partial_cost(None if costs.null_count() else float(costs.sum()), float(known.sum()))
     unpriced = sessions.filter((pl.col("usage_steps").fill_null(0) > 0) & pl.col("cost_usd").is_null()).height
+    unread = costs.null_count() - unpriced
     colour = "#b00020" if failed.height else "#1b5e20"
     parts = [
         '<div style="margin-top:6px"><b>Runs</b>: '
         f'<span style="color:{colour};font-weight:700">{failed.height} failed</span> — {_counts(items)}</div>',
-        f"<div>run time {escape(human_duration(_total(sessions, 'run_wall_ms')))} (model "
-        f"{escape(human_duration(_total(sessions, 'llm_ms')))}, tools "
-        f"{escape(human_duration(_total(sessions, 'tool_ms')))}); tokens {escape(tokens)}; cost {escape(cost)}"
+        f"<div>active {escape(human_duration(_total(sessions, 'active_ms')))} of "
+        f"{escape(human_duration(_total(sessions, 'run_wall_ms')))} wall (model "
+        f"{escape(human_duration(_total(sessions, 'llm_ms')))}, tools busy "
+        f"{escape(human_duration(_total(sessions, 'tool_busy_ms')))}); tokens {escape(tokens)}; cost {escape(cost)}"
         + (f" ({unpriced} unpriced: see <code>unpriced_models(corpus)</code>)" if unpriced else "")
+        + (f" ({unread} whose usage could not be read)" if unread else "")
         + "</div>",
     ]
     if failed.height:
@@ -313,7 +320,8 @@ def runs_html(sessions: pl.DataFrame, *, failures: int = 5) -> str:
             "outcome",
             pl.coalesce("last_error_message", "outcome_detail").alias("error"),
             pl.col("last_error_code").alias("code"),
-            pl.col("run_wall_ms").map_elements(human_duration, return_dtype=pl.String).alias("duration"),
+            pl.col("active_ms").map_elements(human_duration, return_dtype=pl.String).alias("active"),
+            pl.col("run_wall_ms").map_elements(human_duration, return_dtype=pl.String).alias("wall"),
         )
         caption = "failed runs" + (f" (first {shown.height} of {failed.height})" if failed.height > failures else "")
         parts.append(table_html(shown, max_rows=failures, caption=caption))

@@ -6,7 +6,9 @@ so one figure reads the same everywhere. ``None`` (a figure no event reported) i
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from typing import Any
 
 MISSING = "–"
 """What a view shows for a figure that is not known (``None``)."""
@@ -57,6 +59,21 @@ def human_cost(usd: float | None) -> str:
     return f"${usd:.3g}" if abs(usd) < 0.001 else f"${usd:.4f}".rstrip("0")
 
 
+def partial_cost(usd: float | None, known: float | None) -> str:
+    """A cost that may have unknown parts: ``usd`` when known, else its known part as a lower bound.
+
+    ``≥ $13.08`` when part of it is unknown (an unpriced model, an unreadable log) and the known part
+    is more than 0; ``–`` when nothing of it is known. Say beside it what is unknown.
+
+    Examples:
+        >>> partial_cost(0.5, 0.5), partial_cost(None, 13.0812), partial_cost(None, 0.0), partial_cost(None, None)
+        ('$0.5', '≥ $13.08', '–', '–')
+    """
+    if usd is not None:
+        return human_cost(usd)
+    return f"≥ {human_cost(known)}" if known else MISSING
+
+
 def human_count(value: int | None) -> str:
     """A count in thousands or millions past 10,000 (``–`` when unknown).
 
@@ -87,3 +104,69 @@ def clock(ms: int | None, *, seconds: bool = True) -> str:
     except (OverflowError, OSError, ValueError):
         return f"{ms} ms"
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC" if seconds else "%Y-%m-%d %H:%M UTC")
+
+
+def time_split(row: Mapping[str, Any], *, duration: Callable[[Any], str] = human_duration) -> str:
+    """A run's time, each part inside the whole it is shown in (empty when its wall time is unknown).
+
+    Tool-busy time (when a call ran) and model time sit inside active time (when a turn of its own was
+    open), active time inside wall time (first to last own event). The tools' time summed over their calls
+    (``tool_ms``, upstream's figure) is added, labelled as such, when it differs from the busy time (calls
+    that ran at once); model time is left out of the parts if it exceeds the active time (steps outside any
+    turn, in a malformed log). No figure is clamped or made up.
+
+    Args:
+        row: a ``sessions`` row (``run_wall_ms``, ``active_ms``, ``llm_ms``, ``tool_busy_ms``, ``tool_ms``).
+        duration: how a duration reads (``human_duration``).
+
+    Examples:
+        >>> time_split({"run_wall_ms": 8_245, "active_ms": 515, "llm_ms": 200, "tool_busy_ms": 300, "tool_ms": 815})
+        'active 515 ms of 8.2 s wall (model 200 ms, tools busy 300 ms); tool calls summed 815 ms'
+        >>> time_split({"run_wall_ms": 570, "active_ms": 570, "llm_ms": 52, "tool_busy_ms": 0, "tool_ms": 0})
+        'active 570 ms, all of its wall time (model 52 ms)'
+        >>> time_split({"run_wall_ms": 40, "active_ms": None}), time_split({"run_wall_ms": None})
+        ('40 ms first to last event', '')
+    """
+    wall, active = row.get("run_wall_ms"), row.get("active_ms")
+    if wall is None:
+        return ""
+    if active is None:
+        return f"{duration(wall)} first to last event"
+    llm, busy, summed = row.get("llm_ms"), row.get("tool_busy_ms"), row.get("tool_ms")
+    head = f"active {duration(active)}" + (f" of {duration(wall)} wall" if active < wall else ", all of its wall time")
+    parts = []
+    if llm and llm <= active:
+        parts.append(f"model {duration(llm)}")
+    if busy:
+        parts.append(f"tools busy {duration(busy)}")
+    text = head + (f" ({', '.join(parts)})" if parts else "")
+    if summed is not None and summed != (busy or 0):
+        text += f"; tool calls summed {duration(summed)}"
+    return text
+
+
+def context_text(row: Mapping[str, Any]) -> str:
+    """How full a run's context got: its largest prompt, the most of its window a prompt took, its last prompt.
+
+    The share is each prompt over the window stated when it was sent (``peak_context_share``); the window
+    shown is the last one stated (``context_window``).
+
+    Args:
+        row: a ``sessions`` row (``peak_context_tokens``, ``peak_context_share``, ``last_context_tokens``,
+            ``context_window``).
+
+    Examples:
+        >>> context_text({"peak_context_tokens": 63_000, "peak_context_share": 0.9613, "last_context_tokens": 63_000,
+        ...               "context_window": 65_536})
+        'largest prompt 63.0 k tokens (96% of the window at most); last prompt 63.0 k; window 65.5 k'
+        >>> context_text({"peak_context_tokens": 900, "peak_context_share": None, "last_context_tokens": None})
+        'largest prompt 900 tokens; last prompt –; no window stated'
+    """
+    peak, share, window = row.get("peak_context_tokens"), row.get("peak_context_share"), row.get("context_window")
+    if peak is None:
+        return MISSING
+    text = f"largest prompt {human_count(peak)} tokens"
+    if share is not None:
+        text += f" ({100 * share:.0f}% of the window at most)"
+    text += f"; last prompt {human_count(row.get('last_context_tokens'))}"
+    return text + (f"; window {human_count(window)}" if window is not None else "; no window stated")

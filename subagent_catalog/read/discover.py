@@ -5,6 +5,11 @@ session directories are real directories (symlinks are not followed when
 listing), names are visited in byte order, and a few layouts make the whole
 listing fail (a flat ``*.jsonl`` file in a project directory, a log of the
 other encoding anywhere). Every other entry is accounted for as ignored.
+
+A folder with no log at that depth that is one or two levels inside a
+corpus root (a project folder, a session folder) is not read as an empty
+corpus: ``check_level`` raises ``CorpusLevelError`` naming the root that was
+meant.
 """
 
 from __future__ import annotations
@@ -14,8 +19,11 @@ import stat
 import sys
 from dataclasses import dataclass, field
 
-from subagent_catalog.errors import CorpusRootError
-from subagent_catalog.read.paths import Compression, CompressionOption, log_name, other_compression
+from subagent_catalog.errors import CorpusLevelError, CorpusRootError
+from subagent_catalog.read.paths import NO_CWD_DIR, Compression, CompressionOption, log_name, other_compression
+
+LOG_NAMES = ("session.jsonl", "session.jsonl.zstd")
+"""A session log's names (plain, zstd)."""
 
 
 @dataclass(slots=True)
@@ -241,8 +249,99 @@ def discover(root: str | os.PathLike[str], compression: CompressionOption) -> Di
     if compression == "auto":
         found = _discover(root, "zstd")
         chosen = found.logs_seen.majority()
-        return found if chosen == "zstd" else _discover(root, chosen)
-    return _discover(root, compression)
+        found = found if chosen == "zstd" else _discover(root, chosen)
+    else:
+        found = _discover(root, compression)
+    if not found.files and not (found.logs_seen.plain or found.logs_seen.zstd or found.logs_seen.unlisted):
+        check_level(found.root, logs_below=False)  # the walk saw no log at <root>/<project>/<session>/
+    return found
+
+
+def check_level(root: str, top: list[os.DirEntry[str]] | None = None, *, logs_below: bool | None = None) -> None:
+    """Refuse a project folder or a session folder given as the corpus root.
+
+    A root holds ``<project>/<session>/session.jsonl[.zstd]``. When no log
+    sits at that depth, a folder that holds a log itself is a session folder
+    (the root is two levels up), and one whose directories hold logs, or
+    whose name is a project directory's (an encoded cwd such as
+    ``--home-dev-app--``, or ``_no-cwd``), is a project folder (the root is its
+    parent). Anything else, an empty folder included, is a corpus root (maybe
+    an empty one). A usual root costs a listing of its first project.
+
+    Args:
+        root: the folder, as given.
+        top: its entries (``list_top``), when already listed.
+        logs_below: whether a log sits at ``<root>/<project>/<session>/``, when a walk
+            told already (``None``: look, until the first one).
+
+    Raises:
+        CorpusLevelError: the folder is a project or a session folder.
+        CorpusRootError: the folder is missing, not a directory or unreadable.
+
+    Examples:
+        >>> import tempfile
+        >>> root = tempfile.mkdtemp()
+        >>> os.makedirs(os.path.join(root, "p", "s"))
+        >>> _ = open(os.path.join(root, "p", "s", "session.jsonl"), "w").close()
+        >>> check_level(root), check_level(tempfile.mkdtemp())
+        (None, None)
+        >>> check_level(os.path.join(root, "p", "s"))
+        Traceback (most recent call last):
+        ...
+        subagent_catalog.errors.CorpusLevelError: '...' is a session folder (it holds session.jsonl), ...
+        >>> try:
+        ...     check_level(os.path.join(root, "p"))
+        ... except CorpusLevelError as error:
+        ...     error.level, error.corpus_root == root
+        ('project', True)
+    """
+    entries = list_top(root) if top is None else top
+    if logs_below or (logs_below is None and any(_holds_logs(entry) for entry in entries if _is_real_dir(entry))):
+        return  # a corpus root: a log sits at <root>/<project>/<session>/
+    names = {entry.name for entry in entries}
+    here = next((name for name in LOG_NAMES if name in names), None)
+    if here is not None:
+        meant = os.path.normpath(os.path.join(root, os.pardir, os.pardir))  # as the user wrote it
+        raise CorpusLevelError(
+            f"{root!r} is a session folder (it holds {here}), not a corpus root",
+            level="session",
+            corpus_root=meant,
+            hint=f"the corpus root is two levels up: {meant!r}; a root holds <project>/<session>/{here}",
+        )
+    nested = next(
+        (
+            (entry.name, name)
+            for entry in entries
+            if _is_real_dir(entry)
+            for name in LOG_NAMES
+            if os.path.lexists(os.path.join(entry.path, name))
+        ),
+        None,
+    )
+    name = os.path.basename(os.path.normpath(root))
+    if nested is None and not (name == NO_CWD_DIR or (len(name) > 4 and name.startswith("--") and name.endswith("--"))):
+        return
+    meant = os.path.normpath(os.path.join(root, os.pardir))
+    why = f"its folder {nested[0]!r} holds {nested[1]}" if nested else "its name is an encoded cwd"
+    raise CorpusLevelError(
+        f"{root!r} looks like a project folder ({why}), not a corpus root",
+        level="project",
+        corpus_root=meant,
+        hint=f"the corpus root is its parent: {meant!r}; a root holds <project>/<session>/session.jsonl[.zstd]",
+    )
+
+
+def _holds_logs(project: os.DirEntry[str]) -> bool:
+    """Whether some session directory of a project directory holds a log (of either encoding)."""
+    try:
+        sessions = os.scandir(project.path)
+    except OSError:
+        return False
+    with sessions:
+        return any(
+            _is_real_dir(session) and any(os.path.lexists(os.path.join(session.path, n)) for n in LOG_NAMES)
+            for session in sessions
+        )
 
 
 def _discover(root: str | os.PathLike[str], compression: Compression) -> Discovery:

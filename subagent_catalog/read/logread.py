@@ -30,7 +30,7 @@ from subagent_catalog.read.limits import (
 )
 from subagent_catalog.read.paths import Compression
 from subagent_catalog.read.projection import IdentityFold, fold_identity, timing_view_failure
-from subagent_catalog.read.run_facts import RunFacts, fold_run
+from subagent_catalog.read.run_facts import RunFacts, fold_run, token_overflow
 from subagent_catalog.read.scanner import LogReadError, LogScan, parse_list_header, scan_log
 
 ReadVerdict = Literal["ok", "torn-tail", "prefix", "failed", "skipped"]
@@ -281,6 +281,13 @@ def _identity_facts(facts: LogFacts, fold: IdentityFold, dropped_descriptor: boo
         facts.identity_detail = f"last descriptor (seq {fold.last_seq}): {fold.last.reason}"
 
 
+def _overflow_problems(facts: LogFacts) -> None:
+    """A problem row per token count whose sum over the log passed 2^63 - 1 (the count is left null)."""
+    for name in token_overflow(facts.run) if facts.run is not None else []:
+        message = f"the log's {name} add up past 2^63 - 1: the count is left null (unknown), never wrapped"
+        facts.problems.append(ProblemRecord("token-sum-overflow", message))
+
+
 def analyse_log(data: bytes, compression: Compression, *, want_events: bool = False) -> LogFacts:
     """Derive every per-file fact from a log's bytes.
 
@@ -322,6 +329,7 @@ def analyse_log(data: bytes, compression: Compression, *, want_events: bool = Fa
     seed = scan.meta.get("seedLength", 0)  # own events are seq >= seedLength; an invalid one: unknown
     span = (facts.first_time, facts.last_time)
     facts.run = fold_run(events, int(seed), span=span) if is_safe_integer(seed) and seed >= 0 else None
+    _overflow_problems(facts)
     dropped = (scan.issue is not None or scan.torn_bytes > 0) and b"subagent/descriptor" in _dropped_region(
         data, scan, compression
     )
@@ -401,6 +409,7 @@ def _analyse_fast(facts: LogFacts, data: bytes, compression: Compression, want_e
     facts.event_count = fast.count
     facts.first_time, facts.last_time = fast.first_time, fast.last_time
     facts.run = fast.run
+    _overflow_problems(facts)
     _identity_facts(facts, fold_identity(fast.descriptors), False)
     facts.unit_failure_live = timing_view_failure(fast.timing)
     facts.closers = fast.closers

@@ -10,9 +10,12 @@ carry is ``None``. Every field names the event field it comes from in
 ``docs/frames.md``.
 
 The fold also keeps what the session's own events say of where its time
-went (upstream's ``sessionStats``, ``read.run_stats``), every step's usage
-attributed to its model and every tool call with its result
-(``read.run_records``: the seed's too, flagged ``in_seed``).
+went (upstream's ``sessionStats``, ``read.run_stats``; the active and
+tool-busy unions, ``read.run_time``), every step's usage attributed to its
+model and every tool call with its result (``read.run_records``: the seed's
+too, flagged ``in_seed``), and how full the context got (each own step's
+prompt, input + cache read + cache write, against the ``request/context``
+window stated before it).
 """
 
 from __future__ import annotations
@@ -23,15 +26,27 @@ from typing import Any
 from subagent_catalog.read.jsvalue import MAX_SAFE_INTEGER, is_safe_integer
 from subagent_catalog.read.run_records import CallFold, UsageFold, UsageSample, utf8_length
 from subagent_catalog.read.run_stats import StatsFold, row_first_token, token_delta
+from subagent_catalog.read.run_time import ActiveFold, time_before
 
 TURN_KINDS = ("completed", "error", "aborted", "max-tokens", "blocked", "interrupted")
 USAGE_FIELDS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens")
 STATS_FIELDS = ("llm_ms", "tool_ms", "ttft_ms", "ttft_steps", "decode_ms", "decode_tokens")
 """The time-split fields of ``RunFacts`` (upstream's ``sessionStats``; ``None`` only for a sum past safe integers)."""
+CONTEXT_FIELDS = ("last_context_tokens", "peak_context_tokens", "context_window", "peak_context_share")
+"""The context-size fields of ``RunFacts`` (``Fold.finish``; upstream's ``contextPressure``, see ``docs/runs.md``)."""
 
 _IN_SEED = UsageSample._fields.index("in_seed")
 
-__all__ = ["STATS_FIELDS", "TURN_KINDS", "USAGE_FIELDS", "Fold", "RunFacts", "fold_run", "utf8_length"]
+__all__ = [
+    "CONTEXT_FIELDS",
+    "STATS_FIELDS",
+    "TURN_KINDS",
+    "USAGE_FIELDS",
+    "Fold",
+    "RunFacts",
+    "fold_run",
+    "utf8_length",
+]
 
 
 @dataclass
@@ -80,6 +95,12 @@ class RunFacts:
     ttft_steps: int | None = 0
     decode_ms: int | None = 0
     decode_tokens: int | None = 0
+    active_ms: int | None = None
+    tool_busy_ms: int | None = None
+    last_context_tokens: int | None = None
+    peak_context_tokens: int | None = None
+    context_window: int | None = None
+    peak_context_share: float | None = None
     usage_samples: list[tuple[Any, ...]] = field(default_factory=list)  # ``UsageSample`` fields
     tool_call_records: list[tuple[Any, ...]] = field(default_factory=list)  # ``ToolCallRecord`` fields
 
@@ -91,6 +112,35 @@ def _int(value: Any) -> int | None:
 def _safe_sum(values: list[int]) -> int | None:
     total = sum(values)
     return total if total <= MAX_SAFE_INTEGER else None
+
+
+INT64_MAX = (1 << 63) - 1
+TOKEN_COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
+"""The ``RunFacts`` token sums (``USAGE_FIELDS`` of the own samples)."""
+
+
+def _token_sum(values: list[int]) -> int | None:
+    """A session's token count: exact while it fits a 64-bit column, ``None`` past it (``token_overflow``)."""
+    total = sum(values)
+    return total if total <= INT64_MAX else None
+
+
+def token_overflow(run: RunFacts) -> list[str]:
+    """The token counts whose sum passed 2^63 - 1 (left ``None``, never wrapped), to report as a problem.
+
+    Examples:
+        >>> usage = {"inputTokens": 2**53 - 1, "outputTokens": 1}
+        >>> events = [{"type": "assistant/chunk", "seq": n, "time": n, "data": {"turn": 1, "step": n,
+        ...     "chunk": {"type": "usage", "usage": usage}}} for n in range(1100)]
+        >>> run = fold_run(events, 0)
+        >>> run.input_tokens, run.output_tokens, token_overflow(run)
+        (None, 1100, ['input_tokens'])
+    """
+    missing = [(name, at) for at, name in enumerate(TOKEN_COUNTS, start=7) if getattr(run, name) is None]
+    if not missing or not run.usage_steps:
+        return []
+    own = [sample for sample in run.usage_samples if not sample[_IN_SEED]]
+    return [name for name, at in missing if any(sample[at] is not None for sample in own)]
 
 
 def _turn_reason(reason: Any) -> tuple[str | None, str | None, str | None, str | None]:
@@ -155,13 +205,19 @@ class Fold:
         self.stats = StatsFold()
         self.usage = UsageFold()
         self.calls = CallFold()
+        self.active = ActiveFold()
 
-    def turn_start(self, turn: Any, time: Any) -> None:
-        """A ``turn/start`` with ``data.turn`` (``None`` when absent)."""
+    def turn_start(self, turn: Any, time: Any, *, before: int | None = None) -> None:
+        """A ``turn/start`` with ``data.turn`` (``None`` when absent).
+
+        ``before``: when a turn is still open, the time of the last own event before this one (where that
+        turn's active time ends; ``read.run_time``).
+        """
         self.run.turns += 1
         if self.open_turn is not None:
             self.run.turns_open += 1
         self.open_turn = (turn, time)
+        self.active.start(time, before=before)
 
     def turn_end(self, turn: Any, reason: Any, time: Any) -> None:
         """A ``turn/end`` with ``data.turn`` and ``data.reason`` (``None`` when absent)."""
@@ -173,6 +229,7 @@ class Fold:
             elif started is None or started != turn:
                 run.turns_open += 1
             self.open_turn = None
+        self.active.end(time)
         kind, first, second, code = _turn_reason(reason)
         if kind is None:
             run.turns_other += 1
@@ -212,6 +269,10 @@ class Fold:
             self.providers[provider] = None
             if type(model) is str:
                 self.models[f"{provider}/{model}"] = None
+
+    def context(self, data: Any) -> None:
+        """A ``request/context`` with its ``data``: the context window in effect from here (``None``: not stated)."""
+        self.usage.context(data.get("contextWindow") if type(data) is dict else None)
 
     def sample(self, seq: int, time: Any, turn: Any, step: Any, usage: Any, *, in_seed: bool = False) -> None:
         """A usage sample (a chunk's or a message's) of step ``(turn, step)``; anything but a record is no sample."""
@@ -277,9 +338,16 @@ class Fold:
             self.run.tool_results_failed += 1
         self.run.tool_output_bytes += text_bytes
 
-    def finish(self, first: int | None, last: int | None, *, counts: Any = None) -> RunFacts:
-        """The run facts, with the own events' time span ``first``..``last`` (``counts``: see ``UsageFold.samples``)."""
+    def finish(self, first: int | None, last: int | None, *, counts: Any = None, final: int | None = None) -> RunFacts:
+        """The run facts, with the own events' time span ``first``..``last`` (``counts``: see ``UsageFold.samples``).
+
+        ``final`` is the time of the last own event (in log order), where a turn still open ends; ``last`` when
+        not given.
+        """
         run = self.run
+        if first is not None:
+            end = last if final is None else final
+            run.active_ms, run.tool_busy_ms = self.active.finish(end, self.stats.tool_spans)
         if self.open_turn is not None:
             run.turns_open += 1
             run.last_turn_open = True
@@ -294,14 +362,42 @@ class Fold:
         run.usage_samples = samples
         run.usage_steps = len(own)
         run.input_tokens, run.output_tokens, run.cache_read_tokens, run.cache_write_tokens, run.reasoning_tokens = (
-            _safe_sum(values) if values else None for values in _usage_counts(own)
+            _token_sum(values) if values else None for values in _usage_counts(own)
         )
+        windows = self.usage.windows
+        if len(own) != len(samples):  # a fork's seed samples: only the own ones' windows
+            windows = [window for sample, window in zip(samples, windows, strict=True) if not sample[_IN_SEED]]
+        _context(run, own, windows)
+        run.context_window = self.usage.window
         stats = self.stats
         for name in STATS_FIELDS:
             value = getattr(stats, name)
             setattr(run, name, value if value <= MAX_SAFE_INTEGER else None)
         run.tool_call_records = self.calls.finish()
         return run
+
+
+def _context(run: RunFacts, own: list[tuple[Any, ...]], windows: list[int | None]) -> None:
+    """The own samples' prompt sizes (input + cache read + cache write): the last, the peak, the peak share.
+
+    A sample without ``inputTokens`` has no known prompt size; a share needs the window in effect at the
+    sample (the last ``request/context`` before it).
+    """
+    prompt = peak = share = None
+    for sample, window in zip(own, windows, strict=True):
+        uncached = sample[7]
+        if uncached is None:
+            prompt = None
+            continue
+        prompt = uncached + (sample[9] or 0) + (sample[10] or 0)
+        if prompt > MAX_SAFE_INTEGER:
+            prompt = None
+            continue
+        if peak is None or prompt > peak:
+            peak = prompt
+        if window is not None and (share is None or prompt / window > share):
+            share = prompt / window
+    run.last_context_tokens, run.peak_context_tokens, run.peak_context_share = prompt, peak, share
 
 
 def _usage_counts(samples: list[tuple[Any, ...]]) -> list[list[int]]:
@@ -326,6 +422,8 @@ def _fold_seed(fold: Fold, seed: list[dict[str, Any]]) -> None:
             fold.message(event["seq"], event.get("time"), event.get("data"), in_seed=True)
         elif kind == "request/header":
             fold.header(event.get("data"), own=False)
+        elif kind == "request/context":
+            fold.context(event.get("data"))
         elif kind == "tool/call":
             fold.tool_call(event["seq"], event.get("time"), event.get("data"), in_seed=True)
         elif kind == "tool/result":
@@ -399,7 +497,7 @@ def fold_run(
     if start:
         _fold_seed(fold, events[:start])
     stats = fold.stats
-    for event in own:
+    for index, event in enumerate(own):
         kind = event.get("type")
         if kind == "assistant/chunk":  # most events: test the chunk kind and move on
             _chunk(fold, event, seed_length)
@@ -414,7 +512,8 @@ def fold_run(
             fold.run.steps += 1
             stats.step_end()
         elif kind == "turn/start":
-            fold.turn_start(record.get("turn") if type(data) is dict else None, event.get("time"))
+            before = time_before(own, index) if fold.open_turn is not None else None
+            fold.turn_start(record.get("turn") if type(data) is dict else None, event.get("time"), before=before)
         elif kind == "turn/end":
             stats.turn_end()
             fold.turn_end(record.get("turn"), record.get("reason"), event.get("time"))
@@ -424,9 +523,12 @@ def fold_run(
             fold.tool_result(event, data)
         elif kind == "request/header":
             fold.header(data)
+        elif kind == "request/context":
+            fold.context(data)
     if span is not None and not start:
         first, last = span
     else:
         times = [int(e["time"]) for e in own if is_safe_integer(e.get("time"))]
         first, last = (min(times), max(times)) if times else (None, None)
-    return fold.finish(first, last)
+    final = time_before(own, len(own)) if fold.open_turn is not None else None
+    return fold.finish(first, last, final=final)

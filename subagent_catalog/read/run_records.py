@@ -93,6 +93,10 @@ def _count(value: Any) -> int | None:
     return int(value) if is_safe_integer(value) and value >= 0 else None
 
 
+def _positive(value: Any) -> int | None:
+    return int(value) if is_safe_integer(value) and value > 0 else None
+
+
 def _text(value: Any) -> str | None:
     return value if type(value) is str else None
 
@@ -123,15 +127,34 @@ class UsageFold:
     def __init__(self) -> None:
         self.provider: str | None = None
         self.model: str | None = None
+        self.window: int | None = None
         self.by_step: dict[tuple[Any, Any, bool], list[Any]] = {}
+        self.windows: list[int | None] = []
 
     def route(self, provider: Any, model: Any) -> None:
         """A ``request/header`` naming ``provider`` and ``model`` (anything but strings: no route)."""
         self.provider, self.model = _text(provider), _text(model)
 
+    def context(self, window: Any) -> None:
+        """A ``request/context`` whose ``data.contextWindow`` is ``window`` (not a positive safe integer: no window).
+
+        Like upstream's ``contextPressure``, the last one wins: one without a window removes the window.
+        """
+        self.window = window if type(window) is int and 0 < window <= MAX_SAFE_INTEGER else _positive(window)
+
     def sample(self, seq: int, time: Any, turn: Any, step: Any, usage: Any, in_seed: bool) -> None:
         """A usage sample of step ``(turn, step)`` at ``seq``: it replaces the step's earlier one."""
-        self.by_step[(turn, step, in_seed)] = [seq, time, turn, step, in_seed, self.provider, self.model, usage]
+        self.by_step[(turn, step, in_seed)] = [
+            seq,
+            time,
+            turn,
+            step,
+            in_seed,
+            self.provider,
+            self.model,
+            usage,
+            self.window,
+        ]
 
     def message(
         self, seq: int, time: Any, turn: Any, step: Any, usage: Any, in_seed: bool, provider: Any, model: Any
@@ -149,6 +172,7 @@ class UsageFold:
                 provider if named else self.provider,
                 model if named else self.model,
                 usage,
+                self.window,
             ]
         elif named and (kept := self.by_step.get(key)) is not None:
             kept[5], kept[6] = provider, model
@@ -160,17 +184,18 @@ class UsageFold:
             kept[5], kept[6] = provider, model
 
     def samples(self, counts: Any = None) -> list[tuple[Any, ...]]:
-        """The kept samples in ``seq`` order.
+        """The kept samples in ``seq`` order (``windows``: the context window in effect at each, in the same order).
 
         ``counts`` turns a sample into its five counts when the samples are
         not parsed JSON objects (the typed reader's records, whose values its
         types already checked: their times, turns and steps are safe integers).
         """
         kept = sorted(self.by_step.values(), key=_FIRST)
+        self.windows = [entry[8] for entry in kept]
         if counts is not None:
             return [(*entry[:7], *counts(entry[7])) for entry in kept]
         out = []
-        for seq, time, turn, step, in_seed, provider, model, usage in kept:
+        for seq, time, turn, step, in_seed, provider, model, usage, _window in kept:
             get = usage.get
             out.append(
                 (

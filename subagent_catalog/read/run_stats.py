@@ -13,7 +13,8 @@ full read (``run_facts.fold_run``, event by event) and the typed fast path
 - decode time and tokens (``decode_ms``, ``decode_tokens``): first token to
   message, over steps whose message reports ``outputTokens``;
 - tool time (``tool_ms``): ``tool/call`` to the ``tool/result`` answering its
-  ``callId``, calls still pending at a ``turn/end`` dropped;
+  ``callId``, calls still pending at a ``turn/end`` dropped (each timed call's
+  interval is kept in ``tool_spans``, for ``read.run_time``'s tool-busy union);
 - a ``step/end`` closes the open step (upstream's ``turns`` and ``steps`` counts are not kept here:
   ``steps`` is the run facts' own count, and ``docs/runs.md`` says how upstream's ``turns`` differs).
 
@@ -147,6 +148,7 @@ class StatsFold:
         self.decode_tokens = 0
         self.open: StepTiming | None = None
         self.pending: dict[str, int | None] = {}
+        self.tool_spans: list[tuple[int, int]] = []  # (call, result) of every call ``tool_ms`` adds
 
     def step_start(self, turn: Any, step: Any, time: Any) -> None:
         """A ``step/start`` with ``data.turn``, ``data.step`` and its time."""
@@ -207,8 +209,9 @@ class StatsFold:
             return
         dispatched = self.pending.pop(call_id)
         end = _time(time)
-        if dispatched is not None and end is not None:
-            self.tool_ms += max(0, end - dispatched)
+        if dispatched is not None and end is not None and end > dispatched:
+            self.tool_ms += end - dispatched
+            self.tool_spans.append((dispatched, end))
 
     def step_end(self) -> None:
         """A ``step/end``: the open step is closed (a message after it times nothing)."""

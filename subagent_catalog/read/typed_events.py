@@ -370,6 +370,12 @@ class Header(Event, tag="request/header"):
     data: HeaderData
 
 
+class RequestContext(Event, tag="request/context"):
+    """``request/context``: its payload is parsed by ``orjson`` for ``contextWindow`` (any shape is accepted)."""
+
+    data: Raw
+
+
 class AssistantEvent(_SurfaceEvent, tag="assistant/message"):
     """``assistant/message``."""
 
@@ -404,7 +410,19 @@ class Ignorable(Struct, gc=False, forbid_unknown_fields=True):
     ignorable: Literal[True]
 
 
-_READ = (ChunkEvent, TurnStart, TurnEnd, StepStart, StepEnd, ToolCall, Descriptor, Header, AssistantEvent, UserEvent)
+_READ = (
+    ChunkEvent,
+    TurnStart,
+    TurnEnd,
+    StepStart,
+    StepEnd,
+    ToolCall,
+    Descriptor,
+    Header,
+    RequestContext,
+    AssistantEvent,
+    UserEvent,
+)
 _TYPED = {cls.__struct_config__.tag for cls in (*_READ, ToolResult)}
 _OPAQUE_TYPES = sorted(KNOWN_EVENT_TYPES - _TYPED)
 OPAQUE: Final = tuple(

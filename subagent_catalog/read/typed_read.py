@@ -44,6 +44,7 @@ from subagent_catalog.read.typed_events import (
     Descriptor,
     Header,
     Ignorable,
+    RequestContext,
     StepEnd,
     StepStart,
     ToolCall,
@@ -134,7 +135,7 @@ _ROW_TYPES = frozenset(ROWS)
 _SURFACE = frozenset((AssistantEvent, UserEvent, ToolResult))
 _MARKERS = frozenset((TurnStart, TurnEnd, Descriptor))
 _CHUNK = frozenset((ChunkEvent,))
-_USAGE_SOURCES = frozenset((Header, AssistantEvent))
+_USAGE_SOURCES = frozenset((Header, AssistantEvent, RequestContext))
 _CALL_EVENTS = frozenset((ToolCall, ToolResult, TurnEnd))
 _TOKEN_TYPES = frozenset((ChunkEvent, *ROWS))
 _STEP_EVENTS = frozenset((StepStart, AssistantEvent, StepEnd))
@@ -215,7 +216,7 @@ def _argument_bytes(raw: Any) -> int | None:
 
 
 def _calls(fold: Fold, events: list[Any], types: list[type], seed: int) -> None:
-    """Tool calls and results in log order: the call records (seed ones flagged), the own counts and tool time.
+    """Tool calls and results in log order: the call records (seed ones flagged), the own counts and tool time(s).
 
     ``run_records.CallFold``'s records are built here directly, from values the types already
     checked (safe-integer seqs and times; strings or absent ids, names and error codes). The tool
@@ -224,6 +225,7 @@ def _calls(fold: Fold, events: list[Any], types: list[type], seed: int) -> None:
     """
     records, waiting, run = fold.calls.records, fold.calls.pending, fold.run
     pending: dict[str, int] = {}
+    spans: list[tuple[int, int]] = []
     tool_ms = results = failures = text_bytes = calls = 0
     for event in _pick(events, types, _CALL_EVENTS):
         cls = type(event)
@@ -282,6 +284,7 @@ def _calls(fold: Fold, events: list[Any], types: list[type], seed: int) -> None:
                 dispatched = pending.pop(call_id, None)
                 if dispatched is not None and event.time > dispatched:
                     tool_ms += event.time - dispatched
+                    spans.append((dispatched, event.time))
         elif mine and pending:  # a turn/end: calls whose result never landed are dropped
             pending = {}
     run.tool_calls, run.tool_results, run.tool_results_failed, run.tool_output_bytes = (
@@ -290,7 +293,7 @@ def _calls(fold: Fold, events: list[Any], types: list[type], seed: int) -> None:
         failures,
         text_bytes,
     )
-    fold.stats.tool_ms = tool_ms
+    fold.stats.tool_ms, fold.stats.tool_spans = tool_ms, spans
 
 
 def _steps(fold: Fold, events: list[Any], types: list[type], own: int) -> None:
@@ -348,6 +351,9 @@ def _usage(fold: Fold, events: list[Any], types: list[type], seed: int) -> None:
             _header(event)
             config = event.data.header.config
             fold.route(config.provider, config.model, own=not in_seed)
+        elif cls is RequestContext:
+            data = orjson.loads(memoryview(event.data))
+            usage.context(data.get("contextWindow") if type(data) is dict else None)
         elif cls is AssistantEvent:
             data = event.data
             turn, step = data.turn, data.step
@@ -368,15 +374,21 @@ def _usage(fold: Fold, events: list[Any], types: list[type], seed: int) -> None:
             usage.sample(event.seq, event.time, turn, step, event.data.chunk.usage, in_seed)
 
 
-def _markers(fold: Fold, markers: list[Any], seed: int) -> list[dict[str, Any]]:
-    """Turn starts and ends (upstream's migration rules, the turn facts) in order; the descriptor events."""
+def _markers(fold: Fold, markers: list[Any], seed: int, events: list[Any], seqs: list[int]) -> list[dict[str, Any]]:
+    """Turn starts and ends (upstream's migration rules, the turn facts) in order; the descriptor events.
+
+    A turn that starts while another is open ends that one's active time at the event before it.
+    """
     descriptors = []
     for event in markers:
         if type(event) is TurnStart:
             if event.data.trigger is not UNSET and event.data.turn < 1:
                 raise _Reject  # upstream's migration of a legacy turn/start fails
             if event.seq >= seed:
-                fold.turn_start(event.data.turn, event.time)
+                before = None
+                if fold.open_turn is not None:  # an own turn is open: it came after an own event
+                    before = _last_view(events[bisect_left(seqs, event.seq) - 1])["time"]
+                fold.turn_start(event.data.turn, event.time, before=before)
         elif type(event) is TurnEnd:
             turn, reason = event.data.turn, _reason(event.data.reason, event.seq)
             if event.seq >= seed:
@@ -432,10 +444,11 @@ def _fold(meta: dict[str, Any], events: list[Any]) -> FastFacts:
     _calls(fold, events, types, seed)
     _steps(fold, events, types, own)
     markers = _pick(events, types, _MARKERS)
-    descriptors = _markers(fold, markers, seed)
+    descriptors = _markers(fold, markers, seed, events, seqs)
     first, last = _span(times, span)
     run_first, run_last = _span(times[own:], own_span) if seed else (first, last)
-    run = fold.finish(run_first, run_last, counts=_COUNTS)
+    final = _last_view(events[-1])["time"] if fold.open_turn is not None else None  # where an open turn ends
+    run = fold.finish(run_first, run_last, counts=_COUNTS, final=final)
     timing: list[dict[str, Any]] = []
     balanced_timing = timing
     closers = 0

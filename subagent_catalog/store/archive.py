@@ -58,7 +58,7 @@ from subagent_catalog.store.layout import (
     Table,
     is_url,
     join_location,
-    joined_text,
+    table_view,
 )
 from subagent_catalog.store.location import Location
 from subagent_catalog.store.manifest import FORMAT_VERSION, MAX_MANIFEST_BYTES, parse_manifest
@@ -390,7 +390,7 @@ class Archive:
             glob=False,
             storage_options=self.storage_options,
         )
-        return joined_text(scan) if table == "events" and self.splits_text else scan
+        return table_view(table, scan, self.manifest.get("format_version"))
 
     @property
     def splits_text(self) -> bool:
@@ -616,7 +616,7 @@ def open_archive(path: str | os.PathLike[str], *, storage_options: dict[str, Any
 
     Args:
         path: the archive directory, or an object-store URL (``s3://bucket/a``,
-            ``gs://...``, ``file:///...``).
+            ``gs://...``), or a ``file:///...`` URL (the local directory it names).
         storage_options: Polars' object-store options (``aws_endpoint_url``,
             ``aws_access_key_id``, ``aws_region``...), used for the manifest
             (through ``pyarrow.fs``) and every table scan; credentials not
@@ -633,8 +633,8 @@ def open_archive(path: str | os.PathLike[str], *, storage_options: dict[str, Any
         >>> open_archive(out).listing_error is None
         True
     """
-    location = os.fspath(path)
-    place = Location(location, storage_options)
+    place = Location(os.fspath(path), storage_options)  # a file:// URL is kept as the local path it names
+    location, storage_options = place.url, place.storage_options
     manifest_path = place.full(MANIFEST)
     try:
         data = place.read(MANIFEST, limit=MAX_MANIFEST_BYTES + 1)

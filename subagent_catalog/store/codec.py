@@ -141,6 +141,7 @@ def _wire_types(text: Any) -> tuple[Any, Any]:
         **dict.fromkeys(_RUN_TEXT, optional),
         **dict.fromkeys(STATS_FIELDS, int | None),
         "last_turn_open": bool,
+        "peak_context_share": float | None,
         "usage_samples": list[sample],  # type: ignore[valid-type]
         "tool_call_records": list[call],  # type: ignore[valid-type]
     }

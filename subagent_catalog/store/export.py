@@ -34,7 +34,8 @@ from typing import Any
 
 import polars as pl
 
-from subagent_catalog.frames.assemble import mixed_encodings_row
+from subagent_catalog.errors import EmptySourceError
+from subagent_catalog.frames.assemble import empty_root_row, mixed_encodings_row
 from subagent_catalog.frames.columns import Columns
 from subagent_catalog.frames.rows import GROUP_ENTRY, entry_row
 from subagent_catalog.frames.rules import (
@@ -48,7 +49,7 @@ from subagent_catalog.frames.rules import (
 from subagent_catalog.frames.schemas import PROBLEM_SCHEMA
 from subagent_catalog.outputs import output_failure
 from subagent_catalog.progress import Progress
-from subagent_catalog.read.discover import LogsSeen, list_top, top_entry
+from subagent_catalog.read.discover import LogsSeen, check_level, list_top, top_entry
 from subagent_catalog.read.jsvalue import frame_text
 from subagent_catalog.read.paths import Compression, CompressionOption
 from subagent_catalog.store.archive_check import check_table
@@ -368,13 +369,14 @@ def export_archive(
     batch_size: int | None = None,
     progress: Progress | None = None,
     storage_options: dict[str, Any] | None = None,
+    allow_empty: bool = True,
 ) -> dict[str, Any]:
     """Read a session root and write its frames as a Parquet archive, locally or to an object store.
 
     Args:
         source: the corpus root (read-only; never written to).
-        out: the archive: a new, empty or archive directory, or an object-store
-            URL (``s3://bucket/prefix``, ``gs://...``, ``file://...``).
+        out: the archive: a new, empty or archive directory (a ``file:///...`` URL
+            names one), or an object-store URL (``s3://bucket/prefix``, ``gs://...``).
         events: also write the events table.
         engine: ``local`` (this machine, a process pool) or ``dask``.
         scheduler: the Dask scheduler address (``tcp://host:8786``); with
@@ -392,12 +394,17 @@ def export_archive(
             options (``aws_endpoint_url``, ``aws_access_key_id``,
             ``aws_region``...), used for the manifest, every part the workers
             write and every read of the archive.
+        allow_empty: write the archive of a root that holds no session log
+            (and no listing failure); ``False`` refuses it before anything is
+            committed, so a wrong or unmounted root never replaces an archive.
 
     Returns:
         The manifest written to ``OUT/manifest.json``.
 
     Raises:
         CorpusRootError: the root is missing or unreadable.
+        CorpusLevelError: the root is a project or a session folder (nothing is written).
+        EmptySourceError: ``allow_empty`` is false and the root holds no session log.
         ArchiveError: the target is inside the root, is foreign data, or an
             object-store location cannot be opened.
         EngineError: the Dask engine is missing or unreachable, or its
@@ -420,6 +427,7 @@ def export_archive(
     if not location.local:
         arrow_filesystem(location.url, storage_options)  # bad options fail before any work
     top = list_top(root)
+    check_level(root, top)  # a project or session folder is refused before the target is touched
     with ExitStack() as stack:
         runner = _Runner(stack, engine, scheduler, jobs, location.local)
         fs_root = os.path.abspath(root) if engine == "dask" else root
@@ -430,6 +438,11 @@ def export_archive(
                 manifest, scratch = _export(
                     claim, runner, root, fs_root, chosen, top, projects, events, incremental, batch_size, progress
                 )
+                if not allow_empty and not manifest["row_counts"]["sessions"] and manifest["listing_error"] is None:
+                    raise EmptySourceError(
+                        f"no session log under {root!r}: refusing to export an empty corpus",
+                        hint="check the path (is it mounted?); pass --allow-empty (allow_empty=True) to export it",
+                    )
             except BaseException as error:
                 discard(claim)
                 if isinstance(error, OSError):
@@ -528,18 +541,18 @@ def _export(
     fixups = itertools.count(next_task)
     duplicates, fixer = _fix_duplicates(location, data_dir, files, fixups, parts)
     take(fixer)
-    if total and any(count.mismatch for count in counts):
-        extra = Columns({**PROBLEM_SCHEMA, **PROBLEM_EXTRA})
-        extra.add(mixed_encodings_row(root))
-        extra.flush()
-        writer = PartWriter(location, data_dir, next(fixups))
-        writer.write("problems", extra.table())
-        take(writer)
-
     failing = min(((count.top_index, *count.failing) for count in counts if count.failing is not None), default=None)
     ordered = [results[task] for task in sorted(results)]
     file_error = first_listing_error(*(r.first_error for r in ordered), duplicates_error(duplicates))
     listing = (failing[2], failing[3]) if failing else (file_error[1], file_error[2]) if file_error else (None, None)
+    mixed = total and any(count.mismatch for count in counts)
+    if mixed or (not total and listing[0] is None):  # as assemble adds them: read_corpus's problems, row for row
+        extra = Columns({**PROBLEM_SCHEMA, **PROBLEM_EXTRA})
+        extra.add(mixed_encodings_row(root) if mixed else empty_root_row(root))
+        extra.flush()
+        writer = PartWriter(location, data_dir, next(fixups))
+        writer.write("problems", extra.table())
+        take(writer)
     digest = hashlib.sha256("".join(r.digest for r in ordered).encode())
     runner.detail.update(
         walk_tasks=len(walks), read_tasks=len(reads), batch_size=batch, workers_used=len(runner.workers_seen)

@@ -18,9 +18,9 @@ from functools import lru_cache
 from typing import Any
 
 from subagent_catalog.errors import SubagentCatalogError
-from subagent_catalog.read.jsvalue import MAX_SAFE_INTEGER, is_negative_zero, is_number, is_safe_integer, js_number
+from subagent_catalog.read.jsvalue import is_negative_zero, is_number, is_safe_integer, js_number
 from subagent_catalog.read.logread import LogFacts
-from subagent_catalog.read.run_facts import STATS_FIELDS, TURN_KINDS, RunFacts
+from subagent_catalog.read.run_facts import INT64_MAX, STATS_FIELDS, TURN_KINDS, RunFacts
 from subagent_catalog.read.run_records import ToolCallRecord, UsageSample
 
 HEADER_KEYS = (
@@ -225,6 +225,10 @@ _RUN_OPTIONAL = (
     "cache_write_tokens",
     "reasoning_tokens",
     *STATS_FIELDS,
+    "active_ms",
+    "tool_busy_ms",
+    "last_context_tokens",
+    "peak_context_tokens",
 )
 _SAMPLE_COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
 _CALL_INTS = ("time", "turn", "step", "result_time")
@@ -285,8 +289,29 @@ def _check_run(facts: LogFacts) -> None:
     _strings(run.tools, "run tools")
     if run.tools != sorted(run.tools) or len(run.tools) > run.tool_calls:
         _fail("run tools are not sorted, or more tools than tool calls")
+    _check_times(run)
     _check_samples(run, facts)
     _check_calls(run, facts)
+
+
+def _check_times(run: RunFacts) -> None:
+    """Active and tool-busy time: unions inside the run's span (``read.run_time``); the context sizes."""
+    if (run.active_ms is None) != (run.first_ms is None) or (run.tool_busy_ms is None) != (run.first_ms is None):
+        _fail("active or tool-busy time without the run's times, or times without them")
+    if run.first_ms is not None and not (
+        run.tool_busy_ms <= run.active_ms <= run.last_ms - run.first_ms  # type: ignore[operator]
+        and run.tool_busy_ms <= (run.tool_ms if run.tool_ms is not None else run.tool_busy_ms)  # type: ignore[operator]
+    ):
+        _fail("tool-busy time over active time, active time over wall time, or busy time over tool time")
+    _count(run.context_window, "run context_window", least=1, optional=True)
+    share = run.peak_context_share
+    if share is not None and (type(share) is not float or not share >= 0 or run.peak_context_tokens is None):
+        _fail(f"run peak_context_share is not a share of a known peak: {share!r}")
+    if (run.peak_context_tokens is None and run.last_context_tokens is not None) or (
+        run.peak_context_tokens is not None
+        and (not run.usage_steps or (run.last_context_tokens or 0) > run.peak_context_tokens)
+    ):
+        _fail("a context size without a usage sample, or a last size over the peak")
 
 
 def _safe(value: Any, name: str) -> None:
@@ -326,7 +351,7 @@ def _check_samples(run: RunFacts, facts: LogFacts) -> None:
         values = [getattr(sample, name) for sample in named if not sample.in_seed]
         present = [value for value in values if value is not None]
         total = sum(present) if present else None
-        if total is not None and total > MAX_SAFE_INTEGER:
+        if total is not None and total > INT64_MAX:  # past 64 bits the count is null (``run_facts._token_sum``)
             total = None
         if getattr(run, name) != total:
             _fail(f"run {name} is not the sum of the own usage samples")

@@ -41,6 +41,50 @@ TRANSIENT_CAUSES = frozenset({"io-error", "unstable-file"})
 """Read failures that say nothing about the file's bytes: never cached."""
 
 
+SESSIONS_SINCE_7: dict[str, Any] = {
+    name: SESSION_SCHEMA[name]
+    for name in (
+        "active_ms",
+        "tool_busy_ms",
+        "last_context_tokens",
+        "peak_context_tokens",
+        "context_window",
+        "peak_context_share",
+    )
+}
+"""``sessions`` columns an archive holds since format 7; reading an older one gives them as nulls (not known)."""
+
+
+def with_columns_since_7(sessions: pl.LazyFrame, format_version: Any) -> pl.LazyFrame:
+    """The sessions table of an archive of this format, the ``SESSIONS_SINCE_7`` columns null if it is older.
+
+    Examples:
+        >>> with_columns_since_7(pl.LazyFrame({"list_order": [0]}), 6).collect()["active_ms"].to_list()
+        [None]
+    """
+    if isinstance(format_version, int) and format_version >= 7:
+        return sessions
+    present = sessions.collect_schema()
+    missing = [pl.lit(None, kind).alias(name) for name, kind in SESSIONS_SINCE_7.items() if name not in present]
+    return sessions.with_columns(missing) if missing else sessions
+
+
+def table_view(table: str, files: pl.LazyFrame, format_version: Any) -> pl.LazyFrame:
+    """A table as readers see it, from its files in an archive of this format.
+
+    The events files' ``data_text`` is joined back into ``text`` (format 6 on, ``joined_text``); a sessions
+    table before format 7 gets the ``SESSIONS_SINCE_7`` columns, null (``with_columns_since_7``).
+
+    Examples:
+        >>> table_view("sessions", pl.LazyFrame({"list_order": [0]}), 6).collect_schema()["context_window"]
+        Int64
+    """
+    version = format_version if isinstance(format_version, int) else 0
+    if table == "events" and version >= 6:
+        return joined_text(files)
+    return with_columns_since_7(files, version) if table == "sessions" else files
+
+
 EVENT_EXTRA: dict[str, Any] = {"project_dir": pl.String, "list_order": pl.Int64, "event_index": pl.Int64}
 """Columns the archive's events table adds to ``EVENT_SCHEMA``."""
 

@@ -3,8 +3,9 @@
 A ``Location`` is a small picklable value (the URL and its storage options),
 so an export can hand it to every worker, which opens its own connection:
 workers write their Parquet parts straight to the archive. Local paths use
-plain file I/O (parts are created exclusively, never through a link); URLs
-(``s3://``, ``gs://``, ``file://``) go through ``pyarrow.fs``, configured
+plain file I/O (parts are created exclusively, never through a link), and so
+does a ``file://`` URL, which names a local path (``local_location``); URLs
+of object stores (``s3://``, ``gs://``) go through ``pyarrow.fs``, configured
 from the same ``storage_options`` Polars takes (object_store keys such as
 ``aws_endpoint_url``, ``aws_access_key_id``, ``aws_region``...), so one set
 of options serves the manifest, the parts and the readers.
@@ -17,7 +18,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 from subagent_catalog.read.regular import read_regular
 from subagent_catalog.store.layout import ArchiveError, is_url
@@ -61,6 +62,46 @@ def _flag(value: Any) -> bool:
     return value is True or (isinstance(value, str) and value.strip().lower() in _TRUE)
 
 
+def local_location(location: str, storage_options: dict[str, Any] | None = None) -> str:
+    """A location with a ``file://`` URL replaced by the local path it names; any other location as it is.
+
+    A ``file://`` URL is a local directory: reading and writing it take the
+    local path (the lock, exclusive parts, no links followed, the corpus-root
+    checks), never ``pyarrow.fs``.
+
+    Raises:
+        ArchiveError: a ``file://`` URL with storage options, a host, a query
+            or a fragment, or without an absolute path.
+
+    Examples:
+        >>> local_location("file:///tmp/arch%20ive"), local_location("file://localhost/tmp/a")
+        ('/tmp/arch ive', '/tmp/a')
+        >>> local_location("s3://bucket/a"), local_location("out/a")
+        ('s3://bucket/a', 'out/a')
+        >>> try:
+        ...     local_location("file://server/share")
+        ... except ArchiveError as error:
+        ...     print(str(error).split(" (hint")[0])
+        file URL 'file://server/share' names the host 'server': only local paths are read
+    """
+    parsed = urlparse(location)
+    if parsed.scheme.lower() != "file":
+        return location
+    hint = "write file:///absolute/path (percent-encode '?', '#' and '%' in names), or give the path itself"
+    if storage_options:
+        raise ArchiveError(
+            f"file URL {location!r} takes no storage options (it names a local path)",
+            hint="drop --storage-option / storage_options for a local path",
+        )
+    if parsed.netloc not in ("", "localhost"):
+        raise ArchiveError(
+            f"file URL {location!r} names the host {parsed.netloc!r}: only local paths are read", hint=hint
+        )
+    if parsed.query or parsed.fragment or parsed.params or not parsed.path.startswith("/"):
+        raise ArchiveError(f"file URL {location!r} is not a plain absolute path", hint=hint)
+    return unquote(parsed.path, errors="surrogateescape")
+
+
 def arrow_filesystem(url: str, storage_options: dict[str, Any] | None) -> tuple[Any, str]:
     """A ``pyarrow.fs`` filesystem for an object-store URL, and the path of the URL inside it.
 
@@ -81,10 +122,8 @@ def arrow_filesystem(url: str, storage_options: dict[str, Any] | None) -> tuple[
     parsed = urlparse(url)
     scheme = parsed.scheme.lower()
     options = dict(storage_options or {})
-    if scheme == "file":
-        if options:
-            raise ArchiveError("file:// URLs take no storage options", hint="drop storage_options for a local path")
-        return fs.LocalFileSystem(), parsed.path
+    if scheme == "file":  # a Location reads and writes a file:// URL as the local path (local_location)
+        return fs.LocalFileSystem(), local_location(url, storage_options)
     if scheme in ("s3", "s3a"):
         known, make = S3_OPTIONS, fs.S3FileSystem
     elif scheme in ("gs", "gcs"):
@@ -127,7 +166,8 @@ def arrow_filesystem(url: str, storage_options: dict[str, Any] | None) -> tuple[
 class Location:
     """An archive location: a local directory, or an object-store URL with its storage options.
 
-    Picklable: workers open their own filesystem from it.
+    Picklable: workers open their own filesystem from it. A ``file://`` URL
+    is kept as the local path it names (``local_location``).
 
     Examples:
         >>> import tempfile
@@ -140,6 +180,12 @@ class Location:
     url: str
     storage_options: dict[str, Any] | None = None
     _fs: list[Any] = field(default_factory=list, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        local = local_location(self.url, self.storage_options)
+        if local != self.url:
+            object.__setattr__(self, "url", local)
+            object.__setattr__(self, "storage_options", None)
 
     @property
     def local(self) -> bool:

@@ -16,7 +16,8 @@ The protocol has five parts:
   read out of core (the run tables, search, SQL) scans its Parquet files
   instead of frames in memory.
 * ``input_kind(location)``: the input rule: an object-store URL, or a local
-  path holding ``manifest.json``, is an archive; anything else a corpus root.
+  path holding ``manifest.json``, is an archive; anything else a corpus root
+  (a ``file://`` URL is the local path it names).
 
 ``empty_source`` says when a source holds nothing to report on: no session
 file and no failing listing (a wrong path, an unmounted volume, the wrong
@@ -31,9 +32,12 @@ import os
 from collections.abc import Iterable
 from typing import Any, Literal
 
+from subagent_catalog.errors import CorpusLevelError
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.read.discover import LOG_NAMES
 from subagent_catalog.store.archive import Archive, ArchiveCorpus
 from subagent_catalog.store.layout import MANIFEST, ArchiveError, is_url
+from subagent_catalog.store.location import local_location
 
 Source = Corpus | Archive
 """A read corpus (``read_corpus``) or an opened archive (``open_archive``)."""
@@ -45,7 +49,9 @@ NO_EVENTS_HINT = "re-export with events (export --events, export_archive(..., ev
 
 
 def input_kind(location: str | os.PathLike[str]) -> Literal["corpus", "archive"]:
-    """How the input rule reads a location: ``archive`` for a URL or a path holding ``manifest.json``.
+    """How the input rule reads a location: ``archive`` for an object-store URL or a path holding ``manifest.json``.
+
+    A ``file://`` URL is the local path it names (``store.location.local_location``).
 
     A local ``manifest.json`` counts whatever it is (a link, a directory):
     opening it then says what is wrong, rather than reading the directory
@@ -56,7 +62,7 @@ def input_kind(location: str | os.PathLike[str]) -> Literal["corpus", "archive"]
         >>> input_kind("s3://bucket/archive"), input_kind(tempfile.mkdtemp())
         ('archive', 'corpus')
     """
-    path = os.fspath(location)
+    path = local_location(os.fspath(location))
     if is_url(path) or os.path.lexists(os.path.join(path, MANIFEST)):
         return "archive"
     return "corpus"
@@ -194,6 +200,36 @@ def require_events(source: Source, *, needed_for: str) -> None:
             f"and its corpus root {archive.root!r} is not here",
             hint=NO_EVENTS_HINT,
         )
+
+
+def misplaced_archive(archive: Archive) -> CorpusLevelError | None:
+    """The error of an archive exported from a project folder (as exports did before they refused one), or ``None``.
+
+    Told from the manifest alone: no session, and the listing failing on a log
+    directly inside a folder of the exported root (``<root>/<session>/session.jsonl``).
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.store.export import export_archive
+        >>> from subagent_catalog.store.archive import open_archive
+        >>> out = tempfile.mkdtemp()
+        >>> _ = export_archive(tempfile.mkdtemp(), out, jobs=1)
+        >>> misplaced_archive(open_archive(out)) is None
+        True
+    """
+    path = archive.listing_error_path
+    if archive.manifest.get("row_counts", {}).get("sessions") or not isinstance(path, str):
+        return None
+    root = os.path.normpath(archive.root)
+    if os.path.basename(path) not in LOG_NAMES or os.path.dirname(os.path.dirname(os.path.normpath(path))) != root:
+        return None
+    meant = os.path.normpath(os.path.join(root, os.pardir))
+    return CorpusLevelError(
+        f"the archive {archive.path!r} holds no session: it was exported from {archive.root!r}, a project folder",
+        level="project",
+        corpus_root=meant,
+        hint=f"re-export it from the corpus root, its parent: {meant!r}",
+    )
 
 
 def empty_source(source: Source) -> str | None:

@@ -69,6 +69,9 @@ UNREAD_BY_REPORT: tuple[str, ...] = (
     "providers",
     "steps",
     "tools",
+    "last_context_tokens",
+    "peak_context_tokens",
+    "context_window",
 )
 """What ``render_report`` leaves unread (the session forest reads ``header_json``)."""
 

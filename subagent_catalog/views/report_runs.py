@@ -22,9 +22,10 @@ from subagent_catalog.analysis.text import clip
 from subagent_catalog.analysis.timeline import tree_timeline
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape
-from subagent_catalog.frames.units import clock, human_cost, human_count, human_duration
+from subagent_catalog.frames.units import clock, human_count, human_duration, partial_cost, time_split
 from subagent_catalog.store.source import events_available, source_archive
 from subagent_catalog.views.report_data import relative_path
+from subagent_catalog.views.run_format import model_cost, run_cost, total_tokens
 from subagent_catalog.views.timeline_view import OUTCOME_COLOURS, timeline_html
 
 FAILURE_ROWS = 200
@@ -92,10 +93,12 @@ def _run_row(row: dict[str, Any], forest: Nodes | None, root: str, names: dict[i
         "code": row["error_code"],
         "start": clock(row["start_ms"], seconds=False).removesuffix(" UTC"),
         "wall": human_duration(row["wall_ms"]),
+        "active": human_duration(row["active_ms"]),
+        "split": time_split({**row, "run_wall_ms": row["wall_ms"]}),
         "llm": human_duration(row["llm_ms"]),
         "tool": human_duration(row["tool_ms"]),
         "tokens": _tokens(row["tokens"]),
-        "cost": human_cost(row["cost_usd"]),
+        "cost": run_cost(row),
         "node": node,
         "path": clip(relative_path(row["path"], root), 300),
     }
@@ -110,8 +113,9 @@ def _tree_row(row: dict[str, Any], forest: Nodes | None) -> dict[str, Any]:
         "depth": row["max_depth"],
         "peak": row["peak_children_running"],
         "wall": human_duration(row["wall_ms"]),
+        "active": human_duration(row["active_ms"]),
         "tokens": _tokens(row["tokens"]),
-        "cost": human_cost(row["cost_usd"]),
+        "cost": run_cost(row),
     }
 
 
@@ -189,7 +193,7 @@ def runs_section(corpus: Corpus, runs: RunSummary, forest: Forest | Nodes | None
             "cache_read": _tokens(r["cache_read_tokens"]),
             "cache_write": _tokens(r["cache_write_tokens"]),
             "output": _tokens(r["output_tokens"]),
-            "cost": human_cost(r["cost_usd"]),
+            "cost": model_cost(r),
             "unpriced": r["cost_usd"] is None,
         }
         for r in runs.models.iter_rows(named=True)
@@ -213,13 +217,25 @@ def runs_section(corpus: Corpus, runs: RunSummary, forest: Forest | Nodes | None
         "outcome_names": outcomes,
         "colours": OUTCOME_COLOURS,
         "wall": human_duration(totals["wall_ms"]),
+        "active": human_duration(totals["active_ms"]),
         "llm": human_duration(totals["llm_ms"]),
         "tool": human_duration(totals["tool_ms"]),
-        "input": _tokens(totals["input_tokens"]),
-        "cache_read": _tokens(totals["cache_read_tokens"]),
-        "cache_write": _tokens(totals["cache_write_tokens"]),
-        "output": _tokens(totals["output_tokens"]),
-        "cost": human_cost(totals["cost_usd"]),
+        "busy": human_duration(totals["tool_busy_ms"]),
+        "input": total_tokens(runs, "input_tokens"),
+        "cache_read": total_tokens(runs, "cache_read_tokens"),
+        "cache_write": total_tokens(runs, "cache_write_tokens"),
+        "output": total_tokens(runs, "output_tokens"),
+        "cost": partial_cost(totals["cost_usd"], totals["cost_usd_known"]),
+        "cost_known": totals["cost_usd_known"] > 0,
+        "cost_unknown": totals["cost_unknown"],
+        "cost_unknown_parts": ", ".join(
+            [f"{totals['unpriced_sessions']:,} unpriced"] * bool(totals["unpriced_sessions"])
+            + [f"{totals['usage_unknown']:,} unreadable"] * bool(totals["usage_unknown"])
+        ),
+        "cost_rank": "by tokens: nothing is priced"
+        if runs.cost_basis == "tokens"
+        else "by known cost; ≥ is a lower bound",
+        "notes": list(runs.notes),
         "unpriced_sessions": totals["unpriced_sessions"],
         "tool_calls": totals["tool_calls"],
         "tool_calls_failed": totals["tool_calls_failed"],

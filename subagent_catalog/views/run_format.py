@@ -16,7 +16,7 @@ import polars as pl
 
 from subagent_catalog.analysis.run_summary import RunSummary
 from subagent_catalog.analysis.text import clip
-from subagent_catalog.frames.units import clock, human_cost, human_count, human_duration
+from subagent_catalog.frames.units import clock, human_cost, human_count, human_duration, partial_cost
 
 FAILED_LINES = 10
 """Failed runs the text and Markdown list by default (``limit``)."""
@@ -35,6 +35,73 @@ def _message(row: dict[str, Any]) -> str:
     if row["error_code"] and row["error_code"] not in text:
         text = f"{text} ({row['error_code']})" if text else row["error_code"]
     return " ".join(clip(text, 160).split())
+
+
+def _unknown(count: int | None) -> str:
+    """Beside a lower bound: how many sessions' cost it leaves out."""
+    return f" ({count:,} session{'' if count == 1 else 's'} of unknown cost)" if count else ""
+
+
+def run_cost(row: dict[str, Any]) -> str:
+    """A run's (or a tree's) cost as the views show it: exact, a lower bound ``≥ $x``, or ``–``.
+
+    Beside a lower bound: the sessions of unknown cost it leaves out (``cost_unknown``, a tree's).
+
+    Examples:
+        >>> run_cost({"cost_usd": None, "cost_usd_known": 13.0812, "cost_unknown": 2})
+        '≥ $13.08 (2 sessions of unknown cost)'
+        >>> run_cost({"cost_usd": 0.25, "cost_usd_known": 0.25}), run_cost({"cost_usd": None, "cost_usd_known": 0.0})
+        ('$0.25', '–')
+    """
+    text = partial_cost(row["cost_usd"], row["cost_usd_known"])
+    return text + _unknown(row.get("cost_unknown")) if text.startswith("≥") else text
+
+
+def costliest_text(runs: RunSummary, row: dict[str, Any]) -> str:
+    """A row of the costliest runs or trees by what they rank by (``cost_basis``): its cost, or its tokens.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.analysis.run_summary import run_summary
+        >>> runs = run_summary(read_corpus("data/sample"))
+        >>> costliest_text(runs, runs.costliest_trees().row(0, named=True))
+        '≥ $0.0111 (1 session of unknown cost)'
+    """
+    return run_cost(row) if runs.cost_basis == "cost" else f"{human_count(row['tokens'])} tokens"
+
+
+def total_cost(runs: RunSummary) -> str:
+    """The corpus's cost: exact, or its known part as a lower bound and the sessions it leaves out.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.analysis.run_summary import run_summary
+        >>> total_cost(run_summary(read_corpus("data/sample")))
+        '≥ $0.0151 (4 sessions of unknown cost: 2 unpriced, 2 unreadable)'
+    """
+    totals = runs.totals
+    text = partial_cost(totals["cost_usd"], totals["cost_usd_known"])
+    if not totals["cost_unknown"]:
+        return text
+    parts = [f"{totals['unpriced_sessions']:,} unpriced"] if totals["unpriced_sessions"] else []
+    parts += [f"{totals['usage_unknown']:,} unreadable"] if totals["usage_unknown"] else []
+    unknown = totals["cost_unknown"]
+    what = f"{unknown:,} session{'' if unknown == 1 else 's'} of unknown cost: {', '.join(parts)}"
+    return f"{text} ({what})" if text != "–" else f"unknown ({what}; nothing priced)"
+
+
+def total_tokens(runs: RunSummary, name: str) -> str:
+    """A token total: ``≥`` before it when some sessions' usage could not be read (``usage_unknown``).
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.analysis.run_summary import run_summary
+        >>> runs = run_summary(read_corpus("data/sample"))
+        >>> total_tokens(runs, "output_tokens"), total_tokens(runs, "cache_write_tokens")
+        ('≥ 4,190', '–')
+    """
+    value = runs.totals[name]
+    return f"≥ {human_count(value)}" if value is not None and runs.totals["usage_unknown"] else human_count(value)
 
 
 def runs_lines(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
@@ -61,45 +128,61 @@ def runs_lines(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
     if runs.failed > failed.height:
         lines.append(f"  … {runs.failed - failed.height:,} more (subagent-catalog runs, or the report)")
     lines.append(
-        f"run time     {human_duration(totals['wall_ms'])} in all (model {human_duration(totals['llm_ms'])}, "
-        f"tools {human_duration(totals['tool_ms'])})"
+        f"run time     active {human_duration(totals['active_ms'])} of {human_duration(totals['wall_ms'])} wall in all "
+        f"(model {human_duration(totals['llm_ms'])}, tools busy {human_duration(totals['tool_busy_ms'])}; "
+        f"tool calls summed {human_duration(totals['tool_ms'])})"
     )
     counts = [("input", "input_tokens"), ("cache read", "cache_read_tokens"), ("cache write", "cache_write_tokens")]
     counts.append(("output", "output_tokens"))
-    lines.append("tokens       " + ", ".join(f"{name} {human_count(totals[key])}" for name, key in counts))
-    unpriced = ", ".join(_model(r) for r in runs.unpriced.iter_rows(named=True))
-    cost = human_cost(totals["cost_usd"])
-    if totals["unpriced_sessions"]:
-        cost += f" of the priced runs; {totals['unpriced_sessions']} unpriced (models: {unpriced or 'none'})"
-    lines.append(f"cost         {cost}")
+    lines.append("tokens       " + ", ".join(f"{name} {total_tokens(runs, key)}" for name, key in counts))
+    lines.append(f"cost         {total_cost(runs)}")
     for row in runs.models.iter_rows(named=True):
         seed = " (fork seeds)" if row["in_seed"] else ""
         lines.append(
             f"  {_model(row)}{seed}: {row['steps']:,} steps, {human_count(row['billed_input_tokens'])} in, "
-            f"{human_count(row['output_tokens'])} out, {human_cost(row['cost_usd'])}"
-            + ("" if row["cost_usd"] is not None else " (unpriced)")
+            f"{human_count(row['output_tokens'])} out, {model_cost(row)}"
         )
     lines.append(f"tools        {totals['tool_calls']:,} calls, {totals['tool_calls_failed']:,} failed")
     for row in runs.tools.filter(pl.col("failed") > 0).head(5).iter_rows(named=True):
         lines.append(f"  {row['name']}: {row['failed']:,} of {row['calls']:,} failed ({row['top_error_codes']})")
-    slowest = ", ".join(
-        f"{r['session_id'] or '(no id)'} {human_duration(r['wall_ms'])}"
+    slowest = ", ".join(  # by active time, the wall time beside it
+        f"{r['session_id'] or '(no id)'} {human_duration(r['active_ms'])} (wall {human_duration(r['wall_ms'])})"
         for r in runs.slowest.head(3).iter_rows(named=True)
     )
     costliest = ", ".join(
-        f"{r['session_id'] or '(no id)'} {human_cost(r['cost_usd'])}"
+        f"{r['session_id'] or '(no id)'} {costliest_text(runs, r)}"
         for r in runs.costliest.head(3).iter_rows(named=True)
     )
+    by = " (by tokens: nothing is priced)" if runs.cost_basis == "tokens" and costliest else ""
     lines.append(f"slowest      {slowest or 'none'}")
-    lines.append(f"costliest    {costliest or 'none'}")
+    lines.append(f"costliest    {costliest or 'none'}{by}")
     for row in runs.trees.head(1).iter_rows(named=True):
         lines.append(
             f"largest tree {row['session_id']}: {row['sessions']:,} sessions, {row['failed']:,} failed, "
-            f"{human_duration(row['wall_ms'])}, {human_cost(row['cost_usd'])}, "
+            f"{human_duration(row['wall_ms'])} wall (active {human_duration(row['active_ms'])} summed over sessions), "
+            f"{run_cost(row)}, "
             f"at most {row['peak_children_running']} direct "
             f"{'child' if row['peak_children_running'] == 1 else 'children'} at once"
         )
+    lines += [f"note         {note}" for note in runs.notes]
     return lines
+
+
+def model_cost(row: dict[str, Any]) -> str:
+    """A model's cost (``usage_by_model(by="model")`` row): exact, or a lower bound and its unpriced steps.
+
+    Examples:
+        >>> model_cost({"cost_usd": None, "cost_usd_known": 0.0, "unpriced_steps": 4})
+        'unpriced'
+        >>> model_cost({"cost_usd": None, "cost_usd_known": 0.5, "unpriced_steps": 1})
+        '≥ $0.5 (1 step unpriced)'
+    """
+    if row["cost_usd"] is not None:
+        return human_cost(row["cost_usd"])
+    if not row["cost_usd_known"]:
+        return "unpriced"
+    steps = row["unpriced_steps"]
+    return f"{partial_cost(None, row['cost_usd_known'])} ({steps:,} step{'' if steps == 1 else 's'} unpriced)"
 
 
 def _plain(value: Any) -> Any:
@@ -133,6 +216,8 @@ def runs_json(runs: RunSummary) -> dict[str, Any]:
         "outcomes": runs.outcomes,
         "failed": runs.failed,
         "totals": _plain(runs.totals),
+        "notes": list(runs.notes),
+        "cost_basis": runs.cost_basis,
         "by_project": _records(runs.by_project),
         "by_day": _records(runs.by_day),
         "failures": _records(runs.failures),
@@ -183,17 +268,18 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
     lines = ["## Runs", ""]
     lines += _table(["outcome", "sessions"], [[name, f"{n:,}"] for name, n in runs.outcomes.items()])
     lines += [
-        f"Run time {human_duration(totals['wall_ms'])} (model {human_duration(totals['llm_ms'])}, tools "
-        f"{human_duration(totals['tool_ms'])}); cost {human_cost(totals['cost_usd'])}"
-        + (f" ({totals['unpriced_sessions']} sessions unpriced)" if totals["unpriced_sessions"] else "")
+        f"Active time {human_duration(totals['active_ms'])} of {human_duration(totals['wall_ms'])} wall (model "
+        f"{human_duration(totals['llm_ms'])}, tools busy {human_duration(totals['tool_busy_ms'])}; tool calls summed "
+        f"{human_duration(totals['tool_ms'])}); cost {total_cost(runs)}"
         + f"; tool calls {totals['tool_calls']:,}, failed {totals['tool_calls_failed']:,}.",
         "",
     ]
+    lines += [*(f"- {note}" for note in runs.notes), ""] if runs.notes else []
     failed = runs.failures if limit == 0 else runs.failures.head(limit)
     lines += [f"### Failed runs ({runs.failed:,})", ""]
     if failed.height:
         lines += _table(
-            ["outcome", "session", "label", "error", "start", "duration", "cost"],
+            ["outcome", "session", "label", "error", "start", "active", "wall", "cost"],
             [
                 [
                     r["outcome"],
@@ -201,8 +287,9 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
                     r["label"],
                     _message(r) or None,
                     clock(r["start_ms"]) or None,
+                    human_duration(r["active_ms"]),
                     human_duration(r["wall_ms"]),
-                    human_cost(r["cost_usd"]),
+                    run_cost(r),
                 ]
                 for r in failed.iter_rows(named=True)
             ],
@@ -220,7 +307,7 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
                 f"{r['steps']:,}",
                 human_count(r["billed_input_tokens"]),
                 human_count(r["output_tokens"]),
-                human_cost(r["cost_usd"]) if r["cost_usd"] is not None else "unpriced",
+                model_cost(r),
             ]
             for r in runs.models.iter_rows(named=True)
         ],
@@ -242,10 +329,33 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
         )
     lines += ["### Slowest runs", ""]
     lines += _table(
-        ["session", "outcome", "duration", "cost"],
+        ["session", "outcome", "active", "wall", "cost"],
         [
-            [r["session_id"], r["outcome"], human_duration(r["wall_ms"]), human_cost(r["cost_usd"])]
+            [
+                r["session_id"],
+                r["outcome"],
+                human_duration(r["active_ms"]),
+                human_duration(r["wall_ms"]),
+                run_cost(r),
+            ]
             for r in runs.slowest.head(5).iter_rows(named=True)
+        ],
+    )
+    by = "tokens: nothing is priced" if runs.cost_basis == "tokens" else "known cost; ≥ is a lower bound"
+    lines += [f"### Costliest runs (by {by})", ""]
+    lines += _table(
+        ["session", "outcome", "tokens", "cost"],
+        [
+            [r["session_id"] or f"(no id) {r['path']}", r["outcome"], human_count(r["tokens"]), run_cost(r)]
+            for r in runs.costliest.head(5).iter_rows(named=True)
+        ],
+    )
+    lines += [f"### Costliest trees (by {by})", ""]
+    lines += _table(
+        ["top session", "sessions", "tokens", "cost"],
+        [
+            [r["session_id"], f"{r['sessions']:,}", human_count(r["tokens"]), run_cost(r)]
+            for r in runs.costliest_trees(5).iter_rows(named=True)
         ],
     )
     return lines

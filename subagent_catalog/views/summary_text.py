@@ -87,7 +87,8 @@ def summary_text(
         if failing
         else f"{facts['listed']} listed"
     )
-    lines = [f"corpus       {printable(facts['root'])} ({facts['compression']})"]
+    encoding = f" ({facts['compression']})" if facts["compression"] else ""  # none: no log was read
+    lines = [f"corpus       {printable(facts['root'])}{encoding}"]
     hint = root_hint(corpus)
     if hint is not None:
         lines.append(f"hint         {printable(hint)}")

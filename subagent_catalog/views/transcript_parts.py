@@ -18,7 +18,7 @@ import polars as pl
 from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.frames.display import escape
-from subagent_catalog.frames.units import clock, human_cost, human_count, human_duration
+from subagent_catalog.frames.units import clock, context_text, human_cost, human_count, human_duration, time_split
 
 Tone = Literal["", "ok", "warn", "bad"]
 """How a header fact is marked: plain, good, a warning, a failure."""
@@ -70,16 +70,11 @@ def run_facts(session: dict[str, Any]) -> list[tuple[str, str, Tone]]:
     tone: Tone = "bad" if outcome in FAILED_OUTCOMES else "ok" if outcome == "completed" else ""
     facts: list[tuple[str, str, Tone]] = [("outcome", f"{outcome}: {detail}" if detail else outcome, tone)]
     facts.append(("identity", *_identity(session)))
-    wall, llm, tool = session.get("run_wall_ms"), session.get("llm_ms"), session.get("tool_ms")
-    if wall is not None:
-        other = max(0, wall - (llm or 0) - (tool or 0))
+    if session.get("run_wall_ms") is not None:
+        facts.append(("time", time_split(session), ""))
+    if session.get("peak_context_tokens") is not None:
         facts.append(
-            (
-                "time",
-                f"{human_duration(wall)} first to last event: model {human_duration(llm)}, tools "
-                f"{human_duration(tool)}, other {human_duration(other)}",
-                "",
-            )
+            ("context", context_text(session), "warn" if (session.get("peak_context_share") or 0) >= 0.9 else "")
         )
     if session.get("turns"):
         ended = [

@@ -55,6 +55,7 @@ from subagent_catalog.views.widgets.session_tree import (
     flatten,
     nodes_table,
     row_position,
+    sort_label,
     tree_position,
 )
 from subagent_catalog.views.widgets.tree_row import ANY, RowInfo
@@ -521,9 +522,7 @@ class CatalogBrowser(anywidget.AnyWidget):
         search = f'search "{self.search.strip()}"' if query else ""
         if sort != "created":
             described = ", ".join(
-                p
-                for p in (described, f"sorted by {sort.replace('_', ' ')} {'↓' if self.sort_descending else '↑'}")
-                if p
+                p for p in (described, sort_label(self._nodes_table(), sort, self.sort_descending)) if p
             )
         children = self._tree.unsorted_children
         with self.hold_sync():
@@ -640,7 +639,7 @@ class CatalogBrowser(anywidget.AnyWidget):
         if events is not None and self._names.remember(key, events):
             self._labels.pop((False, key), None)
             self._labels.pop((True, key), None)
-        lead = run_facts_html(self.corpus.sessions.row(key, named=True), name=self._names.get(key))
+        lead = run_facts_html(self._tree.session_row(self.corpus, key), name=self._names.get(key))
         return lead + ('<div class="sc-timeline-slot"></div>' if self._tree.unsorted_children(key) else "")
 
     # --------------------------------------------------------------- problems

@@ -35,6 +35,7 @@ from subagent_catalog.frames.display import escape, listing_error_html
 from subagent_catalog.store.source import Source, source_corpus
 from subagent_catalog.views.widgets.dashboard_table import affected_table_html
 from subagent_catalog.views.widgets.run_facts import FAILED_OUTCOMES
+from subagent_catalog.views.widgets.session_tree import known_cost_column as _known
 
 NONE = "(none)"
 DIMENSIONS: dict[str, str] = {
@@ -49,7 +50,7 @@ DIMENSIONS: dict[str, str] = {
     "day": "day",
     "verdict": "read verdict",
     "outcome": "run outcome",
-    "duration": "duration",
+    "duration": "active time",
     "events": "events",
     "bytes": "bytes",
     "tokens": "tokens",
@@ -115,14 +116,16 @@ def population(
         "last_error_message",
         "last_error_code",
         "cost_usd",
+        _known(corpus.sessions),
         "tool_results_failed",
-        binned(pl.col("run_wall_ms"), "duration").alias("duration"),
+        binned(pl.col("active_ms"), "duration").alias("duration"),  # idle time is not duration
         binned(
             pl.when(pl.col("verdict").is_in(["skipped", "failed"])).then(None).otherwise(pl.col("event_count")),
             "events",
         ).alias("events"),
         binned(pl.col("bytes"), "bytes").alias("bytes"),
         pl.col("run_wall_ms").alias("wall_ms"),
+        "active_ms",
         "event_count",
         pl.col("bytes").alias("bytes_read"),
         total_tokens().alias("tokens_total"),
@@ -204,7 +207,16 @@ def population(
         pl.col("project").fill_null(NONE),
         pl.col("verdict").fill_null(NONE),
     )
-    numbers = ("wall_ms", "event_count", "bytes_read", "tokens_total", "cost_usd", "tool_results_failed")
+    numbers = (
+        "wall_ms",
+        "active_ms",
+        "event_count",
+        "bytes_read",
+        "tokens_total",
+        "cost_usd",
+        "cost_usd_known",
+        "tool_results_failed",
+    )
     facts = ("outcome_detail", "last_error_message", "last_error_code")
     return frame.select(
         "id", "parent", "kind", "scope", "label", "cause_detail", "path", *DIMENSIONS, *facts, *numbers

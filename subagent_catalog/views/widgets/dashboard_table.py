@@ -12,7 +12,7 @@ from typing import Any
 import polars as pl
 
 from subagent_catalog.frames.display import escape
-from subagent_catalog.views.widgets.run_facts import FAILED_OUTCOMES, human_cost, human_ms
+from subagent_catalog.views.widgets.run_facts import FAILED_OUTCOMES, cost_text, human_ms
 
 TABLE_ROWS = 200
 """Rows the table lists (the caption says how many more there are)."""
@@ -65,7 +65,7 @@ def error_of(row: dict[str, Any]) -> tuple[str | None, str | None]:
 
 
 def affected_table_html(frame: pl.DataFrame, *, caption: str) -> str:
-    """The sessions behind a bar: id, label, outcome, error message and code, duration, cost, tokens, place.
+    """The sessions behind a bar: id, label, outcome, error message and code, active time, cost, tokens, place.
 
     The place is the kind, reason and cause, parent and project (the path is the project's tooltip).
 
@@ -85,7 +85,7 @@ def affected_table_html(frame: pl.DataFrame, *, caption: str) -> str:
     """
     shown = frame.head(TABLE_ROWS)
     more = f" (the first {shown.height} shown)" if shown.height < frame.height else ""
-    head = ["id", "label", "outcome", "error", "code", "duration", "cost", "tokens", "kind", "reason · cause"]
+    head = ["id", "label", "outcome", "error", "code", "active", "cost", "tokens", "kind", "reason · cause"]
     head += ["parent", "project"]
     parts = [
         TABLE_STYLE,
@@ -111,8 +111,9 @@ def affected_table_html(frame: pl.DataFrame, *, caption: str) -> str:
             f'<td class="sc-nowrap">{escape(outcome)}</td>',
             f'<td class="sc-text">{escape(message)}</td>',
             f'<td class="sc-nowrap">{escape(code)}</td>',
-            f'<td class="sc-num">{escape(human_ms(row.get("wall_ms")))}</td>',
-            f'<td class="sc-num">{escape(human_cost(row.get("cost_usd")) if tokens is not None else None)}</td>',
+            f'<td class="sc-num" title="{escape(human_ms(row.get("wall_ms")))} first to last event">'
+            f"{escape(human_ms(row.get('active_ms', row.get('wall_ms'))))}</td>",
+            f'<td class="sc-num">{escape(cost_text(row) if tokens is not None else None)}</td>',
             f'<td class="sc-num">{"" if tokens is None else f"{tokens:,}"}</td>',
             f'<td class="sc-nowrap">{escape(row.get("kind"))}</td>',
             f'<td class="sc-nowrap">{escape(row.get("reason_cause"))}</td>',

@@ -16,6 +16,7 @@ from subagent_catalog.analysis.run_names import name_from_events, run_names
 from subagent_catalog.analysis.runs import session_table
 from subagent_catalog.analysis.timeline import concurrency, tree_timeline
 from subagent_catalog.frames.display import escape
+from subagent_catalog.frames.units import context_text, time_split
 from subagent_catalog.store.source import Source
 
 FAILED_OUTCOMES = ("error", "aborted", "max-tokens", "blocked", "interrupted", "open", "unreadable")
@@ -94,22 +95,45 @@ def human_cost(cost: float | None) -> str | None:
     return f"${cost:,.2f}"
 
 
-def facts_text(row: dict[str, Any]) -> str:
-    """A row's facts after its label: duration, cost and tokens (when it reported usage), failed tool results.
-
-    Args:
-        row: a node with ``run_wall_ms``, ``tokens``, ``cost_usd`` and ``tool_results_failed``.
+def cost_text(row: dict[str, Any]) -> str | None:
+    """A session's cost for reading: exact, ``≥ $x`` when part of it is unknown (``cost_usd_known``), or ``None``.
 
     Examples:
-        >>> facts_text({"run_wall_ms": 92_000, "tokens": 12_345, "cost_usd": 0.0123, "tool_results_failed": 2})
+        >>> cost_text({"cost_usd": 0.0123}), cost_text({"cost_usd": None, "cost_usd_known": 0.0123})
+        ('$0.012', '≥ $0.012')
+        >>> cost_text({"cost_usd": None, "cost_usd_known": 0.0}), cost_text({"cost_usd": None})
+        (None, None)
+    """
+    if row.get("cost_usd") is not None:
+        return human_cost(row["cost_usd"])
+    known = row.get("cost_usd_known")
+    return f"≥ {human_cost(known)}" if known else None
+
+
+def facts_text(row: dict[str, Any]) -> str:
+    """A row's facts after its label: active time (of its wall time), cost, tokens, failed tool results.
+
+    Args:
+        row: a node with ``run_wall_ms``, ``active_ms``, ``tokens``, ``cost_usd`` and ``tool_results_failed``.
+
+    Examples:
+        >>> facts_text({"run_wall_ms": 92_000, "active_ms": 92_000, "tokens": 12_345, "cost_usd": 0.0123,
+        ...             "tool_results_failed": 2})
         '1 min 32 s · $0.012 · 12.3k tok · 2 tools failed'
+        >>> facts_text({"run_wall_ms": 8_245, "active_ms": 245, "tokens": None, "cost_usd": None})
+        '245 ms active of 8.2 s'
         >>> facts_text({"run_wall_ms": None, "tokens": None, "cost_usd": 0.0, "tool_results_failed": 0})
         ''
+        >>> facts_text({"run_wall_ms": 10, "tokens": 2_000, "cost_usd": None, "cost_usd_known": 0.5})
+        '10 ms · ≥ $0.500 · 2.0k tok'
     """
     parts: list[str] = []
-    if row.get("run_wall_ms") is not None:
-        parts.append(human_ms(row["run_wall_ms"]))
-    cost = human_cost(row.get("cost_usd")) if row.get("tokens") is not None else None  # no usage: no cost to show
+    wall, active = row.get("run_wall_ms"), row.get("active_ms")
+    if wall is not None:
+        parts.append(
+            human_ms(wall) if active is None or active == wall else f"{human_ms(active)} active of {human_ms(wall)}"
+        )
+    cost = cost_text(row) if row.get("tokens") is not None else None  # no usage: no cost to show
     if cost is not None:
         parts.append(cost)
     if row.get("tokens") is not None:
@@ -136,7 +160,7 @@ def run_facts_html(row: dict[str, Any], *, name: str | None = None) -> str:
     """The detail pane's lead: the run's name, outcome and why, time, tokens, cost and tool failures.
 
     Args:
-        row: the session's ``corpus.sessions`` row (with ``cost_usd``).
+        row: the session's ``corpus.sessions`` row (with ``cost_usd``; ``cost_usd_known`` when it has one).
         name: its readable name (``run_names``), if any.
 
     Examples:
@@ -148,19 +172,20 @@ def run_facts_html(row: dict[str, Any], *, name: str | None = None) -> str:
         >>> pane = run_facts_html(row, name="<b>Fix it</b>")
         >>> "&lt;b&gt;Fix it" in pane and "5.5 s" in pane and "CONTEXT_LENGTH" in pane and "1 of 3 failed" in pane
         True
+        >>> row.update(active_ms=515, tool_busy_ms=300, tool_ms=815, llm_ms=200)
+        >>> split = "active 515 ms of 5.5 s wall (model 200 ms, tools busy 300 ms); tool calls summed 815 ms"
+        >>> split in run_facts_html(row)
+        True
     """
     facts: list[tuple[str, str]] = []
     outcome = row.get("outcome")
     detail = row.get("outcome_detail")
     if outcome is not None:
         facts.append(("outcome", badge_html(outcome) + (f" {escape(detail)}" if detail else "")))
-    if row.get("run_wall_ms") is not None:
-        split = [
-            f"{label} {human_ms(row[column])}"
-            for label, column in (("model", "llm_ms"), ("tools", "tool_ms"))
-            if row.get(column)  # a split of 0 ms says nothing
-        ]
-        facts.append(("duration", escape(human_ms(row["run_wall_ms"]) + (f" ({', '.join(split)})" if split else ""))))
+    if row.get("run_wall_ms") is not None:  # busy and model time inside active time inside wall time
+        facts.append(("time", escape(time_split(row, duration=human_ms))))
+    if row.get("peak_context_tokens") is not None:
+        facts.append(("context", escape(context_text(row))))
     tokens = [
         f"{human_count(row[column])} {label}"
         for label, column in (
@@ -174,11 +199,12 @@ def run_facts_html(row: dict[str, Any], *, name: str | None = None) -> str:
     ]
     if tokens:
         facts.append(("tokens", escape(" · ".join(tokens))))
-    cost = human_cost(row.get("cost_usd"))
+    cost = cost_text(row)
     if row.get("input_tokens") is None:
         pass  # no usage reported: no cost to show
     elif cost is not None:
-        facts.append(("cost", escape(cost)))
+        partial = " (the rest: a model without a price, <code>unpriced_models</code>)" if cost.startswith("≥") else ""
+        facts.append(("cost", escape(cost) + partial))
     else:
         facts.append(("cost", "unknown (a model without a price: <code>unpriced_models</code>)"))
     if row.get("tool_calls"):

@@ -16,6 +16,7 @@ import polars as pl
 from subagent_catalog.analysis.bins import total_tokens
 from subagent_catalog.catalog.collation import collation_key
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.costs import known_costs
 from subagent_catalog.views.widgets.run_facts import FAILED_CHOICE, FAILED_OUTCOMES
 from subagent_catalog.views.widgets.session_detail import ROLES
 
@@ -37,10 +38,23 @@ NODE_COLUMNS = [
     "list_order",
     "outcome",
     "run_wall_ms",
+    "active_ms",
     "cost_usd",
     "tool_results_failed",
 ]
-"""The ``sessions`` columns the tree keeps (with ``key`` and the computed ``tokens``)."""
+"""The ``sessions`` columns the tree keeps (with ``key``, the computed ``tokens`` and ``cost_usd_known``)."""
+
+
+def known_cost_column(sessions: pl.DataFrame) -> pl.Series:
+    """Each session's known cost (``known_costs``; frames without the samples: ``cost_usd``, unknown as 0).
+
+    Examples:
+        >>> known_cost_column(pl.DataFrame({"cost_usd": [None, 0.5]})).to_list()
+        [0.0, 0.5]
+    """
+    if "usage_samples" in sessions.columns:
+        return known_costs(sessions)
+    return sessions["cost_usd"].fill_null(0.0).alias("cost_usd_known")
 
 
 class SessionTree:
@@ -60,6 +74,7 @@ class SessionTree:
             sessions.with_row_index("key")
             .with_columns(pl.col("key").cast(pl.Int64))
             .select(*NODE_COLUMNS, total_tokens())
+            .with_columns(known_cost_column(sessions))
         )
         self.nodes = nodes
         self.ids: list[str | None] = nodes["session_id"].to_list()
@@ -167,6 +182,10 @@ class SessionTree:
         """Whether upstream lists the session (a listed header with an id)."""
         return self.listed_flags[key] and self.ids[key] is not None
 
+    def session_row(self, corpus: Corpus, key: int) -> dict[str, Any]:
+        """The session's ``corpus.sessions`` row with its known cost (``cost_usd_known``): what its pane shows."""
+        return {**corpus.sessions.row(key, named=True), "cost_usd_known": self.nodes["cost_usd_known"][key]}
+
 
 def nodes_table(nodes: pl.DataFrame, rows: list[dict[str, Any]], descriptors: pl.DataFrame) -> pl.DataFrame:
     """The tree's nodes joined with their catalog rows and last descriptor's provider, with a ``role``.
@@ -226,12 +245,38 @@ SortKey = Literal["created", "duration", "cost", "tokens", "failed_tools"]
 SORT_KEYS: tuple[SortKey, ...] = ("created", "duration", "cost", "tokens", "failed_tools")
 SORT_COLUMNS: dict[SortKey, str] = {
     "created": "created_at_ms",
-    "duration": "run_wall_ms",
-    "cost": "cost_usd",
+    "duration": "active_ms",  # idle time is not slowness: the time a turn of its own was open
+    "cost": "cost_usd_known",
     "tokens": "tokens",
     "failed_tools": "tool_results_failed",
 }
-"""The column each browser sort orders by (``created``: the header's ``createdAt``)."""
+"""The column each browser sort orders by (``created``: the header's ``createdAt``; ``cost``: the known part, and
+``tokens`` when no session has a known cost above 0: ``sort_column``)."""
+
+
+def sort_column(frame: pl.DataFrame, sort: SortKey) -> str:
+    """The column a sort orders by: ``SORT_COLUMNS``, but the cost sort by ``tokens`` when nothing is priced.
+
+    Examples:
+        >>> frame = pl.DataFrame({"cost_usd_known": [0.0, None], "tokens": [10, None]})
+        >>> sort_column(frame, "cost"), sort_column(frame.with_columns(cost_usd_known=pl.lit(0.5)), "cost")
+        ('tokens', 'cost_usd_known')
+    """
+    if sort == "cost" and not (frame["cost_usd_known"].fill_null(0.0) > 0).any():
+        return "tokens"
+    return SORT_COLUMNS[sort]
+
+
+def sort_label(frame: pl.DataFrame, sort: SortKey, descending: bool) -> str:
+    """What the results say of their order (``sorted by cost ↓``; the cost sort by tokens says so).
+
+    Examples:
+        >>> frame = pl.DataFrame({"cost_usd_known": [0.0], "tokens": [10]})
+        >>> sort_label(frame, "cost", True), sort_label(frame, "failed_tools", False)
+        ('sorted by cost ↓: nothing is priced, by tokens', 'sorted by failed tools ↑')
+    """
+    by = ": nothing is priced, by tokens" if sort_column(frame, sort) != SORT_COLUMNS[sort] else ""
+    return f"sorted by {sort.replace('_', ' ')} {'↓' if descending else '↑'}{by}"
 
 
 def _filter_expr(name: str, value: Any) -> pl.Expr:
@@ -255,7 +300,7 @@ def filter_keys(
     """Keys of the nodes matching every filter and the (lower-case) substring query, in the sort's order.
 
     ``created`` lists the oldest first (``descending`` is ignored); the others order by their column
-    (largest first when ``descending``), sessions without a value last, ties oldest first. The
+    (largest first when ``descending``; ``sort_column``), sessions without a value last, ties oldest first. The
     ``outcome`` filter's ``FAILED_CHOICE`` matches every failed outcome (``FAILED_OUTCOMES``);
     ``tool_failures`` is ``some`` (at least one failed tool result) or ``none``.
 
@@ -263,12 +308,13 @@ def filter_keys(
         >>> import polars as pl
         >>> frame = pl.DataFrame({"key": [0, 1], "session_id": ["ab", "cd"], "any_label": [None, "x"],
         ...                       "created_at_ms": [2, 1], "role": ["session", "session"],
-        ...                       "cost_usd": [0.5, None], "outcome": ["error", "completed"]})
+        ...                       "cost_usd_known": [0.5, None], "outcome": ["error", "completed"]})
         >>> filter_keys(frame, {}, "c"), filter_keys(frame, {"kind": "session"}, "")
         ([1], [1, 0])
         >>> filter_keys(frame, {}, "", sort="cost"), filter_keys(frame, {"outcome": FAILED_CHOICE}, "")
         ([0, 1], [0])
     """
+    column = sort_column(frame, sort)  # by the whole corpus: nothing priced among the matches is no reason to switch
     for name, value in filters.items():
         frame = frame.filter(_filter_expr(name, value))
     if query:
@@ -279,9 +325,7 @@ def filter_keys(
     if sort == "created":
         keys: list[int] = frame.sort(["created_at_ms", "key"], nulls_last=True)["key"].to_list()
         return keys
-    ordered = frame.sort(
-        [SORT_COLUMNS[sort], "created_at_ms", "key"], descending=[descending, False, False], nulls_last=True
-    )
+    ordered = frame.sort([column, "created_at_ms", "key"], descending=[descending, False, False], nulls_last=True)
     keys = ordered["key"].to_list()
     return keys
 

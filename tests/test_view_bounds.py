@@ -183,17 +183,18 @@ def test_a_tree_page_is_bounded_in_bytes_whatever_the_trees_depth_or_width(small
 
 
 def test_the_pages_of_a_chain_grow_with_its_sessions_not_its_depth_squared(tmp_path: Path) -> None:
+    """Bytes per session do not grow with a chain's depth (they did: 15.6 KB at 100 deep, 20.8 KB at 400)."""
     from subagent_catalog.views.transcript_tree import write_tree_pages
 
-    totals = {}
-    for depth in (40, 160):
+    per_session = {}
+    for depth in (100, 400):
         root = tmp_path / f"chain-{depth}"
         top = write_shape(root, "chain", depth)
         pages = write_tree_pages(read_corpus(root, cache=False), top, tmp_path / f"pages-{depth}")
         sizes = [page.stat().st_size for page in pages.pages]
         assert len(sizes) == depth and max(sizes) <= PAGE_BOUND, max(sizes)
-        totals[depth] = sum(sizes)
-    assert totals[160] <= 4 * totals[40] * 1.25, totals  # linear in the sessions (quadratic: x 16)
+        per_session[depth] = sum(sizes) / depth
+    assert per_session[400] <= 1.1 * per_session[100], per_session
 
 
 def test_a_hub_lists_its_children_a_hundred_a_page_and_every_link_resolves(tmp_path: Path) -> None:

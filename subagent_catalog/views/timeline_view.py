@@ -224,6 +224,7 @@ def timeline_html(
     drawn = spanned
     if depth_drawn is not None and drawn.height > max_bars:
         drawn = drawn.filter(pl.col("depth") <= depth_drawn)
+    deep = drawn.height < spanned.height
     capped = max_drawn is not None and drawn.height > max_drawn
     if max_drawn is not None and capped:
         drawn = drawn.sort(["depth", *keys[:1], *keys[2:]]).head(max_drawn)
@@ -271,7 +272,7 @@ def timeline_html(
         )
     if drawn.height < spanned.height:
         why = []
-        if depth_drawn is not None and spanned.height > max_bars:
+        if deep:
             why.append(f"more than {depth_drawn} level{'s' if depth_drawn != 1 else ''} below the top")
         if capped:
             why.append(f"past the first {max_drawn:,} by depth")

@@ -74,6 +74,7 @@ fuzz: $(VENV)/.dev
 
 fuzz-outputs: $(VENV)/.dev
 	$(BIN)/python -m tests.fuzz.outputs --cases $(N)
+	$(BIN)/python -m tests.fuzz.output_dirs --cases $(N)
 
 fuzz-archives: $(VENV)/.dev
 	$(BIN)/python -m tests.fuzz.archives --cases $(N) --long

@@ -7,7 +7,7 @@ CONFORMANCE := $(SHARED)/conformance
 N ?= 10000
 FUZZ_WORKERS ?= 2
 
-.PHONY: demo test test-sweep lint docs conformance browser-deps bench bench-browser screenshots fuzz fuzz-outputs fuzz-archives test-scale test-interop screenshots-phoenix clean
+.PHONY: demo test test-sweep lint docs conformance browser-deps bench bench-browser screenshots fuzz fuzz-outputs fuzz-archives fuzz-prices test-scale test-interop screenshots-phoenix clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -78,6 +78,9 @@ fuzz-outputs: $(VENV)/.dev
 
 fuzz-archives: $(VENV)/.dev
 	$(BIN)/python -m tests.fuzz.archives --cases $(N) --long
+
+fuzz-prices: $(VENV)/.dev
+	$(BIN)/python -m tests.fuzz.prices --cases $(N)
 
 # The archive differential over every conformance corpus (make test runs every non-scenario case and a third of the rest).
 test-sweep: $(VENV)/.dev

@@ -7,7 +7,7 @@ CONFORMANCE := $(SHARED)/conformance
 N ?= 10000
 FUZZ_WORKERS ?= 2
 
-.PHONY: demo test test-sweep lint docs conformance browser-deps bench bench-browser screenshots fuzz fuzz-outputs fuzz-archives test-scale test-interop screenshots-phoenix clean
+.PHONY: demo test test-sweep lint docs conformance browser-deps bench bench-browser screenshots fuzz fuzz-outputs fuzz-archives fuzz-prices test-scale test-interop screenshots-phoenix clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -75,9 +75,13 @@ fuzz: $(VENV)/.dev
 
 fuzz-outputs: $(VENV)/.dev
 	$(BIN)/python -m tests.fuzz.outputs --cases $(N)
+	$(BIN)/python -m tests.fuzz.output_dirs --cases $(N)
 
 fuzz-archives: $(VENV)/.dev
 	$(BIN)/python -m tests.fuzz.archives --cases $(N) --long
+
+fuzz-prices: $(VENV)/.dev
+	$(BIN)/python -m tests.fuzz.prices --cases $(N)
 
 # The archive differential over every conformance corpus (make test runs every non-scenario case and a third of the rest).
 test-sweep: $(VENV)/.dev

@@ -6,7 +6,8 @@ is layered; a module imports only from its own package and from layers
 below it (``tests/test_layout.py`` enforces this and the absence of import
 cycles):
 
-- layer 0: ``errors``, ``progress``, ``forking``: exceptions, the progress protocol, process pools.
+- layer 0: ``errors``, ``progress``, ``forking``, ``regular``: exceptions, the progress protocol, process pools,
+  reading a file without blocking on a FIFO or reading a device.
 - layer 1: ``read``: the dsh on-disk format, one log at a time; ``prices``: what tokens cost;
   ``outputs``: writing output files safely.
 - layer 2: ``frames``: the corpus frames and their assembly; ``synth``: writing

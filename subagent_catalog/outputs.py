@@ -194,17 +194,19 @@ def inside(path: PathLike, directory: PathLike) -> bool:
     return here is not None and there is not None and here[0] == there[0] and _below(here[1], there[1])
 
 
-def check_output(path: PathLike, *, protected: Sequence[PathLike] = ()) -> None:
+def check_output(path: PathLike, *, protected: Sequence[PathLike] = (), replace: bool = True) -> None:
     """Refuse an output path that would write into a protected directory or through a link.
 
     Args:
         path: the file to be written.
         protected: directories no output may land in (corpus roots).
+        replace: whether an existing file may be replaced (else any existing entry is refused).
 
     Raises:
         OutputError: the path is inside a protected directory, its
             directory does not exist, or it is a directory, a symbolic link
-            to a file, or a file with more than one hard link.
+            to a file, or a file with more than one hard link; or it exists
+            and ``replace`` is false.
 
     Examples:
         >>> import os, tempfile
@@ -234,6 +236,11 @@ def check_output(path: PathLike, *, protected: Sequence[PathLike] = ()) -> None:
         return
     except OSError as error:
         raise output_failure(text, error) from error
+    if not replace:
+        raise OutputError(
+            f"refusing to replace {text!r}: it exists and this command did not write it",
+            hint="remove it or choose another path",
+        )
     if stat.S_ISLNK(info.st_mode):
         try:
             target = os.stat(text)
@@ -281,6 +288,7 @@ def open_output(
     encoding: str = "utf-8",
     errors: str = "strict",
     newline: str | None = None,
+    replace: bool = True,
 ) -> Iterator[IO[Any]]:
     """Open ``path`` for writing; the target is replaced only when the block completes.
 
@@ -291,6 +299,10 @@ def open_output(
         encoding: the text encoding.
         errors: the text encoding's error handler.
         newline: as for ``open``.
+        replace: whether an existing target may be replaced; when false the
+            complete file is put in place only if the name is still free
+            then (a hard link made with ``O_EXCL`` semantics, ``os.link``),
+            so a file another process creates meanwhile is never replaced.
 
     Raises:
         OutputError: the target is refused (see ``check_output``) or cannot be
@@ -305,7 +317,7 @@ def open_output(
         'hello\\n'
     """
     text = os.fspath(path)
-    check_output(text, protected=protected)
+    check_output(text, protected=protected, replace=replace)
     if _in_place(text):
         try:
             raw = os.open(text, os.O_WRONLY | getattr(os, "O_NOCTTY", 0))
@@ -342,8 +354,11 @@ def open_output(
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(temporary, 0o666 & ~umask)
-        check_output(text, protected=protected)  # nothing was planted meanwhile
-        os.replace(temporary, text)
+        check_output(text, protected=protected, replace=replace)  # nothing was planted meanwhile
+        if replace:
+            os.replace(temporary, text)
+        else:
+            _put_new(temporary, text)
     except OSError as error:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
@@ -354,6 +369,25 @@ def open_output(
         raise
 
 
+def _put_new(temporary: str, text: str) -> None:
+    """Give the complete ``temporary`` the name ``text`` only while that name is free (never replacing)."""
+    try:
+        os.link(temporary, text)
+    except FileExistsError:
+        raise OutputError(
+            f"refusing to replace {text!r}: it appeared while this command wrote it",
+            hint="another process writes there: remove it or choose another path",
+        ) from None
+    except OSError as error:
+        if error.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS):
+            raise
+        # no hard links on this file system: claim the name exclusively, then replace our own claim
+        os.close(os.open(text, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600))
+        os.replace(temporary, text)
+        return
+    os.unlink(temporary)
+
+
 def write_output(
     path: PathLike,
     data: str | bytes,
@@ -361,8 +395,9 @@ def write_output(
     protected: Sequence[PathLike] = (),
     encoding: str = "utf-8",
     errors: str = "strict",
+    replace: bool = True,
 ) -> None:
-    """Write ``data`` to ``path`` atomically (see ``open_output``).
+    """Write ``data`` to ``path`` atomically (see ``open_output``; ``replace=False`` never replaces a file).
 
     Examples:
         >>> import os, tempfile
@@ -372,8 +407,8 @@ def write_output(
         b'\\x00\\x01'
     """
     if isinstance(data, bytes):
-        with open_output(path, binary=True, protected=protected) as handle:
+        with open_output(path, binary=True, protected=protected, replace=replace) as handle:
             handle.write(data)
     else:
-        with open_output(path, protected=protected, encoding=encoding, errors=errors) as handle:
+        with open_output(path, protected=protected, encoding=encoding, errors=errors, replace=replace) as handle:
             handle.write(data)

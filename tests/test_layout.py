@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
     "errors": 0,
     "forking": 0,
     "progress": 0,
+    "regular": 0,
     "version": 0,
     "outputs": 1,
     "prices": 1,

@@ -119,3 +119,54 @@ def test_the_curve_counts_the_spans_open_after_each_change(spans: list[tuple[int
     for time, running in curve.iter_rows():
         # a span counts from its start up to (not including) its end; a zero-length span never runs
         assert running == sum(1 for s, d in spans if s <= time < s + d)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 100_000), st.integers(0, 5_000)), min_size=1, max_size=3_000))
+def test_the_drawn_curve_is_bounded_in_points_and_keeps_the_exact_peak(spans: list[tuple[int, int]]) -> None:
+    """Issue 42 item 10: the curve held a point per start and end, so its size grew with the tree; it is
+    drawn in at most ``CURVE_POINTS`` slices, each at the most sessions running in it."""
+    import re
+
+    from subagent_catalog.views.timeline_view import CURVE_POINTS, timeline_html
+
+    rows = pl.DataFrame(
+        {
+            "session_id": ["top", *(f"c{i}" for i in range(len(spans)))],
+            "label": [None] * (len(spans) + 1),
+            "depth": [0] + [1] * len(spans),
+            "outcome": ["completed"] * (len(spans) + 1),
+            "start_ms": [0, *(s for s, _ in spans)],
+            "end_ms": [110_000, *(s + d for s, d in spans)],
+        }
+    )
+    page = timeline_html(rows, max_drawn=50)
+    path = re.search(r'<path d="([^"]+)" fill="#ddf4ff"', page)
+    assert path is not None
+    steps = re.findall(r"V([0-9.]+)", path.group(1))
+    assert len(steps) <= 2 * CURVE_POINTS + 1
+    peak = int(concurrency(rows)["running"].max())  # type: ignore[arg-type]
+    assert f"peak {peak:,} running" in page
+    assert min(float(y) for y in steps) == pytest.approx(40 - 38 * peak / max(peak, 1), abs=0.06)
+
+
+def test_a_deep_tree_draws_its_nearest_levels_and_says_how_many_it_leaves_out() -> None:
+    from subagent_catalog.views.timeline_view import timeline_html
+
+    size = 500
+    rows = pl.DataFrame(
+        {
+            "session_id": [f"s{i}" for i in range(size)],
+            "label": [None] * size,
+            "depth": list(range(size)),
+            "outcome": ["completed"] * size,
+            "start_ms": [10 * i for i in range(size)],
+            "end_ms": [20 * size - 10 * i for i in range(size)],
+        }
+    )
+    page = timeline_html(rows, depth_drawn=2, max_drawn=1_000)
+    assert page.count('class="tl-bar"') == 3 and "s3<" not in page
+    assert "497 of the 500 sessions with a span are not drawn (more than 2 levels below the top)" in page
+    assert f"peak {size - 1:,} running" in page  # the curve counts every session below the top
+    capped = timeline_html(rows, max_drawn=100)
+    assert "100 sessions packed in" in capped and "past the first 100 by depth" in capped

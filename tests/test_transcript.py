@@ -398,3 +398,91 @@ def test_browser_detail_pane_names_parent_and_children() -> None:
     assert "1: child-t" in browser.detail
     browser.select_id("child-t")
     assert browser.selected_info["children"] == [] and "parent-t" in browser.detail
+
+
+# --------------------------------------------------------------------------- page names (issue 42 item 7)
+
+_DEVICES = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
+
+
+def _stem(name: str) -> str:
+    return name[: -len(".html")]
+
+
+_BASE_IDS = st.one_of(
+    st.text(max_size=24),
+    st.text(st.characters(exclude_categories=()), max_size=12),  # lone surrogates too
+    st.text(alphabet="aAbB09._-~ /\\:é\u0301", max_size=14),
+    st.from_regex(r"[a-z0-9][a-z0-9._-]{0,99}", fullmatch=True),
+    st.text(alphabet="aB.", min_size=96, max_size=104),  # around the 100-character plain limit
+    st.text(min_size=200, max_size=600),
+    st.sampled_from(["con", "CON", "Nul", "nul.tar", "com1", "LPT9.x", "aux.", "index", "manifest", ".", "..", ""]),
+)
+
+
+def _variants(value: str) -> st.SearchStrategy[str]:
+    import unicodedata
+
+    forms = [unicodedata.normalize(form, value) for form in ("NFC", "NFD", "NFKC", "NFKD")]
+    spoofs = [_stem(page_file(value)), page_file(value), _stem(page_file(value)).upper()]
+    return st.sampled_from([value, value.upper(), value.lower(), value.swapcase(), *forms, *spoofs])
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_BASE_IDS.flatmap(_variants), max_size=24, unique=True))
+def test_page_names_are_injective_over_adversarial_ids_on_any_file_system(ids: list[str]) -> None:
+    """Two ids never share a page: not when one is spelled like the other's page name, nor on a
+    case-insensitive or normalising file system, and no name is a device, hidden, too long or a path."""
+    import unicodedata
+
+    from subagent_catalog.views.output_site import SITE_MANIFEST
+    from subagent_catalog.views.page_names import CHILDREN_NAME, PAGE_NAME, children_file
+
+    names = [page_file(value) for value in ids]
+    for form in ("NFC", "NFD", "NFKC"):
+        folded = {unicodedata.normalize(form, name).casefold() for name in names}
+        assert len(folded) == len(ids), (ids, names)
+    for name in names:
+        assert PAGE_NAME.fullmatch(name) and not CHILDREN_NAME.fullmatch(name)
+        assert name.isascii() and name == name.lower() and len(name.encode()) <= 255
+        assert not name.startswith(".") and "/" not in name and "\\" not in name
+        assert name.split(".")[0] not in _DEVICES and name != SITE_MANIFEST
+    more = {children_file(value, part) for value in ids for part in (2, 3)}
+    assert not more & set(names) and all(CHILDREN_NAME.fullmatch(name) for name in more)
+    assert len(more) == 2 * len(ids)
+
+
+def test_an_id_spelled_like_another_ids_page_name_gets_a_page_of_its_own(tmp_path: Path) -> None:
+    """Issue 42 item 7: ``build step``'s page was ``build_step-af47ceea32.html``, the plain name of the id
+    ``build_step-af47ceea32``: the run's link opened the spoofing log's transcript."""
+    from subagent_catalog.views.transcript_tree import write_tree_pages
+
+    assert page_file("build step") != page_file("build_step-af47ceea32")
+    root = tmp_path / "corpus"
+    write_session(root, header("run", created_at=1), [], "none")
+    for index, (sid, text) in enumerate([("build step", "the real step"), ("build_step-af47ceea32", "SPOOF")]):
+        log = EventLog(sid)
+        log.turn_start()
+        log.user(text)
+        log.turn_end()
+        write_session(root, header(sid, created_at=2 + index, parent="run", subagent=True), log.events, "none")
+    pages = write_tree_pages(read_corpus(root, cache=False), "run", tmp_path / "pages")
+    assert len(pages.pages) == 3 and len({page.name for page in pages.pages}) == 3
+    run_page = pages.top.read_text(encoding="utf-8")
+    target = tmp_path / "pages" / page_file("build step")
+    assert f'<a href="{target.name}">build step</a>' in run_page
+    opened = target.read_text(encoding="utf-8")
+    assert "the real step" in opened and "SPOOF" not in opened
+
+
+def test_ids_differing_only_in_case_get_names_differing_on_a_case_insensitive_file_system() -> None:
+    pairs = [("P", "p"), ("Run-1", "run-1"), ("ABC", "abc"), ("é", "É")]
+    for upper, lower in pairs:
+        assert page_file(upper).casefold() != page_file(lower).casefold(), (upper, lower)
+
+
+def test_windows_device_names_and_hidden_names_are_never_page_names() -> None:
+    for sid in ["con", "NUL", "nul.tar", "com1", "lpt9.log", ".", "..", ".hidden", "_x"]:
+        name = page_file(sid)
+        assert name.startswith("_") and name.split(".")[0].lower() not in _DEVICES, (sid, name)
+    assert page_file("index") == "index.html" and page_file("manifest") == "manifest.html"

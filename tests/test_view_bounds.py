@@ -27,6 +27,7 @@ from subagent_catalog.views.transcript_view import PAGE_TEXT, TEXT_CLIP, transcr
 from subagent_catalog.views.widgets.session_detail import PANE_TEXT_CLIP
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from tree_pages import write_shape  # the tree benchmark's shapes
 from view_memory import CHILD, _big_result_log  # the benchmark's builder and child
 
 RESULT_MIB = 40
@@ -113,3 +114,113 @@ def test_a_page_spends_its_text_budget_then_keeps_each_texts_head() -> None:
     assert html.count("y") < 10_000 + 45 * 100 + 100  # the budget, then the heads
     assert html.count("more bytes not shown") >= 40 and "… 900 more bytes not shown [seq 49]" in html
     assert PAGE_TEXT >= 100 * TEXT_CLIP  # a page shows many whole clipped texts before its budget runs out
+
+
+# --------------------------------------------------------------------------- tree pages (issue 42 item 10)
+
+PAGE_BOUND = 48_000
+"""Bytes a tree page of a small session holds at most, whatever its tree's shape: the template and the
+session's own transcript (about 7 KB here), at most 60 labelled rows or 1,000 packed bars, a curve of at
+most 200 slices and 100 child links."""
+
+
+def _tree_rows(shape: str, size: int) -> pl.DataFrame:
+    """``tree_timeline`` rows of a chain (each session the only child of the one before, nested in time)
+    or a hub (one top, ``size`` children side by side); the top is ``s0``."""
+    from subagent_catalog.analysis.timeline import TIMELINE_SCHEMA
+
+    t0 = 1_700_000_000_000
+    rows = []
+    for i in range(size + 1):
+        chain = shape == "chain"
+        start, end = (t0 + 10 * i, t0 + 20 * size - 10 * i) if chain or i == 0 else (t0 + 7 * i, t0 + 7 * i + 500)
+        rows.append(
+            {
+                "list_order": i,
+                "session_id": f"s{i}",
+                "parent_list_order": (i - 1 if chain else 0) if i else None,
+                "depth": i if chain else min(i, 1),
+                "origin": "subagent",
+                "label": None,
+                "outcome": "error" if i % 7 == 0 else "completed",
+                "outcome_detail": None,
+                "start_ms": start,
+                "end_ms": end,
+                "duration_ms": end - start,
+                "subtree_sessions": size + 1 - i if chain else 1,
+            }
+        )
+    return pl.DataFrame(rows, schema=TIMELINE_SCHEMA)
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from subagent_catalog.synth.writer import EventLog, header, write_session
+
+    root = tmp_path_factory.mktemp("tree-bounds") / "corpus"
+    for sid, parent in (("s0", None), ("s1", "s0")):
+        log = EventLog(sid)
+        log.turn_start()
+        log.user(f"task of {sid}")
+        log.turn_end()
+        write_session(root, header(sid, created_at=1, parent=parent, subagent=parent is not None), log.events, "none")
+    return read_corpus(root, cache=False)
+
+
+@pytest.mark.parametrize("shape", ["chain", "hub"])
+def test_a_tree_page_is_bounded_in_bytes_whatever_the_trees_depth_or_width(small_run: Any, shape: str) -> None:
+    """Issue 42 item 10: a page drew the timeline of its whole subtree (lanes and curve), so the pages of a
+    1,000-deep chain held 32 MB and of a 3,000-deep one 228 MB. Now a page's bytes do not grow with its tree."""
+    from subagent_catalog.views.transcript_view import transcript_page
+
+    sizes = {}
+    for size in (100, 1_000, 8_000):
+        page = transcript_page(small_run, "s0", link=lambda other: f"{other}.html", tree=_tree_rows(shape, size))
+        sizes[size] = len(page.encode())
+        assert f"the {size:,} below it" in page
+    assert max(sizes.values()) <= PAGE_BOUND, sizes
+    assert sizes[8_000] <= sizes[1_000] + 200, sizes  # not growing: only the counts' digits differ
+
+
+def test_the_pages_of_a_chain_grow_with_its_sessions_not_its_depth_squared(tmp_path: Path) -> None:
+    """Bytes per session do not grow with a chain's depth (they did: 15.7 KB at 100 deep, 19.6 KB at 400)."""
+    from subagent_catalog.views.transcript_tree import write_tree_pages
+
+    per_session = {}
+    for depth in (100, 400):
+        root = tmp_path / f"chain-{depth}"
+        top = write_shape(root, "chain", depth)
+        pages = write_tree_pages(read_corpus(root, cache=False), top, tmp_path / f"pages-{depth}")
+        sizes = [page.stat().st_size for page in pages.pages]
+        assert len(sizes) == depth and max(sizes) <= PAGE_BOUND, max(sizes)
+        per_session[depth] = sum(sizes) / depth
+    assert per_session[400] <= 1.1 * per_session[100], per_session
+
+
+def test_a_hub_lists_its_children_a_hundred_a_page_and_every_link_resolves(tmp_path: Path) -> None:
+    import re
+    import urllib.parse
+
+    from subagent_catalog.views.transcript_tree import write_tree_pages
+    from subagent_catalog.views.transcript_view import MAX_CHILD_LINKS
+
+    children = 2 * MAX_CHILD_LINKS + 30
+    root = tmp_path / "hub"
+    write_shape(root, "hub", children)
+    pages = write_tree_pages(read_corpus(root, cache=False), "hub", tmp_path / "pages")
+    reached: set[str] = set()
+    todo = [pages.top.name]
+    while todo:  # every page is reached from the top by links, and every link resolves
+        name = todo.pop()
+        if name in reached:
+            continue
+        reached.add(name)
+        text = (tmp_path / "pages" / name).read_text(encoding="utf-8")
+        assert len(text.encode()) <= PAGE_BOUND, name
+        for href in re.findall(r'href="([^"#]+)"', text):
+            target = urllib.parse.unquote(href)
+            assert (tmp_path / "pages" / target).is_file(), (name, href)
+            todo.append(target)
+    assert reached == {page.name for page in pages.pages} and len(reached) == 1 + children + 2
+    top = pages.top.read_text(encoding="utf-8")
+    assert top.count('href="hub-child-') == MAX_CHILD_LINKS and f"{children - MAX_CHILD_LINKS} more</a>" in top

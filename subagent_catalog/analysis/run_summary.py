@@ -340,7 +340,8 @@ def _notes(totals: dict[str, Any], unpriced: pl.DataFrame, basis: CostBasis, mod
     """What the figures leave out, one sentence each (``RunSummary.notes``)."""
     notes = []
     if totals["cost_unknown"]:
-        names = ", ".join(f"{r['provider'] or '?'}/{r['model'] or '?'}" for r in unpriced.head(5).iter_rows(named=True))
+        rows = unpriced.head(5).iter_rows(named=True)
+        names = ", ".join(f"{r['provider'] or '?'}/{r['model'] or '?'} ({r['reason']})" for r in rows)
         parts = []
         if totals["unpriced_sessions"]:
             parts.append(f"{totals['unpriced_sessions']:,} unpriced: {names or 'no model named'}")

@@ -70,8 +70,9 @@ def usage_samples(source: Source, *, part: Part = "own", prices: Prices | PriceT
 
     Columns: ``list_order``, ``session_id``, ``seq`` (the event whose sample counts), ``time_ms``,
     ``turn``, ``step``, ``in_seed``, ``provider``, ``model``, the five token counts (``input_tokens``
-    is uncached input), ``cost_usd`` (``null``: no price for the model) and ``price_source``. Rows are
-    in list order, then seq order.
+    is uncached input), ``price_source``, ``cost_usd`` (``null``: unpriced) and ``unpriced_reason``
+    (why, ``prices.UNPRICED_REASONS``: an unknown model, a time that is missing or not a date while
+    the model's price changes with time, a cost out of range). Rows are in list order, then seq order.
 
     pandas: ``.to_pandas(types_mapper=pd.ArrowDtype)`` gives
     pandas with Arrow-backed columns (nulls, lists and UTC times kept; docs/pandas.md).
@@ -208,9 +209,13 @@ def usage_by_model(
 
 
 def unpriced_models(source: Source, *, prices: Prices | PriceTable | None = None) -> pl.DataFrame:
-    """The models no price table knows: ``provider``, ``model``, ``sessions`` and ``steps`` (own events).
+    """The models of the samples no price table prices: ``provider``, ``model``, ``sessions``, ``steps`` and ``reason``.
 
-    Their sessions' ``cost_usd`` is ``null``; add their prices with ``prices=`` (or ``--prices``).
+    One row per model and reason (``prices.UNPRICED_REASONS``): ``unknown model`` (no table knows it:
+    add its price with ``prices=`` or ``--prices``), ``no time`` or ``time out of range`` (its price
+    changes with time and the sample's time is missing or not a date, years 1 to 9999 UTC), ``cost
+    out of range`` (not a finite number). Their sessions' ``cost_usd`` is ``null``, never $0.
+    ``sessions`` and ``steps`` count own events.
 
     pandas: ``.to_pandas(types_mapper=pd.ArrowDtype)`` gives
     pandas with Arrow-backed columns (nulls, lists and UTC times kept; docs/pandas.md).
@@ -220,16 +225,17 @@ def unpriced_models(source: Source, *, prices: Prices | PriceTable | None = None
         >>> unpriced_models(read_corpus("tests/data/run-facts")).height
         0
         >>> unpriced_models(read_corpus("tests/data/run-facts"), prices=__import__("subagent_catalog.prices",
-        ...     fromlist=["PriceTable"]).PriceTable(genai=False)).rows()
-        [('deepseek-official', 'deepseek-v4-flash', 1, 2), ('deepseek-official', 'deepseek-v4-pro', 1, 1)]
+        ...     fromlist=["PriceTable"]).PriceTable(genai=False)).rows()[0]
+        ('deepseek-official', 'deepseek-v4-flash', 1, 2, 'unknown model')
     """
     frame = own_samples(session_table(source, ["list_order", "session_id", "usage_samples"]))
     priced = sample_costs(frame.select("list_order", *SAMPLE_COLUMNS), price_table(prices))
     missing = (
         priced.filter(pl.col("cost_usd").is_null())
-        .group_by("provider", "model")
+        .group_by("provider", "model", pl.col("unpriced_reason").alias("reason"))
         .agg(pl.col("list_order").n_unique().alias("sessions"), pl.len().alias("steps"))
-        .sort("provider", "model", nulls_last=True)
+        .sort("provider", "model", "reason", nulls_last=True)
+        .select("provider", "model", "sessions", "steps", "reason")
     )
     return _collect(missing, source).cast({"sessions": pl.Int64, "steps": pl.Int64})
 

@@ -108,6 +108,7 @@ def otel(
     if headers and endpoint is None:
         raise click.UsageError("--header goes with --endpoint")
     header_map = _headers(headers)
+    table = price_table(prices)  # a bad price table fails before the corpus is read
     check_target(output, [root])
     source = _source(root, compression=compression, jobs=jobs, quiet=quiet)
     traces = otlp_traces(
@@ -116,7 +117,7 @@ def otel(
         conventions=conventions,  # type: ignore[arg-type]
         project=project,
         max_text=max_text,
-        prices=price_table(prices),
+        prices=table,
     )
     if endpoint is not None:
         stats = send_otlp(traces, endpoint, headers=header_map, timeout=timeout)

@@ -20,6 +20,7 @@ from subagent_catalog.cli.window import window_options
 from subagent_catalog.corpus import open_source
 from subagent_catalog.frames.nearest import expand_id
 from subagent_catalog.read.jsvalue import js_text
+from subagent_catalog.regular import read_regular
 from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, terminal_frame, terminal_safe
 
 # --------------------------------------------------------------------------- conformance
@@ -77,14 +78,15 @@ def _live(ctx: click.Context, param: click.Parameter, value: str | None) -> dict
     if value is None:
         return None
     try:
-        with open(value, "rb") as handle:
-            raw = handle.read(LIVE_BYTES + 1)
+        raw = read_regular(value, limit=LIVE_BYTES + 1)  # a FIFO never blocks, a device is never read
         if len(raw) > LIVE_BYTES:
             raise ValueError(f"larger than {LIVE_BYTES // 2**20} MiB")
         data = json.loads(raw)
     except RecursionError as error:
         raise click.BadParameter(f"cannot read {value!r} as JSON: nested too deeply", ctx=ctx, param=param) from error
-    except (OSError, ValueError) as error:
+    except OSError as error:
+        raise click.BadParameter(f"cannot read {value!r}: {error.strerror or error}", ctx=ctx, param=param) from error
+    except ValueError as error:
         raise click.BadParameter(f"cannot read {value!r} as JSON: {error}", ctx=ctx, param=param) from error
     if not isinstance(data, dict) or not all(isinstance(k, str) and v in ("running", "idle") for k, v in data.items()):
         raise click.BadParameter(

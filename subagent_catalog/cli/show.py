@@ -47,7 +47,8 @@ from subagent_catalog.views.text import terminal_safe
     "--tree",
     is_flag=True,
     help="Write a linked page for ID and for every session below it into the directory -o DIR "
-    "(ID.html each; every link between them resolves).",
+    "(ID.html each; every link between them resolves). DIR must be new, empty, or written by an earlier "
+    "--tree run (DIR/manifest.json): no file this command did not write is replaced.",
 )
 @translate_errors
 def show(
@@ -106,12 +107,17 @@ def show(
     if tree:
         if to_stdout or text_seq is not None or fmt == "md":
             raise click.UsageError("--tree writes HTML pages into a directory: pass -o DIR (and no --text or -f md)")
-        from subagent_catalog.views.transcript_tree import write_tree_pages
+        from subagent_catalog.views.output_site import check_site
+        from subagent_catalog.views.transcript_tree import SITE_NAMES, write_tree_pages
 
+        check_site(str(output), protected=[root], names=SITE_NAMES)  # refused before the corpus is read
         corpus = read()
-        pages = write_tree_pages(corpus, session_id, str(output), path=log_path)
+        pages = write_tree_pages(
+            corpus, session_id, str(output), path=log_path, protected=protected_paths(root, corpus)
+        )
         skipped = f"; {len(pages.skipped)} without a page of their own" if pages.skipped else ""
-        note(f"wrote {len(pages.pages)} pages to {output}{skipped}; start at {pages.top}", quiet=quiet)
+        removed = f"; removed {len(pages.removed)} pages of the previous run" if pages.removed else ""
+        note(f"wrote {len(pages.pages)} pages to {output}{skipped}{removed}; start at {pages.top}", quiet=quiet)
         return
     if output is not None and not to_stdout and os.path.isdir(output):
         raise click.UsageError(f"{output} is a directory: pass a file name, or --tree to write a page per session")

@@ -1,4 +1,4 @@
-"""The dsh on-disk format, one file at a time (layer 1: imports only ``errors`` and ``progress``).
+"""The dsh on-disk format, one file at a time (layer 1: imports only ``errors``, ``progress`` and ``regular``).
 
 This package owns everything upstream's JSONL backend and cold ``inspect()``
 decide about a single log: the walk of a session root (``discover``),

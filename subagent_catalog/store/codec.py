@@ -522,7 +522,7 @@ def reader_modules() -> tuple[str, ...]:
     """
     package = Path(__file__).resolve().parent.parent
     names = [f"read.{path.stem}" for path in (package / "read").glob("*.py")]
-    return tuple(sorted([*names, "errors", "progress", "version"]))
+    return tuple(sorted([*names, "errors", "progress", "regular", "version"]))
 
 
 @lru_cache(maxsize=1)

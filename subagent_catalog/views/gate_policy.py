@@ -26,6 +26,7 @@ from typing import Any
 import polars as pl
 
 from subagent_catalog.errors import SubagentCatalogError
+from subagent_catalog.regular import read_regular
 from subagent_catalog.views.gate_checks import CHECKS_BY_NAME, check_names
 
 __all__ = [
@@ -275,8 +276,7 @@ def load_baseline(path: str) -> Baseline:
         subagent_catalog.views.gate_policy.BaselineError: cannot read baseline '/nonexistent/previous.json': ...
     """
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(BASELINE_BYTES + 1)
+        raw = read_regular(path, limit=BASELINE_BYTES + 1)  # a FIFO never blocks, a device is never read
     except OSError as error:
         raise BaselineError(
             f"cannot read baseline {path!r}: {error.strerror or error}", hint=f"check the path; {BASELINE_HINT}"

@@ -251,7 +251,7 @@ def runs_section(corpus: Corpus, runs: RunSummary, forest: Forest | Nodes | None
         "trees_total": runs.trees.height,
         "models": models,
         "unpriced": [
-            {"provider": r["provider"], "model": r["model"], "sessions": r["sessions"], "steps": r["steps"]}
+            {k: r[k] for k in ("provider", "model", "sessions", "steps", "reason")}
             for r in runs.unpriced.iter_rows(named=True)
         ],
         "tools": tools,

@@ -33,6 +33,10 @@ MAX_LANES = 120
 MAX_NAMED = 20
 """Sessions without a span named under the chart (the rest are counted)."""
 
+CURVE_POINTS = 200
+"""Slices of the concurrency curve past which each slice is drawn at the most sessions running in it (the
+peak stays exact), so the curve's size does not grow with the tree."""
+
 OUTCOME_COLOURS = {
     "completed": "#2da44e",
     "error": "#cf222e",
@@ -92,12 +96,37 @@ def _colour(outcome: str | None) -> str:
 
 
 def _curve_path(curve: pl.DataFrame, start: int, span: int, peak: int, height: int) -> str:
-    """A step path of the running count over a 1000 x ``height`` box."""
+    """A step path of the running count over a 1000 x ``height`` box.
+
+    A curve of more than ``CURVE_POINTS`` changes is drawn in ``CURVE_POINTS`` slices of the span:
+    each slice at the most sessions running anywhere in it, then at the count it ends with.
+    """
+
+    def y(running: int) -> str:
+        return f"{height - (height - 2) * running / peak:.1f}"
+
     parts: list[str] = [f"M0 {height}"]
-    for time_ms, running in curve.iter_rows():
-        x = 1000 * (time_ms - start) / span
-        y = height - (height - 2) * running / peak
-        parts.append(f"H{x:.1f}V{y:.1f}")
+    if curve.height <= CURVE_POINTS:
+        for time_ms, running in curve.iter_rows():
+            parts.append(f"H{1000 * (time_ms - start) / span:.1f}V{y(running)}")
+    else:
+        slices = (
+            curve.with_columns(
+                ((pl.col("time_ms") - start) * CURVE_POINTS // span).clip(0, CURVE_POINTS - 1).alias("slice")
+            )
+            .group_by("slice", maintain_order=True)
+            .agg(pl.col("running").max().alias("top"), pl.col("running").last().alias("after"))
+            .sort("slice")
+        )
+        level = 0
+        for index, top, after in slices.iter_rows():
+            x, x_end = 1000 * index / CURVE_POINTS, 1000 * (index + 1) / CURVE_POINTS
+            high = max(top, level)
+            if high != level:
+                parts.append(f"H{x:.1f}V{y(high)}")
+            if after != high:
+                parts.append(f"H{x_end:.1f}V{y(after)}")
+            level = after
     parts.append(f"H1000V{height}Z")
     return "".join(parts)
 
@@ -133,14 +162,23 @@ def timeline_html(
     label: Label | None = None,
     max_bars: int = MAX_BARS,
     caption: str | None = None,
+    depth_drawn: int | None = None,
+    max_drawn: int | None = None,
 ) -> str:
     """One tree's timeline: a concurrency curve over per-session bars (packed lanes past ``max_bars``).
+
+    The curve, the legend and the counts always cover every row; ``depth_drawn`` and ``max_drawn``
+    bound how many bars are drawn (a note says how many are not), so the chart's size does not
+    grow with the tree.
 
     Args:
         rows: ``tree_timeline`` rows (``depth`` 0 is the top).
         label: the escaped HTML naming a row (default ``default_label``); used in the bar view.
         max_bars: sessions drawn one labelled row each; more are packed into lanes.
         caption: text above the chart (escaped here).
+        depth_drawn: when the tree has more than ``max_bars`` sessions with a span, draw only those
+            at most this many levels below the top.
+        max_drawn: draw at most this many bars (the nearest levels first).
 
     Examples:
         >>> rows = pl.DataFrame({"session_id": ["top", "a", "b"], "label": [None, "<a>", "b"],
@@ -182,10 +220,16 @@ def timeline_html(
         'stroke-width="1" vector-effect="non-scaling-stroke"/></svg></div>'
     )
     parts.append(f'<div class="tl-axis">{ticks}</div>')
-    ordered = spanned.sort(
-        ["start_ms", "depth", "list_order"] if "list_order" in spanned.columns else ["start_ms", "depth"]
-    )
-    if spanned.height <= max_bars:
+    keys = ["start_ms", "depth", "list_order"] if "list_order" in spanned.columns else ["start_ms", "depth"]
+    drawn = spanned
+    if depth_drawn is not None and drawn.height > max_bars:
+        drawn = drawn.filter(pl.col("depth") <= depth_drawn)
+    deep = drawn.height < spanned.height
+    capped = max_drawn is not None and drawn.height > max_drawn
+    if max_drawn is not None and capped:
+        drawn = drawn.sort(["depth", *keys[:1], *keys[2:]]).head(max_drawn)
+    ordered = drawn.sort(keys)
+    if drawn.height <= max_bars:
         parts.append('<ol class="tl-rows">')
         for row in ordered.iter_rows(named=True):
             left = 100 * (row["start_ms"] - start) / span
@@ -215,16 +259,26 @@ def timeline_html(
             paths.setdefault(str(outcome), []).append(
                 f"M{x:.1f} {lane * lane_h + 0.5:.1f}h{w:.1f}v{lane_h - 1:.1f}h{-w:.1f}z"
             )
-        drawn = "".join(
-            f'<path fill="{_colour(name)}" d="{"".join(shapes)}"><title>{escape(name)}</title></path>'
-            for name, shapes in paths.items()
+        shapes = "".join(
+            f'<path fill="{_colour(name)}" d="{"".join(segments)}"><title>{escape(name)}</title></path>'
+            for name, segments in paths.items()
         )
         parts.append(
             f'<div class="tl-lanes"><svg viewBox="0 0 1000 {height:.0f}" preserveAspectRatio="none" '
-            f'style="height:{height:.0f}px" role="img" aria-label="{spanned.height} sessions packed in {count} '
-            f'lanes">{drawn}</svg></div>'
-            f'<p class="tl-note">{spanned.height:,} sessions packed in {count:,} lane{"s" if count != 1 else ""} '
+            f'style="height:{height:.0f}px" role="img" aria-label="{drawn.height} sessions packed in {count} '
+            f'lanes">{shapes}</svg></div>'
+            f'<p class="tl-note">{drawn.height:,} sessions packed in {count:,} lane{"s" if count != 1 else ""} '
             "(one bar each, coloured by outcome; the tables name them).</p>"
+        )
+    if drawn.height < spanned.height:
+        why = []
+        if deep:
+            why.append(f"more than {depth_drawn} level{'s' if depth_drawn != 1 else ''} below the top")
+        if capped:
+            why.append(f"past the first {max_drawn:,} by depth")
+        parts.append(
+            f'<p class="tl-note">{spanned.height - drawn.height:,} of the {spanned.height:,} sessions with a span '
+            f"are not drawn ({' or '.join(why)}); the curve and the counts include them.</p>"
         )
     parts.append(_legend(outcomes))
     if unspanned.height:

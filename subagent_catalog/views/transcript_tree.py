@@ -2,25 +2,43 @@
 
 ``write_tree_pages`` writes ``transcript_page`` for a session and every session below it
 (``tree_timeline``'s tree: ``parentSession`` links, forks included) into one directory, each
-page named ``page_file(id)`` (the id itself when it is plain). A page links its parent and
-children only when their pages are in the same directory (the top's parent is named, not
-linked), and each page with children draws the timeline of its own subtree, cut from the top's,
-so the tree is walked once.
+page named ``page_file(id)`` (the id itself when it is plain lower-case; no two ids share a
+name). A page links its parent and children only when their pages are in the same directory (the
+top's parent is named, not linked). Each page with children draws the timeline of its own subtree,
+cut from the top's (the tree is walked once, in depth-first order, so a subtree is a slice), with
+at most ``TREE_MAX_DRAWN`` bars, only ``TREE_DEPTH_DRAWN`` levels down past ``MAX_BARS`` sessions,
+and a curve of at most ``CURVE_POINTS`` slices: a page's size does not grow with the tree's depth
+or width. A page lists its first ``MAX_CHILD_LINKS`` children and links a further page
+(``children_file``) for each next ``MAX_CHILD_LINKS``.
+
+The directory is an output site (``views.output_site``): ``DIR/manifest.json`` names what this
+command wrote; a non-empty directory without it is refused, and no file it did not write is ever
+replaced or removed.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
+from subagent_catalog.analysis.text import clip
 from subagent_catalog.analysis.timeline import tree_timeline
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.outputs import OutputError, check_output, inside, write_output
-from subagent_catalog.views.transcript_view import page_file, transcript_page
+from subagent_catalog.frames.display import escape
+from subagent_catalog.views.output_site import check_site, claim_site
+from subagent_catalog.views.page_names import CHILDREN_NAME, PAGE_NAME, children_file, page_file
+from subagent_catalog.views.transcript_view import CHILD_NAME, MAX_CHILD_LINKS, transcript_page
+
+SITE_NAMES = re.compile(f"{PAGE_NAME.pattern}|{CHILDREN_NAME.pattern}")
+"""The names of the files a tree's directory holds (besides its ``manifest.json``)."""
+
+PAGE_MARKER = b'<meta name="generator" content="subagent-catalog">'
+"""What the head of every page holds (a page an interrupted run wrote is recognised by it)."""
 
 
 @dataclass
@@ -31,45 +49,115 @@ class TreePages:
     pages: list[Path]
     skipped: list[str]
     """Sessions of the tree without a page: no session id, or a second log with an id already written."""
+    removed: list[str] = field(default_factory=list)
+    """Pages of the previous run into the directory that this one did not write again (removed)."""
 
 
-def subtree(rows: pl.DataFrame, list_order: int) -> pl.DataFrame:
-    """The ``tree_timeline`` rows below one of its sessions (itself included), depths counted from it.
+def preorder(rows: pl.DataFrame) -> tuple[pl.DataFrame, dict[int, tuple[int, int]]]:
+    """``tree_timeline`` rows in depth-first order, and each session's (position, subtree size) in it.
+
+    A session's subtree is then the slice at its position (children in the rows' order).
 
     Examples:
-        >>> rows = pl.DataFrame({"list_order": [0, 1, 2, 3], "parent_list_order": [None, 0, 1, 0],
-        ...     "depth": [0, 1, 2, 1]})
-        >>> subtree(rows, 1).select("list_order", "depth").rows()
-        [(1, 0), (2, 1)]
+        >>> rows = pl.DataFrame({"list_order": [0, 3, 1, 2], "parent_list_order": [None, 0, 0, 1]})
+        >>> ordered, places = preorder(rows)
+        >>> ordered["list_order"].to_list(), places[1]
+        ([0, 3, 1, 2], (2, 2))
     """
+    orders = rows["list_order"].to_list()
+    index = {order: at for at, order in enumerate(orders)}
     children: dict[int, list[int]] = {}
-    for order, parent in rows.select("list_order", "parent_list_order").iter_rows():
-        if parent is not None:
+    tops = []
+    for order, parent in zip(orders, rows["parent_list_order"].to_list(), strict=True):
+        if parent is None or parent not in index:
+            tops.append(order)
+        else:
             children.setdefault(parent, []).append(order)
-    kept, stack = {list_order}, [list_order]
+    sequence: list[int] = []
+    stack = list(reversed(tops))
     while stack:
-        for child in children.get(stack.pop(), []):
-            kept.add(child)
-            stack.append(child)
-    base = rows.filter(pl.col("list_order") == list_order)["depth"]
-    offset = int(base[0]) if base.len() else 0
-    return rows.filter(pl.col("list_order").is_in(list(kept))).with_columns(pl.col("depth") - offset)
+        node = stack.pop()
+        sequence.append(node)
+        stack.extend(reversed(children.get(node, [])))
+    sizes: dict[int, int] = {}
+    for node in reversed(sequence):
+        sizes[node] = 1 + sum(sizes[child] for child in children.get(node, []))
+    ordered = rows.select(pl.all().gather([index[node] for node in sequence]))
+    return ordered, {node: (at, sizes[node]) for at, node in enumerate(sequence)}
+
+
+def children_page(session_id: str, children: list[str], part: int, *, link: dict[str, str]) -> str:
+    """The ``part``-th page (from 2) of a session's children: ``MAX_CHILD_LINKS`` links, and the ways on.
+
+    Examples:
+        >>> page = children_page("hub", [f"c{i}" for i in range(250)], 2, link={"c100": "c100.html"})
+        >>> '<a href="c100.html">c100</a>' in page, "children 101–200 of 250" in page
+        (True, True)
+    """
+    first = (part - 1) * MAX_CHILD_LINKS
+    chunk = children[first : first + MAX_CHILD_LINKS]
+    items = "".join(
+        f'<li><a href="{escape(link[child])}">{escape(clip(child, CHILD_NAME))}</a></li>'
+        if child in link
+        else f"<li><code>{escape(clip(child, CHILD_NAME))}</code></li>"
+        for child in chunk
+    )
+    back = link.get(session_id)
+    ways = [f'<a href="{escape(back)}">the session</a>'] if back else []
+    if part > 2:
+        ways.append(f'<a href="{children_file(session_id, part - 1)}">previous {MAX_CHILD_LINKS:,} children</a>')
+    if first + MAX_CHILD_LINKS < len(children):
+        ways.append(f'<a href="{children_file(session_id, part + 1)}">next {MAX_CHILD_LINKS:,} children</a>')
+    title = f"children {first + 1:,}–{first + len(chunk):,} of {len(children):,}"
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f"{PAGE_MARKER.decode()}\n"
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
+        f'<meta name="referrer" content="no-referrer">\n<title>{escape(title)} of {escape(clip(session_id, 200))}'
+        "</title>\n</head>\n"
+        '<body style="font-family:system-ui,sans-serif;font-size:13px;max-width:1000px;margin:0 auto;padding:12px">\n'
+        f"<h1 style='font-size:18px;overflow-wrap:anywhere'>{escape(title)} of session "
+        f"<code>{escape(clip(session_id, 1000))}</code></h1>\n<nav>{' · '.join(ways)}</nav>\n"
+        f'<ol start="{first + 1}" style="overflow-wrap:anywhere">{items}</ol>\n</body>\n</html>\n'
+    )
+
+
+def _children(corpus: Corpus, ids: set[str]) -> dict[str, list[str]]:
+    """The children ids (``session_links``' rule) of the sessions among ``ids`` with more than a page's worth."""
+    many = (
+        corpus.sessions.filter(pl.col("parent_session").is_in(list(ids)) & pl.col("session_id").is_not_null())
+        .sort("list_order")
+        .group_by("parent_session", maintain_order=True)
+        .agg("session_id")
+        .filter(pl.col("session_id").list.len() > MAX_CHILD_LINKS)
+    )
+    return dict(many.iter_rows())
 
 
 def write_tree_pages(
-    corpus: Corpus, session_id: str, directory: str | os.PathLike[str], *, path: str | None = None
+    corpus: Corpus,
+    session_id: str,
+    directory: str | os.PathLike[str],
+    *,
+    path: str | None = None,
+    protected: Sequence[str] = (),
 ) -> TreePages:
     """Write the transcript page of ``session_id`` and of every session below it into ``directory``.
 
     Args:
         corpus: a read corpus.
         session_id: the top of the tree (a root for a whole run).
-        directory: where the pages go (created when missing; never inside the corpus).
+        directory: where the pages go: a new or empty directory, or one an earlier run wrote
+            (``DIR/manifest.json``); created when missing, never inside the corpus.
         path: which log, when several files carry the top's id.
+        protected: more directories nothing may be written into (an archive's; the corpus root
+            always is).
 
     Raises:
         SessionLookupError: no log has the id.
-        OutputError: the directory is inside the corpus, or a page cannot be written.
+        OutputError: the directory is inside the corpus, is not empty and holds no manifest of
+            ours, holds a file of a page's name that this command did not write, is being written
+            by another run, or a page cannot be written.
 
     Examples:
         >>> import tempfile
@@ -80,12 +168,9 @@ def write_tree_pages(
     """
     from subagent_catalog.analysis.find_session import find_session
 
-    target = Path(directory)
-    if inside(os.fspath(target), corpus.root):
-        raise OutputError(
-            f"refusing to write pages into {os.fspath(target)!r}: it is inside the corpus {corpus.root!r}",
-            hint="choose a directory outside the corpus root",
-        )
+    target = os.fspath(directory)
+    protected = [corpus.root, *protected]
+    check_site(target, protected=protected, names=SITE_NAMES)  # refused before the tree is walked
     top = find_session(corpus, session_id, path=path)
     rows = tree_timeline(corpus, session_id)
     paths = dict(corpus.sessions.select("list_order", "path").iter_rows())
@@ -96,21 +181,26 @@ def write_tree_pages(
             skipped.append(sid or f"(no id) {paths.get(order)}")
         else:
             named[sid] = order
-    try:
-        target.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise OutputError(f"cannot create {os.fspath(target)!r}: {error.strerror}", hint="check the path") from None
-
-    def link(other: str) -> str | None:
-        return page_file(other) if other in named else None
-
+    link = {sid: page_file(sid) for sid in named}
+    many = _children(corpus, set(named))
+    parts = {sid: range(2, 1 + -(-len(kids) // MAX_CHILD_LINKS)) for sid, kids in many.items()}
+    planned = [*link.values(), *(children_file(sid, part) for sid, more in parts.items() for part in more)]
+    ordered, places = preorder(rows)
+    depths = dict(rows.select("list_order", "depth").iter_rows())
     written: list[Path] = []
-    for sid, order in named.items():
-        page_path = target / page_file(sid)
-        check_output(page_path, protected=[corpus.root])
-        below: Any = subtree(rows, order)
-        log = paths.get(order) if order != top["list_order"] else top["path"]
-        page = transcript_page(corpus, sid, path=log, link=link, tree=below)
-        write_output(page_path, page, protected=[corpus.root], errors="replace")
-        written.append(page_path)
-    return TreePages(top=target / page_file(top["session_id"] or ""), pages=written, skipped=skipped)
+    with claim_site(target, protected=protected, names=SITE_NAMES, marker=PAGE_MARKER) as site:
+        site.plan(planned)
+        for sid, order in named.items():
+            at, size = places[order]
+            below = ordered.slice(at, size).with_columns(pl.col("depth") - depths[order])
+            log = paths.get(order) if order != top["list_order"] else top["path"]
+            more = children_file(sid, 2) if sid in parts else None
+            page = transcript_page(corpus, sid, path=log, link=link.get, tree=below, more_children=more)
+            written.append(Path(site.write(link[sid], page)))
+            for part in parts.get(sid, ()):
+                more_page = children_page(sid, many[sid], part, link=link)
+                written.append(Path(site.write(children_file(sid, part), more_page)))
+        removed = site.commit()
+    return TreePages(
+        top=Path(target) / page_file(top["session_id"] or ""), pages=written, skipped=skipped, removed=removed
+    )

@@ -7,14 +7,12 @@ a fork's seed (its parent's history) are collapsed into one block.
 
 from __future__ import annotations
 
-import hashlib
-import re
+import functools
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import quote, urlsplit
 
 import orjson
 import polars as pl
@@ -26,6 +24,9 @@ from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.units import human_duration
 from subagent_catalog.store.source import Source, source_corpus
+from subagent_catalog.views.page_names import page_file as page_file
+from subagent_catalog.views.page_names import page_link as page_link
+from subagent_catalog.views.page_names import safe_href
 from subagent_catalog.views.transcript_parts import anchor, user_body
 
 TEXT_HEAD = 1_200
@@ -40,6 +41,20 @@ and how to get the whole text as a file (``transcript_text``, ``subagent-catalog
 
 PAGE_TEXT = 20_000_000
 """Characters of text one page holds in all: once spent, each further text keeps its first ``TEXT_HEAD``."""
+
+MAX_CHILD_LINKS = 100
+"""Children a page lists (clipped to ``CHILD_NAME`` characters each); the rest are counted, and listed on
+further pages by ``show --tree``."""
+
+CHILD_NAME = 120
+"""Characters of a child's id a page shows (the whole id in its tooltip, up to 1,000)."""
+
+TREE_DEPTH_DRAWN = 2
+"""Levels below a page's session whose bars its timeline draws once its tree has more than ``MAX_BARS``
+sessions (each page draws its own), so the pages of a run grow with its sessions, not its depth squared."""
+
+TREE_MAX_DRAWN = 1_000
+"""Bars a page's timeline draws at most (the nearest levels first); the curve and the counts cover all."""
 
 
 class TextRoom:
@@ -363,53 +378,22 @@ def show_hint(root: str, session_id: str) -> Callable[[int | None], str]:
     return hint
 
 
-def page_link(session_id: str) -> str:
-    """The relative ``href`` of a session's page next to this one: ``ID.html``, the id percent-encoded.
-
-    An id cannot become a scheme (``javascript:``), a path outside the
-    directory (``../``) or a query.
+@functools.cache
+def page_template(name: str) -> Any:
+    """A template of ``views/templates`` (the environment is made once: autoescaped, undefined names an error).
 
     Examples:
-        >>> page_link("auth-refactor"), page_link("javascript:alert(1)"), page_link("../x")
-        ('auth-refactor.html', 'javascript%3Aalert%281%29.html', '..%2Fx.html')
+        >>> page_template("transcript.html.j2").name
+        'transcript.html.j2'
     """
-    return quote(session_id, safe="-._~") + ".html"
+    import jinja2
 
-
-_FILE_SAFE = re.compile(r"[^A-Za-z0-9._~-]")
-
-
-def page_file(session_id: str) -> str:
-    """A session's page file name, safe on any file system and as a link with nothing to escape.
-
-    An id of plain characters (letters, digits, ``-._~``, at most 100) is its own name; any other
-    id keeps its plain characters (others become ``_``, cut at 80) and gains a digest of the whole
-    id, so two ids never share a page.
-
-    Examples:
-        >>> page_file("auth-refactor"), page_file("../x")
-        ('auth-refactor.html', '.._x-d6b96a97d1.html')
-        >>> len(page_file("L" * 1_000_000)) < 120
-        True
-    """
-    plain = _FILE_SAFE.sub("_", session_id)
-    if plain == session_id and 0 < len(session_id) <= 100 and session_id not in (".", ".."):
-        return session_id + ".html"
-    digest = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:10]
-    return f"{plain[:80]}-{digest}.html"
-
-
-def safe_href(href: str) -> str | None:
-    """``href`` when it is a relative reference or an ``http``, ``https`` or ``file`` URL, else ``None``.
-
-    Examples:
-        >>> safe_href("c.html"), safe_href("https://x/c"), safe_href("javascript:alert(1)"), safe_href(" JavaScript:x")
-        ('c.html', 'https://x/c', None, None)
-    """
-    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in href):
-        return None
-    scheme = urlsplit(href.strip()).scheme.lower()
-    return href if scheme in ("", "http", "https", "file") else None
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("subagent_catalog.views", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    return env.get_template(name)
 
 
 def transcript_page(
@@ -419,6 +403,7 @@ def transcript_page(
     path: str | None = None,
     link: Callable[[str], str | None] | None = None,
     tree: pl.DataFrame | None = None,
+    more_children: str | None = None,
 ) -> str:
     """A self-contained HTML page of one session's transcript: run facts, turns, errors, timeline, steps.
 
@@ -436,7 +421,10 @@ def transcript_page(
             them); by default other sessions are named, not linked. An ``href`` with a scheme
             other than ``http``, ``https`` or ``file`` (``javascript:``...) is not linked.
         tree: the ``tree_timeline`` rows of the tree below this session (default: computed
-            when the session has children).
+            when the session has children). Its timeline draws at most ``TREE_MAX_DRAWN``
+            bars, and only those ``TREE_DEPTH_DRAWN`` levels down past ``MAX_BARS`` sessions.
+        more_children: the ``href`` of the page listing the children past the first
+            ``MAX_CHILD_LINKS`` (``show --tree`` writes it); without it they are counted.
 
     Raises:
         SessionLookupError: no log (or several logs) with this id.
@@ -453,7 +441,6 @@ def transcript_page(
         True
     """
     corpus = source_corpus(corpus)  # a corpus, or an archive's frames
-    import jinja2
     from markupsafe import Markup
 
     from subagent_catalog.analysis.timeline import tree_timeline
@@ -483,20 +470,18 @@ def transcript_page(
             )
 
         caption = f"this session and the {tree.height - 1:,} below it"
-        timeline = timeline_html(tree, label=label, caption=caption)
+        timeline = timeline_html(
+            tree, label=label, caption=caption, depth_drawn=TREE_DEPTH_DRAWN, max_drawn=TREE_MAX_DRAWN
+        )
     start_value = rows.filter(~pl.col("in_seed"))["time_ms"].min() if rows.height else None
     start = start_value if isinstance(start_value, int) else None
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("subagent_catalog.views", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-    )
     where = [
         ("project", session["project_dir"]),
         ("path", session["path"]),
         ("created", _clock(session["created_at_ms"])),
     ]
-    return env.get_template("transcript.html.j2").render(
+    listed = links.children[:MAX_CHILD_LINKS]
+    page: str = page_template("transcript.html.j2").render(
         session_id=session["session_id"] or "(no id)",
         label=session["identity_label"],
         where=[(name, text) for name, text in where if text],
@@ -507,9 +492,15 @@ def transcript_page(
         parent=links.parent,
         parent_href=href(links.parent) if links.parent is not None and links.parent_found else None,
         parent_found=links.parent_found,
-        children=[(child, href(child)) for child in links.children],
+        children=[
+            (clip(child, CHILD_NAME), clip(child, 1000) if len(child) > CHILD_NAME else None, href(child))
+            for child in listed
+        ],
+        children_total=len(links.children),
+        more_children=safe_href(more_children) if more_children else None,
         timeline=Markup(timeline),
         turns=Markup(turns_html(rows, start)),
         steps=rows.height,
         body=Markup(transcript_fragment(rows, hint=show_hint(corpus.root, session["session_id"]), anchors=True)),
     )
+    return page

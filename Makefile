@@ -49,8 +49,9 @@ conformance: $(VENV)/.core
 	    --cmd '$(BIN)/subagent-catalog conformance {root} --compression {compression} --semantics {semantics} --all-parents'; \
 	else echo "no $(CONFORMANCE): conformance cases skipped"; fi
 
+# A crashed worker is never replaced (--max-worker-restart=0): the run fails at once and names the test.
 test: $(VENV)/.dev browser-deps lint docs
-	$(BIN)/pytest -n 2 -q
+	$(BIN)/pytest -n 2 -q --max-worker-restart=0
 	$(MAKE) conformance
 
 bench: $(VENV)/.dev
@@ -84,7 +85,7 @@ fuzz-prices: $(VENV)/.dev
 
 # The archive differential over every conformance corpus (make test runs every non-scenario case and a third of the rest).
 test-sweep: $(VENV)/.dev
-	SUBAGENT_CATALOG_FULL_SWEEP=1 $(BIN)/pytest -q -n 2 tests/test_archive_inputs.py
+	SUBAGENT_CATALOG_FULL_SWEEP=1 $(BIN)/pytest -q -n 2 --max-worker-restart=0 tests/test_archive_inputs.py
 
 test-scale: $(VENV)/.dev
 	$(BIN)/pytest -q -m scale tests/test_scale.py tests/test_object_store.py

@@ -54,6 +54,31 @@ KERNEL_READY = """async () => {
     await kernel.info;
     return kernel.status === 'idle';
 }"""
+SCRIPT_MS = 120_000
+"""The longest a page script that awaits JupyterLab (a command, a kernel reply) may take: Playwright's
+``evaluate`` has no timeout of its own, so ``evaluate_within`` races each such script against this."""
+
+
+def evaluate_within(page: Any, script: str, arg: Any = None, *, ms: int = SCRIPT_MS) -> Any:
+    """``page.evaluate(script, arg)`` of an async function, bounded: it fails after ``ms`` milliseconds.
+
+    Waits that Playwright bounds (``wait_for_*``, actions: 30 s by default) need none of this; a hung page
+    (a busy renderer) is left to the per-test timeout (``pytest-timeout``).
+    """
+    bounded = f"""async ([arg, ms]) => {{
+        let timer;
+        const late = new Promise((_, reject) => {{
+            timer = setTimeout(() => reject(new Error(`page script did not settle in ${{ms}} ms`)), ms);
+        }});
+        try {{
+            return await Promise.race([({script})(arg), late]);
+        }} finally {{
+            clearTimeout(timer);
+        }}
+    }}"""
+    return page.evaluate(bounded, [arg, ms])
+
+
 PROMPTS = "() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')].map(p => p.textContent)"
 
 
@@ -234,7 +259,7 @@ class Lab:
             self._page = self._context.new_page()
             self._page.goto(f"{self.url}/lab?reset")  # ?reset: restore no tabs of earlier sessions
             self._page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands", timeout=60_000)
-            self._page.evaluate("() => window.jupyterapp.restored")
+            evaluate_within(self._page, "() => window.jupyterapp.restored")
         elif self._page.viewport_size != {"width": width, "height": height}:
             self._page.set_viewport_size({"width": width, "height": height})
         if sidebar is not None:
@@ -260,7 +285,8 @@ class Lab:
         if self.current == name and not rerun:
             return page
         self.current = None
-        page.evaluate(
+        evaluate_within(
+            page,
             """async (path) => {
                 const app = window.jupyterapp;
                 for (const widget of [...app.shell.widgets('main')]) {
@@ -280,11 +306,12 @@ class Lab:
             accept_kernel_dialog(page)
             page.wait_for_function(KERNEL_READY, timeout=120_000, polling=250)
             dismiss_toasts(page)
-            page.evaluate(
+            evaluate_within(
+                page,
                 """async () => {
                     await window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs');
                     window.jupyterapp.commands.execute('notebook:run-all-cells');  // not awaited: it runs on
-                }"""
+                }""",
             )
             if self._wait_for_run(page, deadline):
                 break
@@ -314,7 +341,8 @@ class Lab:
         Raises:
             RuntimeError: the code raised (the message is the exception's).
         """
-        result = (page or self._page).evaluate(
+        result = evaluate_within(
+            page or self._page,
             """async (code) => {
                 const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
                 const future = kernel.requestExecute({code, store_history: false});

@@ -255,6 +255,7 @@ def test_a_damaged_data_file_is_one_archive_error(corpus: Path, tmp_path: Path) 
     manifest = json.loads((out / "manifest.json").read_text())  # as an export before the per-file sizes wrote it
     for entry in manifest["tables"].values():
         entry.pop("file_bytes", None)
+        entry.pop("file_blake2b", None)
     (out / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(ArchiveError, match="is not a readable Parquet file") as raised:
         open_archive(out).to_corpus()
@@ -322,7 +323,8 @@ def test_a_tampered_facts_record_is_a_miss(corpus: Path, tmp_path: Path) -> None
     for name in manifest["fingerprints"]["files"]:
         frame = pl.read_parquet(out / name)
         frame.with_columns(pl.lit(b"\x80\x05garbage").alias("facts")).write_parquet(out / name)
-    del manifest["fingerprints"]["file_bytes"]  # the sizes a tamperer would also fix, or an older export's
+    del manifest["fingerprints"]["file_bytes"]  # the sizes and digests a tamperer would also fix, or an older
+    del manifest["fingerprints"]["file_blake2b"]  # export's
     (out / "manifest.json").write_text(json.dumps(manifest))
     manifest = export_archive(corpus, out, jobs=1)
     assert manifest["update"]["files_read"] == 4 and manifest["update"]["damaged_facts"] == 4

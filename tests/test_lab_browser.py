@@ -487,11 +487,15 @@ CONTRAST = """el => {
 }"""
 
 
+THEME = "theme => { window.jupyterapp.commands.execute('apputils:change-theme', {theme}); }"
+"""Switch JupyterLab's theme without awaiting the command (``evaluate`` has no timeout): the wait after it does."""
+
+
 def test_readable_in_a_dark_theme(lab: Lab, checks: Any) -> None:
     # the rows, the pane and the dashboard's table have light backgrounds: the widgets stay light
     page = checks
     lab.run('browser.reveal("needle-0997"); board.pick("corrupt · no-descriptor")')
-    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
+    page.evaluate(THEME, "JupyterLab Dark")
     try:
         page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
         page.wait_for_timeout(500)
@@ -502,7 +506,7 @@ def test_readable_in_a_dark_theme(lab: Lab, checks: Any) -> None:
             assert element.evaluate(CONTRAST) >= 4.5, selector
         shot(page, "dark-theme")
     finally:
-        page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
+        page.evaluate(THEME, "JupyterLab Light")
         page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'", timeout=30_000)
 
 

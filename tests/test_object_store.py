@@ -215,3 +215,24 @@ def test_the_cli_exports_to_s3_with_storage_options(tmp_path: Path, s3: S3Server
     bad = CliRunner().invoke(main, ["export", str(root), url, "--storage-option", "aws_region"])
     assert bad.exit_code == 2 and "'aws_region' is not KEY=VALUE" in bad.output
     assert open_archive(url, storage_options=s3.options).manifest["row_counts"]["sessions"] == 8
+
+
+def test_a_damaged_part_on_s3_is_refused_by_its_checksum(tmp_path: Path, s3: S3Server) -> None:
+    """The part is hashed as it is downloaded, its footer parsed from those bytes (no second read)."""
+    from subagent_catalog.store.location import arrow_filesystem
+
+    root = tmp_path / "corpus"
+    make_corpus(root, "none", sessions=6, seed=38)
+    url = s3.bucket() + "/damaged"
+    manifest = export_archive(root, url, jobs=1, storage_options=s3.options)
+    assert open_archive(url, storage_options=s3.options).to_corpus().sessions.height == 6
+    name = manifest["tables"]["sessions"]["files"][0]
+    filesystem, path = arrow_filesystem(f"{url}/{name}", s3.options)
+    with filesystem.open_input_stream(path) as stream:
+        data = bytearray(stream.read())
+    data[len(data) // 2] ^= 4  # one bit, the size unchanged
+    with filesystem.open_output_stream(path) as stream:
+        stream.write(bytes(data))
+    with pytest.raises(ArchiveError, match="does not match its checksum") as raised:
+        open_archive(url, storage_options=s3.options).to_corpus()
+    assert raised.value.args[0].startswith(f"archive data file '{url}/{name}'")

@@ -7,6 +7,7 @@ Chromium (``make browser-deps`` installs Debian's). Screenshots go to tests/arti
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -504,5 +505,22 @@ def test_show_tree_pages_fit_and_every_link_opens_a_page(browser: Any, tmp_path:
         )
         assert in_view
         assert errors == []
+    finally:
+        context.close()
+
+
+def test_a_page_script_that_never_settles_fails_within_its_bound(browser: Any) -> None:
+    """Playwright's ``evaluate`` waits for ever on a script that never settles (the JupyterLab helpers await
+    commands and kernel replies): ``tests.lab.evaluate_within`` fails instead, after its bound."""
+    from tests.lab import evaluate_within
+
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        assert evaluate_within(page, "async (x) => x + 1", 41) == 42
+        started = time.monotonic()
+        with pytest.raises(Exception, match="page script did not settle in 300 ms"):
+            evaluate_within(page, "() => new Promise(() => {})", ms=300)
+        assert time.monotonic() - started < 60
     finally:
         context.close()

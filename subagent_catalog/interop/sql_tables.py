@@ -114,6 +114,7 @@ def archive_dataset(archive: Archive, table: Table) -> Any | None:
     names = archive.manifest["tables"][table]["files"]
     if not names:
         return None
+    archive.check(table)  # sizes, checksums, footers: no damaged part reaches pyarrow's reader
     if is_url(archive.path):
         filesystem, base = arrow_filesystem(archive.path, archive.storage_options)
         paths = [f"{base.rstrip('/')}/{name}" for name in names]

@@ -5,11 +5,20 @@ replaced by a FIFO or a device, hold another schema (a time zone Polars
 cannot parse panics inside Polars), or hold far more rows than the manifest
 says (a part repeating one row millions of times is a few megabytes on disk
 and gigabytes in memory). Before a table is first scanned, every file the
-manifest names for it is checked, reading only its Parquet footer:
+manifest names for it is checked:
 
 * locally, it is a regular file (``read.regular``: a FIFO is never opened,
   so nothing blocks), and its size is the one the manifest records (format 3
   manifests written since this check record ``file_bytes``);
+* its bytes match the digest the export recorded (``file_blake2b``,
+  ``store.checksum``): the whole part is hashed, in chunks, before any
+  reader parses any of it, so a damaged part never reaches pyarrow's footer
+  accessors (some damaged footers make them abort the process) nor Polars
+  (a damaged page makes it panic, and its panic hook prints to stderr); the
+  footer is then parsed from the bytes hashed. Manifests written before the
+  checksums have none: their footers are read only through calls that raise
+  (no per-column statistics, so each file's smallest ``list_order`` is
+  unknown and the readers sort or read the column instead);
 * its footer parses (pyarrow), is at most ``MAX_FOOTER_BYTES``, and every
   column the readers use has the type of its frame schema (names, integer
   widths, list shapes, timestamp units and time zones);
@@ -34,7 +43,8 @@ import polars as pl
 
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
-from subagent_catalog.read.regular import regular_file_problem
+from subagent_catalog.read.regular import open_regular, regular_file_problem
+from subagent_catalog.store.checksum import DIGEST_KEY, digest_chunks
 from subagent_catalog.store.layout import EVENT_EXTRA, SESSIONS_SINCE_7, TABLE_SCHEMAS, ArchiveError
 from subagent_catalog.store.location import Location, footer_column_min
 
@@ -147,10 +157,11 @@ def check_table(location: Location, table: str, entry: dict[str, Any], *, comple
         ...
         subagent_catalog.store.layout.ArchiveError: the sessions files hold 1 rows, its manifest says 30000000 ...
     """
-    pq: Any = importlib.import_module("pyarrow.parquet")
     files: list[str] = list(entry["files"])
     rows = _declared(entry, "file_rows", len(files))
     sizes = _declared(entry, "file_bytes", len(files))
+    digests = entry.get(DIGEST_KEY)
+    digests = list(digests) if isinstance(digests, list) and len(digests) == len(files) else None
     total = 0
     largest = (0, "")
     smallest: list[int | None] = []
@@ -160,11 +171,10 @@ def check_table(location: Location, table: str, entry: dict[str, Any], *, comple
         if sizes is not None and size != sizes[index]:
             raise _damaged(where, f"is {size} bytes, its manifest says {sizes[index]}")
         try:
-            if location.local:
-                metadata = pq.read_metadata(where)
+            if digests is not None:
+                metadata = _verified_footer(location, name, where, size, digests[index])
             else:
-                filesystem, path = location._arrow(name)
-                metadata = pq.read_metadata(path, filesystem=filesystem)
+                metadata = _footer(location, name)
             if metadata.serialized_size > MAX_FOOTER_BYTES:
                 raise _damaged(where, f"has a Parquet footer of {metadata.serialized_size} bytes")
             problem = _schema_problem(table, metadata.schema.to_arrow_schema(), complete=complete)
@@ -179,7 +189,9 @@ def check_table(location: Location, table: str, entry: dict[str, Any], *, comple
             raise _damaged(where, f"holds {count} rows, its manifest says {rows[index]}")
         total += count
         largest = max(largest, (count, where))
-        smallest.append(footer_column_min(metadata, "list_order"))
+        # pyarrow's per-column footer accessors abort the process on some damaged footers (a C++ exception
+        # they cannot pass on): only a footer whose bytes matched their checksum is read that deep.
+        smallest.append(footer_column_min(metadata, "list_order") if digests is not None else None)
     if total != entry["rows"]:
         raise ArchiveError(
             f"the {table} files hold {total} rows, its manifest says {entry['rows']} (the largest, "
@@ -187,6 +199,47 @@ def check_table(location: Location, table: str, entry: dict[str, Any], *, comple
             hint="a data file was replaced or damaged: re-export the archive",
         )
     return smallest
+
+
+FOOTER_KEEP = 4 * 1024 * 1024
+"""The last bytes of a part kept while it is hashed, to parse its footer from (a larger footer is read again)."""
+
+
+def _footer(location: Location, name: str) -> Any:
+    """A part's Parquet footer, read by pyarrow (its top level only is used unless the part was verified)."""
+    pq: Any = importlib.import_module("pyarrow.parquet")
+    if location.local:
+        return pq.read_metadata(location.full(name))
+    filesystem, path = location._arrow(name)
+    return pq.read_metadata(path, filesystem=filesystem)
+
+
+def _verified_footer(location: Location, name: str, where: str, size: int, digest: str) -> Any:
+    """Hash a part's bytes and compare them with the manifest's digest; then its footer, parsed from those bytes.
+
+    Raises:
+        ArchiveError: the part cannot be read, changed size while it was read, or does not match its digest.
+    """
+    pa: Any = importlib.import_module("pyarrow")
+    try:
+        if location.local:
+            with os.fdopen(open_regular(where), "rb") as handle:  # never blocks on a FIFO
+                found, read, tail = digest_chunks(handle.read, keep=FOOTER_KEEP)
+        else:
+            filesystem, path = location._arrow(name)
+            with filesystem.open_input_stream(path) as stream:
+                found, read, tail = digest_chunks(stream.read, keep=FOOTER_KEEP)
+    except READ_ERRORS as error:
+        raise _damaged(where, f"cannot be read ({_brief(error)})") from None
+    if read != size:
+        raise _damaged(where, f"changed while it was read ({read} bytes, {size} a moment before)")
+    if found != digest:
+        raise _damaged(where, f"does not match its checksum (BLAKE2b {found[:16]}…, its manifest says {digest[:16]}…)")
+    length = int.from_bytes(tail[-8:-4], "little") if len(tail) >= 12 else -1
+    if tail[-4:] == b"PAR1" and 0 < length <= len(tail) - 8:
+        pq: Any = importlib.import_module("pyarrow.parquet")
+        return pq.read_metadata(pa.BufferReader(tail[-(length + 8) :]))
+    return _footer(location, name)  # a footer larger than FOOTER_KEEP (the bytes matched a moment ago)
 
 
 def _size(location: Location, name: str, where: str) -> int:

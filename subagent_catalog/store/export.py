@@ -53,6 +53,7 @@ from subagent_catalog.read.discover import LogsSeen, check_level, list_top, top_
 from subagent_catalog.read.jsvalue import frame_text
 from subagent_catalog.read.paths import Compression, CompressionOption
 from subagent_catalog.store.archive_check import check_table
+from subagent_catalog.store.checksum import DIGEST_KEY
 from subagent_catalog.store.codec import reader_digest
 from subagent_catalog.store.distributed import EngineError, LocalPool, RootNotVisibleError, _connect, run_dask
 from subagent_catalog.store.layout import (
@@ -311,7 +312,7 @@ def _fix_duplicates(
     data_dir: str,
     files: dict[str, list[str]],
     tasks: Iterator[int],
-    parts: dict[str, tuple[int, int]],
+    parts: dict[str, tuple[int, int, str]],
 ) -> tuple[Duplicates, PartWriter]:
     """Unlist later copies of an id listed twice: rewrite the sessions parts that hold them, add their problems."""
     writer = PartWriter(location, data_dir, next(tasks))
@@ -485,7 +486,7 @@ def _export(
         reuse = _Reuse(reason="events were requested and the previous archive has none")
     files: dict[str, list[str]] = {}
     rows: dict[str, int] = {}
-    parts: dict[str, tuple[int, int]] = {}
+    parts: dict[str, tuple[int, int, str]] = {}
 
     def take(result: Any) -> None:
         for table, names in result.files.items():
@@ -610,11 +611,15 @@ def _export(
     }, [*walk_parts, *names_parts, *([suspicious] if suspicious else [])]
 
 
-def _file_stats(names: list[str], parts: dict[str, tuple[int, int]]) -> dict[str, list[int]]:
-    """``file_rows`` and ``file_bytes`` of a table's files, which readers check before reading them."""
+def _file_stats(names: list[str], parts: dict[str, tuple[int, int, str]]) -> dict[str, list[int] | list[str]]:
+    """Per file of a table: ``file_rows``, ``file_bytes`` and ``file_blake2b``, which readers check before reading."""
     if not all(name in parts for name in names):
         return {}
-    return {"file_rows": [parts[name][0] for name in names], "file_bytes": [parts[name][1] for name in names]}
+    return {
+        "file_rows": [parts[name][0] for name in names],
+        "file_bytes": [parts[name][1] for name in names],
+        DIGEST_KEY: [parts[name][2] for name in names],
+    }
 
 
 def _versions(engine: Engine) -> dict[str, str]:

@@ -370,6 +370,9 @@ def parquet_column_min(location: Location, name: str, column: str) -> int | None
 def footer_column_min(metadata: Any, column: str) -> int | None:
     """The smallest value of an integer column from a Parquet footer's statistics (``parquet_column_min``).
 
+    Only for a footer whose bytes are known good (``store.archive_check`` calls it on parts that matched
+    their checksum): pyarrow's per-column footer accessors abort the process on some damaged footers.
+
     Examples:
         >>> import io
         >>> import pyarrow as pa, pyarrow.parquet as pq

@@ -16,11 +16,12 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pydantic
 
 from subagent_catalog.read.regular import read_regular
+from subagent_catalog.store.checksum import DIGEST_BYTES, DIGEST_KEY
 from subagent_catalog.store.layout import ARCHIVE_FORMAT, MANIFEST, ArchiveError
 
 FORMAT_VERSION = 7
@@ -49,13 +50,21 @@ class _Model(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(extra="allow", strict=True)
 
 
+Digest = Annotated[str, pydantic.StringConstraints(pattern=rf"^[0-9a-f]{{{2 * DIGEST_BYTES}}}$")]
+
+
 class TableEntry(_Model):
-    """One table's files and row count (and, since the read checks, each file's row count and size)."""
+    """One table's files and row count.
+
+    Since the read checks, also each file's row count and size; since the checksums, each file's digest
+    (``file_blake2b``, ``store.checksum``).
+    """
 
     files: list[str]
     rows: int = pydantic.Field(ge=0)
     file_rows: list[pydantic.NonNegativeInt] | None = None
     file_bytes: list[pydantic.NonNegativeInt] | None = None
+    file_blake2b: list[Digest] | None = None
 
 
 class Tables(_Model):
@@ -105,7 +114,7 @@ def _check_files(manifest: Manifest) -> None:
         ("fingerprints", manifest.fingerprints),
     ]
     for field_name, entry in entries:
-        for key in ("file_rows", "file_bytes"):
+        for key in ("file_rows", "file_bytes", DIGEST_KEY):
             values = getattr(entry, key)
             if values is not None and len(values) != len(entry.files):
                 raise ValueError(f"{field_name}.{key} has {len(values)} values for {len(entry.files)} files")

@@ -13,6 +13,7 @@ import io
 from dataclasses import dataclass, field
 from typing import Any
 
+from subagent_catalog.store.checksum import part_digest
 from subagent_catalog.store.layout import PARQUET_CODEC, partition_segment
 from subagent_catalog.store.location import Location
 
@@ -88,8 +89,8 @@ class PartWriter:
     task: int
     files: dict[str, list[str]] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)
-    parts: dict[str, tuple[int, int]] = field(default_factory=dict)
-    """Each part written: its (row count, size in bytes), which the manifest records."""
+    parts: dict[str, tuple[int, int, str]] = field(default_factory=dict)
+    """Each part written: its row count, size in bytes and digest (``part_digest``), which the manifest records."""
     count: int = 0
 
     def write(self, table_name: str, table: Any) -> None:
@@ -105,4 +106,4 @@ class PartWriter:
             data = encode_parquet(rows, row_group_size=size)
             self.location.write_new(name, data)
             self.rows[table_name] = self.rows.get(table_name, 0) + rows.num_rows
-            self.parts[name] = (rows.num_rows, len(data))
+            self.parts[name] = (rows.num_rows, len(data), part_digest(data))

@@ -95,7 +95,7 @@ class TaskResult:
     task: int
     files: dict[str, list[str]] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)
-    parts: dict[str, tuple[int, int]] = field(default_factory=dict)
+    parts: dict[str, tuple[int, int, str]] = field(default_factory=dict)
     worker: str = ""
     reader: str = ""
 

@@ -80,18 +80,80 @@ class Bases:
     outside: Path  # a log outside the root, which no archive path may make the library open
 
 
+CANONICAL_MTIME_NS = 1_780_000_000_000_000_000
+"""The modification time every log of a canonical corpus is given (the sessions table records it)."""
+
+
+def canonical_corpus(root: Path, *, sessions: int = 12) -> Path:
+    """A small synthetic zstd corpus at ``root`` whose logs all have the same modification time.
+
+    ``generate`` is a pure function of its seed; the logs' times are the only thing of this machine and
+    moment that an export records in the sessions table, so they are set to ``CANONICAL_MTIME_NS``.
+    """
+    from subagent_catalog.synth.generate import generate
+
+    generate(root, sessions=sessions, seed=29, compression="zstd", jobs=1)
+    for path in root.rglob("*"):
+        if path.is_file():
+            os.utime(path, ns=(CANONICAL_MTIME_NS, CANONICAL_MTIME_NS))
+    return root
+
+
+def canonical_export(work: Path, name: str, *, events: bool) -> Path:
+    """Export ``work/corpus`` to ``work/name``: the same part bytes on every machine and in every directory.
+
+    The export runs from inside ``work`` with the relative root ``corpus``, so no path of this machine is in
+    the parts; the facts table's ``ctime_ns`` and ``inode`` (which nobody can choose) are then set to 0 and
+    the rewritten parts' sizes and digests recorded, as a careful tamperer would (an incremental export into
+    it reads every log again). Damage drawn from a seeded generator over these bytes is the same damage on
+    every machine (``tests/test_archive_damage.py`` checks the bytes are the same wherever they are built).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from subagent_catalog.store.checksum import DIGEST_KEY, part_digest
+    from subagent_catalog.store.export import encode_parquet, export_archive
+
+    here = os.getcwd()
+    os.chdir(work)
+    try:
+        export_archive("corpus", name, jobs=1, events=events)
+    finally:
+        os.chdir(here)
+    out = work / name
+    manifest = json.loads((out / "manifest.json").read_text())
+    entry = manifest["fingerprints"]
+    for index, part in enumerate(entry["files"]):
+        table = pq.read_table(out / part)
+        for column in ("ctime_ns", "inode"):
+            position = table.schema.get_field_index(column)
+            kind = table.schema.field(column).type
+            table = table.set_column(position, column, pa.array([0] * table.num_rows, kind))
+        data = encode_parquet(table)
+        (out / part).write_bytes(data)
+        entry["file_bytes"][index] = len(data)
+        if DIGEST_KEY in entry:
+            entry[DIGEST_KEY][index] = part_digest(data)
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    return out
+
+
+def part_bytes(archive: Path) -> dict[str, bytes]:
+    """Every data file an archive's manifest names, by name, with its bytes."""
+    manifest = json.loads((archive / "manifest.json").read_text())
+    names = [name for entry in (*manifest["tables"].values(), manifest["fingerprints"]) for name in entry["files"]]
+    return {name: (archive / name).read_bytes() for name in names}
+
+
 def make_bases(work: Path, *, sessions: int = 12) -> Bases:
-    """Export the base archives (and the sentinel outside the root) under ``work``."""
+    """Export the base archives (and the sentinel outside the root) under ``work`` (``canonical_export``)."""
     import polars as pl
 
     from subagent_catalog.corpus import read_corpus
-    from subagent_catalog.store.export import export_archive
-    from subagent_catalog.synth.generate import generate
 
-    root = work / "corpus"
-    generate(root, sessions=sessions, seed=29, compression="zstd", jobs=1)
-    export_archive(root, work / "base-events", jobs=1, events=True)
-    export_archive(root, work / "base-plain", jobs=1, events=False)
+    root = canonical_corpus(work / "corpus", sessions=sessions)
+    canonical_export(work, "base-events", events=True)
+    canonical_export(work, "base-plain", events=False)
     frame = read_corpus(root, compression="zstd", cache=False, jobs=1).sessions
     ids = [value for value in frame["session_id"].to_list() if value is not None]
     parents = frame.filter(pl.col("parent_session").is_not_null())["parent_session"].unique(maintain_order=True)
@@ -99,6 +161,124 @@ def make_bases(work: Path, *, sessions: int = 12) -> Bases:
     outside.parent.mkdir(parents=True)
     shutil.copyfile(next(root.rglob("session.jsonl.zstd")), outside)
     return Bases(work, root, work / "base-events", work / "base-plain", ids[:6], parents.to_list()[:4], outside)
+
+
+# --- damage of a known class --------------------------------------------------------------------------
+
+PROBE = r"""
+import json, os, sys, tempfile
+kind = sys.argv[1]
+if kind == "footer":  # the footer calls of the archive check before the checksums (with footer_column_min's)
+    import pyarrow.parquet as pq
+    def probe(path):
+        metadata = pq.read_metadata(path)
+        metadata.serialized_size, metadata.num_rows
+        metadata.schema.to_arrow_schema()
+        for group in range(metadata.num_row_groups):
+            rows = metadata.row_group(group)
+            chunks = [rows.column(i) for i in range(rows.num_columns) if rows.column(i).path_in_schema == "list_order"]
+            statistics = chunks[0].statistics if len(chunks) == 1 else None
+            if statistics is not None and statistics.has_min_max:
+                statistics.min
+else:  # a Polars read of the whole part
+    import polars as pl
+    def probe(path):
+        pl.read_parquet(path)
+saved = os.dup(2)
+with tempfile.TemporaryFile() as err:
+    for line in sys.stdin:
+        os.dup2(err.fileno(), 2)
+        try:
+            probe(line.strip())
+            outcome = "ok"
+        except BaseException as error:
+            outcome = "error"
+        os.dup2(saved, 2)
+        err.seek(0)
+        text = err.read()
+        err.seek(0)
+        err.truncate()
+        print(json.dumps("panic" if b"panicked" in text else outcome), flush=True)
+"""
+
+
+class Probe:
+    """A child interpreter that reads damaged parts as a reader of one kind would, and says what happened.
+
+    ``footer``: pyarrow's footer accessors (every row group's column statistics), which abort the process on
+    some damaged footers; ``pages``: a Polars read of the whole part, which panics on some damaged pages (the
+    panic hook prints "panicked at" to stderr). A probe that aborts is started again.
+    """
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.work = Path(tempfile.mkdtemp(prefix=f"probe-{kind}-"))
+        self.child: subprocess.Popen[str] | None = None
+
+    def __call__(self, data: bytes | bytearray) -> str:
+        """``abort``, ``panic``, ``error`` or ``ok``: what reading these bytes as a part did."""
+        if self.child is None or self.child.poll() is not None:
+            self.child = subprocess.Popen(
+                [sys.executable, "-c", PROBE, self.kind],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+            )
+        assert self.child.stdin is not None and self.child.stdout is not None
+        part = self.work / "part.parquet"
+        part.write_bytes(data)
+        self.child.stdin.write(f"{part}\n")
+        self.child.stdin.flush()
+        line = self.child.stdout.readline()
+        if not line:  # the child died on these bytes
+            self.child.wait(timeout=60)
+            return "abort"
+        return str(json.loads(line))
+
+    def close(self) -> None:
+        if self.child is not None and self.child.poll() is None:
+            assert self.child.stdin is not None
+            self.child.stdin.close()
+            self.child.wait(timeout=60)
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+_PROBES: dict[str, Probe] = {}
+
+
+def probe_damage(kind: str, data: bytes | bytearray) -> str:
+    """What reading ``data`` as a part does to a reader of ``kind`` (``Probe``; one child per kind and process)."""
+    if kind not in _PROBES:
+        import atexit
+
+        _PROBES[kind] = Probe(kind)
+        atexit.register(_PROBES[kind].close)
+    return _PROBES[kind](data)
+
+
+def flipped(data: bytes | bytearray, flips: list[tuple[int, int]]) -> bytes:
+    """``data`` with each ``(offset, bit)`` flipped."""
+    out = bytearray(data)
+    for at, bit in flips:
+        out[at] ^= 1 << bit
+    return bytes(out)
+
+
+def find_damage(
+    data: bytes | bytearray, rng: random.Random, *, region: str, want: str, flips: int, tries: int
+) -> list[tuple[int, int]] | None:
+    """The first of ``tries`` seeded sets of ``flips`` bit flips in ``region`` (``footer`` or ``pages``) of a
+    part that make its reader ``want`` (``abort``: pyarrow's footer accessors; ``panic``: a Polars read); None
+    when none does. The same bytes and seed give the same flips on every machine."""
+    start = footer_start(data)
+    low, high = (start, len(data) - 8) if region == "footer" else (4, start)
+    kind = "footer" if want == "abort" else "pages"
+    for _ in range(tries):
+        chosen = [(rng.randrange(low, high), rng.randrange(8)) for _ in range(flips)]
+        if probe_damage(kind, flipped(data, chosen)) == want:
+            return chosen
+    return None
 
 
 # --- mutations -------------------------------------------------------------------------------------
@@ -116,6 +296,8 @@ class Case:
     bases: Bases
     mutations: list[str] = field(default_factory=list)
     detected: list[tuple[str, str]] = field(default_factory=list)  # (table, file name) Archive.check must refuse
+    changed: list[tuple[str, str]] = field(default_factory=list)  # parts whose bytes changed: refused by checksum
+    checksums: bool = True  # False: the manifest's digests removed ("no-checksums": an export before them)
     touched: set[str] = field(default_factory=set)  # every part a mutation changed (any may be the one named)
     collect: bool = True  # False: a consistent row bomb (only the streaming readers run)
     bomb_rows: tuple[int, ...] = BOMB_ROWS
@@ -146,16 +328,22 @@ class Case:
         """Record a rewritten part's size and rows in the manifest (what a careful tamperer does)."""
         import pyarrow.parquet as pq
 
+        from subagent_catalog.store.checksum import DIGEST_KEY, part_digest
+
         entry = self.entry(table)
         name = entry["files"][index]
         rows = pq.read_metadata(self.path / name).num_rows
         if "file_bytes" in entry:
             entry["file_bytes"] = [*entry["file_bytes"]]
             entry["file_bytes"][index] = (self.path / name).stat().st_size
+        if DIGEST_KEY in entry:
+            entry[DIGEST_KEY] = [*entry[DIGEST_KEY]]
+            entry[DIGEST_KEY][index] = part_digest((self.path / name).read_bytes())
         if "file_rows" in entry:
             entry["file_rows"] = [*entry["file_rows"]]
             entry["file_rows"][index] = rows
         self.set_entry(table, entry)
+        self.changed = [(t, n) for t, n in self.changed if n != name]  # the manifest now records these bytes
 
 
 Mutation = Callable[[Case], None]
@@ -165,16 +353,30 @@ def _bytes_of(case: Case, name: str) -> bytearray:
     return bytearray((case.path / name).read_bytes())
 
 
+def _changed(case: Case, table: str, name: str, before: bytes | bytearray, data: bytes | bytearray) -> None:
+    """Write a part's new bytes; a part whose bytes changed must be refused by its checksum."""
+    (case.path / name).write_bytes(data)
+    if bytes(data) != bytes(before):
+        case.changed.append((table, name))
+
+
 def _bitflip(case: Case) -> None:
     picked = case.pick()
     if picked is None:
         return
-    _, _, name = picked
+    table, _, name = picked
     data = _bytes_of(case, name)
+    before = bytes(data)
     for _ in range(case.rng.randint(1, 3)):
         at = case.rng.randrange(len(data))
         data[at] ^= 1 << case.rng.randrange(8)
-    (case.path / name).write_bytes(data)
+    _changed(case, table, name, before, data)
+
+
+def footer_start(data: bytes | bytearray) -> int:
+    """Where a Parquet part's footer begins (its length is in the 4 bytes before the closing magic)."""
+    length = int.from_bytes(data[-8:-4], "little")
+    return max(0, len(data) - 8 - min(length, len(data)))
 
 
 def _footer_bitflip(case: Case) -> None:
@@ -182,26 +384,51 @@ def _footer_bitflip(case: Case) -> None:
     picked = case.pick()
     if picked is None:
         return
-    _, _, name = picked
+    table, _, name = picked
     data = _bytes_of(case, name)
-    length = int.from_bytes(data[-8:-4], "little")
-    start = max(0, len(data) - 8 - min(length, len(data)))
+    before = bytes(data)
+    start = footer_start(data)
     for _ in range(case.rng.randint(1, 3)):
         at = case.rng.randrange(start, len(data) - 8) if len(data) - 8 > start else case.rng.randrange(len(data))
         data[at] ^= 1 << case.rng.randrange(8)
-    (case.path / name).write_bytes(data)
+    _changed(case, table, name, before, data)
+
+
+ABORT_TRIES = 3_000
+"""Seeded footer flips tried on a part before ``footer-abort`` gives up (about 1 in 130 aborts pyarrow)."""
+
+
+def _footer_abort(case: Case) -> None:
+    """Three bits flipped in a part's footer, drawn until pyarrow's footer accessors abort on them (the class
+    of damage that terminated the process: ``probe_damage``); plain footer flips when no draw aborts."""
+    picked = case.pick()
+    if picked is None:
+        return
+    table, _, name = picked
+    before = bytes(_bytes_of(case, name))
+    flips = find_damage(before, case.rng, region="footer", want="abort", flips=3, tries=ABORT_TRIES)
+    if flips is None:
+        case.mutations.append("footer-abort: none found")
+        flips = [(case.rng.randrange(footer_start(before), len(before)), case.rng.randrange(8)) for _ in range(3)]
+    _changed(case, table, name, before, flipped(before, flips))
+
+
+def _no_checksums(case: Case) -> None:
+    """The manifest's part digests removed: an archive exported before the checksums (format 6 had none)."""
+    case.checksums = False
 
 
 def _zero(case: Case) -> None:
     picked = case.pick()
     if picked is None:
         return
-    _, _, name = picked
+    table, _, name = picked
     data = _bytes_of(case, name)
+    before = bytes(data)
     at = case.rng.randrange(len(data))
     size = case.rng.choice([1, 4, 64, 4096])
     data[at : at + size] = bytes(len(data[at : at + size]))
-    (case.path / name).write_bytes(data)
+    _changed(case, table, name, before, data)
 
 
 def _truncate(case: Case) -> None:
@@ -399,7 +626,7 @@ def _duplicate_file(case: Case) -> None:
     table, index, name = picked
     entry = case.entry(table)
     entry["files"] = [*entry["files"], name]
-    for key in ("file_rows", "file_bytes"):
+    for key in ("file_rows", "file_bytes", "file_blake2b"):
         if key in entry:
             entry[key] = [*entry[key], entry[key][index]]
     case.set_entry(table, entry)
@@ -432,6 +659,8 @@ def _path_escape(case: Case) -> None:
 MUTATIONS: dict[str, Mutation] = {
     "bitflip": _bitflip,
     "footer-bitflip": _footer_bitflip,
+    "footer-abort": _footer_abort,
+    "no-checksums": _no_checksums,
     "zero": _zero,
     "truncate": _truncate,
     "footer-length": _footer_length,
@@ -463,6 +692,11 @@ def make_case(
     for name in chosen:
         MUTATIONS[name](case)
         case.mutations.append(name)
+    if case.checksums:
+        case.detected += case.changed  # any byte changed in a part fails its checksum
+    else:
+        for entry in (*case.manifest["tables"].values(), case.manifest["fingerprints"]):
+            entry.pop("file_blake2b", None)
     case.save()
     return case
 
@@ -613,12 +847,14 @@ class Outcome:
     result: dict[str, Any] = field(default_factory=dict)
 
 
-def _cli_violations(name: str, run: dict[str, Any]) -> list[str]:
+def _cli_violations(name: str, run: dict[str, Any], *, checksums: bool = True) -> list[str]:
+    """The CLI invariants; without checksums (an archive exported before them) a damaged page may still make
+    Polars print its panic before the one error line (nothing sees the damage before Polars reads it)."""
     code, stderr = run["code"], run["stderr"]
     out: list[str] = []
     if not isinstance(code, int) or code not in (0, 1):
         out.append(f"{name}: exit {code}")
-    if "Traceback" in stderr or "panicked" in stderr:
+    if "Traceback" in stderr or ("panicked" in stderr and checksums):
         out.append(f"{name}: traceback or panic on stderr")
     if code == 1:
         lines = stderr.strip().splitlines()
@@ -635,7 +871,7 @@ def check(case: Case, result: dict[str, Any]) -> list[str]:
         if name.startswith("_"):
             continue
         if name.startswith("cli "):
-            violations += _cli_violations(name, outcome)
+            violations += _cli_violations(name, outcome, checksums=case.checksums)
         elif outcome[0] == "raw":
             violations.append(f"{name}: raw {outcome[1]}")
     damaged: dict[str, list[str]] = {}

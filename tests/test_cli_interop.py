@@ -96,3 +96,40 @@ def test_sql_errors_are_one_line_with_the_tables(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "Error: Catalog Error" in result.output and "the tables are sessions" in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("query", "start"),
+    [
+        ("export database 'data/sample/copy'", "Error: EXPORT statements are refused"),
+        ("copy sessions to 'x.csv'", "Error: COPY statements are refused"),
+        ("install httpfs", "Error: LOAD statements are refused"),
+        ("select 1; select 2", "Error: the query holds 2 statements"),
+        ("select '\udcff'", "Error: the query is not valid UTF-8"),
+        ("select * from read_text('/etc/hostname')", "Error: Permission Error"),
+    ],
+)
+def test_sql_refusals_are_one_line_with_a_hint(query: str, start: str) -> None:
+    result = _run("sql", SAMPLE, query, "-q")
+    assert result.exit_code == 1 and result.output.startswith(start)
+    assert len(result.output.strip().splitlines()) == 1 and "(hint: " in result.output
+
+
+def test_a_refused_statement_is_refused_before_the_corpus_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    import subagent_catalog.cli.interop as command
+
+    def no_read(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the corpus was read")
+
+    monkeypatch.setattr(command, "_source", no_read)
+    result = _run("sql", SAMPLE, "attach 'x.db'", "-q")
+    assert result.exit_code == 1 and result.output.startswith("Error: ATTACH statements are refused")
+
+
+def test_sql_limits_options() -> None:
+    query = "select current_setting('threads') as t, current_setting('memory_limit') as m"
+    result = _run("sql", SAMPLE, query, "--threads", "1", "--memory-limit", "100", "--format", "csv", "-q")
+    assert result.exit_code == 0 and result.stdout.splitlines()[1].startswith("1,95.3 MiB")
+    slow = _run("sql", SAMPLE, "select count(*) from range(1000000000) a, range(1000000) b", "--timeout", "0.2", "-q")
+    assert slow.exit_code == 1 and "ran longer than 0.2 s and was interrupted" in slow.output
+    assert _run("sql", SAMPLE, "select 1", "--memory-limit", "1").exit_code == 2

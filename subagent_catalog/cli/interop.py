@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import click
@@ -11,6 +13,8 @@ from subagent_catalog.cli.options import data_output_option, load_source, prices
 from subagent_catalog.views.text import csv_cells, json_terminal, terminal_frame
 
 if TYPE_CHECKING:
+    import duckdb
+
     from subagent_catalog.frames.corpus import Corpus
     from subagent_catalog.store.archive import Archive
 
@@ -23,6 +27,18 @@ def _source(root: str, *, compression: str, jobs: int | None, quiet: bool) -> Co
     if isinstance(source, Archive):
         note(f"reading the archive {root}", quiet=quiet)
     return source
+
+
+@contextlib.contextmanager
+def _parser() -> Iterator[duckdb.DuckDBPyConnection]:
+    """A small sandbox connection to check a query with before reading the corpus."""
+    from subagent_catalog.interop.sql import sandbox
+
+    con = sandbox(memory_limit_mb=64, threads=1)
+    try:
+        yield con
+    finally:
+        con.close()
 
 
 def _headers(values: tuple[str, ...]) -> dict[str, str]:
@@ -151,14 +167,44 @@ def otel(
     help="table: aligned text; csv; json: one object per line; parquet (needs -o).",
 )
 @data_output_option
+@click.option(
+    "--memory-limit",
+    "memory_limit",
+    type=click.IntRange(min=16),
+    default=2048,
+    show_default=True,
+    metavar="MB",
+    help="DuckDB's memory limit for the query (MiB; nothing spills to disk), and the largest result.",
+)
+@click.option(
+    "--threads", type=click.IntRange(min=1), default=None, help="DuckDB's threads (default: the cores, at most 4)."
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=300.0,
+    show_default=True,
+    help="Seconds the query may run before it is interrupted.",
+)
 @translate_errors
 def sql_command(
-    root: str, compression: str, jobs: int | None, quiet: bool, query: str, fmt: str, output: str | None
+    root: str,
+    compression: str,
+    jobs: int | None,
+    quiet: bool,
+    query: str,
+    fmt: str,
+    output: str | None,
+    memory_limit: int,
+    threads: int | None,
+    timeout: float,
 ) -> None:
-    """Run a SQL QUERY (DuckDB) over the tables sessions, descriptors, problems, events and catalog.
+    """Run one read-only SQL QUERY (DuckDB) over the tables sessions, descriptors, problems, events, catalog...
 
     ROOT is a corpus root or an archive directory (its Parquet files are read
-    directly). The query can read no file and write none.
+    directly). The query runs in a sandbox: one SELECT (WITH, FROM, VALUES,
+    DESCRIBE, SUMMARIZE, SHOW) or EXPLAIN statement; it can read no file,
+    write none, load no extension, change no setting.
 
     \b
     Examples:
@@ -167,13 +213,17 @@ def sql_command(
     """
     import polars as pl
 
-    from subagent_catalog.interop.sql import sql
+    from subagent_catalog.interop.sql import THREADS, sql
 
     if fmt == "parquet" and is_stdout(output):
         raise click.UsageError("--format parquet needs -o FILE")
     check_target(output, [root])
+    from subagent_catalog.interop.sql_guard import checked_statement
+
+    with _parser() as con:  # refuse a bad query before the corpus is read
+        checked_statement(con, query)
     source = _source(root, compression=compression, jobs=jobs, quiet=quiet)
-    frame = sql(source, query)
+    frame = sql(source, query, memory_limit_mb=memory_limit, threads=threads or THREADS, timeout=timeout)
     to_terminal = is_stdout(output)
     if fmt == "parquet":
         with output_stream(output, protected=protected_paths(root, source), binary=True) as out:

@@ -85,7 +85,13 @@ def _headers(values: tuple[str, ...]) -> dict[str, str]:
     show_default=True,
     help="Clip message texts, tool arguments and results to this many characters.",
 )
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, help="Seconds per request.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=10.0,
+    show_default=True,
+    help="Seconds per request to --endpoint, all of it (connect, send, reply, retries).",
+)
 @prices_option
 @translate_errors
 def otel(
@@ -116,7 +122,8 @@ def otel(
         subagent-catalog otel data/sample --endpoint http://127.0.0.1:6006
         subagent-catalog otel data/sample --session run-webapp-1 --endpoint http://127.0.0.1:6006
     """
-    from subagent_catalog.interop.otel import otlp_traces, send_otlp, write_otlp_json
+    from subagent_catalog.interop.otel import otlp_parts, send_otlp, write_otlp_json
+    from subagent_catalog.interop.otlp_http import check_headers, parse_endpoint
     from subagent_catalog.prices import price_table
 
     if (output is None) == (endpoint is None):
@@ -124,9 +131,12 @@ def otel(
     if headers and endpoint is None:
         raise click.UsageError("--header goes with --endpoint")
     header_map = _headers(headers)
+    if endpoint is not None:  # a malformed URL or header is refused before the corpus is read
+        parse_endpoint(endpoint)
+        check_headers(header_map)
     check_target(output, [root])
     source = _source(root, compression=compression, jobs=jobs, quiet=quiet)
-    traces = otlp_traces(
+    traces = otlp_parts(
         source,
         sessions=list(sessions) or None,
         conventions=conventions,  # type: ignore[arg-type]
@@ -135,7 +145,7 @@ def otel(
         prices=price_table(prices),
     )
     if endpoint is not None:
-        stats = send_otlp(traces, endpoint, headers=header_map, timeout=timeout)
+        stats = send_otlp(traces, endpoint, headers=header_map or None, timeout=timeout)
         where = f"sent to {endpoint}"
     elif output is not None and is_stdout(output):
         from subagent_catalog.interop.otel import OtlpStats, request_batches

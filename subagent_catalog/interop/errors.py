@@ -29,3 +29,7 @@ class SqlError(SubagentCatalogError, ValueError):
     def __init__(self, message: str, *, hint: str | None = None, reason: SqlErrorReason = "query") -> None:
         super().__init__(message, hint=hint)
         self.reason: SqlErrorReason = reason
+
+
+class EndpointError(OtlpExportError):
+    """An OTLP endpoint URL or header that cannot be used (malformed, not http(s), a bad port or host)."""

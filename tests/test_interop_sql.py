@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -15,6 +16,7 @@ from subagent_catalog import read_corpus
 from subagent_catalog.archive import export_archive, open_archive
 from subagent_catalog.errors import CatalogError, SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.interop import sql_process
 from subagent_catalog.interop.errors import SqlError
 from subagent_catalog.interop.sql import sql
 from subagent_catalog.interop.sql_audit import AUDIT_QUERIES
@@ -348,12 +350,68 @@ def test_the_limits_are_the_connections_settings(sample: Corpus) -> None:
     assert (row["external"], row["locked"], row["install"]) == (False, True, False)
 
 
-def test_a_long_query_is_interrupted_at_its_deadline(sample: Corpus) -> None:
+@pytest.mark.parametrize("isolate", [True, False], ids=["own-process", "in-process"])
+def test_a_long_query_is_stopped_at_its_deadline(
+    sample: Corpus, monkeypatch: pytest.MonkeyPatch, isolate: bool
+) -> None:
+    module = importlib.import_module("subagent_catalog.interop.sql")
+
+    monkeypatch.setattr(module, "ISOLATE", isolate)
     query = "select count(*) from range(1000000000) a, range(1000000) b where a.range + b.range = 3"
-    with pytest.raises(SqlError, match=r"ran longer than 0\.5 s and was interrupted") as stopped:
+    with pytest.raises(SqlError, match=r"ran longer than 0\.5 s and was stopped") as stopped:
         sql(sample, query, timeout=0.5)
     assert stopped.value.reason == "timeout" and "--timeout" in (stopped.value.hint or "")
     assert sql(sample, "select count(*) as n from sessions")["n"][0] == sample.sessions.height  # still usable
+
+
+def _resident_mb() -> float:
+    with open("/proc/self/status", encoding="ascii") as status:
+        return int(next(line.split()[1] for line in status if line.startswith("VmRSS:"))) / 1024
+
+
+@pytest.mark.skipif(not sql_process.available(), reason="queries run in their own process on Linux only")
+@pytest.mark.parametrize(
+    "query",
+    [
+        "select range(60000000) as l",  # one list value of 480 MB: DuckDB's limit does not count it
+        "select length(repeat('x', 700000000)) as n",  # one string of 700 MB
+    ],
+)
+def test_a_value_built_by_one_call_is_stopped_at_the_memory_bound(sample: Corpus, query: str) -> None:
+    before = _resident_mb()
+    with pytest.raises(SqlError, match="memory limit of 64 MiB") as stopped:
+        sql(sample, query, memory_limit_mb=64, timeout=120)
+    assert stopped.value.reason == "memory" and "grew past 320 MiB" in str(stopped.value)
+    assert _resident_mb() - before < 200  # the caller never held it
+
+
+@pytest.mark.skipif(not sql_process.available(), reason="queries run in their own process on Linux only")
+def test_a_crash_of_the_query_process_is_a_sql_error(sample: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:
+    import signal
+
+    def crash(*args: object, **kwargs: object) -> None:
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+    monkeypatch.setattr(sql_process, "locked", crash)  # runs in the forked child only
+    with pytest.raises(SqlError, match=r"ended without a result \(signal 11\)") as died:
+        sql(sample, "select 1")
+    assert died.value.reason == "query"
+    monkeypatch.undo()
+    assert sql(sample, "select 1 as x")["x"][0] == 1
+
+
+def test_in_process_the_result_bound_and_duckdbs_errors_are_the_same(
+    sample: Corpus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = importlib.import_module("subagent_catalog.interop.sql")
+
+    monkeypatch.setattr(module, "ISOLATE", False)
+    with pytest.raises(SqlError, match="result is larger than the memory limit of 32 MiB"):
+        sql(sample, "select range as a, range as b from range(100000000)", memory_limit_mb=32)
+    with pytest.raises(SqlError, match="memory limit of 64 MiB") as memory:
+        sql(sample, "select * from range(20000000) order by random()", memory_limit_mb=64)
+    assert memory.value.reason == "memory"
+    assert sql(sample, "select count(*) as n from sessions")["n"][0] == sample.sessions.height
 
 
 def test_limits_must_be_positive(sample: Corpus) -> None:

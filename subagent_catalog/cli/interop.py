@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
+import polars as pl
 
 from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors, write_rows
 from subagent_catalog.cli.options import data_output_option, load_source, prices_option, protected_paths, source_options
@@ -17,6 +18,76 @@ if TYPE_CHECKING:
 
     from subagent_catalog.frames.corpus import Corpus
     from subagent_catalog.store.archive import Archive
+
+
+_PLAIN = (
+    pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.Int128, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64,
+    pl.Float32, pl.Float64, pl.Boolean, pl.String, pl.Categorical, pl.Enum, pl.Date, pl.Time,
+    pl.Duration, pl.Decimal, pl.Null,
+)  # fmt: skip
+_DATETIME_BOUNDS = {"ns": (-(2**63) + 1, 2**63 - 1), "us": (-62_135_596_800_000_000, 253_402_300_799_999_999)}
+
+
+def _plain(dtype: Any) -> bool:
+    """A type Polars writes to CSV (flat) and JSON lines itself: numbers, text, dates, and lists and structs of them."""
+    if isinstance(dtype, pl.List | pl.Array):
+        return _plain(dtype.inner)
+    if isinstance(dtype, pl.Struct):
+        return all(_plain(field.dtype) for field in dtype.fields)
+    return isinstance(dtype, pl.Datetime) or any(dtype == plain or isinstance(dtype, plain) for plain in _PLAIN)
+
+
+def _encode(value: object) -> object:
+    if isinstance(value, bytes | bytearray):
+        return value.hex()
+    return str(value)
+
+
+def _writable(frame: pl.DataFrame) -> pl.DataFrame:
+    """The result with every cell CSV and JSON lines can hold.
+
+    Bytes (a BLOB; a BIT in DuckDB's own encoding) as hex; a MAP with number
+    keys, bytes inside a list or a struct, as JSON text; a timestamp past
+    year 9999 as its count of units since 1970.
+
+    Raises:
+        OutputError: a column's values cannot be read back to be written as text.
+    """
+    import json
+
+    from subagent_catalog.outputs import OutputError
+
+    fixed = []
+    for name, dtype in frame.schema.items():
+        column = frame[name]
+        if isinstance(dtype, pl.Datetime) and column.null_count() < len(column):
+            low, high = _DATETIME_BOUNDS.get(dtype.time_unit or "us", _DATETIME_BOUNDS["us"])
+            if dtype.time_unit == "ms":
+                low, high = low // 1000, high // 1000
+            physical = column.to_physical()
+            if low <= (physical.min() or 0) and (physical.max() or 0) <= high:  # type: ignore[operator]
+                continue
+            fixed.append(physical.cast(pl.String) + f" {dtype.time_unit} since 1970-01-01")
+            continue
+        if _plain(dtype):
+            continue
+        try:
+            values = column.to_list()
+        except Exception as error:  # an extension type Polars cannot give back
+            raise OutputError(
+                f"the column {name!r} ({dtype}) cannot be written as text: {error}",
+                hint="cast it in the query, e.g. to text with ::VARCHAR",
+            ) from None
+        text = [
+            None if v is None else (_encode(v) if isinstance(v, bytes | bytearray) else json.dumps(v, default=_encode))
+            for v in values
+        ]
+        fixed.append(pl.Series(name, text, dtype=pl.String))
+    return frame.with_columns(fixed) if fixed else frame
+
+
+TABLE_ROWS = 10_000
+"""The table format shows at most this many rows (then a line says how many more): csv and json give all."""
 
 
 def _source(root: str, *, compression: str, jobs: int | None, quiet: bool) -> Corpus | Archive:
@@ -241,9 +312,10 @@ def sql_command(
     else:
         with output_stream(output, protected=protected_paths(root, source)) as out:
             if fmt in ("csv", "json"):
-                write_rows(out, frame, "csv" if fmt == "csv" else "json", to_terminal=to_terminal)
+                write_rows(out, _writable(frame), "csv" if fmt == "csv" else "json", to_terminal=to_terminal)
             else:
-                shown = terminal_frame(csv_cells(frame)) if to_terminal else csv_cells(frame)
+                head = frame.head(TABLE_ROWS)
+                shown = terminal_frame(csv_cells(head)) if to_terminal else csv_cells(head)
                 with pl.Config(
                     tbl_rows=-1,
                     tbl_cols=-1,
@@ -253,4 +325,7 @@ def sql_command(
                     tbl_width_chars=200,
                 ):
                     out.write(str(shown) + "\n")
+                if frame.height > TABLE_ROWS:
+                    more = frame.height - TABLE_ROWS
+                    out.write(f"… {more:,} more rows not shown (--format csv or json gives every row)\n")
     note(f"{frame.height} rows" + ("" if to_terminal else f", wrote {output}"), quiet=quiet)

@@ -3,90 +3,73 @@
 Every call opens its own in-memory DuckDB connection (never DuckDB's shared
 default one) with file-system access, extension installs and autoloading,
 persistent secrets and Python replacement scans switched off, no temporary
-directory (nothing spills to disk), a memory limit and a thread count. The
-query is parsed, never bound, before anything runs (``sql_guard``): one
-read-only statement, or a one-line refusal. The tables it names
-(``sql_tables.SQL_TABLES``) are registered as views over Arrow data (a
-corpus's frames, an archive's Parquet through ``pyarrow.dataset``), then
-the configuration is locked and the query runs under a deadline (a timer
-thread interrupts it) with its result bounded by the memory limit. So a
-query reads only the registered tables, can neither read nor write a file
-nor reach the network, and ends in time.
+directory (nothing spills to disk), a memory limit and a thread count
+(``sql_engine``). The query is parsed, never bound, before anything runs
+(``sql_guard``): one read-only statement, or a one-line refusal. The
+tables it names (``sql_tables.SQL_TABLES``) are made here and registered
+as views over Arrow data (a corpus's frames, an archive's Parquet through
+``pyarrow.dataset``), then the configuration is locked. On Linux the query
+then runs in a forked child (``sql_process``) that is killed at its
+deadline or when its memory passes the bound; elsewhere it runs here,
+interrupted at its deadline. Its result is bounded by the memory limit. So
+a query reads only the registered tables, can neither read nor write a
+file nor reach the network, and ends in time.
 """
 
 from __future__ import annotations
 
-import os
-import threading
 from typing import Any
 
-import duckdb
+import orjson
 import polars as pl
 import pyarrow as pa
 
+from subagent_catalog.interop import sql_process
 from subagent_catalog.interop.errors import SqlError
-from subagent_catalog.interop.sql_guard import SqlErrorReason, checked_statement, named_tables
-from subagent_catalog.interop.sql_tables import SQL_TABLES, arrow_table, select_list, table_names
+from subagent_catalog.interop.sql_engine import (
+    DUCKDB_CONFIG,
+    MEMORY_LIMIT_MB,
+    THREADS,
+    TIMEOUT_S,
+    check_limits,
+    first_line,
+    locked,
+    run_arrow,
+    sandbox,
+)
+from subagent_catalog.interop.sql_guard import checked_statement, named_tables
+from subagent_catalog.interop.sql_tables import SQL_TABLES, arrow_table
 from subagent_catalog.store.source import Source
 
-MEMORY_LIMIT_MB = 2048
-"""DuckDB's memory limit (MiB) for a query, and the bound of its result's size."""
-THREADS = min(4, os.cpu_count() or 1)
-"""DuckDB's threads for a query."""
-TIMEOUT_S = 300.0
-"""The seconds a query may run before it is interrupted."""
-_BATCH_ROWS = 65_536
-_INTERRUPT_EVERY_S = 0.05
+__all__ = ["DUCKDB_CONFIG", "MEMORY_LIMIT_MB", "THREADS", "TIMEOUT_S", "connect", "sandbox", "sql", "sql_tables_of"]
 
-DUCKDB_CONFIG: dict[str, Any] = {
-    "enable_external_access": False,
-    "autoinstall_known_extensions": False,
-    "autoload_known_extensions": False,
-    "allow_community_extensions": False,
-    "allow_unsigned_extensions": False,
-    "allow_persistent_secrets": False,
-    "python_enable_replacements": False,
-    "temp_directory": "",
-    "max_temp_directory_size": "0KB",
-}
-"""The connection's settings at open (besides the limits): no files, no extensions, no secrets, no spilling.
-
-After the tables are registered, ``enable_progress_bar`` is switched off and
-``lock_configuration`` on, so a query cannot change any of them.
-"""
+ISOLATE = True
+"""Run queries in a child process where ``sql_process.available()`` (switch off only to compare)."""
 
 
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
+def sql_tables_of(source: Source, query: str) -> dict[str, tuple[Any, tuple[str, ...]]]:
+    """Check ``query`` (``sql_guard``) and make the tables it names: name -> (Arrow data, the view's columns).
 
-
-def _check_limits(memory_limit_mb: int, threads: int, timeout: float) -> None:
-    if not isinstance(memory_limit_mb, int) or memory_limit_mb < 16:
-        raise ValueError(f"memory_limit_mb must be an int of at least 16, not {memory_limit_mb!r}")
-    if not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"threads must be an int of at least 1, not {threads!r}")
-    if not timeout > 0:
-        raise ValueError(f"timeout must be a positive number of seconds, not {timeout!r}")
-
-
-def sandbox(*, memory_limit_mb: int = MEMORY_LIMIT_MB, threads: int = THREADS) -> duckdb.DuckDBPyConnection:
-    """A private in-memory DuckDB connection with external access off and the limits set (not yet locked).
+    Raises:
+        SqlError: the query is refused before it runs.
+        CatalogError: it names ``catalog`` and the root's listing fails.
 
     Examples:
-        >>> sandbox(memory_limit_mb=64).sql("select current_setting('enable_external_access')").fetchall()
-        [(False,)]
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> sorted(sql_tables_of(read_corpus(tempfile.mkdtemp()), "select * from sessions join problems using (path)"))
+        ['problems', 'sessions']
     """
-    config = {**DUCKDB_CONFIG, "memory_limit": f"{memory_limit_mb}MB", "threads": threads}
-    con = duckdb.connect(":memory:", config=config)
-    con.execute("SET enable_progress_bar = false")
-    return con
+    parser = sandbox(memory_limit_mb=64, threads=1)
+    try:
+        names = named_tables(parser, checked_statement(parser, query), set(SQL_TABLES))
+    finally:
+        parser.close()
+    return {name: arrow_table(source, name) for name in sorted(names)}
 
 
-def connect(
-    source: Source, query: str, *, memory_limit_mb: int = MEMORY_LIMIT_MB, threads: int = THREADS
-) -> duckdb.DuckDBPyConnection:
-    """The locked sandbox connection for ``query``: checked, with the tables it names registered (as views).
+def connect(source: Source, query: str, *, memory_limit_mb: int = MEMORY_LIMIT_MB, threads: int = THREADS) -> Any:
+    """The locked sandbox connection for ``query`` in this process, with the tables it names registered (as views).
 
     Raises:
         SqlError: the query is refused before it runs (``sql_guard.checked_statement``).
@@ -97,18 +80,7 @@ def connect(
         >>> connect(read_corpus(tempfile.mkdtemp()), "select count(*) from sessions").sql("show tables").fetchall()
         [('_data_sessions',), ('sessions',)]
     """
-    con = sandbox(memory_limit_mb=memory_limit_mb, threads=threads)
-    try:
-        statement = checked_statement(con, query)
-        for name in sorted(named_tables(con, statement, set(SQL_TABLES))):
-            data, columns = arrow_table(source, name)
-            con.register(f"_data_{name}", data)
-            con.execute(f'CREATE VIEW "{name}" AS SELECT {select_list(data, columns)} FROM "_data_{name}"')
-        con.execute("SET lock_configuration = true")
-    except BaseException:
-        con.close()
-        raise
-    return con
+    return locked(sql_tables_of(source, query), memory_limit_mb=memory_limit_mb, threads=threads)
 
 
 def _unique(names: list[str]) -> list[str]:
@@ -124,67 +96,27 @@ def _unique(names: list[str]) -> list[str]:
     return out
 
 
-def _error(error: BaseException, *, fired: bool, timeout: float, memory_limit_mb: int) -> SqlError:
-    line = _first_line(error)
-    reason: SqlErrorReason = "query"
-    hint = f"the tables are {', '.join(table_names())} (docs/sql.md); files cannot be read or written"
-    if fired or isinstance(error, duckdb.InterruptException) or line.startswith("INTERRUPT Error"):
-        return SqlError(
-            f"the query ran longer than {timeout:g} s and was interrupted",
-            hint="narrow it (a WHERE, a LIMIT, no cross join) or allow more time (timeout=, --timeout)",
-            reason="timeout",
-        )
-    if isinstance(error, duckdb.OutOfMemoryException) or line.startswith("Out of Memory Error"):
-        reason = "memory"
-        line = f"the query needs more than its memory limit of {memory_limit_mb} MiB ({line})"
-        hint = "narrow it, or raise the limit (memory_limit_mb=, --memory-limit); nothing spills to disk"
-    return SqlError(line, hint=hint, reason=reason)
-
-
-def _run(con: duckdb.DuckDBPyConnection, query: str, *, timeout: float, memory_limit_mb: int) -> pl.DataFrame:
-    """Run the checked query; interrupt it after ``timeout`` s; refuse a result larger than the memory limit."""
-    done, fired = threading.Event(), threading.Event()
-
-    def watch() -> None:
-        if done.wait(timeout):
-            return
-        fired.set()
-        while not done.wait(_INTERRUPT_EVERY_S):  # again and again: an interrupt between two stages is lost
-            con.interrupt()
-
-    watcher = threading.Thread(target=watch, name="sql-deadline", daemon=True)
-    watcher.start()
-    limit = memory_limit_mb * 2**20
-    try:
-        relation = con.sql(query)
-        if relation is None:
-            return pl.DataFrame()
-        reader = relation.to_arrow_reader(_BATCH_ROWS)
-        batches, size = [], 0
-        for batch in reader:
-            size += batch.nbytes
-            if size > limit:
-                raise SqlError(
-                    f"the result is larger than the memory limit of {memory_limit_mb} MiB",
-                    hint="select fewer rows or columns (a LIMIT, an aggregate), or raise the limit (--memory-limit)",
-                    reason="result-too-large",
-                )
-            batches.append(batch)
-        table = pa.Table.from_batches(batches, schema=reader.schema)
-    except SqlError:
-        raise
-    except (duckdb.Error, OSError, pa.ArrowException) as error:
-        raise _error(error, fired=fired.is_set(), timeout=timeout, memory_limit_mb=memory_limit_mb) from None
-    finally:
-        done.set()
-        watcher.join()
+def _frame(table: pa.Table) -> pl.DataFrame:
+    """The result as Polars: duplicate names made unique as DuckDB's ``.pl()`` does; a type it cannot hold refused."""
     table = table.rename_columns(_unique(table.column_names))
+    for field in table.schema:
+        metadata = field.metadata or {}
+        extension = metadata.get(b"ARROW:extension:name")  # an extension type that came through IPC
+        if isinstance(field.type, pa.BaseExtensionType) or extension is not None:  # DuckDB's BIGNUM: opaque bytes
+            said = orjson.loads(metadata.get(b"ARROW:extension:metadata") or b"{}") if extension else {}
+            kind = getattr(field.type, "type_name", None) or (said.get("type_name") if isinstance(said, dict) else None)
+            kind = kind or str(extension or field.type)
+            raise SqlError(
+                f"the result's column {field.name!r} is of DuckDB's type {kind}, which Polars would hold as raw bytes",
+                hint="cast that column, e.g. to text with ::VARCHAR",
+                reason="result-type",
+            )
     try:
         frame = pl.from_arrow(table, rechunk=False)
     except (pl.exceptions.PolarsError, pa.ArrowException) as error:
         types = ", ".join(f"{field.name} {field.type}" for field in table.schema)
         raise SqlError(
-            f"the result has a column Polars cannot hold ({_first_line(error)[:200]}; columns: {types[:300]})",
+            f"the result has a column Polars cannot hold ({first_line(error)[:200]}; columns: {types[:300]})",
             hint="cast that column, e.g. to text with ::VARCHAR",
             reason="result-type",
         ) from None
@@ -217,11 +149,13 @@ def sql(
         source: a read corpus or an opened archive.
         query: one SQL query; it may name any of the tables.
         memory_limit_mb: DuckDB's memory limit for the query (MiB; nothing
-            spills to disk), and the largest result accepted. The tables
-            themselves (the frames, made before the query) are not counted.
+            spills to disk), and the largest result accepted; on Linux the
+            query's process is killed once it grows past
+            ``sql_process.memory_bound_mb`` of it. The tables themselves
+            (the frames, made before the query) are not counted.
         threads: DuckDB's threads.
         timeout: seconds the query may run (the tables it names are made
-            first, outside this time); then it is interrupted.
+            first, outside this time); then it is stopped.
 
     Returns:
         The query's rows (an empty frame for a query that returns none).
@@ -246,9 +180,16 @@ def sql(
         ...
         subagent_catalog.interop.errors.SqlError: Catalog Error: Table with name session does not exist! (hint: ...)
     """
-    _check_limits(memory_limit_mb, threads, timeout)
-    con = connect(source, query, memory_limit_mb=memory_limit_mb, threads=threads)
-    try:
-        return _run(con, query, timeout=timeout, memory_limit_mb=memory_limit_mb)
-    finally:
-        con.close()
+    check_limits(memory_limit_mb, threads, timeout)
+    tables = sql_tables_of(source, query)
+    if ISOLATE and sql_process.available():
+        table = sql_process.run_isolated(
+            tables, query, memory_limit_mb=memory_limit_mb, threads=threads, timeout=timeout
+        )
+    else:
+        con = locked(tables, memory_limit_mb=memory_limit_mb, threads=threads)
+        try:
+            table = run_arrow(con, query, timeout=timeout, memory_limit_mb=memory_limit_mb)
+        finally:
+            con.close()
+    return _frame(table)

@@ -65,7 +65,8 @@ def refusal_line(kind: str) -> str:
 
 def _first_line(error: BaseException) -> str:
     text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
+    line = text.splitlines()[0] if text else type(error).__name__
+    return line if len(line) <= 1000 else line[:1000] + f"… ({len(line):,} characters)"
 
 
 def checked_statement(con: duckdb.DuckDBPyConnection, query: str) -> Any:

@@ -71,6 +71,7 @@ class Collector:
 
     behaviour: str
     received: list[Received] = field(default_factory=list)
+    accepted: list[Received] = field(default_factory=list)  # the requests answered 2xx (what a collector stores)
     connections: int = 0
     _stop: threading.Event = field(default_factory=threading.Event)
     _threads: list[threading.Thread] = field(default_factory=list)
@@ -158,9 +159,15 @@ class Collector:
             if self.behaviour == "silent":  # accepts, reads nothing, answers nothing
                 self._stop.wait(60)
                 return
-            if self._read_request(conn) is None:
+            received = self._read_request(conn)
+            if received is None:
                 return
-            self._answer(conn, len(self.received))
+            number = len(self.received)
+            if self.behaviour in ("ok", "ok-204", "ok-garbage-body", "ok-no-length") or (
+                self.behaviour == "retry-then-ok" and number >= 3
+            ):
+                self.accepted.append(received)
+            self._answer(conn, number)
 
     def _answer(self, conn: socket.socket, number: int) -> None:
         behaviour = self.behaviour

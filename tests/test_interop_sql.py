@@ -316,7 +316,8 @@ def test_read_only_queries_run(sample: Corpus, home: Path, query: str) -> None:
         ("select '\udcff'", "encoding", "not valid UTF-8"),
         ("select 1\x00", "syntax", "NUL"),
         ("select " + "1+" * 60_000 + "1", "too-long", "at most 100,000"),
-        ("select " + "(" * 5000 + "1" + ")" * 5000, "syntax", "Max expression depth"),
+        ("select " + "(" * 5000 + "1" + ")" * 5000, "too-long", "nests 5,000 brackets deep"),
+        ("select " + "(" * 1000 + "1" + ")" * 1000, "syntax", "Max expression depth"),
         ("update extensions", "refused", "unknown type"),
     ],
 )
@@ -445,3 +446,26 @@ def test_the_default_duckdb_connection_is_never_used(sample: Corpus, monkeypatch
     for name in ("get_table_names", "extract_statements", "sql", "execute", "query", "default_connection"):
         monkeypatch.setattr(duckdb, name, refuse)
     assert sql(sample, "select count(*) as n from sessions join problems using (path)").height == 1
+
+
+def test_a_query_nested_deeper_than_duckdb_accepts_is_refused_before_its_parser_runs(sample: Corpus) -> None:
+    deep = "select " + "(" * 10_000 + "1;" + ")" * 9_999  # DuckDB's parser: 13 s and 1.8 GB over twice this
+    with pytest.raises(SqlError, match="nests 10,000 brackets deep; at most 1,000") as refused:
+        sql(sample, deep)
+    assert refused.value.reason == "too-long"
+    quoted = "select '" + "(" * 5000 + "' as x -- " + "[" * 5000
+    assert sql(sample, quoted)["x"][0] == "(" * 5000  # brackets in a string or a comment do not count
+
+
+@pytest.mark.skipif(not sql_process.available(), reason="queries run in their own process on Linux only")
+def test_the_parse_runs_in_its_own_process_bounded_in_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    def slow(*args: object, **kwargs: object) -> None:
+        time.sleep(60)
+
+    monkeypatch.setattr(sql_process, "PARSE_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(sql_process, "checked_statement", slow)  # runs in the forked child only
+    with pytest.raises(SqlError, match=r"could not be parsed within 0\.5 s") as stopped:
+        sql_process.parse_isolated("select 1", {"sessions"})
+    assert stopped.value.reason == "too-long"

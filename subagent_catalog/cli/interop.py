@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -14,8 +12,6 @@ from subagent_catalog.cli.options import data_output_option, load_source, prices
 from subagent_catalog.views.text import csv_cells, json_terminal, terminal_frame
 
 if TYPE_CHECKING:
-    import duckdb
-
     from subagent_catalog.frames.corpus import Corpus
     from subagent_catalog.store.archive import Archive
 
@@ -98,18 +94,6 @@ def _source(root: str, *, compression: str, jobs: int | None, quiet: bool) -> Co
     if isinstance(source, Archive):
         note(f"reading the archive {root}", quiet=quiet)
     return source
-
-
-@contextlib.contextmanager
-def _parser() -> Iterator[duckdb.DuckDBPyConnection]:
-    """A small sandbox connection to check a query with before reading the corpus."""
-    from subagent_catalog.interop.sql import sandbox
-
-    con = sandbox(memory_limit_mb=64, threads=1)
-    try:
-        yield con
-    finally:
-        con.close()
 
 
 def _headers(values: tuple[str, ...]) -> dict[str, str]:
@@ -299,10 +283,9 @@ def sql_command(
     if fmt == "parquet" and is_stdout(output):
         raise click.UsageError("--format parquet needs -o FILE")
     check_target(output, [root])
-    from subagent_catalog.interop.sql_guard import checked_statement
+    from subagent_catalog.interop.sql import query_tables
 
-    with _parser() as con:  # refuse a bad query before the corpus is read
-        checked_statement(con, query)
+    query_tables(query)  # refuse a bad query before the corpus is read
     source = _source(root, compression=compression, jobs=jobs, quiet=quiet)
     frame = sql(source, query, memory_limit_mb=memory_limit, threads=threads or THREADS, timeout=timeout)
     to_terminal = is_stdout(output)

@@ -9,7 +9,8 @@ attribute names, pinned versions, clipping; ``otlp_json``: the OTLP JSON
 lines file format; ``otlp_export``: requests to files and collectors;
 ``otlp_http``: endpoint URLs and POSTs with a whole-request deadline), SQL
 over the frames in a DuckDB sandbox (``sql``; ``sql_guard``: what it lets
-through) and the table mapping it registers (``sql_tables``). It imports no
+through; ``sql_engine``: the connection; ``sql_process``: the forked child
+a query runs in) and the table mapping it registers (``sql_tables``). It imports no
 UI library: the CLI (``cli.interop``) translates its errors.
 """
 

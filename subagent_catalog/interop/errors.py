@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Literal
 
 from subagent_catalog.errors import SubagentCatalogError
 
-if TYPE_CHECKING:
-    from subagent_catalog.interop.sql_guard import SqlErrorReason
+SqlErrorReason = Literal[
+    "syntax", "refused", "too-long", "encoding", "timeout", "memory", "result-too-large", "result-type", "query"
+]
+"""Why a query failed: the ``reason`` of a ``SqlError``."""
 
 
 class OtlpExportError(SubagentCatalogError):
@@ -18,7 +20,7 @@ class SqlError(SubagentCatalogError, ValueError):
     """A SQL query that could not run: syntax, a refused statement, a limit, an unknown table or column.
 
     Attributes:
-        reason: why, as a stable word (``sql_guard.SqlErrorReason``):
+        reason: why, as a stable word (``SqlErrorReason``):
             ``syntax``, ``refused`` (not one read-only statement),
             ``too-long``, ``encoding``, ``timeout``, ``memory``,
             ``result-too-large``, ``result-type`` or ``query`` (DuckDB

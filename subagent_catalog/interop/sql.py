@@ -41,7 +41,17 @@ from subagent_catalog.interop.sql_guard import checked_statement, named_tables
 from subagent_catalog.interop.sql_tables import SQL_TABLES, arrow_table
 from subagent_catalog.store.source import Source
 
-__all__ = ["DUCKDB_CONFIG", "MEMORY_LIMIT_MB", "THREADS", "TIMEOUT_S", "connect", "sandbox", "sql", "sql_tables_of"]
+__all__ = [
+    "DUCKDB_CONFIG",
+    "MEMORY_LIMIT_MB",
+    "THREADS",
+    "TIMEOUT_S",
+    "connect",
+    "query_tables",
+    "sandbox",
+    "sql",
+    "sql_tables_of",
+]
 
 ISOLATE = True
 """Run queries in a child process where ``sql_process.available()`` (switch off only to compare)."""
@@ -60,12 +70,30 @@ def sql_tables_of(source: Source, query: str) -> dict[str, tuple[Any, tuple[str,
         >>> sorted(sql_tables_of(read_corpus(tempfile.mkdtemp()), "select * from sessions join problems using (path)"))
         ['problems', 'sessions']
     """
+    names = query_tables(query)
+    return {name: arrow_table(source, name) for name in sorted(names)}
+
+
+def query_tables(query: str) -> set[str]:
+    """Check ``query`` (``sql_guard``: one read-only statement) and give the tables it names; no table is made.
+
+    On Linux DuckDB's parser runs in a forked child too, bounded in time and
+    memory (``sql_process.parse_isolated``).
+
+    Raises:
+        SqlError: the query is refused.
+
+    Examples:
+        >>> sorted(query_tables("select * from events join sessions using (session_id)"))
+        ['events', 'sessions']
+    """
+    if ISOLATE and sql_process.available():
+        return sql_process.parse_isolated(query, set(SQL_TABLES))
     parser = sandbox(memory_limit_mb=64, threads=1)
     try:
-        names = named_tables(parser, checked_statement(parser, query), set(SQL_TABLES))
+        return named_tables(parser, checked_statement(parser, query), set(SQL_TABLES))
     finally:
         parser.close()
-    return {name: arrow_table(source, name) for name in sorted(names)}
 
 
 def connect(source: Source, query: str, *, memory_limit_mb: int = MEMORY_LIMIT_MB, threads: int = THREADS) -> Any:

@@ -14,8 +14,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from subagent_catalog.interop.errors import SqlError
-from subagent_catalog.interop.sql_guard import SqlErrorReason
+from subagent_catalog.interop.errors import SqlError, SqlErrorReason
 from subagent_catalog.interop.sql_tables import select_list, table_names
 
 MEMORY_LIMIT_MB = 2048

@@ -23,12 +23,24 @@ import signal
 import sys
 import time
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import BinaryIO
 
 import orjson
 import pyarrow as pa
 
 from subagent_catalog.interop.errors import SqlError
-from subagent_catalog.interop.sql_engine import Tables, batches, locked, memory_error, result_error, timeout_error
+from subagent_catalog.interop.sql_engine import (
+    Tables,
+    batches,
+    locked,
+    memory_error,
+    result_error,
+    sandbox,
+    timeout_error,
+)
+from subagent_catalog.interop.sql_guard import checked_statement, named_tables
 
 _POLL_S = 0.02
 _READ = 1 << 20
@@ -59,37 +71,114 @@ def _resident(pid: int) -> int:
         return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def _child(
-    data_fd: int, error_fd: int, tables: Tables, query: str, memory_limit_mb: int, threads: int, timeout: float
-) -> None:
-    """In the child: the result (Arrow IPC) on ``data_fd``, or the error (JSON) on ``error_fd``; never returns.
+def _error_json(error: SqlError) -> bytes:
+    return orjson.dumps({"message": str(error.args[0]), "hint": error.hint, "reason": error.reason})
+
+
+def _query_child(tables: Tables, query: str, memory_limit_mb: int, threads: int, timeout: float) -> Work:
+    """What the query's child does: the result as an Arrow IPC stream on ``out``.
 
     Its own deadline and result bound are looser than the caller's, so the
     caller's come first; DuckDB's errors (a memory limit reached while the
     result streams) are the child's to report.
     """
-    status = 0
+
+    def work(out: BinaryIO) -> None:
+        con = locked(tables, memory_limit_mb=memory_limit_mb, threads=threads)
+        schema, stream = batches(
+            con, query, timeout=timeout + 5, memory_limit_mb=memory_limit_mb, result_limit_mb=2 * memory_limit_mb
+        )
+        with pa.ipc.new_stream(out, schema) as writer:
+            for batch in stream:
+                writer.write_batch(batch)
+
+    return work
+
+
+Work = Callable[[BinaryIO], None]
+"""What a child does with its output pipe (raising ``SqlError`` to report one)."""
+
+
+@dataclass(frozen=True)
+class Stops:
+    """Why the caller stops a child: the errors for its deadline, its memory bound and its output's bound."""
+
+    timeout: SqlError
+    memory: SqlError
+    output: SqlError
+
+
+def _forked(work: Work, *, timeout: float, bound_mb: int, output_limit: int, stops: Stops) -> bytes:
+    """Run ``work`` in a forked child; what it wrote, once it has exited cleanly; a ``SqlError`` otherwise."""
+    data_read, data_write = os.pipe()
+    error_read, error_write = os.pipe()
+    base = _resident(os.getpid())
+    with warnings.catch_warnings():  # Python 3.12+ warns of fork in a threaded process; the child is careful
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child (measured through its results)
+        os.close(data_read)
+        os.close(error_read)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        status = 0
+        try:
+            with os.fdopen(data_write, "wb", buffering=_READ) as out, os.fdopen(error_write, "wb") as errors:
+                try:
+                    work(out)
+                except SqlError as error:
+                    errors.write(_error_json(error))
+                    status = 3
+        except BaseException:
+            status = 4
+        finally:
+            os._exit(status)
+    os.close(data_write)
+    os.close(error_write)
+    deadline = time.monotonic() + timeout
+    data = bytearray()
+    stopped: SqlError | None = None
     try:
-        with os.fdopen(data_fd, "wb", buffering=_READ) as out, os.fdopen(error_fd, "wb") as errors:
-            try:
-                con = locked(tables, memory_limit_mb=memory_limit_mb, threads=threads)
-                schema, stream = batches(
-                    con,
-                    query,
-                    timeout=timeout + 5,
-                    memory_limit_mb=memory_limit_mb,
-                    result_limit_mb=2 * memory_limit_mb,
-                )
-                with pa.ipc.new_stream(out, schema) as writer:
-                    for batch in stream:
-                        writer.write_batch(batch)
-            except SqlError as error:
-                errors.write(orjson.dumps({"message": str(error.args[0]), "hint": error.hint, "reason": error.reason}))
-                status = 3
-    except BaseException:
-        status = 4
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                stopped = stops.timeout
+                break
+            with contextlib.suppress(OSError):  # the child may be gone already
+                if _resident(pid) - base > bound_mb * 2**20:
+                    stopped = stops.memory
+                    break
+            ready, _, _ = select.select([data_read], [], [], min(left, _POLL_S))
+            if not ready:
+                continue
+            chunk = os.read(data_read, _READ)
+            if not chunk:
+                break
+            data += chunk
+            if len(data) > output_limit:
+                stopped = stops.output
+                break
     finally:
-        os._exit(status)
+        if stopped is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        os.close(data_read)
+        status = _reap(pid, deadline)
+        with os.fdopen(error_read, "rb") as errors:
+            said = errors.read(1 << 16)
+    if stopped is not None:
+        raise stopped
+    if said:
+        reported = orjson.loads(said)
+        raise SqlError(reported["message"], hint=reported["hint"], reason=reported["reason"])
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        why = f"signal {-code}" if code < 0 else f"exit status {code}"
+        raise SqlError(
+            f"the query's process ended without a result ({why})",
+            hint="narrow the query; if it keeps happening, report it with the query",
+            reason="query",
+        )
+    return bytes(data)
 
 
 def run_isolated(tables: Tables, query: str, *, memory_limit_mb: int, threads: int, timeout: float) -> pa.Table:
@@ -105,54 +194,48 @@ def run_isolated(tables: Tables, query: str, *, memory_limit_mb: int, threads: i
         ...              memory_limit_mb=64, threads=1, timeout=10).to_pylist()
         [{'s': 3}]
     """
-    data_read, data_write = os.pipe()
-    error_read, error_write = os.pipe()
-    base = _resident(os.getpid())
-    with warnings.catch_warnings():  # Python 3.12+ warns of fork in a threaded process; the child is careful
-        warnings.simplefilter("ignore", DeprecationWarning)
-        pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child (measured through its results)
-        os.close(data_read)
-        os.close(error_read)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        _child(data_write, error_write, tables, query, memory_limit_mb, threads, timeout)
-    os.close(data_write)
-    os.close(error_write)
-    deadline = time.monotonic() + timeout
-    bound = memory_bound_mb(memory_limit_mb) * 2**20
-    data = bytearray()
-    stopped: SqlError | None = None
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                stopped = timeout_error(timeout)
-                break
-            with contextlib.suppress(OSError):  # the child may be gone already
-                if _resident(pid) - base > bound:
-                    stopped = memory_error(memory_limit_mb, f"the query's process grew past {bound >> 20} MiB")
-                    break
-            ready, _, _ = select.select([data_read], [], [], min(left, _POLL_S))
-            if not ready:
-                continue
-            chunk = os.read(data_read, _READ)
-            if not chunk:
-                break
-            data += chunk
-            if len(data) > memory_limit_mb * 2**20:
-                stopped = result_error(memory_limit_mb)
-                break
-    finally:
-        if stopped is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        os.close(data_read)
-        status = _reap(pid, deadline)
-        with os.fdopen(error_read, "rb") as errors:
-            said = errors.read(1 << 16)
-    if stopped is not None:
-        raise stopped
-    return _result(bytes(data), said, status)
+    bound = memory_bound_mb(memory_limit_mb)
+    stops = Stops(
+        timeout_error(timeout),
+        memory_error(memory_limit_mb, f"the query's process grew past {bound} MiB"),
+        result_error(memory_limit_mb),
+    )
+    work = _query_child(tables, query, memory_limit_mb, threads, timeout)
+    data = _forked(work, timeout=timeout, bound_mb=bound, output_limit=memory_limit_mb * 2**20, stops=stops)
+    with pa.ipc.open_stream(pa.py_buffer(data)) as reader:
+        return reader.read_all()
+
+
+PARSE_TIMEOUT_S = 20.0
+"""The seconds DuckDB's parser may take over a query (it took 13 s and 1.8 GB over 20,000 nested parentheses)."""
+PARSE_BOUND_MB = 512
+
+
+def parse_isolated(query: str, candidates: set[str]) -> set[str]:
+    """Check ``query`` (``sql_guard``) in a forked child; the tables of ``candidates`` it names.
+
+    Raises:
+        SqlError: the query is refused, or its parse passed ``PARSE_TIMEOUT_S``
+            or ``PARSE_BOUND_MB``.
+
+    Examples:
+        >>> sorted(parse_isolated("select * from a join b using (x)", {"a", "b", "c"}))
+        ['a', 'b']
+    """
+
+    def work(out: BinaryIO) -> None:
+        con = sandbox(memory_limit_mb=64, threads=1)
+        names = named_tables(con, checked_statement(con, query), candidates)
+        out.write(orjson.dumps(sorted(names)))
+
+    hint = "simplify it: less nesting, a shorter query"
+    stops = Stops(
+        SqlError(f"the query could not be parsed within {PARSE_TIMEOUT_S:g} s", hint=hint, reason="too-long"),
+        SqlError(f"parsing the query needed more than {PARSE_BOUND_MB} MiB", hint=hint, reason="too-long"),
+        SqlError("the query names too many tables", hint=hint, reason="too-long"),
+    )
+    data = _forked(work, timeout=PARSE_TIMEOUT_S, bound_mb=PARSE_BOUND_MB, output_limit=1 << 20, stops=stops)
+    return set(orjson.loads(data))
 
 
 def _reap(pid: int, deadline: float) -> int:
@@ -165,19 +248,3 @@ def _reap(pid: int, deadline: float) -> int:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
     return os.waitpid(pid, 0)[1]
-
-
-def _result(data: bytes, said: bytes, status: int) -> pa.Table:
-    if said:
-        error = orjson.loads(said)
-        raise SqlError(error["message"], hint=error["hint"], reason=error["reason"])
-    code = os.waitstatus_to_exitcode(status)
-    if code == 0:
-        with pa.ipc.open_stream(pa.py_buffer(data)) as reader:
-            return reader.read_all()
-    why = f"signal {-code}" if code < 0 else f"exit status {code}"
-    raise SqlError(
-        f"the query's process ended without a result ({why})",
-        hint="narrow the query; if it keeps happening, report it with the query",
-        reason="query",
-    )

@@ -455,17 +455,3 @@ def test_a_query_nested_deeper_than_duckdb_accepts_is_refused_before_its_parser_
     assert refused.value.reason == "too-long"
     quoted = "select '" + "(" * 5000 + "' as x -- " + "[" * 5000
     assert sql(sample, quoted)["x"][0] == "(" * 5000  # brackets in a string or a comment do not count
-
-
-@pytest.mark.skipif(not sql_process.available(), reason="queries run in their own process on Linux only")
-def test_the_parse_runs_in_its_own_process_bounded_in_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    import time
-
-    def slow(*args: object, **kwargs: object) -> None:
-        time.sleep(60)
-
-    monkeypatch.setattr(sql_process, "PARSE_TIMEOUT_S", 0.5)
-    monkeypatch.setattr(sql_process, "checked_statement", slow)  # runs in the forked child only
-    with pytest.raises(SqlError, match=r"could not be parsed within 0\.5 s") as stopped:
-        sql_process.parse_isolated("select 1", {"sessions"})
-    assert stopped.value.reason == "too-long"

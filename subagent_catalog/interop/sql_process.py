@@ -31,16 +31,7 @@ import orjson
 import pyarrow as pa
 
 from subagent_catalog.interop.errors import SqlError
-from subagent_catalog.interop.sql_engine import (
-    Tables,
-    batches,
-    locked,
-    memory_error,
-    result_error,
-    sandbox,
-    timeout_error,
-)
-from subagent_catalog.interop.sql_guard import checked_statement, named_tables
+from subagent_catalog.interop.sql_engine import Tables, batches, locked, memory_error, result_error, timeout_error
 
 _POLL_S = 0.02
 _READ = 1 << 20
@@ -206,45 +197,13 @@ def run_isolated(tables: Tables, query: str, *, memory_limit_mb: int, threads: i
         return reader.read_all()
 
 
-PARSE_TIMEOUT_S = 20.0
-"""The seconds DuckDB's parser may take over a query (it took 13 s and 1.8 GB over 20,000 nested parentheses)."""
-PARSE_BOUND_MB = 512
-
-
-def parse_isolated(query: str, candidates: set[str]) -> set[str]:
-    """Check ``query`` (``sql_guard``) in a forked child; the tables of ``candidates`` it names.
-
-    Raises:
-        SqlError: the query is refused, or its parse passed ``PARSE_TIMEOUT_S``
-            or ``PARSE_BOUND_MB``.
-
-    Examples:
-        >>> sorted(parse_isolated("select * from a join b using (x)", {"a", "b", "c"}))
-        ['a', 'b']
-    """
-
-    def work(out: BinaryIO) -> None:
-        con = sandbox(memory_limit_mb=64, threads=1)
-        names = named_tables(con, checked_statement(con, query), candidates)
-        out.write(orjson.dumps(sorted(names)))
-
-    hint = "simplify it: less nesting, a shorter query"
-    stops = Stops(
-        SqlError(f"the query could not be parsed within {PARSE_TIMEOUT_S:g} s", hint=hint, reason="too-long"),
-        SqlError(f"parsing the query needed more than {PARSE_BOUND_MB} MiB", hint=hint, reason="too-long"),
-        SqlError("the query names too many tables", hint=hint, reason="too-long"),
-    )
-    data = _forked(work, timeout=PARSE_TIMEOUT_S, bound_mb=PARSE_BOUND_MB, output_limit=1 << 20, stops=stops)
-    return set(orjson.loads(data))
-
-
 def _reap(pid: int, deadline: float) -> int:
     """The child's exit status, waited for until the deadline (then it is killed)."""
     while time.monotonic() < deadline:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             return status
-        time.sleep(_POLL_S)
+        time.sleep(0.001)  # it closed its pipe: it is leaving
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
     return os.waitpid(pid, 0)[1]

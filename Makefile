@@ -7,7 +7,7 @@ CONFORMANCE := $(SHARED)/conformance
 N ?= 10000
 FUZZ_WORKERS ?= 2
 
-.PHONY: demo test test-sweep lint docs conformance browser-deps bench bench-browser screenshots fuzz fuzz-outputs fuzz-archives fuzz-prices test-scale test-interop screenshots-phoenix clean
+.PHONY: demo test test-sweep lint docs conformance browser-deps bench bench-browser screenshots fuzz fuzz-outputs fuzz-archives fuzz-prices fuzz-sql fuzz-otlp test-scale test-interop screenshots-phoenix clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -82,6 +82,14 @@ fuzz-archives: $(VENV)/.dev
 
 fuzz-prices: $(VENV)/.dev
 	$(BIN)/python -m tests.fuzz.prices --cases $(N)
+
+# Hostile SQL through `sql` (a sandbox: nothing read outside the corpus, nothing written, bounded time and memory).
+fuzz-sql: $(VENV)/.dev
+	$(BIN)/python -m tests.fuzz.sql --cases $(N)
+
+# `otel --endpoint` against misbehaving collectors on 127.0.0.1 and malformed URLs (bounded wall time).
+fuzz-otlp: $(VENV)/.dev
+	$(BIN)/python -m tests.fuzz.otlp --cases $(N)
 
 # The archive differential over every conformance corpus (make test runs every non-scenario case and a third of the rest).
 test-sweep: $(VENV)/.dev

@@ -96,3 +96,72 @@ def test_sql_errors_are_one_line_with_the_tables(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "Error: Catalog Error" in result.output and "the tables are sessions" in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("query", "start"),
+    [
+        ("export database 'data/sample/copy'", "Error: EXPORT statements are refused"),
+        ("copy sessions to 'x.csv'", "Error: COPY statements are refused"),
+        ("install httpfs", "Error: LOAD statements are refused"),
+        ("select 1; select 2", "Error: the query holds 2 statements"),
+        ("select '\udcff'", "Error: the query is not valid UTF-8"),
+        ("select * from read_text('/etc/hostname')", "Error: Permission Error"),
+    ],
+)
+def test_sql_refusals_are_one_line_with_a_hint(query: str, start: str) -> None:
+    result = _run("sql", SAMPLE, query, "-q")
+    assert result.exit_code == 1 and result.output.startswith(start)
+    assert len(result.output.strip().splitlines()) == 1 and "(hint: " in result.output
+
+
+def test_a_refused_statement_is_refused_before_the_corpus_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    import subagent_catalog.cli.interop as command
+
+    def no_read(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the corpus was read")
+
+    monkeypatch.setattr(command, "_source", no_read)
+    result = _run("sql", SAMPLE, "attach 'x.db'", "-q")
+    assert result.exit_code == 1 and result.output.startswith("Error: ATTACH statements are refused")
+
+
+def test_sql_limits_options() -> None:
+    query = "select current_setting('threads') as t, current_setting('memory_limit') as m"
+    result = _run("sql", SAMPLE, query, "--threads", "1", "--memory-limit", "100", "--format", "csv", "-q")
+    assert result.exit_code == 0 and result.stdout.splitlines()[1].startswith("1,95.3 MiB")
+    slow = _run("sql", SAMPLE, "select count(*) from range(1000000000) a, range(1000000) b", "--timeout", "0.2", "-q")
+    assert slow.exit_code == 1 and "ran longer than 0.2 s and was stopped" in slow.output
+    assert _run("sql", SAMPLE, "select 1", "--memory-limit", "1").exit_code == 2
+
+
+def test_the_table_format_shows_at_most_ten_thousand_rows_and_says_how_many_more() -> None:
+    from subagent_catalog.cli.interop import TABLE_ROWS
+
+    result = _run("sql", SAMPLE, "select range as n from range(25000)", "-q")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[-1] == "… 15,000 more rows not shown (--format csv or json gives every row)"
+    assert "│ 9999 " in result.stdout and "│ 10000 " not in result.stdout and TABLE_ROWS == 10_000
+    every = _run("sql", SAMPLE, "select range as n from range(25000)", "--format", "csv", "-q")
+    assert len(every.stdout.splitlines()) == 25_001
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_sql_writes_every_cell_csv_and_json_can_hold(fmt: str, tmp_path: Path) -> None:
+    query = (
+        "select path_bytes, 'x'::blob as b, map([1], ['v']) as m, {'k': 'y'::blob} as s, ['z'::blob] as l,"
+        " timestamp '294247-01-10 04:00:54' as far, timestamp '2020-01-10 04:00:54' as near"
+        " from sessions where session_id = 'auth-refactor'"
+    )
+    result = _run("sql", SAMPLE, query, "--format", fmt, "-o", tmp_path / "out", "-q")
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "out").read_text()
+    assert b"data/sample".hex() in text and "78" in text and "7a" in text
+    assert "2020-01-10" in text
+    assert "9223372036854000000 us since 1970-01-01" in text
+
+
+def test_sql_refuses_a_bignum_column_in_one_line() -> None:
+    result = _run("sql", SAMPLE, "select 12345678901234567890123::varint as big", "-q")
+    assert result.exit_code == 1 and "DuckDB's type bignum" in result.output and "::VARCHAR" in result.output

@@ -372,7 +372,7 @@ def test_a_refusing_endpoint_is_one_error(tmp_path: Path, collector: tuple[str, 
     handler.status = 400
     with pytest.raises(OtlpExportError, match="did not accept 4 spans"):
         send_otlp([to_otlp(_small_corpus(tmp_path))], url, timeout=2)
-    with pytest.raises(OtlpExportError, match="not an http"):
+    with pytest.raises(OtlpExportError, match="is not http or https"):
         send_otlp([], "ftp://127.0.0.1/x")
 
 

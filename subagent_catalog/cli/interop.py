@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
+import polars as pl
 
 from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors, write_rows
 from subagent_catalog.cli.options import data_output_option, load_source, prices_option, protected_paths, source_options
@@ -13,6 +14,76 @@ from subagent_catalog.views.text import csv_cells, json_terminal, terminal_frame
 if TYPE_CHECKING:
     from subagent_catalog.frames.corpus import Corpus
     from subagent_catalog.store.archive import Archive
+
+
+_PLAIN = (
+    pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.Int128, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64,
+    pl.Float32, pl.Float64, pl.Boolean, pl.String, pl.Categorical, pl.Enum, pl.Date, pl.Time,
+    pl.Duration, pl.Decimal, pl.Null,
+)  # fmt: skip
+_DATETIME_BOUNDS = {"ns": (-(2**63) + 1, 2**63 - 1), "us": (-62_135_596_800_000_000, 253_402_300_799_999_999)}
+
+
+def _plain(dtype: Any) -> bool:
+    """A type Polars writes to CSV (flat) and JSON lines itself: numbers, text, dates, and lists and structs of them."""
+    if isinstance(dtype, pl.List | pl.Array):
+        return _plain(dtype.inner)
+    if isinstance(dtype, pl.Struct):
+        return all(_plain(field.dtype) for field in dtype.fields)
+    return isinstance(dtype, pl.Datetime) or any(dtype == plain or isinstance(dtype, plain) for plain in _PLAIN)
+
+
+def _encode(value: object) -> object:
+    if isinstance(value, bytes | bytearray):
+        return value.hex()
+    return str(value)
+
+
+def _writable(frame: pl.DataFrame) -> pl.DataFrame:
+    """The result with every cell CSV and JSON lines can hold.
+
+    Bytes (a BLOB; a BIT in DuckDB's own encoding) as hex; a MAP with number
+    keys, bytes inside a list or a struct, as JSON text; a timestamp past
+    year 9999 as its count of units since 1970.
+
+    Raises:
+        OutputError: a column's values cannot be read back to be written as text.
+    """
+    import json
+
+    from subagent_catalog.outputs import OutputError
+
+    fixed = []
+    for name, dtype in frame.schema.items():
+        column = frame[name]
+        if isinstance(dtype, pl.Datetime) and column.null_count() < len(column):
+            low, high = _DATETIME_BOUNDS.get(dtype.time_unit or "us", _DATETIME_BOUNDS["us"])
+            if dtype.time_unit == "ms":
+                low, high = low // 1000, high // 1000
+            physical = column.to_physical()
+            if low <= (physical.min() or 0) and (physical.max() or 0) <= high:  # type: ignore[operator]
+                continue
+            fixed.append(physical.cast(pl.String) + f" {dtype.time_unit} since 1970-01-01")
+            continue
+        if _plain(dtype):
+            continue
+        try:
+            values = column.to_list()
+        except Exception as error:  # an extension type Polars cannot give back
+            raise OutputError(
+                f"the column {name!r} ({dtype}) cannot be written as text: {error}",
+                hint="cast it in the query, e.g. to text with ::VARCHAR",
+            ) from None
+        text = [
+            None if v is None else (_encode(v) if isinstance(v, bytes | bytearray) else json.dumps(v, default=_encode))
+            for v in values
+        ]
+        fixed.append(pl.Series(name, text, dtype=pl.String))
+    return frame.with_columns(fixed) if fixed else frame
+
+
+TABLE_ROWS = 10_000
+"""The table format shows at most this many rows (then a line says how many more): csv and json give all."""
 
 
 def _source(root: str, *, compression: str, jobs: int | None, quiet: bool) -> Corpus | Archive:
@@ -69,7 +140,13 @@ def _headers(values: tuple[str, ...]) -> dict[str, str]:
     show_default=True,
     help="Clip message texts, tool arguments and results to this many characters.",
 )
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, help="Seconds per request.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=10.0,
+    show_default=True,
+    help="Seconds per request to --endpoint, all of it (connect, send, reply, retries).",
+)
 @prices_option
 @translate_errors
 def otel(
@@ -100,7 +177,8 @@ def otel(
         subagent-catalog otel data/sample --endpoint http://127.0.0.1:6006
         subagent-catalog otel data/sample --session run-webapp-1 --endpoint http://127.0.0.1:6006
     """
-    from subagent_catalog.interop.otel import otlp_traces, send_otlp, write_otlp_json
+    from subagent_catalog.interop.otel import otlp_parts, send_otlp, write_otlp_json
+    from subagent_catalog.interop.otlp_http import check_headers, parse_endpoint
     from subagent_catalog.prices import price_table
 
     if (output is None) == (endpoint is None):
@@ -108,10 +186,13 @@ def otel(
     if headers and endpoint is None:
         raise click.UsageError("--header goes with --endpoint")
     header_map = _headers(headers)
+    if endpoint is not None:  # a malformed URL or header is refused before the corpus is read
+        parse_endpoint(endpoint)
+        check_headers(header_map)
     table = price_table(prices)  # a bad price table fails before the corpus is read
     check_target(output, [root])
     source = _source(root, compression=compression, jobs=jobs, quiet=quiet)
-    traces = otlp_traces(
+    traces = otlp_parts(
         source,
         sessions=list(sessions) or None,
         conventions=conventions,  # type: ignore[arg-type]
@@ -120,7 +201,7 @@ def otel(
         prices=table,
     )
     if endpoint is not None:
-        stats = send_otlp(traces, endpoint, headers=header_map, timeout=timeout)
+        stats = send_otlp(traces, endpoint, headers=header_map or None, timeout=timeout)
         where = f"sent to {endpoint}"
     elif output is not None and is_stdout(output):
         from subagent_catalog.interop.otel import OtlpStats, request_batches
@@ -152,14 +233,44 @@ def otel(
     help="table: aligned text; csv; json: one object per line; parquet (needs -o).",
 )
 @data_output_option
+@click.option(
+    "--memory-limit",
+    "memory_limit",
+    type=click.IntRange(min=16),
+    default=2048,
+    show_default=True,
+    metavar="MB",
+    help="DuckDB's memory limit for the query (MiB; nothing spills to disk), and the largest result.",
+)
+@click.option(
+    "--threads", type=click.IntRange(min=1), default=None, help="DuckDB's threads (default: the cores, at most 4)."
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=300.0,
+    show_default=True,
+    help="Seconds the query may run before it is interrupted.",
+)
 @translate_errors
 def sql_command(
-    root: str, compression: str, jobs: int | None, quiet: bool, query: str, fmt: str, output: str | None
+    root: str,
+    compression: str,
+    jobs: int | None,
+    quiet: bool,
+    query: str,
+    fmt: str,
+    output: str | None,
+    memory_limit: int,
+    threads: int | None,
+    timeout: float,
 ) -> None:
-    """Run a SQL QUERY (DuckDB) over the tables sessions, descriptors, problems, events and catalog.
+    """Run one read-only SQL QUERY (DuckDB) over the tables sessions, descriptors, problems, events, catalog...
 
     ROOT is a corpus root or an archive directory (its Parquet files are read
-    directly). The query can read no file and write none.
+    directly). The query runs in a sandbox: one SELECT (WITH, FROM, VALUES,
+    DESCRIBE, SUMMARIZE, SHOW) or EXPLAIN statement; it can read no file,
+    write none, load no extension, change no setting.
 
     \b
     Examples:
@@ -168,13 +279,16 @@ def sql_command(
     """
     import polars as pl
 
-    from subagent_catalog.interop.sql import sql
+    from subagent_catalog.interop.sql import THREADS, sql
 
     if fmt == "parquet" and is_stdout(output):
         raise click.UsageError("--format parquet needs -o FILE")
     check_target(output, [root])
+    from subagent_catalog.interop.sql import query_tables
+
+    query_tables(query)  # refuse a bad query before the corpus is read
     source = _source(root, compression=compression, jobs=jobs, quiet=quiet)
-    frame = sql(source, query)
+    frame = sql(source, query, memory_limit_mb=memory_limit, threads=threads or THREADS, timeout=timeout)
     to_terminal = is_stdout(output)
     if fmt == "parquet":
         with output_stream(output, protected=protected_paths(root, source), binary=True) as out:
@@ -182,9 +296,10 @@ def sql_command(
     else:
         with output_stream(output, protected=protected_paths(root, source)) as out:
             if fmt in ("csv", "json"):
-                write_rows(out, frame, "csv" if fmt == "csv" else "json", to_terminal=to_terminal)
+                write_rows(out, _writable(frame), "csv" if fmt == "csv" else "json", to_terminal=to_terminal)
             else:
-                shown = terminal_frame(csv_cells(frame)) if to_terminal else csv_cells(frame)
+                head = frame.head(TABLE_ROWS)
+                shown = terminal_frame(csv_cells(head)) if to_terminal else csv_cells(head)
                 with pl.Config(
                     tbl_rows=-1,
                     tbl_cols=-1,
@@ -194,4 +309,7 @@ def sql_command(
                     tbl_width_chars=200,
                 ):
                     out.write(str(shown) + "\n")
+                if frame.height > TABLE_ROWS:
+                    more = frame.height - TABLE_ROWS
+                    out.write(f"… {more:,} more rows not shown (--format csv or json gives every row)\n")
     note(f"{frame.height} rows" + ("" if to_terminal else f", wrote {output}"), quiet=quiet)

@@ -6,12 +6,15 @@ conventions (``otel``: one trace per root run, built from the per-session
 ``transcript`` view; ``otel_session``: one session's spans;
 ``otel_links``: which tool call started which child; ``otel_conventions``:
 attribute names, pinned versions, clipping; ``otlp_json``: the OTLP JSON
-lines file format), SQL over the frames with DuckDB (``sql``) and the
-table mapping it registers (``sql_tables``). It imports no UI library:
-the CLI (``cli.interop``) translates its errors.
+lines file format; ``otlp_export``: requests to files and collectors;
+``otlp_http``: endpoint URLs and POSTs with a whole-request deadline), SQL
+over the frames in a DuckDB sandbox (``sql``; ``sql_guard``: what it lets
+through; ``sql_engine``: the connection; ``sql_process``: the forked child
+a query runs in) and the table mapping it registers (``sql_tables``). It imports no
+UI library: the CLI (``cli.interop``) translates its errors.
 """
 
-from subagent_catalog.interop.otel import otlp_traces, send_otlp, to_otlp, write_otlp_json
+from subagent_catalog.interop.otel import otlp_parts, otlp_traces, send_otlp, to_otlp, write_otlp_json
 from subagent_catalog.interop.sql import sql
 
-__all__ = ["otlp_traces", "send_otlp", "sql", "to_otlp", "write_otlp_json"]
+__all__ = ["otlp_parts", "otlp_traces", "send_otlp", "sql", "to_otlp", "write_otlp_json"]

@@ -2,12 +2,36 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from subagent_catalog.errors import SubagentCatalogError
+
+SqlErrorReason = Literal[
+    "syntax", "refused", "too-long", "encoding", "timeout", "memory", "result-too-large", "result-type", "query"
+]
+"""Why a query failed: the ``reason`` of a ``SqlError``."""
 
 
 class OtlpExportError(SubagentCatalogError):
-    """Spans could not be sent to an OTLP endpoint (refused, unreachable, timed out)."""
+    """Spans could not be sent to an OTLP endpoint (refused, unreachable, timed out, a malformed URL)."""
 
 
 class SqlError(SubagentCatalogError, ValueError):
-    """A SQL query DuckDB could not run (syntax, unknown table or column, a forbidden statement)."""
+    """A SQL query that could not run: syntax, a refused statement, a limit, an unknown table or column.
+
+    Attributes:
+        reason: why, as a stable word (``SqlErrorReason``):
+            ``syntax``, ``refused`` (not one read-only statement),
+            ``too-long``, ``encoding``, ``timeout``, ``memory``,
+            ``result-too-large``, ``result-type`` or ``query`` (DuckDB
+            refused it while binding or running: an unknown table or
+            column, a file access, a type error).
+    """
+
+    def __init__(self, message: str, *, hint: str | None = None, reason: SqlErrorReason = "query") -> None:
+        super().__init__(message, hint=hint)
+        self.reason: SqlErrorReason = reason
+
+
+class EndpointError(OtlpExportError):
+    """An OTLP endpoint URL or header that cannot be used (malformed, not http(s), a bad port or host)."""

@@ -23,12 +23,11 @@ what is readable, with an ERROR status and a ``dsh.read_problem`` event.
 
 from __future__ import annotations
 
-import contextlib
-import logging
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import dataclasses
+import itertools
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import polars as pl
 from opentelemetry.sdk.resources import Resource
@@ -40,27 +39,57 @@ from subagent_catalog.analysis.transcript import session_transcript
 from subagent_catalog.errors import UnknownSessionError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.nearest import nearest_ids
-from subagent_catalog.interop.errors import OtlpExportError
 from subagent_catalog.interop.otel_attributes import Export, PriceFunction, table_price
 from subagent_catalog.interop.otel_conventions import (
     GEN_AI_SCHEMA_URL,
     MAX_TEXT,
     PROJECT_NAME,
-    SPAN_KIND,
     Conventions,
     conventions_text,
 )
 from subagent_catalog.interop.otel_links import spawn_link
-from subagent_catalog.interop.otel_session import SessionSpans, context, session_spans, span_id, trace_id
-from subagent_catalog.interop.otlp_json import json_line
-from subagent_catalog.outputs import PathLike, open_output
+from subagent_catalog.interop.otel_session import (
+    SessionSpans,
+    context,
+    session_span_stream,
+    span_id,
+    trace_id,
+)
+from subagent_catalog.interop.otlp_export import (
+    MAX_REQUEST_SPANS,
+    REQUEST_SPANS,
+    OtlpStats,
+    TracePart,
+    request_batches,
+    send_otlp,
+    trace_parts,
+    traces_endpoint,
+    write_otlp_json,
+)
 from subagent_catalog.prices import Prices, PriceTable, price_table
 from subagent_catalog.store.source import Source, source_corpus
 from subagent_catalog.version import __version__
 
+__all__ = [
+    "MAX_REQUEST_SPANS",
+    "REQUEST_SPANS",
+    "SCOPE_NAME",
+    "OtlpStats",
+    "TracePart",
+    "export_settings",
+    "otlp_parts",
+    "otlp_traces",
+    "request_batches",
+    "send_otlp",
+    "to_otlp",
+    "trace_parts",
+    "traces_endpoint",
+    "write_otlp_json",
+]
+
 SCOPE_NAME = "subagent_catalog.interop.otel"
-REQUEST_SPANS = 512
-"""Small traces are sent (and written) together until a request holds at least this many spans."""
+PART_SPANS = 512
+"""A streamed part holds at most this many spans (a log with more comes in several parts)."""
 
 
 def export_settings(
@@ -89,10 +118,14 @@ def export_settings(
     return Export(resource, scope, conventions, max_text, chosen)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Node:
-    row: dict[str, Any]
+    session_id: str
+    parent_session: str | None
+    origin: str | None
+    seed_length: int | None
     key: str
+    index: int  # the log's row in ``corpus.sessions`` (its whole row is read when its spans are made)
     children: list[_Node] = field(default_factory=list)
     parent: _Node | None = None
 
@@ -101,25 +134,41 @@ class _Node:
 class _Forest:
     roots: list[_Node]
     by_id: dict[str, _Node]  # the first log (list order) of each session id
+    table: pl.DataFrame  # ``corpus.sessions``
+
+    def full_row(self, node: _Node) -> dict[str, Any]:
+        return self.table.row(node.index, named=True)
 
 
 def _forest(corpus: Corpus) -> _Forest:
     """Every readable log as a node; subagents under their parent's node, everything else a root."""
-    rows = corpus.sessions.filter(pl.col("verdict") != "skipped").sort("list_order").to_dicts()
-    counts: dict[str, int] = {}
-    for row in rows:
-        counts[row["session_id"]] = counts.get(row["session_id"], 0) + 1
+    columns = ("session_id", "path", "parent_session", "origin", "seed_length")
+    rows = (
+        corpus.sessions.select(*columns, "verdict", "list_order")
+        .with_row_index("_row")
+        .filter(pl.col("verdict") != "skipped")
+        .sort("list_order")
+        .select("_row", *columns)
+        .iter_rows()
+    )
     nodes = [
-        _Node(row, row["session_id"] if counts[row["session_id"]] == 1 else f"{row['session_id']}\x00{row['path']}")
-        for row in rows
+        _Node(session_id, parent, origin, seed_length, session_id, index)
+        for index, session_id, _path, parent, origin, seed_length in rows
     ]
+    counts: dict[str, int] = {}
+    for node in nodes:
+        counts[node.session_id] = counts.get(node.session_id, 0) + 1
+    paths = corpus.sessions["path"]
+    for node in nodes:
+        if counts[node.session_id] > 1:
+            node.key = f"{node.session_id}\x00{paths[node.index]}"
     by_id: dict[str, _Node] = {}
     for node in nodes:
-        by_id.setdefault(node.row["session_id"], node)
+        by_id.setdefault(node.session_id, node)
     parent_of: dict[int, _Node] = {}
     for node in nodes:
-        parent = by_id.get(node.row["parent_session"]) if isinstance(node.row["parent_session"], str) else None
-        if node.row["origin"] == "subagent" and parent is not None and parent is not node:
+        parent = by_id.get(node.parent_session) if isinstance(node.parent_session, str) else None
+        if node.origin == "subagent" and parent is not None and parent is not node:
             parent_of[id(node)] = parent
     for node in nodes:  # a parent chain that loops back is cut where the loop closes
         seen = {id(node)}
@@ -136,7 +185,7 @@ def _forest(corpus: Corpus) -> _Forest:
             roots.append(node)
         else:
             node.parent.children.append(node)
-    return _Forest(roots, by_id)
+    return _Forest(roots, by_id, corpus.sessions)
 
 
 def _root_of(node: _Node) -> _Node:
@@ -163,45 +212,107 @@ def _selected(forest: _Forest, corpus: Corpus, sessions: Sequence[str] | None) -
 
 def _link_to_parent(forest: _Forest, node: _Node) -> list[Link]:
     """A fork's (or any non-subagent child's) span link to the AGENT span of the session it names as parent."""
-    parent_id = node.row["parent_session"]
-    if not isinstance(parent_id, str) or (node.row["origin"] == "subagent" and parent_id in forest.by_id):
+    parent_id = node.parent_session
+    if not isinstance(parent_id, str) or (node.origin == "subagent" and parent_id in forest.by_id):
         return []
     parent = forest.by_id.get(parent_id)
     if parent is None or parent is node:
         return []
     parent_root = _root_of(parent)
     trace = trace_id(parent_root.key)
-    kind = "fork-of" if node.row["seed_length"] is not None else "child-of"
-    attributes = {"dsh.link": kind, "dsh.parent_session": parent_id}
-    if node.row["seed_length"] is not None:
-        attributes["dsh.seed_length"] = node.row["seed_length"]
+    kind = "fork-of" if node.seed_length is not None else "child-of"
+    attributes: dict[str, Any] = {"dsh.link": kind, "dsh.parent_session": parent_id}
+    if node.seed_length is not None:
+        attributes["dsh.seed_length"] = node.seed_length
     return [Link(context(trace, span_id(parent.key, "agent")), attributes)]
 
 
-def _tree_spans(
+def _linking_part(built: SessionSpans) -> SessionSpans:
+    """What a session's children need of it while they wait on the stack: its calls without their texts."""
+    tools = [dataclasses.replace(call, arguments=None, result=None, error=None) for call in built.tools]
+    return SessionSpans([], built.agent, tools, built.first_user, built.start_ms)
+
+
+def _tree_parts(
     export: Export, corpus: Corpus, forest: _Forest, start: _Node, root: _Node, parent_spans: SessionSpans | None
-) -> list[ReadableSpan]:
+) -> Iterator[list[ReadableSpan]]:
+    """The spans of one tree, depth first in list order, at most ``PART_SPANS`` at a time, as they are made."""
     trace = trace_id(root.key)
-    spans: list[ReadableSpan] = []
     claimed: set[tuple[int, int]] = set()
     stack: list[tuple[_Node, SessionSpans | None]] = [(start, parent_spans)]
     while stack:
         node, parent = stack.pop()
-        events = corpus.log_events(node.row["list_order"])
-        rows = session_transcript(corpus, node.row, events)
+        row = forest.full_row(node)
+        events = corpus.log_events(row["list_order"])
+        rows = session_transcript(corpus, row, events)
         links = [] if parent is not None else _link_to_parent(forest, node)
 
         def place(
-            first_user: str | None, parent: SessionSpans | None = parent, row: dict[str, Any] = node.row
+            first_user: str | None, parent: SessionSpans | None = parent, row: dict[str, Any] = row
         ) -> tuple[SpanContext | None, dict[str, Any]]:
             if parent is None:
                 return None, {}
             return spawn_link(parent, row, first_user, claimed)
 
-        built = session_spans(export, node.row, rows, events, key=node.key, trace=trace, parent=place, links=links)
-        spans.extend(built.spans)
-        stack.extend((child, built) for child in reversed(node.children))
-    return spans
+        built, spans = session_span_stream(
+            export, row, rows, events, key=node.key, trace=trace, parent=place, links=links
+        )
+        del rows, events  # folded: only the spans still to make hold the log now
+        if node.children:
+            waiting = _linking_part(built)
+            stack.extend((child, waiting) for child in reversed(node.children))
+        del built
+        while chunk := list(itertools.islice(spans, PART_SPANS)):
+            yield chunk
+
+
+def otlp_parts(
+    source: Source,
+    *,
+    sessions: Sequence[str] | None = None,
+    conventions: Conventions = "openinference+gen_ai",
+    project: str = "dsh",
+    max_text: int = MAX_TEXT,
+    price: PriceFunction | None = None,
+    prices: Prices | PriceTable | None = None,
+) -> Iterator[TracePart]:
+    """The spans of every exported session log, one part per log, trace after trace: the streamed export.
+
+    A part is built from one log's events and handed on at once, so memory
+    holds one log's spans (and, for the logs whose subagents are still to
+    come, what linking them needs: their tool calls), never a whole tree.
+    ``write_otlp_json`` and ``send_otlp`` take the parts. Arguments as for
+    ``to_otlp``.
+
+    Raises:
+        UnknownSessionError: a ``sessions`` id names no readable log.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.synth.writer import EventLog, header, write_session
+        >>> root = tempfile.mkdtemp()
+        >>> for sid in ("a", "b"):
+        ...     log = EventLog(sid); log.turn_start(); log.user("hi"); log.turn_end()
+        ...     _ = write_session(root, header(sid, created_at=1), log.events, "none")
+        >>> [(part.trace, len(part.spans)) for part in otlp_parts(read_corpus(root))]
+        [(0, 2), (1, 2)]
+    """
+    corpus = source_corpus(source)
+    export = export_settings(project=project, conventions=conventions, max_text=max_text, price=price, prices=prices)
+    forest = _forest(corpus)
+    for ordinal, (node, root) in enumerate(_selected(forest, corpus, sessions)):
+        parent = node.parent
+        parent_spans = None
+        if parent is not None:  # a child exported alone keeps the parent span a whole export gives it
+            row = forest.full_row(parent)
+            events = corpus.log_events(row["list_order"])
+            rows = session_transcript(corpus, row, events)
+            trace = trace_id(root.key)
+            built, _ = session_span_stream(export, row, rows, events, key=parent.key, trace=trace, parent=None)
+            parent_spans = _linking_part(built)  # its spans are never made
+        for spans in _tree_parts(export, corpus, forest, node, root, parent_spans):
+            yield TracePart(ordinal, spans)
 
 
 def otlp_traces(
@@ -216,8 +327,9 @@ def otlp_traces(
 ) -> Iterator[list[ReadableSpan]]:
     """The spans of each root run (or of each selected session's subtree), one list per trace, in list order.
 
-    Reads one log at a time: memory holds one trace's spans. Arguments as
-    for ``to_otlp``.
+    Memory holds one whole trace's spans: a run of thousands of subagents is
+    large; ``otlp_parts`` streams instead (the writers take either).
+    Arguments as for ``to_otlp``.
 
     Raises:
         UnknownSessionError: a ``sessions`` id names no readable log.
@@ -233,18 +345,25 @@ def otlp_traces(
         >>> [len(spans) for spans in otlp_traces(read_corpus(root))]
         [2, 2]
     """
-    corpus = source_corpus(source)
-    export = export_settings(project=project, conventions=conventions, max_text=max_text, price=price, prices=prices)
-    forest = _forest(corpus)
-    for node, root in _selected(forest, corpus, sessions):
-        parent = node.parent
-        parent_spans = None
-        if parent is not None:  # a child exported alone keeps the parent span a whole export gives it
-            events = corpus.log_events(parent.row["list_order"])
-            rows = session_transcript(corpus, parent.row, events)
-            trace = trace_id(root.key)
-            parent_spans = session_spans(export, parent.row, rows, events, key=parent.key, trace=trace, parent=None)
-        yield _tree_spans(export, corpus, forest, node, root, parent_spans)
+    parts = otlp_parts(
+        source,
+        sessions=sessions,
+        conventions=conventions,
+        project=project,
+        max_text=max_text,
+        price=price,
+        prices=prices,
+    )
+    trace: list[ReadableSpan] = []
+    current: int | None = None
+    for part in parts:
+        if part.trace != current and current is not None:
+            yield trace
+            trace = []
+        current = part.trace
+        trace.extend(part.spans)
+    if current is not None:
+        yield trace
 
 
 def to_otlp(
@@ -301,153 +420,3 @@ def to_otlp(
         prices=prices,
     )
     return [span for trace in traces for span in trace]
-
-
-@dataclass
-class OtlpStats:
-    """What an export wrote or sent.
-
-    Attributes:
-        traces: root runs (or selected subtrees).
-        spans: spans in all.
-        kinds: spans per ``openinference.span.kind``.
-        requests: OTLP requests (lines of a file).
-    """
-
-    traces: int = 0
-    spans: int = 0
-    kinds: dict[str, int] = field(default_factory=dict)
-    requests: int = 0
-
-    def count(self, trace: Sequence[ReadableSpan]) -> None:
-        """Add one trace's spans.
-
-        Examples:
-            >>> stats = OtlpStats(); stats.count([]); stats.traces
-            1
-        """
-        self.traces += 1
-        self.spans += len(trace)
-        for span in trace:
-            kind = str((span.attributes or {}).get(SPAN_KIND, "UNKNOWN"))
-            self.kinds[kind] = self.kinds.get(kind, 0) + 1
-
-
-def request_batches(traces: Iterable[list[ReadableSpan]], stats: OtlpStats) -> Iterator[list[ReadableSpan]]:
-    """Group traces into requests of at least ``REQUEST_SPANS`` spans (a trace is never split), counting them.
-
-    Examples:
-        >>> stats = OtlpStats()
-        >>> [len(batch) for batch in request_batches([[], []], stats)], stats.traces, stats.requests
-        ([], 2, 0)
-    """
-    batch: list[ReadableSpan] = []
-    for trace in traces:
-        stats.count(trace)
-        batch.extend(trace)
-        if len(batch) >= REQUEST_SPANS:
-            stats.requests += 1
-            yield batch
-            batch = []
-    if batch:
-        stats.requests += 1
-        yield batch
-
-
-def write_otlp_json(
-    traces: Iterable[list[ReadableSpan]], path: PathLike, *, protected: Sequence[PathLike] = ()
-) -> OtlpStats:
-    """Write traces to an OTLP JSON lines file (atomically; never inside ``protected`` directories).
-
-    Raises:
-        OutputError: the file is refused or cannot be written.
-
-    Examples:
-        >>> import os, tempfile
-        >>> target = os.path.join(tempfile.mkdtemp(), "spans.jsonl")
-        >>> write_otlp_json([[]], target).traces, open(target).read()
-        (1, '')
-    """
-    stats = OtlpStats()
-    with open_output(path, binary=True, protected=protected) as handle:
-        for batch in request_batches(traces, stats):
-            handle.write(json_line(batch))
-    return stats
-
-
-def traces_endpoint(url: str) -> str:
-    """The OTLP/HTTP traces URL: ``/v1/traces`` added when the URL has no path.
-
-    Examples:
-        >>> traces_endpoint("http://127.0.0.1:6006"), traces_endpoint("http://h:4318/custom")
-        ('http://127.0.0.1:6006/v1/traces', 'http://h:4318/custom')
-    """
-    parts = urlsplit(url)
-    if parts.path in ("", "/"):
-        parts = parts._replace(path="/v1/traces")
-    return urlunsplit(parts)
-
-
-@contextlib.contextmanager
-def _exporter_log() -> Iterator[list[str]]:
-    """The OpenTelemetry exporter's log messages (retries, failures), kept for the error instead of printed."""
-    logger = logging.getLogger("opentelemetry.exporter")
-    said: list[str] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            said.append(record.getMessage())
-
-    handler, propagate = Keep(logging.WARNING), logger.propagate
-    logger.addHandler(handler)
-    logger.propagate = False
-    try:
-        yield said
-    finally:
-        logger.removeHandler(handler)
-        logger.propagate = propagate
-
-
-def send_otlp(
-    traces: Iterable[list[ReadableSpan]],
-    endpoint: str,
-    *,
-    headers: Mapping[str, str] | None = None,
-    timeout: float = 10.0,
-) -> OtlpStats:
-    """Send traces over OTLP/HTTP (protobuf) with the OpenTelemetry exporter, to ``endpoint`` only.
-
-    Args:
-        traces: lists of spans (``otlp_traces(...)``, or ``[to_otlp(...)]``).
-        endpoint: the collector's URL (``http://127.0.0.1:6006`` gets ``/v1/traces``).
-        headers: HTTP headers (an API key); none: the exporter's environment
-            (``OTEL_EXPORTER_OTLP_HEADERS``).
-        timeout: seconds per request.
-
-    Raises:
-        OtlpExportError: the endpoint refused a request or could not be reached.
-
-    Examples:
-        >>> send_otlp([], "http://127.0.0.1:9").spans
-        0
-    """
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-    from opentelemetry.sdk.trace.export import SpanExportResult
-
-    url = traces_endpoint(endpoint)
-    if urlsplit(url).scheme not in ("http", "https"):
-        raise OtlpExportError(f"not an http(s) URL: {endpoint!r}", hint="pass e.g. --endpoint http://127.0.0.1:6006")
-    stats = OtlpStats()
-    exporter = OTLPSpanExporter(endpoint=url, headers=dict(headers) if headers else None, timeout=timeout)
-    with _exporter_log() as said:
-        try:
-            for batch in request_batches(traces, stats):
-                if exporter.export(batch) != SpanExportResult.SUCCESS:
-                    why = f": {said[0][:300]}" if said else ""
-                    raise OtlpExportError(
-                        f"{url} did not accept {len(batch)} spans (after {stats.requests - 1} accepted requests){why}",
-                        hint="check that a collector listens for OTLP/HTTP (protobuf) at that URL, and the headers",
-                    )
-        finally:
-            exporter.shutdown()  # type: ignore[no-untyped-call]
-    return stats

@@ -21,17 +21,43 @@ two is in the parent's own events, written by upstream's ``tool-subagent``
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from opentelemetry.trace import SpanContext
 
-from subagent_catalog.interop.otel_session import SessionSpans
+from subagent_catalog.interop.otel_session import SessionSpans, ToolCall
+
+
+@dataclass
+class _Index:
+    """A parent's tool calls by the child id their result names, and (those naming none) by their prompt."""
+
+    started: dict[str, list[ToolCall]] = field(default_factory=dict)
+    prompted: dict[str, list[ToolCall]] = field(default_factory=dict)
+
+
+def _index(parent: SessionSpans) -> _Index:
+    if parent.by_child is None:
+        index = _Index()
+        for call in parent.tools:  # tool order kept within each list: the first unclaimed one wins, as in a scan
+            if call.started_child is not None:
+                index.started.setdefault(call.started_child, []).append(call)
+            elif call.prompt is not None:
+                index.prompted.setdefault(call.prompt, []).append(call)
+        parent.by_child = index
+    found: _Index = parent.by_child
+    return found
 
 
 def spawn_link(
     parent: SessionSpans, child: dict[str, Any], first_user: str | None, claimed: set[tuple[int, int]]
 ) -> tuple[SpanContext, dict[str, Any]]:
     """The span a child's AGENT span hangs under, and its ``dsh.spawn.*`` attributes.
+
+    The parent's calls are looked up by index (a parent of thousands of
+    children is linked in linear time), in the order a scan of its tool
+    calls would meet them.
 
     Args:
         parent: the parent session's spans (its tool calls).
@@ -49,16 +75,17 @@ def spawn_link(
         >>> spawn_link(parent, {"session_id": "k2", "created_at_ms": 12}, "go", {(1, 7)})[1]
         {'link': 'none'}
     """
-    for call in parent.tools:
+    index = _index(parent)
+    for call in index.started.get(child["session_id"], ()):
         spot = (call.context.trace_id, call.context.span_id)
-        if call.started_child == child["session_id"] and spot not in claimed:
+        if spot not in claimed:
             claimed.add(spot)
             return call.context, {"link": "result-id", "call_id": call.call_id, "tool": call.name}
     created = child.get("created_at_ms")
     if first_user is not None and created is not None:
-        for call in parent.tools:
+        for call in index.prompted.get(first_user, ()):
             spot = (call.context.trace_id, call.context.span_id)
-            if spot in claimed or call.prompt != first_user or call.started_child is not None:
+            if spot in claimed:
                 continue
             if call.start_ms <= created and (call.end_ms is None or created <= call.end_ms):
                 claimed.add(spot)

@@ -15,8 +15,9 @@ spans; times are the events' times (milliseconds, as nanoseconds).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,6 +128,7 @@ class SessionSpans:
         tools: every TOOL span's call, in log order.
         first_user: the first user message of the session's own events.
         start_ms: the AGENT span's start.
+        by_child: ``otel_links``' index of ``tools`` (made on first use).
     """
 
     spans: list[ReadableSpan]
@@ -134,6 +136,7 @@ class SessionSpans:
     tools: list[ToolCall]
     first_user: str | None
     start_ms: int
+    by_child: Any = field(default=None, compare=False, repr=False)
 
 
 def _prompt(arguments: str | None) -> str | None:
@@ -365,6 +368,134 @@ def _span(
     )
 
 
+def session_span_stream(
+    export: Export,
+    session: dict[str, Any],
+    rows: pl.DataFrame,
+    events: pl.DataFrame,
+    *,
+    key: str,
+    trace: int,
+    parent: SpanContext | Callable[[str | None], tuple[SpanContext | None, dict[str, Any]]] | None,
+    links: Sequence[Link] = (),
+) -> tuple[SessionSpans, Iterator[ReadableSpan]]:
+    """One session log's spans made one at a time: what linking needs (no spans), then the spans, AGENT first.
+
+    The log's transcript and events are folded at once (and no longer
+    needed when this returns); each span is made when the iterator reaches
+    it, so a log of thousands of steps never holds all its spans. Arguments
+    as for ``session_spans``.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.analysis.transcript import session_transcript
+        >>> from subagent_catalog.synth.writer import EventLog, header, write_session
+        >>> from subagent_catalog.interop.otel import export_settings
+        >>> root = tempfile.mkdtemp()
+        >>> log = EventLog("s1"); log.turn_start(); log.user("fix it"); log.tool_round("c1", "ok"); log.turn_end()
+        >>> _ = write_session(root, header("s1", created_at=1), log.events, "none")
+        >>> corpus = read_corpus(root); row = corpus.sessions.row(0, named=True); events = corpus.log_events(0)
+        >>> built, spans = session_span_stream(export_settings(), row, session_transcript(corpus, row, events),
+        ...                                    events, key="s1", trace=trace_id("s1"), parent=None)
+        >>> built.spans, [span.name for span in spans]
+        ([], ['session s1', 'turn 1', 'deepseek/deepseek-chat', 'read_file'])
+    """
+    builder = _Builder(events)
+    read_problem: dict[str, Any] | None = None
+    for row in rows.iter_rows(named=True):
+        if row["kind"] == "read-problem":
+            read_problem = row
+        elif not row["in_seed"]:
+            builder.add(row, trace, key)
+    agent_ctx = context(trace, span_id(key, "agent"))
+    created = session["created_at_ms"]
+    starts = [t for t in (created, builder.first_ms) if t is not None]
+    start_ms = min(starts) if starts else 0
+    end_ms = max([t for t in (builder.last_ms, start_ms) if t is not None])
+    problem_events: list[Event] = []
+    status = None
+    if session["verdict"] not in ("ok", "skipped") and read_problem is not None:
+        status = Status(StatusCode.ERROR, read_problem["text"])
+        problem_events.append(
+            Event("dsh.read_problem", attrs.read_problem(read_problem["text"], _detail(read_problem)), _ns(end_ms))
+        )
+    spawn: dict[str, Any] = {}
+    if callable(parent):
+        parent, spawn = parent(builder.first_user)
+    agent_attributes = attrs.agent(export, session, builder.first_user, builder.last_assistant, spawn)
+    agent = _span(
+        export,
+        attrs.agent_name(session),
+        agent_ctx,
+        parent,
+        start_ms,
+        end_ms,
+        agent_attributes,
+        status=status,
+        events=problem_events,
+        links=links,
+    )
+    built = SessionSpans([], agent_ctx, builder.tool_order, builder.first_user, start_ms)
+    return built, itertools.chain((agent,), _inner_spans(export, session, builder, key, trace, agent_ctx))
+
+
+def _inner_spans(
+    export: Export, session: dict[str, Any], builder: _Builder, key: str, trace: int, agent_ctx: SpanContext
+) -> Iterator[ReadableSpan]:
+    """The CHAIN, LLM and TOOL spans of a folded log, in that order, each made when asked for."""
+    chains: dict[int, SpanContext] = {}
+    for turn in builder.turns:
+        ctx = context(trace, span_id(key, "turn", turn.seq))
+        chains[id(turn)] = ctx
+        yield _span(
+            export,
+            f"turn {turn.number}",
+            ctx,
+            agent_ctx,
+            turn.start_ms,
+            turn.end_ms,
+            attrs.chain(export, session, turn.number, turn.first_user, turn.last_assistant, turn.outcome, turn.closed),
+            status=_status(turn.is_error, turn.end_text),
+        )
+    by_number: dict[Any, SpanContext] = {}
+    for turn in builder.turns:
+        by_number.setdefault(turn.number, chains[id(turn)])
+
+    def parent_of(number: Any) -> SpanContext:
+        return by_number.get(number, agent_ctx) if number is not None else agent_ctx
+
+    for step in builder.steps.values():
+        model = step.model or _model_at(builder.models, step.seq)
+        usage = attrs.step_usage(model, step.usage, step.end_ms)
+        cost = export.price(usage) if export.price is not None else None
+        retry_events = [Event("dsh.llm.retry", {"dsh.failure": text or ""}, _ns(time)) for time, text in step.retries]
+        output = Message("assistant", "\n".join(step.texts), calls=tuple(step.calls))
+        yield _span(
+            export,
+            model or "llm",
+            context(trace, span_id(key, "step", step.key[0], step.key[1])),
+            parent_of(step.key[0]),
+            step.start_ms,
+            step.end_ms,
+            attrs.llm(export, session, step.key, usage, cost, step.inputs, output, step.finish, step.partial),
+            status=_status(step.failed is not None, step.failed),
+            events=retry_events,
+        )
+    for call in builder.tool_order:
+        description = attrs.tool_error_text(call.error, call.result) if call.is_error else None
+        yield _span(
+            export,
+            call.name or "tool",
+            call.context,
+            parent_of(call.turn),
+            call.start_ms,
+            call.end_ms,
+            attrs.tool(export, session, call.call_id, call.name, call.arguments, call.result, call.end_ms is None),
+            status=_status(call.is_error, description),
+        )
+
+
 def session_spans(
     export: Export,
     session: dict[str, Any],
@@ -407,100 +538,6 @@ def session_spans(
         >>> [span.attributes["openinference.span.kind"] for span in built.spans]
         ['AGENT', 'CHAIN', 'LLM', 'TOOL']
     """
-    builder = _Builder(events)
-    read_problem: dict[str, Any] | None = None
-    for row in rows.iter_rows(named=True):
-        if row["kind"] == "read-problem":
-            read_problem = row
-        elif not row["in_seed"]:
-            builder.add(row, trace, key)
-    agent_ctx = context(trace, span_id(key, "agent"))
-    created = session["created_at_ms"]
-    starts = [t for t in (created, builder.first_ms) if t is not None]
-    start_ms = min(starts) if starts else 0
-    end_ms = max([t for t in (builder.last_ms, start_ms) if t is not None])
-    spans: list[ReadableSpan] = []
-    problem_events: list[Event] = []
-    status = None
-    if session["verdict"] not in ("ok", "skipped") and read_problem is not None:
-        status = Status(StatusCode.ERROR, read_problem["text"])
-        problem_events.append(
-            Event("dsh.read_problem", attrs.read_problem(read_problem["text"], _detail(read_problem)), _ns(end_ms))
-        )
-    spawn: dict[str, Any] = {}
-    if callable(parent):
-        parent, spawn = parent(builder.first_user)
-    agent_attributes = attrs.agent(export, session, builder.first_user, builder.last_assistant, spawn)
-    spans.append(
-        _span(
-            export,
-            attrs.agent_name(session),
-            agent_ctx,
-            parent,
-            start_ms,
-            end_ms,
-            agent_attributes,
-            status=status,
-            events=problem_events,
-            links=links,
-        )
-    )
-    chains: dict[int, SpanContext] = {}
-    for turn in builder.turns:
-        ctx = context(trace, span_id(key, "turn", turn.seq))
-        chains[id(turn)] = ctx
-        spans.append(
-            _span(
-                export,
-                f"turn {turn.number}",
-                ctx,
-                agent_ctx,
-                turn.start_ms,
-                turn.end_ms,
-                attrs.chain(
-                    export, session, turn.number, turn.first_user, turn.last_assistant, turn.outcome, turn.closed
-                ),
-                status=_status(turn.is_error, turn.end_text),
-            )
-        )
-    by_number: dict[Any, SpanContext] = {}
-    for turn in builder.turns:
-        by_number.setdefault(turn.number, chains[id(turn)])
-
-    def parent_of(number: Any) -> SpanContext:
-        return by_number.get(number, agent_ctx) if number is not None else agent_ctx
-
-    for step in builder.steps.values():
-        model = step.model or _model_at(builder.models, step.seq)
-        usage = attrs.step_usage(model, step.usage, step.end_ms)
-        cost = export.price(usage) if export.price is not None else None
-        retry_events = [Event("dsh.llm.retry", {"dsh.failure": text or ""}, _ns(time)) for time, text in step.retries]
-        output = Message("assistant", "\n".join(step.texts), calls=tuple(step.calls))
-        spans.append(
-            _span(
-                export,
-                model or "llm",
-                context(trace, span_id(key, "step", step.key[0], step.key[1])),
-                parent_of(step.key[0]),
-                step.start_ms,
-                step.end_ms,
-                attrs.llm(export, session, step.key, usage, cost, step.inputs, output, step.finish, step.partial),
-                status=_status(step.failed is not None, step.failed),
-                events=retry_events,
-            )
-        )
-    for call in builder.tool_order:
-        description = attrs.tool_error_text(call.error, call.result) if call.is_error else None
-        spans.append(
-            _span(
-                export,
-                call.name or "tool",
-                call.context,
-                parent_of(call.turn),
-                call.start_ms,
-                call.end_ms,
-                attrs.tool(export, session, call.call_id, call.name, call.arguments, call.result, call.end_ms is None),
-                status=_status(call.is_error, description),
-            )
-        )
-    return SessionSpans(spans, agent_ctx, builder.tool_order, builder.first_user, start_ms)
+    built, spans = session_span_stream(export, session, rows, events, key=key, trace=trace, parent=parent, links=links)
+    built.spans = list(spans)
+    return built

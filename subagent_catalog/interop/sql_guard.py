@@ -134,7 +134,7 @@ def checked_statement(con: duckdb.DuckDBPyConnection, query: str) -> Any:
 
 
 def nesting(query: str) -> int:
-    """How deep the query's brackets (``(``, ``[``, ``{``) nest, outside strings, quoted names and comments.
+    r"""How deep the query's brackets (``(``, ``[``, ``{``) nest, outside strings, quoted names and comments.
 
     Examples:
         >>> nesting("select ((1)), '((((' -- ((((\n"), nesting("select [[{'a': (1)}]]")

@@ -181,7 +181,7 @@ def run_isolated(tables: Tables, query: str, *, memory_limit_mb: int, threads: i
             result's bound (``result-too-large``), or it died (``query``).
 
     Examples:
-        >>> run_isolated({"t": (pa.table({"a": [1, 2]}), ())}, "select sum(a) as s from t",
+        >>> run_isolated({"t": (pa.table({"a": [1, 2]}), ())}, "select sum(a)::bigint as s from t",
         ...              memory_limit_mb=64, threads=1, timeout=10).to_pylist()
         [{'s': 3}]
     """

@@ -60,7 +60,7 @@ def run_facts(session: dict[str, Any]) -> list[tuple[str, str, Tone]]:
         >>> rows = read_corpus("data/sample").sessions
         >>> root = rows.filter(pl.col("session_id") == "run-webapp-1").row(0, named=True)
         >>> [(label, tone) for label, _, tone in run_facts(root)][:4]
-        [('outcome', 'ok'), ('identity', ''), ('time', ''), ('turns', '')]
+        [('outcome', 'ok'), ('identity', ''), ('time', ''), ('context', '')]
         >>> failed = rows.filter(pl.col("session_id") == "auth-refactor").row(0, named=True)
         >>> run_facts(failed)[0]
         ('outcome', 'error: context length exceeded (CONTEXT_LENGTH)', 'bad')

@@ -32,6 +32,7 @@ class Comparison(Protocol):
     def significant(self) -> dict[str, pl.DataFrame]:
         """The significant rows by table."""
 
+
 _BOX = "font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:13px;line-height:1.4"
 
 

@@ -16,11 +16,9 @@ import polars as pl
 
 from subagent_catalog.analysis.compare_sides import RUN_METRICS, Side
 from subagent_catalog.analysis.compare_stats import ALPHA, holm, paired_tests
-from subagent_catalog.analysis.run_names import name_from_events, run_names
+from subagent_catalog.analysis.run_names import run_names
 from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
-from subagent_catalog.analysis.runs import session_table
-from subagent_catalog.errors import SubagentCatalogError
-from subagent_catalog.store.source import Source, source_corpus
+from subagent_catalog.store.source import Source
 
 Match = Literal["none", "title", "prompt"]
 """How ``compare`` pairs runs of the two sides: not at all, by title, or by first human prompt."""
@@ -48,25 +46,10 @@ the pairs whose outcome flipped, i.e. McNemar's exact test; a metric: Wilcoxon's
 def _keys(source: Source, orders: list[int], match: Literal["title", "prompt"]) -> pl.DataFrame:
     """``list_order`` and ``key`` of the roots asked for that have one."""
     schema = {"list_order": pl.Int64, "key": pl.String}
-    if match == "title":
-        names = run_names(source, list_orders=orders, clip=KEY_CLIP)
-        rows = names.filter(pl.col("name_source") == "title").select("list_order", pl.col("name").alias("key"))
-        return rows.cast(schema)  # type: ignore[arg-type]
-    corpus = source_corpus(source)
-    seeds = dict(
-        session_table(source, ["list_order", "seed_length"]).filter(pl.col("list_order").is_in(orders)).collect().rows()
-    )
-    found = []
-    for order in orders:
-        try:
-            events = corpus.log_events(order)
-        except SubagentCatalogError:  # the log vanished since the read: no key
-            continue
-        prompts = events.filter(pl.col("type") == "user/message").sort("seq")
-        name, where = name_from_events(prompts, seed_length=seeds.get(order), clip=KEY_CLIP)
-        if where == "first-message":
-            found.append((order, name))
-    return pl.DataFrame(found, schema=schema, orient="row")
+    names = run_names(source, list_orders=orders, clip=KEY_CLIP, titles=match == "title")
+    wanted = "title" if match == "title" else "first-message"
+    rows = names.filter(pl.col("name_source") == wanted).select("list_order", pl.col("name").alias("key"))
+    return rows.cast(schema)  # type: ignore[arg-type]
 
 
 def _side_rows(source: Source, side: Side, match: Literal["title", "prompt"]) -> pl.DataFrame:

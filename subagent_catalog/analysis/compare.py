@@ -188,6 +188,7 @@ _METRIC_SCHEMA: dict[str, Any] = {
     "b_p90": pl.Float64,
     "a_mean": pl.Float64,
     "b_mean": pl.Float64,
+    **{f"{side}_{q}": pl.Float64 for q in ("p10", "p25", "p75") for side in "ab"},
     "median_change": pl.Float64,
     "median_change_low": pl.Float64,
     "median_change_high": pl.Float64,

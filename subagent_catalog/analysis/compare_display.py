@@ -5,11 +5,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+import math
+from typing import Protocol
 
 import polars as pl
 
 from subagent_catalog.frames.display import escape, table_html
+from subagent_catalog.frames.units import MISSING, human_cost, human_count, human_duration
 
 
 class Comparison(Protocol):
@@ -34,6 +36,24 @@ class Comparison(Protocol):
 
 
 _BOX = "font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:13px;line-height:1.4"
+
+
+def figure(value: float | None, unit: str) -> str:
+    """A metric's value in its unit as people read it (``–`` when unknown).
+
+    Examples:
+        >>> figure(0.0042, "USD"), figure(92_000, "ms"), figure(12_345.0, "tokens"), figure(2.5, "steps")
+        ('$0.0042', '1 min 32 s', '12.3 k', '2.5')
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return MISSING
+    if unit == "USD":
+        return human_cost(value)
+    if unit == "ms":
+        return human_duration(value)
+    if float(value).is_integer() or abs(value) >= 1000:
+        return human_count(round(value))
+    return f"{value:.3g}"
 
 
 def percent(value: float | None, *, signed: bool = False, digits: int = 1) -> str:
@@ -102,7 +122,8 @@ def headline(comparison: Comparison) -> list[str]:
         )
     for row in found.get("metrics", pl.DataFrame()).iter_rows(named=True):
         lines.append(
-            f"{row['metric']} per {row['level']}: median {_num(row['a_median'])} → {_num(row['b_median'])} "
+            f"{row['metric']} per {row['level']}: median {figure(row['a_median'], row['unit'])} → "
+            f"{figure(row['b_median'], row['unit'])} "
             f"({percent(row['median_change'], signed=True)}, "
             f"{interval(row['median_change_low'], row['median_change_high'], unit='%')}), "
             f"p_adj {p_text(row['p_adjusted'])}"
@@ -117,14 +138,6 @@ def headline(comparison: Comparison) -> list[str]:
             f"pairs, p_adj {p_text(row['p_adjusted'])}"
         )
     return lines
-
-
-def _num(value: Any) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float) and not value.is_integer():
-        return f"{value:.4g}"
-    return f"{int(value):,}"
 
 
 def comparison_html(comparison: Comparison) -> str:

@@ -117,18 +117,24 @@ def holm(pvalues: Sequence[float | None]) -> list[float | None]:
 
 
 def describe(values: np.ndarray[Any, Any]) -> dict[str, float | None]:
-    """``median``, ``p90`` (linear interpolation) and ``mean`` of the values (``None`` when there is none).
+    """``median``, ``p90`` and ``mean`` of the values, then ``p10``, ``p25``, ``p75`` (``None`` when there is none).
+
+    Percentiles interpolate linearly (``numpy.percentile``'s default).
 
     Examples:
         >>> describe(np.array([1.0, 2.0, 3.0, 10.0]))
-        {'median': 2.5, 'p90': 7.9..., 'mean': 4.0}
+        {'median': 2.5, 'p90': 7.9..., 'mean': 4.0, 'p10': 1.3, 'p25': 1.75, 'p75': 4.75}
     """
     if values.size == 0:
-        return {"median": None, "p90": None, "mean": None}
+        return dict.fromkeys(("median", "p90", "mean", "p10", "p25", "p75"))
+    p10, p25, p75, p90 = (float(v) for v in np.percentile(values, [10, 25, 75, 90]))
     return {
         "median": float(np.median(values)),
-        "p90": float(np.percentile(values, 90)),
+        "p90": p90,
         "mean": float(np.mean(values)),
+        "p10": p10,
+        "p25": p25,
+        "p75": p75,
     }
 
 

@@ -170,6 +170,7 @@ def evaluate(comparison: Comparison, condition: Condition) -> GateResult:
             value = None if a is None or b is None else b - a
     if value is None:
         return GateResult(condition, None, None, f"{condition.text}: unknown (the figure cannot be computed)")
+    value = round(value, 9)  # 12/40 is 30.000000000000004 pp in floating point: a gate at +30pp must not hold
     threshold, op = condition.threshold, condition.op
     holds = {">": value > threshold, ">=": value >= threshold, "<": value < threshold, "<=": value <= threshold}[op]
     shown = f"{value:+.4g}{condition.unit}"

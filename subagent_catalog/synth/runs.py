@@ -12,9 +12,13 @@ its arguments. ``token_scale`` and ``time_scale`` multiply the drawn tokens and 
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import random
-from dataclasses import dataclass
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 
 from subagent_catalog.read.paths import Compression
 from subagent_catalog.synth.writer import EventLog, header, write_session
@@ -148,3 +152,41 @@ def write_runs(
         head = header(log.session_id, created_at=log.events[0]["time"] - 1, cwd="/home/dev/project")
         write_session(root, head, log.events, compression)
     return RunsWritten(root, runs, errors, runs * tools, failures)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m subagent_catalog.synth.runs OUT --runs N --seed S [--error-rate P] ...``; prints what it wrote.
+
+    Examples:
+        >>> import tempfile, contextlib, io
+        >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+        ...     code = main([tempfile.mkdtemp(), "--runs", "3", "--seed", "1", "--error-rate", "1"])
+        >>> code, json.loads(out.getvalue())["errors"]
+        (0, 3)
+    """
+    parser = argparse.ArgumentParser(
+        prog="python -m subagent_catalog.synth.runs", description="Write one-turn runs of known error rates."
+    )
+    parser.add_argument("out", help="the corpus root to write into")
+    parser.add_argument("--runs", type=int, required=True)
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--error-rate", type=float, default=0.0)
+    parser.add_argument("--tool-failure-rate", type=float, default=0.0)
+    parser.add_argument("--token-scale", type=float, default=1.0)
+    parser.add_argument("--time-scale", type=float, default=1.0)
+    args = parser.parse_args(argv)
+    written = write_runs(
+        args.out,
+        runs=args.runs,
+        seed=args.seed,
+        error_rate=args.error_rate,
+        tool_failure_rate=args.tool_failure_rate,
+        token_scale=args.token_scale,
+        time_scale=args.time_scale,
+    )
+    print(json.dumps(asdict(written)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -69,6 +69,7 @@ def test_exactly_n_runs_made_errors_show_plus_n_errors(
 ) -> None:
     _, b_root, ids = roots
     assert len(ids) == N_CHANGED and all(end_kind(p) == "completed" for p in roots[0].glob("*/*/session.jsonl"))
+    assert sum(end_kind(p) == "error" for p in b_root.glob("*/*/session.jsonl")) == N_CHANGED
     rows = {row["outcome"]: row for row in changed.outcomes.iter_rows(named=True)}
     assert set(rows) == {"completed", "error"}
     error = rows["error"]

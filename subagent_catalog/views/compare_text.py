@@ -262,7 +262,7 @@ def compare_json(comparison: Comparison, *, gates: Sequence[GateResult] = ()) ->
         >>> from subagent_catalog.analysis.compare import compare
         >>> corpus = read_corpus("tests/data/run-facts")
         >>> sorted(compare_json(compare(corpus, corpus)))[:4]
-        ['a', 'b', 'confidence', 'errors']
+        ['a', 'b', 'confidence', 'cost_unknown']
     """
     frames = ("outcomes", "metrics", "models", "tools", "errors", "health", "tasks", "pairs")
     out: dict[str, Any] = {

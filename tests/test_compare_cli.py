@@ -30,24 +30,30 @@ def _run(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-@pytest.mark.parametrize(
-    ("condition", "holds"),
-    [
-        ("error_rate>+29pp", True),
-        ("error_rate>+30pp", False),  # 12/40 is +30 pp: not above it
-        ("error_rate>=+30pp", True),
-        ("error_rate<0pp", False),
-        ("completed_rate<-29.9pp", True),
-        ("failed_rate>0.31", False),  # no unit: the difference as a share
-        ("cost_median>+10%", False),  # the same usage on both sides: +0 %
-        ("cost_median>=0%", True),
-        ("error_rate.low>0pp", True),  # the whole interval is above 0
-    ],
-)
+CONDITIONS = [
+    ("error_rate>+29pp", True),
+    ("error_rate>+30pp", False),  # 12/40 is +30 pp: not above it
+    ("error_rate>=+30pp", True),
+    ("error_rate<0pp", False),
+    ("completed_rate<-29.9pp", True),
+    ("failed_rate>0.31", False),  # no unit: the difference as a share
+    ("cost_median>+10%", False),  # the same usage on both sides: +0 %
+    ("cost_median>=0%", True),
+    ("error_rate.low>0pp", True),  # the whole interval is above 0
+]
+
+
+@pytest.mark.parametrize(("condition", "holds"), [CONDITIONS[0], CONDITIONS[1], CONDITIONS[2], CONDITIONS[6]])
 def test_fail_on_exits_1_exactly_when_its_condition_holds(roots: tuple[str, str], condition: str, holds: bool) -> None:
     code, output = _run(*roots, "--fail-on", condition)
     assert code == (1 if holds else 0), output
     assert f"{condition}: " in output and ("(holds)" in output) == holds
+
+
+def test_each_condition_holds_exactly_when_its_figure_satisfies_it(roots: tuple[str, str]) -> None:
+    result = compare(read_corpus(roots[0], cache=False), read_corpus(roots[1], cache=False), resamples=200)
+    for condition, holds in CONDITIONS:
+        assert evaluate(result, parse_condition(condition)).holds is holds, condition
 
 
 def test_every_condition_must_hold_none_to_pass(roots: tuple[str, str]) -> None:

@@ -7,7 +7,7 @@ CONFORMANCE := $(SHARED)/conformance
 N ?= 10000
 FUZZ_WORKERS ?= 2
 
-.PHONY: demo test test-sweep lint docs conformance browser-deps bench bench-browser screenshots fuzz fuzz-outputs fuzz-archives fuzz-prices fuzz-sql fuzz-otlp test-scale test-interop screenshots-phoenix clean
+.PHONY: demo test test-sweep lint docs conformance browser-deps bench bench-browser screenshots fuzz fuzz-outputs fuzz-archives fuzz-prices fuzz-sql fuzz-otlp test-compare-coverage test-scale test-interop screenshots-phoenix clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -94,6 +94,10 @@ fuzz-otlp: $(VENV)/.dev
 # The archive differential over every conformance corpus (make test runs every non-scenario case and a third of the rest).
 test-sweep: $(VENV)/.dev
 	SUBAGENT_CATALOG_FULL_SWEEP=1 $(BIN)/pytest -q -n 2 --max-worker-restart=0 tests/test_archive_inputs.py
+
+# compare's long tier: Newcomb's interval holds a known difference of error rates in at least 93 of 100 pairs.
+test-compare-coverage: $(VENV)/.dev
+	$(BIN)/python -m tests.fuzz.compare_coverage --repetitions 100
 
 test-scale: $(VENV)/.dev
 	$(BIN)/pytest -q -m scale tests/test_scale.py tests/test_object_store.py

@@ -76,22 +76,29 @@ def _notebook_progress() -> ClosableProgress | None:
 set_default_progress(_notebook_progress)
 
 if TYPE_CHECKING:
+    from subagent_catalog.analysis.compare import Comparison, compare
     from subagent_catalog.interop import otlp_traces, send_otlp, sql, to_otlp, write_otlp_json
 
 _INTEROP = ("otlp_traces", "send_otlp", "sql", "to_otlp", "write_otlp_json")
+_COMPARE = ("Comparison", "compare")
 
 
 def __getattr__(name: str) -> Any:
-    """The interop functions, imported on first use (DuckDB and OpenTelemetry load only then)."""
+    """The interop functions and ``compare``, imported on first use (DuckDB, OpenTelemetry, SciPy load only then)."""
     if name in _INTEROP:
         from subagent_catalog import interop
 
         return getattr(interop, name)
+    if name in _COMPARE:
+        from subagent_catalog.analysis import compare
+
+        return getattr(compare, name)
     raise AttributeError(f"module 'subagent_catalog' has no attribute {name!r}")
 
 
 __all__ = [
     "CatalogError",
+    "Comparison",
     "Corpus",
     "CorpusLevelError",
     "CorpusRootError",
@@ -109,6 +116,7 @@ __all__ = [
     "__version__",
     "catalog",
     "catalog_descendants",
+    "compare",
     "deviations",
     "in_window",
     "list_agents_text",

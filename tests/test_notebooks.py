@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = REPO / "notebooks"
 SAMPLE = REPO / "data" / "sample"
 SAMPLE_NAMES = ["01-quickstart.ipynb", "02-audit-a-run.ipynb", "03-descriptor-quality.ipynb"]
-NAMES = [*SAMPLE_NAMES, "04-audit-runs.ipynb"]  # 04 writes its own corpus with the synthesizer
+NAMES = [*SAMPLE_NAMES, "04-audit-runs.ipynb", "05-compare-runs.ipynb"]  # 04 and 05 write their own corpora
 
 pytestmark = pytest.mark.notebooks
 

@@ -128,13 +128,16 @@ def name_from_events(
     return None, None
 
 
-def run_names(source: Source, *, list_orders: Iterable[int] | None = None, clip: int = NAME_CLIP) -> pl.DataFrame:
+def run_names(
+    source: Source, *, list_orders: Iterable[int] | None = None, clip: int = NAME_CLIP, titles: bool = True
+) -> pl.DataFrame:
     """A readable name for each session: its last ``session/title``, else its first human prompt.
 
     Args:
         source: a read corpus, or an opened archive (names need its events table: without one they are null).
         list_orders: only these sessions (``None``: every session; each log is read, one at a time).
         clip: characters a name keeps.
+        titles: ``False``: name every log by its first human prompt, even one that has a title.
 
     Returns:
         ``NAME_SCHEMA`` rows, one per session asked for (in the order asked, or list order), ``name``
@@ -172,6 +175,8 @@ def run_names(source: Source, *, list_orders: Iterable[int] | None = None, clip:
         else:
             rows.append((order, None, None))
             continue
+        if not titles:
+            events = events.filter(pl.col("type") != "session/title")
         name, where = name_from_events(events.sort("seq"), seed_length=seeds[order], clip=clip)
         rows.append((order, name, where))
     return pl.DataFrame(rows, schema=NAME_SCHEMA, orient="row")

@@ -2,7 +2,7 @@
 
 It may import every lower layer and click; nothing imports it but ``__main__``. One module per
 command family: ``reports`` (``summary``, ``report``, ``check``), ``listing`` (``list``,
-``conformance``), ``show``, ``search``, ``runs``, ``export``, ``interop`` (``otel``, ``sql``);
+``conformance``), ``show``, ``search``, ``runs``, ``compare``, ``export``, ``interop`` (``otel``, ``sql``);
 ``io`` (streams, output files, error lines), ``options`` (the options corpus commands share and
 the input rule), ``window`` (``--since``/``--until``) and ``gate`` (``check``'s thresholds and
 baselines) hold what they share. This module builds the command group.
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import click
 
+from subagent_catalog.cli.compare import compare_command
 from subagent_catalog.cli.export import export
 from subagent_catalog.cli.interop import otel, sql_command
 from subagent_catalog.cli.io import CatalogGroup, translate_errors
@@ -43,5 +44,18 @@ def main() -> None:
     """Audit DeepSeek Harness session corpora."""
 
 
-for _command in (conformance, summary, report, check, list_command, export, search, otel, sql_command, show, runs):
+for _command in (
+    conformance,
+    summary,
+    report,
+    check,
+    list_command,
+    export,
+    search,
+    otel,
+    sql_command,
+    show,
+    runs,
+    compare_command,
+):
     main.add_command(_command)

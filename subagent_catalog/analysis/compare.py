@@ -1,0 +1,518 @@
+"""Compare two corpora: did the change make runs fail less, cost less, finish sooner — with the uncertainty said.
+
+``compare(a, b)`` reads two corpora or archives (or two windows of one: ``Window.corpus``) and gives a
+``Comparison`` of frames, B against A: ``outcomes`` (counts and rates per outcome, Newcomb's interval of
+the difference, Fisher's exact or χ² test), ``metrics`` (cost, tokens, active time, steps, tool calls and
+failed tool results per run and per tree: median, p90, mean, the relative change with a seeded bootstrap
+interval, Mann-Whitney), ``models``, ``tools``, ``errors`` (error groups, new and vanished first),
+``health`` (read verdicts, listing rows, descriptor statuses and versions, problems) and, with
+``match``, ``tasks`` and ``pairs`` (runs paired by title or first prompt). The p-values of each table
+are one family, adjusted by Holm's method (``p_adjusted``); ``better`` names the side whose value is
+better where that has a meaning and the adjusted p-value is below ``ALPHA``. The statistics are
+``scipy.stats``' (``analysis.compare_stats``); docs/compare.md says what each assumes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from subagent_catalog.analysis.compare_display import comparison_html
+from subagent_catalog.analysis.compare_sides import RUN_METRICS, Side, normalise_message, read_side
+from subagent_catalog.analysis.compare_stats import (
+    ALPHA,
+    describe,
+    holm,
+    newcomb_interval,
+    proportion_test,
+    rank_test,
+    relative_changes,
+)
+from subagent_catalog.analysis.compare_tasks import Match, match_tasks
+from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
+from subagent_catalog.frames.outcome import OUTCOMES
+from subagent_catalog.prices import Prices, PriceTable, price_table
+from subagent_catalog.store.source import Source
+
+LOWER_IS_BETTER = frozenset({"cost", "tokens", "active_time", "failed_tool_results"})
+"""The metrics whose lower value is better (steps and tool calls have no better direction)."""
+
+UNITS = {
+    "cost": "USD",
+    "tokens": "tokens",
+    "active_time": "ms",
+    "steps": "steps",
+    "tool_calls": "calls",
+    "failed_tool_results": "results",
+}
+
+_PROPORTION_COLUMNS = ("diff", "diff_low", "diff_high", "p_value", "test")
+
+
+@dataclass
+class Comparison:
+    """B against A (``compare``): frames of plain values, ready to show; every view reads these."""
+
+    a_label: str
+    b_label: str
+    runs: tuple[int, int]
+    """Sessions on each side."""
+    trees: tuple[int, int]
+    """Trees (a session without a resolved parent and all below it) on each side."""
+    cost_unknown: tuple[int, int]
+    """Sessions of unknown cost on each side (their known part is counted: a lower bound)."""
+    outcomes: pl.DataFrame
+    metrics: pl.DataFrame
+    models: pl.DataFrame
+    tools: pl.DataFrame
+    errors: pl.DataFrame
+    health: pl.DataFrame
+    tasks: pl.DataFrame | None = None
+    """With ``match``: one row per paired test (outcome flips, each metric); ``None`` without."""
+    pairs: pl.DataFrame | None = None
+    """With ``match``: the paired runs, those whose outcome changed first; ``None`` without."""
+    match: Match = "none"
+    confidence: float = 0.95
+    seed: int = 0
+    resamples: int = 2000
+    notes: list[str] = field(default_factory=list)
+    """What the figures leave out or assume, one sentence each; every view shows them."""
+
+    def significant(self) -> dict[str, pl.DataFrame]:
+        """The rows of each table whose Holm-adjusted p-value is below ``ALPHA``, by table name.
+
+        Examples:
+            >>> from subagent_catalog.corpus import read_corpus
+            >>> corpus = read_corpus("tests/data/run-facts")
+            >>> {name: rows.height for name, rows in compare(corpus, corpus).significant().items()}
+            {}
+        """
+        out = {}
+        for name in ("outcomes", "metrics", "models", "tools", "errors", "health", "tasks"):
+            frame = getattr(self, name)
+            if frame is not None and frame.height and "p_adjusted" in frame.columns:
+                rows = frame.filter(pl.col("p_adjusted") < ALPHA)
+                if rows.height:
+                    out[name] = rows
+        return out
+
+    def _repr_html_(self) -> str:
+        return comparison_html(self)
+
+    def __repr__(self) -> str:
+        changed = sum(frame.height for frame in self.significant().values())
+        return (
+            f"Comparison({self.a_label!r} → {self.b_label!r}, runs {self.runs[0]} → {self.runs[1]}, "
+            f"{changed} significant rows)"
+        )
+
+
+def _proportions(k_a: int, n_a: int, k_b: int, n_b: int, confidence: float) -> dict[str, Any]:
+    diff, low, high = newcomb_interval(k_a, n_a, k_b, n_b, confidence=confidence)
+    p, test = proportion_test(k_a, n_a, k_b, n_b)
+    return {"diff": diff, "diff_low": low, "diff_high": high, "p_value": p, "test": test}
+
+
+def _rate(k: int, n: int) -> float | None:
+    return k / n if n else None
+
+
+def _adjust(rows: list[dict[str, Any]], better: Any = None) -> None:
+    """Holm-adjust the rows' ``p_value`` in place (one family); set ``significant`` and ``better``.
+
+    ``better(row)`` gives ``"lower"``, ``"higher"`` or ``None`` (no direction): which value of ``diff`` wins.
+    """
+    for row, adjusted in zip(rows, holm([row.get("p_value") for row in rows]), strict=True):
+        row["p_adjusted"] = adjusted
+        row["significant"] = adjusted is not None and adjusted < ALPHA
+        direction = better(row) if better is not None else None
+        sign = row.get("_sign")
+        row["better"] = None
+        if row["significant"] and direction is not None and sign:
+            row["better"] = ("b" if sign > 0 else "a") if direction == "higher" else ("a" if sign > 0 else "b")
+        row.pop("_sign", None)
+
+
+def _frame(rows: list[dict[str, Any]], schema: dict[str, Any]) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
+
+
+_PROPORTION_SCHEMA: dict[str, Any] = {
+    "diff": pl.Float64,
+    "diff_low": pl.Float64,
+    "diff_high": pl.Float64,
+    "p_value": pl.Float64,
+    "test": pl.String,
+    "p_adjusted": pl.Float64,
+    "significant": pl.Boolean,
+    "better": pl.String,
+}
+
+
+def _outcomes(a: Side, b: Side, confidence: float) -> pl.DataFrame:
+    n_a, n_b = a.runs.height, b.runs.height
+    count_a = dict(a.runs.group_by("outcome").len().iter_rows())
+    count_b = dict(b.runs.group_by("outcome").len().iter_rows())
+    rows = []
+    for outcome in OUTCOMES:
+        k_a, k_b = int(count_a.get(outcome, 0)), int(count_b.get(outcome, 0))
+        if not k_a and not k_b:
+            continue
+        row = {"outcome": outcome, "a": k_a, "b": k_b, "a_rate": _rate(k_a, n_a), "b_rate": _rate(k_b, n_b)}
+        row.update(_proportions(k_a, n_a, k_b, n_b, confidence))
+        row["_sign"] = np.sign(row["diff"]) if row["diff"] is not None else 0
+        rows.append(row)
+
+    def better(row: dict[str, Any]) -> str | None:
+        return "higher" if row["outcome"] == "completed" else "lower" if row["outcome"] in FAILED_OUTCOMES else None
+
+    _adjust(rows, better)
+    schema = {"outcome": pl.String, "a": pl.Int64, "b": pl.Int64, "a_rate": pl.Float64, "b_rate": pl.Float64}
+    return _frame(rows, {**schema, **_PROPORTION_SCHEMA})
+
+
+_METRIC_SCHEMA: dict[str, Any] = {
+    "level": pl.String,
+    "metric": pl.String,
+    "unit": pl.String,
+    "a_n": pl.Int64,
+    "b_n": pl.Int64,
+    "a_unknown": pl.Int64,
+    "b_unknown": pl.Int64,
+    "a_median": pl.Float64,
+    "b_median": pl.Float64,
+    "a_p90": pl.Float64,
+    "b_p90": pl.Float64,
+    "a_mean": pl.Float64,
+    "b_mean": pl.Float64,
+    **{f"{side}_{q}": pl.Float64 for q in ("p10", "p25", "p75") for side in "ab"},
+    "median_change": pl.Float64,
+    "median_change_low": pl.Float64,
+    "median_change_high": pl.Float64,
+    "mean_change": pl.Float64,
+    "mean_change_low": pl.Float64,
+    "mean_change_high": pl.Float64,
+    "b_greater": pl.Float64,
+    "p_value": pl.Float64,
+    "p_adjusted": pl.Float64,
+    "significant": pl.Boolean,
+    "better": pl.String,
+    "note": pl.String,
+}
+
+
+def _values(frame: pl.DataFrame, column: str) -> np.ndarray[Any, Any]:
+    return frame[column].drop_nulls().cast(pl.Float64).to_numpy()
+
+
+def _metrics(a: Side, b: Side, *, seed: int, resamples: int, confidence: float) -> pl.DataFrame:
+    rows = []
+    nested = bool((a.runs["depth"] > 0).any() or (b.runs["depth"] > 0).any())
+    for level, fa, fb in (("run", a.runs, b.runs), ("tree", a.trees, b.trees)):
+        for index, (name, column) in enumerate(RUN_METRICS.items()):
+            va, vb = _values(fa, column), _values(fb, column)
+            da, db = describe(va), describe(vb)
+            unknown_a = int(fa["cost_usd"].is_null().sum() if level == "run" else (fa["cost_unknown"] > 0).sum())
+            unknown_b = int(fb["cost_usd"].is_null().sum() if level == "run" else (fb["cost_unknown"] > 0).sum())
+            if name != "cost":
+                unknown_a, unknown_b = fa.height - va.size, fb.height - vb.size
+            salt = seed * 1000 + (0 if level == "run" else 100) + index
+            changes = relative_changes(va, vb, seed=salt, resamples=resamples, confidence=confidence)
+            p, b_greater = rank_test(va, vb)
+            notes = []
+            if name == "cost" and (unknown_a or unknown_b):
+                unit = "runs" if level == "run" else "trees"
+                notes.append(f"{unknown_a} / {unknown_b} {unit} of unknown cost: their known part (a lower bound)")
+            elif unknown_a or unknown_b:
+                notes.append(f"{unknown_a} / {unknown_b} without a value, left out")
+            if level == "run" and nested:
+                notes.append("subagents are not independent of their root: see the tree row")
+            rows.append(
+                {
+                    "level": level,
+                    "metric": name,
+                    "unit": UNITS[name],
+                    "a_n": int(va.size),
+                    "b_n": int(vb.size),
+                    "a_unknown": unknown_a,
+                    "b_unknown": unknown_b,
+                    **{f"a_{key}": value for key, value in da.items()},
+                    **{f"b_{key}": value for key, value in db.items()},
+                    **changes,
+                    "b_greater": b_greater,
+                    "p_value": p,
+                    "note": "; ".join(notes) or None,
+                    "_sign": 0 if b_greater is None else np.sign(b_greater - 0.5),
+                }
+            )
+    _adjust(rows, lambda row: "lower" if row["metric"] in LOWER_IS_BETTER else None)
+    return _frame(rows, _METRIC_SCHEMA)
+
+
+def _models(a: Side, b: Side, confidence: float) -> pl.DataFrame:
+    keys = ["provider", "model"]
+    kept = ["sessions", "steps", "billed_input_tokens", "output_tokens", "cost_usd_known", "unpriced_steps"]
+
+    def own(side: Side, tag: str) -> pl.DataFrame:
+        frame = side.models.filter(~pl.col("in_seed")).select(*keys, *kept)
+        return frame.rename({name: f"{tag}_{name}" for name in kept})
+
+    joined = own(a, "a").join(own(b, "b"), on=keys, how="full", coalesce=True, nulls_equal=True)
+    joined = joined.sort(keys, nulls_last=True)
+    rows = []
+    for row in joined.iter_rows(named=True):
+        k_a, k_b = row["a_sessions"] or 0, row["b_sessions"] or 0
+        side = "both" if k_a and k_b else "a only" if k_a else "b only"
+        out = {"side": side, **row, "a_share": _rate(k_a, a.runs.height), "b_share": _rate(k_b, b.runs.height)}
+        out.update(_proportions(k_a, a.runs.height, k_b, b.runs.height, confidence))
+        rows.append(out)
+    _adjust(rows)
+    schema = {
+        "provider": pl.String,
+        "model": pl.String,
+        "side": pl.String,
+        **{f"{tag}_{name}": pl.Float64 if name == "cost_usd_known" else pl.Int64 for tag in "ab" for name in kept},
+        "a_share": pl.Float64,
+        "b_share": pl.Float64,
+        **_PROPORTION_SCHEMA,
+    }
+    return _frame(rows, schema)
+
+
+def _codes(codes: list[dict[str, Any]] | None) -> str | None:
+    return ", ".join(f"{c['code']} ×{c['count']}" for c in codes[:3]) if codes else None
+
+
+def _tools(a: Side, b: Side, confidence: float) -> pl.DataFrame:
+    def own(side: Side, tag: str) -> pl.DataFrame:
+        return side.tools.rename({"calls": f"{tag}_calls", "failed": f"{tag}_failed", "codes": f"{tag}_codes"})
+
+    joined = own(a, "a").join(own(b, "b"), on="name", how="full", coalesce=True, nulls_equal=True)
+    rows = []
+    for row in joined.sort("name", nulls_last=True).iter_rows(named=True):
+        n_a, n_b, k_a, k_b = (int(row[key] or 0) for key in ("a_calls", "b_calls", "a_failed", "b_failed"))
+        out = {
+            "name": row["name"],
+            "side": "both" if n_a and n_b else "a only" if n_a else "b only",
+            "a_calls": n_a,
+            "b_calls": n_b,
+            "a_failed": k_a,
+            "b_failed": k_b,
+            "a_failure_rate": _rate(k_a, n_a),
+            "b_failure_rate": _rate(k_b, n_b),
+            "a_top_error_codes": _codes(row["a_codes"]),
+            "b_top_error_codes": _codes(row["b_codes"]),
+            **_proportions(k_a, n_a, k_b, n_b, confidence),
+        }
+        out["_sign"] = np.sign(out["diff"]) if out["diff"] is not None else 0
+        rows.append(out)
+    _adjust(rows, lambda row: "lower")
+    schema = {
+        "name": pl.String,
+        "side": pl.String,
+        "a_calls": pl.Int64,
+        "b_calls": pl.Int64,
+        "a_failed": pl.Int64,
+        "b_failed": pl.Int64,
+        "a_failure_rate": pl.Float64,
+        "b_failure_rate": pl.Float64,
+        "a_top_error_codes": pl.String,
+        "b_top_error_codes": pl.String,
+        **_PROPORTION_SCHEMA,
+    }
+    frame = _frame(rows, schema)
+    return frame.sort(["a_failed", "b_failed", "name"], descending=[True, True, False], nulls_last=True)
+
+
+def _error_groups(side: Side) -> pl.DataFrame:
+    runs = side.runs.filter(pl.col("error_code").is_not_null() | pl.col("error_message").is_not_null())
+    messages = runs["error_message"].unique().drop_nulls().to_list()
+    normal = pl.DataFrame(
+        {"error_message": messages, "message": [normalise_message(m) for m in messages]},
+        schema={"error_message": pl.String, "message": pl.String},
+    )
+    return (
+        runs.join(normal, on="error_message", how="left", nulls_equal=True)
+        .group_by(pl.col("error_code").alias("code"), "message")
+        .agg(
+            pl.len().cast(pl.Int64).alias("count"),
+            pl.col("error_message").sort_by("list_order").first().alias("example"),
+        )
+    )
+
+
+def _errors(a: Side, b: Side, confidence: float) -> pl.DataFrame:
+    keys = ["code", "message"]
+    ga, gb = _error_groups(a), _error_groups(b)
+    joined = ga.rename({"count": "a", "example": "a_example"}).join(
+        gb.rename({"count": "b", "example": "b_example"}), on=keys, how="full", coalesce=True, nulls_equal=True
+    )
+    rows = []
+    n_a, n_b = a.runs.height, b.runs.height
+    for row in joined.sort(keys, nulls_last=True).iter_rows(named=True):
+        k_a, k_b = int(row["a"] or 0), int(row["b"] or 0)
+        out = {
+            "code": row["code"],
+            "message": row["message"],
+            "change": "new" if not k_a else "vanished" if not k_b else "both",
+            "a": k_a,
+            "b": k_b,
+            "a_rate": _rate(k_a, n_a),
+            "b_rate": _rate(k_b, n_b),
+            "example": row["b_example"] or row["a_example"],
+            **_proportions(k_a, n_a, k_b, n_b, confidence),
+        }
+        out["_sign"] = np.sign(out["diff"]) if out["diff"] is not None else 0
+        rows.append(out)
+    _adjust(rows, lambda row: "lower")
+    schema = {
+        "code": pl.String,
+        "message": pl.String,
+        "change": pl.String,
+        "a": pl.Int64,
+        "b": pl.Int64,
+        "a_rate": pl.Float64,
+        "b_rate": pl.Float64,
+        "example": pl.String,
+        **_PROPORTION_SCHEMA,
+    }
+    rank = pl.col("change").replace_strict({"new": 0, "vanished": 1, "both": 2}, default=3)
+    frame = _frame(rows, schema)
+    order = [rank, (pl.col("b") - pl.col("a")).abs(), pl.col("b") + pl.col("a"), "code", "message"]
+    return frame.sort(order, descending=[False, True, True, False, False], nulls_last=True)
+
+
+_GOOD = {"verdict": "ok", "descriptor status": "valid", "listing row": "child"}
+
+
+def _health(a: Side, b: Side, confidence: float) -> pl.DataFrame:
+    keys = ["aspect", "value"]
+    joined = a.health.rename({"count": "a", "total": "a_total"}).join(
+        b.health.rename({"count": "b", "total": "b_total"}), on=keys, how="full", coalesce=True, nulls_equal=True
+    )
+    totals = {
+        tag: dict(side.health.group_by("aspect").agg(pl.col("total").max()).iter_rows())
+        for tag, side in (("a", a), ("b", b))
+    }
+    rows = []
+    for row in joined.sort(keys).iter_rows(named=True):
+        aspect = row["aspect"]
+        k_a, k_b = int(row["a"] or 0), int(row["b"] or 0)
+        n_a, n_b = int(totals["a"].get(aspect) or 0), int(totals["b"].get(aspect) or 0)
+        out = {"aspect": aspect, "value": row["value"], "a": k_a, "b": k_b, "a_total": n_a, "b_total": n_b}
+        out.update({"a_share": _rate(k_a, n_a), "b_share": _rate(k_b, n_b)})
+        if aspect in ("problem", "listing"):  # a file can have several problems: a count, not a proportion
+            out.update(dict.fromkeys(_PROPORTION_COLUMNS))
+        else:
+            out.update(_proportions(k_a, n_a, k_b, n_b, confidence))
+        out["_sign"] = np.sign(out["diff"]) if out["diff"] is not None else 0
+        rows.append(out)
+
+    def better(row: dict[str, Any]) -> str | None:
+        good = _GOOD.get(row["aspect"])
+        return None if good is None else "higher" if row["value"] == good else "lower"
+
+    _adjust(rows, better)
+    schema = {
+        "aspect": pl.String,
+        "value": pl.String,
+        "a": pl.Int64,
+        "b": pl.Int64,
+        "a_total": pl.Int64,
+        "b_total": pl.Int64,
+        "a_share": pl.Float64,
+        "b_share": pl.Float64,
+        **_PROPORTION_SCHEMA,
+    }
+    return _frame(rows, schema)
+
+
+def compare(
+    a: Source,
+    b: Source,
+    *,
+    match: Match = "none",
+    prices: Prices | PriceTable | None = None,
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+    labels: tuple[str, str] = ("A", "B"),
+) -> Comparison:
+    """Compare two corpora or archives, B against A: outcomes, metrics, models, tools, errors, health (and tasks).
+
+    Args:
+        a: the baseline: a read corpus, an opened archive, or a window of one (``Window.corpus``).
+        b: the corpus compared with it.
+        match: pair runs (roots) of the two sides by their ``title`` or first human ``prompt`` and add
+            ``tasks`` (paired tests) and ``pairs``; ``none`` (the default) reads no log again.
+        prices: a price table for the costs (default: genai-prices'); both sides are priced by it.
+        confidence: of every interval.
+        resamples: bootstrap resamples of each metric's interval.
+        seed: seeds the bootstrap (the same inputs and seed give the same intervals).
+        labels: the names the views give A and B.
+
+    Raises:
+        TypeError: a side is neither a ``Corpus`` nor an ``Archive``.
+        ArchiveError: an archive's data file fails its checks or cannot be read.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> corpus = read_corpus("data/sample")
+        >>> same = compare(corpus, corpus)
+        >>> same.outcomes.select("outcome", "a", "b", "diff", "p_value").row(0)
+        ('completed', 17, 17, 0.0, 1.0)
+        >>> same.metrics.filter(pl.col("metric") == "cost").select("level", "median_change", "p_value").rows()
+        [('run', 0.0, 1.0), ('tree', 0.0, 1.0)]
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, not {confidence!r}")
+    table = price_table(prices)
+    side_a, side_b = read_side(a, table), read_side(b, table)
+    comparison = Comparison(
+        a_label=labels[0],
+        b_label=labels[1],
+        runs=(side_a.runs.height, side_b.runs.height),
+        trees=(side_a.trees.height, side_b.trees.height),
+        cost_unknown=(int(side_a.runs["cost_usd"].is_null().sum()), int(side_b.runs["cost_usd"].is_null().sum())),
+        outcomes=_outcomes(side_a, side_b, confidence),
+        metrics=_metrics(side_a, side_b, seed=seed, resamples=resamples, confidence=confidence),
+        models=_models(side_a, side_b, confidence),
+        tools=_tools(side_a, side_b, confidence),
+        errors=_errors(side_a, side_b, confidence),
+        health=_health(side_a, side_b, confidence),
+        match=match,
+        confidence=confidence,
+        seed=seed,
+        resamples=resamples,
+    )
+    if match != "none":
+        comparison.tasks, comparison.pairs = match_tasks(a, b, side_a, side_b, match=match)
+    comparison.notes = _notes(comparison, side_a, side_b)
+    return comparison
+
+
+def _notes(comparison: Comparison, a: Side, b: Side) -> list[str]:
+    notes = [
+        "intervals: Newcomb's hybrid score interval for a difference of proportions; a percentile bootstrap "
+        f"({comparison.resamples} resamples, seed {comparison.seed}) for a relative change; "
+        f"{round(comparison.confidence * 100)} % each",
+        "tests: Fisher's exact (χ² above 10,000 runs), Mann-Whitney U; p_adjusted: Holm's method within each table",
+    ]
+    unknown_a, unknown_b = comparison.cost_unknown
+    if unknown_a or unknown_b:
+        notes.append(
+            f"cost: {unknown_a} runs of A and {unknown_b} of B have an unknown cost (an unpriced model or unread "
+            "usage); their known part is counted, so a cost figure that includes one is a lower bound"
+        )
+    if bool((a.runs["depth"] > 0).any() or (b.runs["depth"] > 0).any()):
+        notes.append(
+            "runs are tested as independent, but subagents are not independent of their root: the tree rows "
+            "(one value per tree) are the independent units"
+        )
+    for tag, side in (("A", a), ("B", b)):
+        if side.listing_error is not None:
+            notes.append(f"{tag}'s listing fails as a whole ({side.listing_error}): its listing rows are not counted")
+    return notes

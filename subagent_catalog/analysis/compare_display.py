@@ -1,0 +1,178 @@
+"""A ``Comparison`` in a notebook: what changed significantly first, then each table (escaped HTML, no script).
+
+``Comparison._repr_html_`` calls ``comparison_html``; the full page is ``views.compare_html``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol
+
+import polars as pl
+
+from subagent_catalog.frames.display import escape, table_html
+from subagent_catalog.frames.units import MISSING, human_cost, human_count, human_duration
+
+
+class Comparison(Protocol):
+    """What the display reads of an ``analysis.compare.Comparison``."""
+
+    a_label: str
+    b_label: str
+    runs: tuple[int, int]
+    trees: tuple[int, int]
+    notes: list[str]
+    outcomes: pl.DataFrame
+    metrics: pl.DataFrame
+    models: pl.DataFrame
+    tools: pl.DataFrame
+    errors: pl.DataFrame
+    health: pl.DataFrame
+    tasks: pl.DataFrame | None
+    pairs: pl.DataFrame | None
+
+    def significant(self) -> dict[str, pl.DataFrame]:
+        """The significant rows by table."""
+
+
+_BOX = "font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:13px;line-height:1.4"
+
+
+def figure(value: float | None, unit: str) -> str:
+    """A metric's value in its unit as people read it (``–`` when unknown).
+
+    Examples:
+        >>> figure(0.0042, "USD"), figure(92_000, "ms"), figure(12_345.0, "tokens"), figure(2.5, "steps")
+        ('$0.0042', '1 min 32 s', '12.3 k', '2.5')
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return MISSING
+    if unit == "USD":
+        return human_cost(value)
+    if unit == "ms":
+        return human_duration(value)
+    if float(value).is_integer() or abs(value) >= 1000:
+        return human_count(round(value))
+    return f"{value:.3g}"
+
+
+def percent(value: float | None, *, signed: bool = False, digits: int = 1) -> str:
+    """A share or change as a percentage (``–`` when unknown).
+
+    Examples:
+        >>> percent(0.1234), percent(0.05, signed=True), percent(None)
+        ('12.3 %', '+5.0 %', '–')
+    """
+    if value is None:
+        return "–"
+    return f"{value * 100:{'+' if signed else ''}.{digits}f} %"
+
+
+def points(value: float | None) -> str:
+    """A difference of two proportions in percentage points (``–`` when unknown).
+
+    Examples:
+        >>> points(0.025), points(-0.1)
+        ('+2.5 pp', '-10.0 pp')
+    """
+    return "–" if value is None else f"{value * 100:+.1f} pp"
+
+
+def p_text(value: float | None) -> str:
+    """A p-value as people read it (``< 0.001`` below a thousandth).
+
+    Examples:
+        >>> p_text(0.0004), p_text(0.0312), p_text(None)
+        ('< 0.001', '0.031', '–')
+    """
+    if value is None:
+        return "–"
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def interval(low: float | None, high: float | None, *, unit: str = "pp") -> str:
+    """An interval in points (``pp``) or as a signed percentage (``%``).
+
+    Examples:
+        >>> interval(0.01, 0.2), interval(-0.1, 0.05, unit="%"), interval(None, 0.1)
+        ('[+1.0, +20.0] pp', '[-10.0, +5.0] %', '–')
+    """
+    if low is None or high is None:
+        return "–"
+    suffix = " pp" if unit == "pp" else " %"
+    return f"[{low * 100:+.1f}, {high * 100:+.1f}]{suffix}"
+
+
+def headline(comparison: Comparison) -> list[str]:
+    """One line per significant row (Holm-adjusted p below 0.05), outcomes first: what changed, B against A.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.analysis.compare import compare
+        >>> corpus = read_corpus("tests/data/run-facts")
+        >>> headline(compare(corpus, corpus))
+        []
+    """
+    lines = []
+    found = comparison.significant()
+    for row in found.get("outcomes", pl.DataFrame()).iter_rows(named=True):
+        lines.append(
+            f"{row['outcome']} rate {percent(row['a_rate'])} → {percent(row['b_rate'])} "
+            f"({points(row['diff'])}, {interval(row['diff_low'], row['diff_high'])}, p_adj {p_text(row['p_adjusted'])})"
+        )
+    for row in found.get("metrics", pl.DataFrame()).iter_rows(named=True):
+        lines.append(
+            f"{row['metric']} per {row['level']}: median {figure(row['a_median'], row['unit'])} → "
+            f"{figure(row['b_median'], row['unit'])} "
+            f"({percent(row['median_change'], signed=True)}, "
+            f"{interval(row['median_change_low'], row['median_change_high'], unit='%')}), "
+            f"p_adj {p_text(row['p_adjusted'])}"
+        )
+    for name, key in (("tools", "name"), ("models", "model"), ("errors", "message"), ("health", "value")):
+        for row in found.get(name, pl.DataFrame()).iter_rows(named=True):
+            label = f"{row['aspect']} {row[key]}" if name == "health" else f"{name[:-1]} {row[key]}"
+            lines.append(f"{label}: {points(row['diff'])} {interval(row['diff_low'], row['diff_high'])}")
+    for row in found.get("tasks", pl.DataFrame()).iter_rows(named=True):
+        lines.append(
+            f"paired {row['metric']}: B higher in {row['b_higher']}, A in {row['a_higher']} of {row['pairs']} "
+            f"pairs, p_adj {p_text(row['p_adjusted'])}"
+        )
+    return lines
+
+
+def comparison_html(comparison: Comparison) -> str:
+    """The notebook display of a comparison: the headline, the notes, then each table's first rows.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.analysis.compare import compare
+        >>> corpus = read_corpus("tests/data/run-facts")
+        >>> "no significant difference" in comparison_html(compare(corpus, corpus))
+        True
+    """
+    a, b = escape(comparison.a_label), escape(comparison.b_label)
+    parts = [
+        f'<div style="{_BOX}"><b>Comparison</b>: {b} against {a} · runs {comparison.runs[0]:,} → '
+        f"{comparison.runs[1]:,} · trees {comparison.trees[0]:,} → {comparison.trees[1]:,}"
+    ]
+    lines = headline(comparison)
+    if lines:
+        items = "".join(f"<li>{escape(line)}</li>" for line in lines)
+        parts.append(f"<div>Changed significantly (Holm-adjusted p &lt; 0.05):</div><ul>{items}</ul>")
+    else:
+        parts.append("<div>no significant difference (Holm-adjusted p &lt; 0.05 in no table)</div>")
+    parts.append("<ul>" + "".join(f"<li>{escape(note)}</li>" for note in comparison.notes) + "</ul></div>")
+    tables = (
+        ("outcomes", comparison.outcomes, None),
+        ("metrics", comparison.metrics, None),
+        ("errors", comparison.errors, None),
+        ("tools", comparison.tools, None),
+        ("models", comparison.models, None),
+        ("health", comparison.health, None),
+        ("tasks", comparison.tasks, None),
+        ("pairs", comparison.pairs, None),
+    )
+    for name, frame, columns in tables:
+        if frame is not None:
+            parts.append(table_html(frame, max_rows=20, caption=name, columns=columns))
+    return "".join(parts)

@@ -1,0 +1,257 @@
+"""One side of a comparison: the few columns and counts ``compare`` reads of a corpus or an archive.
+
+Each side is read through the lazy session table (``session_table``): an archive's Parquet files are
+scanned for the columns named here and aggregated before anything is collected, so a side holds one
+small row per session (a dozen numbers), one per tree, and counts per model, tool, error group and
+health value, never the events, headers or nested records of the whole archive. A corpus and the
+archive exported from it give equal sides (the same expressions over the same columns).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import polars as pl
+
+from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
+from subagent_catalog.analysis.runs import checked_total, session_table, usage_by_model
+from subagent_catalog.analysis.trees import run_trees
+from subagent_catalog.catalog.tables import catalog
+from subagent_catalog.errors import CatalogError
+from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.costs import session_costs
+from subagent_catalog.prices import PriceTable
+from subagent_catalog.store.archive import Archive
+from subagent_catalog.store.layout import ArchiveError
+from subagent_catalog.store.source import Source
+
+RUN_METRICS: dict[str, str] = {
+    "cost": "cost_usd_known",
+    "tokens": "tokens",
+    "active_time": "active_ms",
+    "steps": "steps",
+    "tool_calls": "tool_calls",
+    "failed_tool_results": "tool_results_failed",
+}
+"""The metrics ``compare`` measures per run and per tree, by name, and the column of a side's rows holding each."""
+
+_TOKENS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
+
+
+@dataclass
+class Side:
+    """What ``compare`` reads of one corpus or archive (``read_side``)."""
+
+    runs: pl.DataFrame
+    """One row per session: ``list_order``, ``session_id``, ``root_list_order``, ``depth``, ``outcome``,
+    ``error_code``, ``error_message``, ``cost_usd`` (null: unknown), ``cost_usd_known`` (its known part), ``tokens``
+    (billed: input + cache read + cache write + output; null when the usage could not be read), ``active_ms``,
+    ``steps``, ``tool_calls``, ``tool_results_failed``, in list order."""
+    trees: pl.DataFrame
+    """One row per tree (a session without a resolved parent, and every session below it): ``root_list_order``,
+    ``sessions``, ``failed`` (sessions of a failed outcome), the ``RUN_METRICS`` columns summed (``cost_usd_known``
+    the known part; ``cost_unknown`` counts the sessions of unknown cost; a sum is null when no session has a
+    value)."""
+    models: pl.DataFrame
+    """``usage_by_model(by="model")`` of the session's own steps."""
+    tools: pl.DataFrame
+    """Per tool name: ``calls``, ``failed``, ``codes`` (a list of ``{code, count}``, most first)."""
+    health: pl.DataFrame
+    """``aspect``, ``value``, ``count``, ``total`` (what the share is of)."""
+    listing_error: str | None
+
+
+def _collect(frame: pl.LazyFrame, source: Source) -> pl.DataFrame:
+    """Collect a lazy frame of the side (an archive's streamed; a read error is an ``ArchiveError``)."""
+    if not isinstance(source, Archive):
+        return frame.collect()
+    try:
+        return frame.collect(engine="streaming")
+    except (pl.exceptions.PolarsError, OSError) as error:
+        raise ArchiveError(
+            f"cannot read archive {source.path!r}: {type(error).__name__}: {str(error)[:200]}",
+            hint="a data file is missing or damaged: re-export the archive",
+        ) from None
+
+
+def _runs(source: Source, table: PriceTable) -> pl.DataFrame:
+    columns = [
+        "list_order",
+        "session_id",
+        "outcome",
+        "last_error_code",
+        "last_error_message",
+        "active_ms",
+        "steps",
+        "usage_steps",
+        "tool_calls",
+        "tool_results_failed",
+        *_TOKENS,
+    ]
+    frame = session_table(source, [*columns, "usage_samples"])
+    costs = session_costs(frame, table, known=True)
+    runs = (
+        frame.select(columns)
+        .join(costs, on="list_order", how="left")
+        .select(
+            "list_order",
+            "session_id",
+            "outcome",
+            pl.col("last_error_code").alias("error_code"),
+            pl.col("last_error_message").alias("error_message"),
+            "cost_usd",
+            "cost_usd_known",
+            pl.when(pl.col("usage_steps").is_not_null()).then(checked_total(*_TOKENS)).cast(pl.Int64).alias("tokens"),
+            "active_ms",
+            "steps",
+            "tool_calls",
+            "tool_results_failed",
+        )
+        .sort("list_order")
+    )
+    return _collect(runs, source)
+
+
+def _tools(source: Source) -> pl.DataFrame:
+    calls = (
+        session_table(source, ["list_order", "tool_call_records"])
+        .explode("tool_call_records")
+        .filter(pl.col("tool_call_records").is_not_null())
+        .unnest("tool_call_records")
+        .filter(~pl.col("in_seed") & pl.col("seq").is_not_null())  # own calls (a result without a call is no call)
+        .select(
+            "name",
+            (pl.col("result_seq").is_not_null() & pl.col("is_error").fill_null(False)).alias("failed"),
+            "error_code",
+        )
+    )
+    counted = calls.group_by("name").agg(
+        pl.len().cast(pl.Int64).alias("calls"), pl.col("failed").sum().cast(pl.Int64).alias("failed")
+    )
+    codes = (
+        calls.filter("failed")
+        .group_by("name", pl.col("error_code").fill_null("(no code)").alias("code"))
+        .agg(pl.len().cast(pl.Int64).alias("count"))
+        .sort(["count", "code"], descending=[True, False])
+        .group_by("name", maintain_order=True)
+        .agg(pl.struct("code", "count").alias("codes"))
+    )
+    joined = counted.join(codes, on="name", how="left", nulls_equal=True).sort("name", nulls_last=True)
+    return _collect(joined, source)
+
+
+def _counts(frame: pl.LazyFrame, aspect: str, column: str, total: pl.Expr | None = None) -> pl.LazyFrame:
+    """``aspect``, ``value`` (the column as text, ``(none)`` for null), ``count``, ``total`` (all rows or ``total``)."""
+    return (
+        frame.select(pl.col(column).cast(pl.String).fill_null("(none)").alias("value"))
+        .group_by("value")
+        .agg(pl.len().cast(pl.Int64).alias("count"))
+        .with_columns(pl.lit(aspect).alias("aspect"))
+        .with_columns((pl.col("count").sum() if total is None else total).cast(pl.Int64).alias("total"))
+        .select("aspect", "value", "count", "total")
+    )
+
+
+def _health(source: Source, listing_error: str | None) -> pl.DataFrame:
+    sessions = session_table(source, ["verdict"])
+    if isinstance(source, Archive):
+        descriptors, problems = source.descriptors, source.problems
+    elif isinstance(source, Corpus):
+        descriptors, problems = source.descriptors.lazy(), source.problems.lazy()
+    else:  # pragma: no cover - session_table refused it already
+        raise TypeError(type(source).__name__)
+    files = session_table(source, ["list_order"]).select(pl.len()).collect().item()
+    parts = [
+        _collect(_counts(sessions, "verdict", "verdict"), source),
+        _collect(_counts(descriptors, "descriptor status", "status"), source),
+        _collect(_counts(descriptors, "descriptor version", "version"), source),
+        _collect(_counts(problems, "problem", "kind", pl.lit(files)), source),
+    ]
+    if listing_error is None:
+        try:
+            rows = catalog(source)
+        except CatalogError:  # pragma: no cover - listing_error said so
+            rows = None
+        if rows is not None:
+            kept = rows.lazy().filter(pl.col("kind") != "error")
+            shown = pl.when(pl.col("kind") == "child").then(pl.lit("child")).otherwise(pl.col("reason"))
+            parts.append(_counts(kept.with_columns(shown.alias("_row")), "listing row", "_row").collect())
+    else:
+        parts.append(pl.DataFrame({"aspect": ["listing"], "value": ["fails"], "count": [1], "total": [1]}))
+    return pl.concat(parts).cast({"count": pl.Int64, "total": pl.Int64}).sort("aspect", "value")
+
+
+def _tree_rows(source: Source, runs: pl.DataFrame, table: PriceTable) -> tuple[pl.DataFrame, pl.DataFrame]:
+    links = run_trees(source, prices=table).select("list_order", "root_list_order", "depth")
+    runs = runs.join(links, on="list_order", how="left", maintain_order="left")
+    present = {name: pl.col(name).is_not_null().any() for name in RUN_METRICS.values()}
+    trees = (
+        runs.group_by("root_list_order")
+        .agg(
+            pl.len().cast(pl.Int64).alias("sessions"),
+            pl.col("outcome").is_in(FAILED_OUTCOMES).sum().cast(pl.Int64).alias("failed"),
+            pl.col("cost_usd").is_null().sum().cast(pl.Int64).alias("cost_unknown"),
+            pl.col("cost_usd_known").sort_by("list_order").cum_sum().last().alias("cost_usd_known"),
+            *(
+                pl.when(present[column]).then(pl.col(column).sum()).alias(column)
+                for column in RUN_METRICS.values()
+                if column != "cost_usd_known"
+            ),
+        )
+        .sort("root_list_order")
+    )
+    return runs, trees
+
+
+def read_side(source: Source, table: PriceTable) -> Side:
+    """The columns and counts of one side of a comparison (``Side``), priced by ``table``.
+
+    Raises:
+        TypeError: neither a ``Corpus`` nor an ``Archive``.
+        ArchiveError: an archive's data file fails its checks or cannot be read.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.prices import price_table
+        >>> side = read_side(read_corpus("tests/data/run-facts"), price_table())
+        >>> side.runs.select("session_id", "outcome", "root_list_order").rows()
+        [('child-1', 'open', 1), ('parent-1', 'completed', 1)]
+        >>> side.trees.select("root_list_order", "sessions", "failed").rows()
+        [(1, 2, 1)]
+    """
+    if not isinstance(source, Corpus | Archive):
+        raise TypeError(f"compare takes a Corpus or an Archive, not {type(source).__name__}")
+    listing_error = source.listing_error
+    runs = _runs(source, table)
+    runs, trees = _tree_rows(source, runs, table)
+    models = usage_by_model(source, by="model", prices=table)
+    return Side(runs, trees, models, _tools(source), _health(source, listing_error), listing_error)
+
+
+_PATTERNS = (
+    (re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"), "<id>"),
+    (re.compile(r"(?:[A-Za-z]:)?(?:[/\\][\w.@~+-]+){2,}[/\\]?"), "<path>"),
+    (re.compile(r"\b0x[0-9a-fA-F]+\b|\b[0-9a-fA-F]{12,}\b"), "<hex>"),
+    (re.compile(r"\"[^\"]*\"|'[^']*'|`[^`]*`"), "<text>"),
+    (re.compile(r"\d+(?:\.\d+)?"), "<n>"),
+    (re.compile(r"\s+"), " "),
+)
+
+
+def normalise_message(message: str | None, *, clip: int = 160) -> str | None:
+    """An error message with the parts that vary between runs made alike: ids, paths, numbers, quoted text.
+
+    Examples:
+        >>> normalise_message('timeout after 30000 ms reading "/tmp/a b/x" (req 5f0c9e0a-1b2c-4d5e-8f90-123456789abc)')
+        'timeout after <n> ms reading <text> (req <id>)'
+        >>> normalise_message("ENOENT: /home/dev/app/src/main.ts")
+        'ENOENT: <path>'
+    """
+    if message is None:
+        return None
+    text = message
+    for pattern, replacement in _PATTERNS:
+        text = pattern.sub(replacement, text)
+    text = text.strip()
+    return text if len(text) <= clip else text[: clip - 1] + "…"

@@ -1,0 +1,149 @@
+"""``subagent-catalog compare A B``: what changed from A to B, with the uncertainty said; ``--fail-on`` gates."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import click
+
+from subagent_catalog.cli.io import check_target, echo, is_stdout, note, output_stream, translate_errors
+from subagent_catalog.cli.options import load_source, prices_option, protected_paths, source_options
+from subagent_catalog.views.text import json_terminal, terminal_safe
+
+
+def _conditions(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[object, ...]:
+    from subagent_catalog.analysis.compare_gate import CompareGateError, parse_condition
+
+    try:
+        return tuple(parse_condition(value) for value in values)
+    except CompareGateError as error:
+        raise click.BadParameter(str(error), ctx=ctx, param=param) from None
+
+
+def _label(path: str) -> str:
+    return os.path.basename(os.path.normpath(path)) or path
+
+
+@click.command("compare")
+@source_options
+@click.argument("b", metavar="B", type=click.Path(file_okay=True, dir_okay=True, path_type=str))
+@click.option(
+    "-o",
+    "--output",
+    default=None,
+    type=click.Path(dir_okay=False, path_type=str),
+    help="Also write the comparison as a self-contained HTML page here.",
+)
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "md"]),
+    default="text",
+    show_default=True,
+    help="text for terminals, json for machines, md (Markdown) for CI job summaries.",
+)
+@click.option(
+    "--match",
+    type=click.Choice(["none", "title", "prompt"]),
+    default="none",
+    show_default=True,
+    help="Pair the root runs of A and B by title or first human prompt: paired tests and the pairs that changed.",
+)
+@click.option(
+    "--fail-on",
+    "fail_on",
+    multiple=True,
+    metavar="CONDITION",
+    callback=_conditions,
+    help="Exit 1 when the condition holds of B against A, e.g. 'error_rate>+2pp', 'cost_median>+10%' "
+    "(repeatable; the grammar is in docs/compare.md). An unknown figure fails too.",
+)
+@prices_option
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap intervals.")
+@click.option("--resamples", type=click.IntRange(min=100), default=2000, show_default=True, help="Bootstrap resamples.")
+@click.option("--label-a", default=None, help="A's name in the output (default: its directory name).")
+@click.option("--label-b", default=None, help="B's name in the output (default: its directory name).")
+@translate_errors
+def compare_command(
+    root: str,
+    b: str,
+    compression: str,
+    jobs: int | None,
+    quiet: bool,
+    output: str | None,
+    fmt: str,
+    match: str,
+    fail_on: tuple[object, ...],
+    prices: str | None,
+    seed: int,
+    resamples: int,
+    label_a: str | None,
+    label_b: str | None,
+) -> None:
+    """Compare two corpora or archives: did B's runs fail less, cost less, finish sooner than A's?
+
+    A (ROOT) and B are each a corpus root or an archive, read by the same input
+    rule and options. Prints what changed significantly (Holm-adjusted p < 0.05)
+    first, then outcome rates with Newcomb intervals and Fisher's exact test,
+    cost, tokens, active time, steps and tool calls per run and per tree with
+    bootstrap intervals of their change and Mann-Whitney tests, new and vanished
+    error groups, tools, models and the data-quality health of both sides.
+
+    Exit status: 1 when a --fail-on condition holds (or its figure is unknown),
+    else 0.
+
+    \b
+    Examples:
+        subagent-catalog compare runs-before runs-after
+        subagent-catalog compare before after -o diff.html --match prompt
+        subagent-catalog compare before after --format md >> "$GITHUB_STEP_SUMMARY"
+        subagent-catalog compare before after --fail-on 'error_rate>+2pp' --fail-on 'cost_median>+10%'
+    """
+    from subagent_catalog.analysis.compare import compare
+    from subagent_catalog.analysis.compare_gate import Condition, evaluate
+    from subagent_catalog.prices import price_table
+    from subagent_catalog.views.compare_text import compare_json, compare_markdown, compare_text
+
+    table = price_table(prices)
+    if output is not None:
+        check_target(output, [root, b])
+    a_source = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
+    b_source = load_source(b, compression=compression, jobs=jobs, quiet=quiet)
+    protected = [*protected_paths(root, a_source), *protected_paths(b, b_source)]
+    if output is not None:
+        check_target(output, protected)
+    labels = (label_a or _label(root), label_b or _label(b))
+    how: Any = match  # one of the click.Choice values: a Match
+    comparison = compare(
+        a_source,
+        b_source,
+        match=how,
+        prices=table,
+        seed=seed,
+        resamples=resamples,
+        labels=labels,
+    )
+    gates = [evaluate(comparison, condition) for condition in fail_on if isinstance(condition, Condition)]
+    if fmt == "json":
+        text = json.dumps(compare_json(comparison, gates=gates), ensure_ascii=False, indent=2, allow_nan=False)
+        echo(json_terminal(text))
+    elif fmt == "md":
+        echo(terminal_safe(compare_markdown(comparison, gates=gates), keep="\n"))
+    else:
+        echo(terminal_safe(compare_text(comparison, gates=gates), keep="\n"))
+    if output is not None:
+        from subagent_catalog.views.compare_html import compare_page
+
+        page = compare_page(comparison)
+        with output_stream(output, protected=protected) as out:
+            out.write(page)
+        if not is_stdout(output):
+            note(f"wrote {output} ({len(page.encode('utf-8')) // 1024} KiB)", quiet=quiet)
+    failing = [gate for gate in gates if gate.holds is not False]
+    if failing:
+        for gate in failing:
+            note(f"fail-on: {gate.detail}")
+        raise SystemExit(1)

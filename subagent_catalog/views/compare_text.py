@@ -1,0 +1,285 @@
+"""A comparison as terminal text, Markdown (CI job summaries) and JSON: what changed significantly first.
+
+Every figure comes from the ``Comparison`` frames; an unknown one is ``–``, never 0. The text and the
+Markdown lead with the rows whose Holm-adjusted p-value is below 0.05, then give the outcomes, the
+metrics, new and vanished error groups, tools, models, health rows that differ, the paired tasks and
+the notes. JSON holds every frame whole.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+from subagent_catalog.analysis.compare import Comparison
+from subagent_catalog.analysis.compare_display import figure, headline, interval, p_text, percent, points
+from subagent_catalog.analysis.compare_gate import GateResult
+from subagent_catalog.frames.units import human_cost
+from subagent_catalog.views.run_format import md_cell
+
+TOP = 10
+"""Rows of the error, tool and model tables the text and Markdown show (JSON has all)."""
+
+
+def _outcome_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
+    headers = ["outcome", "A", "B", "A rate", "B rate", "B - A", f"{round(comparison.confidence * 100)} % interval"]
+    rows = [
+        [
+            row["outcome"],
+            f"{row['a']:,}",
+            f"{row['b']:,}",
+            percent(row["a_rate"]),
+            percent(row["b_rate"]),
+            points(row["diff"]),
+            interval(row["diff_low"], row["diff_high"]),
+        ]
+        for row in comparison.outcomes.iter_rows(named=True)
+    ]
+    return [*headers, "p_adj", "better"], [
+        [*cells, p_text(row["p_adjusted"]), row["better"] or ""]
+        for cells, row in zip(rows, comparison.outcomes.iter_rows(named=True), strict=True)
+    ]
+
+
+def _metric_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
+    headers = ["metric", "per", "A median", "B median", "change", "interval", "A mean", "B mean", "change"]
+    rows = []
+    for row in comparison.metrics.iter_rows(named=True):
+        unit = row["unit"]
+        rows.append(
+            [
+                row["metric"],
+                row["level"],
+                figure(row["a_median"], unit),
+                figure(row["b_median"], unit),
+                percent(row["median_change"], signed=True),
+                interval(row["median_change_low"], row["median_change_high"], unit="%"),
+                figure(row["a_mean"], unit),
+                figure(row["b_mean"], unit),
+                percent(row["mean_change"], signed=True),
+                p_text(row["p_adjusted"]),
+                row["better"] or "",
+                row["note"] or "",
+            ]
+        )
+    return [*headers, "p_adj", "better", "note"], rows
+
+
+def _error_rows(comparison: Comparison, limit: int) -> tuple[list[str], list[list[str]]]:
+    rows = [
+        [
+            row["change"],
+            row["code"] or "",
+            row["message"] or "",
+            f"{row['a']:,}",
+            f"{row['b']:,}",
+            p_text(row["p_adjusted"]),
+        ]
+        for row in comparison.errors.head(limit).iter_rows(named=True)
+    ]
+    return ["change", "code", "message", "A", "B", "p_adj"], rows
+
+
+def _tool_rows(comparison: Comparison, limit: int) -> tuple[list[str], list[list[str]]]:
+    rows = [
+        [
+            row["name"] or "",
+            row["side"],
+            f"{row['a_failed']:,}/{row['a_calls']:,}",
+            f"{row['b_failed']:,}/{row['b_calls']:,}",
+            points(row["diff"]),
+            interval(row["diff_low"], row["diff_high"]),
+            p_text(row["p_adjusted"]),
+            row["b_top_error_codes"] or row["a_top_error_codes"] or "",
+        ]
+        for row in comparison.tools.head(limit).iter_rows(named=True)
+    ]
+    return ["tool", "side", "A failed", "B failed", "B - A", "interval", "p_adj", "top codes"], rows
+
+
+def _model_rows(comparison: Comparison, limit: int) -> tuple[list[str], list[list[str]]]:
+    rows = []
+    for row in comparison.models.head(limit).iter_rows(named=True):
+        rows.append(
+            [
+                f"{row['provider'] or '?'}/{row['model'] or '?'}",
+                row["side"],
+                f"{row['a_sessions'] or 0:,}",
+                f"{row['b_sessions'] or 0:,}",
+                human_cost(row["a_cost_usd_known"]) + (" (unpriced steps)" if row["a_unpriced_steps"] else ""),
+                human_cost(row["b_cost_usd_known"]) + (" (unpriced steps)" if row["b_unpriced_steps"] else ""),
+                points(row["diff"]),
+            ]
+        )
+    return ["model", "side", "A runs", "B runs", "A known cost", "B known cost", "share B - A"], rows
+
+
+def _health_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
+    differ = comparison.health.filter(pl.col("a_share").ne_missing(pl.col("b_share")) | (pl.col("a") != pl.col("b")))
+    rows = [
+        [
+            row["aspect"],
+            row["value"],
+            f"{row['a']:,}/{row['a_total']:,}",
+            f"{row['b']:,}/{row['b_total']:,}",
+            points(row["diff"]),
+            p_text(row["p_adjusted"]),
+        ]
+        for row in differ.iter_rows(named=True)
+    ]
+    return ["aspect", "value", "A", "B", "B - A", "p_adj"], rows
+
+
+def _task_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
+    tasks = comparison.tasks if comparison.tasks is not None else pl.DataFrame()
+    rows = [
+        [
+            row["metric"],
+            f"{row['pairs']:,}",
+            f"{row['b_higher']:,}",
+            f"{row['a_higher']:,}",
+            row["test"],
+            p_text(row["p_adjusted"]),
+            row["better"] or "",
+        ]
+        for row in tasks.iter_rows(named=True)
+    ]
+    return ["paired", "pairs", "B higher", "A higher", "test", "p_adj", "better"], rows
+
+
+def _aligned(headers: Sequence[str], rows: list[list[str]], indent: str = "  ") -> list[str]:
+    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=True)]
+    return [
+        indent + "  ".join(str(cell).ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
+        for line in (headers, *rows)
+    ]
+
+
+def _sections(comparison: Comparison, limit: int) -> list[tuple[str, tuple[list[str], list[list[str]]]]]:
+    sections = [
+        ("Outcomes (share of runs)", _outcome_rows(comparison)),
+        ("Metrics (median and mean; change of B over A with its bootstrap interval)", _metric_rows(comparison)),
+        ("Error groups (new and vanished first)", _error_rows(comparison, limit)),
+        ("Tools (failed / calls)", _tool_rows(comparison, limit)),
+        ("Models (runs served, known cost)", _model_rows(comparison, limit)),
+        ("Health (rows that differ)", _health_rows(comparison)),
+    ]
+    if comparison.tasks is not None:
+        sections.append((f"Paired by {comparison.match}", _task_rows(comparison)))
+    return sections
+
+
+def _lead(comparison: Comparison) -> list[str]:
+    lines = [
+        f"compare: B = {comparison.b_label} against A = {comparison.a_label}",
+        f"runs {comparison.runs[0]:,} → {comparison.runs[1]:,} · trees {comparison.trees[0]:,} → "
+        f"{comparison.trees[1]:,}",
+    ]
+    if comparison.pairs is not None:
+        changed = comparison.pairs.filter(pl.col("change") != "same")
+        lines.append(f"pairs by {comparison.match}: {comparison.pairs.height:,}, outcome changed in {changed.height:,}")
+    return lines
+
+
+def compare_text(comparison: Comparison, *, gates: Sequence[GateResult] = (), limit: int = TOP) -> str:
+    """The terminal summary: what changed significantly, the tables, the gates and the notes.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.analysis.compare import compare
+        >>> corpus = read_corpus("tests/data/run-facts")
+        >>> print(compare_text(compare(corpus, corpus)).splitlines()[3])
+        No significant difference (no Holm-adjusted p-value below 0.05).
+    """
+    lines = [*_lead(comparison), ""]
+    found = headline(comparison)
+    if found:
+        lines.append("Changed significantly (Holm-adjusted p < 0.05):")
+        lines.extend(f"  {line}" for line in found)
+    else:
+        lines.append("No significant difference (no Holm-adjusted p-value below 0.05).")
+    for title, (headers, rows) in _sections(comparison, limit):
+        lines += ["", title]
+        lines += _aligned(headers, rows) if rows else ["  (none)"]
+    if gates:
+        lines += ["", "Gates"]
+        lines += [f"  {'FAIL' if gate.holds is not False else 'ok  '}  {gate.detail}" for gate in gates]
+    lines += ["", "Notes"] + [f"  - {note}" for note in comparison.notes]
+    return "\n".join(lines) + "\n"
+
+
+def compare_markdown(comparison: Comparison, *, gates: Sequence[GateResult] = (), limit: int = TOP) -> str:
+    """The comparison as Markdown (a CI job summary): what changed significantly, the tables, gates, notes.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.analysis.compare import compare
+        >>> corpus = read_corpus("tests/data/run-facts")
+        >>> compare_markdown(compare(corpus, corpus)).splitlines()[0]
+        '## Comparison: B = B against A = A'
+    """
+    lines = [f"## Comparison: B = {md_cell(comparison.b_label)} against A = {md_cell(comparison.a_label)}", ""]
+    lines += [md_cell(line) for line in _lead(comparison)[1:]] + [""]
+    found = headline(comparison)
+    if found:
+        lines.append("**Changed significantly** (Holm-adjusted p < 0.05):")
+        lines += [f"- {md_cell(line)}" for line in found]
+    else:
+        lines.append("No significant difference (no Holm-adjusted p-value below 0.05).")
+    for title, (headers, rows) in _sections(comparison, limit):
+        lines += ["", f"### {title}", ""]
+        if not rows:
+            lines.append("(none)")
+            continue
+        lines.append("| " + " | ".join(md_cell(h) for h in headers) + " |")
+        lines.append("|" + "---|" * len(headers))
+        lines += ["| " + " | ".join(md_cell(cell) for cell in row) + " |" for row in rows]
+    if gates:
+        lines += ["", "### Gates", ""]
+        lines += [f"- {'❌' if gate.holds is not False else '✅'} {md_cell(gate.detail)}" for gate in gates]
+    lines += ["", "### Notes", ""] + [f"- {md_cell(note)}" for note in comparison.notes]
+    return "\n".join(lines) + "\n"
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
+
+
+def compare_json(comparison: Comparison, *, gates: Sequence[GateResult] = ()) -> dict[str, Any]:
+    """The comparison as JSON values: every frame whole, the gates, the notes (no NaN: unknown is ``null``).
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.analysis.compare import compare
+        >>> corpus = read_corpus("tests/data/run-facts")
+        >>> sorted(compare_json(compare(corpus, corpus)))[:4]
+        ['a', 'b', 'confidence', 'cost_unknown']
+    """
+    frames = ("outcomes", "metrics", "models", "tools", "errors", "health", "tasks", "pairs")
+    out: dict[str, Any] = {
+        "a": {"label": comparison.a_label, "runs": comparison.runs[0], "trees": comparison.trees[0]},
+        "b": {"label": comparison.b_label, "runs": comparison.runs[1], "trees": comparison.trees[1]},
+        "match": comparison.match,
+        "confidence": comparison.confidence,
+        "seed": comparison.seed,
+        "resamples": comparison.resamples,
+        "cost_unknown": {"a": comparison.cost_unknown[0], "b": comparison.cost_unknown[1]},
+    }
+    for name in frames:
+        frame = getattr(comparison, name)
+        out[name] = None if frame is None else _plain(frame.to_dicts())
+    out["gates"] = [
+        {"condition": gate.condition.text, "value": gate.value, "holds": gate.holds, "detail": gate.detail}
+        for gate in gates
+    ]
+    out["notes"] = list(comparison.notes)
+    return out

@@ -273,6 +273,43 @@ def test_deep_json_nesting_never_crashes(fresh_case: Builder, compression: Compr
         _assert_clean(case, inv.check_case(case, report=False, parity=False))
 
 
+# --- times no date names (issue 42, item 3) ------------------------------------------------------
+
+OUTSIDE_TIMES = (2**53 - 1, -(2**53 - 1), 253_402_300_800_000, -62_135_596_800_001)
+"""2^53 - 1 ms (a Polars panic when printed), its negative, year 10000 and year 0 (``mutations.HOSTILE_TIMES``)."""
+
+
+@pytest.mark.parametrize("mode", ["created", "one", "all", "packed"])
+def test_hostile_times_keep_every_invariant(fresh_case: Builder, mode: str) -> None:
+    """Each way a log carries a time outside years 1 to 9999: exact frames, a problem row, every view draws."""
+    from functools import partial
+
+    from tests.fuzz.mutations import _text_mutation, txt_times
+
+    tried = flagged = 0
+    for k, base in enumerate(OUTSIDE_TIMES):
+        if mode == "created" and base < 0:
+            continue  # upstream skips a negative createdAt (not a non-negative safe integer)
+        if mode == "packed":
+            base = min(base, 2**53 - 1 - 10**6)  # member times past 2^53 - 1 make a corrupt row (not this rule)
+        mutation = _text_mutation("times", partial(txt_times, mode=mode, base=base))
+        case, step = None, None
+        for attempt in range(40):  # a case whose picked log has a packed chunk row (or a header) to change
+            if attempt % 10 == 0:
+                case = fresh_case(500 + 10 * k + attempt // 10, "zstd" if k % 2 else "none")
+            assert case is not None
+            step = mutation(random.Random(attempt), case)
+            if step is not None:
+                break
+        assert case is not None and step is not None
+        case.steps.append(step)
+        outcome = inv.check_case(case, report=k == 0, parity=k == 1)
+        _assert_clean(case, outcome)
+        tried += 1
+        flagged += outcome.stats["times:out-of-range"] >= 1
+    assert tried >= 2 and flagged == tried
+
+
 # --- a writer appends while the reader runs ------------------------------------------------------
 
 

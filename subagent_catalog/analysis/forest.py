@@ -7,10 +7,10 @@ totals per subtree; ``default_parents`` picks the parents a report shows.
 from __future__ import annotations
 
 import json
+import math
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 import polars as pl
@@ -20,6 +20,7 @@ from subagent_catalog.catalog.collation import collation_key
 from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.units import clock
 from subagent_catalog.read.jsvalue import is_number, js_number, parse_json
 
 _NO_PARENT = object()
@@ -62,10 +63,8 @@ def _created_text(header: dict[str, Any]) -> str | None:
     value = header.get("createdAt")
     if not is_number(value):
         return None
-    try:
-        return datetime.fromtimestamp(js_number(value) / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M")
-    except (OverflowError, OSError, ValueError):
-        return None
+    number = js_number(value)
+    return clock(math.floor(number), seconds=False).removesuffix(" UTC") if math.isfinite(number) else None
 
 
 def build_forest(corpus: Corpus, *, semantics: Semantics = "projection") -> Forest:

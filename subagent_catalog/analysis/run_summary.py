@@ -25,6 +25,7 @@ from subagent_catalog.analysis.trees import run_trees
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.costs import known_costs
 from subagent_catalog.frames.outcome import OUTCOMES
+from subagent_catalog.frames.units import NO_TIME, calendar_day
 from subagent_catalog.prices import Prices, PriceTable
 
 FAILED_OUTCOMES: tuple[str, ...] = (
@@ -96,8 +97,10 @@ class RunSummary:
     by_project: pl.DataFrame
     """``project_dir``, ``sessions``, ``failed`` and one count column per outcome present, most failed first."""
     by_day: pl.DataFrame
-    """``day`` (UTC date of ``createdAt``, else of the first event; null when neither), ``sessions``,
-    ``failed`` and one count column per outcome present, in day order."""
+    """``day`` (UTC date of ``createdAt``, else of the first event), ``bin`` (that day as ``YYYY-MM-DD``;
+    ``out of range`` for a time outside years 1 to 9999 UTC, whose ``day`` is null; ``no time`` when there is
+    neither), ``sessions``, ``failed`` and one count column per outcome present, in day order, the labelled
+    bins last."""
     failures: pl.DataFrame
     """Every failed session (``RUN_COLUMNS``), by outcome (``FAILED_OUTCOMES`` order), then start."""
     slowest: pl.DataFrame
@@ -234,16 +237,16 @@ def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, to
         if sessions.height
         else pl.DataFrame(schema={"project_dir": pl.String, "sessions": pl.Int64, "failed": pl.Int64})
     )
-    day = (
-        pl.coalesce("created_at_ms", "run_first_ms", "first_event_ms")
-        .cast(pl.Datetime("ms", "UTC"))
-        .dt.date()
-        .alias("day")
-    )
+    # Binned by text from exact milliseconds: a time no date names (past year 9999) is in the "out of range" bin.
+    when = pl.coalesce("created_at_ms", "run_first_ms", "first_event_ms")
+    bins = sessions.with_columns(calendar_day(when).fill_null(pl.lit(NO_TIME)).alias("bin"))
     by_day = (
-        _counts_by(sessions.with_columns(day), "day", present).sort("day", nulls_last=True)
+        _counts_by(bins, "bin", present)
+        .with_columns(pl.col("bin").str.to_date(strict=False).alias("day"))  # null for the two labelled bins
+        .sort("day", pl.col("bin") == NO_TIME, nulls_last=True)
+        .select("day", "bin", pl.exclude("day", "bin"))
         if sessions.height
-        else pl.DataFrame(schema={"day": pl.Date, "sessions": pl.Int64, "failed": pl.Int64})
+        else pl.DataFrame(schema={"day": pl.Date, "bin": pl.String, "sessions": pl.Int64, "failed": pl.Int64})
     )
     # Only the top rows are kept: a lazy sort then head never holds a sorted copy of every session.
     slowest = (

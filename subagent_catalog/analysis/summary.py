@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 import polars as pl
@@ -16,6 +15,7 @@ import polars as pl
 from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.units import clock, iso_time
 
 VERDICT_ORDER = ("ok", "torn-tail", "prefix", "failed", "skipped")
 SEVERITY_ORDER = ("error", "warning", "info")
@@ -30,26 +30,28 @@ def _counts(series: pl.Series, order: Sequence[str] = ()) -> dict[str, int]:
     return ordered
 
 
-def iso(value: datetime | None) -> str | None:
-    """A UTC datetime as ``YYYY-MM-DD HH:MM:SS UTC`` (``None`` stays ``None``).
+def iso(ms: int | None) -> str | None:
+    """A UTC time in epoch milliseconds as ``YYYY-MM-DD HH:MM:SS UTC`` (``None`` stays ``None``; ``clock``).
 
     Examples:
-        >>> from datetime import datetime
-        >>> iso(datetime(2026, 1, 2, 3, 4, 5))
-        '2026-01-02 03:04:05 UTC'
+        >>> iso(1_767_323_045_000), iso(253_402_300_800_000), iso(None)
+        ('2026-01-02 03:04:05 UTC', '+010000-01-01 00:00:00 UTC', None)
     """
-    return value.strftime("%Y-%m-%d %H:%M:%S UTC") if value is not None else None
+    return clock(ms) if ms is not None else None
 
 
-def minute(value: datetime | None) -> str | None:
-    """A UTC datetime to the minute (``None`` stays ``None``).
+def minute(ms: int | None) -> str | None:
+    """A UTC time in epoch milliseconds to the minute (``None`` stays ``None``; ``clock``).
 
     Examples:
-        >>> from datetime import datetime
-        >>> minute(datetime(2026, 1, 2, 3, 4, 5))
+        >>> minute(1_767_323_045_000)
         '2026-01-02 03:04 UTC'
     """
-    return value.strftime("%Y-%m-%d %H:%M UTC") if value is not None else None
+    return clock(ms, seconds=False) if ms is not None else None
+
+
+def _int_or_none(value: Any) -> int | None:
+    return int(value) if value is not None else None
 
 
 def human_bytes(size: int) -> str:
@@ -72,7 +74,10 @@ def corpus_summary(corpus: Corpus, *, semantics: Semantics = "projection") -> di
 
     Keys: ``root``, ``compression``, ``files``, ``listed``, ``projects``,
     ``subagent_sessions``, ``verdicts``, ``encodings``, ``bytes``,
-    ``first_created``, ``last_activity``, ``descriptors``,
+    ``first_created_ms`` (the smallest ``createdAt``), ``last_activity_ms`` (the largest
+    ``createdAt`` or event time), both exact epoch milliseconds whatever their year, and
+    ``first_created``, ``last_activity``: the same as ISO 8601 text (``iso_time``: an expanded
+    year outside years 1 to 9999), ``descriptors``,
     ``descriptor_statuses``, ``listing_error``, ``listing_error_path``,
     ``problems``, ``problem_severities``, ``problem_kinds``, and ``rows``
     (listing rows by outcome; ``None`` when the listing fails). ``compression``
@@ -100,8 +105,10 @@ def summary_of_rows(corpus: Corpus, semantics: Semantics, frame: pl.DataFrame | 
     """
     sessions = corpus.sessions
     listed = sessions.select("listed", "origin").filter(pl.col("listed"))  # two columns, not every one
-    created = sessions["created_at"].drop_nulls()
-    activity = pl.concat([created, sessions["last_event_at"].drop_nulls().cast(created.dtype)])
+    # Exact milliseconds, never Python datetimes: a log may hold a time no date names (year 10000, 2^53 - 1 ms).
+    first_created = _int_or_none(sessions["created_at_ms"].min())
+    latest = [_int_or_none(sessions[name].max()) for name in ("created_at_ms", "last_event_ms")]
+    last_activity = max((ms for ms in latest if ms is not None), default=None)
     problems = corpus.problems
     kinds = (
         problems.group_by("kind", "severity", "scope")
@@ -128,8 +135,10 @@ def summary_of_rows(corpus: Corpus, semantics: Semantics, frame: pl.DataFrame | 
         "verdicts": _counts(sessions["verdict"], VERDICT_ORDER),
         "encodings": _counts(sessions["encoding"]),
         "bytes": int(sessions["bytes"].sum() or 0),
-        "first_created": created.min() if created.len() else None,
-        "last_activity": activity.max() if activity.len() else None,
+        "first_created_ms": first_created,
+        "last_activity_ms": last_activity,
+        "first_created": iso_time(first_created),
+        "last_activity": iso_time(last_activity),
         "descriptors": corpus.descriptors.height,
         "descriptor_statuses": _counts(corpus.descriptors["status"], ("valid", "malformed", "unknown-version")),
         "listing_error": corpus.listing_error,

@@ -25,6 +25,7 @@ from subagent_catalog.analysis.readable_prefix import readable_events
 from subagent_catalog.analysis.text import clip_strings, utf8_length
 from subagent_catalog.analysis.user_message import user_message
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.units import calendar_datetime
 from subagent_catalog.read.jsvalue import frame_text, parse_json
 from subagent_catalog.read.run_stats import StatsFold, StepTiming
 from subagent_catalog.store.source import Source, source_corpus
@@ -500,9 +501,7 @@ def _frame(
         )
     schema = {name: dtype for name, dtype in TRANSCRIPT_SCHEMA.items() if name != "time"}
     frame = pl.DataFrame(records, schema=schema, orient="row")
-    return frame.with_columns(pl.col("time_ms").cast(pl.Datetime("ms", "UTC")).alias("time")).select(
-        list(TRANSCRIPT_SCHEMA)
-    )
+    return frame.with_columns(calendar_datetime(pl.col("time_ms")).alias("time")).select(list(TRANSCRIPT_SCHEMA))
 
 
 def read_problem_row(
@@ -545,9 +544,7 @@ def read_problem_row(
     }
     schema = {name: dtype for name, dtype in TRANSCRIPT_SCHEMA.items() if name != "time"}
     frame = pl.DataFrame([record], schema=schema)
-    return frame.with_columns(pl.col("time_ms").cast(pl.Datetime("ms", "UTC")).alias("time")).select(
-        list(TRANSCRIPT_SCHEMA)
-    )
+    return frame.with_columns(calendar_datetime(pl.col("time_ms")).alias("time")).select(list(TRANSCRIPT_SCHEMA))
 
 
 def transcript(corpus: Source, session_id: str, *, path: str | None = None, clip: int | None = None) -> pl.DataFrame:

@@ -5,11 +5,13 @@ A window never changes what upstream lists. The listing (``catalog``,
 then keeps the rows whose session was created inside it, so a child's
 ``has_children``, a diagnostic's cause and every count of the listing stay
 exact. The key is the session header's ``createdAt`` (the ``created_at``
-column of ``corpus.sessions`` and of the catalog row frames); the bounds are
-half-open (``since`` included, ``until`` excluded). A session with no
-``created_at`` (a header that could not be read) is outside every bounded
-window; ``Window.without_time`` counts them. With neither bound a window
-keeps everything, nulls included.
+column of ``corpus.sessions`` and of the catalog row frames), compared as the
+exact epoch milliseconds of ``created_at_ms`` when the frame has it (a
+``createdAt`` past year 9999 has a null ``created_at`` but is after every
+bound); the bounds are half-open (``since`` included, ``until`` excluded). A
+session with no ``createdAt`` (a header that could not be read) is outside
+every bounded window; ``Window.without_time`` counts them. With neither bound
+a window keeps everything, nulls included.
 
 ``parse_instant`` reads the bounds as the command line writes them: ISO
 dates and datetimes (naive means UTC) and spans back from now
@@ -229,6 +231,9 @@ class Window:
     def frame(self, frame: pl.DataFrame, column: str = "created_at") -> pl.DataFrame:
         """The rows of ``frame`` whose ``column`` is inside the window (nulls are outside a bounded window).
 
+        ``created_at`` is read as ``created_at_ms`` when the frame has that column: the exact time, also
+        for a ``createdAt`` no date names (after year 9999), whose ``created_at`` is null.
+
         Raises:
             WindowError: ``frame`` has no such column.
 
@@ -246,6 +251,7 @@ class Window:
             )
         if not self.bounded:
             return frame
+        column = _exact(frame, column)
         return frame.filter(self.expr(column, frame.schema[column]))
 
     def without_time(self, frame: pl.DataFrame, column: str = "created_at") -> int:
@@ -257,7 +263,7 @@ class Window:
             >>> Window.of("2026-01-01").without_time(frame), Window().without_time(frame)
             (1, 0)
         """
-        return frame[column].null_count() if self.bounded and column in frame.columns else 0
+        return frame[_exact(frame, column)].null_count() if self.bounded and column in frame.columns else 0
 
     def corpus(self, corpus: Corpus) -> Corpus:
         """The corpus restricted to sessions created in the window (see ``window_corpus``).
@@ -305,6 +311,11 @@ class Window:
         since = self.since.strftime("%Y-%m-%d %H:%M:%S UTC") if self.since else "open"
         until = self.until.strftime("%Y-%m-%d %H:%M:%S UTC") if self.until else "open"
         return f"[{since}, {until})"
+
+
+def _exact(frame: pl.DataFrame, column: str) -> str:
+    """The column a window compares: ``created_at_ms`` for ``created_at`` when the frame has it (exact in any year)."""
+    return "created_at_ms" if column == "created_at" and "created_at_ms" in frame.columns else column
 
 
 def _ms(value: datetime) -> int:

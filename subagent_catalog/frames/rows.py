@@ -39,6 +39,7 @@ from subagent_catalog.frames.schemas import (
     RUN_SCHEMA,
     SESSION_SCHEMA,
 )
+from subagent_catalog.frames.units import clock, in_calendar
 from subagent_catalog.read.discover import FoundEntry, SessionFile
 from subagent_catalog.read.jsvalue import is_safe_integer, js_number, json_text
 from subagent_catalog.read.logread import LogFacts
@@ -82,6 +83,42 @@ def _json_text(value: Any) -> str | None:
 
 def _safe_int(value: Any) -> int | None:
     return int(value) if is_safe_integer(value) else None
+
+
+def _calendar(ms: int | None) -> int | None:
+    """A ``*_at`` column's value: the time when a ``datetime`` can hold it (years 1 to 9999), else null."""
+    return ms if in_calendar(ms) else None
+
+
+def time_problems(created_at_ms: int | None, first_ms: int | None, last_ms: int | None) -> list[tuple[str, int | None]]:
+    """A log's ``time-out-of-range`` problems as (message, line): its ``createdAt``, its event times.
+
+    A time outside years 1 to 9999 UTC is kept exact (``created_at_ms``, ``first_event_ms``...) but no date
+    names it, so the ``*_at`` column beside it is null; the message shows it with an expanded year.
+
+    Examples:
+        >>> for message, line in time_problems(2**53 - 1, -1, 253_402_300_800_000):
+        ...     print(line, message.split(", outside")[0].split(" is outside")[0])
+        1 createdAt 9007199254740991 ms (+287396-10-12 08:59:00.991 UTC)
+        None event times reach 253402300800000 ms (+010000-01-01 00:00:00.000 UTC)
+        >>> time_problems(0, 0, 5)
+        []
+    """
+    out: list[tuple[str, int | None]] = []
+    if created_at_ms is not None and not in_calendar(created_at_ms):
+        shown = f"{created_at_ms} ms ({clock(created_at_ms, precision='millisecond')})"
+        out.append((f"createdAt {shown} is outside years 1 to 9999 UTC: created_at is null, created_at_ms exact", 1))
+    outside = [ms for ms in dict.fromkeys((first_ms, last_ms)) if ms is not None and not in_calendar(ms)]
+    if outside:
+        shown = " and ".join(f"{ms} ms ({clock(ms, precision='millisecond')})" for ms in outside)
+        out.append(
+            (
+                f"event times reach {shown}, outside years 1 to 9999 UTC: first_event_at and last_event_at are "
+                "null there, every *_ms column exact",
+                None,
+            )
+        )
+    return out
 
 
 def seed_length(facts: LogFacts) -> int:
@@ -191,7 +228,7 @@ def session_values(file: SessionFile, facts: LogFacts, order: int, compression: 
         facts.list_error,
         js_number(header["version"]) if "version" in header else None,
         created,
-        created,
+        _calendar(created),
         _text_field(header, "cwd"),
         _text_field(header, "parentSession"),
         _text_field(header, "origin"),
@@ -208,8 +245,8 @@ def session_values(file: SessionFile, facts: LogFacts, order: int, compression: 
         facts.event_count,
         facts.first_time,
         facts.last_time,
-        facts.first_time,
-        facts.last_time,
+        _calendar(facts.first_time),
+        _calendar(facts.last_time),
         facts.closers,
         len(descriptors),
         sum(1 for d in descriptors if d.status == "valid"),
@@ -236,9 +273,12 @@ def session_values(file: SessionFile, facts: LogFacts, order: int, compression: 
 
 SESSION_AT = {name: index for index, name in enumerate(SESSION_SCHEMA)}
 """A ``sessions`` column's position in ``session_values``."""
-_SESSION_ID, _LISTED, _LIST_ERROR, _LOOKUP_ERROR = (
-    SESSION_AT[name] for name in ("session_id", "listed", "list_error", "lookup_error")
+_SESSION_ID, _LISTED, _LIST_ERROR, _LOOKUP_ERROR, _CREATED_MS = (
+    SESSION_AT[name] for name in ("session_id", "listed", "list_error", "lookup_error", "created_at_ms")
 )
+
+TIME_OUT_OF_RANGE = "time-out-of-range"
+"""The ``problems`` kind of a log whose ``createdAt`` or event times lie outside years 1 to 9999 UTC."""
 
 
 def problem_row(
@@ -378,6 +418,14 @@ class FrameChunks:
                     record.line,
                     record.offset,
                 ),
+                order,
+                sub,
+                file.project_dir,
+            )
+        extra = time_problems(row[_CREATED_MS], facts.first_time, facts.last_time)
+        for sub, (message, line) in enumerate(extra, len(facts.problems) + 1):
+            self._problem(
+                problem_row("file", TIME_OUT_OF_RANGE, "warning", False, file.path, session_id, message, line),
                 order,
                 sub,
                 file.project_dir,

@@ -1,17 +1,47 @@
-"""Figures as people read them: durations (``1 h 32 min``), costs (``$0.0131``), token counts (``1.2 M``).
+"""Figures as people read them: durations (``1 h 32 min``), costs (``$0.0131``), token counts (``1.2 M``), times.
 
 Every view (the report, ``summary``, the notebook display, ``show`` pages) formats run facts with these,
 so one figure reads the same everywhere. ``None`` (a figure no event reported) is ``–``, never 0.
+
+Times are epoch milliseconds, exact in the frames' ``*_ms`` columns whatever their value: a log may hold
+any safe integer, up to 2^53 - 1 ms (year 285,428) and down to -(2^53 - 1). A Python ``datetime`` (and so
+``date``, ``strftime`` and Polars' conversion to Python) holds only years 1 to 9999 (``CALENDAR_MIN_MS`` to
+``CALENDAR_MAX_MS``), and Polars panics formatting a time past about year 262,000. So every conversion of a
+time to a ``Datetime`` column (``calendar_datetime``, ``calendar_only``), every per-day key (``calendar_day``)
+and every time a view shows (``clock``, ``iso_time``) goes through the helpers below: none of them raises, a
+``Datetime`` is null outside the calendar, and a time shown outside it reads with an expanded year
+(``+010000-01-01 00:00:00 UTC``, ISO 8601's and JavaScript's form).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
-from typing import Any
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+import polars as pl
 
 MISSING = "–"
 """What a view shows for a figure that is not known (``None``)."""
+
+CALENDAR_MIN_MS = -62_135_596_800_000
+"""0001-01-01T00:00:00.000Z: the first millisecond a Python ``datetime`` can hold."""
+
+CALENDAR_MAX_MS = 253_402_300_799_999
+"""9999-12-31T23:59:59.999Z: the last millisecond a Python ``datetime`` can hold."""
+
+OUT_OF_RANGE = "out of range"
+"""The bin of a time outside years 1 to 9999 in a per-day (or other calendar) grouping."""
+
+NO_TIME = "no time"
+"""The bin of a row without a time in such a grouping."""
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_CYCLE_MS = 146_097 * 86_400_000
+"""400 Gregorian years (146,097 days): the calendar repeats after them, weekdays included."""
+
+Precision = Literal["minute", "second", "millisecond"]
+_FORMATS: dict[str, str] = {"minute": "-%m-%d %H:%M", "second": "-%m-%d %H:%M:%S", "millisecond": "-%m-%d %H:%M:%S.%f"}
 
 
 def human_duration(ms: float | None) -> str:
@@ -90,20 +120,112 @@ def human_count(value: int | None) -> str:
     return f"{value / 1_000_000:.3g} M"
 
 
-def clock(ms: int | None, *, seconds: bool = True) -> str:
-    """A UTC time in milliseconds since the epoch as ``YYYY-MM-DD HH:MM:SS UTC`` (empty when unknown).
+def in_calendar(ms: int | None) -> bool:
+    """Whether a time in epoch milliseconds falls in years 1 to 9999 UTC (what a ``datetime`` can hold).
+
+    Examples:
+        >>> in_calendar(0), in_calendar(CALENDAR_MAX_MS), in_calendar(CALENDAR_MAX_MS + 1), in_calendar(None)
+        (True, True, False, False)
+    """
+    return ms is not None and CALENDAR_MIN_MS <= ms <= CALENDAR_MAX_MS
+
+
+def _year_and_rest(ms: int, fmt: str) -> tuple[int, str]:
+    """The proleptic Gregorian UTC year of any time (years shifted by whole 400-year cycles) and the rest as ``fmt``."""
+    cycles = (ms - CALENDAR_MIN_MS) // _CYCLE_MS - 5  # lands in years 1..2000 with room for the 400-year cycles
+    shifted = _EPOCH + timedelta(milliseconds=ms - cycles * _CYCLE_MS)
+    return shifted.year + 400 * cycles, shifted.strftime(fmt)
+
+
+def _year_text(year: int) -> str:
+    return f"{year:04d}" if 1 <= year <= 9999 else f"{year:+07d}"
+
+
+def clock(ms: int | None, *, seconds: bool = True, precision: Precision | None = None) -> str:
+    """A UTC time in epoch milliseconds as ``YYYY-MM-DD HH:MM:SS UTC`` (empty when unknown); never raises.
+
+    A time outside years 1 to 9999 has an expanded year: a sign and six digits (ISO 8601's expanded
+    form, as JavaScript's ``toISOString`` writes it), so ``+010000-01-01`` never reads as a date in year 1000.
+
+    Args:
+        ms: milliseconds since 1970-01-01T00:00:00Z, any integer.
+        seconds: to the second (``False``: to the minute).
+        precision: ``minute``, ``second`` or ``millisecond`` (overrides ``seconds``).
 
     Examples:
         >>> clock(1_767_225_601_001), clock(1_767_225_601_001, seconds=False), clock(None)
         ('2026-01-01 00:00:01 UTC', '2026-01-01 00:00 UTC', '')
+        >>> clock(1_767_225_601_001, precision="millisecond")
+        '2026-01-01 00:00:01.001 UTC'
+        >>> clock(253_402_300_800_000), clock(2**53 - 1), clock(-(2**53 - 1))
+        ('+010000-01-01 00:00:00 UTC', '+287396-10-12 08:59:00 UTC', '-283457-03-21 15:00:59 UTC')
+        >>> clock(CALENDAR_MIN_MS - 1)
+        '+000000-12-31 23:59:59 UTC'
     """
     if ms is None:
         return ""
-    try:
-        moment = datetime.fromtimestamp(ms / 1000, UTC)
-    except (OverflowError, OSError, ValueError):
-        return f"{ms} ms"
-    return moment.strftime("%Y-%m-%d %H:%M:%S UTC" if seconds else "%Y-%m-%d %H:%M UTC")
+    chosen = precision if precision is not None else "second" if seconds else "minute"
+    year, rest = _year_and_rest(int(ms), _FORMATS[chosen])
+    if chosen == "millisecond":
+        rest = rest[:-3]
+    return f"{_year_text(year)}{rest} UTC"
+
+
+def iso_time(ms: int | None) -> str | None:
+    """A UTC time in epoch milliseconds as ISO 8601 text, as JavaScript's ``toISOString`` writes it; never raises.
+
+    ``None`` stays ``None``. Outside years 0 to 9999 JavaScript writes a signed six-digit year; here every
+    time outside years 1 to 9999 does (year 0 too), and times beyond JavaScript's ±8.64e15 ms get one as well.
+
+    Examples:
+        >>> iso_time(1_767_225_601_001), iso_time(None)
+        ('2026-01-01T00:00:01.001Z', None)
+        >>> iso_time(253_402_300_800_000), iso_time(-62_198_755_200_000)
+        ('+010000-01-01T00:00:00.000Z', '-000001-01-01T00:00:00.000Z')
+    """
+    if ms is None:
+        return None
+    year, rest = _year_and_rest(int(ms), "-%m-%dT%H:%M:%S.%f")
+    return f"{_year_text(year)}{rest[:-3]}Z"
+
+
+def calendar_ms(ms: pl.Expr) -> pl.Expr:
+    """An epoch-millisecond column with the times outside years 1 to 9999 made null (to convert safely).
+
+    Examples:
+        >>> pl.select(calendar_ms(pl.lit(pl.Series([0, 2**53 - 1, None])))).to_series().to_list()
+        [0, None, None]
+    """
+    return pl.when(ms.is_between(CALENDAR_MIN_MS, CALENDAR_MAX_MS)).then(ms)
+
+
+def calendar_datetime(ms: pl.Expr) -> pl.Expr:
+    """An epoch-millisecond column as ``Datetime("ms", "UTC")``, null outside years 1 to 9999.
+
+    Polars holds such a time but panics printing it past about year 262,000, and Python refuses it past
+    year 9999: a frame never carries one in a ``Datetime`` column (the ``*_ms`` column keeps it exact).
+
+    Examples:
+        >>> frame = pl.DataFrame({"time_ms": [1_767_225_601_001, 2**53 - 1, -(2**53 - 1)]})
+        >>> frame.select(calendar_datetime(pl.col("time_ms")).alias("time"))["time"].to_list()[1:]
+        [None, None]
+    """
+    return calendar_ms(ms).cast(pl.Datetime("ms", "UTC"))
+
+
+def calendar_day(ms: pl.Expr) -> pl.Expr:
+    """The UTC day of an epoch-millisecond column as ``YYYY-MM-DD``; ``out of range`` outside years 1 to 9999.
+
+    The key of per-day bins: every time outside the calendar shares one labelled bin, none is dropped; a null
+    time stays null.
+
+    Examples:
+        >>> frame = pl.DataFrame({"ms": [1_767_225_601_001, 2**53 - 1, None]})
+        >>> frame.select(calendar_day(pl.col("ms")).alias("day"))["day"].to_list()
+        ['2026-01-01', 'out of range', None]
+    """
+    day = calendar_datetime(ms).dt.date().cast(pl.String)
+    return pl.when(ms.is_null()).then(pl.lit(None, pl.String)).otherwise(day.fill_null(pl.lit(OUT_OF_RANGE)))
 
 
 def time_split(row: Mapping[str, Any], *, duration: Callable[[Any], str] = human_duration) -> str:
@@ -170,3 +292,20 @@ def context_text(row: Mapping[str, Any]) -> str:
         text += f" ({100 * share:.0f}% of the window at most)"
     text += f"; last prompt {human_count(row.get('last_context_tokens'))}"
     return text + (f"; window {human_count(window)}" if window is not None else "; no window stated")
+
+
+def calendar_only(frame: pl.LazyFrame, columns: tuple[str, ...]) -> pl.LazyFrame:
+    """``frame`` with its ``Datetime`` ``columns`` null outside years 1 to 9999 (as a read corpus has them).
+
+    For frames read from elsewhere (an archive written before this rule, or edited): a ``Datetime`` value
+    past the calendar would make Polars panic when printing it, and Python refuse it.
+
+    Examples:
+        >>> times = pl.Series([0, 2**53 - 1]).cast(pl.Datetime("ms", "UTC"))
+        >>> calendar_only(pl.LazyFrame({"at": times}), ("at",)).collect()["at"].is_null().to_list()
+        [False, True]
+    """
+    return frame.with_columns(
+        pl.when(pl.col(name).dt.epoch("ms").is_between(CALENDAR_MIN_MS, CALENDAR_MAX_MS)).then(pl.col(name)).alias(name)
+        for name in columns
+    )

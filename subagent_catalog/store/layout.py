@@ -19,6 +19,7 @@ import polars as pl
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.rows import DESCRIPTOR_KEYS, PROBLEM_KEYS
 from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
+from subagent_catalog.frames.units import calendar_only
 from subagent_catalog.read.jsvalue import frame_text
 from subagent_catalog.read.paths import Compression
 
@@ -69,20 +70,30 @@ def with_columns_since_7(sessions: pl.LazyFrame, format_version: Any) -> pl.Lazy
     return sessions.with_columns(missing) if missing else sessions
 
 
+SESSION_TIMES = ("created_at", "first_event_at", "last_event_at")
+"""The ``sessions`` ``Datetime`` columns of a log's times (each beside its exact ``*_ms`` column)."""
+
+
 def table_view(table: str, files: pl.LazyFrame, format_version: Any) -> pl.LazyFrame:
     """A table as readers see it, from its files in an archive of this format.
 
     The events files' ``data_text`` is joined back into ``text`` (format 6 on, ``joined_text``); a sessions
-    table before format 7 gets the ``SESSIONS_SINCE_7`` columns, null (``with_columns_since_7``).
+    table before format 7 gets the ``SESSIONS_SINCE_7`` columns, null (``with_columns_since_7``), and its
+    ``SESSION_TIMES`` are null outside years 1 to 9999 as a read corpus's are (``calendar_only``: an archive
+    written before that rule holds them).
 
     Examples:
-        >>> table_view("sessions", pl.LazyFrame({"list_order": [0]}), 6).collect_schema()["context_window"]
-        Int64
+        >>> times = {name: pl.Series([2**53 - 1]).cast(pl.Datetime("ms", "UTC")) for name in SESSION_TIMES}
+        >>> sessions = table_view("sessions", pl.LazyFrame({"list_order": [0], **times}), 6).collect()
+        >>> sessions.schema["context_window"], sessions["created_at"].to_list()
+        (Int64, [None])
     """
     version = format_version if isinstance(format_version, int) else 0
     if table == "events" and version >= 6:
         return joined_text(files)
-    return with_columns_since_7(files, version) if table == "sessions" else files
+    if table != "sessions":
+        return files
+    return calendar_only(with_columns_since_7(files, version), SESSION_TIMES)
 
 
 EVENT_EXTRA: dict[str, Any] = {"project_dir": pl.String, "list_order": pl.Int64, "event_index": pl.Int64}

@@ -232,7 +232,7 @@ def _outside(corpus: Corpus, window: Window | None) -> pl.Series | None:
     """The paths of the session files a bounded window leaves out (``None``: no window)."""
     if window is None or not window.bounded:
         return None
-    return corpus.sessions.filter(~window.expr("created_at", corpus.sessions.schema["created_at"]))["path"]
+    return corpus.sessions.filter(~window.expr("created_at_ms", pl.Int64()))["path"]  # exact in any year
 
 
 EMPTY_HINT = (

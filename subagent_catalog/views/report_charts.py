@@ -19,6 +19,7 @@ import polars as pl
 
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.units import CALENDAR_MAX_MS, CALENDAR_MIN_MS
 
 TOP_CATEGORIES = 15
 
@@ -207,10 +208,9 @@ def _bar_chart(
             timeUnit=cast(Any, time_unit),
             title=category_title,
             axis=alt.Axis(
-                format=fmt,
                 labelAngle=-40,
                 labelOverlap="greedy",
-                **_time_ticks([str(v[category]) for v in values], "hours" in time_unit),
+                **{"format": fmt, **_time_ticks([str(v[category]) for v in values], "hours" in time_unit)},
             ),
         )
     elif horizontal:
@@ -308,10 +308,15 @@ def _log_chart(
     return cast(dict[str, Any], _configured(alt.layer(bars, text).properties(width=430, **size)).to_dict())
 
 
-def _time_ticks(bins: list[str], hours: bool) -> dict[str, Any]:
-    """Day ticks on whole days (at most about 12), when the bins are days and there are two or more.
+YEARS_OF_DAY_TICKS = 2
+"""The longest span (in years) the time chart puts day ticks on; a longer one is ticked by year."""
 
-    Vega's own ticks fall between day bins (``Oct 09`` twice). Hour bins keep
+
+def _time_ticks(bins: list[str], hours: bool) -> dict[str, Any]:
+    """Day ticks on whole days (at most about 12), when the bins are days, two or more, over at most two years.
+
+    Vega's own ticks fall between day bins (``Oct 09`` twice). A longer span keeps Vega's ticks, labelled
+    by year (``{"format": "%Y"}``): Vega generates a day interval's ticks day by day. Hour bins keep
     Vega's ticks (their labels name the hour; this vl-convert fails on an
     ``hour`` interval), and a one-bin domain takes no interval (the renderer
     fails on it).
@@ -320,6 +325,9 @@ def _time_ticks(bins: list[str], hours: bool) -> dict[str, Any]:
     if hours or len(instants) < 2:
         return {}
     days = (instants[-1] - instants[0]).total_seconds() / 86400
+    if days > YEARS_OF_DAY_TICKS * 366:
+        # Vega walks a day interval day by day (a 3,000-year span took minutes): its own year ticks, named by year.
+        return {"format": "%Y"}
     return {"tickCount": {"interval": "day", "step": max(1, math.ceil(days / 12))}}
 
 
@@ -411,23 +419,32 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
                 sort=order,
             )
         )
+        # A time axis names dates: a createdAt past year 9999 is left off it, and the note counts it.
         created = listed["created_at_ms"]
-        every, time_unit = _time_bins(created.drop_nulls().to_list())
         frame = pl.DataFrame(
             {"ms": created, "outcome": pl.Series(outcomes, dtype=pl.String)},
             schema={"ms": pl.Int64, "outcome": pl.String},
         ).filter(pl.col("ms").is_not_null())
         del outcomes, listed
-        binned = frame.select(
+        dated = frame.filter(pl.col("ms").is_between(CALENDAR_MIN_MS, CALENDAR_MAX_MS))
+        undated = frame.height - dated.height
+        every, time_unit = _time_bins(dated["ms"].to_list())
+        binned = dated.select(
             pl.from_epoch("ms", time_unit="ms").dt.truncate(every).dt.strftime("%Y-%m-%dT%H:%M:%SZ").alias("bin"),
             "outcome",
         )
         unit = {"1h": "hour", "1d": "day", "1w": "week"}[every]
+        left_off = (
+            f" {undated:,} row{'' if undated == 1 else 's'} with a createdAt outside years 1 to 9999 "
+            "(problems: time-out-of-range) not drawn."
+            if undated
+            else ""
+        )
         charts.append(
             _bar_chart(
                 "time",
                 f"Listing rows over time (per {unit})",
-                "By the child's createdAt (UTC).",
+                "By the child's createdAt (UTC)." + left_off,
                 Counter(zip(binned["bin"].to_list(), binned["outcome"].to_list(), strict=True)),
                 category="created",
                 color="outcome",

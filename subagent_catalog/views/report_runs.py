@@ -22,7 +22,15 @@ from subagent_catalog.analysis.text import clip
 from subagent_catalog.analysis.timeline import tree_timeline
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape
-from subagent_catalog.frames.units import clock, human_count, human_duration, partial_cost, time_split
+from subagent_catalog.frames.units import (
+    NO_TIME,
+    OUT_OF_RANGE,
+    clock,
+    human_count,
+    human_duration,
+    partial_cost,
+    time_split,
+)
 from subagent_catalog.store.source import events_available, source_archive
 from subagent_catalog.views.report_data import relative_path
 from subagent_catalog.views.run_format import model_cost, run_cost, total_tokens
@@ -119,6 +127,10 @@ def _tree_row(row: dict[str, Any], forest: Nodes | None) -> dict[str, Any]:
     }
 
 
+_BIN_TEXT = {NO_TIME: "(no time)", OUT_OF_RANGE: "(out of range: before year 1 or after 9999)"}
+"""How the labelled day bins read in the report."""
+
+
 def _outcome_rows(frame: pl.DataFrame, key: str, outcomes: list[str]) -> list[dict[str, Any]]:
     """Rows of an outcome count table, each with its bar segments (outcome, count, percent of the row)."""
     out = []
@@ -128,7 +140,7 @@ def _outcome_rows(frame: pl.DataFrame, key: str, outcomes: list[str]) -> list[di
         value = row[key]
         out.append(
             {
-                "key": "(no time)" if value is None and key == "day" else str(value) if value is not None else "(none)",
+                "key": _BIN_TEXT.get(value, value) if key == "bin" else str(value) if value is not None else "(none)",
                 "sessions": row["sessions"],
                 "failed": row["failed"],
                 "counts": [row.get(name, 0) for name in outcomes],
@@ -241,7 +253,7 @@ def runs_section(corpus: Corpus, runs: RunSummary, forest: Forest | Nodes | None
         "tool_calls_failed": totals["tool_calls_failed"],
         "by_project": _outcome_rows(runs.by_project.head(GROUP_ROWS), "project_dir", outcomes),
         "projects_total": runs.by_project.height,
-        "by_day": _outcome_rows(by_day, "day", outcomes),
+        "by_day": _outcome_rows(by_day, "bin", outcomes),
         "days_total": runs.by_day.height,
         "failures": [_run_row(r, nodes, corpus.root, names) for r in listed.iter_rows(named=True)],
         "slowest": [_run_row(r, nodes, corpus.root, names) for r in runs.slowest.iter_rows(named=True)],

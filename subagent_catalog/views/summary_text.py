@@ -76,10 +76,10 @@ def summary_text(
     from subagent_catalog.views.text import printable
 
     corpus, window, shown, facts, runs = _read(corpus, semantics, window, lambda made: runs_lines(made, limit=limit))
-    first, last = iso(facts["first_created"]), iso(facts["last_activity"])
+    first, last = iso(facts["first_created_ms"]), iso(facts["last_activity_ms"])
     span = f"{first} → {last}" if first and last else "no timestamps"
-    if facts["first_created"] is not None and facts["last_activity"] is not None:
-        days = (facts["last_activity"] - facts["first_created"]).total_seconds() / 86400
+    if facts["first_created_ms"] is not None and facts["last_activity_ms"] is not None:
+        days = (facts["last_activity_ms"] - facts["first_created_ms"]) / 86_400_000
         span += f" ({days:.1f} days)"
     failing = facts["listing_error"] is not None
     listed = (

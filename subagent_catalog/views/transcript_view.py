@@ -11,7 +11,6 @@ import functools
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -22,7 +21,7 @@ from subagent_catalog.analysis.text import clip, utf8_length
 from subagent_catalog.analysis.transcript import transcript
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape
-from subagent_catalog.frames.units import human_duration
+from subagent_catalog.frames.units import clock, human_duration
 from subagent_catalog.store.source import Source, source_corpus
 from subagent_catalog.views.page_names import page_file as page_file
 from subagent_catalog.views.page_names import page_link as page_link
@@ -111,12 +110,7 @@ def session_links(corpus: Corpus, session: dict[str, Any]) -> SessionLinks:
 
 
 def _clock(ms: int | None) -> str:
-    if ms is None:
-        return ""
-    try:
-        return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
-    except (OverflowError, OSError, ValueError):
-        return f"{ms} ms"
+    return clock(ms, precision="millisecond")
 
 
 def _offset(ms: int | None, start: int | None) -> str:

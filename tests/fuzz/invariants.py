@@ -24,6 +24,10 @@
   report or the notebook HTML; no raw ESC in terminal text.
 * **Live logs**: a log appended to while read is a consistent prefix of what
   was written or ``read_cause == "unstable-file"``.
+* **Times** (``tests.fuzz.times``): a time outside years 1 to 9999 is exact in
+  its ``*_ms`` column, null in its ``*_at`` one and flagged by a problem row;
+  every datetime converts and prints; the run summary, summary JSON, SQL,
+  transcripts, timelines, the browser and the dashboard raise nothing over it.
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ from subagent_catalog.frames.events import scan_events
 from subagent_catalog.frames.schemas import CORPUS_SESSION_SCHEMA, DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA
 from subagent_catalog.read import pool as corpus_module
 from subagent_catalog.read.zstdframes import compress_frame
+from tests.fuzz import times
 from tests.fuzz.mutations import Case, LiveWriterSpec, plaintext, split_lines
 
 PACKAGE_DIR = str(Path(corpus_module.__file__).resolve().parent.parent)
@@ -867,6 +872,10 @@ def check_case(
                 outcome.violations += gate_violations(corpus, apis)
                 if report:
                     outcome.violations += report_violations(corpus, apis)
+                outcome.violations += [Violation(name, detail) for name, detail in times.frame_violations(corpus)]
+                outcome.stats["times:out-of-range"] += times.hostile_rows(corpus).height
+                if not writers:
+                    outcome.violations += [crash(name, error) for name, error in times.view_violations(corpus)]
                 for writer in writers:
                     if writer.error is not None:
                         outcome.notes.append(f"live writer failed: {writer.error!r}")

@@ -1186,6 +1186,70 @@ def txt_event(rng: random.Random, lines: list[bytes], case: Case) -> str | None:
     return f"line {i + 1} {where}"
 
 
+SAFE_MAX = 2**53 - 1
+YEAR_10000_MS = 253_402_300_800_000  # 10000-01-01T00:00:00.000Z
+YEAR_1_MS = -62_135_596_800_000  # 0001-01-01T00:00:00.000Z
+HOSTILE_TIMES = [
+    SAFE_MAX,  # year 287,396: Polars panics printing it as a datetime
+    SAFE_MAX - 1,
+    -SAFE_MAX,
+    -SAFE_MAX + 1,
+    YEAR_10000_MS,  # Python's datetime ends one millisecond before
+    YEAR_10000_MS - 1,
+    YEAR_10000_MS + 1,
+    YEAR_1_MS,  # the first millisecond a datetime holds
+    YEAR_1_MS - 1,  # year 0
+    YEAR_1_MS - 366 * 86_400_000,  # year -1
+    8_640_000_000_000_000,  # the last time JavaScript's Date holds
+    8_640_000_000_000_001,
+    -1,
+    0,
+]
+"""Times a log may hold as safe integers that lie past the calendar a date names (or just inside it)."""
+
+
+TimeMode = Literal["created", "one", "all", "packed"]
+
+
+def txt_times(
+    rng: random.Random, lines: list[bytes], case: Case, *, mode: TimeMode | None = None, base: int | None = None
+) -> str | None:
+    """Hostile times: a ``createdAt`` (a non-negative safe integer: upstream lists it) or event times near
+    ±2^53 and the year 0 / year 10000 boundaries, on one event, on every event (shifted, increasing) or on a
+    packed chunk row's ``time0``. ``mode`` and ``base`` are drawn unless given (the named fuzz cases)."""
+    if mode is None:
+        mode = rng.choice(["created", "one", "all", "all", "packed"])
+    if base is None:
+        base = rng.choice(HOSTILE_TIMES)
+    if mode == "created":
+        head = _object(lines[0])
+        if head is None:
+            return None
+        head["createdAt"] = abs(base)
+        lines[0] = dump_line(head, rng)
+        return f"createdAt={abs(base)}"
+    events = [i for i in range(1, len(lines)) if _object(lines[i]) is not None]
+    if mode == "packed":
+        events = [i for i in events if str((_object(lines[i]) or {}).get("type", "")).endswith("-chunks")]
+    if not events:
+        return None
+    if mode == "one" or mode == "packed":
+        i = rng.choice(events)
+        event = _object(lines[i])
+        assert event is not None
+        event["time0" if mode == "packed" else "time"] = base
+        lines[i] = dump_line(event, rng)
+        return f"line {i + 1} {'time0' if mode == 'packed' else 'time'}={base}"
+    start = min(base, SAFE_MAX - 10 * len(lines))  # increasing times that stay safe integers
+    for k, i in enumerate(events):
+        event = _object(lines[i])
+        assert event is not None
+        key = "time0" if "time0" in event else "time"
+        event[key] = start + k
+        lines[i] = dump_line(event, rng)
+    return f"{len(events)} event times from {start}"
+
+
 def txt_huge(size: int) -> TextMutation:
     def huge(rng: random.Random, lines: list[bytes], case: Case) -> str | None:
         case.huge = True
@@ -1554,6 +1618,7 @@ MUTATIONS: list[tuple[str, float, Mutation]] = [
     ("records", 1.5, _text_mutation("records", txt_records)),
     ("header", 2.5, _text_mutation("header", txt_header)),
     ("event", 2.0, _text_mutation("event", txt_event)),
+    ("times", 1.5, _text_mutation("times", txt_times)),
     ("lineage-cycle", 0.7, _text_mutation("lineage-cycle", txt_cycle)),
     ("symlink-loop", 0.8, fs_symlink_loop),
     ("symlink-outside", 1.0, fs_symlink_outside),

@@ -32,6 +32,7 @@ from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape, listing_error_html
+from subagent_catalog.frames.units import calendar_day
 from subagent_catalog.store.source import Source, source_corpus
 from subagent_catalog.views.widgets.dashboard_table import affected_table_html
 from subagent_catalog.views.widgets.run_facts import FAILED_OUTCOMES
@@ -107,7 +108,7 @@ def population(
         "list_skip",
         pl.col("project_dir").alias("project"),
         pl.col("delegation_depth").cast(pl.String).fill_null("(unknown)").alias("depth"),
-        pl.col("created_at").dt.date().cast(pl.String).fill_null("(unknown)").alias("day"),
+        calendar_day(pl.col("created_at_ms")).fill_null("(unknown)").alias("day"),  # "out of range" past year 9999
         "verdict",
         "read_cause",
         "identity_cause",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 import polars as pl
@@ -15,6 +14,7 @@ from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import catalog_html, escape, table_html, text_html
 from subagent_catalog.frames.schemas import EVENT_SCHEMA
+from subagent_catalog.frames.units import clock
 from subagent_catalog.views.transcript_parts import no_descriptor_expected
 from subagent_catalog.views.transcript_view import session_links, transcript_fragment
 
@@ -67,19 +67,16 @@ def session_role(row: dict[str, Any], cat: dict[str, Any] | None) -> Role:
     return "fork" if row["parent_session"] is not None else "session"
 
 
-def _when(value: Any) -> str | None:
-    """A UTC datetime as text with milliseconds and its zone (``None`` stays ``None``)."""
-    if not isinstance(value, datetime):
-        return None
-    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
+def _when(ms: int | None) -> str | None:
+    """A UTC time in epoch milliseconds as text with milliseconds and its zone (``None`` stays ``None``; any year)."""
+    return clock(ms, precision="millisecond") if ms is not None else None
 
 
-def _span(first: Any, last: Any) -> str | None:
-    """The first and last event times of a log and the time between them."""
-    if not (isinstance(first, datetime) and isinstance(last, datetime)):
+def _span(first: int | None, last: int | None) -> str | None:
+    """The first and last event times of a log (epoch milliseconds) and the time between them."""
+    if first is None or last is None:
         return None
-    seconds = (last - first).total_seconds()
-    return f"{_when(first)} to {_when(last)} ({seconds:,.3f}\u00a0s)"
+    return f"{_when(first)} to {_when(last)} ({(last - first) / 1000:,.3f}\u00a0s)"
 
 
 CHILDREN_SHOWN = 20
@@ -137,8 +134,8 @@ def detail_html(
         ("role", info["role"]),
         ("path", row["path"]),
         ("project", row["project_dir"]),
-        ("created", _when(row["created_at"])),
-        ("events from", _span(row.get("first_event_at"), row.get("last_event_at"))),
+        ("created", _when(row["created_at_ms"])),
+        ("events from", _span(row.get("first_event_ms"), row.get("last_event_ms"))),
         ("parentSession", row["parent_session"]),
         ("children", _children_text(info.get("children") or [])),
         ("origin", row["origin"]),
@@ -222,10 +219,9 @@ def detail_html(
         )
     elif info.get("events_error"):
         parts.append(text_html(str(info["events_error"]), caption="events unavailable"))
-    head = events.head(EVENT_HEAD).with_columns(
-        pl.col("time_ms").cast(pl.Datetime("ms", "UTC")).dt.strftime("%Y-%m-%d %H:%M:%S%.3f").alias("time"),
-        pl.col("data").str.slice(0, 100),
-    )
+    head = events.head(EVENT_HEAD)
+    times = [clock(ms, precision="millisecond").removesuffix(" UTC") or None for ms in head["time_ms"].to_list()]
+    head = head.with_columns(pl.Series("time", times, dtype=pl.String), pl.col("data").str.slice(0, 100))
     parts.append(
         "<details><summary style='cursor:pointer;margin-top:8px'>raw events</summary>"
         + table_html(

@@ -35,6 +35,7 @@ from subagent_catalog.analysis.run_summary import RunSummary, run_summary
 from subagent_catalog.analysis.runs import tool_calls, unpriced_models, usage_by_model, usage_samples
 from subagent_catalog.analysis.search import SearchError, search_events, search_sessions
 from subagent_catalog.analysis.step_text import transcript_text
+from subagent_catalog.analysis.subset import SubsetError, project_subset, subset
 from subagent_catalog.analysis.transcript import transcript
 from subagent_catalog.analysis.trees import run_trees
 from subagent_catalog.analysis.window import Window, WindowError, in_window, parse_instant, window_corpus
@@ -110,6 +111,7 @@ __all__ = [
     "SearchError",
     "SessionLookupError",
     "SubagentCatalogError",
+    "SubsetError",
     "UnknownSessionError",
     "Window",
     "WindowError",
@@ -126,6 +128,7 @@ __all__ = [
     "otlp_traces",
     "parse_instant",
     "price_table",
+    "project_subset",
     "read_corpus",
     "require_session",
     "run_summary",
@@ -135,6 +138,7 @@ __all__ = [
     "search_sessions",
     "send_otlp",
     "sql",
+    "subset",
     "to_otlp",
     "tool_calls",
     "transcript",

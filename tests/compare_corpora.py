@@ -12,7 +12,7 @@ from subagent_catalog.synth.runs import write_runs
 INJECTED = {"message": "injected failure in run 7", "code": "INJECTED"}
 
 
-def runs_corpus(root: Path, *, runs: int, seed: int, error_rate: float = 0.0, **options: float) -> Path:
+def runs_corpus(root: Path, *, runs: int, seed: int, error_rate: float = 0.0, **options: float | str) -> Path:
     """A corpus of ``write_runs`` runs under ``root`` (created)."""
     write_runs(root, runs=runs, seed=seed, error_rate=error_rate, **options)  # type: ignore[arg-type]
     return root

@@ -340,6 +340,7 @@ def _error_groups(side: Side) -> pl.DataFrame:
         .agg(
             pl.len().cast(pl.Int64).alias("count"),
             pl.col("error_message").sort_by("list_order").first().alias("example"),
+            pl.col("session_id").sort_by("list_order").first().alias("example_session"),
         )
     )
 
@@ -347,8 +348,12 @@ def _error_groups(side: Side) -> pl.DataFrame:
 def _errors(a: Side, b: Side, confidence: float) -> pl.DataFrame:
     keys = ["code", "message"]
     ga, gb = _error_groups(a), _error_groups(b)
-    joined = ga.rename({"count": "a", "example": "a_example"}).join(
-        gb.rename({"count": "b", "example": "b_example"}), on=keys, how="full", coalesce=True, nulls_equal=True
+    joined = ga.rename({"count": "a", "example": "a_example", "example_session": "a_example_session"}).join(
+        gb.rename({"count": "b", "example": "b_example", "example_session": "b_example_session"}),
+        on=keys,
+        how="full",
+        coalesce=True,
+        nulls_equal=True,
     )
     rows = []
     n_a, n_b = a.runs.height, b.runs.height
@@ -363,6 +368,8 @@ def _errors(a: Side, b: Side, confidence: float) -> pl.DataFrame:
             "a_rate": _rate(k_a, n_a),
             "b_rate": _rate(k_b, n_b),
             "example": row["b_example"] or row["a_example"],
+            "a_example_session": row["a_example_session"],
+            "b_example_session": row["b_example_session"],
             **_proportions(k_a, n_a, k_b, n_b, confidence),
         }
         out["_sign"] = np.sign(out["diff"]) if out["diff"] is not None else 0
@@ -377,6 +384,8 @@ def _errors(a: Side, b: Side, confidence: float) -> pl.DataFrame:
         "a_rate": pl.Float64,
         "b_rate": pl.Float64,
         "example": pl.String,
+        "a_example_session": pl.String,
+        "b_example_session": pl.String,
         **_PROPORTION_SCHEMA,
     }
     rank = pl.col("change").replace_strict({"new": 0, "vanished": 1, "both": 2}, default=3)

@@ -38,22 +38,65 @@ class Comparison(Protocol):
 _BOX = "font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:13px;line-height:1.4"
 
 
+MONEY_DIGITS = 2
+"""Significant digits of a cost below $1 in every comparison view (``$0.0037`` beside ``$0.0050``); cents above."""
+
+
 def figure(value: float | None, unit: str) -> str:
     """A metric's value in its unit as people read it (``–`` when unknown).
 
+    A cost has ``MONEY_DIGITS`` significant digits below $1 and cents above; a count is whole, or
+    three significant digits when it is not (a mean). Two figures side by side: ``figures``.
+
     Examples:
-        >>> figure(0.0042, "USD"), figure(92_000, "ms"), figure(12_345.0, "tokens"), figure(2.5, "steps")
-        ('$0.0042', '1 min 32 s', '12.3 k', '2.5')
+        >>> figure(0.0042, "USD"), figure(0.005, "USD"), figure(92_000, "ms"), figure(12_345.0, "tokens")
+        ('$0.0042', '$0.0050', '1 min 32 s', '12.3 k')
+        >>> figure(2.5, "steps"), figure(3.0, "steps"), figure(None, "USD")
+        ('2.5', '3', '–')
     """
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return MISSING
     if unit == "USD":
-        return human_cost(value)
+        return human_cost(value, significant=MONEY_DIGITS)
     if unit == "ms":
         return human_duration(value)
     if float(value).is_integer() or abs(value) >= 1000:
         return human_count(round(value))
-    return f"{value:.3g}"
+    return f"{value:,.{_places(value)}f}"
+
+
+def _places(value: float) -> int:
+    """Decimals that show ``value`` to three significant digits, trailing zeros dropped (0 for a whole number)."""
+    if value == 0 or float(value).is_integer():
+        return 0
+    places = max(0, 2 - math.floor(math.log10(abs(value))))
+    text = f"{abs(value):.{places}f}".rstrip("0")
+    return len(text.partition(".")[2])
+
+
+def figures(a: float | None, b: float | None, unit: str) -> tuple[str, str]:
+    """A's and B's figure of one metric, formatted alike: counts that are not whole share their decimals.
+
+    Costs and durations follow ``figure`` (one rule for both sides); a count below 1,000 that is not whole
+    on one side (a mean, a median of an even number of runs) gets as many decimals on both, so ``3.00``
+    stands beside ``2.95``, not ``3``.
+
+    Examples:
+        >>> figures(0.0037, 0.005, "USD"), figures(0.8836, 1.1715, "USD")
+        (('$0.0037', '$0.0050'), ('$0.88', '$1.17'))
+        >>> figures(3.0, 2.9533, "steps"), figures(3.0, 3.5, "steps"), figures(2.0, 3.0, "steps")
+        (('3.00', '2.95'), ('3.0', '3.5'), ('2', '3'))
+        >>> figures(None, 2.5, "steps"), figures(950.5, 1200.0, "tokens")
+        (('–', '2.5'), ('950', '1,200'))
+    """
+    if unit in ("USD", "ms"):
+        return figure(a, unit), figure(b, unit)
+    known = [float(v) for v in (a, b) if v is not None and not math.isnan(v)]
+    if not known or any(abs(v) >= 1000 for v in known):
+        return figure(a, unit), figure(b, unit)
+    places = max(_places(v) for v in known)
+    a_text, b_text = (MISSING if v is None or math.isnan(v) else f"{v:,.{places}f}" for v in (a, b))
+    return a_text, b_text
 
 
 def percent(value: float | None, *, signed: bool = False, digits: int = 1) -> str:
@@ -121,9 +164,9 @@ def headline(comparison: Comparison) -> list[str]:
             f"({points(row['diff'])}, {interval(row['diff_low'], row['diff_high'])}, p_adj {p_text(row['p_adjusted'])})"
         )
     for row in found.get("metrics", pl.DataFrame()).iter_rows(named=True):
+        a_median, b_median = figures(row["a_median"], row["b_median"], row["unit"])
         lines.append(
-            f"{row['metric']} per {row['level']}: median {figure(row['a_median'], row['unit'])} → "
-            f"{figure(row['b_median'], row['unit'])} "
+            f"{row['metric']} per {row['level']}: median {a_median} → {b_median} "
             f"({percent(row['median_change'], signed=True)}, "
             f"{interval(row['median_change_low'], row['median_change_high'], unit='%')}), "
             f"p_adj {p_text(row['p_adjusted'])}"

@@ -26,9 +26,9 @@ from datetime import UTC, datetime, timedelta
 
 import polars as pl
 
+from subagent_catalog.analysis.subset import keep_sessions
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.store.archive import ArchiveCorpus
 from subagent_catalog.store.source import Source, source_corpus
 
 __all__ = ["Window", "WindowError", "in_window", "parse_instant", "window_corpus"]
@@ -276,30 +276,8 @@ class Window:
         """
         if not self.bounded:
             return corpus
-        indexed = corpus.sessions.with_row_index("_window_row")
-        kept = self.frame(indexed)
-        paths = kept["path"]
-        outside = indexed.join(kept.select("_window_row"), on="_window_row", how="anti")
-        dropped = outside["path"]
-        rows = kept["_window_row"].to_list()
-        events = corpus._events
-        if events is not None:
-            ids = kept["session_id"].drop_nulls()
-            if ids.is_in(outside["session_id"].drop_nulls().implode()).any():
-                events = None  # events carry only the session id: an id shared with a log outside is read again
-            else:
-                events = events.filter(pl.col("session_id").is_in(ids.implode()))
-        windowed = dataclasses.replace(
-            corpus,
-            sessions=kept.drop("_window_row"),
-            descriptors=corpus.descriptors.filter(pl.col("path").is_in(paths.implode())),
-            problems=corpus.problems.filter(~pl.col("path").is_in(dropped.implode()).fill_null(False)),
-            _events=events,
-            _sources=None if corpus._sources is None else corpus._sources.gather(rows),
-        )
-        if isinstance(corpus, ArchiveCorpus) and isinstance(windowed, ArchiveCorpus) and events is None:
-            windowed.windowed(corpus, kept)  # its events from the archive's table, not the root's logs
-        return windowed
+        indexed = corpus.sessions.with_row_index("_subset_row")
+        return keep_sessions(corpus, indexed, self.frame(indexed))
 
     def describe(self) -> str:
         """The window as one line of text (``2026-01-01 00:00:00 UTC → open``).

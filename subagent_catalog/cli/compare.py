@@ -10,6 +10,7 @@ import click
 
 from subagent_catalog.cli.io import check_target, echo, is_stdout, note, output_stream, translate_errors
 from subagent_catalog.cli.options import load_source, prices_option, protected_paths, source_options
+from subagent_catalog.store.source import Source
 from subagent_catalog.views.text import json_terminal, terminal_safe
 
 
@@ -64,8 +65,30 @@ def _label(path: str) -> str:
 @prices_option
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap intervals.")
 @click.option("--resamples", type=click.IntRange(min=100), default=2000, show_default=True, help="Bootstrap resamples.")
-@click.option("--label-a", default=None, help="A's name in the output (default: its directory name).")
-@click.option("--label-b", default=None, help="B's name in the output (default: its directory name).")
+@click.option("--label-a", default=None, help="A's name in the output (default: its projects or directory name).")
+@click.option("--label-b", default=None, help="B's name in the output (default: its projects or directory name).")
+@click.option(
+    "--a-project",
+    "a_projects",
+    multiple=True,
+    metavar="NAME",
+    help="Compare only these project directories of A (repeatable): two projects of one corpus are "
+    "`compare ROOT ROOT --a-project X --b-project Y`.",
+)
+@click.option("--b-project", "b_projects", multiple=True, metavar="NAME", help="The same for B.")
+@click.option(
+    "--a-pages",
+    default=None,
+    type=click.Path(file_okay=False, dir_okay=True, path_type=str),
+    help="With -o: link the A runs the page names to their pages in this directory, written by "
+    "`show --tree ID -o DIR` from A (only pages its manifest lists).",
+)
+@click.option(
+    "--b-pages",
+    default=None,
+    type=click.Path(file_okay=False, dir_okay=True, path_type=str),
+    help="The same for B's runs.",
+)
 @translate_errors
 def compare_command(
     root: str,
@@ -82,6 +105,10 @@ def compare_command(
     resamples: int,
     label_a: str | None,
     label_b: str | None,
+    a_projects: tuple[str, ...],
+    b_projects: tuple[str, ...],
+    a_pages: str | None,
+    b_pages: str | None,
 ) -> None:
     """Compare two corpora or archives: did B's runs fail less, cost less, finish sooner than A's?
 
@@ -92,6 +119,10 @@ def compare_command(
     bootstrap intervals of their change and Mann-Whitney tests, new and vanished
     error groups, tools, models and the data-quality health of both sides.
 
+    --a-project and --b-project compare project directories of a corpus (A and
+    B may be one root, read once). --a-pages and --b-pages link the runs the
+    HTML page names to each side's transcript pages (show --tree -o DIR).
+
     Exit status: 1 when a --fail-on condition holds (or its figure is unknown),
     else 0.
 
@@ -101,6 +132,8 @@ def compare_command(
         subagent-catalog compare before after -o diff.html --match prompt
         subagent-catalog compare before after --format md >> "$GITHUB_STEP_SUMMARY"
         subagent-catalog compare before after --fail-on 'error_rate>+2pp' --fail-on 'cost_median>+10%'
+        subagent-catalog compare runs runs --a-project app-v1 --b-project app-v2
+        subagent-catalog compare before after -o diff.html --a-pages pages-a --b-pages pages-b
     """
     from subagent_catalog.analysis.compare import compare
     from subagent_catalog.analysis.compare_gate import Condition, evaluate
@@ -108,18 +141,37 @@ def compare_command(
     from subagent_catalog.views.compare_text import compare_json, compare_markdown, compare_text
 
     table = price_table(prices)
+    if (a_pages is not None or b_pages is not None) and output is None:
+        raise click.UsageError("--a-pages and --b-pages link from the HTML page: give -o FILE too")
+    page_dir = os.getcwd() if output is None or is_stdout(output) else os.path.dirname(os.path.abspath(output))
     if output is not None:
+        from subagent_catalog.views.compare_links import side_pages
+
         check_target(output, [root, b])
+        for pages in (a_pages, b_pages):
+            if pages is not None:
+                side_pages(pages, page_dir=page_dir)  # a directory that is no site is refused before any read
     a_source = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
-    b_source = load_source(b, compression=compression, jobs=jobs, quiet=quiet)
+    same = os.path.realpath(root) == os.path.realpath(b)
+    b_source = a_source if same else load_source(b, compression=compression, jobs=jobs, quiet=quiet)
     protected = [*protected_paths(root, a_source), *protected_paths(b, b_source)]
     if output is not None:
         check_target(output, protected)
-    labels = (label_a or _label(root), label_b or _label(b))
+    labels = (
+        label_a or (", ".join(a_projects) if a_projects else _label(root)),
+        label_b or (", ".join(b_projects) if b_projects else _label(b)),
+    )
+    if a_projects or b_projects:
+        from subagent_catalog.analysis.subset import project_subset
+
+        a_side: Source = project_subset(a_source, a_projects) if a_projects else a_source
+        b_side: Source = project_subset(b_source, b_projects) if b_projects else b_source
+    else:
+        a_side, b_side = a_source, b_source
     how: Any = match  # one of the click.Choice values: a Match
     comparison = compare(
-        a_source,
-        b_source,
+        a_side,
+        b_side,
         match=how,
         prices=table,
         seed=seed,
@@ -137,7 +189,7 @@ def compare_command(
     if output is not None:
         from subagent_catalog.views.compare_html import compare_page
 
-        page = compare_page(comparison)
+        page = compare_page(comparison, a_pages=a_pages, b_pages=b_pages, page_dir=page_dir)
         with output_stream(output, protected=protected) as out:
             out.write(page)
         if not is_stdout(output):

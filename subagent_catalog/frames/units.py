@@ -15,6 +15,7 @@ and every time a view shows (``clock``, ``iso_time``) goes through the helpers b
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -73,17 +74,30 @@ def human_duration(ms: float | None) -> str:
     return f"{days} d {hour} h" if hour else f"{days} d"
 
 
-def human_cost(usd: float | None) -> str:
+def human_cost(usd: float | None, *, significant: int | None = None) -> str:
     """A cost in US dollars with the digits that matter (``–`` when unknown: an unpriced model).
+
+    By default a cost below $1 shows at most four decimals (three significant digits below $0.001),
+    its trailing zeros dropped. With ``significant``, a cost below $1 shows exactly that many
+    significant digits, trailing zeros kept, so two figures side by side read alike (``$0.0037``
+    beside ``$0.0050``, not ``$0.005``); a cost that rounds to $1 or more shows cents either way.
 
     Examples:
         >>> human_cost(12.345), human_cost(0.0131), human_cost(0.000547), human_cost(0.0), human_cost(None)
         ('$12.35', '$0.0131', '$0.000547', '$0', '–')
+        >>> [human_cost(v, significant=2) for v in (0.0037, 0.005, 0.8836, 0.996, 1.1715, 0.0000001)]
+        ['$0.0037', '$0.0050', '$0.88', '$1.00', '$1.17', '$0.00000010']
     """
     if usd is None:
         return MISSING
     if usd == 0:
         return "$0"
+    if significant is not None:
+        rounded = float(f"{abs(usd):.{significant}g}")
+        if rounded < 1:
+            places = significant - 1 - math.floor(math.log10(rounded))
+            return f"{'-' if usd < 0 else ''}${rounded:.{places}f}"
+        return f"{'-' if usd < 0 else ''}${abs(usd):,.2f}"
     if abs(usd) >= 1:
         return f"${usd:,.2f}"
     return f"${usd:.3g}" if abs(usd) < 0.001 else f"${usd:.4f}".rstrip("0")

@@ -49,6 +49,7 @@ def write_runs(
     token_scale: float = 1.0,
     time_scale: float = 1.0,
     compression: Compression = "none",
+    cwd: str = "/home/dev/project",
 ) -> RunsWritten:
     """Write ``runs`` one-turn root sessions under ``out`` whose turns end in error at ``error_rate``.
 
@@ -62,6 +63,8 @@ def write_runs(
         token_scale: multiplies the drawn token counts (and so the cost).
         time_scale: multiplies the drawn gaps between events (and so the active time).
         compression: ``none`` or ``zstd``.
+        cwd: the working directory every header names: it names the project directory the logs go
+            into (two calls with two ``cwd`` and two seeds give one root of two projects).
 
     Returns:
         What was written (``errors``: the runs that ended in error).
@@ -149,7 +152,7 @@ def write_runs(
         else:
             reason = {"kind": "completed"}
         log.add("turn/end", {"turn": log.turn, "reason": reason}, dt=gap(1, 20))
-        head = header(log.session_id, created_at=log.events[0]["time"] - 1, cwd="/home/dev/project")
+        head = header(log.session_id, created_at=log.events[0]["time"] - 1, cwd=cwd)
         write_session(root, head, log.events, compression)
     return RunsWritten(root, runs, errors, runs * tools, failures)
 
@@ -174,6 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tool-failure-rate", type=float, default=0.0)
     parser.add_argument("--token-scale", type=float, default=1.0)
     parser.add_argument("--time-scale", type=float, default=1.0)
+    parser.add_argument("--cwd", default="/home/dev/project", help="the working directory (names the project)")
     args = parser.parse_args(argv)
     written = write_runs(
         args.out,
@@ -183,6 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         tool_failure_rate=args.tool_failure_rate,
         token_scale=args.token_scale,
         time_scale=args.time_scale,
+        cwd=args.cwd,
     )
     print(json.dumps(asdict(written)))
     return 0

@@ -10,6 +10,7 @@ corpus is escaped (Jinja autoescaping).
 
 from __future__ import annotations
 
+import os
 from importlib.resources import files
 from typing import Any
 
@@ -18,17 +19,28 @@ import polars as pl
 from markupsafe import Markup, escape
 
 from subagent_catalog.analysis.compare import Comparison
-from subagent_catalog.analysis.compare_display import figure, headline, interval, p_text, percent, points
+from subagent_catalog.analysis.compare_display import figure, figures, headline, interval, p_text, percent, points
 from subagent_catalog.analysis.text import clip
 
 WIDTH = 260
-"""Width of each drawing, in pixels."""
+"""Width of each drawing's coordinates (its ``viewBox``); on the page a drawing takes its cell's width."""
 
 A_COLOUR, B_COLOUR = "#9d9da0", "#4c78a8"
+
+_THIN = 'vector-effect="non-scaling-stroke"'
+"""Strokes keep their width when a drawing is stretched or squeezed to its cell."""
 
 
 def _x(value: float, low: float, high: float) -> float:
     return 8 + (WIDTH - 16) * ((value - low) / (high - low) if high > low else 0.5)
+
+
+def _svg(css: str, height: int, label: str) -> str:
+    """The opening tag of a drawing that stretches to its cell's width at a fixed height."""
+    return (
+        f'<svg class="{css}" viewBox="0 0 {WIDTH} {height}" preserveAspectRatio="none" width="100%" '
+        f'height="{height}" role="img" aria-label="{escape(label)}">'
+    )
 
 
 def interval_svg(
@@ -36,7 +48,8 @@ def interval_svg(
 ) -> Markup:
     """A difference and its interval on an axis from ``-span`` to ``+span`` with 0 marked (empty when unknown).
 
-    Green when B is the better side, red when A is, grey when neither is (``better``).
+    Green when B is the better side, red when A is, grey when neither is (``better``). The drawing
+    stretches to its cell; the dot is a round cap of a constant width, so it stays round.
 
     Examples:
         >>> "<line" in interval_svg(0.1, 0.02, 0.2, span=0.3)
@@ -48,13 +61,14 @@ def interval_svg(
         return Markup("")
     zero = _x(0, -span, span)
     colour = {"b": "#2da44e", "a": "#e45756"}.get(better or "", "#656d76")
+    dot = _x(diff, -span, span)
     parts = [
-        f'<svg class="ci" width="{WIDTH}" height="18" role="img" aria-label="{escape(points(diff))} '
-        f'{escape(interval(low, high))}">',
-        f'<line x1="{zero:.1f}" x2="{zero:.1f}" y1="1" y2="17" stroke="#d8dee4"/>',
+        _svg("ci", 18, f"{points(diff)} {interval(low, high)}"),
+        f'<line x1="{zero:.1f}" x2="{zero:.1f}" y1="1" y2="17" stroke="#d8dee4" {_THIN}/>',
         f'<line x1="{_x(low, -span, span):.1f}" x2="{_x(high, -span, span):.1f}" y1="9" y2="9" '
-        f'stroke="{colour}" stroke-width="2"/>',
-        f'<circle cx="{_x(diff, -span, span):.1f}" cy="9" r="4" fill="{colour}"/></svg>',
+        f'stroke="{colour}" stroke-width="2" {_THIN}/>',
+        f'<line x1="{dot:.1f}" x2="{dot:.1f}" y1="9" y2="9" stroke="{colour}" stroke-width="8" '
+        f'stroke-linecap="round" {_THIN}/></svg>',
     ]
     return Markup("".join(parts))
 
@@ -74,7 +88,7 @@ def boxes_svg(row: dict[str, Any]) -> Markup:
     if not known:
         return Markup("")
     low, high = min(known), max(known)
-    parts = [f'<svg class="dist" width="{WIDTH}" height="34" role="img" aria-label="distributions of A and B">']
+    parts = [_svg("dist", 34, "distributions of A and B")]
     for index, (side, colour) in enumerate((("a", A_COLOUR), ("b", B_COLOUR))):
         q = [row.get(f"{side}_{key}") for key in keys]
         if any(v is None for v in q):
@@ -82,14 +96,47 @@ def boxes_svg(row: dict[str, Any]) -> Markup:
         p10, p25, median, p75, p90 = (_x(float(v), low, high) for v in q)  # type: ignore[arg-type]
         y = 4 + index * 16
         parts += [
-            f'<line x1="{p10:.1f}" x2="{p90:.1f}" y1="{y + 5}" y2="{y + 5}" stroke="{colour}"/>',
+            f'<line x1="{p10:.1f}" x2="{p90:.1f}" y1="{y + 5}" y2="{y + 5}" stroke="{colour}" {_THIN}/>',
             f'<rect x="{p25:.1f}" y="{y}" width="{max(p75 - p25, 1):.1f}" height="10" fill="{colour}" '
-            'fill-opacity="0.35" stroke="' + colour + '"/>',
+            f'fill-opacity="0.35" stroke="{colour}" {_THIN}/>',
             f'<line x1="{median:.1f}" x2="{median:.1f}" y1="{y - 1}" y2="{y + 11}" stroke="{colour}" '
-            'stroke-width="2"/>',
+            f'stroke-width="2" {_THIN}/>',
         ]
     parts.append("</svg>")
     return Markup("".join(parts))
+
+
+def keep(text: str) -> str:
+    """A figure that never breaks across lines but after a comma (``[+12.9, +61.0] %``, ``< 0.001``).
+
+    Examples:
+        >>> keep("[+12.9, +61.0] %") == "[+12.9, +61.0]\u00a0%", keep("< 0.001") == "<\u00a00.001"
+        (True, True)
+    """
+    return text.replace(" ", "\u00a0").replace(",\u00a0", ", ")
+
+
+def breakable(name: str) -> Markup:
+    """A metric name that may break after each ``_`` (``failed_tool_results``), escaped.
+
+    Examples:
+        >>> breakable("failed_tool_results")
+        Markup('failed_<wbr>tool_<wbr>results')
+    """
+    return Markup(str(escape(name)).replace("_", "_<wbr>"))
+
+
+def _footnotes(metrics: list[dict[str, Any]]) -> list[str]:
+    """The distinct parts of the metric rows' notes, in order; each row gets ``marks``: their numbers."""
+    notes: list[str] = []
+    for row in metrics:
+        row["marks"] = []
+        for part in (row["note"] or "").split("; "):
+            if part:
+                if part not in notes:
+                    notes.append(part)
+                row["marks"].append(notes.index(part) + 1)
+    return notes
 
 
 def _span(frame: pl.DataFrame) -> float:
@@ -99,8 +146,27 @@ def _span(frame: pl.DataFrame) -> float:
     return max(float(bounds or 0.0), 0.01) * 1.1
 
 
-def compare_page(comparison: Comparison, *, title: str | None = None) -> str:
+def compare_page(
+    comparison: Comparison,
+    *,
+    title: str | None = None,
+    a_pages: str | os.PathLike[str] | None = None,
+    b_pages: str | os.PathLike[str] | None = None,
+    page_dir: str | os.PathLike[str] = ".",
+) -> str:
     """The comparison as a self-contained HTML page.
+
+    Args:
+        comparison: what ``compare`` returned.
+        title: the page's title (default: B against A).
+        a_pages: a directory ``show --tree -o DIR`` wrote from A: the runs the page names (the pairs,
+            the error groups' example runs) link to their pages there, for the pages its manifest lists.
+        b_pages: the same for B.
+        page_dir: the directory the page is written into (the links are relative to it).
+
+    Raises:
+        PagesError: ``a_pages`` or ``b_pages`` is not a directory of ``show --tree`` pages.
+        OutputError: its manifest is damaged or not ours.
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
@@ -110,6 +176,24 @@ def compare_page(comparison: Comparison, *, title: str | None = None) -> str:
         >>> page.startswith("<!DOCTYPE html>"), "<script" in page, "No significant difference" in page
         (True, False, True)
     """
+    from subagent_catalog.views.compare_links import side_pages
+
+    sides = {
+        tag: side_pages(pages, page_dir=page_dir) if pages is not None else None
+        for tag, pages in (("a", a_pages), ("b", b_pages))
+    }
+
+    def run(session_id: str | None, side: str) -> Markup:
+        """A run's id, linked to its side's page when there is one."""
+        if session_id is None:
+            return Markup('<span class="muted">–</span>')
+        shown = escape(clip(session_id, 24))
+        tip = f' title="{escape(clip(session_id, 1000))}"' if len(session_id) > 24 else ""
+        pages = sides[side]
+        href = pages.href(session_id) if pages is not None else None
+        code = f'<code class="id"{tip}>{shown}</code>'
+        return Markup(f'<a href="{escape(href)}">{code}</a>' if href else code)
+
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("subagent_catalog.views", "templates"),
         autoescape=True,
@@ -118,17 +202,22 @@ def compare_page(comparison: Comparison, *, title: str | None = None) -> str:
         lstrip_blocks=True,
     )
     env.filters["clip"] = clip
+    env.filters["keep"] = keep
     helpers = {
         "percent": percent,
         "points": points,
         "interval": interval,
         "p_text": p_text,
         "figure": figure,
+        "figures": figures,
         "interval_svg": interval_svg,
         "boxes_svg": boxes_svg,
+        "breakable": breakable,
+        "run": run,
     }
     css = files("subagent_catalog.views").joinpath("templates").joinpath("report.css").read_text("utf-8")
     changed = comparison.pairs.filter(pl.col("change") != "same") if comparison.pairs is not None else None
+    metrics = comparison.metrics.to_dicts()
     template = env.get_template("compare.html.j2")
     return template.render(
         title=title or f"{comparison.b_label} against {comparison.a_label}",
@@ -138,7 +227,8 @@ def compare_page(comparison: Comparison, *, title: str | None = None) -> str:
         outcome_span=_span(comparison.outcomes),
         tool_span=_span(comparison.tools),
         outcomes=comparison.outcomes.to_dicts(),
-        metrics=comparison.metrics.to_dicts(),
+        metrics=metrics,
+        metric_notes=_footnotes(metrics),
         errors=comparison.errors.head(50).to_dicts(),
         errors_more=max(comparison.errors.height - 50, 0),
         tools=comparison.tools.head(50).to_dicts(),

@@ -15,9 +15,8 @@ from typing import Any
 import polars as pl
 
 from subagent_catalog.analysis.compare import Comparison
-from subagent_catalog.analysis.compare_display import figure, headline, interval, p_text, percent, points
+from subagent_catalog.analysis.compare_display import figures, headline, interval, p_text, percent, points
 from subagent_catalog.analysis.compare_gate import GateResult
-from subagent_catalog.frames.units import human_cost
 from subagent_catalog.views.run_format import md_cell
 
 TOP = 10
@@ -53,12 +52,10 @@ def _metric_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
             [
                 row["metric"],
                 row["level"],
-                figure(row["a_median"], unit),
-                figure(row["b_median"], unit),
+                *figures(row["a_median"], row["b_median"], unit),
                 percent(row["median_change"], signed=True),
                 interval(row["median_change_low"], row["median_change_high"], unit="%"),
-                figure(row["a_mean"], unit),
-                figure(row["b_mean"], unit),
+                *figures(row["a_mean"], row["b_mean"], unit),
                 percent(row["mean_change"], signed=True),
                 p_text(row["p_adjusted"]),
                 row["better"] or "",
@@ -103,14 +100,15 @@ def _tool_rows(comparison: Comparison, limit: int) -> tuple[list[str], list[list
 def _model_rows(comparison: Comparison, limit: int) -> tuple[list[str], list[list[str]]]:
     rows = []
     for row in comparison.models.head(limit).iter_rows(named=True):
+        a_cost, b_cost = figures(row["a_cost_usd_known"], row["b_cost_usd_known"], "USD")
         rows.append(
             [
                 f"{row['provider'] or '?'}/{row['model'] or '?'}",
                 row["side"],
                 f"{row['a_sessions'] or 0:,}",
                 f"{row['b_sessions'] or 0:,}",
-                human_cost(row["a_cost_usd_known"]) + (" (unpriced steps)" if row["a_unpriced_steps"] else ""),
-                human_cost(row["b_cost_usd_known"]) + (" (unpriced steps)" if row["b_unpriced_steps"] else ""),
+                a_cost + (" (unpriced steps)" if row["a_unpriced_steps"] else ""),
+                b_cost + (" (unpriced steps)" if row["b_unpriced_steps"] else ""),
                 points(row["diff"]),
             ]
         )

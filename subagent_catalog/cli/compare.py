@@ -9,7 +9,13 @@ from typing import Any
 import click
 
 from subagent_catalog.cli.io import check_target, echo, is_stdout, note, output_stream, translate_errors
-from subagent_catalog.cli.options import load_source, prices_option, protected_paths, source_options
+from subagent_catalog.cli.options import (
+    load_source,
+    prices_option,
+    protected_paths,
+    source_options,
+    summary_format_option,
+)
 from subagent_catalog.store.source import Source
 from subagent_catalog.views.text import json_terminal, terminal_safe
 
@@ -37,15 +43,7 @@ def _label(path: str) -> str:
     type=click.Path(dir_okay=False, path_type=str),
     help="Also write the comparison as a self-contained HTML page here.",
 )
-@click.option(
-    "-f",
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "md"]),
-    default="text",
-    show_default=True,
-    help="text for terminals, json for machines, md (Markdown) for CI job summaries.",
-)
+@summary_format_option
 @click.option(
     "--match",
     type=click.Choice(["none", "title", "prompt"]),

@@ -163,6 +163,25 @@ def data_output_option(func: F) -> F:
     return option(func)
 
 
+def summary_format_option(func: F) -> F:
+    """Add ``-f`` / ``--format`` ``text|json|md``: a summary for terminals, machines or CI job summaries.
+
+    Examples:
+        >>> [p.name for p in summary_format_option(lambda **kw: None).__click_params__]
+        ['fmt']
+    """
+    option = click.option(
+        "-f",
+        "--format",
+        "fmt",
+        type=click.Choice(["text", "json", "md"]),
+        default="text",
+        show_default=True,
+        help="text for terminals, json for machines, md (Markdown) for CI job summaries.",
+    )
+    return option(func)
+
+
 def prices_option(func: F) -> F:
     """Add ``--prices FILE``: a user price table (TOML or CSV) extending or overriding genai-prices'.
 

@@ -12,7 +12,13 @@ from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.parents import require_session
 from subagent_catalog.cli.gate import gate_options
 from subagent_catalog.cli.io import check_target, echo, is_stdout, note, output_stream, translate_errors
-from subagent_catalog.cli.options import load_source, protected_paths, semantics_option, source_options
+from subagent_catalog.cli.options import (
+    load_source,
+    protected_paths,
+    semantics_option,
+    source_options,
+    summary_format_option,
+)
 from subagent_catalog.cli.window import window_options
 from subagent_catalog.frames.nearest import expand_id
 from subagent_catalog.views.text import json_terminal, terminal_safe
@@ -24,15 +30,7 @@ from subagent_catalog.views.text import json_terminal, terminal_safe
 @source_options
 @semantics_option
 @window_options
-@click.option(
-    "-f",
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "md"]),
-    default="text",
-    show_default=True,
-    help="text for terminals, json for machines, md (Markdown) for CI job summaries.",
-)
+@summary_format_option
 @click.option(
     "--limit",
     type=click.IntRange(min=0),

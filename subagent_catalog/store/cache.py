@@ -46,6 +46,8 @@ import tempfile
 from functools import lru_cache
 from typing import Any
 
+import polars as pl
+
 from subagent_catalog.outputs import inside
 from subagent_catalog.read.discover import SessionFile
 from subagent_catalog.read.logread import LogFacts
@@ -478,20 +480,29 @@ def _write_cache_file(path: str, entries: dict[str, Entry], root: str, compressi
     keys = _bounded(entries)
     types = [pa.binary(), pa.int64(), pa.int64(), pa.int64(), pa.uint64(), pa.uint64(), pa.large_binary()]
     schema = pa.schema(list(zip(_COLUMNS, types, strict=True)), metadata=_metadata(root, compression))
-    arrays = [pa.array([os.fsencode(k) for k in keys], pa.binary())]
-    arrays += [pa.array([entries[k][i] for k in keys], kind) for i, kind in enumerate(types[1:])]
+    # Built by Polars, then cast to the file's Arrow types: pyarrow's own conversion of Python values
+    # imports pandas (about 40 MB) whenever pandas is installed.
+    kinds = [pl.Binary, pl.Int64, pl.Int64, pl.Int64, pl.UInt64, pl.UInt64, pl.Binary]
+    columns: list[list[Any]] = [[os.fsencode(k) for k in keys]]
+    columns += [[entries[k][i] for k in keys] for i in range(len(types) - 1)]
+    arrays = [
+        pl.Series(values, dtype=kind, strict=True).to_arrow().cast(arrow)
+        for values, kind, arrow in zip(columns, kinds, types, strict=True)
+    ]
+    del columns
     table = pa.Table.from_arrays(arrays, schema=schema)
     sink = pa.BufferOutputStream()
     options = ipc.IpcWriteOptions(compression="zstd" if pa.Codec.is_available("zstd") else None)
     with ipc.new_file(sink, schema, options=options) as writer:
         writer.write_table(table)
-    body = sink.getvalue().to_pybytes()
+    body = memoryview(sink.getvalue())
     directory = os.path.dirname(path)
     os.makedirs(directory, mode=0o700, exist_ok=True)
     descriptor, temp = tempfile.mkstemp(prefix=".facts-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(descriptor, "wb") as handle:
-            handle.write(_MAGIC + _mac(key, body) + body)
+            handle.write(_MAGIC + _mac(key, body))
+            handle.write(body)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, path)

@@ -45,7 +45,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, cast
 
 import polars as pl
 
@@ -316,9 +316,17 @@ class FramesCache:
         return self._write()
 
     def _write(self) -> str | None:
+        """Write the file a frame at a time: ``_pack``'s bytes, never held whole (nor any frame's IPC bytes).
+
+        Each frame's IPC size is measured first (written to a counter), so the
+        head can give the sizes; then the frames are written again into the
+        temp file through the MAC, and the MAC is put in its place last.
+        """
         try:
-            body = _pack(self._head, self._frames)
-            if len(body) + len(_MAGIC) + _MAC_BYTES > MAX_FRAMES_FILE_BYTES:
+            sizes = {name: _IpcSink().put(frame) for name, frame in self._frames.items()}
+            text = json.dumps({**self._head, "frames": [[name, size] for name, size in sizes.items()]}, sort_keys=True)
+            head = struct.pack("<Q", len(text.encode())) + text.encode()
+            if len(_MAGIC) + _MAC_BYTES + len(head) + sum(sizes.values()) > MAX_FRAMES_FILE_BYTES:
                 self.status = "not saved: larger than the frames cache's size limit"
                 return None
             directory = os.path.dirname(self.path)
@@ -326,7 +334,14 @@ class FramesCache:
             descriptor, temp = tempfile.mkstemp(prefix=".frames-", suffix=".tmp", dir=directory)
             try:
                 with os.fdopen(descriptor, "wb") as handle:
-                    handle.write(_MAGIC + _mac(key, body) + body)
+                    handle.write(_MAGIC + bytes(_MAC_BYTES))
+                    sink = _IpcSink(handle, _new_mac(key))
+                    sink.write(head)
+                    for name, frame in self._frames.items():
+                        if sink.put(frame) != sizes[name]:
+                            raise OSError(f"the {name} frame's IPC size changed between two writes")
+                    handle.seek(len(_MAGIC))
+                    handle.write(sink.digest())
                     handle.flush()
                     os.fsync(handle.fileno())
                 os.replace(temp, self.path)
@@ -405,9 +420,49 @@ def _frame(blob: memoryview) -> pl.DataFrame:
 
 
 def _mac(key: bytes, body: bytes | memoryview) -> bytes:
-    mac = hmac.new(key, _MAGIC, hashlib.sha256)  # its own magic: a facts cache file's MAC never verifies here
+    mac = _new_mac(key)
     mac.update(body)
     return mac.digest()
+
+
+def _new_mac(key: bytes) -> hmac.HMAC:
+    """The MAC of a body still to come (``update`` it with the body)."""
+    return hmac.new(key, _MAGIC, hashlib.sha256)  # its own magic: a facts cache file's MAC never verifies here
+
+
+class _IpcSink:
+    """Where the file's bytes go: counted and, with a file, written to it and MAC'd as Polars writes them.
+
+    Examples:
+        >>> _IpcSink().put(pl.DataFrame({"a": [1]})) == len(_ipc(pl.DataFrame({"a": [1]})))
+        True
+    """
+
+    def __init__(self, handle: IO[bytes] | None = None, mac: hmac.HMAC | None = None) -> None:
+        self.handle = handle
+        self.mac = mac
+        self.size = 0
+
+    def write(self, data: bytes | memoryview) -> int:
+        if self.handle is not None and self.mac is not None:
+            self.handle.write(data)
+            self.mac.update(data)
+        self.size += len(data)
+        return len(data)
+
+    def flush(self) -> None:
+        return None
+
+    def put(self, frame: pl.DataFrame) -> int:
+        """Write one frame's IPC file (as ``_ipc`` makes it); its size in bytes."""
+        start = self.size
+        frame.write_ipc(cast(IO[bytes], self), compression="uncompressed")
+        return self.size - start
+
+    def digest(self) -> bytes:
+        """The MAC of everything written."""
+        assert self.mac is not None
+        return self.mac.digest()
 
 
 def attach(corpus: Corpus, cache: FramesCache) -> None:

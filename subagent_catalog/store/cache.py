@@ -35,18 +35,18 @@ every key field and is not seen.
 
 from __future__ import annotations
 
+import array
 import contextlib
 import errno
 import hashlib
 import hmac
 import importlib
+import itertools
 import os
 import stat
 import tempfile
 from functools import lru_cache
 from typing import Any
-
-import polars as pl
 
 from subagent_catalog.outputs import inside
 from subagent_catalog.read.discover import SessionFile
@@ -473,6 +473,25 @@ def _bounded(entries: dict[str, Entry]) -> list[str]:
     return keys
 
 
+def _array(pa: Any, kind: Any, values: list[Any]) -> Any:
+    """A column of the file (no nulls) made from its buffers.
+
+    pyarrow's conversion of Python values imports pandas (about 40 MB)
+    whenever pandas is installed; the bytes written are the same.
+
+    Examples:
+        >>> import pyarrow as pa
+        >>> _array(pa, pa.binary(), [b"a", b"", b"bc"]).to_pylist(), _array(pa, pa.uint64(), [2**64 - 1]).to_pylist()
+        ([b'a', b'', b'bc'], [18446744073709551615])
+    """
+    if kind == pa.binary() or kind == pa.large_binary():
+        offsets = array.array("i" if kind == pa.binary() else "q", itertools.accumulate(map(len, values), initial=0))
+        buffers = [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(values))]
+    else:
+        buffers = [None, pa.py_buffer(array.array("q" if kind == pa.int64() else "Q", values))]
+    return pa.Array.from_buffers(kind, len(values), buffers)
+
+
 def _write_cache_file(path: str, entries: dict[str, Entry], root: str, compression: Compression, key: bytes) -> None:
     pa: Any = importlib.import_module("pyarrow")
     ipc: Any = importlib.import_module("pyarrow.ipc")
@@ -480,15 +499,9 @@ def _write_cache_file(path: str, entries: dict[str, Entry], root: str, compressi
     keys = _bounded(entries)
     types = [pa.binary(), pa.int64(), pa.int64(), pa.int64(), pa.uint64(), pa.uint64(), pa.large_binary()]
     schema = pa.schema(list(zip(_COLUMNS, types, strict=True)), metadata=_metadata(root, compression))
-    # Built by Polars, then cast to the file's Arrow types: pyarrow's own conversion of Python values
-    # imports pandas (about 40 MB) whenever pandas is installed.
-    kinds = [pl.Binary, pl.Int64, pl.Int64, pl.Int64, pl.UInt64, pl.UInt64, pl.Binary]
     columns: list[list[Any]] = [[os.fsencode(k) for k in keys]]
     columns += [[entries[k][i] for k in keys] for i in range(len(types) - 1)]
-    arrays = [
-        pl.Series(values, dtype=kind, strict=True).to_arrow().cast(arrow)
-        for values, kind, arrow in zip(columns, kinds, types, strict=True)
-    ]
+    arrays = [_array(pa, kind, values) for kind, values in zip(types, columns, strict=True)]
     del columns
     table = pa.Table.from_arrays(arrays, schema=schema)
     sink = pa.BufferOutputStream()

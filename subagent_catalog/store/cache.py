@@ -59,6 +59,8 @@ ENV_VAR = "SUBAGENT_CATALOG_CACHE"
 KEY_NAME = "facts.key"
 MAX_CACHE_FILE_BYTES = 2 << 30
 MAX_CACHE_ENTRIES = 2_000_000
+WRITE_BATCH = 4096
+"""Records per record batch of the file (each batch is built and compressed alone)."""
 _MAGIC = b"subagent_catalog facts cache 2\n"
 _KEY_BYTES = 32
 _MAC_BYTES = hashlib.sha256().digest_size
@@ -499,15 +501,15 @@ def _write_cache_file(path: str, entries: dict[str, Entry], root: str, compressi
     keys = _bounded(entries)
     types = [pa.binary(), pa.int64(), pa.int64(), pa.int64(), pa.uint64(), pa.uint64(), pa.large_binary()]
     schema = pa.schema(list(zip(_COLUMNS, types, strict=True)), metadata=_metadata(root, compression))
-    columns: list[list[Any]] = [[os.fsencode(k) for k in keys]]
-    columns += [[entries[k][i] for k in keys] for i in range(len(types) - 1)]
-    arrays = [_array(pa, kind, values) for kind, values in zip(types, columns, strict=True)]
-    del columns
-    table = pa.Table.from_arrays(arrays, schema=schema)
     sink = pa.BufferOutputStream()
     options = ipc.IpcWriteOptions(compression="zstd" if pa.Codec.is_available("zstd") else None)
     with ipc.new_file(sink, schema, options=options) as writer:
-        writer.write_table(table)
+        for start in range(0, len(keys), WRITE_BATCH):  # a batch of records at a time, never a copy of them all
+            batch = keys[start : start + WRITE_BATCH]
+            columns: list[list[Any]] = [[os.fsencode(k) for k in batch]]
+            columns += [[entries[k][i] for k in batch] for i in range(len(types) - 1)]
+            arrays = [_array(pa, kind, values) for kind, values in zip(types, columns, strict=True)]
+            writer.write_batch(pa.record_batch(arrays, schema=schema))
     body = memoryview(sink.getvalue())
     directory = os.path.dirname(path)
     os.makedirs(directory, mode=0o700, exist_ok=True)

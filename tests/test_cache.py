@@ -546,3 +546,23 @@ def test_cache_entries_are_bounded(tmp_path: Path, cache_dir: Path, monkeypatch:
     assert FactsCache.load(root, "none").status == "ignored: more than 2 entries"
     monkeypatch.setattr(cache_module, "MAX_CACHE_FILE_BYTES", 100)
     assert FactsCache.load(root, "none").status == "ignored: the cache file is larger than 100 bytes"
+
+
+def test_the_file_is_written_a_batch_of_records_at_a_time(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 42 item 11: each batch's columns are built and compressed alone (never a copy of every record)."""
+    import pyarrow as pa
+
+    root = _corpus(tmp_path / "corpus")
+    files = discover(root, "none").files
+    store = FactsCache.load(root, "none")
+    fresh = _read_all(store, files, "none")
+    monkeypatch.setattr(cache_module, "WRITE_BATCH", 3)
+    written = store.save()
+    assert written is not None
+    body = memoryview(Path(written).read_bytes())[len(cache_module._MAGIC) + cache_module._MAC_BYTES :]
+    assert pa.ipc.open_file(pa.py_buffer(body)).num_record_batches == 2  # 4 records, 3 a batch
+    again = FactsCache.load(root, "none")
+    assert again.status == "loaded" and len(again) == 4
+    assert _read_all(again, files, "none") == fresh and again.hits == 4

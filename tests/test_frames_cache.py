@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import os
 import shutil
+import struct
 from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 import pytest
 
 from subagent_catalog import CatalogError, catalog, read_corpus
@@ -289,3 +292,51 @@ def test_the_fingerprint_covers_the_walk(corpus: tuple[Path, Path]) -> None:
     a = FramesCache(discover(root, "none"), directory="/nonexistent").fingerprint
     _touch(root)
     assert FramesCache(discover(root, "none"), directory="/nonexistent").fingerprint != a
+
+
+def test_the_file_is_written_a_slice_at_a_time_and_holds_the_same_frames(
+    corpus: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 42 item 11: neither the body nor a frame's IPC bytes are held whole (a 20,000-session
+    corpus's sessions frame is 30 MB; the body was copied four times, about 200 MB at once)."""
+    root, cache = corpus
+    monkeypatch.setattr(frames_cache, "_ipc", lambda frame: pytest.fail("a frame's IPC bytes held whole"))
+    monkeypatch.setattr(frames_cache, "_pack", lambda head, frames: pytest.fail("the body held whole"))
+    monkeypatch.setattr(frames_cache, "SLICE_ROWS", 2)
+    first = _warm(root, cache)
+    listing = catalog(first)  # a derived frame: the file is written again with it
+    monkeypatch.undo()
+    data = Path(frames_file(root, "none", directory=str(cache))).read_bytes()
+    body = memoryview(data)[len(frames_cache._MAGIC) + frames_cache._MAC_BYTES :]
+    (length,) = struct.unpack_from("<Q", body)
+    offset, batches = 8 + length, {}
+    for name, size in json.loads(bytes(body[8:offset]))["frames"]:
+        batches[name] = pa.ipc.open_file(pa.py_buffer(body[offset : offset + size])).num_record_batches
+        offset += size
+    assert offset == len(body)
+    assert batches["sessions"] == -(-first.sessions.height // 2) > 1  # written two rows at a time
+    assert set(batches) == {"sessions", "descriptors", "problems", "catalog:projection"}
+    warm = _warm(root, cache)
+    assert warm._derived.status == "loaded"  # type: ignore[attr-defined]
+    _frames_equal(warm, first)
+    _frames_equal(warm, read_corpus(root, compression="none", cache=False, jobs=1))
+    loaded = warm._derived.get("catalog:projection", dict(listing.schema), warm)  # type: ignore[attr-defined]
+    assert loaded is not None and loaded.equals(listing)
+
+
+def test_a_frame_whose_size_changes_between_the_two_writes_is_not_saved(
+    corpus: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, cache = corpus
+    put = frames_cache._IpcSink.put
+    calls: list[int] = []
+
+    def drifting(self: frames_cache._IpcSink, frame: pl.DataFrame) -> int:
+        calls.append(1)
+        return put(self, frame) + (len(calls) > 3)  # the second write of the first frame differs
+
+    monkeypatch.setattr(frames_cache._IpcSink, "put", drifting)
+    first = _warm(root, cache)
+    assert first._derived.status == "not saved: the sessions frame's IPC size changed between two writes"  # type: ignore[attr-defined]
+    assert not os.path.exists(frames_file(root, "none", directory=str(cache)))
+    assert not [name for name in os.listdir(cache) if name.startswith(".frames-")]  # no temp file left

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import gc
 import json
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -218,3 +221,30 @@ def test_otel_o_holds_a_bounded_number_of_spans_whatever_the_size_of_the_tree(
         if attribute["key"] == "dsh.spawn.link"
     ]
     assert linked == ["result-id"] * 150  # every child under the call that started it
+
+
+def test_a_trace_export_loads_neither_duckdb_nor_pyarrow_nor_pandas(tmp_path: Path) -> None:
+    """About 90 MB the export never used (issue 42 item 11): ``interop.sql`` is imported on first use, and the
+    frames are built by Polars. ``interop.sql`` is still the function, whichever is imported first."""
+    code = textwrap.dedent(
+        """
+        import importlib, sys
+        from subagent_catalog.corpus import read_corpus
+        from subagent_catalog.interop.otel import otlp_parts, write_otlp_json
+        write_otlp_json(otlp_parts(read_corpus(sys.argv[1], cache=False, jobs=1)), sys.argv[2])
+        print(*[name for name in ("duckdb", "pyarrow", "pandas") if name in sys.modules] or ["none"])
+        import subagent_catalog, subagent_catalog.interop as interop
+        module = importlib.import_module("subagent_catalog.interop.sql")
+        from subagent_catalog.interop import sql
+        print(sql is module.sql and interop.sql is module.sql and subagent_catalog.sql is module.sql)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(SAMPLE), str(tmp_path / "spans.jsonl")],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=SAMPLE.parents[1],
+    )
+    assert done.stdout.splitlines() == ["none", "True"]
+    assert (tmp_path / "spans.jsonl").stat().st_size > 0

@@ -10,6 +10,9 @@ must not use Polars) build their chunks with it too.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -123,15 +126,94 @@ def arrow_array(values: Sequence[Any], arrow: Any, pool: Any = None) -> Any:
         return pa.array([frame_value(v) for v in values], type=arrow, memory_pool=pool)
 
 
+def polars_series(name: str, values: Sequence[Any], dtype: Any) -> pl.Series:
+    """One column's values as a Polars series of type ``dtype``, its text made UTF-8-safe (``frame_value``).
+
+    Polars builds it from the Python values itself: pyarrow's conversion
+    imports pandas (about 40 MB) whenever pandas is installed, and pyarrow
+    itself is not needed then. Values Polars refuses (which Arrow may take)
+    are built by ``arrow_array`` as before, as Arrow view types (Polars'
+    own layout), so a column holds the same values whichever builds it.
+
+    Examples:
+        >>> polars_series("a", ["x", "y\\udc00", None], pl.String).to_list()
+        ['x', 'y\\ufffd', None]
+        >>> polars_series("n", [1.0, None], pl.Int64).to_list()  # Polars refuses a float, Arrow takes it
+        [1, None]
+    """
+    if isinstance(dtype, pl.List):
+        nested = _list_series(name, values, dtype)
+        if nested is not None:
+            return nested
+    try:
+        return pl.Series(name, values, dtype=dtype, strict=True)
+    except UnicodeEncodeError:  # a lone surrogate: the column gone through again value by value
+        with contextlib.suppress(TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
+            return pl.Series(name, [frame_value(v) for v in values], dtype=dtype, strict=True)
+    except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
+        pass
+    import pyarrow as pa
+
+    # The system allocator measured a lower peak than Arrow's default pool (mimalloc), which keeps
+    # what the builders free; Polars keeps view-type buffers as they are.
+    built = pl.from_arrow(arrow_array(values, arrow_type(dtype, views=True), pa.system_memory_pool()))
+    assert isinstance(built, pl.Series)
+    return built.rename(name).cast(dtype)
+
+
+def _list_series(name: str, values: Sequence[Any], dtype: Any) -> pl.Series | None:
+    """A list column built from its items' own columns (a struct's from one per field): ``None`` if it has odd values.
+
+    Polars takes a list of tuples per row ten to twenty times slower than
+    the same items as flat columns, which it then groups back into the
+    rows' lists. ``None`` (the caller builds the column whole) when a row is
+    not a list or ``None``, or a struct item is not a tuple of its fields.
+
+    Examples:
+        >>> _list_series("l", [["a", "b"], None, [], ["c"]], pl.List(pl.String)).to_list()
+        [['a', 'b'], None, [], ['c']]
+        >>> _list_series("r", [[(1, "x")], None], pl.List(pl.Struct({"n": pl.Int64, "s": pl.String}))).to_list()
+        [[{'n': 1, 's': 'x'}], None]
+        >>> _list_series("l", [("a",)], pl.List(pl.String)) is None  # a tuple is not a list here
+        True
+    """
+    if not all(value is None or type(value) is list for value in values):
+        return None
+    lengths = [len(value) if value is not None else 0 for value in values]
+    items = list(itertools.chain.from_iterable(value for value in values if value))
+    inner = dtype.inner
+    if isinstance(inner, pl.Struct):
+        fields = inner.fields
+        if not all(type(item) is tuple and len(item) == len(fields) for item in items):
+            return None
+        columns = list(zip(*items, strict=True)) if items else [() for _ in fields]
+        parts = [polars_series(field.name, column, field.dtype) for field, column in zip(fields, columns, strict=True)]
+        flat = pl.DataFrame(parts).to_struct("_item")
+    else:
+        flat = polars_series("_item", items, inner)
+    rows = itertools.chain.from_iterable(itertools.repeat(row, length) for row, length in enumerate(lengths))
+    grouped = (
+        pl.DataFrame([pl.Series("_row", list(rows), dtype=pl.Int64), flat])
+        .group_by("_row", maintain_order=True)
+        .agg(pl.col("_item"))
+    )
+    every = pl.DataFrame({"_row": pl.Series(range(len(values)), dtype=pl.Int64)})
+    joined = every.join(grouped, on="_row", how="left", maintain_order="left")
+    missing = pl.Series([value is None for value in values], dtype=pl.Boolean)
+    empty = pl.lit([], dtype=dtype)
+    built = joined.select(pl.when(missing).then(None).otherwise(pl.col("_item").fill_null(empty)).alias(name))
+    return built.to_series().cast(dtype)
+
+
 class Columns:
     """Rows of one schema collected as lists of values, turned into an Arrow table of columns per ``flush``.
 
     Building uses pyarrow only, so it runs in forked workers (which must not
     use Polars); ``frame()`` gives the Polars frame. With ``polars=True`` each
-    chunk becomes a Polars frame as it is flushed (built as Arrow view types,
-    which Polars takes over as they are, so the whole never exists twice), its
-    ``shared`` columns over the buffers of the columns they repeat
-    (``share_buffers``). Rows are kept as lists of values in schema order
+    chunk becomes a Polars frame as it is flushed, built by Polars from the
+    values (``polars_series``, so the whole never exists twice and pyarrow is
+    not needed), its ``shared`` columns over the buffers of the columns they
+    repeat (``share_buffers``). Rows are kept as lists of values in schema order
     until the flush turns them into columns; strings are made UTF-8-safe
     (``frame_value``) as the columns are built.
 
@@ -151,7 +233,6 @@ class Columns:
 
     def __init__(self, schema: dict[str, Any], *, polars: bool = False, shared: dict[str, str] | None = None) -> None:
         self.schema = schema
-        self.arrow = arrow_schema(schema, views=polars)
         self.names = list(schema)
         self.polars = polars
         self.shared = shared or {}
@@ -160,6 +241,11 @@ class Columns:
 
     def __len__(self) -> int:
         return len(self.rows)
+
+    @functools.cached_property
+    def arrow(self) -> Any:
+        """The Arrow schema the chunks are built with (without ``polars=True``; pyarrow imported on first use)."""
+        return arrow_schema(self.schema)
 
     def add(self, row: dict[str, Any]) -> None:
         """Append one row by column name (a missing column is null)."""
@@ -179,42 +265,31 @@ class Columns:
         return columns
 
     def flush(self) -> None:
-        """Turn the collected rows into an Arrow table chunk and drop the Python values."""
-        import pyarrow as pa
-
+        """Turn the collected rows into a chunk (an Arrow table, or a Polars frame) and drop the Python values."""
         if not len(self):
             return
         if self.polars:
             self.chunks.append(self._polars_chunk())
             return
+        import pyarrow as pa
+
         arrays = [arrow_array(values, field.type) for values, field in zip(self._columns(), self.arrow, strict=True)]
         self.chunks.append(pa.Table.from_arrays(arrays, schema=self.arrow))
 
     def _polars_chunk(self) -> pl.DataFrame:
-        """The collected rows as a Polars frame: a column of nulls only as Polars' shared zeroed storage."""
-        import pyarrow as pa
+        """The collected rows as a Polars frame: a column of nulls only as Polars' shared zeroed storage.
 
+        Polars builds each column from the values (``polars_series``): no
+        Arrow conversion, which would import pandas, on the common path.
+        """
         height = len(self)
-        # Polars keeps these buffers as they are (view types); the system allocator measured a lower
-        # peak than Arrow's default pool (mimalloc), which keeps what the builders free.
-        pool = pa.system_memory_pool()
-        built = [
-            (field, values)
-            for field, values in zip(self.arrow, self._columns(), strict=True)
-            if values.count(None) < height
-        ]
-        arrays = [arrow_array(values, field.type, pool) for field, values in built]
-        table = pa.Table.from_arrays(arrays, schema=pa.schema([field for field, _ in built]))
-        frame = pl.from_arrow(table)
-        assert isinstance(frame, pl.DataFrame)
-        nulls = [
+        columns = [
             pl.repeat(None, height, dtype=dtype, eager=True).alias(name)
-            for name, dtype in self.schema.items()
-            if name not in table.column_names
+            if values.count(None) == height
+            else polars_series(name, values, dtype)
+            for (name, dtype), values in zip(self.schema.items(), self._columns(), strict=True)
         ]
-        if nulls:
-            frame = (frame.with_columns(nulls) if frame.width else pl.DataFrame(nulls)).select(self.names)
-        return share_buffers(frame, self.shared)
+        return share_buffers(pl.DataFrame(columns), self.shared)
 
     def table(self) -> Any:
         """Every chunk flushed so far as one Arrow table (not copied; not with ``polars=True``)."""

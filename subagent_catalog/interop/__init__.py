@@ -14,7 +14,37 @@ a query runs in) and the table mapping it registers (``sql_tables``). It imports
 UI library: the CLI (``cli.interop``) translates its errors.
 """
 
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
 from subagent_catalog.interop.otel import otlp_parts, otlp_traces, send_otlp, to_otlp, write_otlp_json
-from subagent_catalog.interop.sql import sql
+
+if TYPE_CHECKING:
+    from subagent_catalog.interop.sql import sql
 
 __all__ = ["otlp_parts", "otlp_traces", "send_otlp", "sql", "to_otlp", "write_otlp_json"]
+
+
+class _Interop(types.ModuleType):
+    """This package, whose ``sql`` (the function) is imported on first use: DuckDB and pyarrow load only then.
+
+    A trace export never loads them (about 50 MB). The import system names a
+    loaded submodule on its package; the submodule ``sql`` leaves the name to
+    the function, as when the function was imported here eagerly.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "sql":
+            from subagent_catalog.interop.sql import sql
+
+            return sql
+        raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "sql" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Interop

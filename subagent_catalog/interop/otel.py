@@ -125,16 +125,21 @@ class _Node:
     origin: str | None
     seed_length: int | None
     key: str
-    index: int  # the log's row in ``corpus.sessions`` (its whole row is read when its spans are made)
+    index: int  # the log's row in ``corpus.sessions`` (read when its spans are made)
     children: list[_Node] = field(default_factory=list)
     parent: _Node | None = None
+
+
+UNREAD_COLUMNS = ("usage_samples", "tool_call_records")
+"""``sessions`` columns no span reads: a log's row is read without them (a star run's root row holds 20,000
+tool call records, about 30 MB as Python values)."""
 
 
 @dataclass
 class _Forest:
     roots: list[_Node]
     by_id: dict[str, _Node]  # the first log (list order) of each session id
-    table: pl.DataFrame  # ``corpus.sessions``
+    table: pl.DataFrame  # ``corpus.sessions`` without ``UNREAD_COLUMNS``
 
     def full_row(self, node: _Node) -> dict[str, Any]:
         return self.table.row(node.index, named=True)
@@ -185,7 +190,7 @@ def _forest(corpus: Corpus) -> _Forest:
             roots.append(node)
         else:
             node.parent.children.append(node)
-    return _Forest(roots, by_id, corpus.sessions)
+    return _Forest(roots, by_id, corpus.sessions.drop(UNREAD_COLUMNS, strict=False))
 
 
 def _root_of(node: _Node) -> _Node:

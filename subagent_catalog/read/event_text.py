@@ -32,7 +32,9 @@ __all__ = [
     "MERGED_FIELDS",
     "PART_SEPARATOR",
     "TEXT_TYPES",
+    "OpenStreams",
     "event_parts",
+    "event_steps",
     "event_text",
     "log_texts",
     "orphan_streams",
@@ -241,6 +243,60 @@ def _stream_parts(chunks: list[dict[str, Any]]) -> Parts:
     return out
 
 
+class OpenStreams:
+    """The streams of a log still waiting for their message, fed one event at a time (``orphan_streams``' rule).
+
+    ``feed`` takes each event's ``(type, data.turn, data.step)`` in file
+    order and an item that stands for it (its position, or the event), and
+    gives the streams that event leaves without a message, each as the items
+    of its chunks; ``end`` gives those the end of the log leaves. Only the
+    chunks of open streams are held, never the log.
+
+    Examples:
+        >>> streams = OpenStreams()
+        >>> streams.feed("assistant/chunk", 1, 1, "a"), streams.feed("llm/retry", 1, 1, "r"), streams.end()
+        ([], [['a']], [])
+    """
+
+    def __init__(self) -> None:
+        self.streams: dict[tuple[Any, Any], list[Any]] = {}
+        self.open_turn: Any = None
+        self.open_step: Any = None
+
+    def feed(self, kind: Any, turn: Any, step: Any, item: Any) -> list[list[Any]]:
+        """The streams this event leaves without a message (usually none)."""
+        orphans: list[list[Any]] = []
+        if kind == "assistant/chunk":
+            key = (_key(turn, self.open_turn), _key(step, self.open_step))
+            self.streams.setdefault(key, []).append(item)
+            return orphans
+        if kind == "turn/start":
+            self.open_turn, self.open_step = turn, None
+        elif kind == "step/start":
+            self.open_step = step
+        elif kind == "step/end":
+            self.open_step = None
+        streams = self.streams
+        if streams:
+            if kind == "assistant/message" or kind == "llm/retry":
+                key = (_key(turn, self.open_turn), _key(step, self.open_step))
+                items = streams.pop(key, None)
+                if items is not None and kind == "llm/retry":
+                    orphans.append(items)
+            elif kind == "turn/end":
+                ended = _key(turn, self.open_turn)
+                orphans.extend(streams.pop(key) for key in [key for key in streams if key[0] == ended])
+        if kind == "turn/end":
+            self.open_turn = self.open_step = None
+        return orphans
+
+    def end(self) -> list[list[Any]]:
+        """The streams still open at the end of the log (none are left open after)."""
+        orphans = list(self.streams.values())
+        self.streams = {}
+        return orphans
+
+
 def orphan_streams(steps: Iterable[tuple[Any, Any, Any]]) -> list[list[int]]:
     """The streams of a log that never got their message: each the positions of its chunks.
 
@@ -250,44 +306,28 @@ def orphan_streams(steps: Iterable[tuple[Any, Any, Any]]) -> list[list[int]]:
     chunk's own, else those of the open ``turn/start`` and ``step/start``)
     since its last message; an ``assistant/message`` of that step takes it,
     and an ``llm/retry`` of that step, a ``turn/end`` of its turn or the end
-    of the log leaves it without one.
+    of the log leaves it without one (``OpenStreams`` applies the rule).
 
     Examples:
         >>> chunk = ("assistant/chunk", 1, 1)
         >>> orphan_streams([chunk, ("assistant/message", 1, 1), chunk])
         [[2]]
     """
+    streams = OpenStreams()
     orphans: list[list[int]] = []
-    streams: dict[tuple[Any, Any], list[int]] = {}
-    open_turn: Any = None
-    open_step: Any = None
     for index, (kind, turn, step) in enumerate(steps):
-        if kind == "assistant/chunk":
-            key = (_key(turn, open_turn), _key(step, open_step))
-            streams.setdefault(key, []).append(index)
-            continue
-        if kind == "turn/start":
-            open_turn, open_step = turn, None
-        elif kind == "step/start":
-            open_step = step
-        elif kind == "step/end":
-            open_step = None
-        if streams:
-            if kind == "assistant/message" or kind == "llm/retry":
-                key = (_key(turn, open_turn), _key(step, open_step))
-                indices = streams.pop(key, None)
-                if indices is not None and kind == "llm/retry":
-                    orphans.append(indices)
-            elif kind == "turn/end":
-                ended = _key(turn, open_turn)
-                orphans.extend(streams.pop(key) for key in [key for key in streams if key[0] == ended])
-        if kind == "turn/end":
-            open_turn = open_step = None
-    orphans.extend(streams.values())
+        orphans.extend(streams.feed(kind, turn, step, index))
+    orphans.extend(streams.end())
     return orphans
 
 
-def _steps(event: dict[str, Any]) -> tuple[Any, Any, Any]:
+def event_steps(event: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """An event's ``(type, data.turn, data.step)`` (``None`` where absent), as ``OpenStreams`` takes them.
+
+    Examples:
+        >>> event_steps({"type": "step/start", "data": {"turn": 1, "step": 2}}), event_steps({"type": "x"})
+        (('step/start', 1, 2), ('x', None, None))
+    """
     data = event.get("data")
     if isinstance(data, dict):
         return event.get("type"), data.get("turn"), data.get("step")
@@ -311,7 +351,7 @@ def log_texts(events: list[dict[str, Any]]) -> list[Text]:
         (None, None) if event.get("type") == "assistant/chunk" else event_text(event.get("type"), event.get("data"))
         for event in events
     ]
-    for indices in orphan_streams(map(_steps, events)):
+    for indices in orphan_streams(map(event_steps, events)):
         text = stream_text([events[index] for index in indices])
         if text[0] is not None:
             out[indices[-1]] = text

@@ -106,8 +106,15 @@ class FastFacts:
     events: list[dict[str, Any]] | None = None
 
 
-def _packed_row(tag: str, value: dict[str, Any], expected: int) -> PackedRow | None:
-    """The stand-in of a row the full path accepts and expands from seq ``expected``, or ``None``."""
+def packed_row(tag: str, value: dict[str, Any], expected: int) -> PackedRow | None:
+    """The stand-in of a row the full path accepts and expands from seq ``expected``, or ``None``.
+
+    Examples:
+        >>> value = {"type": "text-chunks", "seq0": 0, "time0": 5,
+        ...          "data": {"turn": 1, "step": 1, "index": 0, "dt": [2], "texts": ["a", "b"]}}
+        >>> packed_row("text-chunks", value, 0).times, packed_row("text-chunks", value, 1)
+        ([5, 7], None)
+    """
     if len(value) != 4 or "seq0" not in value or "time0" not in value or "data" not in value:
         return None
     seq0, time0, data = value["seq0"], value["time0"], value["data"]
@@ -159,7 +166,7 @@ def _events(body: bytes) -> tuple[list[dict[str, Any]], int] | None:
             return None
         kind = value.get("type")
         if type(kind) is str and kind in CHUNK_ROW_TYPES:
-            row = _packed_row(kind, value, expected)
+            row = packed_row(kind, value, expected)
             if row is None:
                 return None
             events.append(row)

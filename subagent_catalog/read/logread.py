@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from subagent_catalog.read import fastpath, typed_read
-from subagent_catalog.read.event_text import log_texts
+from subagent_catalog.read.event_rows import EventRowStream, event_rows, event_stream, first_own_seq
 from subagent_catalog.read.inspect_migrate import InspectFailure
 from subagent_catalog.read.inspect_rules import validate_cold_read
 from subagent_catalog.read.jsvalue import is_safe_integer, js_number, json_text
@@ -172,41 +172,6 @@ def _list_verdict(facts: LogFacts, data: bytes, compression: Compression) -> Non
     facts.list_meta = meta
 
 
-def _event_rows(session_id: str, events: list[dict[str, Any]], seed: int) -> list[tuple[Any, ...]]:
-    """The events frame's rows of one log (``EVENT_SCHEMA`` order), with each event's decoded text."""
-    return [
-        (*_event_row(session_id, event, seed), *text) for event, text in zip(events, log_texts(events), strict=True)
-    ]
-
-
-def _event_row(session_id: str, event: dict[str, Any], seed: int) -> tuple[Any, ...]:
-    from subagent_catalog.read.jsvalue import frame_text
-
-    data = event.get("data")
-    turn = step = None
-    if isinstance(data, dict):
-        turn = data.get("turn") if is_safe_integer(data.get("turn")) else None
-        step = data.get("step") if is_safe_integer(data.get("step")) else None
-    time = event.get("time")
-    return (
-        frame_text(session_id),
-        int(event["seq"]),
-        int(time) if is_safe_integer(time) else None,
-        frame_text(event["type"]) if isinstance(event.get("type"), str) else None,
-        int(turn) if turn is not None else None,
-        int(step) if step is not None else None,
-        event.get("ignorable") is True,
-        event["seq"] < seed,
-        _dump(data) if "data" in event else None,
-    )
-
-
-def _seed(meta: dict[str, Any]) -> int:
-    """The header's ``seedLength`` as the first own seq (0 unless a non-negative safe integer)."""
-    seed = meta.get("seedLength", 0)
-    return int(seed) if is_safe_integer(seed) and seed >= 0 else 0
-
-
 def _dump(value: Any) -> str:
     return json_text(value)
 
@@ -320,8 +285,7 @@ def analyse_log(data: bytes, compression: Compression, *, want_events: bool = Fa
     events = scan.events
     facts.descriptors = _descriptor_records(events)
     if want_events:
-        seed_at = _seed(scan.meta)
-        facts.events = _event_rows(session_id, events, seed_at)
+        facts.events = event_rows(session_id, events, first_own_seq(scan.meta))
     facts.event_count = len(events)
     times = [e["time"] for e in events if is_safe_integer(e.get("time"))]
     if times:
@@ -404,8 +368,7 @@ def _analyse_fast(facts: LogFacts, data: bytes, compression: Compression, want_e
     facts.descriptors = _descriptor_records(fast.descriptors)
     if want_events:
         assert fast.events is not None
-        seed_at = _seed(fast.meta)
-        facts.events = _event_rows(fast.meta["id"], list(fastpath.expand_packed(fast.events)), seed_at)
+        facts.events = event_rows(fast.meta["id"], list(fastpath.expand_packed(fast.events)), first_own_seq(fast.meta))
     facts.event_count = fast.count
     facts.first_time, facts.last_time = fast.first_time, fast.last_time
     facts.run = fast.run
@@ -625,6 +588,25 @@ def read_log_file(
         facts.run = None  # the bytes are not one revision of the file: no facts from them
         facts.problems.append(ProblemRecord("unstable-file", message, severity="error"))
     return facts
+
+
+def log_event_stream(path: str, compression: Compression) -> EventRowStream | None:
+    """The rows of a log's events read a chunk at a time (``event_rows.EventRowStream``), from a canonical path.
+
+    ``None`` when the file cannot be read now, is too large, keeps changing
+    while read, or no fast path reads it: ``read_log_file`` then gives the
+    events (or says why there are none). A stream that stops with
+    ``FullReadNeeded`` leaves the log to ``read_log_file`` too.
+
+    Examples:
+        >>> log_event_stream("/nonexistent/session.jsonl", "none") is None
+        True
+    """
+    try:
+        data, stable = read_stable_bytes(path, exact=True)
+    except (OSError, FileTooLargeError):
+        return None
+    return event_stream(data, compression) if stable else None
 
 
 def js_created_at(meta: dict[str, Any]) -> float:

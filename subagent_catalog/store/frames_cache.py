@@ -26,7 +26,10 @@ of its own, owner and size checked before it is read (``MAX_FRAMES_FILE_BYTES``)
 each frame's schema checked when it is loaded, written atomically; any
 doubt is a miss, never an exception. Cached state is untrusted
 (``docs/reliability.md``): the MAC keeps out files the user did not write;
-the schemas keep a damaged one from reaching the catalog.
+the schemas keep a damaged one from reaching the catalog. The file is written
+a frame at a time, each an Arrow IPC file of ``SLICE_ROWS``-row batches
+(pyarrow's writer over Polars' buffers), through the MAC: it is never held
+whole.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import polars as pl
 
@@ -65,6 +68,8 @@ from subagent_catalog.store.cache import (
 
 FRAMES_FORMAT = "1"
 MAX_FRAMES_FILE_BYTES = 1 << 30
+SLICE_ROWS = 1024
+"""Rows per record batch of a frame in the file (written a batch at a time)."""
 _MAGIC = b"subagent_catalog frames cache 1\n"
 _MAC_BYTES = hashlib.sha256().digest_size
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -148,6 +153,7 @@ def _ipc(frame: pl.DataFrame) -> bytes:
 
 
 def _pack(head: dict[str, Any], frames: Mapping[str, pl.DataFrame]) -> bytes:
+    """A file's body made whole, each frame by Polars' IPC writer (the files of earlier versions; tests)."""
     blobs = {name: _ipc(frame) for name, frame in frames.items()}
     head = {**head, "frames": [[name, len(blob)] for name, blob in blobs.items()]}
     text = json.dumps(head, sort_keys=True).encode()
@@ -316,9 +322,17 @@ class FramesCache:
         return self._write()
 
     def _write(self) -> str | None:
+        """Write the file a frame at a time, a slice of rows at a time: the body is never held whole.
+
+        Each frame's IPC size is measured first (written to a counter), so the
+        head can give the sizes; then the frames are written again into the
+        temp file through the MAC, and the MAC is put in its place last.
+        """
         try:
-            body = _pack(self._head, self._frames)
-            if len(body) + len(_MAGIC) + _MAC_BYTES > MAX_FRAMES_FILE_BYTES:
+            sizes = {name: _IpcSink().put(frame) for name, frame in self._frames.items()}
+            text = json.dumps({**self._head, "frames": [[name, size] for name, size in sizes.items()]}, sort_keys=True)
+            head = struct.pack("<Q", len(text.encode())) + text.encode()
+            if len(_MAGIC) + _MAC_BYTES + len(head) + sum(sizes.values()) > MAX_FRAMES_FILE_BYTES:
                 self.status = "not saved: larger than the frames cache's size limit"
                 return None
             directory = os.path.dirname(self.path)
@@ -326,7 +340,14 @@ class FramesCache:
             descriptor, temp = tempfile.mkstemp(prefix=".frames-", suffix=".tmp", dir=directory)
             try:
                 with os.fdopen(descriptor, "wb") as handle:
-                    handle.write(_MAGIC + _mac(key, body) + body)
+                    handle.write(_MAGIC + bytes(_MAC_BYTES))
+                    sink = _IpcSink(handle, _new_mac(key))
+                    sink.write(head)
+                    for name, frame in self._frames.items():
+                        if sink.put(frame) != sizes[name]:
+                            raise OSError(f"the {name} frame's IPC size changed between two writes")
+                    handle.seek(len(_MAGIC))
+                    handle.write(sink.digest())
                     handle.flush()
                     os.fsync(handle.fileno())
                 os.replace(temp, self.path)
@@ -405,9 +426,69 @@ def _frame(blob: memoryview) -> pl.DataFrame:
 
 
 def _mac(key: bytes, body: bytes | memoryview) -> bytes:
-    mac = hmac.new(key, _MAGIC, hashlib.sha256)  # its own magic: a facts cache file's MAC never verifies here
+    mac = _new_mac(key)
     mac.update(body)
     return mac.digest()
+
+
+def _new_mac(key: bytes) -> hmac.HMAC:
+    """The MAC of a body still to come (``update`` it with the body)."""
+    return hmac.new(key, _MAGIC, hashlib.sha256)  # its own magic: a facts cache file's MAC never verifies here
+
+
+class _IpcSink:
+    """Where the file's bytes go: counted and, with a file, written to it and MAC'd as they are written.
+
+    Examples:
+        >>> sink = _IpcSink()
+        >>> sink.put(pl.DataFrame({"a": [1, 2]})) == sink.size > 0
+        True
+    """
+
+    def __init__(self, handle: IO[bytes] | None = None, mac: hmac.HMAC | None = None) -> None:
+        self.handle = handle
+        self.mac = mac
+        self.size = 0
+
+    def write(self, data: bytes | memoryview) -> int:
+        if self.handle is not None and self.mac is not None:
+            self.handle.write(data)
+            self.mac.update(data)
+        self.size += len(data)
+        return len(data)
+
+    def flush(self) -> None:
+        return None
+
+    @property
+    def closed(self) -> bool:
+        return False
+
+    def put(self, frame: pl.DataFrame) -> int:
+        """Write one frame as an Arrow IPC file, ``SLICE_ROWS`` rows at a time; its size in bytes.
+
+        Written by pyarrow from Polars' own buffers (``to_arrow`` shares them),
+        a slice at a time: Polars' writer held about twice the frame's bytes.
+        ``_frame`` reads either writer's files.
+
+        Raises:
+            OSError: pyarrow cannot write the frame.
+        """
+        import pyarrow as pa
+
+        start = self.size
+        try:
+            with pa.ipc.new_file(pa.PythonFile(self, mode="w"), frame.head(0).to_arrow().schema) as writer:
+                for part in frame.iter_slices(SLICE_ROWS):
+                    writer.write_table(part.to_arrow())
+        except pa.ArrowException as error:
+            raise OSError(f"a frame cannot be written: {error}") from None
+        return self.size - start
+
+    def digest(self) -> bytes:
+        """The MAC of everything written."""
+        assert self.mac is not None
+        return self.mac.digest()
 
 
 def attach(corpus: Corpus, cache: FramesCache) -> None:

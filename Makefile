@@ -28,7 +28,8 @@ $(VENV)/.interop: pyproject.toml $(VENV)/.dev
 
 demo: $(VENV)/.core
 	$(BIN)/subagent-catalog summary data/sample
-	$(BIN)/subagent-catalog report data/sample -o report.html
+	mkdir -p out
+	$(BIN)/subagent-catalog report data/sample -o out/report.html
 
 browser-deps:
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
@@ -109,4 +110,4 @@ test-interop: $(VENV)/.interop browser-deps
 	$(BIN)/pytest -q -m interop tests/test_interop_phoenix.py
 
 clean:
-	rm -rf $(VENV) report.html tests/artifacts site
+	rm -rf $(VENV) out report.html tests/artifacts site

@@ -96,8 +96,8 @@ def keep_sessions(corpus: Corpus, indexed: pl.DataFrame, kept: pl.DataFrame) -> 
         _events=events,
         _sources=None if corpus._sources is None else corpus._sources.gather(rows),
     )
-    if isinstance(corpus, ArchiveCorpus) and isinstance(narrowed, ArchiveCorpus) and events is None:
-        narrowed.windowed(corpus, kept)  # its events from the archive's table, not the root's logs
+    if isinstance(corpus, ArchiveCorpus) and isinstance(narrowed, ArchiveCorpus):
+        narrowed.windowed(corpus, kept, events_loaded=events is not None)  # events from the archive, not the logs
     return narrowed
 
 

@@ -126,12 +126,13 @@ def compare_command(
 
     \b
     Examples:
-        subagent-catalog compare runs-before runs-after
-        subagent-catalog compare before after -o diff.html --match prompt
-        subagent-catalog compare before after --format md >> "$GITHUB_STEP_SUMMARY"
-        subagent-catalog compare before after --fail-on 'error_rate>+2pp' --fail-on 'cost_median>+10%'
-        subagent-catalog compare runs runs --a-project app-v1 --b-project app-v2
-        subagent-catalog compare before after -o diff.html --a-pages pages-a --b-pages pages-b
+        subagent-catalog compare data/sample out/sample-archive   # before, after
+        subagent-catalog compare data/sample out/sample-archive -o diff.html --match prompt
+        subagent-catalog compare data/sample out/sample-archive --format md >> "$GITHUB_STEP_SUMMARY"
+        subagent-catalog compare data/sample out/sample-archive --fail-on 'error_rate>+2pp' --fail-on 'cost_median>+10%'
+        subagent-catalog compare data/sample data/sample --a-project=--srv-research-agents-- \\
+            --b-project=--home-dev-projects-webapp--   # two projects of one corpus
+        subagent-catalog compare data/sample out/sample-archive -o diff.html --a-pages pages --b-pages pages
     """
     from subagent_catalog.analysis.compare import compare
     from subagent_catalog.analysis.compare_gate import Condition, evaluate

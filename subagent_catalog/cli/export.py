@@ -106,9 +106,9 @@ def export(
     \b
     Examples:
         subagent-catalog export data/sample out/sample-archive
-        subagent-catalog export /archive out/archive --events --engine dask --scheduler tcp://10.0.0.5:8786
-        subagent-catalog export /archive s3://bucket/archive --storage-option aws_region=eu-west-1
-        subagent-catalog export /archive file:///mnt/archives/sessions
+        subagent-catalog export data/sample out/events-archive --events --engine dask   # a local cluster
+        subagent-catalog export data/sample s3://bucket/archive --storage-option aws_region=eu-west-1
+        subagent-catalog export data/sample "file://$PWD/out/url-archive"
     """
     from subagent_catalog.store.export import export_archive
     from subagent_catalog.store.layout import is_url

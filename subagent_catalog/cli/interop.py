@@ -275,7 +275,7 @@ def sql_command(
     \b
     Examples:
         subagent-catalog sql data/sample "select verdict, count(*) from sessions group by all"
-        subagent-catalog sql out/archive "select * from problems" --format csv -o problems.csv
+        subagent-catalog sql out/sample-archive "select * from problems" --format csv -o problems.csv
     """
     import polars as pl
 

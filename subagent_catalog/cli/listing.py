@@ -162,11 +162,11 @@ def list_command(
 
     \b
     Examples:
-        subagent-catalog list data/sample 0f2d0143-c8a9-4b36-8965-eb626eeee2cc
-        subagent-catalog list data/sample ROOT-ID --scope descendants --format json
-        subagent-catalog list data/sample ROOT-ID --format csv -o children.csv
-        subagent-catalog list data/sample ROOT-ID --live live.json
-        subagent-catalog list data/sample ROOT-ID --scope descendants --since 2026-01-02
+        subagent-catalog list data/sample run-webapp-1
+        subagent-catalog list data/sample run-webapp-1 --scope descendants --format json
+        subagent-catalog list data/sample run-webapp-1 --format csv -o children.csv
+        subagent-catalog list data/sample run-webapp-1 --live data/live.json
+        subagent-catalog list data/sample run-webapp-1 --scope descendants --since 2026-01-01T00:00:02
     """
     from subagent_catalog.catalog.listing import children_rows, descendant_rows, list_children, list_descendants
 

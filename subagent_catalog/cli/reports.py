@@ -63,9 +63,9 @@ def summary(
     \b
     Examples:
         subagent-catalog summary data/sample
-        subagent-catalog summary /archive/sessions --compression zstd --quiet
-        subagent-catalog summary /archive/sessions --since "7 days"
-        subagent-catalog summary /archive --format md >> "$GITHUB_STEP_SUMMARY"
+        subagent-catalog summary data/sample --compression zstd --quiet
+        subagent-catalog summary data/sample --since 2026-01-01 --until "2026-01-01 12:00"
+        subagent-catalog summary out/sample-archive --format md >> "$GITHUB_STEP_SUMMARY"
     """
     from subagent_catalog.views.summary_text import summary_json, summary_markdown, summary_text
 
@@ -132,8 +132,8 @@ def report(
     \b
     Examples:
         subagent-catalog report data/sample -o report.html
-        subagent-catalog report /archive --since 2026-11-01 --until 2026-12-01 -o november.html
-        subagent-catalog report /archive --parent 0f2d0143-... --semantics trace -o trace.html
+        subagent-catalog report out/sample-archive --since 2026-01-01 --until 2026-01-02 -o january.html
+        subagent-catalog report data/sample --parent run-webapp-1 --semantics trace -o trace.html
     """
     from subagent_catalog.store.source import source_frames
     from subagent_catalog.views.columns import UNREAD_BY_REPORT
@@ -244,11 +244,11 @@ def check(
     \b
     Examples:
         subagent-catalog check data/sample
-        subagent-catalog check /archive --fail-on corpus-error,unsupported-version,malformed-descriptor
-        subagent-catalog check /archive --max corrupt=5 --max-rate unavailable=0.01
-        subagent-catalog check /archive --format json > previous.json  # later:
-        subagent-catalog check /archive --baseline previous.json
-        subagent-catalog check /archive --format markdown >> "$GITHUB_STEP_SUMMARY"
+        subagent-catalog check data/sample --fail-on corpus-error,unsupported-version,malformed-descriptor
+        subagent-catalog check data/sample --max corrupt=5 --max-rate unavailable=0.5
+        subagent-catalog check out/sample-archive --format json > previous.json  # later:
+        subagent-catalog check out/sample-archive --baseline previous.json
+        subagent-catalog check out/sample-archive --format markdown >> "$GITHUB_STEP_SUMMARY"
     """
     from subagent_catalog.views.gate import run_checks
     from subagent_catalog.views.gate_format import format_json, format_markdown, format_text

@@ -128,7 +128,7 @@ def runs(
     \b
     Examples:
         subagent-catalog runs data/sample
-        subagent-catalog runs data/sample --table models --prices prices.toml
+        subagent-catalog runs data/sample --table models --prices data/prices.toml
         subagent-catalog runs data/sample --table tools --format csv -o tools.csv
     """
     from subagent_catalog.prices import price_table

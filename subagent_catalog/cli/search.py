@@ -70,7 +70,7 @@ def search(
     \b
     Examples:
         subagent-catalog search data/sample "Done with task"
-        subagent-catalog search /archive-out CONTEXT_LENGTH_EXCEEDED --type turn/end --format json
+        subagent-catalog search out/events-archive CONTEXT_LENGTH --type turn/end --format json
         subagent-catalog search data/sample "result \\d of turn 2" --regex --limit 5
     """
     from subagent_catalog.analysis.search import search_events

@@ -86,7 +86,7 @@ def show(
     Examples:
         subagent-catalog show data/sample auth-refactor
         subagent-catalog show data/sample run-webapp-1 -o run-webapp-1.html
-        subagent-catalog show /archive 0f2d0143-... --format md -o run.md
+        subagent-catalog show out/sample-archive auth-refactor --format md -o run.md
         subagent-catalog show data/sample scan-tests --text 4 -o result.txt
         subagent-catalog show data/sample run-webapp-1 --tree -o pages/
     """

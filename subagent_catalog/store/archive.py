@@ -69,18 +69,32 @@ class ArchiveCorpus(Corpus):
 
     _archive: Archive | None = None
     _window: tuple[Archive, pl.Series] | None = None  # a window of an archive with events: its list orders
+    _origin: Archive | None = None  # a window of an archive: the archive it was cut from
 
-    def windowed(self, source: ArchiveCorpus, rows: pl.DataFrame) -> None:
+    def windowed(self, source: ArchiveCorpus, rows: pl.DataFrame, *, events_loaded: bool = False) -> None:
         """Read this window's events (``rows``: its sessions) from the events table behind ``source``.
 
         A window's copy (``dataclasses.replace``) is not the archive's own
         corpus: searches and listings of it must not scan the whole archive,
         so it holds no ``_archive``; its events alone come from the archive's
-        events table, its logs' rows only (a window of a window too).
+        events table, its logs' rows only (a window of a window too). It
+        remembers the archive it was cut from (``origin``): what it lacks of a
+        read of the logs (the report's frames leave columns out) is read there.
         """
-        archive = source._archive if source._archive is not None else (source._window[0] if source._window else None)
-        if archive is not None and archive.has_events:
+        archive = source._archive if source._archive is not None else source._origin
+        self._origin = archive
+        if archive is not None and archive.has_events and not events_loaded:
             self._window = (archive, rows["list_order"])
+
+    @property
+    def origin(self) -> Archive | None:
+        """The archive these frames come from: the archive's own corpus, or the one a window was cut from.
+
+        Examples:
+            >>> ArchiveCorpus.origin.__doc__.split(":")[0]
+            'The archive these frames come from'
+        """
+        return self._archive if self._archive is not None else self._origin
 
     def _rebase(self, there: str) -> None:
         """Read the logs under ``there`` (the archive's ``log_root``), not under the relative root recorded.

@@ -46,6 +46,12 @@ S3_OPTIONS: dict[str, str] = {
 }
 """``storage_options`` keys (Polars/object_store names) understood for ``s3://``, and their ``pyarrow.fs`` argument."""
 
+_S3_ENVIRONMENT: dict[str, tuple[str, ...]] = {
+    "endpoint_override": ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_ENDPOINT"),
+    "allow_http": ("AWS_ALLOW_HTTP",),
+}
+"""Environment variables read for an ``s3://`` option not given (as object_store reads them for Polars' scans)."""
+
 GCS_OPTIONS: dict[str, str] = {
     "google_endpoint_url": "endpoint_override",
     "endpoint_url": "endpoint_override",
@@ -144,6 +150,11 @@ def arrow_filesystem(url: str, storage_options: dict[str, Any] | None) -> tuple[
                 hint=f"use {', '.join(sorted(k for k in known if k.startswith(('aws_', 'google_'))))}",
             )
         kwargs[name] = value
+    if scheme in ("s3", "s3a"):  # what object_store (Polars' scans) takes from the environment, pyarrow too
+        for name, variables in _S3_ENVIRONMENT.items():
+            found = next((os.environ[v] for v in variables if os.environ.get(v)), None)
+            if name not in kwargs and found is not None:
+                kwargs[name] = found
     allow_http = _flag(kwargs.pop("allow_http", False))
     endpoint = kwargs.get("endpoint_override")
     if isinstance(endpoint, str) and "://" in endpoint:

@@ -14,7 +14,8 @@ The protocol has five parts:
 * ``source_archive(source)``: the archive behind a source (the archive itself,
   or the one an ``ArchiveCorpus`` was collected from), so a function that can
   read out of core (the run tables, search, SQL) scans its Parquet files
-  instead of frames in memory.
+  instead of frames in memory; ``origin_archive(source)`` also gives the
+  archive a window of one was cut from.
 * ``input_kind(location)``: the input rule: an object-store URL, or a local
   path holding ``manifest.json``, is an archive; anything else a corpus root
   (a ``file://`` URL is the local path it names).
@@ -165,6 +166,24 @@ def source_archive(source: Source | Any) -> Archive | None:
     if isinstance(source, ArchiveCorpus):
         return source._archive
     return None
+
+
+def origin_archive(source: Source | Any) -> Archive | None:
+    """The archive a source's frames come from: ``source_archive``, or the archive a window was cut from.
+
+    A window of an archive (``Window.corpus``, ``subset``) holds no archive of
+    its own (its searches and listings must not scan the whole archive), but
+    what its frames leave out is read from the archive it came from.
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> origin_archive(read_corpus(tempfile.mkdtemp())) is None
+        True
+    """
+    if isinstance(source, ArchiveCorpus):
+        return source.origin
+    return source_archive(source)
 
 
 def events_available(source: Source) -> bool:

@@ -31,7 +31,7 @@ from subagent_catalog.frames.units import (
     partial_cost,
     time_split,
 )
-from subagent_catalog.store.source import events_available, source_archive
+from subagent_catalog.store.source import events_available, origin_archive
 from subagent_catalog.views.report_data import relative_path
 from subagent_catalog.views.run_format import model_cost, run_cost, total_tokens
 from subagent_catalog.views.timeline_view import OUTCOME_COLOURS, timeline_html
@@ -75,7 +75,7 @@ def run_row_names(corpus: Corpus, tables: Iterable[pl.DataFrame]) -> dict[int, s
             if label is None and order is not None
         }
     )
-    archive = source_archive(corpus)
+    archive = origin_archive(corpus)  # a window of an archive: its rows are named by the archive's events
     if not wanted or (archive is None and not events_available(corpus)):
         return {}
     # Over an archive its events table names the rows (none without one): the report's frames

@@ -31,7 +31,7 @@ first read; quiet in scripts, in CI and with ``SUBAGENT_CATALOG_PROGRESS=off``).
 
 from typing import TYPE_CHECKING, Any
 
-from subagent_catalog.analysis.run_summary import RunSummary, run_summary
+from subagent_catalog.analysis.run_summary import RunSummary, error_groups, run_summary
 from subagent_catalog.analysis.runs import tool_calls, unpriced_models, usage_by_model, usage_samples
 from subagent_catalog.analysis.search import SearchError, search_events, search_sessions
 from subagent_catalog.analysis.step_text import transcript_text
@@ -120,6 +120,7 @@ __all__ = [
     "catalog_descendants",
     "compare",
     "deviations",
+    "error_groups",
     "in_window",
     "list_agents_text",
     "list_children",

@@ -21,7 +21,7 @@ import numpy as np
 import polars as pl
 
 from subagent_catalog.analysis.compare_display import comparison_html
-from subagent_catalog.analysis.compare_sides import RUN_METRICS, Side, normalise_message, read_side
+from subagent_catalog.analysis.compare_sides import RUN_METRICS, Side, read_side
 from subagent_catalog.analysis.compare_stats import (
     ALPHA,
     describe,
@@ -32,6 +32,7 @@ from subagent_catalog.analysis.compare_stats import (
     relative_changes,
 )
 from subagent_catalog.analysis.compare_tasks import Match, match_tasks
+from subagent_catalog.analysis.error_groups import normalise_message
 from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.frames.outcome import OUTCOMES
 from subagent_catalog.prices import Prices, PriceTable, price_table

@@ -9,7 +9,6 @@ archive exported from it give equal sides (the same expressions over the same co
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import polars as pl
@@ -227,31 +226,3 @@ def read_side(source: Source, table: PriceTable) -> Side:
     runs, trees = _tree_rows(source, runs, table)
     models = usage_by_model(source, by="model", prices=table)
     return Side(runs, trees, models, _tools(source), _health(source, listing_error), listing_error)
-
-
-_PATTERNS = (
-    (re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"), "<id>"),
-    (re.compile(r"(?:[A-Za-z]:)?(?:[/\\][\w.@~+-]+){2,}[/\\]?"), "<path>"),
-    (re.compile(r"\b0x[0-9a-fA-F]+\b|\b[0-9a-fA-F]{12,}\b"), "<hex>"),
-    (re.compile(r"\"[^\"]*\"|'[^']*'|`[^`]*`"), "<text>"),
-    (re.compile(r"\d+(?:\.\d+)?"), "<n>"),
-    (re.compile(r"\s+"), " "),
-)
-
-
-def normalise_message(message: str | None, *, clip: int = 160) -> str | None:
-    """An error message with the parts that vary between runs made alike: ids, paths, numbers, quoted text.
-
-    Examples:
-        >>> normalise_message('timeout after 30000 ms reading "/tmp/a b/x" (req 5f0c9e0a-1b2c-4d5e-8f90-123456789abc)')
-        'timeout after <n> ms reading <text> (req <id>)'
-        >>> normalise_message("ENOENT: /home/dev/app/src/main.ts")
-        'ENOENT: <path>'
-    """
-    if message is None:
-        return None
-    text = message
-    for pattern, replacement in _PATTERNS:
-        text = pattern.sub(replacement, text)
-    text = text.strip()
-    return text if len(text) <= clip else text[: clip - 1] + "…"

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import polars as pl
 
+from subagent_catalog.analysis.error_groups import ERROR_GROUP_SCHEMA, group_failures
 from subagent_catalog.analysis.runs import (
     checked_sum,
     checked_total,
@@ -27,6 +28,7 @@ from subagent_catalog.frames.costs import known_costs
 from subagent_catalog.frames.outcome import OUTCOMES
 from subagent_catalog.frames.units import NO_TIME, calendar_day
 from subagent_catalog.prices import Prices, PriceTable
+from subagent_catalog.store.source import Source, source_corpus
 
 FAILED_OUTCOMES: tuple[str, ...] = (
     "error",
@@ -121,6 +123,9 @@ class RunSummary:
     tools: pl.DataFrame
     """Per tool name: ``calls``, ``failed`` (answered with an error), ``no_result``, ``failure_rate``
     (failed / calls) and ``top_error_codes`` (up to three ``CODE ×N``), most failed first."""
+    error_groups: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=ERROR_GROUP_SCHEMA))
+    """The failures grouped by error code and normalised message (``group_failures``): runs, outcomes, first and
+    last seen, known cost, an example; the group with the most runs first."""
     tree_rows: pl.DataFrame = field(default_factory=pl.DataFrame)
     """``run_trees`` of every session (what ``tree_timeline(..., trees=)`` takes)."""
     cost_basis: CostBasis = "cost"
@@ -201,6 +206,22 @@ def session_runs(sessions: pl.DataFrame, *, prices: Prices | PriceTable | None =
         "cost_usd_known",
         "path",
     )
+
+
+def error_groups(source: Source, *, prices: Prices | PriceTable | None = None) -> pl.DataFrame:
+    """The failed runs of a corpus or an archive grouped by error code and normalised message (``group_failures``).
+
+    What ``run_summary(corpus).error_groups`` holds, without the rest of the summary; ``prices``
+    prices the known part of the runs whose cost is unknown.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> groups = error_groups(read_corpus("data/sample"))
+        >>> groups.filter(pl.col("code") == "CONTEXT_LENGTH").select("runs", "example_session_id").row(0)
+        (1, 'auth-refactor')
+    """
+    sessions = source_corpus(source).sessions
+    return group_failures(session_runs(sessions.filter(pl.col("outcome").is_in(FAILED_OUTCOMES)), prices=prices))
 
 
 def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, top: int = TOP) -> RunSummary:
@@ -303,6 +324,7 @@ def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, to
         models=models,
         unpriced=unpriced,
         tools=tools,
+        error_groups=group_failures(failures),
         tree_rows=trees,
         cost_basis=basis,
         notes=_notes(totals, unpriced, basis, models),

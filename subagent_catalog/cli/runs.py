@@ -16,22 +16,45 @@ if TYPE_CHECKING:
     from subagent_catalog.prices import PriceTable
     from subagent_catalog.store.archive import Archive
 
-TABLES = ("outcomes", "models", "tools", "trees", "sessions")
+TABLES = ("outcomes", "models", "tools", "trees", "sessions", "errors")
+
+OUTCOME_CHOICES = (
+    "failed",
+    "completed",
+    "no-turns",
+    "error",
+    "aborted",
+    "max-tokens",
+    "blocked",
+    "interrupted",
+    "other",
+    "open",
+    "unreadable",
+)
+"""``--outcome`` values: ``failed`` (any of ``FAILED_OUTCOMES``) or one outcome."""
 
 
-def runs_table(source: Corpus | Archive, table: str, prices: PriceTable) -> pl.DataFrame:
+def runs_table(source: Corpus | Archive, table: str, prices: PriceTable, *, outcome: str | None = None) -> pl.DataFrame:
     """One of the ``runs`` command's tables (``TABLES``) over a corpus or an archive.
+
+    ``outcome`` keeps the sessions of that outcome (``failed``: any failed one) in the ``sessions`` table.
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
         >>> from subagent_catalog.prices import price_table
         >>> runs_table(read_corpus("tests/data/run-facts"), "outcomes", price_table()).rows()
         [('completed', 1, 1, 0), ('open', 1, 0, 1)]
+        >>> failed = runs_table(read_corpus("data/sample"), "sessions", price_table(), outcome="failed")
+        >>> failed.select("session_id", "outcome", "last_error_code").row(0)
+        ('auth-refactor', 'error', 'CONTEXT_LENGTH')
     """
+    from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES, error_groups
     from subagent_catalog.analysis.runs import session_table, tool_calls, usage_by_model
     from subagent_catalog.analysis.trees import run_trees
     from subagent_catalog.frames.costs import session_costs
 
+    if table == "errors":
+        return error_groups(source, prices=prices)
     if table == "models":
         return usage_by_model(source, by="model", prices=prices).drop("in_seed", "first_ms", "last_ms")
     if table == "tools":
@@ -68,7 +91,14 @@ def runs_table(source: Corpus | Archive, table: str, prices: PriceTable) -> pl.D
             "peak_children_running",
         )
     columns = ["list_order", "session_id", "parent_session", "origin", "outcome", "outcome_detail"]
-    frame = session_table(source, [*columns, "run_wall_ms", "input_tokens", "output_tokens", "usage_samples"])
+    if table == "sessions":
+        columns += ["last_error_code", "run_wall_ms", "active_ms", "path"]
+    else:
+        columns += ["run_wall_ms"]
+    frame = session_table(source, [*columns, "input_tokens", "output_tokens", "usage_samples"])
+    if table == "sessions" and outcome is not None:
+        kept = list(FAILED_OUTCOMES) if outcome == "failed" else [outcome]
+        frame = frame.filter(pl.col("outcome").is_in(kept))
     frame = frame.join(session_costs(frame, prices), on="list_order", how="left").drop("usage_samples")
     data = frame.sort("list_order").collect()
     if table == "sessions":
@@ -93,7 +123,14 @@ def runs_table(source: Corpus | Archive, table: str, prices: PriceTable) -> pl.D
     default="outcomes",
     show_default=True,
     help="outcomes: sessions per outcome; models: tokens and cost per model; tools: calls and failures per tool; "
-    "trees: each root run's subtree totals; sessions: one row per session.",
+    "trees: each root run's subtree totals; sessions: one row per session; errors: the failed runs grouped by "
+    "error code and message.",
+)
+@click.option(
+    "--outcome",
+    type=click.Choice(OUTCOME_CHOICES),
+    default=None,
+    help="With --table sessions: only the sessions of this outcome (failed: any failed one).",
 )
 @prices_option
 @click.option("-n", "--limit", type=click.IntRange(min=1), default=None, help="Show at most this many rows.")
@@ -114,6 +151,7 @@ def runs(
     jobs: int | None,
     quiet: bool,
     table: str,
+    outcome: str | None,
     prices: str | None,
     limit: int | None,
     fmt: str,
@@ -125,19 +163,32 @@ def runs(
     Each table counts a session's own events once (a fork's inherited seed is
     its parent's); a model no price table knows has no cost (empty), never $0.
 
+    --table errors groups the failed runs by error code and normalised
+    message (ids, paths, numbers made alike): runs, outcomes, first and last
+    seen, what they cost (a lower bound beside the runs of unknown cost), an
+    example. --outcome failed --table sessions lists the failed runs with
+    their error code, times and cost.
+
     \b
     Examples:
         subagent-catalog runs data/sample
+        subagent-catalog runs data/sample --table errors
+        subagent-catalog runs data/sample --table sessions --outcome failed
         subagent-catalog runs data/sample --table models --prices data/prices.toml
         subagent-catalog runs data/sample --table tools --format csv -o tools.csv
     """
     from subagent_catalog.prices import price_table
 
+    if outcome is not None and table != "sessions":
+        raise click.UsageError(
+            f"--outcome applies to --table sessions, not {table} (hint: --table sessions --outcome {outcome}; "
+            "--table errors groups every failed run)"
+        )
     table_prices = price_table(prices)
     check_target(output, [root])
     source = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
     check_target(output, protected_paths(root, source))
-    frame = runs_table(source, table, table_prices)
+    frame = runs_table(source, table, table_prices, outcome=outcome)
     shown = frame.head(limit) if limit is not None else frame
     to_terminal = is_stdout(output)
     with output_stream(output, protected=protected_paths(root, source)) as out:

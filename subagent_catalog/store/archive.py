@@ -1,17 +1,13 @@
 """Archives: a corpus's derived frames as a partitioned Parquet dataset.
 
-``export_archive`` reads a session root once (here, or sharded across a
-Dask cluster, see ``subagent_catalog.store.distributed``) and writes the
-``sessions``, ``descriptors``, ``problems`` and optionally ``events`` frames
-as Parquet files partitioned by project directory, plus ``manifest.json``.
-``open_archive`` gives them back as Polars LazyFrames (local paths or
-object-store URLs) and as a ``Corpus`` the
-catalog accepts, so a catalog over an archive has the same rows as over the
-raw corpus.
+``export_archive`` reads a session root once (here, or sharded across a Dask cluster, see
+``subagent_catalog.store.distributed``) and writes the ``sessions``, ``descriptors``, ``problems`` and
+optionally ``events`` frames as Parquet files partitioned by project directory, plus ``manifest.json``.
+``open_archive`` gives them back as Polars LazyFrames (local paths or object-store URLs) and as a
+``Corpus`` the catalog accepts, so a catalog over an archive has the same rows as over the raw corpus.
 
-Layout (every export writes a new ``gen-NNNNNN``, commits the manifest that
-names it and every data file, then removes the files the previous manifest
-named; ``.lock`` makes exports into one archive take turns)::
+Layout (every export writes a new ``gen-NNNNNN``, commits the manifest that names it and every data
+file, then removes the files the previous manifest named; ``.lock`` makes exports take turns)::
 
     OUT/manifest.json
     OUT/.lock
@@ -21,16 +17,13 @@ named; ``.lock`` makes exports into one archive take turns)::
     OUT/gen-000001/events/project_dir=<dir>/part-000000.parquet
     OUT/gen-000001/facts/part-000000.parquet
 
-Each file also holds the ``project_dir`` column, so readers take the value
-from the data, not from the directory name (project directories whose names
-are not URL-safe get a hashed directory name).
+Each file also holds the ``project_dir`` column, so readers take the value from the data, not from the
+directory name (project directories whose names are not URL-safe get a hashed directory name).
 
-Re-exporting into an archive re-reads only the files whose
-``(path, size, mtime_ns, ctime_ns, inode)`` changed: the ``facts`` table
-keeps, per file, the ``LogFacts`` of the last read as a typed record
-(``subagent_catalog.store.codec``); a record that fails to decode or check
-is read again. The manifest is validated before it is trusted
-(``subagent_catalog.store.manifest``).
+Re-exporting into an archive re-reads only the files whose ``(path, size, mtime_ns, ctime_ns, inode)``
+changed: the ``facts`` table keeps, per file, the ``LogFacts`` of the last read as a typed record
+(``subagent_catalog.store.codec``); a record that fails to decode or check is read again. The manifest
+is validated before it is trusted (``subagent_catalog.store.manifest``).
 """
 
 from __future__ import annotations
@@ -77,9 +70,8 @@ class ArchiveCorpus(Corpus):
         A window's copy (``dataclasses.replace``) is not the archive's own
         corpus: searches and listings of it must not scan the whole archive,
         so it holds no ``_archive``; its events alone come from the archive's
-        events table, its logs' rows only (a window of a window too). It
-        remembers the archive it was cut from (``origin``): what it lacks of a
-        read of the logs (the report's frames leave columns out) is read there.
+        events table, its logs' rows only (a window of a window too); what it
+        lacks of a read of the logs is read from its ``origin``.
         """
         archive = source._archive if source._archive is not None else source._origin
         self._origin = archive
@@ -88,12 +80,7 @@ class ArchiveCorpus(Corpus):
 
     @property
     def origin(self) -> Archive | None:
-        """The archive these frames come from: the archive's own corpus, or the one a window was cut from.
-
-        Examples:
-            >>> ArchiveCorpus.origin.__doc__.split(":")[0]
-            'The archive these frames come from'
-        """
+        """The archive these frames come from: the archive's own corpus's, or the one a window was cut from."""
         return self._archive if self._archive is not None else self._origin
 
     def _rebase(self, there: str) -> None:

@@ -21,6 +21,9 @@ from subagent_catalog.frames.units import clock, human_cost, human_count, human_
 FAILED_LINES = 10
 """Failed runs the text and Markdown list by default (``limit``)."""
 
+ERROR_GROUP_LINES = 5
+"""Error groups the text lists (all of them with ``limit=0``)."""
+
 
 def _join(counts: dict[str, int]) -> str:
     return ", ".join(f"{key} {value:,}" for key, value in counts.items()) if counts else "none"
@@ -127,6 +130,7 @@ def runs_lines(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
         lines.append(f"  {row['outcome']:<11} {clip(name, 60)}  {_message(row)}".rstrip())
     if runs.failed > failed.height:
         lines.append(f"  … {runs.failed - failed.height:,} more (subagent-catalog runs, or the report)")
+    lines += error_group_lines(runs, limit=ERROR_GROUP_LINES if limit else 0)
     lines.append(
         f"run time     active {human_duration(totals['active_ms'])} of {human_duration(totals['wall_ms'])} wall in all "
         f"(model {human_duration(totals['llm_ms'])}, tools busy {human_duration(totals['tool_busy_ms'])}; "
@@ -165,6 +169,60 @@ def runs_lines(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
             f"{'child' if row['peak_children_running'] == 1 else 'children'} at once"
         )
     lines += [f"note         {note}" for note in runs.notes]
+    return lines
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
+def group_cost(row: dict[str, Any]) -> str:
+    """What an error group's runs cost: exact, a lower bound beside the runs of unknown cost, or ``–``.
+
+    Examples:
+        >>> group_cost({"cost_usd_known": 0.5, "cost_unknown": 0})
+        '$0.5'
+        >>> group_cost({"cost_usd_known": 0.5, "cost_unknown": 2})
+        '≥ $0.5 (2 runs of unknown cost)'
+        >>> group_cost({"cost_usd_known": 0.0, "cost_unknown": 1})
+        '– (1 run of unknown cost)'
+    """
+    unknown = row["cost_unknown"]
+    if not unknown:
+        return human_cost(row["cost_usd_known"])
+    known = f"≥ {human_cost(row['cost_usd_known'])}" if row["cost_usd_known"] else "–"
+    return f"{known} ({_plural(unknown, 'run')} of unknown cost)"
+
+
+def error_group_lines(runs: RunSummary, *, limit: int = ERROR_GROUP_LINES) -> list[str]:
+    """The failures grouped by error (``RunSummary.error_groups``) as ``summary`` lines (``limit`` groups; 0: all).
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.analysis.run_summary import run_summary
+        >>> print("\\n".join(error_group_lines(run_summary(read_corpus("data/sample")), limit=2)))
+        by error     7 groups of 7 failed runs (error code and message), most runs first
+              1 run   max-tokens  (rs-03, $0.000547)
+              1 run   parent  (rs-01, $0.000547)
+          … 5 more groups (subagent-catalog runs --table errors)
+    """
+    groups = runs.error_groups
+    if groups.is_empty():
+        return []
+    shown = groups if limit == 0 else groups.head(limit)
+    lines = [
+        f"by error     {_plural(groups.height, 'group')} of {_plural(runs.failed, 'failed run')} "
+        "(error code and message), most runs first"
+    ]
+    for row in shown.iter_rows(named=True):
+        what = " ".join(part for part in (row["code"], clip(row["message"] or "", 100)) if part)
+        example = row["example_session_id"] or f"(no id) {row['example_path']}"
+        count = _plural(row["runs"], "run")
+        lines.append(f"  {count:>9}   {' '.join(what.split())}  ({clip(example, 60)}, {group_cost(row)})")
+    if groups.height > shown.height:
+        lines.append(
+            f"  … {_plural(groups.height - shown.height, 'more group')} (subagent-catalog runs --table errors)"
+        )
     return lines
 
 
@@ -221,6 +279,7 @@ def runs_json(runs: RunSummary) -> dict[str, Any]:
         "by_project": _records(runs.by_project),
         "by_day": _records(runs.by_day),
         "failures": _records(runs.failures),
+        "error_groups": _records(runs.error_groups),
         "slowest": _records(runs.slowest),
         "costliest": _records(runs.costliest),
         "slowest_trees": _records(runs.slowest_trees()),
@@ -298,6 +357,27 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
             lines += [f"… and {runs.failed - failed.height:,} more.", ""]
     else:
         lines += ["None.", ""]
+    if runs.error_groups.height:
+        groups = runs.error_groups if limit == 0 else runs.error_groups.head(limit)
+        lines += [f"### Failed runs by error ({_plural(runs.error_groups.height, 'group')})", ""]
+        lines += _table(
+            ["runs", "code", "message", "outcomes", "first seen", "last seen", "cost", "example"],
+            [
+                [
+                    f"{r['runs']:,}",
+                    r["code"],
+                    r["message"],
+                    r["outcomes"],
+                    clock(r["first_seen_ms"]) or None,
+                    clock(r["last_seen_ms"]) or None,
+                    group_cost(r),
+                    r["example_session_id"] or f"(no id) {r['example_path']}",
+                ]
+                for r in groups.iter_rows(named=True)
+            ],
+        )
+        if runs.error_groups.height > groups.height:
+            lines += [f"… and {_plural(runs.error_groups.height - groups.height, 'more group')}.", ""]
     lines += ["### Tokens and cost by model", ""]
     lines += _table(
         ["model", "steps", "input (billed)", "output", "cost"],

@@ -1,8 +1,8 @@
 """The batch report: one self-contained, offline HTML file for a corpus.
 
 ``render_report`` returns the page and ``write_report`` writes it.
-The page inlines its CSS and JavaScript and draws its charts as static SVG
-(Altair specs rendered by vl-convert, embedded as ``data:`` images), so it
+The page inlines its CSS and JavaScript and draws its charts as inline SVG
+(drawn in Python from the counts by ``views.svg_charts``: no chart library), so it
 fetches nothing when viewed. It holds a corpus summary, the problems, the
 session forest as a lazily expanded tree (the tree is a JSON blob the inline
 script expands on click, a page of children at a time), distribution charts,

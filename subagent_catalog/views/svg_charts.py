@@ -258,13 +258,31 @@ def bar_chart(
     return _svg(width, under + 24 + legend_height, body, label)
 
 
-def _time_label(ms: int, span_ms: int) -> str:
-    moment = _EPOCH + timedelta(milliseconds=ms)
-    if span_ms <= 2 * 86_400_000:
-        return moment.strftime("%b %d %H:00")
-    if span_ms <= 2 * 366 * 86_400_000:
-        return moment.strftime("%b %d")
-    return f"{moment.year:04d}"
+_HOUR, _DAY = 3_600_000, 86_400_000
+_STEPS = [_HOUR * h for h in (1, 3, 6, 12)] + [_DAY * d for d in (1, 2, 7, 14, 30, 91, 182)]
+
+
+def time_ticks(first: int, last: int, *, least: int = _HOUR, most: int = 7) -> list[tuple[int, str]]:
+    """Ticks on whole hours, days or years between ``first`` and ``last`` (ms), at most ``most``, labelled.
+
+    The step is at least ``least`` (the chart's bin width), so day bins get no hour ticks.
+
+    Examples:
+        >>> [name for _, name in time_ticks(0, 3 * 86_400_000, least=86_400_000)]
+        ['Jan 01', 'Jan 02', 'Jan 03', 'Jan 04']
+        >>> [name for _, name in time_ticks(0, 40 * 365 * 86_400_000)][:3]
+        ['1970', '1980', '1990']
+    """
+    span = max(1, last - first)
+    step = next((s for s in _STEPS if s >= least and span / s <= most - 1), None)
+    if step is None:
+        low, high = (_EPOCH + timedelta(milliseconds=first)).year, (_EPOCH + timedelta(milliseconds=last)).year
+        every = next(n for n in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000) if (high - low) / n <= most - 1)
+        years = range(-(-low // every) * every, high + 1, every)
+        return [(int((datetime(y, 1, 1, tzinfo=UTC) - _EPOCH) / timedelta(milliseconds=1)), f"{y:04d}") for y in years if y >= 1]
+    shape = "%b %d %H:00" if step < _DAY else "%Y-%m-%d" if span > 366 * _DAY else "%b %d"
+    start = -(-first // step) * step
+    return [(ms, (_EPOCH + timedelta(milliseconds=ms)).strftime(shape)) for ms in range(start, last + 1, step)]
 
 
 def _bin_name(ms: int, bin_ms: int) -> str:
@@ -318,13 +336,11 @@ def time_chart(
         y = top + PLOT_HEIGHT - scale(t)
         body.append(f'<line x1="{left}" x2="{left + PLOT_WIDTH}" y1="{y:.1f}" y2="{y:.1f}" stroke="{GRID}"/>')
         body.append(_text(left - 4, y + 4, f"{t:,}", anchor="end", fill=MUTED))
-    ticks_x = 6
-    for k in range(ticks_x + 1):
-        ms = first + span * k // ticks_x
-        x = left + PLOT_WIDTH * k / ticks_x
+    for ms, name in time_ticks(first, last, least=min(bin_ms, _DAY)):
+        x = left + (ms - first) / span * PLOT_WIDTH
         body.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top + PLOT_HEIGHT}" y2="{top + PLOT_HEIGHT + 4}" stroke="{MUTED}"/>')
         body.append(
-            _text(x, top + PLOT_HEIGHT + 14, _time_label(ms, span), anchor="end",
+            _text(x, top + PLOT_HEIGHT + 14, name, anchor="end",
                   extra=f' transform="rotate(-40 {x:.1f} {top + PLOT_HEIGHT + 14:.1f})"')
         )
     lines: dict[str, list[str]] = {name: [] for name in series}

@@ -226,7 +226,9 @@ def test_report_content(tmp_path: Path) -> None:
     for chart in charts:
         svg = ElementTree.fromstring(chart)
         bars = svg.findall("{http://www.w3.org/2000/svg}rect")
-        assert bars and all(bar.find("{http://www.w3.org/2000/svg}title") is not None for bar in bars if bar.get("class") != "key")
+        assert bars and all(
+            bar.find("{http://www.w3.org/2000/svg}title") is not None for bar in bars if bar.get("class") != "key"
+        )
     for key in ("reason-cause", "provider", "depth", "time", "version", "mode"):
         assert f'id="chart-{key}"' in page
     # the forest blob holds every listed session
@@ -402,10 +404,17 @@ def test_count_axes_have_integer_ticks_and_rare_counts_a_log_view(tmp_path: Path
     texts = [t.text for t in log.iter("{http://www.w3.org/2000/svg}text")]
     assert "count (log)" in texts
     assert [t for t in texts if t in {"1", "2", "5", "10", "20", "50"}][:6] == ["1", "2", "5", "10", "20", "50"]
-    bars = [r for r in log.iter("{http://www.w3.org/2000/svg}rect") if r.find("{http://www.w3.org/2000/svg}title") is not None]
+    bars = [
+        r
+        for r in log.iter("{http://www.w3.org/2000/svg}rect")
+        if r.find("{http://www.w3.org/2000/svg}title") is not None
+    ]
     tips = sorted(r.find("{http://www.w3.org/2000/svg}title").text.split(" · ", 1)[1] for r in bars)  # type: ignore[union-attr]
     assert tips == ["outcome: child · count: 30", "outcome: corrupt · count: 1"]
     assert {float(r.get("y", 0)) for r in bars} != {float(bars[0].get("y", 0))}  # side by side, not stacked
+
+
+SVG = "{http://www.w3.org/2000/svg}"
 
 
 def _chart_svgs(page: str) -> list[str]:

@@ -44,6 +44,7 @@ from subagent_catalog.outputs import check_output, open_output
 from subagent_catalog.read.jsvalue import js_text
 from subagent_catalog.store.archive import Archive
 from subagent_catalog.store.source import Source, listing_source, session_count, source_frames
+from subagent_catalog.views import palette
 from subagent_catalog.views.columns import UNREAD_BY_REPORT
 from subagent_catalog.views.memory import between_stages
 from subagent_catalog.views.report_charts import report_charts
@@ -308,7 +309,7 @@ def report_stream(
         generated=datetime.now(tz=UTC).strftime("%Y-%m-%d %H:%M UTC"),
         semantics=semantics,
         window=window.describe() if window.bounded else None,
-        css=Markup(css + TIMELINE_CSS),
+        css=Markup(css + TIMELINE_CSS + palette.outcome_css(".badge.o-{outcome}")),
         runs=runs,
         js=Markup(js),
         script_hash=script_hash,

@@ -35,6 +35,12 @@ CHAR = 6.4
 INK, MUTED, GRID = "#1f2328", "#57606a", "#eeeeee"
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_ONE_MS = timedelta(milliseconds=1)
+
+
+def _rect(x: float, y: float, width: float, height: float, fill: str, tip: str) -> str:
+    """One bar, its tooltip inside."""
+    return f'<rect x="{x:.1f}" y="{y:.1f}" width="{width:.1f}" height="{height:.1f}" fill="{fill}">{tip}</rect>'
 
 
 @dataclass(frozen=True)
@@ -107,7 +113,9 @@ class _Scale:
         return max(0.0, (v - self.low) / (self.high - self.low) * self.length)
 
 
-def _text(x: float, y: float, text: str, *, anchor: str = "start", size: int = FONT, fill: str = INK, extra: str = "") -> str:
+def _text(
+    x: float, y: float, text: str, *, anchor: str = "start", size: int = FONT, fill: str = INK, extra: str = ""
+) -> str:
     return (
         f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" fill="{fill}" text-anchor="{anchor}"{extra}>'
         f"{escape(text)}</text>"
@@ -143,9 +151,7 @@ def _tip(category_title: str, category: str, colour_title: str, name: str, count
     return f"<title>{escape(f'{category_title}: {category} · {colour_title}: {name} · count: {count:,}')}</title>"
 
 
-def bar_chart(
-    data: Counts, *, horizontal: bool, colour_title: str, log: bool = False, label: str = "chart"
-) -> str:
+def bar_chart(data: Counts, *, horizontal: bool, colour_title: str, log: bool = False, label: str = "chart") -> str:
     """A bar chart of ``data`` as SVG markup: stacked with totals, or (``log``) one labelled bar per colour.
 
     Examples:
@@ -181,24 +187,23 @@ def bar_chart(
                 fill = data.colours.get(name, GREY)
                 if log:
                     w, ly = scale(count), y + 3 + j * lane_height
-                    body.append(
-                        f'<rect x="{left:.1f}" y="{ly:.1f}" width="{w:.1f}" height="{lane_height:.1f}" fill="{fill}">'
-                        f"{tip}</rect>"
-                    )
+                    body.append(_rect(left, ly, w, lane_height, fill, tip))
                     body.append(_text(left + w + 3, ly + lane_height / 2 + 3, f"{count:,}", size=9, fill=MUTED))
                 else:
                     w = scale(count)
-                    body.append(
-                        f'<rect x="{x:.1f}" y="{y + 3:.1f}" width="{w:.1f}" height="{band - 6}" fill="{fill}">{tip}</rect>'
-                    )
+                    body.append(_rect(x, y + 3, w, band - 6, fill, tip))
                     x += w
             if not log:
                 body.append(_text(x + 3, y + band / 2 + 4, f"{totals[category]:,}", size=10, fill=MUTED))
+        body.append(_text(left + PLOT_WIDTH / 2, top + height + 28, "count (log)" if log else "count", anchor="middle"))
         body.append(
-            _text(left + PLOT_WIDTH / 2, top + height + 28, "count (log)" if log else "count", anchor="middle")
-        )
-        body.append(
-            _text(12, top + height / 2, data.category_title, anchor="middle", extra=f' transform="rotate(-90 12 {top + height / 2:.1f})"')
+            _text(
+                12,
+                top + height / 2,
+                data.category_title,
+                anchor="middle",
+                extra=f' transform="rotate(-90 12 {top + height / 2:.1f})"',
+            )
         )
         width = left + PLOT_WIDTH + 40
         legend, legend_height = _legend(data.series, data.colours, top + height + 40, width)
@@ -218,8 +223,13 @@ def bar_chart(
         mid = left + (i + 0.5) * slot
         if slanted:
             body.append(
-                _text(mid, top + PLOT_HEIGHT + 12, category, anchor="end",
-                      extra=f' transform="rotate(-40 {mid:.1f} {top + PLOT_HEIGHT + 12:.1f})"')
+                _text(
+                    mid,
+                    top + PLOT_HEIGHT + 12,
+                    category,
+                    anchor="end",
+                    extra=f' transform="rotate(-40 {mid:.1f} {top + PLOT_HEIGHT + 12:.1f})"',
+                )
             )
         else:
             body.append(_text(mid, top + PLOT_HEIGHT + 14, category, anchor="middle"))
@@ -234,23 +244,25 @@ def bar_chart(
             h = scale(count)
             if log:
                 x = mid - bar / 2 + j * lane
+                body.append(_rect(x, top + PLOT_HEIGHT - h, lane, h, fill, tip))
                 body.append(
-                    f'<rect x="{x:.1f}" y="{top + PLOT_HEIGHT - h:.1f}" width="{lane:.1f}" height="{h:.1f}" fill="{fill}">'
-                    f"{tip}</rect>"
+                    _text(x + lane / 2, top + PLOT_HEIGHT - h - 2, f"{count:,}", anchor="middle", size=9, fill=MUTED)
                 )
-                body.append(_text(x + lane / 2, top + PLOT_HEIGHT - h - 2, f"{count:,}", anchor="middle", size=9, fill=MUTED))
             else:
                 y -= h
-                body.append(
-                    f'<rect x="{mid - bar / 2:.1f}" y="{y:.1f}" width="{bar:.1f}" height="{h:.1f}" fill="{fill}">{tip}</rect>'
-                )
+                body.append(_rect(mid - bar / 2, y, bar, h, fill, tip))
         if not log:
             body.append(_text(mid, y - 3, f"{totals[category]:,}", anchor="middle", size=10, fill=MUTED))
     under = top + PLOT_HEIGHT + (max(columns(c) for c in data.categories) * CHAR * 0.65 + 18 if slanted else 20)
     body.append(_text(left + PLOT_WIDTH / 2, under + 10, data.category_title, anchor="middle"))
     body.append(
-        _text(12, top + PLOT_HEIGHT / 2, "count (log)" if log else "count", anchor="middle",
-              extra=f' transform="rotate(-90 12 {top + PLOT_HEIGHT / 2:.1f})"')
+        _text(
+            12,
+            top + PLOT_HEIGHT / 2,
+            "count (log)" if log else "count",
+            anchor="middle",
+            extra=f' transform="rotate(-90 12 {top + PLOT_HEIGHT / 2:.1f})"',
+        )
     )
     width = left + PLOT_WIDTH + 10
     legend, legend_height = _legend(data.series, data.colours, under + 24, width)
@@ -279,7 +291,7 @@ def time_ticks(first: int, last: int, *, least: int = _HOUR, most: int = 7) -> l
         low, high = (_EPOCH + timedelta(milliseconds=first)).year, (_EPOCH + timedelta(milliseconds=last)).year
         every = next(n for n in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000) if (high - low) / n <= most - 1)
         years = range(-(-low // every) * every, high + 1, every)
-        return [(int((datetime(y, 1, 1, tzinfo=UTC) - _EPOCH) / timedelta(milliseconds=1)), f"{y:04d}") for y in years if y >= 1]
+        return [(int((datetime(y, 1, 1, tzinfo=UTC) - _EPOCH) / _ONE_MS), f"{y:04d}") for y in years if y >= 1]
     shape = "%b %d %H:00" if step < _DAY else "%Y-%m-%d" if span > 366 * _DAY else "%b %d"
     start = -(-first // step) * step
     return [(ms, (_EPOCH + timedelta(milliseconds=ms)).strftime(shape)) for ms in range(start, last + 1, step)]
@@ -338,10 +350,17 @@ def time_chart(
         body.append(_text(left - 4, y + 4, f"{t:,}", anchor="end", fill=MUTED))
     for ms, name in time_ticks(first, last, least=min(bin_ms, _DAY)):
         x = left + (ms - first) / span * PLOT_WIDTH
-        body.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top + PLOT_HEIGHT}" y2="{top + PLOT_HEIGHT + 4}" stroke="{MUTED}"/>')
         body.append(
-            _text(x, top + PLOT_HEIGHT + 14, name, anchor="end",
-                  extra=f' transform="rotate(-40 {x:.1f} {top + PLOT_HEIGHT + 14:.1f})"')
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top + PLOT_HEIGHT}" y2="{top + PLOT_HEIGHT + 4}" stroke="{MUTED}"/>'
+        )
+        body.append(
+            _text(
+                x,
+                top + PLOT_HEIGHT + 14,
+                name,
+                anchor="end",
+                extra=f' transform="rotate(-40 {x:.1f} {top + PLOT_HEIGHT + 14:.1f})"',
+            )
         )
     lines: dict[str, list[str]] = {name: [] for name in series}
     for column in sorted(columns_):
@@ -364,18 +383,24 @@ def time_chart(
                 )
             else:
                 y -= h
-                body.append(
-                    f'<rect x="{x:.1f}" y="{y:.1f}" width="{per_column:.1f}" height="{h:.1f}" '
-                    f'fill="{colours.get(name, GREY)}">{tip}</rect>'
-                )
+                body.append(_rect(x, y, per_column, h, colours.get(name, GREY), tip))
     for name, points in lines.items():
         if len(points) > 1:
-            body.insert(0, f'<polyline points="{" ".join(points)}" fill="none" stroke="{colours.get(name, GREY)}" stroke-width="1.5"/>')
+            body.insert(
+                0,
+                f'<polyline points="{" ".join(points)}" fill="none" stroke="{colours.get(name, GREY)}" '
+                'stroke-width="1.5"/>',
+            )
     under = top + PLOT_HEIGHT + 62
     body.append(_text(left + PLOT_WIDTH / 2, under, category_title, anchor="middle"))
     body.append(
-        _text(12, top + PLOT_HEIGHT / 2, "count (log)" if log else "count", anchor="middle",
-              extra=f' transform="rotate(-90 12 {top + PLOT_HEIGHT / 2:.1f})"')
+        _text(
+            12,
+            top + PLOT_HEIGHT / 2,
+            "count (log)" if log else "count",
+            anchor="middle",
+            extra=f' transform="rotate(-90 12 {top + PLOT_HEIGHT / 2:.1f})"',
+        )
     )
     width = left + PLOT_WIDTH + 10
     legend, legend_height = _legend(series, colours, under + 10, width)

@@ -18,6 +18,7 @@ from subagent_catalog.analysis.timeline import concurrency, tree_timeline
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.units import context_text, time_split
 from subagent_catalog.store.source import Source
+from subagent_catalog.views import palette
 
 FAILED_OUTCOMES = ("error", "aborted", "max-tokens", "blocked", "interrupted", "open", "unreadable")
 """The ``outcome`` values of a run that did not complete (``open``: killed, crashed or still running)."""
@@ -25,19 +26,8 @@ FAILED_OUTCOMES = ("error", "aborted", "max-tokens", "blocked", "interrupted", "
 FAILED_CHOICE = "failed (any)"
 """The outcome filter's choice that matches every ``FAILED_OUTCOMES`` value."""
 
-OUTCOME_COLOURS = {
-    "completed": "#2e7d32",
-    "error": "#c62828",
-    "aborted": "#ef6c00",
-    "max-tokens": "#ad1457",
-    "blocked": "#6a1b9a",
-    "interrupted": "#8d6e00",
-    "open": "#1565c0",
-    "unreadable": "#5d4037",
-    "no-turns": "#9e9e9e",
-    "other": "#616161",
-}
-"""A colour per outcome (badges and timeline bars; an outcome not here is drawn grey)."""
+OUTCOME_COLOURS = palette.OUTCOME_COLOURS
+"""A colour per outcome (badges and timeline bars; an outcome not here is drawn grey): ``views.palette``'s."""
 
 
 def human_ms(ms: int | float | None) -> str:
@@ -278,7 +268,7 @@ def timeline_payload(source: Source, session_id: str, keys: dict[int, int]) -> d
         "rows": drawn,
         "no_span": children.height - spans.height,
         "outcomes": outcomes,
-        "colours": {o: OUTCOME_COLOURS.get(o, "#616161") for o in outcomes},
+        "colours": {o: palette.outcome_colour(o) for o in outcomes},
         "curve": [[time - t0, running] for time, running in curve.iter_rows()],
         "peak": max([0, *curve["running"].to_list()]),
     }

@@ -19,6 +19,7 @@ Long values are clipped for display, with a bounded full text in a tooltip.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import heapq
 import json
@@ -59,6 +60,14 @@ LISTING_LINE_BOUND = 2000
 LISTING_LINES_BOUND = 500
 PROBLEM_ROWS = 300
 TOP_TREES = 10
+
+
+@functools.cache
+def _bytecode_cache() -> Any:
+    """Compiled templates between processes: Jinja's per-user directory under the temporary directory."""
+    import jinja2
+
+    return jinja2.FileSystemBytecodeCache()
 
 
 def _script_safe(text: str) -> str:
@@ -294,6 +303,9 @@ def report_stream(
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        # the compiled template is kept between runs (Jinja's own per-user cache in the temporary
+        # directory, checked for ownership): compiling the report's template costs more than rendering it
+        bytecode_cache=_bytecode_cache(),
     )
     env.filters["clip"] = clip
     env.filters["human_bytes"] = human_bytes

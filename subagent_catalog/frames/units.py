@@ -119,11 +119,13 @@ def partial_cost(usd: float | None, known: float | None) -> str:
 
 
 def human_count(value: int | None) -> str:
-    """A count in thousands or millions past 10,000 (``–`` when unknown).
+    """A count in thousands, millions, billions or trillions past 10,000 (``–`` when unknown).
 
     Examples:
         >>> human_count(950), human_count(12_345), human_count(1_234_567), human_count(None)
         ('950', '12.3 k', '1.23 M', '–')
+        >>> human_count(1_310_000_000), human_count(999_999_999), human_count(4 * 10**15)
+        ('1.31 B', '1 B', '4,000 T')
     """
     if value is None:
         return MISSING
@@ -131,7 +133,20 @@ def human_count(value: int | None) -> str:
         return f"{value:,}"
     if abs(value) < 1_000_000:
         return f"{value / 1000:.1f} k"
-    return f"{value / 1_000_000:.3g} M"
+    for unit, size in (("M", 10**6), ("B", 10**9)):
+        if float(f"{abs(value) / size:.3g}") < 1000:
+            return f"{value / size:.3g} {unit}"
+    return f"{value / 10**12:,.3g} T" if abs(value) < 10**15 else f"{value / 10**12:,.0f} T"
+
+
+def plural(count: int, singular: str, many: str | None = None) -> str:
+    """``count`` and the noun that agrees with it: ``1 session``, ``2 sessions``, ``1 child``, ``3 children``.
+
+    Examples:
+        >>> plural(1, "session"), plural(1_234, "session"), plural(1, "child", "children"), plural(0, "lane")
+        ('1 session', '1,234 sessions', '1 child', '0 lanes')
+    """
+    return f"{count:,} {singular if count == 1 else many or singular + 's'}"
 
 
 def in_calendar(ms: int | None) -> bool:

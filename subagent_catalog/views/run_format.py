@@ -16,7 +16,7 @@ import polars as pl
 
 from subagent_catalog.analysis.run_summary import RunSummary
 from subagent_catalog.analysis.text import clip
-from subagent_catalog.frames.units import clock, human_cost, human_count, human_duration, partial_cost
+from subagent_catalog.frames.units import clock, human_cost, human_count, human_duration, partial_cost, plural
 
 FAILED_LINES = 10
 """Failed runs the text and Markdown list by default (``limit``)."""
@@ -158,7 +158,7 @@ def runs_lines(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
     lines.append(f"costliest    {costliest or 'none'}{by}")
     for row in runs.trees.head(1).iter_rows(named=True):
         lines.append(
-            f"largest tree {row['session_id']}: {row['sessions']:,} sessions, {row['failed']:,} failed, "
+            f"largest tree {row['session_id']}: {plural(row['sessions'], 'session')}, {row['failed']:,} failed, "
             f"{human_duration(row['wall_ms'])} wall (active {human_duration(row['active_ms'])} summed over sessions), "
             f"{run_cost(row)}, "
             f"at most {row['peak_children_running']} direct "

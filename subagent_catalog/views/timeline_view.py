@@ -22,7 +22,7 @@ import polars as pl
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.analysis.timeline import concurrency
 from subagent_catalog.frames.display import escape
-from subagent_catalog.frames.units import clock, human_duration
+from subagent_catalog.frames.units import clock, human_duration, plural
 from subagent_catalog.views import palette
 
 MAX_BARS = 60
@@ -255,9 +255,9 @@ def timeline_html(
         )
         parts.append(
             f'<div class="tl-lanes"><svg viewBox="0 0 1000 {height:.0f}" preserveAspectRatio="none" '
-            f'style="height:{height:.0f}px" role="img" aria-label="{drawn.height} sessions packed in {count} '
-            f'lanes">{shapes}</svg></div>'
-            f'<p class="tl-note">{drawn.height:,} sessions packed in {count:,} lane{"s" if count != 1 else ""} '
+            f'style="height:{height:.0f}px" role="img" aria-label="{plural(drawn.height, "session")} packed in '
+            f'{plural(count, "lane")}">{shapes}</svg></div>'
+            f'<p class="tl-note">{plural(drawn.height, "session")} packed in {plural(count, "lane")} '
             "(one bar each, coloured by outcome; the tables name them).</p>"
         )
     if drawn.height < spanned.height:

@@ -91,7 +91,7 @@
     tog.type = "button";
     if (list.length) {
       tog.setAttribute("aria-expanded", "false");
-      tog.setAttribute("aria-label", "expand " + list.length + " children");
+      tog.setAttribute("aria-label", "expand " + list.length + (list.length === 1 ? " child" : " children"));
       tog.addEventListener("click", function () { toggle(li); });
     } else {
       tog.classList.add("leaf");

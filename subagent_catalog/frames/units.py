@@ -74,19 +74,22 @@ def human_duration(ms: float | None) -> str:
     return f"{days} d {hour} h" if hour else f"{days} d"
 
 
-def human_cost(usd: float | None, *, significant: int | None = None) -> str:
+def human_cost(usd: float | None, *, significant: int | None = 2) -> str:
     """A cost in US dollars with the digits that matter (``–`` when unknown: an unpriced model).
 
-    By default a cost below $1 shows at most four decimals (three significant digits below $0.001),
-    its trailing zeros dropped. With ``significant``, a cost below $1 shows exactly that many
-    significant digits, trailing zeros kept, so two figures side by side read alike (``$0.0037``
-    beside ``$0.0050``, not ``$0.005``); a cost that rounds to $1 or more shows cents either way.
+    Cents from $1; below $1, exactly ``significant`` significant digits (two by default), trailing
+    zeros kept, so two figures side by side read alike (``$0.0040`` beside ``$0.00055``, not
+    ``$0.004``) and a tiny cost keeps its figure; a cost that rounds to $1 or more shows cents.
+    ``significant=None`` shows at most four decimals below $1 (three significant digits below
+    $0.001), trailing zeros dropped.
 
     Examples:
         >>> human_cost(12.345), human_cost(0.0131), human_cost(0.000547), human_cost(0.0), human_cost(None)
-        ('$12.35', '$0.0131', '$0.000547', '$0', '–')
-        >>> [human_cost(v, significant=2) for v in (0.0037, 0.005, 0.8836, 0.996, 1.1715, 0.0000001)]
+        ('$12.35', '$0.013', '$0.00055', '$0', '–')
+        >>> [human_cost(v) for v in (0.0037, 0.005, 0.8836, 0.996, 1.1715, 0.0000001)]
         ['$0.0037', '$0.0050', '$0.88', '$1.00', '$1.17', '$0.00000010']
+        >>> human_cost(0.0131, significant=None), human_cost(0.000547, significant=None)
+        ('$0.0131', '$0.000547')
     """
     if usd is None:
         return MISSING
@@ -111,7 +114,7 @@ def partial_cost(usd: float | None, known: float | None) -> str:
 
     Examples:
         >>> partial_cost(0.5, 0.5), partial_cost(None, 13.0812), partial_cost(None, 0.0), partial_cost(None, None)
-        ('$0.5', '≥ $13.08', '–', '–')
+        ('$0.50', '≥ $13.08', '–', '–')
     """
     if usd is not None:
         return human_cost(usd)

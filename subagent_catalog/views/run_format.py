@@ -65,7 +65,7 @@ def costliest_text(runs: RunSummary, row: dict[str, Any]) -> str:
         >>> from subagent_catalog.analysis.run_summary import run_summary
         >>> runs = run_summary(read_corpus("data/sample"))
         >>> costliest_text(runs, runs.costliest_trees().row(0, named=True))
-        '≥ $0.0111 (1 session of unknown cost)'
+        '≥ $0.011 (1 session of unknown cost)'
     """
     return run_cost(row) if runs.cost_basis == "cost" else f"{human_count(row['tokens'])} tokens"
 
@@ -77,7 +77,7 @@ def total_cost(runs: RunSummary) -> str:
         >>> from subagent_catalog.corpus import read_corpus
         >>> from subagent_catalog.analysis.run_summary import run_summary
         >>> total_cost(run_summary(read_corpus("data/sample")))
-        '≥ $0.0151 (4 sessions of unknown cost: 2 unpriced, 2 unreadable)'
+        '≥ $0.015 (4 sessions of unknown cost: 2 unpriced, 2 unreadable)'
     """
     totals = runs.totals
     text = partial_cost(totals["cost_usd"], totals["cost_usd_known"])
@@ -175,7 +175,7 @@ def model_cost(row: dict[str, Any]) -> str:
         >>> model_cost({"cost_usd": None, "cost_usd_known": 0.0, "unpriced_steps": 4})
         'unpriced'
         >>> model_cost({"cost_usd": None, "cost_usd_known": 0.5, "unpriced_steps": 1})
-        '≥ $0.5 (1 step unpriced)'
+        '≥ $0.50 (1 step unpriced)'
     """
     if row["cost_usd"] is not None:
         return human_cost(row["cost_usd"])

@@ -109,7 +109,7 @@ def facts_text(row: dict[str, Any]) -> str:
         >>> facts_text({"run_wall_ms": None, "tokens": None, "cost_usd": 0.0, "tool_results_failed": 0})
         ''
         >>> facts_text({"run_wall_ms": 10, "tokens": 2_000, "cost_usd": None, "cost_usd_known": 0.5})
-        '10 ms · ≥ $0.500 · 2.0k tok'
+        '10 ms · ≥ $0.50 · 2,000 tok'
     """
     parts: list[str] = []
     wall, active = row.get("run_wall_ms"), row.get("active_ms")

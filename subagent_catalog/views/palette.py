@@ -2,13 +2,12 @@
 
 The colours are Okabe and Ito's colour-blind-safe set (``Color Universal
 Design``), so an outcome looks the same in every view and stays apart from
-the others under the common colour-vision deficiencies. Pure data and two
-tiny functions: no view imports another view's colours.
+the others under the common colour-vision deficiencies. Pure data and three
+tiny functions: no view keeps colours of its own. Each view draws its legend
+(the report's outcome key and chart legends, the timelines', the browser's).
 """
 
 from __future__ import annotations
-
-from html import escape
 
 OKABE_ITO = {
     "black": "#000000",
@@ -88,19 +87,4 @@ def outcome_css(selector: str = ".o-{outcome}") -> str:
     return "".join(
         f"{selector.format(outcome=name)}{{background:{fill};color:{ink(fill)}}}"
         for name, fill in OUTCOME_COLOURS.items()
-    )
-
-
-def legend_html(colours: dict[str, str], *, names: list[str] | None = None) -> str:
-    """A legend: a swatch and a name per colour (``names`` picks and orders them; escaped HTML).
-
-    Examples:
-        >>> legend_html(OUTCOME_COLOURS, names=["error"])
-        '<span class="legend-key"><span class="swatch" style="background:#D55E00"></span>error</span>'
-    """
-    keys = names if names is not None else list(colours)
-    return "".join(
-        f'<span class="legend-key"><span class="swatch" style="background:{colours.get(name, GREY)}"></span>'
-        f"{escape(name)}</span>"
-        for name in keys
     )

@@ -7,7 +7,7 @@ CONFORMANCE := $(SHARED)/conformance
 N ?= 10000
 FUZZ_WORKERS ?= 2
 
-.PHONY: demo test test-sweep lint docs conformance browser-deps bench bench-browser screenshots fuzz fuzz-outputs fuzz-archives fuzz-prices fuzz-sql fuzz-otlp test-compare-coverage test-scale test-interop screenshots-phoenix clean
+.PHONY: demo test test-sweep lint docs conformance browser-deps bench bench-report bench-browser screenshots fuzz fuzz-outputs fuzz-archives fuzz-prices fuzz-sql fuzz-otlp test-compare-coverage test-scale test-interop screenshots-phoenix clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -57,6 +57,9 @@ test: $(VENV)/.dev browser-deps lint docs
 
 bench: $(VENV)/.dev
 	$(BIN)/python benchmarks/run.py
+
+bench-report: $(VENV)/.dev
+	$(BIN)/python benchmarks/report_scale.py --cli --sessions 5000 --rounds 3
 
 bench-browser: $(VENV)/.dev browser-deps
 	$(BIN)/python benchmarks/bench_browser.py

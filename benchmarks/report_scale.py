@@ -2,12 +2,18 @@
 
 Usage:
     .venv/bin/python benchmarks/report_scale.py [--sessions 20000] [--corpus DIR] [--rounds 3]
+    .venv/bin/python benchmarks/report_scale.py --cli [--sessions 5000] [--rounds 3]   (make bench-report)
+
+``--cli`` times what a user waits for: ``subagent-catalog report ROOT -o FILE`` in a fresh process
+(imports included), wall and CPU seconds, on ``data/sample`` and on the generated corpus, each run
+``--rounds`` times with the facts cache (``~/.cache``) warm after the first; it also checks that no
+chart library (altair, vl-convert) is imported on the way.
 
 Generates ``--sessions`` sessions (seed 1, zstd, 3 % damaged; or reads ``--corpus``), reads the
 corpus once (not timed here: ``cold_read.py`` times reads), then prints, per round:
 
-* ``import``: the report's chart libraries (altair, vl-convert) imported in this process (first
-  round only; a CLI run pays it once);
+* ``import``: the report's modules imported in this process (first round only; a CLI run pays
+  it once);
 * the Runs section alone (``run_summary`` + ``runs_section``: run facts, trees, timelines);
 * ``write_report``: ``write_report`` wall and CPU time (the listing model, the Runs section, the
   charts, the page), the file's size;
@@ -56,6 +62,59 @@ def _open(path: Path) -> tuple[float, float]:
             browser.close()
 
 
+_CLI = """
+import sys
+from subagent_catalog.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as done:
+    if done.code:
+        raise
+found = sorted({name.split(".")[0] for name in sys.modules} & {"altair", "vl_convert"})
+if found:
+    raise SystemExit(f"chart libraries imported: {found}")
+"""
+
+
+def _cli(root: Path, out: Path, rounds: int, what: str) -> None:
+    """Time ``subagent-catalog report ROOT -o OUT`` in fresh processes, ``rounds`` times."""
+    import resource
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    for round_ in range(rounds):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-c", _CLI, "report", str(root), "-o", str(out)],
+            check=True,
+            env=env,
+            stdout=subprocess.DEVNULL,
+        )
+        wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+        print(
+            f"{what}: `subagent-catalog report` round {round_ + 1} ({'cold cache' if round_ == 0 else 'warm'}): "
+            f"wall {wall:5.2f} s, CPU {cpu:5.2f} s, {out.stat().st_size / 2**20:.2f} MiB ({_load()})",
+            flush=True,
+        )
+
+
+def _cli_main(args: argparse.Namespace) -> int:
+    from subagent_catalog.synth.generate import generate
+
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch) / "report.html"
+        _cli(REPO / "data" / "sample", out, args.rounds, "data/sample")
+        root = args.corpus
+        if root is None:
+            root = Path(scratch) / "corpus"
+            generate(root, sessions=args.sessions, seed=1, compression="zstd", damaged_fraction=0.03, jobs=2)
+        _cli(root, out, args.rounds, f"{args.sessions:,} sessions" if args.corpus is None else str(root))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark.
 
@@ -67,7 +126,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=20_000)
     parser.add_argument("--corpus", type=Path, default=None)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--cli", action="store_true", help="time the CLI in fresh processes (sample and corpus)")
     args = parser.parse_args(argv)
+    if args.cli:
+        if "--sessions" not in (argv if argv is not None else sys.argv):
+            args.sessions = 5_000
+        return _cli_main(args)
     import polars as pl
 
     from subagent_catalog.corpus import read_corpus
@@ -85,10 +149,9 @@ def main(argv: list[str] | None = None) -> int:
         corpus = read_corpus(root, jobs=2)
         print(f"read {corpus.sessions.height:,} sessions ({_load()})", flush=True)
         started = time.perf_counter()
-        import altair  # noqa: F401
-        import vl_convert  # noqa: F401
+        import subagent_catalog.views.report  # noqa: F401
 
-        print(f"import altair + vl-convert  {time.perf_counter() - started:6.2f} s ({_load()})", flush=True)
+        print(f"import the report's modules  {time.perf_counter() - started:6.2f} s ({_load()})", flush=True)
         out = Path(scratch) / "report.html"
         from subagent_catalog.analysis.run_summary import run_summary
         from subagent_catalog.views.report_runs import runs_section

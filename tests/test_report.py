@@ -7,7 +7,11 @@ import hashlib
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 
@@ -216,10 +220,15 @@ def test_report_content(tmp_path: Path) -> None:
     for parent in ("root", "solo"):
         assert list_agents_text(corpus, parent) in page
     assert "c-ok [ready] — ok child" in page
-    # charts: static SVG as data: images, one per distribution
-    charts = re.findall(r'<img src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"', page)
+    # charts: inline SVG, well-formed XML, one per distribution, each bar with a tooltip
+    charts = _chart_svgs(page)
     assert len(charts) == 6
-    assert all(base64.b64decode(c).startswith(b"<svg") for c in charts)
+    for chart in charts:
+        svg = ElementTree.fromstring(chart)
+        bars = svg.findall("{http://www.w3.org/2000/svg}rect")
+        assert bars and all(
+            bar.find("{http://www.w3.org/2000/svg}title") is not None for bar in bars if bar.get("class") != "key"
+        )
     for key in ("reason-cause", "provider", "depth", "time", "version", "mode"):
         assert f'id="chart-{key}"' in page
     # the forest blob holds every listed session
@@ -280,7 +289,7 @@ def test_listing_failure_renders_banner_summary_and_problems(tmp_path: Path) -> 
     assert 'id="summary"' in page and 'id="problems"' in page and "legacy-flat-file" in page
     assert 'id="forest"' not in page and 'id="listings"' not in page
     assert _forest_blob(page) == {"nodes": [], "roots": []}
-    assert len(re.findall(r'<img src="data:image/svg', page)) == 2  # descriptor charts still render
+    assert len(_chart_svgs(page)) == 2  # descriptor charts still render
 
 
 def test_trace_semantics_and_explicit_parents(tmp_path: Path) -> None:
@@ -307,18 +316,20 @@ def test_write_report_refuses_the_corpus_root(tmp_path: Path) -> None:
 
 
 def test_a_chart_the_renderer_refuses_keeps_its_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from subagent_catalog.views import report_charts as report
+    from subagent_catalog.views import svg_charts
 
-    def refuse(spec: dict) -> str:
-        if any(field.get("field") == "provider" for field in spec["layer"][0]["encoding"].values()):
-            raise ValueError("Vega-Lite to SVG conversion failed:\nError: something <odd>")
-        return "data:image/svg+xml;base64,"
+    draw = svg_charts.bar_chart
 
-    monkeypatch.setattr(report, "_svg_uri", refuse)
+    def refuse(data: svg_charts.Counts, **options: Any) -> str:
+        if data.category_title == "provider":
+            raise ValueError("drawing failed:\nError: something <odd>")
+        return draw(data, **options)
+
+    monkeypatch.setattr(svg_charts, "bar_chart", refuse)
     build_mixed(tmp_path)
     page = render_report(read_corpus(tmp_path, jobs=1))
     [figure] = re.findall(r'<figure class="chart" id="chart-provider">.*?</figure>', page, flags=re.S)
-    failure = "(ValueError: Vega-Lite to SVG conversion failed: Error: something &lt;odd&gt;)"
+    failure = "(ValueError: drawing failed: Error: something &lt;odd&gt;)"
     assert f"the chart could not be drawn {failure}; its data is below" in figure
     assert '<details class="more" open>' in figure and "<bdi>fork</bdi>" in figure
     assert page.count("could not be drawn") == 1  # the other charts are drawn
@@ -373,35 +384,41 @@ def test_title_defaults_to_the_root_name_and_is_escaped(tmp_path: Path) -> None:
     assert "<h1>Q3 &lt;/title&gt;" in page and len(_scripts(page)) == 2
 
 
-def test_count_axes_have_integer_ticks_and_rare_counts_a_log_view(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_count_axes_have_integer_ticks_and_rare_counts_a_log_view(tmp_path: Path) -> None:
     from subagent_catalog.views import report_charts
 
-    specs: list[dict] = []
-
-    def keep(spec: dict) -> str:
-        specs.append(spec)
-        return "data:image/svg+xml;base64,"
-
-    monkeypatch.setattr(report_charts, "_svg_uri", keep)
     _session(tmp_path, "root", created=T0)
     for i in range(30):
         _session(tmp_path, f"k{i:02d}", parent="root", payload=w.descriptor("one-shot"), created=T0 + 1 + i)
     _session(tmp_path, "bad", parent="root", payload={"version": 2, "mode": "x"}, created=T0 + 40)
     charts = {c.key: c for c in report_charts.report_charts(*_corpus_rows(tmp_path))}
-    linear = [s for s in specs if "count (log)" not in json.dumps(s)]
-    for spec in linear:
-        for channel in spec["layer"][0]["encoding"].values():
-            if channel.get("title") == "count":
-                assert channel["axis"] == {"format": "d", "tickMinStep": 1}
+    for chart in charts.values():
+        if chart.svg is None:
+            continue
+        labels = [t.text or "" for t in ElementTree.fromstring(chart.svg).iter("{http://www.w3.org/2000/svg}text")]
+        assert "count" in labels
+        assert not [t for t in labels if re.fullmatch(r"[\d,]*\.\d+", t)]  # counts: no fractional ticks
     # 30 children next to 1 corrupt row: the provider chart gets a log view, one labelled bar per outcome
-    assert charts["provider"].log_uri is not None and charts["reason-cause"].log_uri is None
-    [log] = [s for s in specs if "count (log)" in json.dumps(s) and "provider" in json.dumps(s)]
-    bars, labels = log["layer"]
-    assert bars["encoding"]["x"]["scale"] == {"domainMin": 0.7, "type": "log"}
-    assert bars["encoding"]["x"]["axis"]["values"] == [1, 2, 5, 10, 20, 50]
-    assert "yOffset" in bars["encoding"] and labels["mark"]["type"] == "text"
+    assert charts["provider"].log_svg is not None and charts["reason-cause"].log_svg is None
+    log = ElementTree.fromstring(charts["provider"].log_svg)
+    texts = [t.text for t in log.iter("{http://www.w3.org/2000/svg}text")]
+    assert "count (log)" in texts
+    assert [t for t in texts if t in {"1", "2", "5", "10", "20", "50"}][:6] == ["1", "2", "5", "10", "20", "50"]
+    bars = [
+        r
+        for r in log.iter("{http://www.w3.org/2000/svg}rect")
+        if r.find("{http://www.w3.org/2000/svg}title") is not None
+    ]
+    tips = sorted(r.find("{http://www.w3.org/2000/svg}title").text.split(" · ", 1)[1] for r in bars)  # type: ignore[union-attr]
+    assert tips == ["outcome: child · count: 30", "outcome: corrupt · count: 1"]
+    assert {float(r.get("y", 0)) for r in bars} != {float(bars[0].get("y", 0))}  # side by side, not stacked
+
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _chart_svgs(page: str) -> list[str]:
+    return re.findall(r'<div class="plot view-linear">(<svg.*?</svg>)</div>', page, flags=re.S)
 
 
 def _corpus_rows(root: Path) -> tuple:
@@ -419,4 +436,28 @@ def test_the_time_chart_draws_hour_and_day_bins(tmp_path: Path, step_ms: int) ->
     for i in range(8):
         _session(tmp_path, f"k{i}", parent="root", payload=w.descriptor("one-shot"), created=T0 + i * step_ms)
     [time] = [c for c in report_charts(*_corpus_rows(tmp_path)) if c.key == "time"]
-    assert time.failure is None and time.svg_uri is not None
+    assert time.failure is None and time.svg is not None
+    tips = [t.text or "" for t in ElementTree.fromstring(time.svg).iter("{http://www.w3.org/2000/svg}title")]
+    assert len(tips) == 8 and all("count: 1" in tip for tip in tips)  # one bar per bin, each named
+
+
+_REPORT_IMPORTS = """
+import sys
+from subagent_catalog.cli import main
+try:
+    main(["report", sys.argv[1], "-o", sys.argv[2]])
+except SystemExit as done:
+    assert not done.code, done.code
+print(sorted({name.split(".")[0] for name in sys.modules} & {"altair", "vl_convert", "vega_datasets"}))
+"""
+
+
+def test_the_report_imports_no_chart_library(tmp_path: Path) -> None:
+    """The report draws its charts itself: no altair and no V8 (vl-convert) on its path."""
+    out = tmp_path / "report.html"
+    done = subprocess.run(
+        [sys.executable, "-c", _REPORT_IMPORTS, str(_sample()), str(out)], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[-1] == "[]"
+    assert len(_chart_svgs(out.read_text(encoding="utf-8"))) == 6

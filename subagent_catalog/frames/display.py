@@ -278,7 +278,7 @@ def runs_html(sessions: pl.DataFrame, *, failures: int = 5) -> str:
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
         >>> text = runs_html(read_corpus("data/sample").sessions)
-        >>> "7 failed" in text and "auth-refactor" in text and "2 unpriced" in text and "cost ≥ $0.0151" in text
+        >>> "7 failed" in text and "auth-refactor" in text and "2 unpriced" in text and "cost ≥ $0.015" in text
         True
     """
     if "outcome" not in sessions.columns or sessions.height == 0:

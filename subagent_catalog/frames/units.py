@@ -74,19 +74,22 @@ def human_duration(ms: float | None) -> str:
     return f"{days} d {hour} h" if hour else f"{days} d"
 
 
-def human_cost(usd: float | None, *, significant: int | None = None) -> str:
+def human_cost(usd: float | None, *, significant: int | None = 2) -> str:
     """A cost in US dollars with the digits that matter (``–`` when unknown: an unpriced model).
 
-    By default a cost below $1 shows at most four decimals (three significant digits below $0.001),
-    its trailing zeros dropped. With ``significant``, a cost below $1 shows exactly that many
-    significant digits, trailing zeros kept, so two figures side by side read alike (``$0.0037``
-    beside ``$0.0050``, not ``$0.005``); a cost that rounds to $1 or more shows cents either way.
+    Cents from $1; below $1, exactly ``significant`` significant digits (two by default), trailing
+    zeros kept, so two figures side by side read alike (``$0.0040`` beside ``$0.00055``, not
+    ``$0.004``) and a tiny cost keeps its figure; a cost that rounds to $1 or more shows cents.
+    ``significant=None`` shows at most four decimals below $1 (three significant digits below
+    $0.001), trailing zeros dropped.
 
     Examples:
         >>> human_cost(12.345), human_cost(0.0131), human_cost(0.000547), human_cost(0.0), human_cost(None)
-        ('$12.35', '$0.0131', '$0.000547', '$0', '–')
-        >>> [human_cost(v, significant=2) for v in (0.0037, 0.005, 0.8836, 0.996, 1.1715, 0.0000001)]
+        ('$12.35', '$0.013', '$0.00055', '$0', '–')
+        >>> [human_cost(v) for v in (0.0037, 0.005, 0.8836, 0.996, 1.1715, 0.0000001)]
         ['$0.0037', '$0.0050', '$0.88', '$1.00', '$1.17', '$0.00000010']
+        >>> human_cost(0.0131, significant=None), human_cost(0.000547, significant=None)
+        ('$0.0131', '$0.000547')
     """
     if usd is None:
         return MISSING
@@ -111,7 +114,7 @@ def partial_cost(usd: float | None, known: float | None) -> str:
 
     Examples:
         >>> partial_cost(0.5, 0.5), partial_cost(None, 13.0812), partial_cost(None, 0.0), partial_cost(None, None)
-        ('$0.5', '≥ $13.08', '–', '–')
+        ('$0.50', '≥ $13.08', '–', '–')
     """
     if usd is not None:
         return human_cost(usd)
@@ -119,11 +122,13 @@ def partial_cost(usd: float | None, known: float | None) -> str:
 
 
 def human_count(value: int | None) -> str:
-    """A count in thousands or millions past 10,000 (``–`` when unknown).
+    """A count in thousands, millions, billions or trillions past 10,000 (``–`` when unknown).
 
     Examples:
         >>> human_count(950), human_count(12_345), human_count(1_234_567), human_count(None)
         ('950', '12.3 k', '1.23 M', '–')
+        >>> human_count(1_310_000_000), human_count(999_999_999), human_count(4 * 10**15)
+        ('1.31 B', '1 B', '4,000 T')
     """
     if value is None:
         return MISSING
@@ -131,7 +136,20 @@ def human_count(value: int | None) -> str:
         return f"{value:,}"
     if abs(value) < 1_000_000:
         return f"{value / 1000:.1f} k"
-    return f"{value / 1_000_000:.3g} M"
+    for unit, size in (("M", 10**6), ("B", 10**9)):
+        if float(f"{abs(value) / size:.3g}") < 1000:
+            return f"{value / size:.3g} {unit}"
+    return f"{value / 10**12:,.3g} T" if abs(value) < 10**15 else f"{value / 10**12:,.0f} T"
+
+
+def plural(count: int, singular: str, many: str | None = None) -> str:
+    """``count`` and the noun that agrees with it: ``1 session``, ``2 sessions``, ``1 child``, ``3 children``.
+
+    Examples:
+        >>> plural(1, "session"), plural(1_234, "session"), plural(1, "child", "children"), plural(0, "lane")
+        ('1 session', '1,234 sessions', '1 child', '0 lanes')
+    """
+    return f"{count:,} {singular if count == 1 else many or singular + 's'}"
 
 
 def in_calendar(ms: int | None) -> bool:

@@ -1,8 +1,8 @@
 """The batch report: one self-contained, offline HTML file for a corpus.
 
 ``render_report`` returns the page and ``write_report`` writes it.
-The page inlines its CSS and JavaScript and draws its charts as static SVG
-(Altair specs rendered by vl-convert, embedded as ``data:`` images), so it
+The page inlines its CSS and JavaScript and draws its charts as inline SVG
+(drawn in Python from the counts by ``views.svg_charts``: no chart library), so it
 fetches nothing when viewed. It holds a corpus summary, the problems, the
 session forest as a lazily expanded tree (the tree is a JSON blob the inline
 script expands on click, a page of children at a time), distribution charts,
@@ -19,6 +19,7 @@ Long values are clipped for display, with a bounded full text in a tooltip.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import heapq
 import json
@@ -44,6 +45,7 @@ from subagent_catalog.outputs import check_output, open_output
 from subagent_catalog.read.jsvalue import js_text
 from subagent_catalog.store.archive import Archive
 from subagent_catalog.store.source import Source, listing_source, session_count, source_frames
+from subagent_catalog.views import palette
 from subagent_catalog.views.columns import UNREAD_BY_REPORT
 from subagent_catalog.views.memory import between_stages
 from subagent_catalog.views.report_charts import report_charts
@@ -58,6 +60,14 @@ LISTING_LINE_BOUND = 2000
 LISTING_LINES_BOUND = 500
 PROBLEM_ROWS = 300
 TOP_TREES = 10
+
+
+@functools.cache
+def _bytecode_cache() -> Any:
+    """Compiled templates between processes: Jinja's per-user directory under the temporary directory."""
+    import jinja2
+
+    return jinja2.FileSystemBytecodeCache()
 
 
 def _script_safe(text: str) -> str:
@@ -293,6 +303,9 @@ def report_stream(
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        # the compiled template is kept between runs (Jinja's own per-user cache in the temporary
+        # directory, checked for ownership): compiling the report's template costs more than rendering it
+        bytecode_cache=_bytecode_cache(),
     )
     env.filters["clip"] = clip
     env.filters["human_bytes"] = human_bytes
@@ -308,7 +321,7 @@ def report_stream(
         generated=datetime.now(tz=UTC).strftime("%Y-%m-%d %H:%M UTC"),
         semantics=semantics,
         window=window.describe() if window.bounded else None,
-        css=Markup(css + TIMELINE_CSS),
+        css=Markup(css + TIMELINE_CSS + palette.outcome_css(".badge.o-{outcome}")),
         runs=runs,
         js=Markup(js),
         script_hash=script_hash,

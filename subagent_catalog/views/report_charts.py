@@ -1,25 +1,27 @@
-"""The HTML report's charts, rendered offline to inline SVG.
+"""The HTML report's charts, drawn as inline SVG from their counts (``views.svg_charts``).
 
-Vega-Lite specs go through vl-convert; every label is made XML-safe and cut
-to a column width here, never by the renderer.
+No chart library and no JavaScript engine is imported: the counts come from
+Polars, the drawing from a few small functions. Every label is made visible
+(control characters as pictures) and cut to a column width here.
 """
 
 from __future__ import annotations
 
-import base64
-import math
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, cast
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import polars as pl
 
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.units import CALENDAR_MAX_MS, CALENDAR_MIN_MS
+from subagent_catalog.views import svg_charts
+from subagent_catalog.views.palette import LISTING_COLOURS, STATUS_COLOURS
 
 TOP_CATEGORIES = 15
 
@@ -28,18 +30,6 @@ HORIZONTAL_LABEL = 36
 
 
 VERTICAL_LABEL = 18
-
-
-OUTCOME_COLORS = {
-    "child": "#4c78a8",
-    "corrupt": "#e45756",
-    "unavailable": "#f58518",
-    "unsupported": "#b279a2",
-    "omitted": "#9d9da0",
-}
-
-
-STATUS_COLORS = {"valid": "#4c78a8", "malformed": "#e45756", "unknown-version": "#b279a2"}
 
 
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
@@ -51,9 +41,8 @@ _NOT_XML = re.compile("[\ufffe\uffff\ud800-\udfff]")
 def chart_text(value: str) -> str:
     """Text as a chart shows it: control characters as visible pictures, nothing XML forbids.
 
-    The chart renderer parses its own SVG as XML and aborts the whole
-    process (an uncatchable Rust panic) on a character XML 1.0 forbids, so
-    every string in a chart spec goes through this first. C0 controls and
+    A chart's SVG must be well-formed XML wherever it is copied, so every
+    label goes through this first. C0 controls and
     DEL become their Control Pictures (``U+2400``–``U+2421``); the
     non-characters U+FFFE/U+FFFF and lone surrogates become U+FFFD.
 
@@ -67,50 +56,32 @@ def chart_text(value: str) -> str:
     return _NOT_XML.sub("\ufffd", text)
 
 
-def _chart_safe(value: Any) -> Any:
-    """``value`` (a chart spec) with ``chart_text`` applied to every string, keys included."""
-    if isinstance(value, str):
-        return chart_text(value)
-    if isinstance(value, dict):
-        return {chart_text(k) if isinstance(k, str) else k: _chart_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_chart_safe(v) for v in value]
-    return value
-
-
 @dataclass
 class Chart:
-    """One rendered chart: a title, an SVG ``data:`` URI and its data as a table.
+    """One drawn chart: a title, its inline SVG markup and its data as a table.
 
-    ``svg_uri`` is ``None`` when there is nothing to count, or when the
-    renderer refused the chart (``failure`` then says why; the table stays).
+    ``svg`` is ``None`` when there is nothing to count, or when the chart
+    could not be drawn (``failure`` then says why; the table stays).
     """
 
     key: str
     title: str
     note: str
-    svg_uri: str | None
+    svg: str | None
     columns: list[str]
     rows: list[list[Any]]
     failure: str | None = None
-    log_uri: str | None = None
+    log_svg: str | None = None
     """The same counts on a log scale, one bar (or line) per colour, when small counts sit next to large ones."""
 
 
-def _svg_uri(spec: dict[str, Any]) -> str:
-    import vl_convert
-
-    svg: str = vl_convert.vegalite_to_svg(_chart_safe(spec))
-    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
-
-
-def _drawn(chart: Chart, spec: dict[str, Any], log_spec: dict[str, Any] | None = None) -> Chart:
-    """``chart`` with its SVGs, or with ``failure`` set when the renderer raises (the report goes on)."""
+def _drawn(chart: Chart, draw: Callable[[bool], str], log: bool) -> Chart:
+    """``chart`` with its SVGs, or with ``failure`` set when drawing raises ``ValueError`` (the report goes on)."""
     try:
-        chart.svg_uri = _svg_uri(spec)
-        chart.log_uri = _svg_uri(log_spec) if log_spec is not None else None
-    except (ValueError, RuntimeError) as error:  # vl-convert reports a failed conversion as ValueError
-        chart.svg_uri = chart.log_uri = None
+        chart.svg = draw(False)
+        chart.log_svg = draw(True) if log else None
+    except ValueError as error:
+        chart.svg = chart.log_svg = None
         chart.failure = clip(" ".join(f"{type(error).__name__}: {error}".split()), 300)
     return chart
 
@@ -119,27 +90,10 @@ LOG_RATIO = 20
 """A chart gets a log-scale view when its largest count is at least this many times its smallest."""
 
 
-def log_ticks(largest: int) -> list[int]:
-    """Tick values for a log count axis: 1, 2, 5, 10, 20, 50, … up to the first past ``largest``.
-
-    Examples:
-        >>> log_ticks(130)
-        [1, 2, 5, 10, 20, 50, 100, 200]
-    """
-    ticks: list[int] = []
-    step = 1
-    while not ticks or ticks[-1] < largest:
-        ticks.extend(step * m for m in (1, 2, 5))
-        step *= 10
-    return [t for i, t in enumerate(ticks) if i == 0 or ticks[i - 1] < largest]
-
-
 def _top(values: list[str | None], limit: int = TOP_CATEGORIES, width: int = HORIZONTAL_LABEL) -> list[str]:
     """Bound categories: clip long names, keep the ``limit`` most frequent, fold the rest into ``(other)``.
 
-    Names are cut here, to ``width`` columns, and never by the renderer: Vega
-    cuts a label past its pixel limit by UTF-16 unit, which can split a
-    surrogate pair (an emoji), and vl-convert then fails the whole chart.
+    Names are cut here, to ``width`` columns (a wide or astral character takes two).
     """
     shown: dict[str, str] = {}  # each distinct value is cut once (a large corpus repeats a few names)
     named = [
@@ -167,6 +121,12 @@ def _clip_columns(text: str, width: int) -> str:
     return text[:kept] + "…"
 
 
+def _series(colours: dict[str, str], counted: Counter[tuple[Any, Any]]) -> list[str]:
+    """The colours drawn, in the palette's order, then any the palette does not name (sorted)."""
+    present = {str(s) for _, s in counted}
+    return [name for name in colours if name in present] + sorted(present - set(colours))
+
+
 def _bar_chart(
     key: str,
     title: str,
@@ -179,166 +139,73 @@ def _bar_chart(
     horizontal: bool,
     category_title: str,
     sort: list[str] | None = None,
-    time_unit: str | None = None,
 ) -> Chart:
     """A stacked bar chart of rows counted by (category, color) (``counted``), with totals on the bars."""
-    import altair as alt
-
     values = [{category: c, color: s, "count": n} for (c, s), n in counted.items()]
     table = sorted(values, key=lambda v: (str(v[category]), str(v[color])))
     columns = [category_title, color, "count"]
     rows = [[v[category], v[color], v["count"]] for v in table]
+    chart = Chart(key, title, note, None, columns, rows)
     if not values:
-        return Chart(key, title, note, None, columns, rows)
-    domain = [name for name in colors if any(v[color] == name for v in values)]
-    domain += sorted({v[color] for v in values} - set(domain))
-    scale = alt.Scale(domain=domain, range=[colors.get(name, "#72b7b2") for name in domain])
-    legend = alt.Legend(title=None, orient="bottom", direction="horizontal")
-    source = alt.Data(values=values)  # type: ignore[no-untyped-call]
-    integer = alt.Axis(tickMinStep=1, format="d")  # counts: no fractional ticks
-    total = (
-        alt.X("sum(count):Q", title="count", axis=integer)
-        if horizontal
-        else alt.Y("sum(count):Q", title="count", axis=integer)
-    )
-    if time_unit is not None:
-        fmt = "%b %d %H:00" if "hours" in time_unit else "%b %d"
-        place: Any = alt.X(
-            f"{category}:T",
-            timeUnit=cast(Any, time_unit),
-            title=category_title,
-            axis=alt.Axis(
-                labelAngle=-40,
-                labelOverlap="greedy",
-                **{"format": fmt, **_time_ticks([str(v[category]) for v in values], "hours" in time_unit)},
-            ),
-        )
+        return chart
+    totals: Counter[str] = Counter()
+    for (name, _), n in counted.items():
+        totals[str(name)] += n
+    if sort is not None:
+        order = sort
     elif horizontal:
-        totals: Counter[Any] = Counter()
-        for (name, _), n in counted.items():
-            totals[name] += n
-        by_total = sorted(totals, key=lambda name: (-totals[name], str(name)))
-        place = alt.Y(
-            f"{category}:N",
-            sort=sort if sort is not None else by_total,
-            title=category_title,
-            axis=alt.Axis(labelLimit=0),  # no cut: Vega's cut can split a surrogate pair
-        )
+        order = sorted(totals, key=lambda name: (-totals[name], name))
     else:
-        place = alt.X(
-            f"{category}:N",
-            sort=sort if sort is not None else "ascending",
-            title=category_title,
-            axis=alt.Axis(labelAngle=0, labelLimit=0),
-        )
-    channels = {"x": total, "y": place} if horizontal else {"x": place, "y": total}
-    bars = alt.Chart(source).mark_bar().encode(color=alt.Color(f"{color}:N", scale=scale, legend=legend), **channels)
-    layers = [bars]
-    if time_unit is None:
-        text = (
-            alt.Chart(source)
-            .mark_text(
-                align="left" if horizontal else "center",
-                baseline="middle" if horizontal else "bottom",
-                dx=3 if horizontal else 0,
-                dy=0 if horizontal else -3,
-                fontSize=10,
-                color="#444",
-            )
-            .encode(text=alt.Text("sum(count):Q"), **channels)
-        )
-        layers.append(text)
-    height = max(60, 22 * len({v[category] for v in values})) if horizontal else 220
-    chart = _configured(alt.layer(*layers).properties(width=430, height=height))
-    counts = [v["count"] for v in values]
-    log_spec = None
-    if max(counts) >= LOG_RATIO * min(counts):
-        log_spec = _log_chart(source, place, color, scale, legend, horizontal, time_unit, max(counts), height)
-    return _drawn(Chart(key, title, note, None, columns, rows), chart.to_dict(), log_spec)
-
-
-def _configured(chart: Any) -> Any:
-    return (
-        chart.configure_view(stroke=None)
-        .configure_axis(labelFontSize=11, titleFontSize=11, gridColor="#eeeeee")
-        .configure_legend(labelFontSize=11, symbolType="square")
+        order = sorted(totals)
+    data = svg_charts.Counts(
+        order, _series(colors, counted), {(str(c), str(s)): n for (c, s), n in counted.items()}, colors, category_title
+    )
+    counts = counted.values()
+    return _drawn(
+        chart,
+        lambda log: svg_charts.bar_chart(data, horizontal=horizontal, colour_title=color, log=log, label=title),
+        max(counts) >= LOG_RATIO * min(counts),
     )
 
 
-def _log_chart(
-    source: Any,
-    place: Any,
-    color: str,
-    scale: Any,
-    legend: Any,
-    horizontal: bool,
-    time_unit: str | None,
-    largest: int,
-    height: int,
-) -> dict[str, Any]:
-    """The log-scale view: one bar per (category, colour) side by side, each labelled; lines over time."""
-    import altair as alt
+def _time_chart(key: str, title: str, note: str, binned: pl.DataFrame, every: str, category_title: str) -> Chart:
+    """Listing rows by (createdAt bin, outcome) on a time axis; the table names each bin in UTC."""
+    counted = binned.group_by("bin", "outcome").len().sort("bin", "outcome")
+    starts, names, counts = counted["bin"].to_list(), counted["outcome"].to_list(), counted["len"].to_list()
+    rows = [
+        [(datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)).strftime("%Y-%m-%dT%H:%M:%SZ"), name, n]
+        for ms, name, n in zip(starts, names, counts, strict=True)
+    ]
+    chart = Chart(key, title, note, None, [category_title, "outcome", "count"], rows)
+    if not rows:
+        return chart
+    bin_ms = {"1h": 3_600_000, "1d": 86_400_000, "1w": 7 * 86_400_000}[every]
+    bins = list(zip(starts, names, counts, strict=True))
+    series = _series(LISTING_COLOURS, Counter({(0, name): 1 for name in names}))
 
-    log = alt.Scale(type="log", domainMin=0.7)
-    axis = alt.Axis(values=log_ticks(largest), format="d")
-    shade = alt.Color(f"{color}:N", scale=scale, legend=legend)
-    if time_unit is not None:
-        lines = alt.Chart(source).mark_line(point=True, strokeWidth=1.5)
-        chart = lines.encode(x=place, y=alt.Y("sum(count):Q", title="count (log)", scale=log, axis=axis), color=shade)
-        return cast(dict[str, Any], _configured(chart.properties(width=430, height=220)).to_dict())
-    if horizontal:
-        channels: dict[str, Any] = {
-            "x": alt.X("sum(count):Q", title="count (log)", scale=log, axis=axis),
-            "y": place,
-            "yOffset": alt.YOffset(f"{color}:N"),
-        }
-        label: dict[str, Any] = {"align": "left", "baseline": "middle", "dx": 3}
-    else:
-        channels = {
-            "x": place,
-            "y": alt.Y("sum(count):Q", title="count (log)", scale=log, axis=axis),
-            "xOffset": alt.XOffset(f"{color}:N"),
-        }
-        label = {"align": "center", "baseline": "bottom", "dy": -2}
-    bars = alt.Chart(source).mark_bar().encode(color=shade, **channels)
-    text = (
-        alt.Chart(source).mark_text(fontSize=9, color="#444", **label).encode(text=alt.Text("sum(count):Q"), **channels)
-    )
-    size = {"height": height * 2} if horizontal else {"height": 220}
-    return cast(dict[str, Any], _configured(alt.layer(bars, text).properties(width=430, **size)).to_dict())
+    def draw(log: bool) -> str:
+        return svg_charts.time_chart(
+            bins,
+            bin_ms=bin_ms,
+            colours=LISTING_COLOURS,
+            series=series,
+            category_title=category_title,
+            colour_title="outcome",
+            log=log,
+            label=title,
+        )
+
+    return _drawn(chart, draw, max(counts) >= LOG_RATIO * min(counts))
 
 
-YEARS_OF_DAY_TICKS = 2
-"""The longest span (in years) the time chart puts day ticks on; a longer one is ticked by year."""
-
-
-def _time_ticks(bins: list[str], hours: bool) -> dict[str, Any]:
-    """Day ticks on whole days (at most about 12), when the bins are days, two or more, over at most two years.
-
-    Vega's own ticks fall between day bins (``Oct 09`` twice). A longer span keeps Vega's ticks, labelled
-    by year (``{"format": "%Y"}``): Vega generates a day interval's ticks day by day. Hour bins keep
-    Vega's ticks (their labels name the hour; this vl-convert fails on an
-    ``hour`` interval), and a one-bin domain takes no interval (the renderer
-    fails on it).
-    """
-    instants = sorted({datetime.fromisoformat(b) for b in bins})
-    if hours or len(instants) < 2:
-        return {}
-    days = (instants[-1] - instants[0]).total_seconds() / 86400
-    if days > YEARS_OF_DAY_TICKS * 366:
-        # Vega walks a day interval day by day (a 3,000-year span took minutes): its own year ticks, named by year.
-        return {"format": "%Y"}
-    return {"tickCount": {"interval": "day", "step": max(1, math.ceil(days / 12))}}
-
-
-def _time_bins(millis: list[int]) -> tuple[str, str]:
-    """A bin width for the time chart: (Polars duration, Vega-Lite time unit)."""
+def _time_bins(millis: list[int]) -> str:
+    """A bin width for the time chart (a Polars duration): hours up to two days, days up to 120, else weeks."""
     span = (max(millis) - min(millis)) / 86_400_000 if millis else 0
     if span <= 2:
-        return "1h", "utcyearmonthdatehours"
+        return "1h"
     if span <= 120:
-        return "1d", "utcyearmonthdate"
-    return "1w", "utcyearmonthdate"
+        return "1d"
+    return "1w"
 
 
 def _listed_depths(corpus: Corpus, listed: pl.DataFrame) -> list[str]:
@@ -382,7 +249,7 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
                 Counter(zip(causes, (str(r) for r, d in zip(reasons, diagnostic, strict=True) if d), strict=True)),
                 category="cause",
                 color="reason",
-                colors=OUTCOME_COLORS,
+                colors=LISTING_COLOURS,
                 horizontal=True,
                 category_title="cause",
             )
@@ -396,7 +263,7 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
                 Counter(zip(_top(listed["provider"].to_list()), outcomes, strict=True)),
                 category="provider",
                 color="outcome",
-                colors=OUTCOME_COLORS,
+                colors=LISTING_COLOURS,
                 horizontal=True,
                 category_title="provider",
             )
@@ -413,7 +280,7 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
                 counted,
                 category="depth",
                 color="outcome",
-                colors=OUTCOME_COLORS,
+                colors=LISTING_COLOURS,
                 horizontal=False,
                 category_title="delegation depth",
                 sort=order,
@@ -428,10 +295,9 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
         del outcomes, listed
         dated = frame.filter(pl.col("ms").is_between(CALENDAR_MIN_MS, CALENDAR_MAX_MS))
         undated = frame.height - dated.height
-        every, time_unit = _time_bins(dated["ms"].to_list())
+        every = _time_bins(dated["ms"].to_list())
         binned = dated.select(
-            pl.from_epoch("ms", time_unit="ms").dt.truncate(every).dt.strftime("%Y-%m-%dT%H:%M:%SZ").alias("bin"),
-            "outcome",
+            pl.from_epoch("ms", time_unit="ms").dt.truncate(every).dt.epoch("ms").alias("bin"), "outcome"
         )
         unit = {"1h": "hour", "1d": "day", "1w": "week"}[every]
         left_off = (
@@ -441,17 +307,13 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
             else ""
         )
         charts.append(
-            _bar_chart(
+            _time_chart(
                 "time",
                 f"Listing rows over time (per {unit})",
                 "By the child's createdAt (UTC)." + left_off,
-                Counter(zip(binned["bin"].to_list(), binned["outcome"].to_list(), strict=True)),
-                category="created",
-                color="outcome",
-                colors=OUTCOME_COLORS,
-                horizontal=False,
-                category_title=f"created ({unit}, UTC)",
-                time_unit=time_unit,
+                binned,
+                every,
+                f"created ({unit}, UTC)",
             )
         )
     descriptors = corpus.descriptors
@@ -465,7 +327,7 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
             Counter(zip(versions, statuses, strict=True)),
             category="version",
             color="status",
-            colors=STATUS_COLORS,
+            colors=STATUS_COLOURS,
             horizontal=False,
             category_title="version",
         )
@@ -480,7 +342,7 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
             Counter(zip(modes, statuses, strict=True)),
             category="mode",
             color="status",
-            colors=STATUS_COLORS,
+            colors=STATUS_COLOURS,
             horizontal=False,
             category_title="mode",
         )

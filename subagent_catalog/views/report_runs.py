@@ -29,6 +29,7 @@ from subagent_catalog.frames.units import (
     human_count,
     human_duration,
     partial_cost,
+    plural,
     time_split,
 )
 from subagent_catalog.store.source import events_available, origin_archive
@@ -190,8 +191,10 @@ def runs_section(corpus: Corpus, runs: RunSummary, forest: Forest | Nodes | None
         if row["session_id"] is None:
             continue
         rows = tree_timeline(corpus, row["session_id"], trees=runs.tree_rows)
-        caption = (
-            f"{row['session_id']} · {rows.height:,} sessions · peak {row['peak_children_running']} children at once"
+        caption = f"{row['session_id']} · {plural(rows.height, 'session')} · " + (
+            f"peak {plural(row['peak_children_running'], 'child', 'children')} at once"
+            if row["peak_children_running"] is not None
+            else "peak unknown"
         )
         timelines.append(timeline_html(rows, label=label, caption=caption))
     models = [

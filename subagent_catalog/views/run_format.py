@@ -16,7 +16,7 @@ import polars as pl
 
 from subagent_catalog.analysis.run_summary import RunSummary
 from subagent_catalog.analysis.text import clip
-from subagent_catalog.frames.units import clock, human_cost, human_count, human_duration, partial_cost
+from subagent_catalog.frames.units import clock, human_cost, human_count, human_duration, partial_cost, plural
 
 FAILED_LINES = 10
 """Failed runs the text and Markdown list by default (``limit``)."""
@@ -68,7 +68,7 @@ def costliest_text(runs: RunSummary, row: dict[str, Any]) -> str:
         >>> from subagent_catalog.analysis.run_summary import run_summary
         >>> runs = run_summary(read_corpus("data/sample"))
         >>> costliest_text(runs, runs.costliest_trees().row(0, named=True))
-        '≥ $0.0111 (1 session of unknown cost)'
+        '≥ $0.011 (1 session of unknown cost)'
     """
     return run_cost(row) if runs.cost_basis == "cost" else f"{human_count(row['tokens'])} tokens"
 
@@ -80,7 +80,7 @@ def total_cost(runs: RunSummary) -> str:
         >>> from subagent_catalog.corpus import read_corpus
         >>> from subagent_catalog.analysis.run_summary import run_summary
         >>> total_cost(run_summary(read_corpus("data/sample")))
-        '≥ $0.0151 (4 sessions of unknown cost: 2 unpriced, 2 unreadable)'
+        '≥ $0.015 (4 sessions of unknown cost: 2 unpriced, 2 unreadable)'
     """
     totals = runs.totals
     text = partial_cost(totals["cost_usd"], totals["cost_usd_known"])
@@ -162,7 +162,7 @@ def runs_lines(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
     lines.append(f"costliest    {costliest or 'none'}{by}")
     for row in runs.trees.head(1).iter_rows(named=True):
         lines.append(
-            f"largest tree {row['session_id']}: {row['sessions']:,} sessions, {row['failed']:,} failed, "
+            f"largest tree {row['session_id']}: {plural(row['sessions'], 'session')}, {row['failed']:,} failed, "
             f"{human_duration(row['wall_ms'])} wall (active {human_duration(row['active_ms'])} summed over sessions), "
             f"{run_cost(row)}, "
             f"at most {row['peak_children_running']} direct "
@@ -233,7 +233,7 @@ def model_cost(row: dict[str, Any]) -> str:
         >>> model_cost({"cost_usd": None, "cost_usd_known": 0.0, "unpriced_steps": 4})
         'unpriced'
         >>> model_cost({"cost_usd": None, "cost_usd_known": 0.5, "unpriced_steps": 1})
-        '≥ $0.5 (1 step unpriced)'
+        '≥ $0.50 (1 step unpriced)'
     """
     if row["cost_usd"] is not None:
         return human_cost(row["cost_usd"])

@@ -22,7 +22,8 @@ import polars as pl
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.analysis.timeline import concurrency
 from subagent_catalog.frames.display import escape
-from subagent_catalog.frames.units import clock, human_duration
+from subagent_catalog.frames.units import clock, human_duration, plural
+from subagent_catalog.views import palette
 
 MAX_BARS = 60
 """Sessions drawn one labelled row each; a larger tree is drawn in packed lanes."""
@@ -37,19 +38,8 @@ CURVE_POINTS = 200
 """Slices of the concurrency curve past which each slice is drawn at the most sessions running in it (the
 peak stays exact), so the curve's size does not grow with the tree."""
 
-OUTCOME_COLOURS = {
-    "completed": "#2da44e",
-    "error": "#cf222e",
-    "aborted": "#f58518",
-    "max-tokens": "#b279a2",
-    "blocked": "#8250df",
-    "interrupted": "#bf8700",
-    "other": "#6e7781",
-    "open": "#e3b341",
-    "no-turns": "#afb8c1",
-    "unreadable": "#82071e",
-}
-"""The colour of each outcome (``frames.outcome.OUTCOMES``) in every timeline."""
+OUTCOME_COLOURS = palette.OUTCOME_COLOURS
+"""The colour of each outcome (``frames.outcome.OUTCOMES``) in every timeline: ``views.palette``'s."""
 
 TIMELINE_CSS = (
     ".tl{margin:8px 0 18px;min-width:0}"
@@ -92,7 +82,7 @@ def default_label(row: dict[str, Any]) -> str:
 
 
 def _colour(outcome: str | None) -> str:
-    return OUTCOME_COLOURS.get(outcome or "", "#6e7781")
+    return palette.outcome_colour(outcome)
 
 
 def _curve_path(curve: pl.DataFrame, start: int, span: int, peak: int, height: int) -> str:
@@ -265,9 +255,9 @@ def timeline_html(
         )
         parts.append(
             f'<div class="tl-lanes"><svg viewBox="0 0 1000 {height:.0f}" preserveAspectRatio="none" '
-            f'style="height:{height:.0f}px" role="img" aria-label="{drawn.height} sessions packed in {count} '
-            f'lanes">{shapes}</svg></div>'
-            f'<p class="tl-note">{drawn.height:,} sessions packed in {count:,} lane{"s" if count != 1 else ""} '
+            f'style="height:{height:.0f}px" role="img" aria-label="{plural(drawn.height, "session")} packed in '
+            f'{plural(count, "lane")}">{shapes}</svg></div>'
+            f'<p class="tl-note">{plural(drawn.height, "session")} packed in {plural(count, "lane")} '
             "(one bar each, coloured by outcome; the tables name them).</p>"
         )
     if drawn.height < spanned.height:

@@ -8,14 +8,14 @@
   var DIAG_PAGE = 50;
   var EXPAND_LIMIT = 300;
   var RESULT_LIMIT = 50;
-  // Charts: switch a chart between its linear and its log-scale image.
+  // Charts: switch a chart between its linear and its log-scale drawing.
   document.addEventListener("click", function (event) {
     var b = event.target;
     if (!(b instanceof HTMLElement) || !b.classList.contains("scale")) { return; }
     var fig = b.closest("figure");
     var log = b.dataset.scale === "log";
-    fig.querySelector("img.view-linear").hidden = log;
-    fig.querySelector("img.view-log").hidden = !log;
+    fig.querySelector(".view-linear").hidden = log;
+    fig.querySelector(".view-log").hidden = !log;
     var all = fig.querySelectorAll("button.scale");
     for (var i = 0; i < all.length; i++) { all[i].setAttribute("aria-pressed", all[i] === b ? "true" : "false"); }
   });
@@ -91,7 +91,7 @@
     tog.type = "button";
     if (list.length) {
       tog.setAttribute("aria-expanded", "false");
-      tog.setAttribute("aria-label", "expand " + list.length + " children");
+      tog.setAttribute("aria-label", "expand " + list.length + (list.length === 1 ? " child" : " children"));
       tog.addEventListener("click", function () { toggle(li); });
     } else {
       tog.classList.add("leaf");

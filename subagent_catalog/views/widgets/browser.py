@@ -38,6 +38,7 @@ from subagent_catalog.errors import CatalogError, SubagentCatalogError
 from subagent_catalog.frames.display import escape, listing_error_html
 from subagent_catalog.read.jsvalue import parse_json
 from subagent_catalog.store.source import Source, source_corpus
+from subagent_catalog.views import palette
 from subagent_catalog.views.widgets.run_facts import RunNames, facts_text, lead_html, run_facts_html, timeline_payload
 from subagent_catalog.views.widgets.session_detail import (
     ROLES,
@@ -89,7 +90,7 @@ class CatalogBrowser(anywidget.AnyWidget):
     """
 
     _esm = (STATIC / "browser.js").read_text(encoding="utf-8")
-    _css = (STATIC / "browser.css").read_text(encoding="utf-8")
+    _css = (STATIC / "browser.css").read_text(encoding="utf-8") + palette.outcome_css(".sc-browser .sc-o-{outcome}")
 
     search = traitlets.Unicode("", help="case-insensitive substring of session id or label").tag(sync=True)
     outcome = traitlets.Unicode(

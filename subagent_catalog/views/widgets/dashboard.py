@@ -32,8 +32,9 @@ from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape, listing_error_html
-from subagent_catalog.frames.units import calendar_day
+from subagent_catalog.frames.units import calendar_day, plural
 from subagent_catalog.store.source import Source, source_corpus
+from subagent_catalog.views import palette
 from subagent_catalog.views.widgets.dashboard_table import affected_table_html
 from subagent_catalog.views.widgets.run_facts import FAILED_OUTCOMES
 from subagent_catalog.views.widgets.session_tree import known_cost_column as _known
@@ -338,7 +339,7 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
             what = f"{counted.height:,} session files (the listing fails, so there are no catalog rows)"
         else:
             what = {
-                "all": f"all {counted.height:,} sessions (listed subagents as the catalog lists them, "
+                "all": f"all {plural(counted.height, 'session')} (listed subagents as the catalog lists them, "
                 f"{self._semantics} semantics)",
                 "subagents": f"{counted.height:,} listed subagents ({self._semantics} semantics)",
                 "roots": f"{counted.height:,} roots (sessions without a parentSession)",
@@ -430,7 +431,12 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         diagnostic = (value not in HEALTHY and self.selected_dimension in ("reason_cause", "reason", "cause")) or (
             self.selected_dimension == "outcome" and value in FAILED_OUTCOMES
         )
-        colour = "#f58518" if diagnostic else "#4c78a8"
+        if self.selected_dimension == "outcome":
+            colour = palette.outcome_colour(value)
+        elif self.selected_dimension == "reason":
+            colour = palette.LISTING_COLOURS.get(value, palette.GREY)
+        else:
+            colour = palette.OKABE_ITO["orange" if diagnostic else "blue"]
         share = f"{100 * count / total:.1f} %" if total else "—"
         track = widgets.HTML(
             '<div style="width:100%;height:18px;background:#f6f8fa;border-radius:2px">'
@@ -440,7 +446,7 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         )
         button = widgets.Button(
             description=f"{count:,} · {share}",
-            tooltip=f"{value}: {count} sessions, {share} of {total} (click to list them)",
+            tooltip=f"{value}: {plural(count, 'session')}, {share} of {total:,} (click to list them)",
             button_style="warning" if diagnostic else "",
             layout=widgets.Layout(width="auto", height="24px", min_width="96px", flex="0 0 auto"),
         )

@@ -15,9 +15,11 @@ import polars as pl
 from subagent_catalog.analysis.run_names import name_from_events, run_names
 from subagent_catalog.analysis.runs import session_table
 from subagent_catalog.analysis.timeline import concurrency, tree_timeline
+from subagent_catalog.frames import units
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.units import context_text, time_split
 from subagent_catalog.store.source import Source
+from subagent_catalog.views import palette
 
 FAILED_OUTCOMES = ("error", "aborted", "max-tokens", "blocked", "interrupted", "open", "unreadable")
 """The ``outcome`` values of a run that did not complete (``open``: killed, crashed or still running)."""
@@ -25,19 +27,8 @@ FAILED_OUTCOMES = ("error", "aborted", "max-tokens", "blocked", "interrupted", "
 FAILED_CHOICE = "failed (any)"
 """The outcome filter's choice that matches every ``FAILED_OUTCOMES`` value."""
 
-OUTCOME_COLOURS = {
-    "completed": "#2e7d32",
-    "error": "#c62828",
-    "aborted": "#ef6c00",
-    "max-tokens": "#ad1457",
-    "blocked": "#6a1b9a",
-    "interrupted": "#8d6e00",
-    "open": "#1565c0",
-    "unreadable": "#5d4037",
-    "no-turns": "#9e9e9e",
-    "other": "#616161",
-}
-"""A colour per outcome (badges and timeline bars; an outcome not here is drawn grey)."""
+OUTCOME_COLOURS = palette.OUTCOME_COLOURS
+"""A colour per outcome (badges and timeline bars; an outcome not here is drawn grey): ``views.palette``'s."""
 
 
 def human_ms(ms: int | float | None) -> str:
@@ -62,37 +53,30 @@ def human_ms(ms: int | float | None) -> str:
 
 
 def human_count(value: int | None) -> str:
-    """A count for reading: ``950``, ``12.3k``, ``4.1M`` (``—`` when unknown).
+    """A count for reading: ``950``, ``12.3 k``, ``4.1 M``, ``1.31 B`` (``—`` when unknown).
 
     Examples:
-        >>> [human_count(v) for v in (None, 950, 12_345, 4_100_000)]
-        ['—', '950', '12.3k', '4.1M']
+        >>> [human_count(v) for v in (None, 950, 12_345, 4_100_000, 1_310_000_000)]
+        ['—', '950', '12.3 k', '4.1 M', '1.31 B']
     """
     if value is None:
         return "—"
-    if value < 1_000:
-        return str(value)
-    if value < 1_000_000:
-        return f"{value / 1000:.1f}k"
-    return f"{value / 1_000_000:.1f}M"
+    return units.human_count(value)
 
 
 def human_cost(cost: float | None) -> str | None:
     """A cost in USD for reading (``None`` when unknown: an unpriced model, no usage).
 
+    Cents from $1; below, two significant digits (``frames.units.human_cost``), so a tiny cost
+    keeps its figure and costs side by side read alike.
+
     Examples:
-        >>> [human_cost(v) for v in (None, 0.0, 0.00042, 0.0123, 12.5)]
-        [None, '$0', '$0.00042', '$0.012', '$12.50']
+        >>> [human_cost(v) for v in (None, 0.0, 0.00055, 0.004, 0.0123, 12.5)]
+        [None, '$0', '$0.00055', '$0.0040', '$0.012', '$12.50']
     """
     if cost is None or math.isnan(cost):
         return None
-    if cost == 0:
-        return "$0"
-    if cost < 0.001:
-        return f"${cost:.5f}"
-    if cost < 1:
-        return f"${cost:.3f}"
-    return f"${cost:,.2f}"
+    return units.human_cost(cost, significant=2)
 
 
 def cost_text(row: dict[str, Any]) -> str | None:
@@ -119,13 +103,13 @@ def facts_text(row: dict[str, Any]) -> str:
     Examples:
         >>> facts_text({"run_wall_ms": 92_000, "active_ms": 92_000, "tokens": 12_345, "cost_usd": 0.0123,
         ...             "tool_results_failed": 2})
-        '1 min 32 s · $0.012 · 12.3k tok · 2 tools failed'
+        '1 min 32 s · $0.012 · 12.3 k tok · 2 tools failed'
         >>> facts_text({"run_wall_ms": 8_245, "active_ms": 245, "tokens": None, "cost_usd": None})
         '245 ms active of 8.2 s'
         >>> facts_text({"run_wall_ms": None, "tokens": None, "cost_usd": 0.0, "tool_results_failed": 0})
         ''
         >>> facts_text({"run_wall_ms": 10, "tokens": 2_000, "cost_usd": None, "cost_usd_known": 0.5})
-        '10 ms · ≥ $0.500 · 2.0k tok'
+        '10 ms · ≥ $0.50 · 2,000 tok'
     """
     parts: list[str] = []
     wall, active = row.get("run_wall_ms"), row.get("active_ms")
@@ -278,7 +262,7 @@ def timeline_payload(source: Source, session_id: str, keys: dict[int, int]) -> d
         "rows": drawn,
         "no_span": children.height - spans.height,
         "outcomes": outcomes,
-        "colours": {o: OUTCOME_COLOURS.get(o, "#616161") for o in outcomes},
+        "colours": {o: palette.outcome_colour(o) for o in outcomes},
         "curve": [[time - t0, running] for time, running in curve.iter_rows()],
         "peak": max([0, *curve["running"].to_list()]),
     }

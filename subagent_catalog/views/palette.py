@@ -1,0 +1,90 @@
+"""One colour per outcome for every view: the report, ``show`` pages, the browser and the dashboard.
+
+The colours are Okabe and Ito's colour-blind-safe set (``Color Universal
+Design``), so an outcome looks the same in every view and stays apart from
+the others under the common colour-vision deficiencies. Pure data and three
+tiny functions: no view keeps colours of its own. Each view draws its legend
+(the report's outcome key and chart legends, the timelines', the browser's).
+"""
+
+from __future__ import annotations
+
+OKABE_ITO = {
+    "black": "#000000",
+    "orange": "#E69F00",
+    "sky-blue": "#56B4E9",
+    "bluish-green": "#009E73",
+    "yellow": "#F0E442",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "reddish-purple": "#CC79A7",
+}
+"""Okabe and Ito's eight colours, by their own names."""
+
+GREY = "#999999"
+"""The colour of an outcome or category the palette does not name."""
+
+OUTCOME_COLOURS = {
+    "completed": OKABE_ITO["bluish-green"],
+    "error": OKABE_ITO["vermillion"],
+    "aborted": OKABE_ITO["orange"],
+    "open": OKABE_ITO["sky-blue"],
+    "max-tokens": OKABE_ITO["reddish-purple"],
+    "blocked": OKABE_ITO["blue"],
+    "interrupted": OKABE_ITO["yellow"],
+    "unreadable": OKABE_ITO["black"],
+    "no-turns": "#CCCCCC",
+    "other": GREY,
+}
+"""The colour of each run outcome (``frames.outcome.OUTCOMES``) in every view."""
+
+LISTING_COLOURS = {
+    "child": OKABE_ITO["blue"],
+    "corrupt": OKABE_ITO["vermillion"],
+    "unavailable": OKABE_ITO["orange"],
+    "unsupported": OKABE_ITO["reddish-purple"],
+    "omitted": GREY,
+}
+"""The colour of each listing row's outcome: a listed child, or a diagnostic's reason."""
+
+STATUS_COLOURS = {
+    "valid": OKABE_ITO["blue"],
+    "malformed": OKABE_ITO["vermillion"],
+    "unknown-version": OKABE_ITO["reddish-purple"],
+}
+"""The colour of each descriptor status."""
+
+_LIGHT = {OKABE_ITO["yellow"], OKABE_ITO["sky-blue"], OKABE_ITO["orange"], "#CCCCCC", GREY}
+
+
+def outcome_colour(outcome: str | None) -> str:
+    """The fill of a run outcome; grey for an outcome the palette does not name (or none).
+
+    Examples:
+        >>> outcome_colour("error"), outcome_colour("open"), outcome_colour("no-such")
+        ('#D55E00', '#56B4E9', '#999999')
+    """
+    return OUTCOME_COLOURS.get(outcome or "", GREY)
+
+
+def ink(fill: str) -> str:
+    """The text colour that reads on ``fill``: near-black on the light colours, white on the dark.
+
+    Examples:
+        >>> ink("#F0E442"), ink("#D55E00")
+        ('#1f2328', '#ffffff')
+    """
+    return "#1f2328" if fill.upper() in _LIGHT else "#ffffff"
+
+
+def outcome_css(selector: str = ".o-{outcome}") -> str:
+    """CSS rules colouring a badge per outcome, for a page's ``<style>`` (``{outcome}`` is filled in).
+
+    Examples:
+        >>> outcome_css(".sc-o-{outcome}").split("}")[0]
+        '.sc-o-completed{background:#009E73;color:#ffffff'
+    """
+    return "".join(
+        f"{selector.format(outcome=name)}{{background:{fill};color:{ink(fill)}}}"
+        for name, fill in OUTCOME_COLOURS.items()
+    )

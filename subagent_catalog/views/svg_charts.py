@@ -1,0 +1,408 @@
+"""Bar charts drawn as inline SVG straight from counts: no chart library, no JavaScript engine.
+
+Every chart is a stacked bar chart of counts by (category, colour) with
+totals on the bars, an integer count axis, axis titles, a legend and a
+``<title>`` tooltip on every bar; the log view puts one bar per colour side by
+side on a log count axis. A time chart places its bins on a continuous time
+axis and merges bins that would share a pixel column, so the drawing's size is
+bounded by its width, not by the corpus. Every text is escaped here.
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from html import escape
+
+from subagent_catalog.views.palette import GREY
+
+PLOT_WIDTH = 430
+"""The plot area's width in SVG units (the chart scales down to its box)."""
+
+PLOT_HEIGHT = 220
+"""The plot area's height of a vertical chart."""
+
+BAND = 22
+"""The height of one category's band in a horizontal chart."""
+
+FONT = 11
+CHAR = 6.4
+"""The width of one column of 11 px text, for laying out labels (wide characters count two)."""
+
+INK, MUTED, GRID = "#1f2328", "#57606a", "#eeeeee"
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_ONE_MS = timedelta(milliseconds=1)
+
+
+def _rect(x: float, y: float, width: float, height: float, fill: str, tip: str) -> str:
+    """One bar, its tooltip inside."""
+    return f'<rect x="{x:.1f}" y="{y:.1f}" width="{width:.1f}" height="{height:.1f}" fill="{fill}">{tip}</rect>'
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What a chart draws: counts by (category, colour), the categories' order and the colours' fills."""
+
+    categories: list[str]
+    series: list[str]
+    counts: dict[tuple[str, str], int]
+    colours: dict[str, str]
+    category_title: str
+
+
+def columns(text: str) -> int:
+    """The columns ``text`` takes (wide and astral characters take two).
+
+    Examples:
+        >>> columns("ab"), columns("中"), columns("😀")
+        (2, 2, 2)
+    """
+    return sum(2 if char > "\uffff" or unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
+
+
+def nice_ticks(largest: float, *, count: int = 5) -> list[int]:
+    """Integer ticks from 0 past ``largest``, about ``count`` of them, at a step of 1, 2 or 5 times a power of ten.
+
+    Examples:
+        >>> nice_ticks(7)
+        [0, 2, 4, 6, 8]
+        >>> nice_ticks(1)
+        [0, 1]
+        >>> nice_ticks(1234)
+        [0, 500, 1000, 1500]
+    """
+    if largest <= 1:
+        return [0, 1]
+    raw = largest / count
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    step = max(1, int(step))
+    top = math.ceil(largest / step) * step
+    return list(range(0, top + 1, step))
+
+
+def log_ticks(largest: int) -> list[int]:
+    """Tick values for a log count axis: 1, 2, 5, 10, 20, 50, … up to the first past ``largest``.
+
+    Examples:
+        >>> log_ticks(130)
+        [1, 2, 5, 10, 20, 50, 100, 200]
+    """
+    ticks: list[int] = []
+    step = 1
+    while not ticks or ticks[-1] < largest:
+        ticks.extend(step * m for m in (1, 2, 5))
+        step *= 10
+    return [t for i, t in enumerate(ticks) if i == 0 or ticks[i - 1] < largest]
+
+
+class _Scale:
+    """Counts to a length along the count axis (linear from 0, or log from 0.7)."""
+
+    def __init__(self, ticks: list[int], length: float, *, log: bool) -> None:
+        self.log, self.length = log, length
+        self.low = math.log10(0.7) if log else 0.0
+        self.high = math.log10(ticks[-1]) if log else float(ticks[-1])
+
+    def __call__(self, value: float) -> float:
+        v = math.log10(max(value, 0.7)) if self.log else value
+        return max(0.0, (v - self.low) / (self.high - self.low) * self.length)
+
+
+def _text(
+    x: float, y: float, text: str, *, anchor: str = "start", size: int = FONT, fill: str = INK, extra: str = ""
+) -> str:
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" fill="{fill}" text-anchor="{anchor}"{extra}>'
+        f"{escape(text)}</text>"
+    )
+
+
+def _legend(series: list[str], colours: dict[str, str], top: float, width: float) -> tuple[list[str], float]:
+    """A legend's items laid out in rows under the plot; returns them and the height they take."""
+    parts: list[str] = []
+    x, y = 0.0, top
+    for name in series:
+        item = 16 + columns(name) * CHAR + 14
+        if x and x + item > width:
+            x, y = 0.0, y + 16
+        parts.append(
+            f'<rect class="key" x="{x:.1f}" y="{y:.1f}" width="10" height="10" fill="{colours.get(name, GREY)}"/>'
+            + _text(x + 14, y + 9, name)
+        )
+        x += item
+    return parts, y + 16 - top
+
+
+def _svg(width: float, height: float, body: list[str], label: str) -> str:
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" width="{width:.0f}" '
+        f'height="{height:.0f}" role="img" aria-label="{escape(label)}" font-family="system-ui, sans-serif">'
+        + "".join(body)
+        + "</svg>"
+    )
+
+
+def _tip(category_title: str, category: str, colour_title: str, name: str, count: int) -> str:
+    return f"<title>{escape(f'{category_title}: {category} · {colour_title}: {name} · count: {count:,}')}</title>"
+
+
+def bar_chart(data: Counts, *, horizontal: bool, colour_title: str, log: bool = False, label: str = "chart") -> str:
+    """A bar chart of ``data`` as SVG markup: stacked with totals, or (``log``) one labelled bar per colour.
+
+    Examples:
+        >>> data = Counts(["a", "b"], ["ok"], {("a", "ok"): 3, ("b", "ok"): 1}, {"ok": "#0072B2"}, "kind")
+        >>> svg = bar_chart(data, horizontal=True, colour_title="outcome")
+        >>> svg.count("<rect"), "kind: a · outcome: ok · count: 3" in svg
+        (3, True)
+    """
+    totals = {c: sum(data.counts.get((c, s), 0) for s in data.series) for c in data.categories}
+    largest = max([data.counts[k] for k in data.counts] if log else list(totals.values()), default=1)
+    ticks = log_ticks(largest) if log else nice_ticks(largest)
+    lanes = len(data.series) if log else 1
+    label_width = max([columns(c) for c in data.categories] + [columns(data.category_title) // 2]) * CHAR
+    body: list[str] = []
+    if horizontal:
+        band = BAND * (2 if log and lanes > 1 else 1)
+        left, top = label_width + 26, 8.0
+        height = band * len(data.categories)
+        scale = _Scale(ticks, PLOT_WIDTH, log=log)
+        for t in ticks:
+            x = left + scale(t)
+            body.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{top + height:.1f}" stroke="{GRID}"/>')
+            body.append(_text(x, top + height + 13, f"{t:,}", anchor="middle", fill=MUTED))
+        for i, category in enumerate(data.categories):
+            y = top + i * band
+            body.append(_text(left - 5, y + band / 2 + 4, category, anchor="end"))
+            x, lane_height = left, (band - 6) / lanes
+            for j, name in enumerate(data.series):
+                count = data.counts.get((category, name), 0)
+                if not count:
+                    continue
+                tip = _tip(data.category_title, category, colour_title, name, count)
+                fill = data.colours.get(name, GREY)
+                if log:
+                    w, ly = scale(count), y + 3 + j * lane_height
+                    body.append(_rect(left, ly, w, lane_height, fill, tip))
+                    body.append(_text(left + w + 3, ly + lane_height / 2 + 3, f"{count:,}", size=9, fill=MUTED))
+                else:
+                    w = scale(count)
+                    body.append(_rect(x, y + 3, w, band - 6, fill, tip))
+                    x += w
+            if not log:
+                body.append(_text(x + 3, y + band / 2 + 4, f"{totals[category]:,}", size=10, fill=MUTED))
+        body.append(_text(left + PLOT_WIDTH / 2, top + height + 28, "count (log)" if log else "count", anchor="middle"))
+        body.append(
+            _text(
+                12,
+                top + height / 2,
+                data.category_title,
+                anchor="middle",
+                extra=f' transform="rotate(-90 12 {top + height / 2:.1f})"',
+            )
+        )
+        width = left + PLOT_WIDTH + 40
+        legend, legend_height = _legend(data.series, data.colours, top + height + 40, width)
+        body += legend
+        return _svg(width, top + height + 40 + legend_height, body, label)
+    slot = PLOT_WIDTH / max(1, len(data.categories))
+    bar = min(slot * 0.8, 60)
+    slanted = max((columns(c) for c in data.categories), default=0) * CHAR > slot
+    reach = columns(data.categories[0]) * CHAR * 0.77 - slot / 2 if slanted and data.categories else 0
+    left, top = max(48.0, reach + 8), 14.0
+    scale = _Scale(ticks, PLOT_HEIGHT, log=log)
+    for t in ticks:
+        y = top + PLOT_HEIGHT - scale(t)
+        body.append(f'<line x1="{left}" x2="{left + PLOT_WIDTH}" y1="{y:.1f}" y2="{y:.1f}" stroke="{GRID}"/>')
+        body.append(_text(left - 4, y + 4, f"{t:,}", anchor="end", fill=MUTED))
+    for i, category in enumerate(data.categories):
+        mid = left + (i + 0.5) * slot
+        if slanted:
+            body.append(
+                _text(
+                    mid,
+                    top + PLOT_HEIGHT + 12,
+                    category,
+                    anchor="end",
+                    extra=f' transform="rotate(-40 {mid:.1f} {top + PLOT_HEIGHT + 12:.1f})"',
+                )
+            )
+        else:
+            body.append(_text(mid, top + PLOT_HEIGHT + 14, category, anchor="middle"))
+        y = top + PLOT_HEIGHT
+        lane = bar / lanes
+        for j, name in enumerate(data.series):
+            count = data.counts.get((category, name), 0)
+            if not count:
+                continue
+            tip = _tip(data.category_title, category, colour_title, name, count)
+            fill = data.colours.get(name, GREY)
+            h = scale(count)
+            if log:
+                x = mid - bar / 2 + j * lane
+                body.append(_rect(x, top + PLOT_HEIGHT - h, lane, h, fill, tip))
+                body.append(
+                    _text(x + lane / 2, top + PLOT_HEIGHT - h - 2, f"{count:,}", anchor="middle", size=9, fill=MUTED)
+                )
+            else:
+                y -= h
+                body.append(_rect(mid - bar / 2, y, bar, h, fill, tip))
+        if not log:
+            body.append(_text(mid, y - 3, f"{totals[category]:,}", anchor="middle", size=10, fill=MUTED))
+    under = top + PLOT_HEIGHT + (max(columns(c) for c in data.categories) * CHAR * 0.65 + 18 if slanted else 20)
+    body.append(_text(left + PLOT_WIDTH / 2, under + 10, data.category_title, anchor="middle"))
+    body.append(
+        _text(
+            12,
+            top + PLOT_HEIGHT / 2,
+            "count (log)" if log else "count",
+            anchor="middle",
+            extra=f' transform="rotate(-90 12 {top + PLOT_HEIGHT / 2:.1f})"',
+        )
+    )
+    width = left + PLOT_WIDTH + 10
+    legend, legend_height = _legend(data.series, data.colours, under + 24, width)
+    body += legend
+    return _svg(width, under + 24 + legend_height, body, label)
+
+
+_HOUR, _DAY = 3_600_000, 86_400_000
+_STEPS = [_HOUR * h for h in (1, 3, 6, 12)] + [_DAY * d for d in (1, 2, 7, 14, 30, 91, 182)]
+
+
+def time_ticks(first: int, last: int, *, least: int = _HOUR, most: int = 7) -> list[tuple[int, str]]:
+    """Ticks on whole hours, days or years between ``first`` and ``last`` (ms), at most ``most``, labelled.
+
+    The step is at least ``least`` (the chart's bin width), so day bins get no hour ticks.
+
+    Examples:
+        >>> [name for _, name in time_ticks(0, 3 * 86_400_000, least=86_400_000)]
+        ['Jan 01', 'Jan 02', 'Jan 03', 'Jan 04']
+        >>> [name for _, name in time_ticks(0, 40 * 365 * 86_400_000)][:3]
+        ['1970', '1980', '1990']
+    """
+    span = max(1, last - first)
+    step = next((s for s in _STEPS if s >= least and span / s <= most - 1), None)
+    if step is None:
+        low, high = (_EPOCH + timedelta(milliseconds=first)).year, (_EPOCH + timedelta(milliseconds=last)).year
+        every = next(n for n in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000) if (high - low) / n <= most - 1)
+        years = range(-(-low // every) * every, high + 1, every)
+        return [(int((datetime(y, 1, 1, tzinfo=UTC) - _EPOCH) / _ONE_MS), f"{y:04d}") for y in years if y >= 1]
+    shape = "%b %d %H:00" if step < _DAY else "%Y-%m-%d" if span > 366 * _DAY else "%b %d"
+    start = -(-first // step) * step
+    return [(ms, (_EPOCH + timedelta(milliseconds=ms)).strftime(shape)) for ms in range(start, last + 1, step)]
+
+
+def _bin_name(ms: int, bin_ms: int) -> str:
+    moment = _EPOCH + timedelta(milliseconds=ms)
+    return moment.strftime("%Y-%m-%d %H:00" if bin_ms < 86_400_000 else "%Y-%m-%d")
+
+
+def time_chart(
+    bins: Sequence[tuple[int, str, int]],
+    *,
+    bin_ms: int,
+    colours: dict[str, str],
+    series: list[str],
+    category_title: str,
+    colour_title: str,
+    log: bool = False,
+    label: str = "chart",
+) -> str:
+    """Counts by (bin start in ms, colour) as stacked bars (or, ``log``, lines) on a time axis, as SVG.
+
+    Bins that fall in one pixel column are drawn as one bar (its tooltip says
+    how many bins it holds), so the drawing stays bounded for any span.
+
+    Examples:
+        >>> svg = time_chart([(0, "ok", 2), (3_600_000, "ok", 1)], bin_ms=3_600_000, colours={"ok": "#0072B2"},
+        ...                  series=["ok"], category_title="created", colour_title="outcome")
+        >>> svg.count("<rect"), "Jan 01 01:00" in svg
+        (3, True)
+    """
+    first = min(b[0] for b in bins)
+    last = max(b[0] for b in bins) + bin_ms
+    span = max(last - first, bin_ms)
+    columns_: dict[int, dict[str, int]] = {}
+    starts: dict[int, tuple[int, int]] = {}
+    for start, name, count in bins:
+        column = min(PLOT_WIDTH - 1, int((start - first) / span * PLOT_WIDTH))
+        columns_.setdefault(column, {})
+        columns_[column][name] = columns_[column].get(name, 0) + count
+        low, high = starts.get(column, (start, start))
+        starts[column] = (min(low, start), max(high, start))
+    per_column = max(1.0, bin_ms / span * PLOT_WIDTH)
+    if log:
+        largest = max(n for counts in columns_.values() for n in counts.values())
+        ticks = log_ticks(largest)
+    else:
+        ticks = nice_ticks(max(sum(counts.values()) for counts in columns_.values()))
+    left, top = 72.0, 10.0
+    scale = _Scale(ticks, PLOT_HEIGHT, log=log)
+    body: list[str] = []
+    for t in ticks:
+        y = top + PLOT_HEIGHT - scale(t)
+        body.append(f'<line x1="{left}" x2="{left + PLOT_WIDTH}" y1="{y:.1f}" y2="{y:.1f}" stroke="{GRID}"/>')
+        body.append(_text(left - 4, y + 4, f"{t:,}", anchor="end", fill=MUTED))
+    for ms, name in time_ticks(first, last, least=min(bin_ms, _DAY)):
+        x = left + (ms - first) / span * PLOT_WIDTH
+        body.append(
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top + PLOT_HEIGHT}" y2="{top + PLOT_HEIGHT + 4}" stroke="{MUTED}"/>'
+        )
+        body.append(
+            _text(
+                x,
+                top + PLOT_HEIGHT + 14,
+                name,
+                anchor="end",
+                extra=f' transform="rotate(-40 {x:.1f} {top + PLOT_HEIGHT + 14:.1f})"',
+            )
+        )
+    lines: dict[str, list[str]] = {name: [] for name in series}
+    for column in sorted(columns_):
+        counts = columns_[column]
+        low, high = starts[column]
+        when = _bin_name(low, bin_ms) if low == high else f"{_bin_name(low, bin_ms)} – {_bin_name(high, bin_ms)}"
+        x = left + column
+        y = top + PLOT_HEIGHT
+        for name in series:
+            count = counts.get(name, 0)
+            if not count:
+                continue
+            tip = _tip(category_title, when, colour_title, name, count)
+            h = scale(count)
+            if log:
+                lines[name].append(f"{x + per_column / 2:.1f},{top + PLOT_HEIGHT - h:.1f}")
+                body.append(
+                    f'<circle cx="{x + per_column / 2:.1f}" cy="{top + PLOT_HEIGHT - h:.1f}" r="2.5" '
+                    f'fill="{colours.get(name, GREY)}">{tip}</circle>'
+                )
+            else:
+                y -= h
+                body.append(_rect(x, y, per_column, h, colours.get(name, GREY), tip))
+    for name, points in lines.items():
+        if len(points) > 1:
+            body.insert(
+                0,
+                f'<polyline points="{" ".join(points)}" fill="none" stroke="{colours.get(name, GREY)}" '
+                'stroke-width="1.5"/>',
+            )
+    under = top + PLOT_HEIGHT + 62
+    body.append(_text(left + PLOT_WIDTH / 2, under, category_title, anchor="middle"))
+    body.append(
+        _text(
+            12,
+            top + PLOT_HEIGHT / 2,
+            "count (log)" if log else "count",
+            anchor="middle",
+            extra=f' transform="rotate(-90 12 {top + PLOT_HEIGHT / 2:.1f})"',
+        )
+    )
+    width = left + PLOT_WIDTH + 10
+    legend, legend_height = _legend(series, colours, under + 10, width)
+    body += legend
+    return _svg(width, under + 10 + legend_height, body, label)

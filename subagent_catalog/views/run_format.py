@@ -172,18 +172,14 @@ def runs_lines(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
     return lines
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
-
-
 def group_cost(row: dict[str, Any]) -> str:
     """What an error group's runs cost: exact, a lower bound beside the runs of unknown cost, or ``–``.
 
     Examples:
         >>> group_cost({"cost_usd_known": 0.5, "cost_unknown": 0})
-        '$0.5'
+        '$0.50'
         >>> group_cost({"cost_usd_known": 0.5, "cost_unknown": 2})
-        '≥ $0.5 (2 runs of unknown cost)'
+        '≥ $0.50 (2 runs of unknown cost)'
         >>> group_cost({"cost_usd_known": 0.0, "cost_unknown": 1})
         '– (1 run of unknown cost)'
     """
@@ -191,7 +187,7 @@ def group_cost(row: dict[str, Any]) -> str:
     if not unknown:
         return human_cost(row["cost_usd_known"])
     known = f"≥ {human_cost(row['cost_usd_known'])}" if row["cost_usd_known"] else "–"
-    return f"{known} ({_plural(unknown, 'run')} of unknown cost)"
+    return f"{known} ({plural(unknown, 'run')} of unknown cost)"
 
 
 def error_group_lines(runs: RunSummary, *, limit: int = ERROR_GROUP_LINES) -> list[str]:
@@ -202,8 +198,8 @@ def error_group_lines(runs: RunSummary, *, limit: int = ERROR_GROUP_LINES) -> li
         >>> from subagent_catalog.analysis.run_summary import run_summary
         >>> print("\\n".join(error_group_lines(run_summary(read_corpus("data/sample")), limit=2)))
         by error     7 groups of 7 failed runs (error code and message), most runs first
-              1 run   max-tokens  (rs-03, $0.000547)
-              1 run   parent  (rs-01, $0.000547)
+              1 run   max-tokens  (rs-03, $0.00055)
+              1 run   parent  (rs-01, $0.00055)
           … 5 more groups (subagent-catalog runs --table errors)
     """
     groups = runs.error_groups
@@ -211,18 +207,16 @@ def error_group_lines(runs: RunSummary, *, limit: int = ERROR_GROUP_LINES) -> li
         return []
     shown = groups if limit == 0 else groups.head(limit)
     lines = [
-        f"by error     {_plural(groups.height, 'group')} of {_plural(runs.failed, 'failed run')} "
+        f"by error     {plural(groups.height, 'group')} of {plural(runs.failed, 'failed run')} "
         "(error code and message), most runs first"
     ]
     for row in shown.iter_rows(named=True):
         what = " ".join(part for part in (row["code"], clip(row["message"] or "", 100)) if part)
         example = row["example_session_id"] or f"(no id) {row['example_path']}"
-        count = _plural(row["runs"], "run")
+        count = plural(row["runs"], "run")
         lines.append(f"  {count:>9}   {' '.join(what.split())}  ({clip(example, 60)}, {group_cost(row)})")
     if groups.height > shown.height:
-        lines.append(
-            f"  … {_plural(groups.height - shown.height, 'more group')} (subagent-catalog runs --table errors)"
-        )
+        lines.append(f"  … {plural(groups.height - shown.height, 'more group')} (subagent-catalog runs --table errors)")
     return lines
 
 
@@ -359,7 +353,7 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
         lines += ["None.", ""]
     if runs.error_groups.height:
         groups = runs.error_groups if limit == 0 else runs.error_groups.head(limit)
-        lines += [f"### Failed runs by error ({_plural(runs.error_groups.height, 'group')})", ""]
+        lines += [f"### Failed runs by error ({plural(runs.error_groups.height, 'group')})", ""]
         lines += _table(
             ["runs", "code", "message", "outcomes", "first seen", "last seen", "cost", "example"],
             [
@@ -377,7 +371,7 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
             ],
         )
         if runs.error_groups.height > groups.height:
-            lines += [f"… and {_plural(runs.error_groups.height - groups.height, 'more group')}.", ""]
+            lines += [f"… and {plural(runs.error_groups.height - groups.height, 'more group')}.", ""]
     lines += ["### Tokens and cost by model", ""]
     lines += _table(
         ["model", "steps", "input (billed)", "output", "cost"],

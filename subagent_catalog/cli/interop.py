@@ -147,6 +147,14 @@ def _headers(values: tuple[str, ...]) -> dict[str, str]:
     show_default=True,
     help="Seconds per request to --endpoint, all of it (connect, send, reply, retries).",
 )
+@click.option(
+    "--max-request-bytes",
+    type=click.IntRange(min=1024),
+    default=4 * 1024 * 1024,
+    show_default=True,
+    metavar="BYTES",
+    help="Split requests to --endpoint larger than this (a trace may go in several requests).",
+)
 @prices_option
 @translate_errors
 def otel(
@@ -162,6 +170,7 @@ def otel(
     conventions: str,
     max_text: int,
     timeout: float,
+    max_request_bytes: int,
     prices: str | None,
 ) -> None:
     """Export the runs as OpenTelemetry traces (OpenInference and GenAI conventions): a file or a collector.
@@ -201,7 +210,9 @@ def otel(
         prices=table,
     )
     if endpoint is not None:
-        stats = send_otlp(traces, endpoint, headers=header_map or None, timeout=timeout)
+        stats = send_otlp(
+            traces, endpoint, headers=header_map or None, timeout=timeout, max_request_bytes=max_request_bytes
+        )
         where = f"sent to {endpoint}"
     elif output is not None and is_stdout(output):
         from subagent_catalog.interop.otel import OtlpStats, request_batches

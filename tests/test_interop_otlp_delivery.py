@@ -111,7 +111,7 @@ def test_a_partial_failure_names_the_traces_that_did_not_get_through(tmp_path: P
     lost = {trace for trace, _, _ in refused}
     assert {trace for trace, name in traces.items() if name == "run-3"} <= lost and len(lost) < 6
     assert error.stats is not None and set(error.stats.failed) == lost
-    assert f"{len(lost)} of 6 traces did not get through: " in str(error) and "run-3 (trace " in str(error)
+    assert f"{len(lost)} of 6 traces did not get through: " in str(error) and "run-3" in str(error)
     assert "it answered 500 Refused" in str(error) and "hint:" in str(error)
     assert f"did not accept {len(spans) - len(accepted)} spans" in str(error)
     # every other trace was sent on after the failure, each span exactly once
@@ -135,7 +135,7 @@ def test_the_cli_names_the_failed_traces_and_exits_non_zero(tmp_path: Path) -> N
         args = ["otel", str(tmp_path / "root"), "--endpoint", server.url, "--max-request-bytes", "1024"]
         result = CliRunner().invoke(main, args)
     assert result.exit_code == 1, result.output
-    assert "1 of 3 traces did not get through: run-1 (trace " in result.output and "hint:" in result.output
+    assert "1 of 3 traces did not get through: run-1;" in result.output and "hint:" in result.output
     assert "run-0" not in result.output and "run-2" not in result.output
 
 
@@ -168,3 +168,78 @@ def test_the_deadline_holds_over_many_requests_to_a_stalled_collector(tmp_path: 
 def test_a_byte_budget_must_be_positive(budget: int) -> None:
     with pytest.raises(ValueError, match="max_request_bytes must be a positive number"):
         send_otlp([], "http://127.0.0.1:9", max_request_bytes=budget)
+
+
+# ----------------------------------------------------------------------------- --verify, without a Phoenix server
+
+
+class _SlowPhoenix:
+    """Phoenix's client as ``verify_phoenix`` uses it: each read finds ``per_round`` more spans of each trace."""
+
+    def __init__(self, stored: dict[str, int], per_round: int) -> None:
+        self.stored, self.per_round, self.reads = stored, per_round, 0
+        self.client = self
+        self.spans = self
+
+    def get_spans(self, *, project_identifier: str, trace_ids: list[str], limit: int, timeout: int) -> list[Any]:
+        self.reads += 1
+        out = []
+        for trace in trace_ids:
+            self.stored[trace] = self.stored.get(trace, 0) + self.per_round
+            out += [{"context": {"trace_id": trace, "span_id": f"{n:016x}"}} for n in range(self.stored[trace])]
+        return out[:limit]
+
+
+def _stats(counts: dict[str, int]) -> OtlpStats:
+    return OtlpStats(trace_spans=dict(counts), names={trace: f"run-{trace[-1]}" for trace in counts})
+
+
+def test_verify_reads_back_until_every_trace_is_stored() -> None:
+    from subagent_catalog.interop.phoenix import verify_phoenix
+
+    sent = {"a" * 32: 5, "b" * 32: 3}
+    server = _SlowPhoenix({}, per_round=2)
+    check = verify_phoenix(server, _stats(sent), project="p", deadline=60, pause=0.01)  # type: ignore[arg-type]
+    assert (check.sent, check.stored, check.short, check.traces) == (8, 8, {}, 2)
+    assert server.reads == 3  # 2, 4, 6 spans of the larger trace: the smaller one is not asked again once whole
+
+
+def test_verify_gives_up_at_its_deadline_and_names_what_is_short() -> None:
+    from subagent_catalog.interop.phoenix import verify_phoenix
+
+    sent = {"a" * 32: 5, "b" * 32: 1000}
+    started = time.monotonic()
+    check = verify_phoenix(_SlowPhoenix({}, 1), _stats(sent), project="p", deadline=0.5, pause=0.05)  # type: ignore[arg-type]
+    assert time.monotonic() - started < 10
+    assert set(check.short) == {"b" * 32} and check.short["b" * 32][1] == 1000 and check.stored < check.sent
+
+
+def test_verify_skips_the_traces_that_did_not_get_through() -> None:
+    from subagent_catalog.interop.phoenix import verify_phoenix
+
+    stats = _stats({"a" * 32: 2, "b" * 32: 2})
+    stats.failed["b" * 32] = "it answered 500"
+    check = verify_phoenix(_SlowPhoenix({}, 2), stats, project="p", deadline=5, pause=0.01)  # type: ignore[arg-type]
+    assert (check.sent, check.stored, check.traces) == (2, 2, 1)
+
+
+def test_verify_and_register_prices_need_an_endpoint(tmp_path: Path) -> None:
+    _long_session(tmp_path / "root", "s", 1)
+    for flag in ("--verify", "--register-prices"):
+        result = CliRunner().invoke(main, ["otel", str(tmp_path / "root"), "-o", str(tmp_path / "x.jsonl"), flag])
+        assert result.exit_code == 2 and "go with --endpoint" in result.output
+
+
+def test_verify_without_phoenix_client_is_one_line_with_a_hint_and_sends_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "phoenix.client", None)  # as if arize-phoenix-client were not installed
+    _long_session(tmp_path / "root", "s", 1)
+    with collector("ok") as server:
+        result = CliRunner().invoke(main, ["otel", str(tmp_path / "root"), "--endpoint", server.url, "--verify"])
+        received = len(server.received)
+    assert result.exit_code == 1 and received == 0
+    assert "need Phoenix's client, which is not installed" in result.output
+    assert "pip install 'subagent-catalog[interop]'" in result.output

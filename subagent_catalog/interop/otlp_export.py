@@ -129,14 +129,13 @@ class OtlpStats:
             self.trace_spans[trace] = self.trace_spans.get(trace, 0) + 1
 
     def label(self, trace: str) -> str:
-        """A trace as the messages name it: its root session and its trace id.
+        """A trace as the messages name it: its root session, else its trace id.
 
         Examples:
-            >>> stats = OtlpStats(names={"0" * 32: "run-1"}); stats.label("0" * 32)
-            'run-1 (trace 00000000000000000000000000000000)'
+            >>> stats = OtlpStats(names={"0" * 32: "run-1"}); stats.label("0" * 32), stats.label("1" * 32)
+            ('run-1', 'trace 11111111111111111111111111111111')
         """
-        name = self.names.get(trace)
-        return f"{name} (trace {trace})" if name else f"trace {trace}"
+        return self.names.get(trace) or f"trace {trace}"
 
 
 def request_batches(items: Spans, stats: OtlpStats) -> Iterator[list[ReadableSpan]]:
@@ -292,7 +291,7 @@ def send_otlp(
     headers: Mapping[str, str] | None = None,
     timeout: float = 10.0,
     max_request_bytes: int = MAX_REQUEST_BYTES,
-    present: Callable[[Sequence[str]], Iterable[str]] | None = None,
+    present: Callable[[Mapping[str, str]], Iterable[str]] | None = None,
 ) -> OtlpStats:
     """Send spans over OTLP/HTTP (protobuf) to ``endpoint`` only, each request within ``timeout`` seconds in all.
 
@@ -315,9 +314,10 @@ def send_otlp(
         timeout: seconds per request, all of it.
         max_request_bytes: the byte budget of a request (a single span larger
             than it is sent alone).
-        present: asked before each request with the trace ids (hex) it starts
-            sending, it returns those the receiver already holds
-            (``phoenix.phoenix_presence``); they are counted in ``stats.present``.
+        present: asked before each request with the traces it starts sending
+            (trace id -> its first span id, hex), it returns the trace ids the
+            receiver already holds (``phoenix.phoenix_presence``); they go in
+            ``stats.present``.
 
     Raises:
         EndpointError: the URL or a header is malformed (before anything is sent).
@@ -347,7 +347,11 @@ def send_otlp(
                 stats.failed.setdefault(trace, "not sent")
             continue
         if present is not None:
-            new = [trace for trace in _trace_ids(batch) if trace not in asked]
+            new: dict[str, str] = {}
+            for span in batch:
+                trace = _trace_id(span)
+                if trace not in asked and trace not in new:
+                    new[trace] = f"{span.context.span_id if span.context is not None else 0:016x}"
             asked.update(new)
             if new:
                 stats.present.update(present(new))

@@ -195,7 +195,7 @@ def _stats(counts: dict[str, int]) -> OtlpStats:
 
 
 def test_verify_reads_back_until_every_trace_is_stored() -> None:
-    from subagent_catalog.interop.phoenix import verify_phoenix
+    from subagent_catalog.interop.phoenix_check import verify_phoenix
 
     sent = {"a" * 32: 5, "b" * 32: 3}
     server = _SlowPhoenix({}, per_round=2)
@@ -205,7 +205,7 @@ def test_verify_reads_back_until_every_trace_is_stored() -> None:
 
 
 def test_verify_gives_up_at_its_deadline_and_names_what_is_short() -> None:
-    from subagent_catalog.interop.phoenix import verify_phoenix
+    from subagent_catalog.interop.phoenix_check import verify_phoenix
 
     sent = {"a" * 32: 5, "b" * 32: 1000}
     started = time.monotonic()
@@ -215,7 +215,7 @@ def test_verify_gives_up_at_its_deadline_and_names_what_is_short() -> None:
 
 
 def test_verify_skips_the_traces_that_did_not_get_through() -> None:
-    from subagent_catalog.interop.phoenix import verify_phoenix
+    from subagent_catalog.interop.phoenix_check import verify_phoenix
 
     stats = _stats({"a" * 32: 2, "b" * 32: 2})
     stats.failed["b" * 32] = "it answered 500"

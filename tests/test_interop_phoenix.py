@@ -37,7 +37,7 @@ import pytest
 from subagent_catalog import read_corpus
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.interop.otel import otlp_parts, otlp_traces, send_otlp, to_otlp
-from subagent_catalog.interop.phoenix import PRICE_RELOAD_S, phoenix_client, register_prices, verify_phoenix
+from subagent_catalog.interop.phoenix_check import PRICE_RELOAD_S, phoenix_client, register_prices, verify_phoenix
 from subagent_catalog.synth.writer import EventLog, header, write_session
 
 pytestmark = pytest.mark.interop

@@ -16,7 +16,7 @@ from subagent_catalog.views.text import csv_cells, json_terminal, terminal_frame
 if TYPE_CHECKING:
     from subagent_catalog.frames.corpus import Corpus
     from subagent_catalog.interop.otlp_export import OtlpStats
-    from subagent_catalog.interop.phoenix import Phoenix
+    from subagent_catalog.interop.phoenix_check import Phoenix
     from subagent_catalog.prices import PriceTable
     from subagent_catalog.store.archive import Archive
 
@@ -282,7 +282,7 @@ def _phoenix(
     if not (verify or register):
         return None
     from subagent_catalog.analysis.runs import usage_by_model
-    from subagent_catalog.interop.phoenix import PRICE_RELOAD_S, phoenix_client, phoenix_url, register_prices
+    from subagent_catalog.interop.phoenix_check import PRICE_RELOAD_S, phoenix_client, phoenix_url, register_prices
 
     phoenix = phoenix_client(phoenix_url(endpoint), headers=headers)
     if register:
@@ -296,14 +296,14 @@ def _phoenix(
 
 
 def _presence(phoenix: Phoenix, project: str) -> Callable[[Mapping[str, str]], set[str]]:
-    from subagent_catalog.interop.phoenix import phoenix_presence
+    from subagent_catalog.interop.phoenix_check import phoenix_presence
 
     return phoenix_presence(phoenix, project)
 
 
 def _verify(phoenix: Phoenix, stats: OtlpStats, *, project: str, deadline: float, quiet: bool) -> None:
     """Read the spans back; one line of stored vs sent, an error (exit 1) naming the traces still short."""
-    from subagent_catalog.interop.phoenix import PhoenixError, verify_phoenix
+    from subagent_catalog.interop.phoenix_check import PhoenixError, verify_phoenix
 
     traces = len(stats.trace_spans)
     present = len(stats.present)
@@ -318,7 +318,8 @@ def _verify(phoenix: Phoenix, stats: OtlpStats, *, project: str, deadline: float
         raise PhoenixError(
             f"{line}: {len(check.short)} traces short after {deadline:g} s: {shown}{more}",
             hint="Phoenix may still be ingesting: send again with --verify and a longer --verify-timeout "
-            "(the spans it holds are kept, none is stored twice)",
+            "(the spans it holds are kept, none is stored twice); or it already holds these span ids in "
+            "another project (it keeps the first copy of a span id)",
         )
     note(line, quiet=quiet)
 

@@ -316,7 +316,7 @@ def send_otlp(
             than it is sent alone).
         present: asked before each request with the traces it starts sending
             (trace id -> its first span id, hex), it returns the trace ids the
-            receiver already holds (``phoenix.phoenix_presence``); they go in
+            receiver already holds (``phoenix_check.phoenix_presence``); they go in
             ``stats.present``.
 
     Raises:

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from subagent_catalog.errors import SubagentCatalogError
-
-if TYPE_CHECKING:
-    from subagent_catalog.interop.otlp_export import OtlpStats
 
 SqlErrorReason = Literal[
     "syntax", "refused", "too-long", "encoding", "timeout", "memory", "result-too-large", "result-type", "query"
@@ -17,20 +14,6 @@ SqlErrorReason = Literal[
 
 class OtlpExportError(SubagentCatalogError):
     """Spans could not be sent to an OTLP endpoint (refused, unreachable, timed out, a malformed URL)."""
-
-
-class OtlpDeliveryError(OtlpExportError):
-    """Some traces did not get through: requests a collector refused, or that failed or passed their deadline.
-
-    Attributes:
-        stats: what was sent (an ``otlp_export.OtlpStats``): ``stats.failed``
-            maps each trace that did not get through (hex trace id) to why,
-            ``stats.names`` names its root session.
-    """
-
-    def __init__(self, message: str, *, hint: str | None = None, stats: OtlpStats | None = None) -> None:
-        super().__init__(message, hint=hint)
-        self.stats = stats
 
 
 class SqlError(SubagentCatalogError, ValueError):

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from opentelemetry.sdk.trace import ReadableSpan
 
-from subagent_catalog.interop.errors import OtlpDeliveryError, OtlpExportError
+from subagent_catalog.interop.errors import OtlpExportError
 from subagent_catalog.interop.otel_conventions import SPAN_KIND
 from subagent_catalog.interop.otlp_http import check_headers, deliver, parse_endpoint
 from subagent_catalog.interop.otlp_json import json_line
@@ -214,6 +214,19 @@ def _env_headers() -> dict[str, str]:
         if value:
             return dict(parse_env_headers(value, liberal=True))
     return {}
+
+
+class OtlpDeliveryError(OtlpExportError):
+    """Some traces did not get through: requests a collector refused, or that failed or passed their deadline.
+
+    Attributes:
+        stats: what was sent: ``stats.failed`` maps each trace that did not
+            get through (hex trace id) to why, ``stats.names`` names its root session.
+    """
+
+    def __init__(self, message: str, *, hint: str | None = None, stats: OtlpStats) -> None:
+        super().__init__(message, hint=hint)
+        self.stats = stats
 
 
 MAX_REQUEST_BYTES = 4 * 1024 * 1024

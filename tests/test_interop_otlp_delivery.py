@@ -159,8 +159,11 @@ def test_the_deadline_holds_over_many_requests_to_a_stalled_collector(tmp_path: 
         started = time.monotonic()
         error = _send(otlp_parts(corpus), server.url, timeout=0.5, max_request_bytes=1000)
         elapsed = time.monotonic() - started
+        connections = server.connections
     assert isinstance(error, OtlpDeliveryError) and "no complete reply within 0.5 s" in str(error)
-    assert elapsed < FAILURES_IN_A_ROW * 0.5 + 10  # three deadlines, then the rest is only named
+    assert connections == FAILURES_IN_A_ROW  # three requests, each ended at its deadline; the rest only named
+    assert error.stats is not None and len(error.stats.failed) == 8
+    assert elapsed < GIVE_UP_S / 2
 
 
 @pytest.mark.parametrize("budget", [0, -5])

@@ -238,6 +238,7 @@ def otel(
         max_text=max_text,
         prices=table,
     )
+    phoenix: Phoenix | None = None
     if endpoint is not None:
         phoenix = _phoenix(endpoint, header_map, source, table, verify=verify, register=register_prices, quiet=quiet)
         stats = send_otlp(

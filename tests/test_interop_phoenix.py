@@ -363,11 +363,11 @@ def test_registered_prices_give_phoenix_the_cost_our_table_gives(phoenix: str) -
     for row in usage.iter_rows(named=True):
         rate = prices.get(row["model"])
         if rate:
-            expected += (
-                row["input_tokens"] * rate["input"]
-                + row["cache_read_tokens"] * rate["cache_read"]
-                + row["cache_write_tokens"] * rate["cache_write"]
-                + row["output_tokens"] * rate["output"]
+            expected += (  # a count no sample carries is null: none of those tokens
+                (row["input_tokens"] or 0) * rate["input"]
+                + (row["cache_read_tokens"] or 0) * rate["cache_read"]
+                + (row["cache_write_tokens"] or 0) * rate["cache_write"]
+                + (row["output_tokens"] or 0) * rate["output"]
             ) / 1e6
     project = server.client.projects.get(project_name="priced")["id"]
     query = "query($id: ID!) { node(id: $id) { ... on Project { costSummary { total { cost } } } } }"

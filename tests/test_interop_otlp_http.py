@@ -60,7 +60,8 @@ def test_a_collector_that_drips_or_stalls_ends_at_the_whole_request_deadline(tmp
         error = _send_bounded(spans, server.url, timeout=1.0)
         elapsed = time.monotonic() - started
     assert isinstance(error, OtlpExportError) and "no complete reply within 1 s" in str(error)
-    assert "did not accept 4 spans (after 0 accepted requests)" in str(error) and "--timeout" in (error.hint or "")
+    assert "did not accept 4 spans (1 of 1 requests failed)" in str(error) and "--timeout" in (error.hint or "")
+    assert "1 of 1 traces did not get through: s1;" in str(error)
     assert elapsed < GIVE_UP_S
 
 

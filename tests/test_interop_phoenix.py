@@ -17,10 +17,12 @@ from __future__ import annotations
 import collections
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -34,7 +36,9 @@ import pytest
 
 from subagent_catalog import read_corpus
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.interop.otel import otlp_traces, send_otlp, to_otlp
+from subagent_catalog.interop.otel import otlp_parts, otlp_traces, send_otlp, to_otlp
+from subagent_catalog.interop.phoenix_check import PRICE_RELOAD_S, phoenix_client, register_prices, verify_phoenix
+from subagent_catalog.synth.writer import EventLog, header, write_session
 
 pytestmark = pytest.mark.interop
 
@@ -278,3 +282,100 @@ def test_a_trace_opens_in_phoenix_ui(phoenix: str, chromium_browser: Any, tmp_pa
         page.close()
     assert (tmp_path / "trace.png").stat().st_size > 10_000
     assert json.dumps(spans[0].attributes["dsh.session.id"]) == json.dumps(root)
+
+
+# ------------------------------------------------------------------ delivery you can trust, costs (issue 39)
+
+
+def _synth(root: Path, sessions: int, seed: int) -> None:
+    options = ["--sessions", str(sessions), "--seed", str(seed), "--compression", "zstd"]
+    command = [sys.executable, "-m", "subagent_catalog.synth", str(root), *options]
+    subprocess.run(command, check=True, capture_output=True)
+
+
+def test_verify_reports_stored_equal_to_sent_on_2000_generated_sessions(phoenix: str, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from subagent_catalog.cli import main
+
+    _synth(tmp_path / "synth", 2000, 39)
+    args = ["otel", str(tmp_path / "synth"), "--endpoint", phoenix, "--project", "verify", "--verify", "--no-cache"]
+    result = CliRunner().invoke(main, [*args, "--verify-timeout", "1800"])
+    assert result.exit_code == 0, result.output
+    sent = re.search(r"sent to \S+: (\d+) spans .* in (\d+) traces", result.output)
+    stored = re.search(r"Phoenix stored (\d+) of (\d+) spans sent \((\d+) traces\)", result.output)
+    assert sent and stored, result.output
+    assert stored.group(1) == stored.group(2) == sent.group(1) and int(sent.group(1)) > 20_000
+    assert f"{sent.group(2)} traces new, 0 already present" in result.output
+    # Phoenix's own count agrees (read independently of --verify)
+    assert len(_spans(phoenix, "verify", int(sent.group(1)))) == int(sent.group(1))
+    # the same export again: every trace already present, nothing stored twice
+    again = CliRunner().invoke(main, [*args, "--verify-timeout", "600"])
+    assert again.exit_code == 0 and f"0 traces new, {sent.group(2)} already present" in again.output, again.output
+
+
+def _big_trace(root: Path, turns: int) -> None:
+    log = EventLog("big")
+    for turn in range(turns):
+        log.turn_start()
+        log.user(f"step {turn} " + "x" * 1000)
+        log.tool_round(f"c{turn}", "result " + "y" * 1000)
+        log.turn_end()
+    write_session(root, header("big", created_at=1), log.events, "none")
+
+
+def test_a_12000_span_trace_is_delivered_to_a_busy_server(phoenix: str, tmp_path: Path) -> None:
+    _big_trace(tmp_path / "big", 4000)  # 1 AGENT + 4,000 x (CHAIN, LLM, TOOL) = 12,001 spans
+    _synth(tmp_path / "load", 600, 7)
+    corpus = read_corpus(tmp_path / "big", cache=False)
+    load = read_corpus(tmp_path / "load", cache=False)
+    busy = threading.Thread(target=lambda: send_otlp(otlp_parts(load, project="load"), phoenix), daemon=True)
+    busy.start()  # another client keeps Phoenix ingesting while the big trace goes out
+    stats = send_otlp(otlp_parts(corpus, project="big"), phoenix)
+    busy.join(600)
+    assert stats.spans == 12_001 and len(stats.trace_spans) == 1 and stats.requests > 1
+    assert stats.bytes > 20_000_000 and stats.failed == {}  # what went out as one 22 MB request before
+    check = verify_phoenix(phoenix_client(phoenix), stats, project="big", deadline=1800)
+    assert (check.stored, check.sent, check.short) == (12_001, 12_001, {})
+
+
+def test_registered_prices_give_phoenix_the_cost_our_table_gives(phoenix: str) -> None:
+    from subagent_catalog import usage_by_model
+    from subagent_catalog.prices import price_table
+
+    corpus = read_corpus(REPO / "data" / "sample", cache=False)
+    server = phoenix_client(phoenix)
+    usage = usage_by_model(corpus, by="model")
+    done = register_prices(server, usage.select("provider", "model").rows(), price_table(None))
+    assert {d.model: d.action for d in done} == {
+        "deepseek-chat": "created",
+        "deepseek-reasoner": "created",
+        "qwen3-coder": "unpriced",
+    }
+    again = register_prices(server, usage.select("provider", "model").rows(), price_table(None))
+    assert [d.action for d in again if d.prices] == ["updated", "updated"]
+    time.sleep(PRICE_RELOAD_S)
+    stats = send_otlp(otlp_traces(corpus, project="priced"), phoenix)
+    _spans(phoenix, "priced", stats.spans)
+    # what Phoenix should charge: the tokens per model (our frames) at the prices registered
+    prices = {d.model: d.prices for d in again}
+    expected = 0.0
+    for row in usage.iter_rows(named=True):
+        rate = prices.get(row["model"])
+        if rate:
+            expected += (  # a count no sample carries is null: none of those tokens
+                (row["input_tokens"] or 0) * rate["input"]
+                + (row["cache_read_tokens"] or 0) * rate["cache_read"]
+                + (row["cache_write_tokens"] or 0) * rate["cache_write"]
+                + (row["output_tokens"] or 0) * rate["output"]
+            ) / 1e6
+    project = server.client.projects.get(project_name="priced")["id"]
+    query = "query($id: ID!) { node(id: $id) { ... on Project { costSummary { total { cost } } } } }"
+    deadline = time.monotonic() + INGEST_DEADLINE
+    while True:  # a span's cost is written with it, or just after
+        reply = httpx.post(f"{phoenix}/graphql", json={"query": query, "variables": {"id": project}}, timeout=60)
+        cost = reply.json()["data"]["node"]["costSummary"]["total"]["cost"] or 0.0
+        if abs(cost - expected) <= 1e-9 * max(expected, 1) or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    assert expected > 0 and cost == pytest.approx(expected, rel=1e-9)

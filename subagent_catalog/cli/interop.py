@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -13,6 +15,9 @@ from subagent_catalog.views.text import csv_cells, json_terminal, terminal_frame
 
 if TYPE_CHECKING:
     from subagent_catalog.frames.corpus import Corpus
+    from subagent_catalog.interop.otlp_export import OtlpStats
+    from subagent_catalog.interop.phoenix_check import Phoenix
+    from subagent_catalog.prices import PriceTable
     from subagent_catalog.store.archive import Archive
 
 
@@ -147,6 +152,32 @@ def _headers(values: tuple[str, ...]) -> dict[str, str]:
     show_default=True,
     help="Seconds per request to --endpoint, all of it (connect, send, reply, retries).",
 )
+@click.option(
+    "--max-request-bytes",
+    type=click.IntRange(min=1024),
+    default=4 * 1024 * 1024,
+    show_default=True,
+    metavar="BYTES",
+    help="Split requests to --endpoint larger than this (a trace may go in several requests).",
+)
+@click.option(
+    "--verify",
+    is_flag=True,
+    help="Phoenix: ask which traces it holds before sending, read the spans back until stored = sent.",
+)
+@click.option(
+    "--verify-timeout",
+    type=click.FloatRange(min=1),
+    default=600.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long --verify waits for Phoenix to store every span sent.",
+)
+@click.option(
+    "--register-prices",
+    is_flag=True,
+    help="Phoenix: write the exported models' prices (the price table) into its model table before sending.",
+)
 @prices_option
 @translate_errors
 def otel(
@@ -162,6 +193,10 @@ def otel(
     conventions: str,
     max_text: int,
     timeout: float,
+    max_request_bytes: int,
+    verify: bool,
+    verify_timeout: float,
+    register_prices: bool,
     prices: str | None,
 ) -> None:
     """Export the runs as OpenTelemetry traces (OpenInference and GenAI conventions): a file or a collector.
@@ -176,6 +211,7 @@ def otel(
         subagent-catalog otel data/sample -o sample.spans.jsonl
         subagent-catalog otel data/sample --endpoint http://127.0.0.1:6006
         subagent-catalog otel data/sample --session run-webapp-1 --endpoint http://127.0.0.1:6006
+        subagent-catalog otel data/sample --endpoint http://127.0.0.1:6006 --register-prices --verify
     """
     from subagent_catalog.interop.otel import otlp_parts, send_otlp, write_otlp_json
     from subagent_catalog.interop.otlp_http import check_headers, parse_endpoint
@@ -185,6 +221,8 @@ def otel(
         raise click.UsageError("give exactly one of -o FILE and --endpoint URL")
     if headers and endpoint is None:
         raise click.UsageError("--header goes with --endpoint")
+    if (verify or register_prices) and endpoint is None:
+        raise click.UsageError("--verify and --register-prices go with --endpoint (a Phoenix server)")
     header_map = _headers(headers)
     if endpoint is not None:  # a malformed URL or header is refused before the corpus is read
         parse_endpoint(endpoint)
@@ -200,8 +238,17 @@ def otel(
         max_text=max_text,
         prices=table,
     )
+    phoenix: Phoenix | None = None
     if endpoint is not None:
-        stats = send_otlp(traces, endpoint, headers=header_map or None, timeout=timeout)
+        phoenix = _phoenix(endpoint, header_map, source, table, verify=verify, register=register_prices, quiet=quiet)
+        stats = send_otlp(
+            traces,
+            endpoint,
+            headers=header_map or None,
+            timeout=timeout,
+            max_request_bytes=max_request_bytes,
+            present=None if phoenix is None or not verify else _presence(phoenix, project),
+        )
         where = f"sent to {endpoint}"
     elif output is not None and is_stdout(output):
         from subagent_catalog.interop.otel import OtlpStats, request_batches
@@ -218,6 +265,64 @@ def otel(
         where = f"wrote {output}"
     kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(stats.kinds.items()))
     note(f"{where}: {stats.spans} spans ({kinds}) in {stats.traces} traces, {stats.requests} requests", quiet=quiet)
+    if verify and phoenix is not None:
+        _verify(phoenix, stats, project=project, deadline=verify_timeout, quiet=quiet)
+
+
+def _phoenix(
+    endpoint: str,
+    headers: dict[str, str],
+    source: Corpus | Archive,
+    table: PriceTable,
+    *,
+    verify: bool,
+    register: bool,
+    quiet: bool,
+) -> Phoenix | None:
+    """Phoenix's client when --verify or --register-prices asks for it; the prices registered first."""
+    if not (verify or register):
+        return None
+    from subagent_catalog.analysis.runs import usage_by_model
+    from subagent_catalog.interop.phoenix_check import PRICE_RELOAD_S, phoenix_client, phoenix_url, register_prices
+
+    phoenix = phoenix_client(phoenix_url(endpoint), headers=headers)
+    if register:
+        models = usage_by_model(source, prices=table, by="model").select("provider", "model").rows()
+        for done in register_prices(phoenix, models, table):
+            shown = ", ".join(f"{kind} ${price:g}" for kind, price in done.prices.items())
+            what = f"{done.action}: {shown} per million tokens" if done.prices else "no price in the table, not written"
+            note(f"Phoenix model {done.provider}/{done.model}: {what}", quiet=quiet)
+        time.sleep(PRICE_RELOAD_S)  # Phoenix reloads its model table every 5 s, and prices a span as it stores it
+    return phoenix
+
+
+def _presence(phoenix: Phoenix, project: str) -> Callable[[Mapping[str, str]], set[str]]:
+    from subagent_catalog.interop.phoenix_check import phoenix_presence
+
+    return phoenix_presence(phoenix, project)
+
+
+def _verify(phoenix: Phoenix, stats: OtlpStats, *, project: str, deadline: float, quiet: bool) -> None:
+    """Read the spans back; one line of stored vs sent, an error (exit 1) naming the traces still short."""
+    from subagent_catalog.interop.phoenix_check import PhoenixError, verify_phoenix
+
+    traces = len(stats.trace_spans)
+    present = len(stats.present)
+    note(f"{traces - present} traces new, {present} already present in Phoenix (project {project})", quiet=quiet)
+    check = verify_phoenix(phoenix, stats, project=project, deadline=deadline)
+    line = f"Phoenix stored {check.stored} of {check.sent} spans sent ({check.traces} traces) in {check.seconds:.1f} s"
+    if check.extra:
+        line += f"; {len(check.extra)} traces hold more spans than sent (an earlier export under the same ids)"
+    if check.short:
+        shown = ", ".join(stats.label(trace) for trace in list(check.short)[:5])
+        more = f" and {len(check.short) - 5} more" if len(check.short) > 5 else ""
+        raise PhoenixError(
+            f"{line}: {len(check.short)} traces short after {deadline:g} s: {shown}{more}",
+            hint="Phoenix may still be ingesting: send again with --verify and a longer --verify-timeout "
+            "(the spans it holds are kept, none is stored twice); or it already holds these span ids in "
+            "another project (it keeps the first copy of a span id)",
+        )
+    note(line, quiet=quiet)
 
 
 @click.command(name="sql")

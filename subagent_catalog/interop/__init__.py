@@ -7,7 +7,9 @@ conventions (``otel``: one trace per root run, built from the per-session
 ``otel_links``: which tool call started which child; ``otel_conventions``:
 attribute names, pinned versions, clipping; ``otlp_json``: the OTLP JSON
 lines file format; ``otlp_export``: requests to files and collectors;
-``otlp_http``: endpoint URLs and POSTs with a whole-request deadline), SQL
+``otlp_http``: endpoint URLs and POSTs with a whole-request deadline;
+``phoenix_check``: Phoenix asked back, which traces it holds, how many spans
+it stored, our model prices written into its table), SQL
 over the frames in a DuckDB sandbox (``sql``; ``sql_guard``: what it lets
 through; ``sql_engine``: the connection; ``sql_process``: the forked child
 a query runs in) and the table mapping it registers (``sql_tables``). It imports no

@@ -8,12 +8,15 @@ into export requests: small traces together until a request holds at least
 across requests (OTLP lets one trace's spans come in several requests;
 receivers join them by trace id). So memory holds one request's spans at a
 time, whatever the size of a run tree, and no request grows with it.
+``send_otlp`` also splits a request over its byte budget
+(``MAX_REQUEST_BYTES``), sends on after a failed request, and names the
+traces that did not get through.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from opentelemetry.sdk.trace import ReadableSpan
@@ -73,12 +76,26 @@ class OtlpStats:
         spans: spans in all.
         kinds: spans per ``openinference.span.kind``.
         requests: OTLP requests (lines of a file).
+        trace_spans: spans per trace (its trace id in hex), in export order.
+        names: the root session of each trace (its first span's ``dsh.session.id``).
+        accepted_spans: spans in requests the collector accepted (``send_otlp``).
+        bytes: bytes of the requests sent (``send_otlp``).
+        failed: each trace that did not get through (hex trace id), and why
+            (``send_otlp``; it then raises ``OtlpDeliveryError``).
+        present: traces the receiver held before this export sent them (hex
+            trace ids; counted only when ``send_otlp`` is given ``present=``).
     """
 
     traces: int = 0
     spans: int = 0
     kinds: dict[str, int] = field(default_factory=dict)
     requests: int = 0
+    trace_spans: dict[str, int] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict)
+    accepted_spans: int = 0
+    bytes: int = 0
+    failed: dict[str, str] = field(default_factory=dict)
+    present: set[str] = field(default_factory=set)
 
     def count(self, trace: Sequence[ReadableSpan]) -> None:
         """Add one whole trace's spans.
@@ -101,6 +118,24 @@ class OtlpStats:
         for span in spans:
             kind = str((span.attributes or {}).get(SPAN_KIND, "UNKNOWN"))
             self.kinds[kind] = self.kinds.get(kind, 0) + 1
+        last: int | None = None
+        trace = ""
+        for span in spans:
+            number = span.context.trace_id if span.context is not None else 0
+            if number != last:
+                last, trace = number, f"{number:032x}"
+                if trace not in self.trace_spans:
+                    self.names[trace] = str((span.attributes or {}).get("dsh.session.id", ""))
+            self.trace_spans[trace] = self.trace_spans.get(trace, 0) + 1
+
+    def label(self, trace: str) -> str:
+        """A trace as the messages name it: its root session, else its trace id.
+
+        Examples:
+            >>> stats = OtlpStats(names={"0" * 32: "run-1"}); stats.label("0" * 32), stats.label("1" * 32)
+            ('run-1', 'trace 11111111111111111111111111111111')
+        """
+        return self.names.get(trace) or f"trace {trace}"
 
 
 def request_batches(items: Spans, stats: OtlpStats) -> Iterator[list[ReadableSpan]]:
@@ -181,18 +216,107 @@ def _env_headers() -> dict[str, str]:
     return {}
 
 
+class OtlpDeliveryError(OtlpExportError):
+    """Some traces did not get through: requests a collector refused, or that failed or passed their deadline.
+
+    Attributes:
+        stats: what was sent: ``stats.failed`` maps each trace that did not
+            get through (hex trace id) to why, ``stats.names`` names its root session.
+    """
+
+    def __init__(self, message: str, *, hint: str | None = None, stats: OtlpStats) -> None:
+        super().__init__(message, hint=hint)
+        self.stats = stats
+
+
+MAX_REQUEST_BYTES = 4 * 1024 * 1024
+"""The default byte budget of one OTLP/HTTP request (4 MiB, gRPC's default message limit): larger ones are split."""
+FAILURES_IN_A_ROW = 3
+"""``send_otlp`` stops sending after this many failed requests in a row (the rest of the traces are named unsent)."""
+SHOWN_TRACES = 5
+"""An error names this many traces that did not get through (``OtlpDeliveryError.stats.failed`` has them all)."""
+
+
+def sized_requests(batch: list[ReadableSpan], budget: int) -> Iterator[tuple[list[ReadableSpan], bytes]]:
+    """A batch as OTLP/HTTP bodies of at most ``budget`` bytes each, spans in order (a span larger alone goes alone).
+
+    Examples:
+        >>> from subagent_catalog.interop.otel_session import context
+        >>> spans = [ReadableSpan("s" * 1000, context=context(1, n), start_time=0, end_time=1) for n in range(1, 9)]
+        >>> [len(part) for part, body in sized_requests(spans, 3000)]
+        [2, 2, 2, 2]
+        >>> [len(part) for part, body in sized_requests(spans, 10)]
+        [1, 1, 1, 1, 1, 1, 1, 1]
+    """
+    if not batch:
+        return
+    body = _encoded(batch)
+    if len(body) <= budget or len(batch) == 1:
+        yield batch, body
+        return
+    pieces = min(len(batch), -(-len(body) // budget) + 1)  # a piece a little under the budget, on average
+    step = -(-len(batch) // pieces)
+    for start in range(0, len(batch), step):
+        yield from sized_requests(batch[start : start + step], budget)
+
+
+def _encoded(spans: Sequence[ReadableSpan]) -> bytes:
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    return bytes(encode_spans(spans).SerializePartialToString())
+
+
+def _trace_id(span: ReadableSpan) -> str:
+    return f"{span.context.trace_id if span.context is not None else 0:032x}"
+
+
+def _trace_ids(spans: Sequence[ReadableSpan]) -> list[str]:
+    """The distinct trace ids (hex) of some spans, in order."""
+    seen: dict[int, None] = {}
+    for span in spans:
+        seen[span.context.trace_id if span.context is not None else 0] = None
+    return [f"{number:032x}" for number in seen]
+
+
+def _failure(url: str, stats: OtlpStats, sent: int, failed_requests: int, stopped: bool) -> OtlpDeliveryError:
+    """The error naming the traces that did not get through."""
+    failed = list(stats.failed)
+    shown = ", ".join(stats.label(trace) for trace in failed[:SHOWN_TRACES])
+    more = f" and {len(failed) - SHOWN_TRACES} more" if len(failed) > SHOWN_TRACES else ""
+    first = stats.failed[failed[0]]
+    lost = stats.spans - stats.accepted_spans
+    stop = f"; stopped after {FAILURES_IN_A_ROW} failed requests in a row, the rest not sent" if stopped else ""
+    return OtlpDeliveryError(
+        f"{url} did not accept {lost} spans ({failed_requests} of {sent} requests failed{stop}): "
+        f"{len(failed)} of {len(stats.trace_spans)} traces did not get through: {shown}{more}; "
+        f"the first error: {first}",
+        hint="check that a collector listens for OTLP/HTTP (protobuf) at that URL, the headers, --timeout "
+        "(each request's whole time) and --max-request-bytes; the traces that got through are stored, "
+        "and sending the same export again completes the others",
+        stats=stats,
+    )
+
+
 def send_otlp(
     traces: Spans,
     endpoint: str,
     *,
     headers: Mapping[str, str] | None = None,
     timeout: float = 10.0,
+    max_request_bytes: int = MAX_REQUEST_BYTES,
+    present: Callable[[Mapping[str, str]], Iterable[str]] | None = None,
 ) -> OtlpStats:
     """Send spans over OTLP/HTTP (protobuf) to ``endpoint`` only, each request within ``timeout`` seconds in all.
 
-    Each request's deadline covers all of it: name lookup, connect, TLS,
-    sending, the reply and any retries (429, 502, 503, 504 are retried within
-    it); a redirect is not followed (docs/traces.md).
+    Requests hold at most ``MAX_REQUEST_SPANS`` spans and ``max_request_bytes``
+    bytes: a larger trace goes in several requests (receivers join a trace's
+    spans by trace id). Each request's deadline covers all of it: name
+    lookup, connect, TLS, sending, the reply and any retries (429, 502, 503,
+    504 are retried within it); a redirect is not followed (docs/traces.md).
+    A failed request does not end the export: the next ones are sent (less
+    the spans of the traces that failed), unless ``FAILURES_IN_A_ROW``
+    failed in a row; then the error names every trace that did not get
+    through.
 
     Args:
         traces: ``otlp_parts(...)`` (streamed), or whole traces
@@ -201,11 +325,18 @@ def send_otlp(
         headers: HTTP headers (an API key); none: the OpenTelemetry
             exporter's environment (``OTEL_EXPORTER_OTLP_HEADERS``).
         timeout: seconds per request, all of it.
+        max_request_bytes: the byte budget of a request (a single span larger
+            than it is sent alone).
+        present: asked before each request with the traces it starts sending
+            (trace id -> its first span id, hex), it returns the trace ids the
+            receiver already holds (``phoenix_check.phoenix_presence``); they go in
+            ``stats.present``.
 
     Raises:
         EndpointError: the URL or a header is malformed (before anything is sent).
-        OtlpExportError: a request was refused, failed or passed its
-            deadline; the message says how many requests got through.
+        OtlpDeliveryError: some traces did not get through (a request was
+            refused, failed or passed its deadline): the message names them,
+            ``error.stats`` has all of them.
 
     Examples:
         >>> send_otlp([], "http://127.0.0.1:9").spans
@@ -213,20 +344,55 @@ def send_otlp(
     """
     if not timeout > 0:
         raise ValueError(f"timeout must be a positive number of seconds, not {timeout!r}")
+    if max_request_bytes < 1:
+        raise ValueError(f"max_request_bytes must be a positive number of bytes, not {max_request_bytes!r}")
     target = parse_endpoint(endpoint)
     sent_headers = check_headers(dict(headers) if headers is not None else _env_headers())
-    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
     stats = OtlpStats()
+    asked: set[str] = set()
+    requests = failed_requests = in_a_row = 0
+    skipped = False
     for batch in request_batches(traces, stats):
-        body = encode_spans(batch).SerializePartialToString()
-        try:
-            deliver(target, body, sent_headers, timeout=timeout)
-        except OtlpExportError as error:
-            raise OtlpExportError(
-                f"{target.url} did not accept {len(batch)} spans (after {stats.requests - 1} accepted requests): "
-                f"{error}",
-                hint="check that a collector listens for OTLP/HTTP (protobuf) at that URL, the headers, "
-                "and --timeout (each request's whole time)",
-            ) from None
+        if in_a_row >= FAILURES_IN_A_ROW:  # stopped: the rest is named, not sent
+            skipped = True
+            for trace in _trace_ids(batch):
+                stats.failed.setdefault(trace, "not sent")
+            continue
+        if present is not None:
+            new: dict[str, str] = {}
+            for span in batch:
+                trace = _trace_id(span)
+                if trace not in asked and trace not in new:
+                    new[trace] = f"{span.context.span_id if span.context is not None else 0:016x}"
+            asked.update(new)
+            if new:
+                stats.present.update(present(new))
+        for piece, body in sized_requests(batch, max_request_bytes):
+            if in_a_row >= FAILURES_IN_A_ROW:
+                skipped = True
+                for trace in _trace_ids(piece):
+                    stats.failed.setdefault(trace, "not sent")
+                continue
+            if stats.failed:  # a trace that failed is not sent on: its other spans would wait for the same fate
+                kept = [span for span in piece if _trace_id(span) not in stats.failed]
+                if not kept:
+                    continue
+                if len(kept) < len(piece):
+                    piece, body = kept, _encoded(kept)
+            requests += 1
+            try:
+                deliver(target, body, sent_headers, timeout=timeout)
+            except OtlpExportError as error:
+                failed_requests += 1
+                in_a_row += 1
+                for trace in _trace_ids(piece):
+                    stats.failed.setdefault(trace, str(error))
+            else:
+                in_a_row = 0
+                stats.accepted_spans += len(piece)
+                stats.bytes += len(body)
+    stats.requests = requests
+    if stats.failed:
+        raise _failure(target.url, stats, requests, failed_requests, skipped)
     return stats

@@ -15,7 +15,7 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -73,6 +73,7 @@ class Collector:
     received: list[Received] = field(default_factory=list)
     accepted: list[Received] = field(default_factory=list)  # the requests answered 2xx (what a collector stores)
     connections: int = 0
+    refuse: Callable[[int, Received], bool] | None = None  # "ok" only: answer 500 to the requests it picks
     _stop: threading.Event = field(default_factory=threading.Event)
     _threads: list[threading.Thread] = field(default_factory=list)
 
@@ -108,7 +109,10 @@ class Collector:
         thread.start()
 
     def _accept_loop(self) -> None:
-        self._listener.settimeout(0.1)
+        try:
+            self._listener.settimeout(0.1)
+        except OSError:  # closed before this thread ran
+            return
         while not self._stop.is_set():
             try:
                 conn, _ = self._listener.accept()
@@ -163,6 +167,9 @@ class Collector:
             if received is None:
                 return
             number = len(self.received)
+            if self.refuse is not None and self.refuse(number, received):
+                conn.sendall(b"HTTP/1.1 500 Refused\r\nContent-Length: 0\r\n\r\n")
+                return
             if self.behaviour in ("ok", "ok-204", "ok-garbage-body", "ok-no-length") or (
                 self.behaviour == "retry-then-ok" and number >= 3
             ):
@@ -230,9 +237,9 @@ class Collector:
 
 
 @contextlib.contextmanager
-def collector(behaviour: str) -> Iterator[Collector]:
-    """A ``Collector`` for the duration of a ``with`` block."""
-    server = Collector(behaviour)
+def collector(behaviour: str, refuse: Callable[[int, Received], bool] | None = None) -> Iterator[Collector]:
+    """A ``Collector`` for the duration of a ``with`` block (``refuse``: requests answered 500 instead)."""
+    server = Collector(behaviour, refuse=refuse)
     try:
         yield server
     finally:

@@ -1,0 +1,121 @@
+"""How every view names a session: its label, else its title, else its first prompt, with its short id beside it.
+
+``session_name`` is the one rule, as plain text: the descriptor label (a subagent's), else the
+run's name (``analysis.run_names``: its last ``session/title``, else its first human prompt),
+whitespace folded and clipped; ``None`` when the session has neither (a view then shows its id).
+``name_html`` is the same name as escaped HTML, bidi-isolated, with the session's short id beside
+it: the whole id is in the page (a copy of the id copies all of it) and in its tooltip, the box
+shows its first ``SHORT_ID`` characters (``NAME_CSS``). A 36-character UUID is never the title of a
+row that has a name.
+"""
+
+from __future__ import annotations
+
+from subagent_catalog.analysis.run_names import clip_name
+from subagent_catalog.analysis.text import clip
+from subagent_catalog.frames.display import escape
+
+NAME_CLIP = 60
+"""Characters of a name a table shows (the whole name, up to ``TIP_CLIP``, is in its tooltip)."""
+
+TIP_CLIP = 300
+"""Characters of a name or id a tooltip holds."""
+
+SHORT_ID = 8
+"""Characters of a session id shown beside its name (the rest is in the page, clipped by CSS)."""
+
+NAME_CSS = (
+    ".nm{display:inline-flex;align-items:baseline;gap:0 6px;max-width:100%;min-width:0;flex-wrap:wrap}"
+    ".nm .nm-t{overflow-wrap:anywhere;min-width:0}"
+    ".nm .nm-t.nm-run{font-style:italic}"
+    f".nm code.nm-id,code.nm-id{{display:inline-block;max-width:{SHORT_ID + 1}ch;overflow:hidden;"
+    "text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom;color:#656d76;font-size:11.5px}"
+    ".nm code.nm-id.nm-only{max-width:24ch;color:inherit}"
+)
+"""The styles of ``name_html`` (class-scoped under ``.nm``), for a page's ``<style>``."""
+
+
+def session_name(label: str | None, name: str | None, *, limit: int = NAME_CLIP) -> str | None:
+    """A session's name as plain text: its label, else its title or first prompt (``name``), clipped.
+
+    Args:
+        label: the descriptor identity's label (``identity_label``; ``None`` for a root or a fork).
+        name: the run's name from ``analysis.run_names`` (its title, else its first human prompt).
+        limit: characters kept (the rest becomes ``…``).
+
+    Returns:
+        The name, or ``None`` when both are missing or blank (the caller shows the id).
+
+    Examples:
+        >>> session_name("fix the tests", "Fix CI")
+        'fix the tests'
+        >>> session_name(None, "Fix   the\\nflaky test")
+        'Fix the flaky test'
+        >>> session_name("  ", None) is None
+        True
+        >>> session_name(None, "x" * 100, limit=10)
+        'xxxxxxxxx…'
+    """
+    for text in (label, name):
+        if text is not None:
+            found = clip_name(text, limit)
+            if found is not None:
+                return found
+    return None
+
+
+def short_id(session_id: str) -> str:
+    """The first ``SHORT_ID`` characters of an id, ``…`` when it is longer.
+
+    Examples:
+        >>> short_id("b4a2c0de-1111-4222-8333-944455556666")
+        'b4a2c0de…'
+        >>> short_id("s1")
+        's1'
+    """
+    return session_id if len(session_id) <= SHORT_ID else session_id[:SHORT_ID] + "…"
+
+
+def name_html(
+    session_id: str | None,
+    *,
+    label: str | None = None,
+    name: str | None = None,
+    limit: int = NAME_CLIP,
+    href: str | None = None,
+) -> str:
+    """A session named in HTML: its escaped name (``session_name``), then its short id (the whole id on hover).
+
+    The id element holds the whole id (a copy copies it); ``NAME_CSS`` shows its first
+    ``SHORT_ID`` characters. A session without a name shows its id alone (wider); one
+    without an id shows ``(no id)``. A name from the title or prompt (no label) is set in italics.
+
+    Args:
+        session_id: the session's id (``None``: the log has none).
+        label: its descriptor label.
+        name: its title or first prompt (``analysis.run_names``).
+        limit: characters of the name shown.
+        href: a link for the name (already checked: ``transcript_view.safe_href``).
+
+    Examples:
+        >>> name_html("b4a2c0de-1111-4222-8333-944455556666", label="<b>fix</b>")  # doctest: +NORMALIZE_WHITESPACE
+        '<span class="nm"><bdi class="nm-t" title="&lt;b&gt;fix&lt;/b&gt;">&lt;b&gt;fix&lt;/b&gt;</bdi>
+        <code class="nm-id" title="b4a2c0de-1111-4222-8333-944455556666">b4a2c0de-1111-4222-8333-944455556666</code></span>'
+        >>> name_html("s1")
+        '<span class="nm"><code class="nm-id nm-only" title="s1">s1</code></span>'
+    """
+    text = session_name(label, name, limit=limit)
+    whole_id = escape(clip(session_id, TIP_CLIP)) if session_id is not None else ""
+    ident = escape(clip(session_id, 200)) if session_id is not None else "(no id)"
+    if text is None:
+        inner = f'<code class="nm-id nm-only" title="{whole_id}">{ident}</code>'
+        if href is not None:
+            inner = f'<a href="{escape(href)}">{inner}</a>'
+        return f'<span class="nm">{inner}</span>'
+    whole = session_name(label, name, limit=TIP_CLIP) or text
+    kind = "nm-t" if session_name(label, None) is not None else "nm-t nm-run"
+    shown = f'<bdi class="{kind}" title="{escape(whole)}">{escape(text)}</bdi>'
+    if href is not None:
+        shown = f'<a href="{escape(href)}">{shown}</a>'
+    ident_html = f' <code class="nm-id" title="{whole_id}">{ident}</code>' if session_id is not None else ""
+    return f'<span class="nm">{shown}{ident_html}</span>'

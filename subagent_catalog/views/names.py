@@ -11,9 +11,15 @@ row that has a name.
 
 from __future__ import annotations
 
-from subagent_catalog.analysis.run_names import clip_name
+from collections.abc import Iterable
+
+import polars as pl
+
+from subagent_catalog.analysis.run_names import clip_name, run_names
 from subagent_catalog.analysis.text import clip
+from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape
+from subagent_catalog.store.source import events_available, source_archive
 
 NAME_CLIP = 60
 """Characters of a name a table shows (the whole name, up to ``TIP_CLIP``, is in its tooltip)."""
@@ -100,7 +106,8 @@ def name_html(
     Examples:
         >>> name_html("b4a2c0de-1111-4222-8333-944455556666", label="<b>fix</b>")  # doctest: +NORMALIZE_WHITESPACE
         '<span class="nm"><bdi class="nm-t" title="&lt;b&gt;fix&lt;/b&gt;">&lt;b&gt;fix&lt;/b&gt;</bdi>
-        <code class="nm-id" title="b4a2c0de-1111-4222-8333-944455556666">b4a2c0de-1111-4222-8333-944455556666</code></span>'
+        <code class="nm-id"
+        title="b4a2c0de-1111-4222-8333-944455556666">b4a2c0de-1111-4222-8333-944455556666</code></span>'
         >>> name_html("s1")
         '<span class="nm"><code class="nm-id nm-only" title="s1">s1</code></span>'
     """
@@ -119,3 +126,60 @@ def name_html(
         shown = f'<a href="{escape(href)}">{shown}</a>'
     ident_html = f' <code class="nm-id" title="{whole_id}">{ident}</code>' if session_id is not None else ""
     return f'<span class="nm">{shown}{ident_html}</span>'
+
+
+def run_row_names(corpus: Corpus, tables: Iterable[pl.DataFrame]) -> dict[int, str]:
+    """The names (title or first prompt) of the rows of run tables that have no label, by list order.
+
+    Only those rows' logs are read (over an archive, its events table); an archive exported
+    without events gives none.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.analysis.run_summary import run_summary
+        >>> corpus = read_corpus("data/sample")
+        >>> names = run_row_names(corpus, [run_summary(corpus).slowest])
+        >>> names[8]  # run-webapp-1, a root: its first prompt
+        'task 1 for run-webapp-1'
+    """
+    wanted = sorted(
+        {
+            order
+            for table in tables
+            for order, label in table.select("list_order", "label").iter_rows()
+            if label is None and order is not None
+        }
+    )
+    archive = source_archive(corpus)
+    if not wanted or (archive is None and not events_available(corpus)):
+        return {}
+    # Over an archive its events table names the rows (none without one): the report's frames
+    # of an archive leave out the columns a read of the root's logs would need.
+    found = run_names(archive if archive is not None else corpus, list_orders=wanted).drop_nulls("name")
+    return dict(zip(found["list_order"].to_list(), found["name"].to_list(), strict=True))
+
+
+def names_by_id(corpus: Corpus, ids: Iterable[str]) -> dict[str, tuple[str | None, str | None]]:
+    """Each session id's label and name (title or first prompt: ``run_row_names``), for ``views.names``.
+
+    An id no log carries is left out (a view shows it bare); of several logs with one id the first
+    listed names it.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> names_by_id(read_corpus("data/sample"), ["run-webapp-1", "nowhere"])
+        {'run-webapp-1': (None, 'task 1 for run-webapp-1')}
+    """
+    wanted = sorted({sid for sid in ids if sid is not None})
+    if not wanted:
+        return {}
+    rows = (
+        corpus.sessions.lazy()
+        .filter(pl.col("session_id").is_in(wanted))
+        .select("list_order", "session_id", pl.col("identity_label").alias("label"))
+        .sort("list_order")
+        .unique("session_id", keep="first", maintain_order=True)
+        .collect()
+    )
+    names = run_row_names(corpus, [rows])
+    return {sid: (label, names.get(order) if label is None else None) for order, sid, label in rows.iter_rows()}

@@ -46,10 +46,10 @@ from subagent_catalog.store.archive import Archive
 from subagent_catalog.store.source import Source, listing_source, session_count, source_frames
 from subagent_catalog.views.columns import UNREAD_BY_REPORT
 from subagent_catalog.views.memory import between_stages
+from subagent_catalog.views.names import NAME_CSS
 from subagent_catalog.views.report_charts import report_charts
 from subagent_catalog.views.report_data import diagnostic_rows, node_index, node_places, relative_path
 from subagent_catalog.views.report_runs import runs_section
-from subagent_catalog.views.names import NAME_CSS
 from subagent_catalog.views.table_columns import FIT_CSS, TABLES, columns
 from subagent_catalog.views.timeline_view import TIMELINE_CSS
 

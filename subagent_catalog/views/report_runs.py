@@ -10,14 +10,13 @@ the events of the listed rows only, when the source has events.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import polars as pl
 from markupsafe import Markup
 
 from subagent_catalog.analysis.forest import Forest
-from subagent_catalog.analysis.run_names import run_names
 from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES, RunSummary
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.analysis.timeline import tree_timeline
@@ -32,8 +31,7 @@ from subagent_catalog.frames.units import (
     partial_cost,
     time_split,
 )
-from subagent_catalog.store.source import events_available, source_archive
-from subagent_catalog.views.names import name_html, session_name
+from subagent_catalog.views.names import name_html, names_by_id, run_row_names, session_name
 from subagent_catalog.views.report_data import relative_path
 from subagent_catalog.views.run_format import model_cost, run_cost, total_tokens
 from subagent_catalog.views.table_columns import columns
@@ -57,66 +55,6 @@ NAMED_TIMELINE_ROWS = 400
 
 def _tokens(value: int | None) -> str:
     return human_count(value)
-
-
-def run_row_names(corpus: Corpus, tables: Iterable[pl.DataFrame]) -> dict[int, str]:
-    """The names (title or first prompt) of the rows of run tables that have no label, by list order.
-
-    Only those rows' logs are read (over an archive, its events table); an archive exported
-    without events gives none.
-
-    Examples:
-        >>> from subagent_catalog.corpus import read_corpus
-        >>> from subagent_catalog.analysis.run_summary import run_summary
-        >>> corpus = read_corpus("data/sample")
-        >>> names = run_row_names(corpus, [run_summary(corpus).slowest])
-        >>> names[8]  # run-webapp-1, a root: its first prompt
-        'task 1 for run-webapp-1'
-    """
-    wanted = sorted(
-        {
-            order
-            for table in tables
-            for order, label in table.select("list_order", "label").iter_rows()
-            if label is None and order is not None
-        }
-    )
-    archive = source_archive(corpus)
-    if not wanted or (archive is None and not events_available(corpus)):
-        return {}
-    # Over an archive its events table names the rows (none without one): the report's frames
-    # of an archive leave out the columns a read of the root's logs would need.
-    found = run_names(archive if archive is not None else corpus, list_orders=wanted).drop_nulls("name")
-    return dict(zip(found["list_order"].to_list(), found["name"].to_list(), strict=True))
-
-
-def names_by_id(corpus: Corpus, ids: Iterable[str]) -> dict[str, tuple[str | None, str | None]]:
-    """Each session id's label and name (title or first prompt: ``run_row_names``), for ``views.names``.
-
-    An id no log carries is left out (a view shows it bare); of several logs with one id the first
-    listed names it.
-
-    Examples:
-        >>> from subagent_catalog.corpus import read_corpus
-        >>> names_by_id(read_corpus("data/sample"), ["run-webapp-1", "nowhere"])
-        {'run-webapp-1': (None, 'task 1 for run-webapp-1')}
-    """
-    wanted = sorted({sid for sid in ids if sid is not None})
-    if not wanted:
-        return {}
-    rows = (
-        corpus.sessions.lazy()
-        .filter(pl.col("session_id").is_in(wanted))
-        .select("list_order", "session_id", pl.col("identity_label").alias("label"))
-        .sort("list_order")
-        .unique("session_id", keep="first", maintain_order=True)
-        .collect()
-    )
-    names = run_row_names(corpus, [rows])
-    return {
-        sid: (label, names.get(order) if label is None else None)
-        for order, sid, label in rows.iter_rows()
-    }
 
 
 def _named(sid: str | None, names: Mapping[str, tuple[str | None, str | None]]) -> Markup:

@@ -140,12 +140,13 @@ TABLES: dict[str, tuple[Column, ...]] = {
         Column("starts", "starts", 2),
         Column("took", "took", 1),
         Column("steps", "steps", 2, num=True),
-        Column("calls", "tool calls", 3, num=True),
+        Column("calls", "tool calls", 2, num=True),
         Column("errors", "errors", 1, num=True),
         Column("ended", "ended", 1),
     ),
 }
 """The fitted tables' columns, in their default order."""
+
 
 def columns(table: str, *, first: Sequence[str] = (), drop: Sequence[str] = ()) -> list[Column]:
     """A table's columns with ``first`` (the ranked column, a failure's error) leading, kept at priority 1.
@@ -202,7 +203,7 @@ def fit_css() -> str:
         + "".join(f".fit .c-{key}{{order:{i - len(CARD_FIRST)}}}" for i, key in enumerate(CARD_FIRST))
         + ".fit .c-reveal{order:9}"
         ".fit>table>tbody>tr>td{border:0;padding:2px 0;text-align:left;white-space:normal}"
-        ".fit>table>tbody>tr>td[data-h]::before{content:attr(data-h) \": \";color:#656d76;font-size:11px}"
+        '.fit>table>tbody>tr>td[data-h]::before{content:attr(data-h) ": ";color:#656d76;font-size:11px}'
         ".fit>table>tbody>tr>td:empty{display:none}"
         "}"
     )

@@ -441,7 +441,7 @@ def test_runs_section_fits_and_reveals_a_failed_run(browser: Any, tmp_path: Path
         assert page.evaluate(NO_OVERFLOW), page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
         # reveal the first failed run that the tree holds: its row in the tree is marked and shown
         button = page.locator("#run-failures-table button.reveal").first
-        wanted = button.locator("xpath=ancestor::tr//code[contains(@class,'sid')]").first.get_attribute("title")
+        wanted = button.locator("xpath=ancestor::tr//code[contains(@class,'nm-id')]").first.get_attribute("title")
         button.click()
         hit = page.locator("#tree .row.hit").first
         hit.wait_for(state="visible")

@@ -186,9 +186,9 @@ def fit_css() -> str:
     rules = [
         ".fit{container:fit/inline-size;max-width:100%;min-width:0}",
         ".fit>table{width:100%;max-width:100%}",
-        ".fit td{overflow-wrap:anywhere}",
+        ".fit>table>tbody>tr>td{overflow-wrap:anywhere}",
         ".fit th,.fit th *{white-space:normal;overflow-wrap:normal}",
-        ".fit td.num{white-space:nowrap;overflow-wrap:normal}",
+        ".fit>table>tbody>tr>td.num{white-space:nowrap;overflow-wrap:normal}",
         ".fit td .note{white-space:normal;display:block;font-size:11px;color:#656d76}",
     ]
     for priority, width in sorted(HIDE_BELOW.items(), reverse=True):

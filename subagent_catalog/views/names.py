@@ -28,15 +28,21 @@ TIP_CLIP = 300
 """Characters of a name or id a tooltip holds."""
 
 SHORT_ID = 8
-"""Characters of a session id shown beside its name (the rest is in the page, clipped by CSS)."""
+"""Characters of a long session id shown beside its name (the rest is in the page, clipped by CSS)."""
+
+WHOLE_ID = 14
+"""An id up to this long is shown whole (``run-webapp-1``); a longer one (a 36-character UUID) is shortened."""
 
 NAME_CSS = (
     ".nm{display:inline-flex;align-items:baseline;gap:0 6px;max-width:100%;min-width:0;flex-wrap:wrap}"
     ".nm .nm-t{overflow-wrap:anywhere;min-width:0}"
     ".nm .nm-t.nm-run{font-style:italic}"
-    f".nm code.nm-id,code.nm-id{{display:inline-block;max-width:{SHORT_ID + 1}ch;overflow:hidden;"
-    "text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom;color:#656d76;font-size:11.5px}"
-    ".nm code.nm-id.nm-only{max-width:24ch;color:inherit}"
+    ".nm code.nm-id,code.nm-id{display:inline-block;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;"
+    "vertical-align:bottom;color:#656d76;font-size:11.5px;max-width:100%}"
+    f".nm code.nm-id.nm-clip{{max-width:{SHORT_ID + 1}ch}}"
+    ".nm code.nm-id.nm-only{color:inherit}.nm code.nm-id.nm-only.nm-clip{max-width:24ch}"
+    ".tl-name .nm{flex-wrap:nowrap}.tl-name .nm>:first-child{overflow:hidden;text-overflow:ellipsis;"
+    "white-space:nowrap;min-width:0}.tl-name .nm code.nm-id{flex:none}"
 )
 """The styles of ``name_html`` (class-scoped under ``.nm``), for a page's ``<style>``."""
 
@@ -71,15 +77,15 @@ def session_name(label: str | None, name: str | None, *, limit: int = NAME_CLIP)
 
 
 def short_id(session_id: str) -> str:
-    """The first ``SHORT_ID`` characters of an id, ``…`` when it is longer.
+    """An id as shown beside a name: whole up to ``WHOLE_ID`` characters, else its first ``SHORT_ID`` and ``…``.
 
     Examples:
         >>> short_id("b4a2c0de-1111-4222-8333-944455556666")
         'b4a2c0de…'
-        >>> short_id("s1")
-        's1'
+        >>> short_id("run-webapp-1")
+        'run-webapp-1'
     """
-    return session_id if len(session_id) <= SHORT_ID else session_id[:SHORT_ID] + "…"
+    return session_id if len(session_id) <= WHOLE_ID else session_id[:SHORT_ID] + "…"
 
 
 def name_html(
@@ -106,7 +112,7 @@ def name_html(
     Examples:
         >>> name_html("b4a2c0de-1111-4222-8333-944455556666", label="<b>fix</b>")  # doctest: +NORMALIZE_WHITESPACE
         '<span class="nm"><bdi class="nm-t" title="&lt;b&gt;fix&lt;/b&gt;">&lt;b&gt;fix&lt;/b&gt;</bdi>
-        <code class="nm-id"
+        <code class="nm-id nm-clip"
         title="b4a2c0de-1111-4222-8333-944455556666">b4a2c0de-1111-4222-8333-944455556666</code></span>'
         >>> name_html("s1")
         '<span class="nm"><code class="nm-id nm-only" title="s1">s1</code></span>'
@@ -114,8 +120,9 @@ def name_html(
     text = session_name(label, name, limit=limit)
     whole_id = escape(clip(session_id, TIP_CLIP)) if session_id is not None else ""
     ident = escape(clip(session_id, 200)) if session_id is not None else "(no id)"
+    clipped = " nm-clip" if session_id is not None and len(session_id) > WHOLE_ID else ""
     if text is None:
-        inner = f'<code class="nm-id nm-only" title="{whole_id}">{ident}</code>'
+        inner = f'<code class="nm-id nm-only{clipped}" title="{whole_id}">{ident}</code>'
         if href is not None:
             inner = f'<a href="{escape(href)}">{inner}</a>'
         return f'<span class="nm">{inner}</span>'
@@ -124,7 +131,9 @@ def name_html(
     shown = f'<bdi class="{kind}" title="{escape(whole)}">{escape(text)}</bdi>'
     if href is not None:
         shown = f'<a href="{escape(href)}">{shown}</a>'
-    ident_html = f' <code class="nm-id" title="{whole_id}">{ident}</code>' if session_id is not None else ""
+    ident_html = (
+        f' <code class="nm-id{clipped}" title="{whole_id}">{ident}</code>' if session_id is not None else ""
+    )
     return f'<span class="nm">{shown}{ident_html}</span>'
 
 

@@ -226,10 +226,12 @@ def test_dashboard_table_shows_a_partial_cost_as_a_lower_bound(partial: Corpus) 
     board = DiagnosticsDashboard(partial)
     board.selected_dimension = "outcome"
     board.pick("completed")
-    rows = {row[0]: row for row in _tables(f'<table id="t">{board.table.value.split("<table", 1)[1]}')["t"]}
+    html = f'<table id="t">{board.table.value.split("<table", 1)[1]}'
+    # each row names its session (label, then the id): the id is the name's whole-id element
+    rows = {ids["id"]: row for ids, row in zip(_keyed(html)["t"], _tables(html)["t"], strict=True)}
     known = known_costs(partial.sessions).to_list()[partial.sessions["session_id"].to_list().index("mixed-child")]
-    assert rows["mixed-child"][6] == cost_text({"cost_usd": None, "cost_usd_known": known})
-    assert rows["mixed-child"][6].startswith("≥ $") and rows["lab-root"][6] == "$0.065"
+    assert rows["mixed-child"][5] == cost_text({"cost_usd": None, "cost_usd_known": known})
+    assert rows["mixed-child"][5].startswith("≥ $") and rows["lab-root"][5] == "$0.065"
 
 
 def test_a_corpus_whose_models_are_all_unpriced_ranks_by_tokens_and_shows_no_zero_cost(unpriced: Path) -> None:

@@ -131,9 +131,7 @@ def name_html(
     shown = f'<bdi class="{kind}" title="{escape(whole)}">{escape(text)}</bdi>'
     if href is not None:
         shown = f'<a href="{escape(href)}">{shown}</a>'
-    ident_html = (
-        f' <code class="nm-id{clipped}" title="{whole_id}">{ident}</code>' if session_id is not None else ""
-    )
+    ident_html = f' <code class="nm-id{clipped}" title="{whole_id}">{ident}</code>' if session_id is not None else ""
     return f'<span class="nm">{shown}{ident_html}</span>'
 
 

@@ -17,15 +17,15 @@ import orjson
 import polars as pl
 
 from subagent_catalog.analysis.find_session import find_session
-from subagent_catalog.analysis.text import clip, utf8_length
+from subagent_catalog.analysis.text import utf8_length
 from subagent_catalog.analysis.transcript import transcript
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.units import clock, human_duration
 from subagent_catalog.store.source import Source, source_corpus
+from subagent_catalog.views.names import NAME_CSS, name_html, names_by_id, session_name, short_id
 from subagent_catalog.views.page_names import page_file as page_file
 from subagent_catalog.views.page_names import page_link as page_link
-from subagent_catalog.views.names import NAME_CSS, name_html, names_by_id, session_name, short_id
 from subagent_catalog.views.page_names import safe_href
 from subagent_catalog.views.table_columns import FIT_CSS
 from subagent_catalog.views.transcript_parts import anchor, user_body
@@ -494,9 +494,7 @@ def transcript_page(
         label=session["identity_label"] if title is None else None,
         fit_css=Markup(FIT_CSS + NAME_CSS),
         parent_html=Markup(
-            named_html(
-                links.parent, href(links.parent) if links.parent is not None and links.parent_found else None
-            )
+            named_html(links.parent, href(links.parent) if links.parent is not None and links.parent_found else None)
         ),
         where=[(name, text) for name, text in where if text],
         facts=Markup(facts_html(session)),

@@ -19,7 +19,8 @@ from subagent_catalog.views.widgets.run_facts import FAILED_OUTCOMES, cost_text,
 TABLE_ROWS = 200
 """Rows the table lists (the caption says how many more there are)."""
 
-TABLE_STYLE = """<style>
+TABLE_STYLE = (
+    """<style>
 .sc-atable { border-collapse: collapse; font-size: 12px; line-height: 1.35; width: 100%; }
 .sc-atable th {
   text-align: left; padding: 2px 6px; border-bottom: 1px solid #bbb; background: #f4f4f4; white-space: nowrap;
@@ -34,7 +35,10 @@ TABLE_STYLE = """<style>
 .sc-atable .sc-nowrap { white-space: nowrap; }
 .sc-atable .sc-num { white-space: nowrap; text-align: right; }
 .sc-atable .sc-text { min-width: 14ch; max-width: 40ch; overflow-wrap: anywhere; }
-""" + NAME_CSS.replace("}", "}\n") + """</style>"""
+"""
+    + NAME_CSS.replace("}", "}\n")
+    + """</style>"""
+)
 """The table's style (``user-select: all``: one click selects the whole id, for copying)."""
 
 

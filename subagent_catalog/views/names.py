@@ -38,7 +38,7 @@ NAME_CSS = (
     ".nm .nm-t{overflow-wrap:anywhere;min-width:0}"
     ".nm .nm-t.nm-run{font-style:italic}"
     ".nm code.nm-id,code.nm-id{display:inline-block;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;"
-    "vertical-align:bottom;color:#656d76;font-size:11.5px;max-width:100%}"
+    "vertical-align:bottom;color:#656d76;font-size:11.5px;max-width:100%;user-select:all;cursor:text}"
     f".nm code.nm-id.nm-clip{{max-width:{SHORT_ID + 1}ch}}"
     ".nm code.nm-id.nm-only{color:inherit}.nm code.nm-id.nm-only.nm-clip{max-width:24ch}"
     ".tl-name .nm{flex-wrap:nowrap}.tl-name .nm>:first-child{overflow:hidden;text-overflow:ellipsis;"

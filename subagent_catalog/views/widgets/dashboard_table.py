@@ -1,8 +1,9 @@
 """The dashboard's table of the sessions behind a bar: what each run is, how it ended and why, time and cost.
 
-Escaped HTML (the table keeps a light background in a dark theme). Ids are shortened on screen and
-whole in the page: the full id is the cell's tooltip, and selecting and copying the cell copies it
-whole (the shortening is the style sheet's ellipsis, not cut text).
+Escaped HTML (the table keeps a light background in a dark theme). Each session and parent is named
+by ``views.names.name_html``: its label, then its id, shortened on screen and whole in the page (the
+id's tooltip; one click selects it whole for a copy: the shortening is the style sheet's ellipsis,
+not cut text).
 """
 
 from __future__ import annotations
@@ -28,10 +29,6 @@ TABLE_STYLE = (
 .sc-atable td { padding: 2px 6px; border-bottom: 1px solid #eee; vertical-align: top; }
 .sc-atable tr.sc-diag { background: #fff4e5; }
 .sc-atable tr.sc-failed { background: #fdecee; }
-.sc-atable .sc-id {
-  display: inline-block; max-width: 11ch; overflow: hidden; text-overflow: ellipsis; white-space: nowrap;
-  vertical-align: bottom; font-family: var(--jp-code-font-family, monospace); cursor: text; user-select: all;
-}
 .sc-atable .sc-nowrap { white-space: nowrap; }
 .sc-atable .sc-num { white-space: nowrap; text-align: right; }
 .sc-atable .sc-text { min-width: 14ch; max-width: 40ch; overflow-wrap: anywhere; }
@@ -39,7 +36,7 @@ TABLE_STYLE = (
     + NAME_CSS.replace("}", "}\n")
     + """</style>"""
 )
-"""The table's style (``user-select: all``: one click selects the whole id, for copying)."""
+"""The table's style, with ``views.names.NAME_CSS`` (``user-select: all``: one click selects a whole id)."""
 
 
 def _parent(value: Any, labels: Mapping[str, str]) -> str:

@@ -28,7 +28,12 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 # ----------------------------------------------------------------- the browser tests
 
-BROWSER_FILES = ("test_report_browser.py", "test_lab_browser.py", "test_compare_browser.py")
+BROWSER_FILES = (
+    "test_report_browser.py",
+    "test_lab_browser.py",
+    "test_compare_browser.py",
+    "test_tables_browser.py",
+)
 """The modules that drive Chromium (the report, the comparison page, JupyterLab): under xdist one worker runs them
 all, so one Chromium and one JupyterLab start per run and they do not compete with each other for the CPU (two labs
 starting side by side on a busy 2-core machine was what made their first notebooks time out)."""

@@ -58,22 +58,34 @@ class _Tables(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
         self.tables: dict[str, list[list[str]]] = {}
+        self.keyed: dict[str, list[dict[str, str]]] = {}
+        """Each fitted table's rows by column key (its cells' ``c-KEY`` class); ``id``: the named session's id."""
         self._table: str | None = None
         self._cell: list[str] | None = None
+        self._key: str | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         found = dict(attrs)
         if tag == "table" and found.get("id"):
             self._table = found["id"]
             self.tables[self._table] = []
+            self.keyed[self._table] = []
         elif tag == "tr" and self._table is not None:
             self.tables[self._table].append([])
+            self.keyed[self._table].append({})
         elif tag == "td" and self._table is not None:
             self._cell = []
+            keys = [c[2:] for c in (found.get("class") or "").split() if c.startswith("c-")]
+            self._key = keys[0] if keys else None
+        elif tag == "code" and self._table is not None and "nm-id" in (found.get("class") or "").split():
+            self.keyed[self._table][-1].setdefault("id", found.get("title") or "")
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "td" and self._table is not None and self._cell is not None:
-            self.tables[self._table][-1].append(" ".join("".join(self._cell).split()))
+            text = " ".join("".join(self._cell).split())
+            self.tables[self._table][-1].append(text)
+            if self._key is not None:
+                self.keyed[self._table][-1][self._key] = text
             self._cell = None
         elif tag == "table":
             self._table = None
@@ -87,6 +99,13 @@ def _tables(page: str) -> dict[str, list[list[str]]]:
     parser = _Tables()
     parser.feed(page)
     return {name: [row for row in rows if row] for name, rows in parser.tables.items()}
+
+
+def _keyed(page: str) -> dict[str, list[dict[str, str]]]:
+    """The fitted tables' rows by column key (their order on the page follows the ranked column)."""
+    parser = _Tables()
+    parser.feed(page)
+    return {name: [row for row in rows if row] for name, rows in parser.keyed.items()}
 
 
 def _card(page: str, card_id: str) -> str:
@@ -176,13 +195,13 @@ def test_summary_shows_the_partial_tree_as_a_lower_bound_with_its_unknown_count(
 
 def test_report_shows_the_partial_tree_as_a_lower_bound_with_its_unknown_count(partial: Corpus) -> None:
     runs = run_summary(partial)
-    tables = _tables(render_report(partial))
+    tables = _keyed(render_report(partial))
     trees = tables["trees-costliest"]
-    assert [row[1] for row in trees] == ["lab-root", "small-root"]
-    assert trees[0][-1] == run_cost(runs.costliest_trees().row(0, named=True))
-    assert trees[0][-1].startswith("≥ $") and trees[0][-1].endswith("(2 sessions of unknown cost)")
-    assert [row[1] for row in tables["runs-costliest"]] == runs.costliest["session_id"].to_list()
-    assert tables["runs-costliest"][2][-1].startswith("≥ $")  # the mixed child: part of it unpriced
+    assert [row["id"] for row in trees] == ["lab-root", "small-root"]
+    assert trees[0]["cost"] == run_cost(runs.costliest_trees().row(0, named=True))
+    assert trees[0]["cost"].startswith("≥ $") and trees[0]["cost"].endswith("(2 sessions of unknown cost)")
+    assert [row["id"] for row in tables["runs-costliest"]] == runs.costliest["session_id"].to_list()
+    assert tables["runs-costliest"][2]["cost"].startswith("≥ $")  # the mixed child: part of it unpriced
 
 
 def test_browser_sorts_by_known_cost_and_shows_a_partial_cost_as_a_lower_bound(partial: Corpus) -> None:
@@ -207,10 +226,12 @@ def test_dashboard_table_shows_a_partial_cost_as_a_lower_bound(partial: Corpus) 
     board = DiagnosticsDashboard(partial)
     board.selected_dimension = "outcome"
     board.pick("completed")
-    rows = {row[0]: row for row in _tables(f'<table id="t">{board.table.value.split("<table", 1)[1]}')["t"]}
+    html = f'<table id="t">{board.table.value.split("<table", 1)[1]}'
+    # each row names its session (label, then the id): the id is the name's whole-id element
+    rows = {ids["id"]: row for ids, row in zip(_keyed(html)["t"], _tables(html)["t"], strict=True)}
     known = known_costs(partial.sessions).to_list()[partial.sessions["session_id"].to_list().index("mixed-child")]
-    assert rows["mixed-child"][6] == cost_text({"cost_usd": None, "cost_usd_known": known})
-    assert rows["mixed-child"][6].startswith("≥ $") and rows["lab-root"][6] == "$0.065"
+    assert rows["mixed-child"][5] == cost_text({"cost_usd": None, "cost_usd_known": known})
+    assert rows["mixed-child"][5].startswith("≥ $") and rows["lab-root"][5] == "$0.065"
 
 
 def test_a_corpus_whose_models_are_all_unpriced_ranks_by_tokens_and_shows_no_zero_cost(unpriced: Path) -> None:
@@ -232,9 +253,9 @@ def test_a_corpus_whose_models_are_all_unpriced_ranks_by_tokens_and_shows_no_zer
     )
     assert lines["costliest"].startswith(expected)
     page = render_report(corpus)
-    tables = _tables(page)
-    assert all("$0" not in row[-1] for row in tables["runs-costliest"])
-    assert [row[1] for row in tables["runs-costliest"]] == costliest["session_id"].to_list()
+    tables = _keyed(page)
+    assert all("$0" not in row["cost"] for row in tables["runs-costliest"])
+    assert [row["id"] for row in tables["runs-costliest"]] == costliest["session_id"].to_list()
     assert 'Costliest runs <span class="muted">(by tokens: nothing is priced)</span>' in page
     card = _card(page, "card-cost")
     assert "$0" not in card and "nothing is priced" in card
@@ -287,8 +308,9 @@ def _shown_figures_equal_the_library(corpus: Corpus, runs: RunSummary) -> None:
     """Every cost and token figure the report, ``summary`` and the browser show is the library's."""
     page = render_report(corpus)
     tables = _tables(page)
+    keyed = _keyed(page)
     for table, frame in (("runs-costliest", runs.costliest), ("trees-costliest", runs.costliest_trees())):
-        shown = [(row[1].removesuffix("…"), row[-1]) for row in tables.get(table, [])]  # a long id is clipped
+        shown = [(row.get("id", ""), row["cost"]) for row in keyed.get(table, [])]
         expected = [(r["session_id"], run_cost(r)) for r in frame.iter_rows(named=True)]
         assert len(shown) == len(expected), table
         assert all(

@@ -441,7 +441,7 @@ def test_runs_section_fits_and_reveals_a_failed_run(browser: Any, tmp_path: Path
         assert page.evaluate(NO_OVERFLOW), page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
         # reveal the first failed run that the tree holds: its row in the tree is marked and shown
         button = page.locator("#run-failures-table button.reveal").first
-        wanted = button.locator("xpath=ancestor::tr//code[contains(@class,'sid')]").first.get_attribute("title")
+        wanted = button.locator("xpath=ancestor::tr//code[contains(@class,'nm-id')]").first.get_attribute("title")
         button.click()
         hit = page.locator("#tree .row.hit").first
         hit.wait_for(state="visible")
@@ -492,7 +492,8 @@ def test_show_tree_pages_fit_and_every_link_opens_a_page(browser: Any, tmp_path:
         target = link.get_attribute("href")
         link.click()
         page.wait_for_url(f"**/{target}")
-        assert page.locator("h1").text_content().startswith("Session")
+        # the page is the linked session's, named in its heading (views.names), its whole id beside the name
+        assert target == f"{page.locator('h1 code.nm-id').get_attribute('title')}.html"
         jump = page.locator("details.turns a, .errors a").first
         anchor = jump.get_attribute("href")
         jump.click()

@@ -99,16 +99,15 @@ def test_a_run_without_a_label_is_shown_by_its_name_in_the_run_tables(sample: An
 
     table = slowest(sample)
     # run-webapp-1 is a root (no descriptor label): its first prompt, marked as a name, not a label
-    assert '<span class="run-name" title="no descriptor label' in table
-    assert "<bdi>task 1 for run-webapp-1</bdi></span>" in table
-    assert "<bdi>Refactor the auth module</bdi></td>" in table  # a label is not marked as a name
+    assert '<bdi class="nm-t nm-run" title="task 1 for run-webapp-1">task 1 for run-webapp-1</bdi>' in table
+    assert '<bdi class="nm-t" title="Refactor the auth module">Refactor the auth module</bdi>' in table  # a label
     # an archive without events whose root is gone cannot name runs: the cell stays empty, nothing fails
     root = tmp_path / "sample"
     shutil.copytree("data/sample", root)
     export_archive(root, str(tmp_path / "archive"), events=False, jobs=1)
     shutil.rmtree(root)
     bare = slowest(source_corpus(open_archive(str(tmp_path / "archive"))))
-    assert 'class="run-name"' not in bare and "Refactor the auth module" in bare
+    assert "nm-run" not in bare and "Refactor the auth module" in bare
 
 
 def test_report_runs_escape_corpus_text(tmp_path: Path) -> None:

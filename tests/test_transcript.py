@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -271,10 +272,11 @@ def test_html_escapes_everything_from_the_log(tmp_path: Path) -> None:
 def test_page_links_parent_and_children(golden: pl.DataFrame) -> None:
     corpus = read_corpus(GOLDEN, cache=False)
     child = transcript_page(corpus, "child-t")  # alone: no page of the parent next to it, so no link
-    assert "<code>parent-t</code>" in child and "href=" not in child.replace('href="#', "")
-    assert '<a href="parent-t.html">parent-t</a>' in transcript_page(corpus, "child-t", link=page_file)
+    # each session is named (views.names.name_html) with its whole id beside the name
+    assert 'title="parent-t">parent-t</code>' in child and "href=" not in child.replace('href="#', "")
+    assert '<a href="parent-t.html">' in transcript_page(corpus, "child-t", link=page_file)
     parent = transcript_page(corpus, "parent-t", link=lambda target: f"#/{target}")
-    assert '<a href="#/child-t">child-t</a>' in parent
+    assert '<a href="#/child-t">' in parent and 'title="child-t">child-t</code>' in parent
     assert "3 steps inherited from the parent" in child
     assert "requested, never started" in child  # call-2
     assert "failed (EXIT_NONZERO)" in child
@@ -470,7 +472,9 @@ def test_an_id_spelled_like_another_ids_page_name_gets_a_page_of_its_own(tmp_pat
     assert len(pages.pages) == 3 and len({page.name for page in pages.pages}) == 3
     run_page = pages.top.read_text(encoding="utf-8")
     target = tmp_path / "pages" / page_file("build step")
-    assert f'<a href="{target.name}">build step</a>' in run_page
+    # the link is the child's name (its first prompt), its whole id beside it
+    link = re.search(rf'<a href="{re.escape(target.name)}">(.*?)</a> <code class="nm-id" title="([^"]*)"', run_page)
+    assert link is not None and "the real step" in link[1] and link[2] == "build step"
     opened = target.read_text(encoding="utf-8")
     assert "the real step" in opened and "SPOOF" not in opened
 

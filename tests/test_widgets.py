@@ -209,7 +209,7 @@ def test_small_tree_marks_kinds(small: Corpus) -> None:
     shown = dict(zip(visible_ids(browser, small), browser.visible, strict=True))
     assert list(shown)[1:8] == ["c-review", "c-oneshot", "d-nodesc", "d-v3", "c-xss", "f-fork", "R2"]
     rows = {sid: browser.row(shown[sid]) for sid in ("c-review", "d-nodesc", "d-v3", "f-fork")}
-    assert "continuable — Review PR" in rows["c-review"]["text"]
+    assert rows["c-review"]["text"].startswith("Review PR  (c-review)  [continuable")  # the label leads
     assert rows["d-nodesc"]["style"] == "warning"
     assert "diagnostic: corrupt · no-descriptor" in rows["d-nodesc"]["text"]
     assert "diagnostic: corrupt · unknown-descriptor-version" in rows["d-v3"]["text"]

@@ -348,7 +348,7 @@ def test_a_bar_click_lists_label_outcome_error_and_code(sample: Corpus) -> None:
         human_ms(row["active_ms"]),
     ):
         assert f">{text}<" in table, text
-    assert f'title="{row["session_id"]}"' in table and 'class="sc-id"' in table
+    assert f'title="{row["session_id"]}"' in table and 'class="nm-id' in table  # the whole id beside the name
     assert "<th>error</th><th>code</th><th>active</th><th>cost</th>" in table
     assert f'title="{human_ms(row["run_wall_ms"])} first to last event"' in table
 

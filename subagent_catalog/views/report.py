@@ -48,9 +48,11 @@ from subagent_catalog.store.source import Source, listing_source, session_count,
 from subagent_catalog.views import palette
 from subagent_catalog.views.columns import UNREAD_BY_REPORT
 from subagent_catalog.views.memory import between_stages
+from subagent_catalog.views.names import NAME_CSS
 from subagent_catalog.views.report_charts import report_charts
 from subagent_catalog.views.report_data import diagnostic_rows, node_index, node_places, relative_path
 from subagent_catalog.views.report_runs import runs_section
+from subagent_catalog.views.table_columns import FIT_CSS, TABLES, columns
 from subagent_catalog.views.timeline_view import TIMELINE_CSS
 
 __all__ = ["default_title", "render_report", "report_stream", "script_json", "script_json_chunks", "write_report"]
@@ -321,7 +323,8 @@ def report_stream(
         generated=datetime.now(tz=UTC).strftime("%Y-%m-%d %H:%M UTC"),
         semantics=semantics,
         window=window.describe() if window.bounded else None,
-        css=Markup(css + TIMELINE_CSS + palette.outcome_css(".badge.o-{outcome}")),
+        css=Markup(css + TIMELINE_CSS + palette.outcome_css(".badge.o-{outcome}") + FIT_CSS + NAME_CSS),
+        table_cols={name: columns(name) for name in TABLES},
         runs=runs,
         js=Markup(js),
         script_hash=script_hash,

@@ -10,13 +10,13 @@ the events of the listed rows only, when the source has events.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import polars as pl
+from markupsafe import Markup
 
 from subagent_catalog.analysis.forest import Forest
-from subagent_catalog.analysis.run_names import run_names
 from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES, RunSummary
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.analysis.timeline import tree_timeline
@@ -32,9 +32,10 @@ from subagent_catalog.frames.units import (
     plural,
     time_split,
 )
-from subagent_catalog.store.source import events_available, origin_archive
+from subagent_catalog.views.names import name_html, names_by_id, run_row_names, session_name
 from subagent_catalog.views.report_data import relative_path
 from subagent_catalog.views.run_format import model_cost, run_cost, total_tokens
+from subagent_catalog.views.table_columns import columns
 from subagent_catalog.views.timeline_view import OUTCOME_COLOURS, timeline_html
 
 FAILURE_ROWS = 200
@@ -49,54 +50,39 @@ TOOL_ROWS = 30
 TIMELINES = 3
 """Trees whose timeline the page draws (the largest)."""
 
+NAMED_TIMELINE_ROWS = 400
+"""Rows without a label per timeline whose logs are read for a name (the rest show their id)."""
+
 
 def _tokens(value: int | None) -> str:
     return human_count(value)
 
 
-def run_row_names(corpus: Corpus, tables: Iterable[pl.DataFrame]) -> dict[int, str]:
-    """The names (title or first prompt) of the rows of run tables that have no label, by list order.
-
-    Only those rows' logs are read (over an archive, its events table); an archive exported
-    without events gives none.
-
-    Examples:
-        >>> from subagent_catalog.corpus import read_corpus
-        >>> from subagent_catalog.analysis.run_summary import run_summary
-        >>> corpus = read_corpus("data/sample")
-        >>> names = run_row_names(corpus, [run_summary(corpus).slowest])
-        >>> names[8]  # run-webapp-1, a root: its first prompt
-        'task 1 for run-webapp-1'
-    """
-    wanted = sorted(
-        {
-            order
-            for table in tables
-            for order, label in table.select("list_order", "label").iter_rows()
-            if label is None and order is not None
-        }
-    )
-    archive = origin_archive(corpus)  # a window of an archive: its rows are named by the archive's events
-    if not wanted or (archive is None and not events_available(corpus)):
-        return {}
-    # Over an archive its events table names the rows (none without one): the report's frames
-    # of an archive leave out the columns a read of the root's logs would need.
-    found = run_names(archive if archive is not None else corpus, list_orders=wanted).drop_nulls("name")
-    return dict(zip(found["list_order"].to_list(), found["name"].to_list(), strict=True))
+def _named(sid: str | None, names: Mapping[str, tuple[str | None, str | None]]) -> Markup:
+    label, name = names.get(sid, (None, None)) if sid is not None else (None, None)
+    return Markup(name_html(sid, label=label, name=name))
 
 
 Nodes = Mapping[str, int]
 """Tree nodes by session id (``Forest.index``, or ``report_data.node_index``)."""
 
+NameMap = Mapping[str, tuple[str | None, str | None]]
+"""A session's label and name by its id (``names_by_id``)."""
 
-def _run_row(row: dict[str, Any], forest: Nodes | None, root: str, names: dict[int, str]) -> dict[str, Any]:
+
+def _run_row(
+    row: dict[str, Any], forest: Nodes | None, root: str, names: dict[int, str], parents: NameMap
+) -> dict[str, Any]:
     node = forest.get(row["session_id"]) if forest is not None and row["session_id"] is not None else None
     message = row["error_message"] or row["outcome_detail"]
+    name = names.get(row["list_order"]) if row["label"] is None else None
     return {
         "id": row["session_id"],
         "label": row["label"],
-        "name": names.get(row["list_order"]) if row["label"] is None else None,
+        "name": name,
+        "name_html": Markup(name_html(row["session_id"], label=row["label"], name=name)),
         "parent": row["parent_session"],
+        "parent_html": _named(row["parent_session"], parents),
         "outcome": row["outcome"],
         "message": clip(message, 400) if message else None,
         "code": row["error_code"],
@@ -113,9 +99,10 @@ def _run_row(row: dict[str, Any], forest: Nodes | None, root: str, names: dict[i
     }
 
 
-def _tree_row(row: dict[str, Any], forest: Nodes | None) -> dict[str, Any]:
+def _tree_row(row: dict[str, Any], forest: Nodes | None, tops: NameMap) -> dict[str, Any]:
     return {
         "id": row["session_id"],
+        "name_html": _named(row["session_id"], tops),
         "node": forest.get(row["session_id"]) if forest is not None and row["session_id"] else None,
         "sessions": f"{row['sessions']:,}",
         "failed": row["failed"],
@@ -151,17 +138,30 @@ def _outcome_rows(frame: pl.DataFrame, key: str, outcomes: list[str]) -> list[di
     return out
 
 
-def _timeline_label(forest: Nodes | None) -> Any:
+def _timeline_label(forest: Nodes | None, names: NameMap) -> Any:
     def label(row: dict[str, Any]) -> str:
         sid = row.get("session_id")
-        name = escape(clip(row.get("label") or sid or "(no id)", 80))
-        tip = escape(clip(f"{sid or '(no id)'} · {row.get('label') or ''}", 300))
+        known = names.get(sid, (None, None)) if sid is not None else (None, None)
+        named = name_html(sid, label=row.get("label") or known[0], name=known[1])
         node = forest.get(sid) if forest is not None and sid is not None else None
         if node is None:
-            return f'<span title="{tip}">{name}</span>'
-        return f'<button type="button" class="reveal linkish" data-node="{node}" title="{tip}">{name}</button>'
+            return named
+        tip = escape(clip(sid, 300))
+        return f'<button type="button" class="reveal linkish" data-node="{node}" title="{tip}">{named}</button>'
 
     return label
+
+
+def _table_columns(runs: RunSummary) -> dict[str, Any]:
+    """Each run and tree table's columns (``views.table_columns``), the ranked one first."""
+    cost = "cost" if runs.cost_basis == "cost" else "tokens"
+    return {
+        "failures": columns("runs", first=["message"]),
+        "slowest": columns("runs", first=["active"], drop=["message", "code"]),
+        "costliest": columns("runs", first=[cost], drop=["message", "code"]),
+        "slowest_trees": columns("trees", first=["active"]),
+        "costliest_trees": columns("trees", first=[cost]),
+    }
 
 
 def runs_section(corpus: Corpus, runs: RunSummary, forest: Forest | Nodes | None) -> dict[str, Any]:
@@ -184,14 +184,31 @@ def runs_section(corpus: Corpus, runs: RunSummary, forest: Forest | Nodes | None
     totals = runs.totals
     listed = runs.failures.head(FAILURE_ROWS)
     names = run_row_names(corpus, [listed, runs.slowest, runs.costliest])
+    slowest_trees, costliest_trees = runs.slowest_trees(), runs.costliest_trees()
+    drawn = runs.trees.head(TIMELINES)
+    shown_tops = pl.concat([frame["session_id"] for frame in (slowest_trees, costliest_trees, drawn)])
+    parents = pl.concat([frame["parent_session"] for frame in (listed, runs.slowest, runs.costliest)])
+    trees_by_top = {
+        sid: tree_timeline(corpus, sid, trees=runs.tree_rows)
+        for sid in drawn["session_id"].to_list()
+        if sid is not None
+    }
+    unlabelled = [
+        sid
+        for rows in trees_by_top.values()
+        for sid in rows.filter(pl.col("label").is_null())["session_id"].head(NAMED_TIMELINE_ROWS).to_list()
+    ]
+    named = names_by_id(corpus, [*shown_tops.to_list(), *parents.to_list(), *unlabelled])
     by_day = runs.by_day.tail(GROUP_ROWS) if runs.by_day.height > GROUP_ROWS else runs.by_day
     timelines = []
-    label = _timeline_label(nodes)
-    for row in runs.trees.head(TIMELINES).iter_rows(named=True):
+    label = _timeline_label(nodes, named)
+    for row in drawn.iter_rows(named=True):
         if row["session_id"] is None:
             continue
-        rows = tree_timeline(corpus, row["session_id"], trees=runs.tree_rows)
-        caption = f"{row['session_id']} · {plural(rows.height, 'session')} · " + (
+        rows = trees_by_top[row["session_id"]]
+        top_label, top_name = named.get(row["session_id"], (None, None))
+        title = session_name(top_label, top_name) or row["session_id"]
+        caption = f"{title} · {plural(rows.height, 'session')} · " + (
             f"peak {plural(row['peak_children_running'], 'child', 'children')} at once"
             if row["peak_children_running"] is not None
             else "peak unknown"
@@ -258,11 +275,12 @@ def runs_section(corpus: Corpus, runs: RunSummary, forest: Forest | Nodes | None
         "projects_total": runs.by_project.height,
         "by_day": _outcome_rows(by_day, "bin", outcomes),
         "days_total": runs.by_day.height,
-        "failures": [_run_row(r, nodes, corpus.root, names) for r in listed.iter_rows(named=True)],
-        "slowest": [_run_row(r, nodes, corpus.root, names) for r in runs.slowest.iter_rows(named=True)],
-        "costliest": [_run_row(r, nodes, corpus.root, names) for r in runs.costliest.iter_rows(named=True)],
-        "slowest_trees": [_tree_row(r, nodes) for r in runs.slowest_trees().iter_rows(named=True)],
-        "costliest_trees": [_tree_row(r, nodes) for r in runs.costliest_trees().iter_rows(named=True)],
+        "failures": [_run_row(r, nodes, corpus.root, names, named) for r in listed.iter_rows(named=True)],
+        "slowest": [_run_row(r, nodes, corpus.root, names, named) for r in runs.slowest.iter_rows(named=True)],
+        "costliest": [_run_row(r, nodes, corpus.root, names, named) for r in runs.costliest.iter_rows(named=True)],
+        "slowest_trees": [_tree_row(r, nodes, named) for r in slowest_trees.iter_rows(named=True)],
+        "costliest_trees": [_tree_row(r, nodes, named) for r in costliest_trees.iter_rows(named=True)],
+        "cols": _table_columns(runs),
         "trees_total": runs.trees.height,
         "models": models,
         "unpriced": [

@@ -24,6 +24,7 @@ from subagent_catalog.analysis.timeline import concurrency
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.units import clock, human_duration, plural
 from subagent_catalog.views import palette
+from subagent_catalog.views.names import name_html
 
 MAX_BARS = 60
 """Sessions drawn one labelled row each; a larger tree is drawn in packed lanes."""
@@ -70,15 +71,14 @@ Label = Callable[[dict[str, Any]], str]
 
 
 def default_label(row: dict[str, Any]) -> str:
-    """A row's name: its label (else its id), escaped and clipped, the whole in a tooltip.
+    """A row named by ``views.names.name_html``: its label (else its id), the id beside it, escaped.
 
     Examples:
-        >>> default_label({"session_id": "c1", "label": "<b>fix</b>", "depth": 1})
-        '<span title="c1 · &lt;b&gt;fix&lt;/b&gt;">&lt;b&gt;fix&lt;/b&gt;</span>'
+        >>> default_label({"session_id": "c1", "label": "<b>fix</b>", "depth": 1})  # doctest: +NORMALIZE_WHITESPACE
+        '<span class="nm"><bdi class="nm-t" title="&lt;b&gt;fix&lt;/b&gt;">&lt;b&gt;fix&lt;/b&gt;</bdi>
+        <code class="nm-id" title="c1">c1</code></span>'
     """
-    name = row.get("label") or row.get("session_id") or "(no id)"
-    whole = f"{row.get('session_id') or '(no id)'} · {row.get('label') or ''}".rstrip(" ·")
-    return f'<span title="{escape(clip(whole, 300))}">{escape(clip(name, 80))}</span>'
+    return name_html(row.get("session_id"), label=row.get("label"))
 
 
 def _colour(outcome: str | None) -> str:

@@ -13,8 +13,10 @@ import polars as pl
 
 from subagent_catalog.frames.units import human_duration
 from subagent_catalog.store.source import Source, source_corpus
+from subagent_catalog.views.names import names_by_id, session_name
 from subagent_catalog.views.transcript_parts import error_list, run_facts, turn_table
 from subagent_catalog.views.transcript_view import (
+    MAX_CHILD_LINKS,
     PAGE_TEXT,
     TEXT_HEAD,
     TextRoom,
@@ -94,7 +96,16 @@ def transcript_markdown(corpus: Source, session_id: str, *, path: str | None = N
     """
     corpus = source_corpus(corpus)  # a corpus, or an archive's frames
     session, rows, links = _load(corpus, session_id, path)
-    lines = [f"# Session {_md(session['session_id'])}", ""]
+    sid = session["session_id"]
+    named = names_by_id(corpus, [s for s in (sid, links.parent, *links.children[:MAX_CHILD_LINKS]) if s is not None])
+
+    def md_name(other: str) -> str:
+        """A session by its name (``views.names.session_name``), its id after it."""
+        text = session_name(*named.get(other, (None, None)))
+        return f"{_md(text)} ({_md(other)})" if text else _md(other)
+
+    own = session_name(*named.get(sid, (None, None))) if sid is not None else None
+    lines = [f"# {md_name(sid)}" if own and sid is not None else f"# Session {_md(sid)}", ""]
     where = [
         ("project", session["project_dir"]),
         ("path", session["path"]),
@@ -105,9 +116,11 @@ def transcript_markdown(corpus: Source, session_id: str, *, path: str | None = N
         f"- {label}: {'**failed** ' if tone == 'bad' else ''}{_md(text)}" for label, text, tone in run_facts(session)
     ]
     if links.parent is not None:
-        lines.append(f"- parent: {_md(links.parent)}{'' if links.parent_found else ' (its log is not in the corpus)'}")
+        lines.append(
+            f"- parent: {md_name(links.parent)}{'' if links.parent_found else ' (its log is not in the corpus)'}"
+        )
     if links.children:
-        lines.append(f"- children ({len(links.children)}): {', '.join(_md(c) for c in links.children)}")
+        lines.append(f"- children ({len(links.children)}): {', '.join(md_name(c) for c in links.children)}")
     lines.append("")
     start_value = rows.filter(~pl.col("in_seed"))["time_ms"].min() if rows.height else None
     start = start_value if isinstance(start_value, int) else None

@@ -19,6 +19,7 @@ from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.units import clock, context_text, human_cost, human_count, human_duration, time_split
+from subagent_catalog.views.table_columns import columns
 
 Tone = Literal["", "ok", "warn", "bad"]
 """How a header fact is marked: plain, good, a warning, a failure."""
@@ -219,18 +220,32 @@ def turns_html(rows: pl.DataFrame, start: int | None) -> str:
     errors = error_list(rows)
     parts = []
     if turns:
+        cols = columns("turns")
+
+        def cells(t: dict[str, Any]) -> dict[str, str]:
+            return {
+                "turn": f'<a href="#{t["anchor"]}">turn {escape(t["turn"])}</a>',
+                "starts": escape(_offset(t["start_ms"], start)),
+                "took": escape(human_duration(t["took"])),
+                "steps": str(t["steps"]),
+                "calls": str(t["calls"]),
+                "errors": f'<span class="{"bad" if t["failed"] else ""}">{t["failed"]}</span>',
+                "ended": f'<span class="{"bad" if t["ended"] in FAILED_OUTCOMES else ""}">{escape(t["ended"])}</span>',
+            }
+
         body = "".join(
-            f'<tr><td><a href="#{t["anchor"]}">turn {escape(t["turn"])}</a></td>'
-            f"<td>{escape(_offset(t['start_ms'], start))}</td><td class='n'>{escape(human_duration(t['took']))}</td>"
-            f"<td class='n'>{t['steps']}</td><td class='n'>{t['calls']}</td>"
-            f"<td class='n{' bad' if t['failed'] else ''}'>{t['failed']}</td>"
-            f"<td class='{'bad' if t['ended'] in FAILED_OUTCOMES else ''}'>{escape(t['ended'])}</td></tr>"
+            "<tr>"
+            + "".join(
+                f'<td class="{c.classes}" data-h="{escape(c.heading)}">{text}</td>'
+                for c, text in zip(cols, [cells(t)[c.key] for c in cols], strict=True)
+            )
+            + "</tr>"
             for t in turns
         )
+        head = "".join(f'<th class="{c.classes}">{escape(c.heading)}</th>' for c in cols)
         parts.append(
             f'<details class="turns" open><summary>{len(turns):,} turn{"s" if len(turns) != 1 else ""}</summary>'
-            '<div class="scroll"><table class="turns"><thead><tr><th>turn</th><th>starts</th><th>took</th>'
-            "<th>steps</th><th>tool calls</th><th>errors</th><th>ended</th></tr></thead>"
+            f'<div class="fit"><table class="turns"><thead><tr>{head}</tr></thead>'
             f"<tbody>{body}</tbody></table></div></details>"
         )
     if errors:

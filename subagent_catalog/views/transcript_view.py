@@ -17,15 +17,17 @@ import orjson
 import polars as pl
 
 from subagent_catalog.analysis.find_session import find_session
-from subagent_catalog.analysis.text import clip, utf8_length
+from subagent_catalog.analysis.text import utf8_length
 from subagent_catalog.analysis.transcript import transcript
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.units import clock, human_duration
 from subagent_catalog.store.source import Source, source_corpus
+from subagent_catalog.views.names import NAME_CSS, name_html, names_by_id, session_name, short_id
 from subagent_catalog.views.page_names import page_file as page_file
 from subagent_catalog.views.page_names import page_link as page_link
 from subagent_catalog.views.page_names import safe_href
+from subagent_catalog.views.table_columns import FIT_CSS
 from subagent_catalog.views.transcript_parts import anchor, user_body
 
 TEXT_HEAD = 1_200
@@ -44,6 +46,9 @@ PAGE_TEXT = 20_000_000
 MAX_CHILD_LINKS = 100
 """Children a page lists (clipped to ``CHILD_NAME`` characters each); the rest are counted, and listed on
 further pages by ``show --tree``."""
+
+NAMED_ROWS = 400
+"""Sessions without a label in a page's timeline whose logs are read for a name (the rest show their id)."""
 
 CHILD_NAME = 120
 """Characters of a child's id a page shows (the whole id in its tooltip, up to 1,000)."""
@@ -447,21 +452,27 @@ def transcript_page(
         target = link(other) if link is not None else None
         return safe_href(target) if target else None
 
+    listed = links.children[:MAX_CHILD_LINKS]
     timeline = ""
+    unlabelled: list[str] = []
     if links.children and session["session_id"] is not None:
         if tree is None:
             tree = tree_timeline(corpus, session["session_id"])
+        unlabelled = tree.filter(pl.col("label").is_null())["session_id"].drop_nulls().head(NAMED_ROWS).to_list()
+    sid = session["session_id"]
+    named = names_by_id(corpus, [s for s in (sid, links.parent, *listed, *unlabelled) if s is not None])
+
+    def named_html(other: str | None, target: str | None = None) -> str:
+        label, name = named.get(other, (None, None)) if other is not None else (None, None)
+        return name_html(other, label=label, name=name, href=target)
+
+    if tree is not None and links.children and sid is not None:
 
         def label(row: dict[str, Any]) -> str:
-            sid = row.get("session_id")
-            name = escape(clip(row.get("label") or sid or "(no id)", 80))
-            tip = escape(clip(f"{sid or '(no id)'} · {row.get('label') or ''}", 300))
-            target = href(sid) if sid is not None and row.get("depth") else None
-            return (
-                f'<a href="{escape(target)}" title="{tip}">{name}</a>'
-                if target
-                else f'<span title="{tip}">{name}</span>'
-            )
+            other = row.get("session_id")
+            target = href(other) if other is not None and row.get("depth") else None
+            known = named.get(other, (None, None)) if other is not None else (None, None)
+            return name_html(other, label=row.get("label") or known[0], name=known[1], href=target)
 
         caption = f"this session and the {tree.height - 1:,} below it"
         timeline = timeline_html(
@@ -474,10 +485,17 @@ def transcript_page(
         ("path", session["path"]),
         ("created", _clock(session["created_at_ms"])),
     ]
-    listed = links.children[:MAX_CHILD_LINKS]
+    own_label, own_name = named.get(sid, (session["identity_label"], None)) if sid is not None else (None, None)
+    title = session_name(own_label, own_name)
     page: str = page_template("transcript.html.j2").render(
-        session_id=session["session_id"] or "(no id)",
-        label=session["identity_label"],
+        session_id=sid or "(no id)",
+        title=(f"{title} · {short_id(sid)}" if sid is not None else title) if title else f"Session {sid or '(no id)'}",
+        heading=Markup(named_html(sid)) if title else None,
+        label=session["identity_label"] if title is None else None,
+        fit_css=Markup(FIT_CSS + NAME_CSS),
+        parent_html=Markup(
+            named_html(links.parent, href(links.parent) if links.parent is not None and links.parent_found else None)
+        ),
         where=[(name, text) for name, text in where if text],
         facts=Markup(facts_html(session)),
         timeline_css=Markup(TIMELINE_CSS),
@@ -486,10 +504,7 @@ def transcript_page(
         parent=links.parent,
         parent_href=href(links.parent) if links.parent is not None and links.parent_found else None,
         parent_found=links.parent_found,
-        children=[
-            (clip(child, CHILD_NAME), clip(child, 1000) if len(child) > CHILD_NAME else None, href(child))
-            for child in listed
-        ],
+        children=[Markup(named_html(child, href(child))) for child in listed],
         children_total=len(links.children),
         more_children=safe_href(more_children) if more_children else None,
         timeline=Markup(timeline),

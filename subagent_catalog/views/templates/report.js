@@ -393,6 +393,15 @@
     tr.appendChild(td);
     return td;
   }
+  // Each cell takes its column's priority class and heading from the header (views/table_columns.py).
+  var diagHeads = document.querySelectorAll("#diag-table thead th");
+  function fitRow(tr) {
+    for (var c = 0; c < tr.children.length && c < diagHeads.length; c++) {
+      var found = /\bp[123]\b/.exec(diagHeads[c].className);
+      if (found) { tr.children[c].classList.add(found[0]); }
+      if (c > 0) { tr.children[c].setAttribute("data-h", diagHeads[c].textContent); }
+    }
+  }
   function drawTable() {
     body.textContent = "";
     var pages = Math.max(1, Math.ceil(shown.length / DIAG_PAGE));
@@ -411,6 +420,7 @@
       cell(tr, pathEl(d.f), "pathc");
       var line = cell(tr, d.l !== undefined ? document.createTextNode(String(d.l)) : null, "num");
       if (d.k) { line.title = d.k; }
+      fitRow(tr);
       body.appendChild(tr);
     }
     if (!shown.length) {

@@ -35,7 +35,7 @@ from subagent_catalog.frames.display import escape, listing_error_html
 from subagent_catalog.frames.units import calendar_day, plural
 from subagent_catalog.store.source import Source, source_corpus
 from subagent_catalog.views import palette
-from subagent_catalog.views.widgets.dashboard_table import affected_table_html
+from subagent_catalog.views.widgets.dashboard_table import TABLE_ROWS, affected_table_html
 from subagent_catalog.views.widgets.run_facts import FAILED_OUTCOMES
 from subagent_catalog.views.widgets.session_tree import known_cost_column as _known
 
@@ -557,4 +557,11 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         if self.selected_split is not None and self.split_by is not None:
             where += f", {DIMENSIONS[self.split_by]} = {self.selected_split}"
         noun = "session" if frame.height == 1 else "sessions"
-        self.table.value = affected_table_html(frame, caption=f"{frame.height:,} {noun} with {where}")
+        parents = frame["parent"].head(TABLE_ROWS).drop_nulls().unique()
+        labels = dict(
+            self.data.filter(pl.col("id").is_in(parents.implode()) & pl.col("label").is_not_null())
+            .unique("id", keep="first")
+            .select("id", "label")
+            .iter_rows()
+        )
+        self.table.value = affected_table_html(frame, caption=f"{frame.height:,} {noun} with {where}", labels=labels)

@@ -1,23 +1,27 @@
 """The dashboard's table of the sessions behind a bar: what each run is, how it ended and why, time and cost.
 
-Escaped HTML (the table keeps a light background in a dark theme). Ids are shortened on screen and
-whole in the page: the full id is the cell's tooltip, and selecting and copying the cell copies it
-whole (the shortening is the style sheet's ellipsis, not cut text).
+Escaped HTML (the table keeps a light background in a dark theme). Each session and parent is named
+by ``views.names.name_html``: its label, then its id, shortened on screen and whole in the page (the
+id's tooltip; one click selects it whole for a copy: the shortening is the style sheet's ellipsis,
+not cut text).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import polars as pl
 
 from subagent_catalog.frames.display import escape
+from subagent_catalog.views.names import NAME_CSS, name_html
 from subagent_catalog.views.widgets.run_facts import FAILED_OUTCOMES, cost_text, human_ms
 
 TABLE_ROWS = 200
 """Rows the table lists (the caption says how many more there are)."""
 
-TABLE_STYLE = """<style>
+TABLE_STYLE = (
+    """<style>
 .sc-atable { border-collapse: collapse; font-size: 12px; line-height: 1.35; width: 100%; }
 .sc-atable th {
   text-align: left; padding: 2px 6px; border-bottom: 1px solid #bbb; background: #f4f4f4; white-space: nowrap;
@@ -25,22 +29,20 @@ TABLE_STYLE = """<style>
 .sc-atable td { padding: 2px 6px; border-bottom: 1px solid #eee; vertical-align: top; }
 .sc-atable tr.sc-diag { background: #fff4e5; }
 .sc-atable tr.sc-failed { background: #fdecee; }
-.sc-atable .sc-id {
-  display: inline-block; max-width: 11ch; overflow: hidden; text-overflow: ellipsis; white-space: nowrap;
-  vertical-align: bottom; font-family: var(--jp-code-font-family, monospace); cursor: text; user-select: all;
-}
 .sc-atable .sc-nowrap { white-space: nowrap; }
 .sc-atable .sc-num { white-space: nowrap; text-align: right; }
 .sc-atable .sc-text { min-width: 14ch; max-width: 40ch; overflow-wrap: anywhere; }
-</style>"""
-"""The table's style (``user-select: all``: one click selects the whole id, for copying)."""
+"""
+    + NAME_CSS.replace("}", "}\n")
+    + """</style>"""
+)
+"""The table's style, with ``views.names.NAME_CSS`` (``user-select: all``: one click selects a whole id)."""
 
 
-def _id(value: Any) -> str:
+def _parent(value: Any, labels: Mapping[str, str]) -> str:
     if value is None:
         return ""
-    text = escape(value)
-    return f'<span class="sc-id" title="{text}">{text}</span>'
+    return name_html(str(value), label=labels.get(value))
 
 
 def error_of(row: dict[str, Any]) -> tuple[str | None, str | None]:
@@ -64,14 +66,17 @@ def error_of(row: dict[str, Any]) -> tuple[str | None, str | None]:
     return row.get("cause_detail"), None
 
 
-def affected_table_html(frame: pl.DataFrame, *, caption: str) -> str:
-    """The sessions behind a bar: id, label, outcome, error message and code, active time, cost, tokens, place.
+def affected_table_html(frame: pl.DataFrame, *, caption: str, labels: Mapping[str, str] | None = None) -> str:
+    """The sessions behind a bar: each named, outcome, error message and code, active time, cost, tokens, place.
 
-    The place is the kind, reason and cause, parent and project (the path is the project's tooltip).
+    A session is named by ``views.names.name_html`` (its label, its short id beside it, the whole id
+    on hover and in a copy); the place is the kind, reason and cause, the parent (named the same way,
+    by ``labels``) and project (the path is the project's tooltip).
 
     Args:
         frame: ``population`` rows.
         caption: what the rows are.
+        labels: the labels of the parents by id (those the population holds).
 
     Examples:
         >>> frame = pl.DataFrame({"id": ["0f8e5c7a-1111-2222-3333-444455556666"], "label": ["<b>x</b>"],
@@ -85,7 +90,7 @@ def affected_table_html(frame: pl.DataFrame, *, caption: str) -> str:
     """
     shown = frame.head(TABLE_ROWS)
     more = f" (the first {shown.height} shown)" if shown.height < frame.height else ""
-    head = ["id", "label", "outcome", "error", "code", "active", "cost", "tokens", "kind", "reason · cause"]
+    head = ["session", "outcome", "error", "code", "active", "cost", "tokens", "kind", "reason · cause"]
     head += ["parent", "project"]
     parts = [
         TABLE_STYLE,
@@ -106,8 +111,7 @@ def affected_table_html(frame: pl.DataFrame, *, caption: str) -> str:
         )
         tokens = row.get("tokens_total")
         cells = [
-            f"<td>{_id(row['id'])}</td>",
-            f'<td class="sc-text">{escape(row.get("label"))}</td>',
+            f'<td class="sc-text">{name_html(row["id"], label=row.get("label"))}</td>',
             f'<td class="sc-nowrap">{escape(outcome)}</td>',
             f'<td class="sc-text">{escape(message)}</td>',
             f'<td class="sc-nowrap">{escape(code)}</td>',
@@ -117,7 +121,7 @@ def affected_table_html(frame: pl.DataFrame, *, caption: str) -> str:
             f'<td class="sc-num">{"" if tokens is None else f"{tokens:,}"}</td>',
             f'<td class="sc-nowrap">{escape(row.get("kind"))}</td>',
             f'<td class="sc-nowrap">{escape(row.get("reason_cause"))}</td>',
-            f"<td>{_id(row.get('parent'))}</td>",
+            f'<td class="sc-text">{_parent(row.get("parent"), labels or {})}</td>',
             f'<td class="sc-nowrap" title="{escape(row.get("path"))}">{escape(row.get("project"))}</td>',
         ]
         parts.append(f"<tr{css}>{''.join(cells)}</tr>")

@@ -15,6 +15,7 @@ from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import catalog_html, escape, table_html, text_html
 from subagent_catalog.frames.schemas import EVENT_SCHEMA
 from subagent_catalog.frames.units import clock
+from subagent_catalog.views.names import NAME_CLIP, TIP_CLIP, session_name, short_id
 from subagent_catalog.views.transcript_parts import no_descriptor_expected
 from subagent_catalog.views.transcript_view import session_links, transcript_fragment
 
@@ -247,8 +248,9 @@ def row_text(
 ) -> tuple[str, str, str]:
     """Label, tooltip and button style of one tree row (``cat``: its catalog row, for a subagent).
 
-    A run with a readable ``name`` (``run_names``: its title or first prompt) leads with it, its id
-    shortened after it (the tooltip has the whole id).
+    A row leads with its name (``views.names.session_name``: a subagent's descriptor label, else the
+    run's ``name``, its title or first prompt), its id shortened after it (``short_id``; the tooltip
+    has the whole id).
 
     Examples:
         >>> row = {"session_id": "a", "listed": True, "list_skip": None, "list_error": None, "origin": None,
@@ -258,9 +260,14 @@ def row_text(
         >>> row_text(dict(row, session_id="0f8e5c7a-1111-2222-3333-444455556666"), None, children=0,
         ...          parent_found=False, in_cycle=False, name="Fix the flaky test")[0]
         'Fix the flaky test  (0f8e5c7a…)  [session]'
+        >>> cat = {"kind": "agent", "mode": "continuable", "label": "Lint the SQL"}
+        >>> row_text(dict(row, session_id="0f8e5c7a-1111-2222-3333-444455556666", origin="subagent"), cat,
+        ...          children=0, parent_found=True, in_cycle=False)[0]
+        'Lint the SQL  (0f8e5c7a…)  [continuable]'
     """
     session_id = row["session_id"] if row["session_id"] is not None else "(no id)"
     style = ""
+    label: str | None = None
     if row["list_error"] is not None:  # listed or not (a duplicate id is not listed), it breaks upstream's list()
         tag, style = "fails the listing", "danger"
         session_id = row["session_id"] or os.path.basename(os.path.dirname(row["path"]))
@@ -273,8 +280,8 @@ def row_text(
         elif cat["kind"] == "diagnostic":
             tag, style = f"diagnostic: {cat['reason']} · {cat['cause'] or '?'}", "warning"
         else:
-            label = f" — {cat['label']}" if cat["label"] is not None else ""
-            tag = f"{cat['mode']}{label}"
+            label = cat["label"]
+            tag = str(cat["mode"])
     elif row["parent_session"] is not None:
         tag = "fork (ordinary session)"
     else:
@@ -288,10 +295,10 @@ def row_text(
     if row["verdict"] not in ("ok", "skipped") and style == "":
         tag += f" · read {row['verdict']}"
     tip = f"{row['path']}"
-    if name is not None and row["session_id"] is not None:
-        short = session_id if len(session_id) <= 14 else session_id[:8] + "…"
-        tip = f"{name}\n{session_id}\n{tip}"
-        session_id = f"{name}  ({short})"
+    shown = session_name(label, name, limit=NAME_CLIP)
+    if shown is not None and row["session_id"] is not None:
+        tip = f"{session_name(label, name, limit=TIP_CLIP)}\n{session_id}\n{tip}"
+        session_id = f"{shown}  ({short_id(session_id)})"
     text = f"{session_id}  [{tag}]"
     if context and row["parent_session"] is not None:
         text += f"  ← {row['parent_session']}"

@@ -1,0 +1,214 @@
+"""Which columns of a table a narrow box keeps: one priority rule, as data, for the report and ``show`` pages.
+
+Each table is a tuple of ``Column`` (its key, heading, priority). A table sits in a ``.fit`` box
+(``FIT_CSS``, a CSS container): below ``HIDE_BELOW[p]`` pixels of box width the columns of priority
+``p`` are hidden, and below ``CARDS_BELOW`` each row becomes a stacked card of its priority-1
+cells, each with its heading. ``columns`` puts the column a table is ranked by (and, for
+failures, the error) first and makes it priority 1, so the ranked figure never leaves the box.
+No table scrolls sideways: its cells wrap (``overflow-wrap: anywhere``) and the rule drops the
+least needed columns instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+Priority = Literal[1, 2, 3]
+"""1: always shown (also on a card); 2: hidden in a narrow box; 3: hidden first."""
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a fitted table."""
+
+    key: str
+    heading: str
+    priority: Priority
+    num: bool = False
+    tip: str | None = None
+    sort: str | None = None
+    """The key a sortable table's header button sorts by (the report's diagnostics table)."""
+
+    @property
+    def classes(self) -> str:
+        """The cell's classes: its priority (``p1``...), its key (``c-cost``) and ``num`` for a figure.
+
+        Examples:
+            >>> Column("cost", "cost", 2, num=True).classes
+            'p2 c-cost num'
+        """
+        return f"p{self.priority} c-{self.key}" + (" num" if self.num else "")
+
+
+HIDE_BELOW: dict[int, int] = {3: 1000, 2: 640}
+"""Box width (CSS px) under which columns of each priority are hidden."""
+
+CARDS_BELOW = 440
+"""Box width (CSS px) under which rows become stacked cards of their priority-1 cells."""
+
+CARD_FIRST: tuple[str, ...] = ("name", "outcome")
+"""Cells a card shows first, in this order (then the error and the ranked figure, in column order;
+the reveal button last)."""
+
+TABLES: dict[str, tuple[Column, ...]] = {
+    "runs": (
+        Column("reveal", "tree", 1),
+        Column("name", "run", 1),
+        Column("outcome", "outcome", 1),
+        Column("message", "error or detail", 1),
+        Column("code", "code", 2),
+        Column("parent", "parent", 3),
+        Column("start", "start (UTC)", 3),
+        Column("active", "active", 2, num=True, tip="the time a turn of its own was open"),
+        Column("wall", "wall", 3, num=True, tip="first to last own event, idle time included"),
+        Column("tokens", "tokens", 2, num=True),
+        Column("cost", "cost", 2, num=True),
+    ),
+    "trees": (
+        Column("reveal", "tree", 1),
+        Column("name", "top session", 1),
+        Column("sessions", "sessions", 1, num=True),
+        Column("failed", "failed", 1, num=True),
+        Column("depth", "depth", 3, num=True),
+        Column("peak", "peak at once", 3, num=True),
+        Column(
+            "active",
+            "active (Σ sessions)",
+            2,
+            num=True,
+            tip="the sessions' active times summed: sessions that ran at once add up",
+        ),
+        Column("wall", "wall time", 3, num=True),
+        Column("tokens", "tokens", 2, num=True),
+        Column("cost", "cost", 2, num=True),
+    ),
+    "diagnostics": (
+        Column("reveal", "tree", 1),
+        Column("id", "id", 1, sort="i"),
+        Column("parent", "parent", 3, sort="p"),
+        Column("reason", "reason", 1, sort="r"),
+        Column("cause", "cause", 2, sort="u"),
+        Column("detail", "detail", 1, sort="x"),
+        Column("path", "path (under root)", 3, sort="f"),
+        Column("line", "line", 3, num=True, sort="l"),
+    ),
+    "roots": (
+        Column("reveal", "tree", 1),
+        Column("root", "root", 1),
+        Column("sessions", "sessions", 1, num=True),
+        Column("agents", "subagents", 2, num=True),
+        Column("damaged", "diagnostics", 1, num=True),
+    ),
+    "models": (
+        Column("provider", "provider", 3),
+        Column("model", "model", 1),
+        Column("sessions", "sessions", 2, num=True),
+        Column("steps", "steps", 3, num=True),
+        Column("input", "input", 3, num=True),
+        Column("cache_read", "cache read", 3, num=True),
+        Column("cache_write", "cache write", 3, num=True),
+        Column("output", "output", 2, num=True),
+        Column("cost", "cost", 1, num=True),
+    ),
+    "tools": (
+        Column("name", "tool", 1),
+        Column("calls", "calls", 1, num=True),
+        Column("failed", "failed", 1, num=True),
+        Column("no_result", "never answered", 2, num=True),
+        Column("rate", "failure rate", 1, num=True),
+        Column("codes", "top error codes", 2),
+    ),
+    "problem_kinds": (
+        Column("severity", "severity", 1),
+        Column("kind", "kind", 1),
+        Column("scope", "scope", 2),
+        Column("fails_listing", "fails listing", 2),
+        Column("count", "count", 1, num=True),
+    ),
+    "problems": (
+        Column("severity", "severity", 1),
+        Column("kind", "kind", 1),
+        Column("session", "session", 2),
+        Column("path", "path (under root)", 3),
+        Column("line", "line", 3, num=True),
+        Column("message", "message", 1),
+    ),
+    "turns": (
+        Column("turn", "turn", 1, num=True),
+        Column("starts", "starts", 2),
+        Column("took", "took", 1),
+        Column("steps", "steps", 2, num=True),
+        Column("calls", "tool calls", 2, num=True),
+        Column("errors", "errors", 1, num=True),
+        Column("ended", "ended", 1),
+    ),
+}
+"""The fitted tables' columns, in their default order."""
+
+
+def columns(table: str, *, first: Sequence[str] = (), drop: Sequence[str] = ()) -> list[Column]:
+    """A table's columns with ``first`` (the ranked column, a failure's error) leading, kept at priority 1.
+
+    A ``reveal`` column stays the very first (it is a button, not a figure).
+
+    Args:
+        table: which table (a key of ``TABLES``; another raises ``KeyError``).
+        first: keys moved to the front, in this order, made priority 1.
+        drop: keys left out (a table that does not show them).
+
+    Examples:
+        >>> [c.key for c in columns("trees", first=["cost"])][:3]
+        ['reveal', 'cost', 'name']
+        >>> columns("runs", first=["cost"])[1].priority
+        1
+        >>> [c.key for c in columns("turns", drop=["calls"])]
+        ['turn', 'starts', 'took', 'steps', 'errors', 'ended']
+    """
+    known = {column.key: column for column in TABLES[table]}
+    missing = [key for key in (*first, *drop) if key not in known]
+    if missing:
+        raise KeyError(f"table {table!r} has no column {missing[0]!r}")
+    lead = [replace(known[key], priority=1) for key in first if key not in drop]
+    rest = [column for column in TABLES[table] if column.key not in first and column.key not in drop]
+    head = [column for column in rest if column.key == "reveal"]
+    return head + lead + [column for column in rest if column.key != "reveal"]
+
+
+def fit_css() -> str:
+    """The CSS of the rule, made from ``HIDE_BELOW`` and ``CARDS_BELOW`` (the same on every page).
+
+    Examples:
+        >>> "@container fit (max-width: 999.98px)" in fit_css()
+        True
+    """
+    rules = [
+        ".fit{container:fit/inline-size;max-width:100%;min-width:0}",
+        ".fit>table{width:100%;max-width:100%}",
+        ".fit>table>tbody>tr>td{overflow-wrap:anywhere}",
+        ".fit th,.fit th *{white-space:normal;overflow-wrap:normal}",
+        ".fit>table>tbody>tr>td.num{white-space:nowrap;overflow-wrap:normal}",
+        ".fit td .note{white-space:normal;display:block;font-size:11px;color:#656d76}",
+    ]
+    for priority, width in sorted(HIDE_BELOW.items(), reverse=True):
+        hidden = ",".join(f".fit .p{p}" for p in range(priority, 4))
+        rules.append(f"@container fit (max-width: {width - 0.02:.2f}px){{{hidden}{{display:none}}}}")
+    rules.append(
+        f"@container fit (max-width: {CARDS_BELOW - 0.02:.2f}px){{"
+        ".fit>table,.fit>table>tbody,.fit>table>tbody>tr,.fit>table>tbody>tr>td{display:block;width:auto}"
+        ".fit>table>thead{display:none}"
+        ".fit>table>tbody>tr{display:flex;flex-direction:column;border:1px solid #d8dee4;border-radius:6px;"
+        "margin:0 0 8px;padding:4px 8px}"
+        + "".join(f".fit .c-{key}{{order:{i - len(CARD_FIRST)}}}" for i, key in enumerate(CARD_FIRST))
+        + ".fit .c-reveal{order:9}"
+        ".fit>table>tbody>tr>td{border:0;padding:2px 0;text-align:left;white-space:normal}"
+        '.fit>table>tbody>tr>td[data-h]::before{content:attr(data-h) ": ";color:#656d76;font-size:11px}'
+        ".fit>table>tbody>tr>td:empty{display:none}"
+        "}"
+    )
+    return "".join(rules)
+
+
+FIT_CSS = fit_css()
+"""``fit_css()``, for a page's ``<style>``."""

@@ -298,7 +298,7 @@ def test_show_tree_cli_and_its_usage_errors(tmp_path: Path) -> None:
 def test_a_unique_id_prefix_names_its_session_and_an_ambiguous_one_lists_them(tmp_path: Path) -> None:
     runner = CliRunner()
     shown = runner.invoke(main, ["show", str(SAMPLE), "auth-ref", "-q"])
-    assert shown.exit_code == 0 and shown.output.startswith("# Session `auth-refactor`")
+    assert shown.exit_code == 0 and shown.output.startswith("# `Refactor the auth module` (`auth-refactor`)")
     listed = runner.invoke(main, ["list", str(SAMPLE), "run-web", "-q"])
     whole = runner.invoke(main, ["list", str(SAMPLE), "run-webapp-1", "-q"])
     assert listed.exit_code == 0 and listed.output == whole.output

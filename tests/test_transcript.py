@@ -308,7 +308,7 @@ def test_markdown_fences_texts_holding_backticks(tmp_path: Path) -> None:
 
 def test_markdown_of_the_golden_log() -> None:
     text = transcript_markdown(read_corpus(GOLDEN, cache=False), "child-t")
-    assert "- parent: `parent-t`" in text
+    assert "- parent: `delegate it` (`parent-t`)" in text  # named (views.names), its id beside the name
     assert "*3 steps inherited from the parent (the fork's seed) are not shown.*" in text
     assert "**← result of** `shell` · 50 ms · **failed** `EXIT_NONZERO`" in text
     assert "partial: a retried attempt" in text
@@ -319,7 +319,7 @@ def test_show_command(tmp_path: Path) -> None:
     runner = CliRunner()
     result = runner.invoke(main, ["show", str(GOLDEN), "child-t", "-q"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    assert result.output.startswith("# Session `child-t`")
+    assert result.output.startswith("# `Fix <b>tests</b>` (`child-t`)")  # its label, then its id
     out = tmp_path / "child-t.html"
     result = runner.invoke(main, ["show", str(GOLDEN), "child-t", "-o", str(out), "-q"], catch_exceptions=False)
     assert result.exit_code == 0 and out.read_text().startswith("<!DOCTYPE html>")

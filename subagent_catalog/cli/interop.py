@@ -147,6 +147,12 @@ def _headers(values: tuple[str, ...]) -> dict[str, str]:
     show_default=True,
     help="Seconds per request to --endpoint, all of it (connect, send, reply, retries).",
 )
+@click.option(
+    "--run-id",
+    default=None,
+    metavar="ID",
+    help="Derive trace and span ids from this id (and the project) instead of the export's content digest.",
+)
 @prices_option
 @translate_errors
 def otel(
@@ -162,6 +168,7 @@ def otel(
     conventions: str,
     max_text: int,
     timeout: float,
+    run_id: str | None,
     prices: str | None,
 ) -> None:
     """Export the runs as OpenTelemetry traces (OpenInference and GenAI conventions): a file or a collector.
@@ -177,7 +184,7 @@ def otel(
         subagent-catalog otel data/sample --endpoint http://127.0.0.1:6006
         subagent-catalog otel data/sample --session run-webapp-1 --endpoint http://127.0.0.1:6006
     """
-    from subagent_catalog.interop.otel import otlp_parts, send_otlp, write_otlp_json
+    from subagent_catalog.interop.otel import otlp_parts, send_otlp, spawn_summary, write_otlp_json
     from subagent_catalog.interop.otlp_http import check_headers, parse_endpoint
     from subagent_catalog.prices import price_table
 
@@ -199,6 +206,7 @@ def otel(
         project=project,
         max_text=max_text,
         prices=table,
+        run_id=run_id,
     )
     if endpoint is not None:
         stats = send_otlp(traces, endpoint, headers=header_map or None, timeout=timeout)
@@ -218,6 +226,7 @@ def otel(
         where = f"wrote {output}"
     kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(stats.kinds.items()))
     note(f"{where}: {stats.spans} spans ({kinds}) in {stats.traces} traces, {stats.requests} requests", quiet=quiet)
+    note(f"export {traces.identity.name}; {spawn_summary(traces.spawn_links)}", quiet=quiet)
 
 
 @click.command(name="sql")

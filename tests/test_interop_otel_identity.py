@@ -269,7 +269,7 @@ def test_a_fork_names_its_parent_and_links_to_its_agent_span(spawned: Path) -> N
     fork, parent = agents["F"], agents["P"]
     assert fork.parent is None and fork.context.trace_id != parent.context.trace_id
     assert fork.attributes["dsh.fork_of"] == "P"
-    assert fork.attributes["dsh.fork_of.trace_id"] == format(parent.context.trace_id, "032x")
+    assert fork.attributes["dsh.fork_of_trace_id"] == format(parent.context.trace_id, "032x")
     (link,) = fork.links
     assert (link.context.trace_id, link.context.span_id) == (parent.context.trace_id, parent.context.span_id)
     assert "dsh.fork_of" not in parent.attributes

@@ -105,7 +105,7 @@ def _whole_tree_reference(corpus: Corpus) -> list[list[ReadableSpan]]:
         (link,) = links(row) or [None]
         if link is None or row["seed_length"] is None:
             return {}
-        return {"dsh.fork_of": row["parent_session"], "dsh.fork_of.trace_id": format(link.context.trace_id, "032x")}
+        return {"dsh.fork_of": row["parent_session"], "dsh.fork_of_trace_id": format(link.context.trace_id, "032x")}
 
     traces = []
     for root in (row for row in rows if id(row) not in parent_of):

@@ -250,7 +250,7 @@ def _link_to_parent(forest: _Forest, node: _Node) -> tuple[list[Link], dict[str,
     """A fork's (or any non-subagent child's) span link to the AGENT span of the session it names as parent.
 
     A fork's AGENT span also gets ``dsh.fork_of`` (the parent's session id)
-    and ``dsh.fork_of.trace_id`` (its trace, as receivers show it: 32 hex
+    and ``dsh.fork_of_trace_id`` (its trace, as receivers show it: 32 hex
     digits), which a receiver that shows no span links can filter on.
     """
     parent_id = node.parent_session
@@ -265,7 +265,7 @@ def _link_to_parent(forest: _Forest, node: _Node) -> tuple[list[Link], dict[str,
     fork: dict[str, Any] = {}
     if node.seed_length is not None:
         attributes["dsh.seed_length"] = node.seed_length
-        fork = {"dsh.fork_of": parent_id, "dsh.fork_of.trace_id": format(trace, "032x")}
+        fork = {"dsh.fork_of": parent_id, "dsh.fork_of_trace_id": format(trace, "032x")}
     return [Link(context(trace, span_id(forest.key(parent), "agent")), attributes)], fork
 
 

@@ -8,13 +8,13 @@ two is in the parent's own events, written by upstream's ``tool-subagent``
 1. a background start of a continuable child returns exactly
    ``started subagent <childId>`` as the call's result: that call started
    the child (``dsh.spawn.link = "result-id"``);
-2. upstream creates the child's session when the call starts, so the call
-   that was running when the child was created (started at most
-   ``SPAWN_WINDOW_MS`` before ``createdAt``, no result before it), of a
+2. upstream creates the child's session when the call starts, so one of
+   the calls that were running when the child was created (started at most
+   ``SPAWN_WINDOW_MS`` before ``createdAt``, no result before it) of a
    subagent tool (``subagent``, ``fork_subagent``, or any call with a
-   ``prompt`` argument: an agent preset's tool), the latest such start,
-   a tie broken by the call whose ``prompt`` is the child's first user
-   message (``"start-time"``);
+   ``prompt`` argument: an agent preset's tool): the one whose ``prompt``
+   is the child's first user message, else the one whose ``prompt`` that
+   message holds, else the latest start (``"start-time"``);
 3. every start hands the call's ``prompt`` argument to the child as its
    first user message: the unclaimed call whose ``prompt`` equals it,
    whatever its time (``"prompt"``);
@@ -78,20 +78,28 @@ def _spot(call: ToolCall) -> tuple[int, int]:
 
 
 def _running(index: _Index, created: int, first_user: str | None, claimed: set[tuple[int, int]]) -> ToolCall | None:
-    """Rule 2: the latest unclaimed subagent call running at ``created`` (a tie: the one with the child's prompt)."""
+    """Rule 2: of the unclaimed subagent calls running at ``created``, the one the child's prompt names, else the latest.
+
+    Calls started together (one model step's parallel calls, a millisecond
+    apart) are told apart by the child's first user message: the call whose
+    ``prompt`` it is, then the call whose ``prompt`` it holds, then the
+    latest start (the first in tool order among equal starts).
+    """
     at = bisect.bisect_right(index.starts, created) - 1
-    best: list[ToolCall] = []
+    best: tuple[int, int, int, int] | None = None
+    found: ToolCall | None = None
     while at >= 0 and index.starts[at] >= created - SPAWN_WINDOW_MS:
         call = index.spawning[at]
         at -= 1
-        if best and call.start_ms != best[0].start_ms:
-            break
         if _spot(call) in claimed or (call.end_ms is not None and call.end_ms < created):
             continue
-        best.insert(0, call)
-    if not best:
-        return None
-    return next((call for call in best if first_user is not None and call.prompt == first_user), best[0])
+        prompt = call.prompt
+        exact = first_user is not None and prompt == first_user
+        within = first_user is not None and prompt is not None and prompt != "" and prompt in first_user
+        rank = (int(exact), int(within), call.start_ms, -at)
+        if best is None or rank >= best:
+            best, found = rank, call
+    return found
 
 
 def spawn_link(

@@ -78,7 +78,7 @@ def _spot(call: ToolCall) -> tuple[int, int]:
 
 
 def _running(index: _Index, created: int, first_user: str | None, claimed: set[tuple[int, int]]) -> ToolCall | None:
-    """Rule 2: of the unclaimed subagent calls running at ``created``, the one the child's prompt names, else the latest.
+    """Rule 2: of the unclaimed subagent calls running at ``created``, the one its prompt names, else the latest.
 
     Calls started together (one model step's parallel calls, a millisecond
     apart) are told apart by the child's first user message: the call whose

@@ -170,11 +170,17 @@ def test_each_child_hangs_under_the_tool_call_that_started_it(rich: tuple[Corpus
         if link == "result-id":
             assert _kind(parent) == "TOOL"
             assert parent.attributes["output.value"] == f"started subagent {child['session_id']}"
+        elif link == "start-time":  # a subagent call running when the child was created, started just before
+            assert _kind(parent) == "TOOL"
+            assert parent.name in {"subagent", "fork_subagent"} or "prompt" in orjson.loads(
+                parent.attributes["input.value"]
+            )
+            assert parent.start_time <= child["created_at_ms"] * 1_000_000 <= parent.end_time
+            assert child["created_at_ms"] * 1_000_000 - parent.start_time <= 60_000 * 1_000_000
         elif link == "prompt":
             assert _kind(parent) == "TOOL"
             arguments = orjson.loads(parent.attributes["input.value"])
             assert arguments["prompt"] == _first_user(corpus, child)
-            assert parent.start_time <= child["created_at_ms"] * 1_000_000 <= parent.end_time
         else:  # no call of the parent carries the child's first message as its prompt
             assert _kind(parent) == "AGENT"
             prompts = [
@@ -185,7 +191,7 @@ def test_each_child_hangs_under_the_tool_call_that_started_it(rich: tuple[Corpus
                 and s.attributes.get("input.value", "").startswith("{")
             ]
             assert _first_user(corpus, child) not in prompts
-    assert links["result-id"] > 100 and links["prompt"] > 50, links
+    assert links["result-id"] > 100 and links["start-time"] > 50, links
 
 
 def test_a_fork_is_its_own_trace_linked_to_its_parent_and_its_seed_is_not_exported(
@@ -212,7 +218,7 @@ def test_a_fork_is_its_own_trace_linked_to_its_parent_and_its_seed_is_not_export
 def test_re_exporting_gives_the_same_ids_and_a_subtree_the_same_spans(rich: tuple[Corpus, list[Any]]) -> None:
     corpus, spans = rich
     assert json_line(to_otlp(corpus)) == json_line(spans)
-    child = next(s for s in spans if s.attributes.get("dsh.spawn.link") == "prompt")
+    child = next(s for s in spans if s.attributes.get("dsh.spawn.link") == "start-time")
     alone = to_otlp(corpus, sessions=[child.attributes["dsh.session.id"]])
     whole = {(s.context.trace_id, s.context.span_id): s for s in spans}
     assert alone and alone[0].context == child.context

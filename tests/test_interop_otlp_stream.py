@@ -26,9 +26,12 @@ from subagent_catalog import read_corpus
 from subagent_catalog.analysis.transcript import session_transcript
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.interop.otel import export_settings, otlp_parts, otlp_traces, write_otlp_json
+from subagent_catalog.interop.otel_conventions import MAX_TEXT
+from subagent_catalog.interop.otel_identity import FACT_COLUMNS, ExportIdentity, log_facts_digest, settings_digest
 from subagent_catalog.interop.otel_links import spawn_link
 from subagent_catalog.interop.otel_session import context, session_spans, span_id, trace_id
 from subagent_catalog.interop.otlp_json import json_line
+from subagent_catalog.prices import price_table
 from subagent_catalog.synth.writer import EventLog, descriptor, header, write_session
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
@@ -39,12 +42,11 @@ needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/conform
 
 def _whole_tree_reference(corpus: Corpus) -> list[list[ReadableSpan]]:
     """Every root run's spans, built the pre-streaming way (full rows, each tree's spans held together)."""
-    export = export_settings()
     rows = corpus.sessions.filter(pl.col("verdict") != "skipped").sort("list_order").to_dicts()
     counts: dict[str, int] = {}
     for row in rows:
         counts[row["session_id"]] = counts.get(row["session_id"], 0) + 1
-    key = {
+    plain = {
         id(r): r["session_id"] if counts[r["session_id"]] == 1 else f"{r['session_id']}\x00{r['path']}" for r in rows
     }
     by_id: dict[str, dict[str, Any]] = {}
@@ -72,6 +74,18 @@ def _whole_tree_reference(corpus: Corpus) -> list[list[ReadableSpan]]:
             row = parent_of[id(row)]
         return row
 
+    def tree(row: dict[str, Any]) -> list[dict[str, Any]]:
+        return [row, *(r for child in children.get(id(row), []) for r in tree(child))]
+
+    # the export's identity (otel_identity): the settings' digest and each run's logs' facts
+    settings = settings_digest(conventions="openinference+gen_ai", max_text=MAX_TEXT, price=None, table=price_table())
+    roots = [row for row in rows if id(row) not in parent_of]
+    run_digest = {id(r): log_facts_digest([tuple(t[c] for c in FACT_COLUMNS) for t in tree(r)]) for r in roots}
+    identity_digest = log_facts_digest([settings, True, *((plain[id(r)], run_digest[id(r)]) for r in roots)])
+    identity = ExportIdentity("dsh", None, settings, identity_digest, len(roots))
+    export = export_settings(export_id=identity.name)
+    key = {id(r): f"{identity.scope(run_digest[id(root_of(r))])!r}\x00{plain[id(r)]}" for r in rows}
+
     def links(row: dict[str, Any]) -> list[Link]:
         parent_id = row["parent_session"]
         if not isinstance(parent_id, str) or (row["origin"] == "subagent" and parent_id in by_id):
@@ -86,6 +100,12 @@ def _whole_tree_reference(corpus: Corpus) -> list[list[ReadableSpan]]:
         if row["seed_length"] is not None:
             attributes["dsh.seed_length"] = row["seed_length"]
         return [Link(context(trace_id(key[id(root_of(parent))]), span_id(key[id(parent)], "agent")), attributes)]
+
+    def fork(row: dict[str, Any]) -> dict[str, Any]:
+        (link,) = links(row) or [None]
+        if link is None or row["seed_length"] is None:
+            return {}
+        return {"dsh.fork_of": row["parent_session"], "dsh.fork_of_trace_id": format(link.context.trace_id, "032x")}
 
     traces = []
     for root in (row for row in rows if id(row) not in parent_of):
@@ -111,6 +131,7 @@ def _whole_tree_reference(corpus: Corpus) -> list[list[ReadableSpan]]:
                 trace=trace,
                 parent=place,
                 links=[] if parent is not None else links(row),
+                extra={} if parent is not None else fork(row),
             )
             spans.extend(built.spans)
             stack.extend((child, built) for child in reversed(children.get(id(row), [])))

@@ -178,6 +178,12 @@ def _headers(values: tuple[str, ...]) -> dict[str, str]:
     is_flag=True,
     help="Phoenix: write the exported models' prices (the price table) into its model table before sending.",
 )
+@click.option(
+    "--run-id",
+    default=None,
+    metavar="ID",
+    help="Derive trace and span ids from this id (and the project) instead of the export's content digest.",
+)
 @prices_option
 @translate_errors
 def otel(
@@ -197,6 +203,7 @@ def otel(
     verify: bool,
     verify_timeout: float,
     register_prices: bool,
+    run_id: str | None,
     prices: str | None,
 ) -> None:
     """Export the runs as OpenTelemetry traces (OpenInference and GenAI conventions): a file or a collector.
@@ -213,7 +220,7 @@ def otel(
         subagent-catalog otel data/sample --session run-webapp-1 --endpoint http://127.0.0.1:6006
         subagent-catalog otel data/sample --endpoint http://127.0.0.1:6006 --register-prices --verify
     """
-    from subagent_catalog.interop.otel import otlp_parts, send_otlp, write_otlp_json
+    from subagent_catalog.interop.otel import otlp_parts, send_otlp, spawn_summary, write_otlp_json
     from subagent_catalog.interop.otlp_http import check_headers, parse_endpoint
     from subagent_catalog.prices import price_table
 
@@ -237,6 +244,7 @@ def otel(
         project=project,
         max_text=max_text,
         prices=table,
+        run_id=run_id,
     )
     phoenix: Phoenix | None = None
     if endpoint is not None:
@@ -265,6 +273,7 @@ def otel(
         where = f"wrote {output}"
     kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(stats.kinds.items()))
     note(f"{where}: {stats.spans} spans ({kinds}) in {stats.traces} traces, {stats.requests} requests", quiet=quiet)
+    note(f"export {traces.identity.name}; {spawn_summary(traces.spawn_links)}", quiet=quiet)
     if verify and phoenix is not None:
         _verify(phoenix, stats, project=project, deadline=verify_timeout, quiet=quiet)
 

@@ -15,9 +15,13 @@ The shape of a trace (``otel_session`` builds each session's part):
   of the session it was forked from, and its inherited seed is not exported
   again.
 
-Ids are derived from session ids and seqs, so re-exporting gives the same
-trace and span ids (a receiver that keys on them keeps one copy); the trace
-id is the root run's, whichever part of it is exported. Damaged logs export
+Ids are derived from session ids and seqs and from the export's identity
+(``otel_identity``: the project, and a digest of the settings and of the
+run's logs, or a user ``run_id``), so re-sending the same export gives the
+same trace and span ids (a receiver that keys on them keeps one copy) while
+another project, price table or ``max_text`` gives new ones; the trace id is
+the root run's, whichever part of it is exported. A failed run's AGENT span
+has status ERROR and its outcome (``otel_outcome``). Damaged logs export
 what is readable, with an ERROR status and a ``dsh.read_problem`` event.
 """
 
@@ -47,7 +51,8 @@ from subagent_catalog.interop.otel_conventions import (
     Conventions,
     conventions_text,
 )
-from subagent_catalog.interop.otel_links import spawn_link
+from subagent_catalog.interop.otel_identity import FACT_COLUMNS, ExportIdentity, log_facts_digest, settings_digest
+from subagent_catalog.interop.otel_links import SPAWN_LINKS, SpawnLink, spawn_link, spawn_summary
 from subagent_catalog.interop.otel_session import (
     SessionSpans,
     context,
@@ -74,6 +79,8 @@ __all__ = [
     "MAX_REQUEST_SPANS",
     "REQUEST_SPANS",
     "SCOPE_NAME",
+    "ExportIdentity",
+    "OtlpParts",
     "OtlpStats",
     "TracePart",
     "export_settings",
@@ -81,6 +88,7 @@ __all__ = [
     "otlp_traces",
     "request_batches",
     "send_otlp",
+    "spawn_summary",
     "to_otlp",
     "trace_parts",
     "traces_endpoint",
@@ -99,11 +107,13 @@ def export_settings(
     max_text: int = MAX_TEXT,
     price: PriceFunction | None = None,
     prices: Prices | PriceTable | None = None,
+    export_id: str | None = None,
 ) -> Export:
     """The resource, scope and options every span of an export shares.
 
     The resource names the Phoenix project (``openinference.project.name``)
-    and nothing of the machine; the scope names the conventions' versions.
+    and nothing of the machine; the scope names the conventions' versions;
+    ``export_id`` (``ExportIdentity.name``) goes on every AGENT span as ``dsh.export.id``.
 
     Examples:
         >>> export_settings().scope.schema_url
@@ -115,7 +125,7 @@ def export_settings(
         SCOPE_NAME, __version__, GEN_AI_SCHEMA_URL, {"dsh.conventions": conventions_text(), "dsh.max_text": max_text}
     )
     chosen = price if price is not None else table_price(price_table(prices))
-    return Export(resource, scope, conventions, max_text, chosen)
+    return Export(resource, scope, conventions, max_text, chosen, export_id)
 
 
 @dataclass(slots=True)
@@ -140,9 +150,30 @@ class _Forest:
     roots: list[_Node]
     by_id: dict[str, _Node]  # the first log (list order) of each session id
     table: pl.DataFrame  # ``corpus.sessions`` without ``UNREAD_COLUMNS``
+    scopes: dict[int, str] = field(default_factory=dict)  # id(root) -> what its ids derive from
 
     def full_row(self, node: _Node) -> dict[str, Any]:
         return self.table.row(node.index, named=True)
+
+    def run_digests(self) -> dict[int, str]:
+        """Each root run's content digest (``otel_identity.log_facts_digest`` of its tree's logs, depth first)."""
+        facts = self.table.select(*FACT_COLUMNS).rows()
+        digests: dict[int, str] = {}
+        for root in self.roots:
+            rows, stack = [], [root]
+            while stack:
+                node = stack.pop()
+                rows.append(facts[node.index])
+                stack.extend(reversed(node.children))
+            digests[id(root)] = log_facts_digest(rows)
+        return digests
+
+    def key(self, node: _Node) -> str:
+        """What the node's span ids derive from: its export scope (its root run's) and its session key."""
+        return f"{self.scopes[id(_root_of(node))]}\x00{node.key}"
+
+    def trace(self, root: _Node) -> int:
+        return trace_id(self.key(root))
 
 
 def _forest(corpus: Corpus) -> _Forest:
@@ -215,21 +246,27 @@ def _selected(forest: _Forest, corpus: Corpus, sessions: Sequence[str] | None) -
     return chosen
 
 
-def _link_to_parent(forest: _Forest, node: _Node) -> list[Link]:
-    """A fork's (or any non-subagent child's) span link to the AGENT span of the session it names as parent."""
+def _link_to_parent(forest: _Forest, node: _Node) -> tuple[list[Link], dict[str, Any]]:
+    """A fork's (or any non-subagent child's) span link to the AGENT span of the session it names as parent.
+
+    A fork's AGENT span also gets ``dsh.fork_of`` (the parent's session id)
+    and ``dsh.fork_of_trace_id`` (its trace, as receivers show it: 32 hex
+    digits), which a receiver that shows no span links can filter on.
+    """
     parent_id = node.parent_session
     if not isinstance(parent_id, str) or (node.origin == "subagent" and parent_id in forest.by_id):
-        return []
+        return [], {}
     parent = forest.by_id.get(parent_id)
     if parent is None or parent is node:
-        return []
-    parent_root = _root_of(parent)
-    trace = trace_id(parent_root.key)
+        return [], {}
+    trace = forest.trace(_root_of(parent))
     kind = "fork-of" if node.seed_length is not None else "child-of"
     attributes: dict[str, Any] = {"dsh.link": kind, "dsh.parent_session": parent_id}
+    fork: dict[str, Any] = {}
     if node.seed_length is not None:
         attributes["dsh.seed_length"] = node.seed_length
-    return [Link(context(trace, span_id(parent.key, "agent")), attributes)]
+        fork = {"dsh.fork_of": parent_id, "dsh.fork_of_trace_id": format(trace, "032x")}
+    return [Link(context(trace, span_id(forest.key(parent), "agent")), attributes)], fork
 
 
 def _linking_part(built: SessionSpans) -> SessionSpans:
@@ -239,10 +276,16 @@ def _linking_part(built: SessionSpans) -> SessionSpans:
 
 
 def _tree_parts(
-    export: Export, corpus: Corpus, forest: _Forest, start: _Node, root: _Node, parent_spans: SessionSpans | None
+    export: Export,
+    corpus: Corpus,
+    forest: _Forest,
+    start: _Node,
+    root: _Node,
+    parent_spans: SessionSpans | None,
+    spawned: dict[SpawnLink, int],
 ) -> Iterator[list[ReadableSpan]]:
     """The spans of one tree, depth first in list order, at most ``PART_SPANS`` at a time, as they are made."""
-    trace = trace_id(root.key)
+    trace = forest.trace(root)
     claimed: set[tuple[int, int]] = set()
     stack: list[tuple[_Node, SessionSpans | None]] = [(start, parent_spans)]
     while stack:
@@ -250,17 +293,19 @@ def _tree_parts(
         row = forest.full_row(node)
         events = corpus.log_events(row["list_order"])
         rows = session_transcript(corpus, row, events)
-        links = [] if parent is not None else _link_to_parent(forest, node)
+        links, fork = ([], {}) if parent is not None else _link_to_parent(forest, node)
 
         def place(
             first_user: str | None, parent: SessionSpans | None = parent, row: dict[str, Any] = row
         ) -> tuple[SpanContext | None, dict[str, Any]]:
             if parent is None:
                 return None, {}
-            return spawn_link(parent, row, first_user, claimed)
+            ctx, spawn = spawn_link(parent, row, first_user, claimed)
+            spawned[spawn["link"]] += 1
+            return ctx, spawn
 
         built, spans = session_span_stream(
-            export, row, rows, events, key=node.key, trace=trace, parent=place, links=links
+            export, row, rows, events, key=forest.key(node), trace=trace, parent=place, links=links, extra=fork
         )
         del rows, events  # folded: only the spans still to make hold the log now
         if node.children:
@@ -269,6 +314,37 @@ def _tree_parts(
         del built
         while chunk := list(itertools.islice(spans, PART_SPANS)):
             yield chunk
+
+
+class OtlpParts:
+    """The streamed export ``otlp_parts`` returns: its ``TracePart``s when iterated (once), and what it is.
+
+    Attributes:
+        identity: the export's identity (``ExportIdentity``: what its ids
+            derive from; ``identity.name`` names it), known before iterating.
+        spawn_links: how each exported subagent was attached (``result-id``,
+            ``start-time``, ``prompt``, ``none``: see ``otel_links``), counted
+            as the parts are made (complete once iterated).
+    """
+
+    def __init__(self, identity: ExportIdentity, parts: Iterator[TracePart], spawn_links: dict[SpawnLink, int]):
+        self.identity = identity
+        self.spawn_links = spawn_links
+        self._parts = parts
+
+    def __iter__(self) -> Iterator[TracePart]:
+        return self._parts
+
+    @property
+    def spawn_fallbacks(self) -> int:
+        """Subagents attached by a fallback (their call's start time or prompt), not by the child id its result names.
+
+        Examples:
+            >>> parts = OtlpParts(ExportIdentity("dsh", None, "", "", 0), iter([]), {"start-time": 2, "prompt": 1})
+            >>> parts.spawn_fallbacks
+            3
+        """
+        return self.spawn_links.get("start-time", 0) + self.spawn_links.get("prompt", 0)
 
 
 def otlp_parts(
@@ -280,14 +356,16 @@ def otlp_parts(
     max_text: int = MAX_TEXT,
     price: PriceFunction | None = None,
     prices: Prices | PriceTable | None = None,
-) -> Iterator[TracePart]:
+    run_id: str | None = None,
+) -> OtlpParts:
     """The spans of every exported session log, one part per log, trace after trace: the streamed export.
 
     A part is built from one log's events and handed on at once, so memory
     holds one log's spans (and, for the logs whose subagents are still to
     come, what linking them needs: their tool calls), never a whole tree.
     ``write_otlp_json`` and ``send_otlp`` take the parts. Arguments as for
-    ``to_otlp``.
+    ``to_otlp``. The result also says what the export is (``identity``) and,
+    once iterated, how its subagents were attached (``spawn_links``).
 
     Raises:
         UnknownSessionError: a ``sessions`` id names no readable log.
@@ -300,23 +378,46 @@ def otlp_parts(
         >>> for sid in ("a", "b"):
         ...     log = EventLog(sid); log.turn_start(); log.user("hi"); log.turn_end()
         ...     _ = write_session(root, header(sid, created_at=1), log.events, "none")
-        >>> [(part.trace, len(part.spans)) for part in otlp_parts(read_corpus(root))]
-        [(0, 2), (1, 2)]
+        >>> parts = otlp_parts(read_corpus(root), run_id="nightly")
+        >>> [(part.trace, len(part.spans)) for part in parts], parts.identity.name
+        ([(0, 2), (1, 2)], 'dsh/run nightly')
     """
     corpus = source_corpus(source)
-    export = export_settings(project=project, conventions=conventions, max_text=max_text, price=price, prices=prices)
+    table = None if price is not None else price_table(prices)
     forest = _forest(corpus)
-    for ordinal, (node, root) in enumerate(_selected(forest, corpus, sessions)):
+    selected = _selected(forest, corpus, sessions)
+    settings = settings_digest(conventions=conventions, max_text=max_text, price=price, table=table)
+    digests = forest.run_digests()
+    content = [(node.key, digests[id(root)]) for node, root in selected]
+    digest = log_facts_digest([settings, sessions is None, *content])
+    identity = ExportIdentity(project, run_id, settings, digest, len(selected))
+    forest.scopes = {key: repr(identity.scope(value)) for key, value in digests.items()}
+    export = export_settings(
+        project=project, conventions=conventions, max_text=max_text, price=price, prices=table, export_id=identity.name
+    )
+    spawned: dict[SpawnLink, int] = dict.fromkeys(SPAWN_LINKS, 0)
+    return OtlpParts(identity, _parts(export, corpus, forest, selected, spawned), spawned)
+
+
+def _parts(
+    export: Export,
+    corpus: Corpus,
+    forest: _Forest,
+    selected: list[tuple[_Node, _Node]],
+    spawned: dict[SpawnLink, int],
+) -> Iterator[TracePart]:
+    for ordinal, (node, root) in enumerate(selected):
         parent = node.parent
         parent_spans = None
         if parent is not None:  # a child exported alone keeps the parent span a whole export gives it
             row = forest.full_row(parent)
             events = corpus.log_events(row["list_order"])
             rows = session_transcript(corpus, row, events)
-            trace = trace_id(root.key)
-            built, _ = session_span_stream(export, row, rows, events, key=parent.key, trace=trace, parent=None)
+            built, _ = session_span_stream(
+                export, row, rows, events, key=forest.key(parent), trace=forest.trace(root), parent=None
+            )
             parent_spans = _linking_part(built)  # its spans are never made
-        for spans in _tree_parts(export, corpus, forest, node, root, parent_spans):
+        for spans in _tree_parts(export, corpus, forest, node, root, parent_spans, spawned):
             yield TracePart(ordinal, spans)
 
 
@@ -329,6 +430,7 @@ def otlp_traces(
     max_text: int = MAX_TEXT,
     price: PriceFunction | None = None,
     prices: Prices | PriceTable | None = None,
+    run_id: str | None = None,
 ) -> Iterator[list[ReadableSpan]]:
     """The spans of each root run (or of each selected session's subtree), one list per trace, in list order.
 
@@ -358,6 +460,7 @@ def otlp_traces(
         max_text=max_text,
         price=price,
         prices=prices,
+        run_id=run_id,
     )
     trace: list[ReadableSpan] = []
     current: int | None = None
@@ -380,6 +483,7 @@ def to_otlp(
     max_text: int = MAX_TEXT,
     price: PriceFunction | None = None,
     prices: Prices | PriceTable | None = None,
+    run_id: str | None = None,
 ) -> list[ReadableSpan]:
     """A corpus as OpenTelemetry spans (SDK ``ReadableSpan``s any span exporter accepts).
 
@@ -398,6 +502,9 @@ def to_otlp(
             ``usage_by_model`` gives the step, from ``prices``.
         prices: the price table (a user table, as for ``usage_by_model``;
             default: ``genai-prices``'). A step of an unpriced model has no cost attribute.
+        run_id: what the ids derive from instead of the content digest
+            (``otel_identity``): the same ``run_id`` and project give the same
+            ids whatever changed; default: the settings' and the runs' digest.
 
     Returns:
         Every span, trace after trace (``otlp_traces`` yields them one trace at a time).
@@ -423,5 +530,6 @@ def to_otlp(
         max_text=max_text,
         price=price,
         prices=prices,
+        run_id=run_id,
     )
     return [span for trace in traces for span in trace]

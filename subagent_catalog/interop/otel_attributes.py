@@ -109,6 +109,7 @@ class Export:
     conventions: Conventions
     max_text: int
     price: PriceFunction | None = None
+    export_id: str | None = None  # ``ExportIdentity.name``, on every AGENT span as ``dsh.export.id``
 
 
 _USAGE_FIELDS = {
@@ -212,6 +213,7 @@ def agent(
         "dsh.cwd": session.get("cwd"),
     }
     out |= {f"dsh.spawn.{key}": value for key, value in spawn.items()}
+    out["dsh.export.id"] = export.export_id
     return out
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +28,7 @@ from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode,
 
 from subagent_catalog.interop import otel_attributes as attrs
 from subagent_catalog.interop.otel_attributes import Export, Message
+from subagent_catalog.interop.otel_outcome import run_status, turn_status
 
 _STARTED = re.compile(r"started subagent (\S+)\s*\Z")
 _MS = 1_000_000
@@ -111,11 +112,10 @@ class _Turn:
     start_ms: int
     end_ms: int
     outcome: str | None = None
-    end_text: str | None = None
-    is_error: bool = False
     closed: bool = False
     first_user: str | None = None
     last_assistant: str | None = None
+    reason: Any = None  # the ``turn/end`` reason
 
 
 @dataclass
@@ -228,8 +228,8 @@ class _Builder:
             self.turns.append(turn)
             self.open[row["turn"]] = turn
         elif kind == "turn-end" and turn is not None:
-            turn.outcome, turn.end_text, turn.closed = row["name"], row["text"], True
-            turn.is_error = bool(row["is_error"])
+            turn.outcome, turn.closed = row["name"], True
+            turn.reason = _detail(row).get("reason")
         elif kind == "user":
             self.pending.append(Message("user", row["text"] or ""))
             self.first_user = self.first_user if self.first_user is not None else row["text"]
@@ -378,13 +378,14 @@ def session_span_stream(
     trace: int,
     parent: SpanContext | Callable[[str | None], tuple[SpanContext | None, dict[str, Any]]] | None,
     links: Sequence[Link] = (),
+    extra: Mapping[str, Any] | None = None,
 ) -> tuple[SessionSpans, Iterator[ReadableSpan]]:
     """One session log's spans made one at a time: what linking needs (no spans), then the spans, AGENT first.
 
     The log's transcript and events are folded at once (and no longer
     needed when this returns); each span is made when the iterator reaches
     it, so a log of thousands of steps never holds all its spans. Arguments
-    as for ``session_spans``.
+    as for ``session_spans``; ``extra`` adds attributes to the AGENT span (a fork's ``dsh.fork_of``).
 
     Examples:
         >>> import tempfile
@@ -414,16 +415,16 @@ def session_span_stream(
     start_ms = min(starts) if starts else 0
     end_ms = max([t for t in (builder.last_ms, start_ms) if t is not None])
     problem_events: list[Event] = []
-    status = None
     if session["verdict"] not in ("ok", "skipped") and read_problem is not None:
-        status = Status(StatusCode.ERROR, read_problem["text"])
         problem_events.append(
             Event("dsh.read_problem", attrs.read_problem(read_problem["text"], _detail(read_problem)), _ns(end_ms))
         )
+    status, outcome = run_status(session, read_problem["text"] if read_problem is not None else None)
     spawn: dict[str, Any] = {}
     if callable(parent):
         parent, spawn = parent(builder.first_user)
-    agent_attributes = attrs.agent(export, session, builder.first_user, builder.last_assistant, spawn)
+    agent_attributes = attrs.agent(export, session, builder.first_user, builder.last_assistant, spawn) | outcome
+    agent_attributes |= extra or {}
     agent = _span(
         export,
         attrs.agent_name(session),
@@ -448,6 +449,7 @@ def _inner_spans(
     for turn in builder.turns:
         ctx = context(trace, span_id(key, "turn", turn.seq))
         chains[id(turn)] = ctx
+        status, ended = turn_status(turn.reason, turn.closed)
         yield _span(
             export,
             f"turn {turn.number}",
@@ -455,8 +457,9 @@ def _inner_spans(
             agent_ctx,
             turn.start_ms,
             turn.end_ms,
-            attrs.chain(export, session, turn.number, turn.first_user, turn.last_assistant, turn.outcome, turn.closed),
-            status=_status(turn.is_error, turn.end_text),
+            attrs.chain(export, session, turn.number, turn.first_user, turn.last_assistant, turn.outcome, turn.closed)
+            | ended,
+            status=status,
         )
     by_number: dict[Any, SpanContext] = {}
     for turn in builder.turns:
@@ -506,6 +509,7 @@ def session_spans(
     trace: int,
     parent: SpanContext | Callable[[str | None], tuple[SpanContext | None, dict[str, Any]]] | None,
     links: Sequence[Link] = (),
+    extra: Mapping[str, Any] | None = None,
 ) -> SessionSpans:
     """The spans of one session log.
 
@@ -522,6 +526,7 @@ def session_spans(
             TOOL span) from the session's first own user message and also
             gives the ``dsh.spawn.*`` attributes.
         links: span links (a fork's link to the session it was forked from).
+        extra: attributes added to the AGENT span (a fork's ``dsh.fork_of``).
 
     Examples:
         >>> import tempfile
@@ -538,6 +543,8 @@ def session_spans(
         >>> [span.attributes["openinference.span.kind"] for span in built.spans]
         ['AGENT', 'CHAIN', 'LLM', 'TOOL']
     """
-    built, spans = session_span_stream(export, session, rows, events, key=key, trace=trace, parent=parent, links=links)
+    built, spans = session_span_stream(
+        export, session, rows, events, key=key, trace=trace, parent=parent, links=links, extra=extra
+    )
     built.spans = list(spans)
     return built

@@ -290,7 +290,9 @@ $ echo one; echo two; echo three; ls data
 one
 ...
 three
+live.json
 make_sample.py
+prices.toml
 sample
 $ false; echo "exit $?"
 exit 1

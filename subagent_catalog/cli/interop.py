@@ -218,7 +218,6 @@ def otel(
         subagent-catalog otel data/sample -o sample.spans.jsonl
         subagent-catalog otel data/sample --endpoint http://127.0.0.1:6006
         subagent-catalog otel data/sample --session run-webapp-1 --endpoint http://127.0.0.1:6006
-        subagent-catalog otel data/sample --endpoint http://127.0.0.1:6006 --register-prices --verify
     """
     from subagent_catalog.interop.otel import otlp_parts, send_otlp, spawn_summary, write_otlp_json
     from subagent_catalog.interop.otlp_http import check_headers, parse_endpoint

@@ -294,7 +294,7 @@ def test_state_set_from_python_shows_in_the_browser(lab: Lab, checks: Any) -> No
     page.wait_for_function(f"() => {listtext}.startsWith('1 matching session (search \"needle\", kind=subagent)')")
     assert page.evaluate(f"() => {kind}.selectedOptions[0].textContent") == "subagent"
     assert page.evaluate(f"() => {BROWSER}.querySelector('.sc-search').value") == "needle"
-    wait_for_row(page, "needle-0997  [one-shot — the needle]  ← hub-run")
+    wait_for_row(page, "the needle  (needle-0997)  [one-shot]  ← hub-run")  # named (views.names), id beside
     lab.run("browser.clear_filters()")
     page.wait_for_function(f"() => {listtext} === '4,000 rows'")
     assert page.evaluate(f"() => [{kind}.value, {BROWSER}.querySelector('.sc-search').value]") == ["", ""]
@@ -694,7 +694,7 @@ def test_dashboard_bar_click_shows_labels_and_error_messages(lab: Lab, checks: A
     text = table.inner_text()
     for part in (label, message, code):
         assert part in text, (part, text)
-    ident = table.locator(".sc-id").first
+    ident = table.locator(".nm-id").first  # views.names: the whole id in the page, clipped by CSS
     assert ident.get_attribute("title") == sid and ident.text_content() == sid  # whole in the page
     assert box(ident.element_handle())["height"] < 24  # one line (12 px text), not an id wrapped to four
     shot(page, "dashboard-error-bar")

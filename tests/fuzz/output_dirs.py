@@ -462,8 +462,11 @@ def _complete(ctx: Context, users: dict[str, tuple[object, ...]]) -> list[str]:
         if page_file(sid) not in files:
             wrong.append(f"no page for {sid!r}")
             continue
-        title = re.search(r"<title>Session (.*?)</title>", path.read_text(encoding="utf-8", errors="replace"), re.S)
-        if title is None or html.unescape(title.group(1)) != sid:
+        page = path.read_text(encoding="utf-8", errors="replace")
+        heading = re.search(r"<h1>(.*?)</h1>", page, re.S)  # the page's session: its whole id in the heading
+        named = r'<code class="nm-id[^"]*" title="([^"]*)"|^Session <code>(.*?)</code>'
+        shown = heading and re.search(named, heading[1])
+        if not shown or html.unescape(shown.group(1) if shown.group(1) is not None else shown.group(2)) != sid:
             wrong.append(f"the page of {sid!r} shows another session")
     for name in files:
         text = (out / name).read_text(encoding="utf-8", errors="replace")

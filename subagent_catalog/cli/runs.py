@@ -9,6 +9,7 @@ import polars as pl
 
 from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors, write_rows
 from subagent_catalog.cli.options import data_output_option, load_source, prices_option, protected_paths, source_options
+from subagent_catalog.frames.outcome import OUTCOMES
 from subagent_catalog.views.text import terminal_frame, terminal_safe
 
 if TYPE_CHECKING:
@@ -18,19 +19,7 @@ if TYPE_CHECKING:
 
 TABLES = ("outcomes", "models", "tools", "trees", "sessions", "errors")
 
-OUTCOME_CHOICES = (
-    "failed",
-    "completed",
-    "no-turns",
-    "error",
-    "aborted",
-    "max-tokens",
-    "blocked",
-    "interrupted",
-    "other",
-    "open",
-    "unreadable",
-)
+OUTCOME_CHOICES = ("failed", *OUTCOMES)
 """``--outcome`` values: ``failed`` (any of ``FAILED_OUTCOMES``) or one outcome."""
 
 

@@ -461,3 +461,19 @@ def test_the_report_imports_no_chart_library(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines()[-1] == "[]"
     assert len(_chart_svgs(out.read_text(encoding="utf-8"))) == 6
+
+
+def test_a_time_chart_at_the_last_moment_a_date_can_name_draws_without_ticks_past_it() -> None:
+    """A log created at 9999-12-31T23:59:59.999Z (fuzz seed 55): its bin ends past the last date Python can name."""
+    from subagent_catalog.views import svg_charts
+
+    last = 253_402_300_799_999
+    svg = svg_charts.time_chart(
+        [(last - 3_600_000, "ok", 1), (last, "ok", 2)],
+        bin_ms=3_600_000,
+        colours={"ok": "#0072B2"},
+        series=["ok"],
+        category_title="created",
+        colour_title="outcome",
+    )
+    assert svg.count("<rect") >= 2 and "Dec 31" in svg

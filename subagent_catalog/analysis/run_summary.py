@@ -214,6 +214,9 @@ def error_groups(source: Source, *, prices: Prices | PriceTable | None = None) -
     What ``run_summary(corpus).error_groups`` holds, without the rest of the summary; ``prices``
     prices the known part of the runs whose cost is unknown.
 
+    pandas: ``.to_pandas(types_mapper=pd.ArrowDtype)`` keeps the unknown costs and times as missing
+    values (not NaN or 0) and the date columns as timestamps.
+
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
         >>> groups = error_groups(read_corpus("data/sample"))

@@ -271,6 +271,8 @@ def bar_chart(data: Counts, *, horizontal: bool, colour_title: str, log: bool = 
 
 
 _HOUR, _DAY = 3_600_000, 86_400_000
+_FIRST_MS = int((datetime(1, 1, 1, tzinfo=UTC) - _EPOCH) / _ONE_MS)
+_LAST_MS = int((datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=UTC) - _EPOCH) / _ONE_MS)
 _STEPS = [_HOUR * h for h in (1, 3, 6, 12)] + [_DAY * d for d in (1, 2, 7, 14, 30, 91, 182)]
 
 
@@ -284,7 +286,10 @@ def time_ticks(first: int, last: int, *, least: int = _HOUR, most: int = 7) -> l
         ['Jan 01', 'Jan 02', 'Jan 03', 'Jan 04']
         >>> [name for _, name in time_ticks(0, 40 * 365 * 86_400_000)][:3]
         ['1970', '1980', '1990']
+        >>> time_ticks(253_402_300_799_999, 253_402_300_799_999 + 86_400_000)  # the last moment a date can name
+        []
     """
+    first, last = max(first, _FIRST_MS), min(last, _LAST_MS)  # a date past year 9999 has no name
     span = max(1, last - first)
     step = next((s for s in _STEPS if s >= least and span / s <= most - 1), None)
     if step is None:

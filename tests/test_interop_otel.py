@@ -394,6 +394,7 @@ def test_any_generated_corpus_exports_a_consistent_forest(
     spans = [span for trace in traces for span in trace]
     ids = {(s.context.trace_id, s.context.span_id) for s in spans}
     assert len(ids) == len(spans)
+    assert not [clash for span in spans for clash in _nesting_clashes(span)]
     for trace in traces:  # one trace id per trace, every parent inside it except the root AGENT span's
         assert len({s.context.trace_id for s in trace}) <= 1
         roots = [s for s in trace if s.parent is None]
@@ -402,3 +403,22 @@ def test_any_generated_corpus_exports_a_consistent_forest(
     assert sum(_kind(s) == "AGENT" for s in spans) == corpus.sessions.filter(pl.col("verdict") != "skipped").height
     assert json_line(to_otlp(corpus)) == json_line(spans)
     parse_line(json_line(spans))
+
+
+def _nesting_clashes(span: Any) -> list[str]:
+    """Keys of a span that are also a dotted prefix of another of its keys (``a.b`` beside ``a.b.c``)."""
+    keys = set(span.attributes or ())
+    return sorted(key for key in keys if any(other.startswith(key + ".") for other in keys))
+
+
+@pytest.mark.parametrize(
+    "root", [ROOT / "data" / "sample", pytest.param(RICH, marks=needs_shared)], ids=["sample", "rich"]
+)
+def test_no_span_attribute_is_both_a_value_and_a_dotted_prefix_of_another(root: Path) -> None:
+    """Phoenix and other back ends nest dotted keys: ``dsh.turn`` (a number) beside ``dsh.turn.outcome``
+    loses one of them, so a turn's outcome is ``dsh.turn_outcome``."""
+    spans = [span for trace in otlp_traces(read_corpus(root, cache=False)) for span in trace]
+    chains = [span for span in spans if (span.attributes or {}).get("openinference.span.kind") == "CHAIN"]
+    closed = [span for span in chains if (span.attributes or {}).get("dsh.turn_open") is False]
+    assert closed and all("dsh.turn_outcome" in (span.attributes or {}) for span in closed)
+    assert [clash for span in spans for clash in _nesting_clashes(span)] == []

@@ -230,14 +230,15 @@ def chain(
 
     Examples:
         >>> from subagent_catalog.interop.otel import export_settings
-        >>> chain(export_settings(), {"session_id": "s1"}, 1, "hi", "done", "completed", True)["dsh.turn.outcome"]
+        >>> chain(export_settings(), {"session_id": "s1"}, 1, "hi", "done", "completed", True)["dsh.turn_outcome"]
         'completed'
     """
     out = _kind(export, CHAIN, None) | _session(session) | _io(export, first_user, last_text)
     out |= {
         "dsh.turn": number if is_safe_integer(number) else None,
-        "dsh.turn.outcome": outcome,
-        "dsh.turn.open": not closed,
+        # not ``dsh.turn.outcome``: Phoenix nests dotted keys, and ``dsh.turn`` holds the number
+        "dsh.turn_outcome": outcome,
+        "dsh.turn_open": not closed,
     }
     return out
 

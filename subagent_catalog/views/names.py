@@ -11,6 +11,7 @@ row that has a name.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable
 
 import polars as pl
@@ -160,10 +161,31 @@ def run_row_names(corpus: Corpus, tables: Iterable[pl.DataFrame]) -> dict[int, s
     archive = origin_archive(corpus)  # a window of an archive: its rows are named by the archive's events
     if not wanted or (archive is None and not events_available(corpus)):
         return {}
-    # Over an archive its events table names the rows (none without one): the report's frames
-    # of an archive leave out the columns a read of the root's logs would need.
-    found = run_names(archive if archive is not None else corpus, list_orders=wanted).drop_nulls("name")
-    return dict(zip(found["list_order"].to_list(), found["name"].to_list(), strict=True))
+    memo = _names_read(corpus)
+    missing = [order for order in wanted if order not in memo]
+    if missing:
+        # Over an archive its events table names the rows (none without one): the report's frames
+        # of an archive leave out the columns a read of the root's logs would need.
+        found = run_names(archive if archive is not None else corpus, list_orders=missing)
+        memo.update(zip(found["list_order"].to_list(), found["name"].to_list(), strict=True))
+    return {order: name for order in wanted if (name := memo.get(order)) is not None}
+
+
+_NAMES_READ: dict[int, dict[int, str | None]] = {}
+
+
+def _names_read(corpus: Corpus) -> dict[int, str | None]:
+    """The names already read from this corpus object's logs, by list order (a corpus is a snapshot).
+
+    ``show --tree`` names every page's ancestors: without this, a chain 400 deep read each log
+    400 times (the pages' time grew with the depth squared).
+    """
+    key = id(corpus)
+    memo = _NAMES_READ.get(key)
+    if memo is None:
+        memo = _NAMES_READ[key] = {}
+        weakref.finalize(corpus, _NAMES_READ.pop, key, None)
+    return memo
 
 
 def names_by_id(corpus: Corpus, ids: Iterable[str]) -> dict[str, tuple[str | None, str | None]]:

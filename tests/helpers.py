@@ -88,3 +88,31 @@ __all__ = [
     "write_raw",
     "write_session",
 ]
+
+
+FULL_SWEEP = bool(os.environ.get("SUBAGENT_CATALOG_FULL_SWEEP"))
+"""``make test-sweep`` sets it: every conformance case in every test that walks them."""
+TWIN_LOGS = 50
+"""A conformance corpus with more logs than this is walked in one encoding by ``one_encoding``."""
+
+
+def one_encoding(cases: list[Path]) -> list[Path]:
+    """The conformance cases a whole-corpus test walks in ``make test``: a large corpus in one encoding.
+
+    ``edge-s1-zstd`` holds the bytes of ``edge-s1-none`` compressed (474 logs, 39 MB): tests about
+    content (streaming, search, traces, SQL, every command over an archive) walk the ``-none`` twin,
+    and zstd decoding is walked on the small zstd cases. ``make conformance`` lists both twins (the
+    conformance bar), and ``make test-sweep`` (``SUBAGENT_CATALOG_FULL_SWEEP=1``) walks every case.
+    """
+    if FULL_SWEEP:
+        return cases
+    names = {case.name for case in cases}
+
+    def large_twin(case: Path) -> bool:
+        twin = case.name.removesuffix("-zstd") + "-none"
+        if not case.name.endswith("-zstd") or twin not in names:
+            return False
+        corpus = case / "corpus" if (case / "corpus").is_dir() else case
+        return sum(1 for _ in corpus.rglob("session.jsonl*")) > TWIN_LOGS
+
+    return [case for case in cases if not large_twin(case)]

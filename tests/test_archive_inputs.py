@@ -31,6 +31,7 @@ from subagent_catalog.store.export import export_archive
 from subagent_catalog.store.source import events_available, input_kind, origin_archive, source_archive, source_corpus
 from subagent_catalog.views.report import render_report
 from subagent_catalog.views.summary_text import summary_text
+from tests.helpers import FULL_SWEEP, one_encoding
 from tests.inputs_diff import baseline_for, command_runs, differences, run_all
 from tests.s3 import S3Server
 
@@ -38,11 +39,12 @@ SHARED = (Path(__file__).resolve().parents[2] / "shared" / "conformance").resolv
 ALL_CASES = sorted(p for p in (SHARED / "cases").iterdir() if (p / "corpus").is_dir()) if SHARED.is_dir() else []
 CASES = (
     ALL_CASES
-    if os.environ.get("SUBAGENT_CATALOG_FULL_SWEEP")
-    else [case for index, case in enumerate(ALL_CASES) if not case.name.startswith("S") or index % 3 == 0]
+    if FULL_SWEEP
+    else one_encoding([case for index, case in enumerate(ALL_CASES) if not case.name.startswith("S") or index % 3 == 0])
 )
-"""``make test``: every case but the scenario cases (S..), of which every third (CI's 15 minutes);
-``make test-sweep`` (``SUBAGENT_CATALOG_FULL_SWEEP=1``): all of them."""
+"""``make test``: every case but the scenario cases (S..), of which every third, and a large corpus in one
+encoding (``tests.helpers.one_encoding``: CI's time); ``make test-sweep`` (``SUBAGENT_CATALOG_FULL_SWEEP=1``):
+all of them."""
 S3_CASES = [
     "S00-baseline-zstd",
     "S07-duplicate-id-none",

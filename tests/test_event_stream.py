@@ -12,6 +12,7 @@ of a few rows so that chunk edges fall everywhere.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -69,9 +70,12 @@ def _logs_under(root: Path) -> list[Path]:
 @pytest.mark.skipif(not CONFORMANCE.is_dir(), reason="no shared conformance corpora")
 def test_conformance_logs_stream_the_same_events() -> None:
     paths = _logs_under(CONFORMANCE) + _logs_under(TRACE_CASES)
-    streamed = sum(_same(path) for path in paths)
     assert len(paths) > 1000
-    assert streamed > 0.8 * len(paths)  # the healthy logs stream; the others take the whole read
+    # one of each distinct log (its name and bytes): the trace cases repeat most of edge-s1's 474 logs
+    distinct = list({(path.name, hashlib.blake2b(path.read_bytes()).digest()): path for path in paths}.values())
+    assert len(distinct) > 500
+    streamed = sum(_same(path) for path in distinct)
+    assert streamed > 0.8 * len(distinct)  # the healthy logs stream; the others take the whole read
 
 
 @pytest.mark.parametrize("compression", ["zstd", "none"])

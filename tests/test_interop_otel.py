@@ -38,10 +38,13 @@ from subagent_catalog.interop.otel_conventions import (
 from subagent_catalog.interop.otlp_json import json_line, parse_line
 from subagent_catalog.synth.generate import generate
 from subagent_catalog.synth.writer import EventLog, header, write_session
+from tests.helpers import one_encoding
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "conformance"
 ROOT = Path(__file__).resolve().parents[1]
-CASES = sorted(p for p in (SHARED / "cases").glob("*") if (p / "corpus").is_dir()) if SHARED.is_dir() else []
+CASES = (
+    one_encoding(sorted(p for p in (SHARED / "cases").glob("*") if (p / "corpus").is_dir())) if SHARED.is_dir() else []
+)
 RICH = SHARED / "cases" / "real-writer-rich-none" / "corpus"
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/conformance is not present")
 USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")

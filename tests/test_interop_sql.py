@@ -21,9 +21,12 @@ from subagent_catalog.interop.errors import SqlError
 from subagent_catalog.interop.sql import sql
 from subagent_catalog.interop.sql_audit import AUDIT_QUERIES
 from subagent_catalog.interop.sql_tables import SQL_TABLES, SqlTable
+from tests.helpers import one_encoding
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "conformance"
-CASES = sorted(p for p in (SHARED / "cases").glob("*") if (p / "corpus").is_dir()) if SHARED.is_dir() else []
+CASES = (
+    one_encoding(sorted(p for p in (SHARED / "cases").glob("*") if (p / "corpus").is_dir())) if SHARED.is_dir() else []
+)
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 
 

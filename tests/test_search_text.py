@@ -14,7 +14,7 @@ from subagent_catalog.analysis.search import SESSION_HITS_SCHEMA
 from subagent_catalog.analysis.transcript import transcript
 from subagent_catalog.store.archive import open_archive
 from subagent_catalog.store.export import export_archive
-from tests.helpers import header, raw_log, write_raw
+from tests.helpers import header, one_encoding, raw_log, write_raw
 
 GOLDEN = Path(__file__).parent / "data" / "search"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "cases"
@@ -22,7 +22,8 @@ RICH = SHARED / "real-writer-rich-none" / "corpus"
 
 
 def _cases() -> list[Path]:
-    return sorted(p / "corpus" for p in SHARED.iterdir() if (p / "corpus").is_dir()) if SHARED.is_dir() else []
+    cases = one_encoding(sorted(p for p in SHARED.iterdir() if (p / "corpus").is_dir())) if SHARED.is_dir() else []
+    return [case / "corpus" for case in cases]
 
 
 def _sources(root: Path, tmp_path: Path | None = None) -> list[Any]:

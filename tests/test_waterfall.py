@@ -202,6 +202,21 @@ def test_a_5000_step_run_is_a_bounded_drawing(tmp_path: Path) -> None:
     assert "click a bar to see its step" in small and "columns" not in small
 
 
+@pytest.mark.parametrize("calls", [3, AGGREGATE_AT + 1])
+def test_a_result_logged_before_its_call_draws_no_negative_bar(calls: int) -> None:
+    rows = [
+        {"kind": "tool", "seq": n, "start_ms": 1_000 + 10 * n, "end_ms": 1_005 + 10 * n, "lane": 0, "failed": False,
+         "partial": False, "label": f"call {n}"}
+        for n in range(calls)
+    ]  # fmt: skip
+    back = calls // 2
+    rows[back] = dict(rows[back], end_ms=rows[back]["start_ms"] - 500, failed=True)  # the clock went back
+    html = waterfall_html(pl.DataFrame(rows, schema=WATERFALL_SCHEMA))
+    widths = [float(w) for w in re.findall(r'width="(-?[\d.]+)"', html)]
+    assert widths and min(widths) > 0
+    assert f'href="#seq-{back}"' in html  # the failed call is still drawn and linked
+
+
 def test_the_show_page_draws_the_waterfall_and_each_bar_links_to_a_step(run75: tuple[Corpus, EventLog]) -> None:
     corpus, _ = run75
     page = transcript_page(corpus, "run75")
@@ -253,7 +268,8 @@ def test_pane_bars_link_only_to_steps_on_the_pane(tmp_path: Path) -> None:
     links = re.findall(r'<a href="#([^"]+)" class="sc-wf-bar">', figure)
     ids = set(re.findall(r' id="([^"]+)"', html))
     assert links and set(links) <= ids
-    assert figure.count("<g><title>") > 0  # the hidden steps' bars are drawn, not linked
+    unlinked = figure.count("<g><title>")  # the hidden steps' bars are drawn, not linked
+    assert unlinked > 0 and f"{unlinked:,} bars without a link: the step is not shown here" in figure
     assert "no failed step" in html
 
 

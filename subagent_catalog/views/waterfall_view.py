@@ -136,7 +136,7 @@ def _aggregated(bars: list[dict[str, Any]], axis: _Axis, y: float, href: Href, k
     first_fail: dict[int, int] = {}
     for bar in bars:  # in start order
         low = axis.column(bar["start_ms"])
-        high = axis.column(bar["end_ms"] if bar["end_ms"] is not None else bar["start_ms"])
+        high = max(low, axis.column(bar["end_ms"] if bar["end_ms"] is not None else bar["start_ms"]))  # clock back
         busy[low] += 1
         busy[high + 1] -= 1
         starts[low] += 1
@@ -235,6 +235,9 @@ def waterfall_html(bars: pl.DataFrame, *, href: Href = step_href, caption: str =
                 y = TOP + where[(kind, 0)] * (TRACK + GAP)
                 body.extend(_aggregated(chosen, axis, y, href, kind))
     else:
+        unlinked = sum(1 for bar in records if bar["seq"] is not None and href(bar["seq"]) is None)
+        if unlinked:
+            notes.append(f"{plural(unlinked, 'bar')} without a link: the step is not shown here")
         for bar in records:
             lane = bar["lane"] or 0
             if bar["kind"] in ("model", "tool") and lane >= MAX_LANES:

@@ -131,7 +131,7 @@ def pane_steps_html(
 
     first = steps.filter(~pl.col("in_seed").fill_null(False))["time_ms"].min() if steps.height else None
     start = first if isinstance(first, int) else None
-    parts = [waterfall_html(bars, href=href, caption="Waterfall (a click shows the step)"), jump_html(steps, shown)]
+    parts = [waterfall_html(bars, href=href), jump_html(steps, shown)]
     runs: list[tuple[int, int]] = []
     for at in shown:
         if runs and runs[-1][1] == at:

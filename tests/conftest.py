@@ -33,6 +33,7 @@ BROWSER_FILES = (
     "test_lab_browser.py",
     "test_compare_browser.py",
     "test_tables_browser.py",
+    "test_waterfall_browser.py",
 )
 """The modules that drive Chromium (the report, the comparison page, JupyterLab): under xdist one worker runs them
 all, so one Chromium and one JupyterLab start per run and they do not compete with each other for the CPU (two labs

@@ -64,6 +64,7 @@ TRANSCRIPT_SCHEMA: dict[str, Any] = {
     "in_seed": pl.Boolean,
     "llm_ms": pl.Int64,
     "ttft_ms": pl.Int64,
+    "step_start_ms": pl.Int64,
     "detail": pl.String,
 }
 """The transcript's columns (docs/frames.md describes each)."""
@@ -496,6 +497,7 @@ def _frame(
                 (first < seed_length) if first is not None and seed_length is not None else False,
                 step_timing.llm_ms if step_timing is not None else None,
                 step_timing.ttft_ms if step_timing is not None else None,
+                step_timing.start_ms if step_timing is not None else None,
                 detail,
             )
         )

@@ -19,6 +19,7 @@ import polars as pl
 from subagent_catalog.analysis.find_session import find_session
 from subagent_catalog.analysis.text import utf8_length
 from subagent_catalog.analysis.transcript import transcript
+from subagent_catalog.analysis.waterfall import waterfall
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.units import clock, human_duration
@@ -308,6 +309,7 @@ def transcript_fragment(
     budget: int = PAGE_TEXT,
     hint: Callable[[int | None], str] | None = None,
     anchors: bool = False,
+    start: int | None = None,
 ) -> str:
     """The transcript rows as one escaped HTML ``<div>`` with inline styles (for a widget or a page).
 
@@ -320,6 +322,8 @@ def transcript_fragment(
             shown after "… N more bytes not shown" where a text is clipped.
         anchors: give each row an ``id`` (``seq-N``; ``transcript_parts.anchor``) for jump links
             (a page: one transcript; a notebook may show several).
+        start: the time (ms) offsets are counted from (default the rows' first own time; give the
+            whole transcript's when ``rows`` are a part of it).
 
     Examples:
         >>> from subagent_catalog.analysis.transcript import TRANSCRIPT_SCHEMA
@@ -328,7 +332,8 @@ def transcript_fragment(
         >>> "&lt;hi&gt;" in transcript_fragment(rows)
         True
     """
-    start = rows.filter(~pl.col("in_seed"))["time_ms"].min() if rows.height else None
+    if start is None:
+        start = rows.filter(~pl.col("in_seed"))["time_ms"].min() if rows.height else None  # type: ignore[assignment]
     shown = rows if max_rows is None else rows.head(max_rows)
     records = shown.to_dicts()
     seed = [r for r in records if r["in_seed"]]
@@ -445,6 +450,7 @@ def transcript_page(
     from subagent_catalog.analysis.timeline import tree_timeline
     from subagent_catalog.views.timeline_view import TIMELINE_CSS, timeline_html
     from subagent_catalog.views.transcript_parts import facts_html, turns_html
+    from subagent_catalog.views.waterfall_view import waterfall_html
 
     session, rows, links = _load(corpus, session_id, path)
 
@@ -508,6 +514,7 @@ def transcript_page(
         children_total=len(links.children),
         more_children=safe_href(more_children) if more_children else None,
         timeline=Markup(timeline),
+        waterfall=Markup(waterfall_html(waterfall(rows))),
         turns=Markup(turns_html(rows, start)),
         steps=rows.height,
         body=Markup(transcript_fragment(rows, hint=show_hint(corpus.root, session["session_id"]), anchors=True)),

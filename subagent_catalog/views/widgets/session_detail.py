@@ -17,13 +17,12 @@ from subagent_catalog.frames.schemas import EVENT_SCHEMA
 from subagent_catalog.frames.units import clock
 from subagent_catalog.views.names import NAME_CLIP, TIP_CLIP, session_name, short_id
 from subagent_catalog.views.transcript_parts import no_descriptor_expected
-from subagent_catalog.views.transcript_view import session_links, transcript_fragment
+from subagent_catalog.views.transcript_view import session_links
+from subagent_catalog.views.widgets.pane_steps import pane_steps_html
 
 Role = Literal["session", "fork", "subagent", "diagnostic", "unlisted"]
 ROLES: tuple[Role, ...] = ("session", "fork", "subagent", "diagnostic", "unlisted")
 EVENT_HEAD = 15
-TRANSCRIPT_HEAD = 300
-"""Transcript steps the detail pane shows (``transcript(corpus, id)`` has them all)."""
 
 PANE_TEXT_CLIP = 20_000
 """Characters of one text the detail pane holds; past it a marker says how many bytes are left out and that
@@ -213,11 +212,7 @@ def detail_html(
             f'<div style="font-weight:600;margin:10px 0 2px">transcript ({steps.height} steps, '
             "read from this file only)</div>"
         )
-        parts.append(
-            transcript_fragment(
-                steps, max_rows=TRANSCRIPT_HEAD, limit=600, budget=PANE_TEXT, hint=_pane_hint(row["session_id"])
-            )
-        )
+        parts.append(pane_steps_html(steps, limit=600, budget=PANE_TEXT, hint=_pane_hint(row["session_id"])))
     elif info.get("events_error"):
         parts.append(text_html(str(info["events_error"]), caption="events unavailable"))
     head = events.head(EVENT_HEAD)

@@ -798,7 +798,36 @@ function render({ model, el }) {
     problemsHtml.innerHTML = model.get("problems_html") || "";
     tabProblems.textContent = `Problems (${model.get("problem_count")})`;
   }
+  // Links inside the pane (the waterfall's bars, the jump-to-error control) scroll the pane to their
+  // step: an id looked up inside this pane, never the notebook's page (its URL is left alone).
+  let errorAt = -1; // the failed step last jumped to (an index into the control's data-sc-errors)
+  function jumpTo(id) {
+    const target = id ? detail.querySelector(`[id="${CSS.escape(id)}"]`) : null;
+    if (!target) return;
+    for (const old of detail.querySelectorAll(".sc-target")) old.classList.remove("sc-target");
+    target.classList.add("sc-target");
+    target.scrollIntoView({ block: "center" });
+    const errors = (detail.querySelector("[data-sc-errors]")?.dataset.scErrors || "").split(" ");
+    if (errors.includes(id)) errorAt = errors.indexOf(id);
+  }
+  detail.addEventListener("click", (event) => {
+    const button = event.target.closest("[data-sc-jump]");
+    if (button) {
+      const errors = (button.closest("[data-sc-errors]")?.dataset.scErrors || "").split(" ").filter(Boolean);
+      if (!errors.length) return;
+      const back = button.dataset.scJump === "prev";
+      errorAt = back ? (errorAt <= 0 ? errors.length - 1 : errorAt - 1) : (errorAt + 1) % errors.length;
+      jumpTo(errors[errorAt]);
+      return;
+    }
+    const link = event.target.closest("a");
+    const href = link ? link.getAttribute("href") || "" : "";
+    if (!href.startsWith("#")) return;
+    event.preventDefault();
+    jumpTo(decodeURIComponent(href.slice(1)));
+  });
   function syncDetail() {
+    errorAt = -1;
     const html = model.get("detail");
     detail.innerHTML =
       html ||

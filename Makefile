@@ -52,7 +52,7 @@ conformance: $(VENV)/.core
 
 # A crashed worker is never replaced (--max-worker-restart=0): the run fails at once and names the test.
 test: $(VENV)/.dev browser-deps lint docs
-	$(BIN)/pytest -n 2 -q --max-worker-restart=0
+	$(BIN)/pytest -n 2 --dist worksteal -q --max-worker-restart=0
 	$(MAKE) conformance
 
 bench: $(VENV)/.dev

@@ -128,8 +128,14 @@ def children_page(corpus: Corpus, session_id: str, children: list[str], part: in
     )
 
 
-def _children(corpus: Corpus, ids: set[str]) -> dict[str, list[str]]:
-    """The children ids (``session_links``' rule) of the sessions among ``ids`` with more than a page's worth."""
+def many_children(corpus: Corpus, ids: set[str]) -> dict[str, list[str]]:
+    """The children ids (``session_links``' rule) of the sessions among ``ids`` with more than a page's worth.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> many_children(read_corpus("data/sample"), {"auth-refactor"})  # three children: one page
+        {}
+    """
     many = (
         corpus.sessions.filter(pl.col("parent_session").is_in(list(ids)) & pl.col("session_id").is_not_null())
         .sort("list_order")
@@ -190,7 +196,7 @@ def write_tree_pages(
         else:
             named[sid] = order
     link = {sid: page_file(sid) for sid in named}
-    many = _children(corpus, set(named))
+    many = many_children(corpus, set(named))
     parts = {sid: range(2, 1 + -(-len(kids) // MAX_CHILD_LINKS)) for sid, kids in many.items()}
     planned = [
         INDEX_FILE,

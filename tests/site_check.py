@@ -49,9 +49,8 @@ def broken_links(directory: Path) -> list[tuple[str, str]]:
                 broken.append((path.name, href))
                 continue
             target = urllib.parse.unquote(parts.path) or path.name
-            if "/" in target or target not in ids:
-                broken.append((path.name, href))
-            elif parts.fragment and urllib.parse.unquote(parts.fragment) not in ids[target]:
+            fragment = urllib.parse.unquote(parts.fragment)
+            if "/" in target or target not in ids or (fragment and fragment not in ids[target]):
                 broken.append((path.name, href))
     return broken
 
@@ -108,7 +107,12 @@ def write_hub(root: Path, children: int) -> str:
         }
         usage = {"inputTokens": 1_000 + 37 * ((index * 53) % children), "outputTokens": 100}
         log.add("step/start", {"turn": log.turn, "step": 1})
-        log.add("assistant/message", {"turn": log.turn, "step": 1, "message": message, "usage": usage}, dt=500, surfaceOp="append")
+        log.add(
+            "assistant/message",
+            {"turn": log.turn, "step": 1, "message": message, "usage": usage},
+            dt=500,
+            surfaceOp="append",
+        )
         log.add("step/end", {"turn": log.turn, "step": 1})
         if index % 5 == 4:
             log.add("turn/end", {"turn": log.turn, "reason": {"kind": "error", "error": {"message": "boom"}}})

@@ -184,7 +184,11 @@ def test_a_rerun_replaces_only_its_own_pages_and_removes_its_stale_ones(tmp_path
     import json
 
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["complete"] is True and sorted(manifest["files"]) == ["child-b.html", "grandchild.html", "index.html"]
+    assert manifest["complete"] is True and sorted(manifest["files"]) == [
+        "child-b.html",
+        "grandchild.html",
+        "index.html",
+    ]
     code, output = _show_tree(root, out)  # the run again: child-a.html is the user's now
     assert code == 1 and "refusing to replace" in output and "child-a.html" in output
     assert (out / "child-a.html").read_text() == "edited by the user"

@@ -58,7 +58,9 @@ def test_report_site_writes_the_report_as_index_and_a_page_per_session_it_names(
 
 def test_every_failed_run_row_of_a_site_links_its_session(sample_site: Path) -> None:
     index = (sample_site / "index.html").read_text(encoding="utf-8")
-    table = index[index.index('id="run-failures-table"') : index.index("</table>", index.index('id="run-failures-table"'))]
+    table = index[
+        index.index('id="run-failures-table"') : index.index("</table>", index.index('id="run-failures-table"'))
+    ]
     rows = re.findall(r'<tr class="run.*?</tr>', table, flags=re.S)
     assert rows and all('<a href="' in row or 'class="nopage" title="no page: ' in row for row in rows)
     assert any('<a href="' in row for row in rows)
@@ -78,7 +80,9 @@ def test_a_site_past_its_page_cap_names_the_rest_and_says_why(sample: Any, tmp_p
     assert broken_links(tmp_path / "site") == []
 
 
-def test_report_site_refuses_a_directory_it_did_not_write_and_one_inside_the_corpus(sample: Any, tmp_path: Path) -> None:
+def test_report_site_refuses_a_directory_it_did_not_write_and_one_inside_the_corpus(
+    sample: Any, tmp_path: Path
+) -> None:
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "index.html").write_text("the user's")

@@ -106,6 +106,8 @@ def test_a_hubs_children_table_sorts_by_cost_with_unknown_costs_last(page: Any, 
     cost.click()
     page.wait_for_selector("#children-table th[aria-sort=descending] button:text-is('cost')")
     assert page.eval_on_selector("#children-table", ids) == cheapest_first[::-1] + unknown
-    cells = page.eval_on_selector_all("#children-table tbody tr td:nth-child(6)", "cells => cells.map(c => c.textContent)")
+    cells = page.eval_on_selector_all(
+        "#children-table tbody tr td:nth-child(6)", "cells => cells.map(c => c.textContent)"
+    )
     assert cells[-len(unknown) :] == ["unknown"] * len(unknown) and "$0" not in "".join(cells[-len(unknown) :])
     assert page.errors == [] and page.foreign == []

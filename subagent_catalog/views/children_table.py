@@ -2,10 +2,11 @@
 
 ``children_rows`` reads what the table shows of each child from the ``sessions`` frame
 (``analysis.run_summary.session_runs``: the run tables' figures); ``children_table`` draws them as
-escaped HTML. Each sortable cell carries its sort value in ``data-v``; a cell whose value is unknown
-(a cost no price covers, tokens a log does not report) carries none, shows ``unknown`` (never ``0``)
-and sorts last both ways. ``SORT_JS`` is the page's one inline script (no network; the page's
-Content-Security-Policy allows it by its hash, ``SORT_JS_HASH``): clicking a header sorts the rows.
+escaped HTML. Each number cell carries its sort value in ``data-v`` (text sorts by what it shows);
+a cell whose value is unknown (a cost no price covers, tokens a log does not report) carries none,
+shows ``unknown`` (never ``0``) and sorts last both ways. ``SORT_JS`` is the page's one inline
+script (no network; the page's Content-Security-Policy allows it by its hash, ``SORT_JS_HASH``):
+clicking a header sorts the rows.
 A page lists at most ``CHILDREN_PER_PAGE`` children; ``show --tree`` writes further pages of them.
 """
 
@@ -30,19 +31,20 @@ CHILDREN_PER_PAGE = 1_000
 """Children one page's table lists; the rest are on further pages (``show --tree``) or counted."""
 
 SORT_JS = (
-    "(function(){document.querySelectorAll('table.kids').forEach(function(t){"
+    "(function(){function v(c){return c.dataset.v!==undefined?c.dataset.v:c.textContent.trim()}"
+    "document.querySelectorAll('table.kids').forEach(function(t){"
     "var b=t.tBodies[0];t.querySelectorAll('th button.sort').forEach(function(h){"
     "h.addEventListener('click',function(){var i=+h.dataset.col;var th=h.parentNode;"
     "var up=th.getAttribute('aria-sort')!=='ascending';"
     "t.querySelectorAll('th').forEach(function(o){o.removeAttribute('aria-sort')});"
     "th.setAttribute('aria-sort',up?'ascending':'descending');var num=h.dataset.kind==='num';"
     "var rows=Array.prototype.slice.call(b.rows);rows.forEach(function(r,n){r._n=n});"
-    "rows.sort(function(x,y){var a=x.cells[i].dataset.v,c=y.cells[i].dataset.v;"
-    "var ea=a===undefined||a==='',ec=c===undefined||c==='';if(ea||ec){return ea===ec?x._n-y._n:(ea?1:-1)}"
+    "rows.sort(function(x,y){var a=v(x.cells[i]),c=v(y.cells[i]);"
+    "var ea=a==='',ec=c==='';if(ea||ec){return ea===ec?x._n-y._n:(ea?1:-1)}"
     "var d=num?(+a)-(+c):a.localeCompare(c);if(!up){d=-d}return d||x._n-y._n});"
     "rows.forEach(function(r){b.appendChild(r)})})})})})();"
 )
-"""Sorts a ``table.kids`` by a clicked header: numbers by value, text by locale; unknown values last."""
+"""Sorts a ``table.kids`` by a clicked header: numbers by their ``data-v``, text by locale; empty values last."""
 
 SORT_JS_HASH = base64.b64encode(hashlib.sha256(SORT_JS.encode("utf-8")).digest()).decode("ascii")
 """The base64 SHA-256 of ``SORT_JS`` (the page's ``script-src 'sha256-…'``)."""
@@ -148,7 +150,7 @@ def children_table(
         label, name = names.get(sid, (row["label"], None))
         named = name_html(sid, label=label or row["label"], name=name, href=href(sid))
         outcome = row["outcome"]
-        tone = ' class="bad"' if outcome in FAILED_OUTCOMES else ""
+        shown = escape(outcome or "?")
         error = clip(row["error"], 300) if row["error"] else ""
         active, cost, tokens = row["active_ms"], row["cost_usd"], row["tokens"]
         cost_text = row["cost"]
@@ -156,9 +158,9 @@ def children_table(
         token_cell = escape(human_count(tokens)) if tokens is not None else '<span class="unknown">unknown</span>'
         cells = [
             f'<td class="num" data-v="{at}">{at:,}</td>',
-            f'<td data-v="{escape(clip(sid, 300))}">{named}</td>',
-            f'<td data-v="{escape(outcome or "")}"><span{tone}>{escape(outcome or "?")}</span></td>',
-            f'<td class="err" data-v="{escape(error)}">{escape(error)}</td>',
+            f"<td>{named}</td>",
+            f'<td><span class="bad">{shown}</span></td>' if outcome in FAILED_OUTCOMES else f"<td>{shown}</td>",
+            f'<td class="err">{escape(error)}</td>',
             f'<td class="num" data-v="{"" if active is None else active}">{escape(human_duration(active))}</td>',
             f'<td class="num" data-v="{"" if cost is None else repr(float(cost))}">{cost_cell}</td>',
             f'<td class="num" data-v="{"" if tokens is None else tokens}">{token_cell}</td>',

@@ -56,7 +56,8 @@ def page_file(session_id: str) -> str:
     An id of at most 100 lower-case letters, digits and ``-._`` that starts with a letter or a
     digit and is no Windows device name (``con``, ``nul``, ``com1``...) is its own name. Any other
     id gets ``_``, a readable part (its letters and digits, lower-cased) and 128 bits of the
-    SHA-256 of the whole id (so does ``index``: ``INDEX_FILE`` is the site's start page). No two ids share a name: a plain name never starts with ``_`` and a
+    SHA-256 of the whole id (so does ``index``: ``INDEX_FILE`` is the site's start page).
+    No two ids share a name: a plain name never starts with ``_`` and a
     mangled one always does, and two mangled names differ in their digests. Every name is at most
     105 bytes of lower-case ASCII, so ids differing only in case or in Unicode normalisation get
     names that differ on case-insensitive, normalising file systems too (macOS, Windows). The

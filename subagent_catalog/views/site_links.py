@@ -77,8 +77,9 @@ class SiteLinks:
 
         Examples:
             >>> links = SiteLinks.of(["a"], cap=0)
-            >>> links.name("a")
-            '<span class="nm"><code class="nm-id nm-only" title="a">a</code></span> <span class="nopage" title="no page: the site holds at most 0 session pages">(no page)</span>'
+            >>> links.name("a")  # doctest: +NORMALIZE_WHITESPACE
+            '<span class="nm"><code class="nm-id nm-only" title="a">a</code></span>
+            <span class="nopage" title="no page: the site holds at most 0 session pages">(no page)</span>'
         """
         href = self.href(session_id)
         shown = name_html(session_id, label=label, name=name, href=href)

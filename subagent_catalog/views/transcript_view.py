@@ -372,12 +372,16 @@ def transcript_fragment(
     room = TextRoom(budget)
     first = start if isinstance(start, int) else None
     if seed:
-        inner = "".join(_row_html(r, start=first, limit=limit, room=room, hint=hint, anchors=anchors, mention=mention) for r in seed)
+        inner = "".join(
+            _row_html(r, start=first, limit=limit, room=room, hint=hint, anchors=anchors, mention=mention) for r in seed
+        )
         parts.append(
             '<details style="margin:4px 0;color:#57606a"><summary style="cursor:pointer">'
             f"{len(seed):,} steps inherited from the parent (the fork's seed)</summary>{inner}</details>"
         )
-    parts.extend(_row_html(r, start=first, limit=limit, room=room, hint=hint, anchors=anchors, mention=mention) for r in own)
+    parts.extend(
+        _row_html(r, start=first, limit=limit, room=room, hint=hint, anchors=anchors, mention=mention) for r in own
+    )
     if not records:
         parts.append('<div style="color:#656d76">(no events)</div>')
     if max_rows is not None and rows.height > max_rows:

@@ -201,3 +201,24 @@ def test_every_page_of_a_hubs_tree_has_unique_ids_and_resolving_links(hub: Path,
     write_tree_pages(read_corpus(hub, cache=False), "hub", tmp_path / "pages")
     assert broken_links(tmp_path / "pages") == []
     assert [path.name for path in (tmp_path / "pages").glob("*.html") if duplicate_ids(path)] == []
+
+
+def test_a_dashboard_row_reveals_its_session_in_a_linked_browser(sample: Any) -> None:
+    from subagent_catalog.views.widgets.browser import CatalogBrowser
+    from subagent_catalog.views.widgets.dashboard import DiagnosticsDashboard
+
+    board, browser = DiagnosticsDashboard(sample), CatalogBrowser(sample)
+    assert board.reveal_picker.layout.display == "none"  # no browser: no picker
+    board.revealed = "auth-refactor"  # and setting the trait reveals nothing
+    assert browser.selected is None
+    board.revealed = None
+    board.link_browser(browser)
+    board.selected_dimension = "outcome"
+    board.pick("error")
+    listed = [sid for _, sid in board.reveal_picker.options if sid]
+    assert listed == [sid for sid in board.affected_ids if sid is not None][: len(listed)] and listed
+    board.reveal_picker.value = listed[-1]  # what a pick in the front end does
+    assert board.revealed == listed[-1]
+    assert sample.sessions["session_id"][browser.selected] == listed[-1] and browser.showing == "tree"
+    board.revealed = "no-such-session"  # an id the browser does not know changes nothing
+    assert sample.sessions["session_id"][browser.selected] == listed[-1]

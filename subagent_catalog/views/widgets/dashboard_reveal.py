@@ -50,7 +50,17 @@ def reveal_picker() -> widgets.Dropdown:
 
 
 def reveal_in(browser: Any, session_id: str | None) -> None:
-    """Reveal a session in a linked browser (nothing without a browser or an id; an unknown id is ignored)."""
+    """Reveal a session in a linked browser (nothing without a browser or an id; an unknown id is ignored).
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.views.widgets.browser import CatalogBrowser
+        >>> browser = CatalogBrowser(read_corpus("data/sample"))
+        >>> reveal_in(browser, "nowhere"); browser.selected is None
+        True
+        >>> reveal_in(browser, "auth-refactor"); browser.selected
+        0
+    """
     if browser is None or not session_id:
         return
     try:

@@ -222,3 +222,14 @@ def test_a_dashboard_row_reveals_its_session_in_a_linked_browser(sample: Any) ->
     assert sample.sessions["session_id"][browser.selected] == listed[-1] and browser.showing == "tree"
     board.revealed = "no-such-session"  # an id the browser does not know changes nothing
     assert sample.sessions["session_id"][browser.selected] == listed[-1]
+
+
+def test_report_site_of_an_archive_links_pages_made_from_its_tables(tmp_path: Path) -> None:
+    from subagent_catalog.store.archive import open_archive
+    from subagent_catalog.store.export import export_archive
+
+    export_archive(SAMPLE, tmp_path / "archive", jobs=1)
+    site = write_report_site(open_archive(tmp_path / "archive"), tmp_path / "site")
+    assert "auth-refactor.html" in {page.name for page in site.pages} and broken_links(tmp_path / "site") == []
+    page = (tmp_path / "site" / "auth-refactor.html").read_text(encoding="utf-8")
+    assert 'id="children-table"' in page and "context length exceeded" in page

@@ -172,12 +172,23 @@ def test_a_rerun_replaces_only_its_own_pages_and_removes_its_stale_ones(tmp_path
     second = write_tree_pages(read_corpus(root, cache=False), "child-b", out)
     assert sorted(p.name for p in second.pages) == ["child-b.html", "grandchild.html"]
     assert sorted(second.removed) == ["run.html"]  # ours and unchanged: removed; the edited page is kept
-    assert sorted(os.listdir(out)) == ["child-a.html", "child-b.html", "grandchild.html", "manifest.json", "notes.txt"]
+    assert sorted(os.listdir(out)) == [
+        "child-a.html",
+        "child-b.html",
+        "grandchild.html",
+        "index.html",
+        "manifest.json",
+        "notes.txt",
+    ]
     assert (out / "child-a.html").read_text() == "edited by the user" and (out / "notes.txt").read_text() == "mine"
     import json
 
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["complete"] is True and sorted(manifest["files"]) == ["child-b.html", "grandchild.html"]
+    assert manifest["complete"] is True and sorted(manifest["files"]) == [
+        "child-b.html",
+        "grandchild.html",
+        "index.html",
+    ]
     code, output = _show_tree(root, out)  # the run again: child-a.html is the user's now
     assert code == 1 and "refusing to replace" in output and "child-a.html" in output
     assert (out / "child-a.html").read_text() == "edited by the user"
@@ -207,7 +218,7 @@ def test_a_file_of_a_page_name_is_refused_even_in_a_directory_with_a_manifest(tm
             write_tree_pages(read_corpus(root, cache=False), "run", out)
         after = target.lstat()
         assert (after.st_ino, after.st_mode, after.st_size) == (before.st_ino, before.st_mode, before.st_size), planted
-    assert sorted(os.listdir(out)) == ["child-a.html", "manifest.json", "run.html"]
+    assert sorted(os.listdir(out)) == ["child-a.html", "index.html", "manifest.json", "run.html"]
 
 
 @pytest.mark.parametrize(

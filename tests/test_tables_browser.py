@@ -159,7 +159,7 @@ def test_the_show_page_names_the_hub_and_its_children(chromium_browser: Any, pag
         heading = page.locator("h1 .nm")
         assert "Coordinate the long refactor" in str(heading.locator(".nm-t").text_content())
         assert heading.locator("code.nm-id").get_attribute("title") == HUB
-        children = page.locator("nav .nm")
+        children = page.locator("#children-table tbody .nm")  # the children table (issue 43 item 4)
         assert children.count() == 3
         # a child's label is its name; the id beside it shows its first characters, holds all of it
         first = children.first

@@ -489,4 +489,5 @@ def test_windows_device_names_and_hidden_names_are_never_page_names() -> None:
     for sid in ["con", "NUL", "nul.tar", "com1", "lpt9.log", ".", "..", ".hidden", "_x"]:
         name = page_file(sid)
         assert name.startswith("_") and name.split(".")[0].lower() not in _DEVICES, (sid, name)
-    assert page_file("index") == "index.html" and page_file("manifest") == "manifest.html"
+    assert page_file("manifest") == "manifest.html"
+    assert page_file("index").startswith("_index_")  # index.html is the site's start page, never a session's

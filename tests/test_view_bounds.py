@@ -118,6 +118,9 @@ def test_a_page_spends_its_text_budget_then_keeps_each_texts_head() -> None:
 
 # --------------------------------------------------------------------------- tree pages (issue 42 item 10)
 
+CHILD_ROW_BOUND = 400
+"""Bytes a row of a page's children table holds at most (a short name, its figures: ``views.children_table``)."""
+
 PAGE_BOUND = 48_000
 """Bytes a tree page of a small session holds at most, whatever its tree's shape: the template and the
 session's own transcript (about 7 KB here), at most 60 labelled rows or 1,000 packed bars, a curve of at
@@ -197,13 +200,18 @@ def test_the_pages_of_a_chain_grow_with_its_sessions_not_its_depth_squared(tmp_p
     assert per_session[400] <= 1.1 * per_session[100], per_session
 
 
-def test_a_hub_lists_its_children_a_hundred_a_page_and_every_link_resolves(tmp_path: Path) -> None:
+def test_a_hub_lists_its_children_a_page_at_a_time_and_every_link_resolves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import re
     import urllib.parse
 
+    from subagent_catalog.views import transcript_tree, transcript_view
     from subagent_catalog.views.transcript_tree import write_tree_pages
-    from subagent_catalog.views.transcript_view import MAX_CHILD_LINKS
 
+    MAX_CHILD_LINKS = 100  # a page holds 1,000 (``CHILDREN_PER_PAGE``): 100 here keeps the test small
+    monkeypatch.setattr(transcript_view, "MAX_CHILD_LINKS", MAX_CHILD_LINKS)
+    monkeypatch.setattr(transcript_tree, "MAX_CHILD_LINKS", MAX_CHILD_LINKS)
     children = 2 * MAX_CHILD_LINKS + 30
     root = tmp_path / "hub"
     write_shape(root, "hub", children)
@@ -216,11 +224,11 @@ def test_a_hub_lists_its_children_a_hundred_a_page_and_every_link_resolves(tmp_p
             continue
         reached.add(name)
         text = (tmp_path / "pages" / name).read_text(encoding="utf-8")
-        assert len(text.encode()) <= PAGE_BOUND, name
+        assert len(text.encode()) <= PAGE_BOUND + MAX_CHILD_LINKS * CHILD_ROW_BOUND, name
         for href in re.findall(r'href="([^"#]+)"', text):
             target = urllib.parse.unquote(href)
             assert (tmp_path / "pages" / target).is_file(), (name, href)
             todo.append(target)
     assert reached == {page.name for page in pages.pages} and len(reached) == 1 + children + 2
     top = pages.top.read_text(encoding="utf-8")
-    assert top.count('href="hub-child-') == MAX_CHILD_LINKS and f"{children - MAX_CHILD_LINKS} more</a>" in top
+    assert top.count('href="hub-child-') == MAX_CHILD_LINKS and f"the other {children - MAX_CHILD_LINKS}</a>" in top

@@ -91,7 +91,17 @@ def summary(
     default="report.html",
     show_default=True,
     type=click.Path(dir_okay=False, path_type=str),
-    help="Where to write the HTML file ('-' for stdout when it is not a terminal).",
+    help="Where to write the HTML file ('-' for stdout when it is not a terminal); not with --site.",
+)
+@click.option(
+    "--site",
+    "site",
+    default=None,
+    type=click.Path(file_okay=False, path_type=str),
+    metavar="DIR",
+    help="Write a linked site instead of one file: DIR/index.html (the report) and a transcript page per "
+    "session the report names (at most 2,000; a name without a page says why), every name linked to its "
+    "page. DIR must be new, empty, or written by an earlier run (DIR/manifest.json). Not with -o.",
 )
 @click.option(
     "-p",
@@ -104,13 +114,16 @@ def summary(
 @click.option("--title", default=None, help="Page title (default: from the root's directory name).")
 @semantics_option
 @window_options
+@click.pass_context
 @translate_errors
 def report(
+    ctx: click.Context,
     root: str,
     compression: str,
     jobs: int | None,
     quiet: bool,
     output: str,
+    site: str | None,
     parents: tuple[str, ...],
     title: str | None,
     semantics: str,
@@ -127,11 +140,13 @@ def report(
     When upstream's listing fails as a whole the report still renders the
     summary and the problems under a banner. With --since/--until the page
     shows the sessions created in the window (the listing is still computed
-    over the whole corpus).
+    over the whole corpus). --site DIR writes the report as DIR/index.html
+    with a linked transcript page for each session it names.
 
     \b
     Examples:
         subagent-catalog report data/sample -o report.html
+        subagent-catalog report data/sample --site site/
         subagent-catalog report out/sample-archive --since 2026-01-01 --until 2026-01-02 -o january.html
         subagent-catalog report data/sample --parent run-webapp-1 --semantics trace -o trace.html
     """
@@ -139,9 +154,17 @@ def report(
     from subagent_catalog.views.columns import UNREAD_BY_REPORT
     from subagent_catalog.views.report import report_stream
 
-    if is_stdout(output) and sys.stdout.isatty():
+    if site is not None and ctx.get_parameter_source("output") != click.core.ParameterSource.DEFAULT:
+        raise click.UsageError("pass -o FILE (one file) or --site DIR (a linked site), not both")
+    if site is None and is_stdout(output) and sys.stdout.isatty():
         raise click.UsageError("refusing to print the HTML page to a terminal: redirect stdout or pass -o FILE")
-    check_target(output, [root])
+    if site is not None:
+        from subagent_catalog.views.output_site import check_site
+        from subagent_catalog.views.transcript_tree import SITE_NAMES
+
+        check_site(site, protected=[root], names=SITE_NAMES)  # refused before the corpus is read
+    else:
+        check_target(output, [root])
     corpus = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
     check_target(output, protected_paths(root, corpus))  # an archive's corpus root is protected too
     if parents:
@@ -153,6 +176,23 @@ def report(
         require_session(corpus, parent)
     chosen = list(parents) if parents else None
     sem: Any = semantics
+    if site is not None:
+        from subagent_catalog.views.report_site import write_report_site
+
+        written = write_report_site(
+            corpus,
+            site,
+            parents=chosen,
+            semantics=sem,
+            title=title,
+            window=window,
+            protected=protected_paths(root, corpus),
+        )
+        if corpus.listing_error is not None:
+            note(f"warning: upstream's listing fails: {corpus.listing_error}")
+        refused = f"; {written.refused:,} sessions named without a page (the cap)" if written.refused else ""
+        note(f"wrote {written.index} and {len(written.pages):,} session pages{refused}", quiet=quiet)
+        return
     pieces = report_stream(corpus, parents=chosen, semantics=sem, title=title, window=window)
     size = 0
     with output_stream(output, protected=protected_paths(root, corpus)) as out:

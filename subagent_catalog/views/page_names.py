@@ -33,6 +33,11 @@ PAGE_NAME = re.compile(r"(?:[a-z0-9][a-z0-9._-]{0,99}|_[a-z0-9-]{0,48}_[0-9a-f]{
 CHILDREN_NAME = re.compile(r"_[a-z0-9-]{0,48}_[0-9a-f]{32}\.children-[1-9][0-9]{0,9}\.html")
 """Every name ``children_file`` gives (the pages' manifest accepts these two kinds only)."""
 
+INDEX_FILE = "index.html"
+"""A site's start page (``show --tree``: the top's page; ``report --site``: the report); no session's page."""
+
+INDEX_STEM = "index"
+
 _PLAIN_STEM = re.compile(r"[a-z0-9][a-z0-9._-]{0,99}")
 
 _RESERVED = re.compile(r"(?:con|prn|aux|nul|com[0-9]|lpt[0-9])(?:\..*)?")
@@ -51,7 +56,8 @@ def page_file(session_id: str) -> str:
     An id of at most 100 lower-case letters, digits and ``-._`` that starts with a letter or a
     digit and is no Windows device name (``con``, ``nul``, ``com1``...) is its own name. Any other
     id gets ``_``, a readable part (its letters and digits, lower-cased) and 128 bits of the
-    SHA-256 of the whole id. No two ids share a name: a plain name never starts with ``_`` and a
+    SHA-256 of the whole id (so does ``index``: ``INDEX_FILE`` is the site's start page).
+    No two ids share a name: a plain name never starts with ``_`` and a
     mangled one always does, and two mangled names differ in their digests. Every name is at most
     105 bytes of lower-case ASCII, so ids differing only in case or in Unicode normalisation get
     names that differ on case-insensitive, normalising file systems too (macOS, Windows). The
@@ -60,12 +66,14 @@ def page_file(session_id: str) -> str:
     Examples:
         >>> page_file("auth-refactor")
         'auth-refactor.html'
+        >>> page_file("index") != INDEX_FILE
+        True
         >>> page_file("../x"), page_file("Auth-Refactor")
         ('_-x_d6b96a97d147daaae49eb87a5ca7bfbc.html', '_auth-refactor_014cd0c6ea9a6b791e4d9ff09184d2b6.html')
         >>> len(page_file("L" * 1_000_000)) < 100
         True
     """
-    if _PLAIN_STEM.fullmatch(session_id) and not _RESERVED.fullmatch(session_id):
+    if _PLAIN_STEM.fullmatch(session_id) and not _RESERVED.fullmatch(session_id) and session_id != INDEX_STEM:
         return session_id + ".html"
     return _mangled(session_id) + ".html"
 

@@ -52,6 +52,7 @@ from subagent_catalog.views.names import NAME_CSS
 from subagent_catalog.views.report_charts import report_charts
 from subagent_catalog.views.report_data import diagnostic_rows, node_index, node_places, relative_path
 from subagent_catalog.views.report_runs import runs_section
+from subagent_catalog.views.site_links import SiteLinks
 from subagent_catalog.views.table_columns import FIT_CSS, TABLES, columns
 from subagent_catalog.views.timeline_view import TIMELINE_CSS
 
@@ -229,6 +230,7 @@ def report_stream(
     semantics: Semantics = "projection",
     title: str | None = None,
     window: Window | None = None,
+    link: SiteLinks | None = None,
 ) -> Iterator[str]:
     """The report page for a corpus as pieces of text (about a MiB each), rendered as they are read.
 
@@ -249,6 +251,9 @@ def report_stream(
             problems and listing rows (the listing is computed over the whole
             corpus; the chosen parents' list_agents texts are upstream's
             whole text).
+        link: a linked report (``report --site``, ``views.report_site``):
+            each session a row names links to its page (granted here, at
+            most ``link.cap``), or says why it has none.
 
     Examples:
         >>> import tempfile
@@ -274,7 +279,7 @@ def report_stream(
     # before the next: the run summary (every session's tree) and the charts before the session
     # forest (a dict per node) is built; the run tables take their tree nodes from ``node_index``.
     nodes = node_index(corpus) if rows is not None else None  # before the run summary: not on top of it
-    runs = runs_section(corpus, run_summary(corpus), nodes)
+    runs = runs_section(corpus, run_summary(corpus), nodes, link=link)
     del nodes
     runs["timelines"] = [Markup(html) for html in runs["timelines"]]
     between_stages(size)
@@ -296,6 +301,8 @@ def report_stream(
     listings = _listings(listing, chosen, semantics) if listed else []
     roots_total = sum(1 for i in forest.roots if forest.nodes[i]["k"] != "g") if forest else 0
     largest, damaged = _top_trees(forest) if forest else ([], [])
+    for entry in (*largest, *damaged):
+        entry["href"] = link.href(entry["id"]) if link is not None and not entry["group"] else None
     problem_summary, problem_rows = _problem_tables(corpus)
     css, js = _assets()
     script_hash = base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode("ascii")
@@ -337,6 +344,7 @@ def report_stream(
         damaged=damaged,
         listings=listings,
         parents_default=parents is None,
+        site_note=_site_note(link),
         parent_cap=DEFAULT_PARENT_CAP,
         problem_summary=problem_summary,
         problem_rows=problem_rows,
@@ -355,6 +363,16 @@ TREE_ROW_COLUMNS = ("kind", "id", "parent", "mode", "label", "reason", "cause", 
 
 REPORT_ROW_COLUMNS = (*TREE_ROW_COLUMNS, "provider", "created_at_ms")
 """The catalog row columns the report reads (the charts read the two more)."""
+
+
+def _site_note(link: SiteLinks | None) -> str | None:
+    """What a linked report says of its pages: how many, and how many sessions it names have none."""
+    if link is None:
+        return None
+    note = f"A name links to the session's page ({len(link.granted):,} pages"
+    if link.refused:
+        note += f"; {link.refused:,} more sessions named here have none: the site holds at most {link.cap:,}"
+    return note + "). A name marked (no page) says why on hover."
 
 
 def _tree_frames(corpus: Corpus) -> Corpus:

@@ -35,6 +35,7 @@ from subagent_catalog.frames.units import (
 from subagent_catalog.views.names import name_html, names_by_id, run_row_names, session_name
 from subagent_catalog.views.report_data import relative_path
 from subagent_catalog.views.run_format import model_cost, run_cost, total_tokens
+from subagent_catalog.views.site_links import SiteLinks
 from subagent_catalog.views.table_columns import columns
 from subagent_catalog.views.timeline_view import OUTCOME_COLOURS, timeline_html
 
@@ -58,8 +59,10 @@ def _tokens(value: int | None) -> str:
     return human_count(value)
 
 
-def _named(sid: str | None, names: Mapping[str, tuple[str | None, str | None]]) -> Markup:
+def _named(sid: str | None, names: Mapping[str, tuple[str | None, str | None]], link: SiteLinks | None) -> Markup:
     label, name = names.get(sid, (None, None)) if sid is not None else (None, None)
+    if link is not None:
+        return Markup(link.name(sid, label=label, name=name))
     return Markup(name_html(sid, label=label, name=name))
 
 
@@ -71,7 +74,12 @@ NameMap = Mapping[str, tuple[str | None, str | None]]
 
 
 def _run_row(
-    row: dict[str, Any], forest: Nodes | None, root: str, names: dict[int, str], parents: NameMap
+    row: dict[str, Any],
+    forest: Nodes | None,
+    root: str,
+    names: dict[int, str],
+    parents: NameMap,
+    link: SiteLinks | None = None,
 ) -> dict[str, Any]:
     node = forest.get(row["session_id"]) if forest is not None and row["session_id"] is not None else None
     message = row["error_message"] or row["outcome_detail"]
@@ -80,9 +88,13 @@ def _run_row(
         "id": row["session_id"],
         "label": row["label"],
         "name": name,
-        "name_html": Markup(name_html(row["session_id"], label=row["label"], name=name)),
+        "name_html": Markup(
+            link.name(row["session_id"], label=row["label"], name=name)
+            if link is not None
+            else name_html(row["session_id"], label=row["label"], name=name)
+        ),
         "parent": row["parent_session"],
-        "parent_html": _named(row["parent_session"], parents),
+        "parent_html": _named(row["parent_session"], parents, link),
         "outcome": row["outcome"],
         "message": clip(message, 400) if message else None,
         "code": row["error_code"],
@@ -99,10 +111,10 @@ def _run_row(
     }
 
 
-def _tree_row(row: dict[str, Any], forest: Nodes | None, tops: NameMap) -> dict[str, Any]:
+def _tree_row(row: dict[str, Any], forest: Nodes | None, tops: NameMap, link: SiteLinks | None) -> dict[str, Any]:
     return {
         "id": row["session_id"],
-        "name_html": _named(row["session_id"], tops),
+        "name_html": _named(row["session_id"], tops, link),
         "node": forest.get(row["session_id"]) if forest is not None and row["session_id"] else None,
         "sessions": f"{row['sessions']:,}",
         "failed": row["failed"],
@@ -138,11 +150,14 @@ def _outcome_rows(frame: pl.DataFrame, key: str, outcomes: list[str]) -> list[di
     return out
 
 
-def _timeline_label(forest: Nodes | None, names: NameMap) -> Any:
+def _timeline_label(forest: Nodes | None, names: NameMap, link: SiteLinks | None) -> Any:
     def label(row: dict[str, Any]) -> str:
         sid = row.get("session_id")
         known = names.get(sid, (None, None)) if sid is not None else (None, None)
-        named = name_html(sid, label=row.get("label") or known[0], name=known[1])
+        href = link.href(sid) if link is not None else None
+        named = name_html(sid, label=row.get("label") or known[0], name=known[1], href=href)
+        if href is not None:  # a linked name: its page (the tables' reveal buttons open the tree)
+            return named
         node = forest.get(sid) if forest is not None and sid is not None else None
         if node is None:
             return named
@@ -164,12 +179,15 @@ def _table_columns(runs: RunSummary) -> dict[str, Any]:
     }
 
 
-def runs_section(corpus: Corpus, runs: RunSummary, forest: Forest | Nodes | None) -> dict[str, Any]:
+def runs_section(
+    corpus: Corpus, runs: RunSummary, forest: Forest | Nodes | None, *, link: SiteLinks | None = None
+) -> dict[str, Any]:
     """The "Runs" section's values for the report template.
 
     ``forest`` gives each shown session its tree node (the forest, or its
     nodes by session id alone: ``report_data.node_index``); ``None`` shows
-    no tree links.
+    no tree links. ``link`` (``report --site``) links every session a row
+    names to its page, or says why it has none.
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
@@ -201,7 +219,7 @@ def runs_section(corpus: Corpus, runs: RunSummary, forest: Forest | Nodes | None
     named = names_by_id(corpus, [*shown_tops.to_list(), *parents.to_list(), *unlabelled])
     by_day = runs.by_day.tail(GROUP_ROWS) if runs.by_day.height > GROUP_ROWS else runs.by_day
     timelines = []
-    label = _timeline_label(nodes, named)
+    label = _timeline_label(nodes, named, link)
     for row in drawn.iter_rows(named=True):
         if row["session_id"] is None:
             continue
@@ -275,11 +293,14 @@ def runs_section(corpus: Corpus, runs: RunSummary, forest: Forest | Nodes | None
         "projects_total": runs.by_project.height,
         "by_day": _outcome_rows(by_day, "bin", outcomes),
         "days_total": runs.by_day.height,
-        "failures": [_run_row(r, nodes, corpus.root, names, named) for r in listed.iter_rows(named=True)],
-        "slowest": [_run_row(r, nodes, corpus.root, names, named) for r in runs.slowest.iter_rows(named=True)],
-        "costliest": [_run_row(r, nodes, corpus.root, names, named) for r in runs.costliest.iter_rows(named=True)],
-        "slowest_trees": [_tree_row(r, nodes, named) for r in slowest_trees.iter_rows(named=True)],
-        "costliest_trees": [_tree_row(r, nodes, named) for r in costliest_trees.iter_rows(named=True)],
+        "failures": [_run_row(r, nodes, corpus.root, names, named, link) for r in listed.iter_rows(named=True)],
+        "slowest": [_run_row(r, nodes, corpus.root, names, named, link) for r in runs.slowest.iter_rows(named=True)],
+        "costliest": [
+            _run_row(r, nodes, corpus.root, names, named, link) for r in runs.costliest.iter_rows(named=True)
+        ],
+        "slowest_trees": [_tree_row(r, nodes, named, link) for r in slowest_trees.iter_rows(named=True)],
+        "costliest_trees": [_tree_row(r, nodes, named, link) for r in costliest_trees.iter_rows(named=True)],
+        "site": link is not None,
         "cols": _table_columns(runs),
         "trees_total": runs.trees.height,
         "models": models,

@@ -121,9 +121,38 @@ def anchor(row: dict[str, Any]) -> str:
         >>> anchor({"seq": 4, "kind": "user"}), anchor({"seq": None, "kind": "read-problem"})
         ('seq-4', 'read-problem')
     """
+    if row.get("anchor"):  # ``unique_anchors``' column, when the rows carry it
+        return str(row["anchor"])
     if row["seq"] is None:
         return "read-problem" if row["kind"] == "read-problem" else "step"
     return f"seq-{row['seq']}"
+
+
+def unique_anchors(rows: pl.DataFrame) -> pl.DataFrame:
+    """The rows with an ``anchor`` column: ``anchor``'s id, made unique on the page (``seq-4``, ``seq-4-2``...).
+
+    An assistant step gives several rows one ``seq`` (its text, its reasoning, its tool calls): the
+    first keeps ``seq-N`` (what a link to the step names), the next are ``seq-N-2``, ``seq-N-3``.
+
+    Examples:
+        >>> rows = pl.DataFrame({"seq": [4, 4, 5, None, None], "kind": ["a", "b", "c", "d", "d"]})
+        >>> unique_anchors(rows)["anchor"].to_list()
+        ['seq-4', 'seq-4-2', 'seq-5', 'step', 'step-2']
+    """
+    seen: dict[str, int] = {}
+    taken: set[str] = set()
+    out = []
+    for seq, kind in zip(rows["seq"].to_list(), rows["kind"].to_list(), strict=True):
+        base = anchor({"seq": seq, "kind": kind})
+        count = seen.get(base, 0) + 1
+        name = base if count == 1 else f"{base}-{count}"
+        while name in taken:  # a base that itself looks like ``seq-N-2`` (never made by ``anchor``, but be sure)
+            count += 1
+            name = f"{base}-{count}"
+        seen[base] = count
+        taken.add(name)
+        out.append(name)
+    return rows.with_columns(pl.Series("anchor", out, dtype=pl.String))
 
 
 def turn_table(rows: pl.DataFrame) -> list[dict[str, Any]]:

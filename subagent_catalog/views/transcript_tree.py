@@ -8,8 +8,9 @@ top's parent is named, not linked). Each page with children draws the timeline o
 cut from the top's (the tree is walked once, in depth-first order, so a subtree is a slice), with
 at most ``TREE_MAX_DRAWN`` bars, only ``TREE_DEPTH_DRAWN`` levels down past ``MAX_BARS`` sessions,
 and a curve of at most ``CURVE_POINTS`` slices: a page's size does not grow with the tree's depth
-or width. A page lists its first ``MAX_CHILD_LINKS`` children and links a further page
-(``children_file``) for each next ``MAX_CHILD_LINKS``.
+or width. A page lists its first ``MAX_CHILD_LINKS`` children in a sortable table
+(``views.children_table``) and links a further page (``children_file``) for each next
+``MAX_CHILD_LINKS``. ``index.html`` is the top's page again (the site's start page).
 
 The directory is an output site (``views.output_site``): ``DIR/manifest.json`` names what this
 command wrote; a non-empty directory without it is refused, and no file it did not write is ever
@@ -30,9 +31,11 @@ from subagent_catalog.analysis.text import clip
 from subagent_catalog.analysis.timeline import tree_timeline
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape
+from subagent_catalog.views.children_table import CHILDREN_CSS, SORT_JS, SORT_JS_HASH, children_rows, children_table
+from subagent_catalog.views.names import NAME_CSS, name_html, names_by_id
 from subagent_catalog.views.output_site import check_site, claim_site
-from subagent_catalog.views.page_names import CHILDREN_NAME, PAGE_NAME, children_file, page_file
-from subagent_catalog.views.transcript_view import CHILD_NAME, MAX_CHILD_LINKS, transcript_page
+from subagent_catalog.views.page_names import CHILDREN_NAME, INDEX_FILE, PAGE_NAME, children_file, page_file
+from subagent_catalog.views.transcript_view import MAX_CHILD_LINKS, transcript_page
 
 SITE_NAMES = re.compile(f"{PAGE_NAME.pattern}|{CHILDREN_NAME.pattern}")
 """The names of the files a tree's directory holds (besides its ``manifest.json``)."""
@@ -51,6 +54,8 @@ class TreePages:
     """Sessions of the tree without a page: no session id, or a second log with an id already written."""
     removed: list[str] = field(default_factory=list)
     """Pages of the previous run into the directory that this one did not write again (removed)."""
+    index: Path | None = None
+    """``DIR/index.html``: the top's page again, the site's start page (not among ``pages``)."""
 
 
 def preorder(rows: pl.DataFrame) -> tuple[pl.DataFrame, dict[int, tuple[int, int]]]:
@@ -86,22 +91,20 @@ def preorder(rows: pl.DataFrame) -> tuple[pl.DataFrame, dict[int, tuple[int, int
     return ordered, {node: (at, sizes[node]) for at, node in enumerate(sequence)}
 
 
-def children_page(session_id: str, children: list[str], part: int, *, link: dict[str, str]) -> str:
-    """The ``part``-th page (from 2) of a session's children: ``MAX_CHILD_LINKS`` links, and the ways on.
+def children_page(corpus: Corpus, session_id: str, children: list[str], part: int, *, link: dict[str, str]) -> str:
+    """The ``part``-th page (from 2) of a session's children: a sortable table of ``MAX_CHILD_LINKS``, and the ways on.
 
     Examples:
-        >>> page = children_page("hub", [f"c{i}" for i in range(250)], 2, link={"c100": "c100.html"})
-        >>> '<a href="c100.html">c100</a>' in page, "children 101–200 of 250" in page
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> kids = [f"c{i}" for i in range(2_500)]
+        >>> page = children_page(read_corpus("data/sample"), "hub", kids, 2, link={"c1000": "c1000.html"})
+        >>> '<a href="c1000.html">' in page, "children 1,001–2,000 of 2,500" in page
         (True, True)
     """
     first = (part - 1) * MAX_CHILD_LINKS
     chunk = children[first : first + MAX_CHILD_LINKS]
-    items = "".join(
-        f'<li><a href="{escape(link[child])}">{escape(clip(child, CHILD_NAME))}</a></li>'
-        if child in link
-        else f"<li><code>{escape(clip(child, CHILD_NAME))}</code></li>"
-        for child in chunk
-    )
+    names = names_by_id(corpus, chunk)
+    table = children_table(children_rows(corpus, chunk), names=names, href=link.get, first=first + 1)
     back = link.get(session_id)
     ways = [f'<a href="{escape(back)}">the session</a>'] if back else []
     if part > 2:
@@ -109,21 +112,30 @@ def children_page(session_id: str, children: list[str], part: int, *, link: dict
     if first + MAX_CHILD_LINKS < len(children):
         ways.append(f'<a href="{children_file(session_id, part + 1)}">next {MAX_CHILD_LINKS:,} children</a>')
     title = f"children {first + 1:,}–{first + len(chunk):,} of {len(children):,}"
+    label, name = names_by_id(corpus, [session_id]).get(session_id, (None, None))
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"{PAGE_MARKER.decode()}\n"
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        f"script-src 'sha256-{SORT_JS_HASH}'\">\n"
         f'<meta name="referrer" content="no-referrer">\n<title>{escape(title)} of {escape(clip(session_id, 200))}'
-        "</title>\n</head>\n"
+        f"</title>\n<style>{NAME_CSS}{CHILDREN_CSS}a{{color:#0969da}}.bad{{color:#b62324;font-weight:600}}</style>\n"
+        "</head>\n"
         '<body style="font-family:system-ui,sans-serif;font-size:13px;max-width:1000px;margin:0 auto;padding:12px">\n'
-        f"<h1 style='font-size:18px;overflow-wrap:anywhere'>{escape(title)} of session "
-        f"<code>{escape(clip(session_id, 1000))}</code></h1>\n<nav>{' · '.join(ways)}</nav>\n"
-        f'<ol start="{first + 1}" style="overflow-wrap:anywhere">{items}</ol>\n</body>\n</html>\n'
+        f"<h1 style='font-size:18px;overflow-wrap:anywhere'>{escape(title)} of "
+        f"{name_html(session_id, label=label, name=name, href=back)}</h1>\n<nav>{' · '.join(ways)}</nav>\n"
+        f"<p>Click a header to sort (this page's rows).</p>\n{table}\n<script>{SORT_JS}</script>\n</body>\n</html>\n"
     )
 
 
-def _children(corpus: Corpus, ids: set[str]) -> dict[str, list[str]]:
-    """The children ids (``session_links``' rule) of the sessions among ``ids`` with more than a page's worth."""
+def many_children(corpus: Corpus, ids: set[str]) -> dict[str, list[str]]:
+    """The children ids (``session_links``' rule) of the sessions among ``ids`` with more than a page's worth.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> many_children(read_corpus("data/sample"), {"auth-refactor"})  # three children: one page
+        {}
+    """
     many = (
         corpus.sessions.filter(pl.col("parent_session").is_in(list(ids)) & pl.col("session_id").is_not_null())
         .sort("list_order")
@@ -165,6 +177,8 @@ def write_tree_pages(
         >>> pages = write_tree_pages(read_corpus("data/sample"), "auth-refactor", tempfile.mkdtemp())
         >>> sorted(p.name for p in pages.pages)
         ['auth-refactor.html', 'check-sql.html', 'scan-tests.html', 'write-migration.html']
+        >>> pages.index.name
+        'index.html'
     """
     from subagent_catalog.analysis.find_session import find_session
 
@@ -182,9 +196,13 @@ def write_tree_pages(
         else:
             named[sid] = order
     link = {sid: page_file(sid) for sid in named}
-    many = _children(corpus, set(named))
+    many = many_children(corpus, set(named))
     parts = {sid: range(2, 1 + -(-len(kids) // MAX_CHILD_LINKS)) for sid, kids in many.items()}
-    planned = [*link.values(), *(children_file(sid, part) for sid, more in parts.items() for part in more)]
+    planned = [
+        INDEX_FILE,
+        *link.values(),
+        *(children_file(sid, part) for sid, more in parts.items() for part in more),
+    ]
     ordered, places = preorder(rows)
     depths = dict(rows.select("list_order", "depth").iter_rows())
     written: list[Path] = []
@@ -197,10 +215,16 @@ def write_tree_pages(
             more = children_file(sid, 2) if sid in parts else None
             page = transcript_page(corpus, sid, path=log, link=link.get, tree=below, more_children=more)
             written.append(Path(site.write(link[sid], page)))
+            if sid == top["session_id"] and INDEX_FILE not in site.written:  # the start page: the top's again
+                site.write(INDEX_FILE, page)  # not counted among the pages (``TreePages.index``)
             for part in parts.get(sid, ()):
-                more_page = children_page(sid, many[sid], part, link=link)
+                more_page = children_page(corpus, sid, many[sid], part, link=link)
                 written.append(Path(site.write(children_file(sid, part), more_page)))
         removed = site.commit()
     return TreePages(
-        top=Path(target) / page_file(top["session_id"] or ""), pages=written, skipped=skipped, removed=removed
+        top=Path(target) / page_file(top["session_id"] or ""),
+        pages=written,
+        skipped=skipped,
+        removed=removed,
+        index=Path(target) / INDEX_FILE if INDEX_FILE in site.written else None,
     )

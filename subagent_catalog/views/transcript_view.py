@@ -8,6 +8,7 @@ a fork's seed (its parent's history) are collapsed into one block.
 from __future__ import annotations
 
 import functools
+import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,12 +25,20 @@ from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.units import clock, human_duration
 from subagent_catalog.store.source import Source, source_corpus
+from subagent_catalog.views.children_table import (
+    CHILDREN_CSS,
+    CHILDREN_PER_PAGE,
+    SORT_JS,
+    SORT_JS_HASH,
+    children_rows,
+    children_table,
+)
 from subagent_catalog.views.names import NAME_CSS, name_html, names_by_id, session_name, short_id
 from subagent_catalog.views.page_names import page_file as page_file
 from subagent_catalog.views.page_names import page_link as page_link
 from subagent_catalog.views.page_names import safe_href
 from subagent_catalog.views.table_columns import FIT_CSS
-from subagent_catalog.views.transcript_parts import anchor, user_body
+from subagent_catalog.views.transcript_parts import anchor, unique_anchors, user_body
 
 TEXT_HEAD = 1_200
 """Characters of a long text shown before the rest is folded away."""
@@ -44,9 +53,9 @@ and how to get the whole text as a file (``transcript_text``, ``subagent-catalog
 PAGE_TEXT = 20_000_000
 """Characters of text one page holds in all: once spent, each further text keeps its first ``TEXT_HEAD``."""
 
-MAX_CHILD_LINKS = 100
-"""Children a page lists (clipped to ``CHILD_NAME`` characters each); the rest are counted, and listed on
-further pages by ``show --tree``."""
+MAX_CHILD_LINKS = CHILDREN_PER_PAGE
+"""Children a page's table lists (``views.children_table``); the rest are counted, and listed on further
+pages by ``show --tree``."""
 
 NAMED_ROWS = 400
 """Sessions without a label in a page's timeline whose logs are read for a name (the rest show their id)."""
@@ -229,6 +238,25 @@ def _title(row: dict[str, Any], detail: dict[str, Any]) -> str:
     return str(kind)
 
 
+_STARTED = re.compile(r"started subagent (\S+)\s*\Z")
+"""A background start's tool result: ``started subagent <id>`` (``interop.otel_session`` reads it too)."""
+
+
+def _mentioned(row: dict[str, Any], detail: dict[str, Any], mention: Callable[[str], str]) -> str:
+    """The child a row names, as ``mention`` draws it: a start's child, or a notice's sender."""
+    child = None
+    if row["kind"] == "tool-result" and row["text"]:
+        found = _STARTED.search(row["text"][-2_000:])
+        child = found.group(1) if found else None
+    elif row["kind"] == "user" and detail.get("source_name") == "subagent notice":
+        sender = (detail.get("source") or {}).get("sender")
+        child = sender if isinstance(sender, str) and sender else None
+    if child is None:
+        return ""
+    what = "started" if row["kind"] == "tool-result" else "from"
+    return f' <span class="mention" style="font-size:12px">{what} {mention(child)}</span>'
+
+
 def _row_html(
     row: dict[str, Any],
     *,
@@ -237,6 +265,7 @@ def _row_html(
     room: TextRoom | None = None,
     hint: Callable[[int | None], str] | None = None,
     anchors: bool = False,
+    mention: Callable[[str], str] | None = None,
 ) -> str:
     detail: dict[str, Any] = orjson.loads(row["detail"]) if row["detail"] else {}
     when = f'<span title="{escape(_clock(row["time_ms"]))}">{escape(_offset(row["time_ms"], start))}</span>'
@@ -289,6 +318,8 @@ def _row_html(
             body = blocks + (_folded("", limit=limit, mono=False, more=more, marker=marker) if more else "")
     if kind == "reasoning":
         body = f"<details><summary style='cursor:pointer'>{len(text):,} characters</summary>{body}</details>"
+    if mention is not None:
+        badge += _mentioned(row, detail, mention)
     usage = detail.get("usage")
     foot = ""
     if isinstance(usage, dict):
@@ -310,6 +341,7 @@ def transcript_fragment(
     hint: Callable[[int | None], str] | None = None,
     anchors: bool = False,
     start: int | None = None,
+    mention: Callable[[str], str] | None = None,
 ) -> str:
     """The transcript rows as one escaped HTML ``<div>`` with inline styles (for a widget or a page).
 
@@ -320,10 +352,13 @@ def transcript_fragment(
         budget: characters of text in all; past it, each text keeps its first ``limit``.
         hint: the escaped HTML telling how to get a step's whole text (by its ``seq``),
             shown after "… N more bytes not shown" where a text is clipped.
-        anchors: give each row an ``id`` (``seq-N``; ``transcript_parts.anchor``) for jump links
-            (a page: one transcript; a notebook may show several).
+        anchors: give each row an ``id`` (``seq-N``; ``transcript_parts.anchor``; unique when the rows
+            carry ``transcript_parts.unique_anchors``' column) for jump links (a page: one transcript;
+            a notebook may show several).
         start: the time (ms) offsets are counted from (default the rows' first own time; give the
             whole transcript's when ``rows`` are a part of it).
+        mention: draws a child session a row names (``started subagent <id>``, a subagent notice's
+            sender) as escaped HTML, linked to its page when there is one.
 
     Examples:
         >>> from subagent_catalog.analysis.transcript import TRANSCRIPT_SCHEMA
@@ -342,12 +377,16 @@ def transcript_fragment(
     room = TextRoom(budget)
     first = start if isinstance(start, int) else None
     if seed:
-        inner = "".join(_row_html(r, start=first, limit=limit, room=room, hint=hint, anchors=anchors) for r in seed)
+        inner = "".join(
+            _row_html(r, start=first, limit=limit, room=room, hint=hint, anchors=anchors, mention=mention) for r in seed
+        )
         parts.append(
             '<details style="margin:4px 0;color:#57606a"><summary style="cursor:pointer">'
             f"{len(seed):,} steps inherited from the parent (the fork's seed)</summary>{inner}</details>"
         )
-    parts.extend(_row_html(r, start=first, limit=limit, room=room, hint=hint, anchors=anchors) for r in own)
+    parts.extend(
+        _row_html(r, start=first, limit=limit, room=room, hint=hint, anchors=anchors, mention=mention) for r in own
+    )
     if not records:
         parts.append('<div style="color:#656d76">(no events)</div>')
     if max_rows is not None and rows.height > max_rows:
@@ -357,6 +396,21 @@ def transcript_fragment(
         )
     parts.append("</div>")
     return "".join(parts)
+
+
+def _mentioned_ids(rows: pl.DataFrame) -> list[str]:
+    """The children a transcript's rows name (``started subagent <id>`` results, subagent notices' senders)."""
+    found: list[str] = []
+    for kind, text, detail in rows.select("kind", "text", "detail").iter_rows():
+        if kind == "tool-result" and text and "started subagent" in text:
+            hit = _STARTED.search(text[-2_000:])
+            if hit:
+                found.append(hit.group(1))
+        elif kind == "user" and detail and "subagent notice" in detail:
+            sender = (orjson.loads(detail).get("source") or {}).get("sender")
+            if isinstance(sender, str) and sender:
+                found.append(sender)
+    return found
 
 
 def _load(corpus: Corpus, session_id: str, path: str | None) -> tuple[dict[str, Any], pl.DataFrame, SessionLinks]:
@@ -453,6 +507,7 @@ def transcript_page(
     from subagent_catalog.views.waterfall_view import waterfall_html
 
     session, rows, links = _load(corpus, session_id, path)
+    rows = unique_anchors(rows)  # one id per row: an assistant step's rows share a seq
 
     def href(other: str) -> str | None:
         target = link(other) if link is not None else None
@@ -466,7 +521,8 @@ def transcript_page(
             tree = tree_timeline(corpus, session["session_id"])
         unlabelled = tree.filter(pl.col("label").is_null())["session_id"].drop_nulls().head(NAMED_ROWS).to_list()
     sid = session["session_id"]
-    named = names_by_id(corpus, [s for s in (sid, links.parent, *listed, *unlabelled) if s is not None])
+    mentioned = _mentioned_ids(rows)
+    named = names_by_id(corpus, [s for s in (sid, links.parent, *listed, *unlabelled, *mentioned) if s is not None])
 
     def named_html(other: str | None, target: str | None = None) -> str:
         label, name = named.get(other, (None, None)) if other is not None else (None, None)
@@ -498,7 +554,7 @@ def transcript_page(
         title=(f"{title} · {short_id(sid)}" if sid is not None else title) if title else f"Session {sid or '(no id)'}",
         heading=Markup(named_html(sid)) if title else None,
         label=session["identity_label"] if title is None else None,
-        fit_css=Markup(FIT_CSS + NAME_CSS),
+        fit_css=Markup(FIT_CSS + NAME_CSS + CHILDREN_CSS),
         parent_html=Markup(
             named_html(links.parent, href(links.parent) if links.parent is not None and links.parent_found else None)
         ),
@@ -510,13 +566,23 @@ def transcript_page(
         parent=links.parent,
         parent_href=href(links.parent) if links.parent is not None and links.parent_found else None,
         parent_found=links.parent_found,
-        children=[Markup(named_html(child, href(child))) for child in listed],
+        children=Markup(children_table(children_rows(corpus, listed), names=named, href=href)) if listed else "",
+        children_shown=len(listed),
+        sort_js=Markup(SORT_JS),
+        script_hash=SORT_JS_HASH,
         children_total=len(links.children),
         more_children=safe_href(more_children) if more_children else None,
         timeline=Markup(timeline),
         waterfall=Markup(waterfall_html(waterfall(rows))),
         turns=Markup(turns_html(rows, start)),
         steps=rows.height,
-        body=Markup(transcript_fragment(rows, hint=show_hint(corpus.root, session["session_id"]), anchors=True)),
+        body=Markup(
+            transcript_fragment(
+                rows,
+                hint=show_hint(corpus.root, session["session_id"]),
+                anchors=True,
+                mention=lambda child: named_html(child, href(child)),
+            )
+        ),
     )
     return page

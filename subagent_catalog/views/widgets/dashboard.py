@@ -10,7 +10,8 @@ outcome, or the distribution of duration, events, bytes or tokens in decade bins
 draws one group of bars per value of a second dimension, every group in the same bar order. Bar
 lengths are true to the counts (or to their logarithm with ``log_scale``); each bar is labelled with
 its count and its share of the group. Clicking a bar's count sets ``selected_value`` (and
-``selected_split``) and fills the table with the affected sessions (``dashboard_table``).
+``selected_split``) and fills the table with the affected sessions (``dashboard_table``); with a
+linked browser (``link_browser``) a session of the table is revealed there (``revealed``).
 
 When upstream's listing fails for the corpus there are no catalog rows: the dashboard then counts the
 session files themselves (outcome = read verdict, cause = read or identity cause) under a banner.
@@ -35,6 +36,7 @@ from subagent_catalog.frames.display import escape, listing_error_html
 from subagent_catalog.frames.units import calendar_day, plural
 from subagent_catalog.store.source import Source, source_corpus
 from subagent_catalog.views import palette
+from subagent_catalog.views.widgets.dashboard_reveal import PICK, reveal_choices, reveal_in, reveal_picker
 from subagent_catalog.views.widgets.dashboard_table import TABLE_ROWS, affected_table_html
 from subagent_catalog.views.widgets.run_facts import FAILED_OUTCOMES
 from subagent_catalog.views.widgets.session_tree import known_cost_column as _known
@@ -271,6 +273,7 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
     selected_split = traitlets.Unicode(None, allow_none=True, help="the clicked bar's split value")
     affected_ids = traitlets.List(traitlets.Unicode(allow_none=True), help="ids of the sessions the table lists")
     bars = traitlets.List(traitlets.Tuple(), help="(split value, value, count) of each drawn bar")
+    revealed = traitlets.Unicode(None, allow_none=True, help="a session of the table, revealed in the linked browser")
 
     def __init__(
         self, corpus: Source, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
@@ -313,6 +316,10 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         self.chart = widgets.VBox(layout=widgets.Layout(width="100%"))
         self.table = widgets.HTML("", layout=widgets.Layout(width="100%", overflow="auto"))
         self.table.add_class("sc-table")
+        self.browser: Any = None
+        self.reveal_picker = reveal_picker()
+        self.reveal_picker.observe(lambda c: setattr(self, "revealed", c["new"] or None), names="value")
+        self.observe(lambda c: reveal_in(self.browser, c["new"]), names=["revealed"])
         self._semantics = semantics
         self.header = widgets.HTML()
         self._render_header()
@@ -325,6 +332,7 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
                 layout=widgets.Layout(flex_flow="row wrap", align_items="center"),
             ),
             self.chart,
+            self.reveal_picker,
             self.table,
         ]
         self.observe(self._on_view_change, names=["scope", "selected_dimension", "split_by", "diagnostics_only"])
@@ -507,6 +515,23 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
                 self.selected_value = value
                 self.selected_split = split
 
+    def link_browser(self, browser: Any) -> None:
+        """Let the table's sessions be revealed in a ``CatalogBrowser`` (a picker above the table; ``revealed``).
+
+        Examples:
+            >>> from subagent_catalog.corpus import read_corpus
+            >>> from subagent_catalog.views.widgets.browser import CatalogBrowser
+            >>> corpus = read_corpus("data/sample")
+            >>> board, browser = DiagnosticsDashboard(corpus), CatalogBrowser(corpus)
+            >>> board.link_browser(browser)
+            >>> board.revealed = "scan-tests"
+            >>> browser.corpus.sessions["session_id"][browser.selected]
+            'scan-tests'
+        """
+        self.browser = browser
+        self.reveal_picker.layout.display = None
+        self._render_table()
+
     def clear_selection(self) -> None:
         """Clear the selected bar (the table lists nothing).
 
@@ -547,6 +572,7 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
             button.icon = "check" if chosen else ""
         frame = self.affected()
         self.affected_ids = frame["id"].to_list()
+        self.reveal_picker.options = [(PICK, ""), *reveal_choices(frame)]
         if self.selected_value is None:
             self.table.value = (
                 '<div style="color:#666;font-style:italic;font-size:13px">'

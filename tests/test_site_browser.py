@@ -64,8 +64,11 @@ def _follow_every_link(page: Any, site: Path) -> int:
     found: dict[str, tuple[list[str], set[str]]] = {}
     for path in sorted(site.glob("*.html")):
         page.goto(path.resolve().as_uri(), wait_until="load")
-        hrefs = page.eval_on_selector_all("a[href]", "links => links.map(a => a.href)")
-        ids = set(page.eval_on_selector_all("[id]", "nodes => nodes.map(n => n.id)"))
+        # an SVG <a> (a waterfall bar) has no string .href: resolve its attribute against the page
+        hrefs = page.eval_on_selector_all(
+            "a[href]", "links => links.map(a => new URL(a.getAttribute('href'), document.baseURI).href)"
+        )
+        ids = set(page.eval_on_selector_all("[id]", "nodes => nodes.map(n => n.getAttribute('id'))"))
         found[path.name] = (hrefs, ids)
     followed = 0
     for name, (hrefs, _) in found.items():

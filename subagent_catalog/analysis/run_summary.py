@@ -124,6 +124,9 @@ class RunSummary:
     tools: pl.DataFrame
     """Per tool name: ``calls``, ``failed`` (answered with an error), ``no_result``, ``failure_rate``
     (failed / calls) and ``top_error_codes`` (up to three ``CODE ×N``), most failed first."""
+    failing_calls: pl.DataFrame = field(default_factory=pl.DataFrame)
+    """Every tool call answered with an error: ``name``, ``list_order``, ``session_id``, ``turn``, ``step``,
+    ``time_ms``, ``error_name`` and ``error_code``, by tool (most failed first, as ``tools``), then in list order."""
     error_groups: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=ERROR_GROUP_SCHEMA))
     """The failures grouped by error code and normalised message (``group_failures``): runs, outcomes, first and
     last seen, known cost, an example; the group with the most runs first."""
@@ -367,6 +370,7 @@ def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, to
         models=models,
         unpriced=unpriced,
         tools=tools,
+        failing_calls=_failing_calls(calls, tools),
         error_groups=group_failures(failures),
         trends=trend_rows(trend_runs, None, by="day"),
         trends_by_model=trend_rows(trend_runs, per_session, by="model"),
@@ -433,6 +437,14 @@ def _notes(totals: dict[str, Any], unpriced: pl.DataFrame, basis: CostBasis, mod
     if named:
         notes.append(f"token sums past 2^63 - 1 are not shown (null, never wrapped): {'; '.join(named)}")
     return notes
+
+
+def _failing_calls(calls: pl.DataFrame, tools: pl.DataFrame) -> pl.DataFrame:
+    """``RunSummary.failing_calls``: the calls answered with an error, in the tool table's order."""
+    rank = tools.select("name", pl.int_range(pl.len()).alias("_rank"))
+    failing = calls.filter(pl.col("status") == "error").join(rank, on="name", how="left", nulls_equal=True)
+    ordered = failing.sort("_rank", "list_order", "seq", nulls_last=True)
+    return ordered.select("name", "list_order", "session_id", "turn", "step", "time_ms", "error_name", "error_code")
 
 
 def _tool_table(calls: pl.DataFrame) -> pl.DataFrame:

@@ -277,6 +277,7 @@ def report_stream(
     runs = runs_section(corpus, run_summary(corpus), nodes)
     del nodes
     runs["timelines"] = [Markup(html) for html in runs["timelines"]]
+    error_json = Markup(script_json(runs.pop("error_index")))  # what the search matches by error code and message
     between_stages(size)
     charts = report_charts(corpus, rows)
     facts = summary_of_rows(corpus, semantics, rows)
@@ -326,6 +327,7 @@ def report_stream(
         css=Markup(css + TIMELINE_CSS + palette.outcome_css(".badge.o-{outcome}") + FIT_CSS + NAME_CSS),
         table_cols={name: columns(name) for name in TABLES},
         runs=runs,
+        error_json=error_json,
         js=Markup(js),
         script_hash=script_hash,
         forest_json=(Markup(piece) for piece in script_json_chunks(forest_data)),

@@ -34,6 +34,8 @@ from subagent_catalog.frames.units import (
 )
 from subagent_catalog.views.names import name_html, names_by_id, run_row_names, session_name
 from subagent_catalog.views.report_data import relative_path
+from subagent_catalog.views.report_errors import error_index, errors_section, failing_calls
+from subagent_catalog.views.report_trends import trends_section
 from subagent_catalog.views.run_format import model_cost, run_cost, total_tokens
 from subagent_catalog.views.table_columns import columns
 from subagent_catalog.views.timeline_view import OUTCOME_COLOURS, timeline_html
@@ -230,9 +232,12 @@ def runs_section(corpus: Corpus, runs: RunSummary, forest: Forest | Nodes | None
         }
         for r in runs.models.iter_rows(named=True)
     ]
+    failing = failing_calls(runs, TOOL_ROWS)
+    anchors = {entry["name"]: entry["anchor"] for entry in failing}
     tools = [
         {
             "name": r["name"],
+            "anchor": anchors.get(r["name"]),
             "calls": f"{r['calls']:,}",
             "failed": r["failed"],
             "no_result": r["no_result"],
@@ -289,6 +294,10 @@ def runs_section(corpus: Corpus, runs: RunSummary, forest: Forest | Nodes | None
         ],
         "tools": tools,
         "tools_total": runs.tools.height,
+        "failing_calls": failing,
+        "errors": errors_section(runs, FAILURE_ROWS),
+        "error_index": error_index(runs, FAILURE_ROWS, nodes),
+        "trends": trends_section(runs),
         "timelines": timelines,
         "timelines_total": runs.trees.height,
     }

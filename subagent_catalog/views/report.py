@@ -277,7 +277,7 @@ def report_stream(
     runs = runs_section(corpus, run_summary(corpus), nodes)
     del nodes
     runs["timelines"] = [Markup(html) for html in runs["timelines"]]
-    error_json = Markup(script_json(runs.pop("error_index")))  # what the search matches by error code and message
+    errors = runs.pop("error_index")  # what the tree's search matches by error code and message
     between_stages(size)
     charts = report_charts(corpus, rows)
     facts = summary_of_rows(corpus, semantics, rows)
@@ -315,7 +315,13 @@ def report_stream(
     env.filters["minute"] = minute
     forest_data: dict[str, Any] = {"nodes": [], "roots": []}
     if forest:
-        forest_data = {"nodes": forest.nodes, "roots": forest.roots, "places": places, "diagnostics": diagnostics}
+        forest_data = {
+            "nodes": forest.nodes,
+            "roots": forest.roots,
+            "places": places,
+            "diagnostics": diagnostics,
+            "errors": errors,
+        }
     template = env.get_template("report.html.j2")
     context = dict(
         title=title or default_title(corpus.root),
@@ -327,7 +333,6 @@ def report_stream(
         css=Markup(css + TIMELINE_CSS + palette.outcome_css(".badge.o-{outcome}") + FIT_CSS + NAME_CSS),
         table_cols={name: columns(name) for name in TABLES},
         runs=runs,
-        error_json=error_json,
         js=Markup(js),
         script_hash=script_hash,
         forest_json=(Markup(piece) for piece in script_json_chunks(forest_data)),
@@ -345,7 +350,7 @@ def report_stream(
         problem_total=corpus.problems.height,
         corpus_problems=corpus.problems.filter(pl.col("scope") == "corpus").head(20).to_dicts(),
     )
-    del forest, places, diagnostics, forest_data  # the tree lives on in the JSON generator only
+    del forest, places, diagnostics, errors, forest_data  # the tree lives on in the JSON generator only
     return _buffered(template.generate(**context))
 
 

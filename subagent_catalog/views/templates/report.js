@@ -340,8 +340,7 @@
     return b;
   }
 
-  var errorBlob = byId("error-index");
-  var errorIndex = errorBlob ? JSON.parse(errorBlob.textContent) : [];
+  var errorIndex = data.errors || [];
   var form = byId("tree-search");
   var results = byId("search-results");
   var status = byId("search-status");

@@ -673,6 +673,38 @@ def _labels_fit_or_ellipsize(page: Any) -> None:
         assert not clipped or overflow == "ellipsis", text
 
 
+FIRST_LETTERS = """() => [...document.querySelectorAll('.sc-dashboard .sc-bar-label .widget-html-content > div')]
+    .map(d => {
+        const text = d.firstChild;
+        if (!text || !text.length) { return null; }
+        const range = document.createRange();
+        range.setStart(text, 0);
+        range.setEnd(text, 1);
+        const first = range.getBoundingClientRect();
+        const label = d.closest('.sc-bar-label').getBoundingClientRect();
+        const board = d.closest('.sc-dashboard').getBoundingClientRect();
+        const inside = first.left >= Math.max(0, label.left, board.left) - 0.5
+            && first.right <= Math.min(window.innerWidth, label.right, board.right) + 0.5;
+        return inside ? null : [d.textContent, first.left, label.left, board.left];
+    }).filter(x => x !== null)"""
+"""Bar labels whose first letter is outside its label's box, the dashboard or the viewport (cut off on the left)."""
+
+
+def test_dashboard_labels_keep_their_first_letter_at_390_px(lab: Lab, checks: Any) -> None:
+    page = lab.page(width=390, height=800, sidebar=False)
+    try:
+        for dimension in ("reason × cause", "run outcome", "project"):
+            dashboard = page.locator(".sc-dashboard")
+            dashboard.locator("button", has_text=dimension).first.click()
+            page.wait_for_selector(".sc-dashboard .sc-bar-label")
+            dashboard.scroll_into_view_if_needed()
+            page.wait_for_function(f"() => ({FIRST_LETTERS})().length === 0", timeout=10_000)
+            shot(page, f"dashboard-390-{dimension.split()[0]}")
+    finally:
+        lab.run("board.selected_dimension = 'reason_cause'")
+        lab.page(width=1400, height=1000, sidebar=False)
+
+
 def test_dashboard_bar_click_shows_labels_and_error_messages(lab: Lab, checks: Any) -> None:
     page = lab.page(width=1024, height=800, sidebar=True)
     dashboard = page.locator(".sc-dashboard")

@@ -587,6 +587,33 @@ def test_filter_the_browser_to_failed_runs_and_sort_by_cost(lab: Lab, checks: An
     assert _kernel_sees(lab, "runs.sort_descending", "False")
 
 
+def test_filter_the_browser_by_error_group_and_search_by_error_code(lab: Lab, checks: Any) -> None:
+    page = checks
+    runs = page.locator(".sc-browser").nth(3)
+    runs.scroll_into_view_if_needed()
+    group = "CONTEXT_LENGTH · context length exceeded"
+    runs.locator(".sc-select[data-filter=error_group]").select_option(label=group)
+    page.wait_for_function(f"() => {RUNS}.querySelector('.sc-listtext').textContent.includes('error_group={group}')")
+    assert _kernel_sees(lab, "runs.error_group", group)
+    code = (
+        "import json, polars as pl\n"
+        "s = runs.corpus.sessions.filter(pl.col('last_error_code') == 'CONTEXT_LENGTH')\n"
+        "print(json.dumps(s['session_id'].to_list()))"
+    )
+    ids = json.loads(lab.run(code))
+    page.wait_for_function(f"n => {RUNS}.querySelectorAll('.sc-row .sc-badge').length === n", arg=len(ids))
+    texts = runs.locator(".sc-row").evaluate_all("rs => rs.map(r => r.querySelector('.sc-label').textContent)")
+    assert len(texts) == len(ids) >= 1 and all(sid[:8] in text for sid, text in zip(ids, texts, strict=True))
+    shot(page, "runs-error-group")
+    lab.run("runs.clear_filters()")
+    runs.locator(".sc-search").fill("context_length")
+    page.wait_for_function(
+        f"() => {RUNS}.querySelector('.sc-listtext').textContent.includes('search \"context_length\"')"
+    )
+    page.wait_for_function(f"n => {RUNS}.querySelectorAll('.sc-row .sc-badge').length === n", arg=len(ids))
+    lab.run("runs.clear_filters()")
+
+
 def _timeline_shows(page: Any, session: str, rows: int) -> None:
     page.wait_for_function(
         f"""([session, rows]) => {{ const c = {BROWSER}.querySelector('.sc-detail .sc-tl-canvas');

@@ -459,8 +459,8 @@ def line_chart(
         >>> days = [date(2026, 1, d).toordinal() for d in (1, 2, 4)]
         >>> svg = line_chart(days, [Line("cost", [1.0, None, 2.5], [False, False, True])],
         ...                  colours={"cost": "#0072B2"}, value_title="USD", fmt=lambda v: f"${v:.2f}")
-        >>> svg.count("<circle"), "2026-01-04 · cost: ≥ $2.50" in svg, svg.count("<polyline")
-        (2, True, 0)
+        >>> svg.count("<circle"), "2026-01-04 · cost: ≥ $2.50" in svg, svg.count("<polyline")  # 2 points, 1 key
+        (3, True, 0)
     """
     known = [v for line in lines for v in line.values if v is not None]
     ticks = value_ticks(max(known, default=0.0))

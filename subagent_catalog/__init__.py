@@ -31,7 +31,7 @@ first read; quiet in scripts, in CI and with ``SUBAGENT_CATALOG_PROGRESS=off``).
 
 from typing import TYPE_CHECKING, Any
 
-from subagent_catalog.analysis.run_summary import RunSummary, error_groups, run_summary
+from subagent_catalog.analysis.run_summary import RunSummary, error_groups, run_summary, trends
 from subagent_catalog.analysis.runs import tool_calls, unpriced_models, usage_by_model, usage_samples
 from subagent_catalog.analysis.search import SearchError, search_events, search_sessions
 from subagent_catalog.analysis.step_text import transcript_text
@@ -144,6 +144,7 @@ __all__ = [
     "tool_calls",
     "transcript",
     "transcript_text",
+    "trends",
     "unpriced_models",
     "usage_by_model",
     "usage_samples",

@@ -587,6 +587,33 @@ def test_filter_the_browser_to_failed_runs_and_sort_by_cost(lab: Lab, checks: An
     assert _kernel_sees(lab, "runs.sort_descending", "False")
 
 
+def test_filter_the_browser_by_error_group_and_search_by_error_code(lab: Lab, checks: Any) -> None:
+    page = checks
+    runs = page.locator(".sc-browser").nth(3)
+    runs.scroll_into_view_if_needed()
+    group = "CONTEXT_LENGTH · context length exceeded"
+    runs.locator(".sc-select[data-filter=error_group]").select_option(label=group)
+    page.wait_for_function(f"() => {RUNS}.querySelector('.sc-listtext').textContent.includes('error_group={group}')")
+    assert _kernel_sees(lab, "runs.error_group", group)
+    code = (
+        "import json, polars as pl\n"
+        "s = runs.corpus.sessions.filter(pl.col('last_error_code') == 'CONTEXT_LENGTH')\n"
+        "print(json.dumps(s['session_id'].to_list()))"
+    )
+    ids = json.loads(lab.run(code))
+    page.wait_for_function(f"n => {RUNS}.querySelectorAll('.sc-row .sc-badge').length === n", arg=len(ids))
+    texts = runs.locator(".sc-row").evaluate_all("rs => rs.map(r => r.querySelector('.sc-label').textContent)")
+    assert len(texts) == len(ids) >= 1 and all(sid[:8] in text for sid, text in zip(ids, texts, strict=True))
+    shot(page, "runs-error-group")
+    lab.run("runs.clear_filters()")
+    runs.locator(".sc-search").fill("context_length")
+    page.wait_for_function(
+        f"() => {RUNS}.querySelector('.sc-listtext').textContent.includes('search \"context_length\"')"
+    )
+    page.wait_for_function(f"n => {RUNS}.querySelectorAll('.sc-row .sc-badge').length === n", arg=len(ids))
+    lab.run("runs.clear_filters()")
+
+
 def _timeline_shows(page: Any, session: str, rows: int) -> None:
     page.wait_for_function(
         f"""([session, rows]) => {{ const c = {BROWSER}.querySelector('.sc-detail .sc-tl-canvas');
@@ -671,6 +698,38 @@ def _labels_fit_or_ellipsize(page: Any) -> None:
     for text, clipped, overflow, inside_box, title in labels:
         assert inside_box and title == text, (text, inside_box)
         assert not clipped or overflow == "ellipsis", text
+
+
+FIRST_LETTERS = """() => [...document.querySelectorAll('.sc-dashboard .sc-bar-label .widget-html-content > div')]
+    .map(d => {
+        const text = d.firstChild;
+        if (!text || !text.length) { return null; }
+        const range = document.createRange();
+        range.setStart(text, 0);
+        range.setEnd(text, 1);
+        const first = range.getBoundingClientRect();
+        const label = d.closest('.sc-bar-label').getBoundingClientRect();
+        const board = d.closest('.sc-dashboard').getBoundingClientRect();
+        const inside = first.left >= Math.max(0, label.left, board.left) - 0.5
+            && first.right <= Math.min(window.innerWidth, label.right, board.right) + 0.5;
+        return inside ? null : [d.textContent, first.left, label.left, board.left];
+    }).filter(x => x !== null)"""
+"""Bar labels whose first letter is outside its label's box, the dashboard or the viewport (cut off on the left)."""
+
+
+def test_dashboard_labels_keep_their_first_letter_at_390_px(lab: Lab, checks: Any) -> None:
+    page = lab.page(width=390, height=800, sidebar=False)
+    try:
+        for dimension in ("reason × cause", "run outcome", "project"):
+            dashboard = page.locator(".sc-dashboard")
+            dashboard.locator("button", has_text=dimension).first.click()
+            page.wait_for_selector(".sc-dashboard .sc-bar-label")
+            dashboard.scroll_into_view_if_needed()
+            page.wait_for_function(f"() => ({FIRST_LETTERS})().length === 0", timeout=10_000)
+            shot(page, f"dashboard-390-{dimension.split()[0]}")
+    finally:
+        lab.run("board.selected_dimension = 'reason_cause'")
+        lab.page(width=1400, height=1000, sidebar=False)
 
 
 def test_dashboard_bar_click_shows_labels_and_error_messages(lab: Lab, checks: Any) -> None:

@@ -23,6 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from subagent_catalog.analysis.forest import build_forest, forest_of_rows, sibling_order
+from subagent_catalog.analysis.run_summary import run_summary
 from subagent_catalog.catalog.collation import collation_key
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.cli import main
@@ -33,6 +34,8 @@ from subagent_catalog.views.memory import release_freed_memory
 from subagent_catalog.views.report import render_report, report_stream, script_json, script_json_chunks, write_report
 from subagent_catalog.views.report_charts import report_charts
 from subagent_catalog.views.report_data import diagnostic_rows, node_index, node_places
+from subagent_catalog.views.report_errors import error_index
+from subagent_catalog.views.report_runs import FAILURE_ROWS
 from tests.test_report import T0, _session, build_hostile, build_mixed
 from tests.test_report import w as writer
 
@@ -92,6 +95,7 @@ def test_the_page_embeds_the_forest_data_as_computed_directly(tmp_path: Path) ->
             "roots": forest.roots,
             "places": node_places(corpus, forest),
             "diagnostics": diagnostic_rows(corpus, rows, forest),
+            "errors": error_index(run_summary(corpus), FAILURE_ROWS, forest.index),
         }
         assert _blob(render_report(corpus)) == script_json(expected)
 

@@ -23,6 +23,7 @@ from subagent_catalog.analysis.runs import (
     usage_by_model,
 )
 from subagent_catalog.analysis.trees import run_trees
+from subagent_catalog.analysis.trends import TREND_SCHEMA, TrendBy, trend_rows
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.costs import known_costs
 from subagent_catalog.frames.outcome import OUTCOMES
@@ -123,9 +124,17 @@ class RunSummary:
     tools: pl.DataFrame
     """Per tool name: ``calls``, ``failed`` (answered with an error), ``no_result``, ``failure_rate``
     (failed / calls) and ``top_error_codes`` (up to three ``CODE ×N``), most failed first."""
+    failing_calls: pl.DataFrame = field(default_factory=pl.DataFrame)
+    """Every tool call answered with an error: ``name``, ``list_order``, ``session_id``, ``turn``, ``step``,
+    ``time_ms``, ``error_name`` and ``error_code``, by tool (most failed first, as ``tools``), then in list order."""
     error_groups: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=ERROR_GROUP_SCHEMA))
     """The failures grouped by error code and normalised message (``group_failures``): runs, outcomes, first and
     last seen, known cost, an example; the group with the most runs first."""
+    trends: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=TREND_SCHEMA))
+    """Per UTC day (``trends(by="day")``, ``TREND_SCHEMA``): runs, failed, known cost with the runs of unknown
+    cost, tokens, active-time p50 and p95 with the runs whose active time is unknown."""
+    trends_by_model: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=TREND_SCHEMA))
+    """The same per UTC day and model (``trends(by="model")``): a run counts under each model that served it."""
     tree_rows: pl.DataFrame = field(default_factory=pl.DataFrame)
     """``run_trees`` of every session (what ``tree_timeline(..., trees=)`` takes)."""
     cost_basis: CostBasis = "cost"
@@ -227,6 +236,38 @@ def error_groups(source: Source, *, prices: Prices | PriceTable | None = None) -
     return group_failures(session_runs(sessions.filter(pl.col("outcome").is_in(FAILED_OUTCOMES)), prices=prices))
 
 
+def _trend_runs(sessions: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
+    """``session_runs`` rows with what ``trend_rows`` bins by: the time that names the day, and failed or not."""
+    when = sessions.select(pl.coalesce("created_at_ms", "run_first_ms", "first_event_ms").alias("created_ms"))
+    return runs.with_columns(when["created_ms"], pl.col("outcome").is_in(FAILED_OUTCOMES).alias("failed"))
+
+
+def trends(source: Source, *, by: TrendBy = "day", prices: Prices | PriceTable | None = None) -> pl.DataFrame:
+    """Runs, failures, cost, tokens and active-time p50/p95 per UTC day, or per day and model (``TREND_SCHEMA``).
+
+    What ``run_summary(corpus).trends`` (``by="day"``) and ``.trends_by_model`` (``by="model"``) hold,
+    without the rest of the summary. A day's cost with runs of unknown cost is a lower bound: its
+    ``cost_usd`` is null and ``cost_unknown`` counts them; the percentiles are over the runs whose active
+    time is known (``active_unknown`` counts the others). ``prices`` prices the known part of the runs
+    whose cost is unknown, and the per-model rows.
+
+    pandas: ``.to_pandas(types_mapper=pd.ArrowDtype)`` keeps the unknown costs, tokens and times as
+    missing values (not NaN or 0) and the days as dates.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> days = trends(read_corpus("data/sample"))
+        >>> int(days["runs"].sum()) == read_corpus("data/sample").sessions.height
+        True
+        >>> days.columns[:6]
+        ['day', 'bin', 'provider', 'model', 'runs', 'failed']
+    """
+    sessions = source_corpus(source).sessions
+    rows = _trend_runs(sessions, session_runs(sessions, prices=prices))
+    usage = usage_by_model(source, by="session", prices=prices) if by == "model" else None
+    return trend_rows(rows, usage, by=by)
+
+
 def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, top: int = TOP) -> RunSummary:
     """How the runs of a corpus ended, which failed, what took long or cost most, per model and tool.
 
@@ -313,6 +354,8 @@ def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, to
     models = usage_by_model(corpus, by="model", prices=prices)
     unpriced = unpriced_models(corpus, prices=prices)
     totals = _totals(sessions, runs, calls)
+    trend_runs = _trend_runs(sessions, runs)
+    per_session = usage_by_model(corpus, by="session", prices=prices)
     return RunSummary(
         sessions=sessions.height,
         outcomes=outcomes,
@@ -327,7 +370,10 @@ def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, to
         models=models,
         unpriced=unpriced,
         tools=tools,
+        failing_calls=_failing_calls(calls, tools),
         error_groups=group_failures(failures),
+        trends=trend_rows(trend_runs, None, by="day"),
+        trends_by_model=trend_rows(trend_runs, per_session, by="model"),
         tree_rows=trees,
         cost_basis=basis,
         notes=_notes(totals, unpriced, basis, models),
@@ -391,6 +437,14 @@ def _notes(totals: dict[str, Any], unpriced: pl.DataFrame, basis: CostBasis, mod
     if named:
         notes.append(f"token sums past 2^63 - 1 are not shown (null, never wrapped): {'; '.join(named)}")
     return notes
+
+
+def _failing_calls(calls: pl.DataFrame, tools: pl.DataFrame) -> pl.DataFrame:
+    """``RunSummary.failing_calls``: the calls answered with an error, in the tool table's order."""
+    rank = tools.select("name", pl.int_range(pl.len()).alias("_rank"))
+    failing = calls.filter(pl.col("status") == "error").join(rank, on="name", how="left", nulls_equal=True)
+    ordered = failing.sort("_rank", "list_order", "seq", nulls_last=True)
+    return ordered.select("name", "list_order", "session_id", "turn", "step", "time_ms", "error_name", "error_code")
 
 
 def _tool_table(calls: pl.DataFrame) -> pl.DataFrame:

@@ -282,6 +282,7 @@ def report_stream(
     runs = runs_section(corpus, run_summary(corpus), nodes, link=link)
     del nodes
     runs["timelines"] = [Markup(html) for html in runs["timelines"]]
+    errors = runs.pop("error_index")  # what the tree's search matches by error code and message
     between_stages(size)
     charts = report_charts(corpus, rows)
     facts = summary_of_rows(corpus, semantics, rows)
@@ -321,7 +322,13 @@ def report_stream(
     env.filters["minute"] = minute
     forest_data: dict[str, Any] = {"nodes": [], "roots": []}
     if forest:
-        forest_data = {"nodes": forest.nodes, "roots": forest.roots, "places": places, "diagnostics": diagnostics}
+        forest_data = {
+            "nodes": forest.nodes,
+            "roots": forest.roots,
+            "places": places,
+            "diagnostics": diagnostics,
+            "errors": errors,
+        }
     template = env.get_template("report.html.j2")
     context = dict(
         title=title or default_title(corpus.root),
@@ -351,7 +358,7 @@ def report_stream(
         problem_total=corpus.problems.height,
         corpus_problems=corpus.problems.filter(pl.col("scope") == "corpus").head(20).to_dicts(),
     )
-    del forest, places, diagnostics, forest_data  # the tree lives on in the JSON generator only
+    del forest, places, diagnostics, errors, forest_data  # the tree lives on in the JSON generator only
     return _buffered(template.generate(**context))
 
 

@@ -34,6 +34,8 @@ from subagent_catalog.frames.units import (
 )
 from subagent_catalog.views.names import name_html, names_by_id, run_row_names, session_name
 from subagent_catalog.views.report_data import relative_path
+from subagent_catalog.views.report_errors import error_index, errors_section, failing_calls
+from subagent_catalog.views.report_trends import trends_section
 from subagent_catalog.views.run_format import model_cost, run_cost, total_tokens
 from subagent_catalog.views.site_links import SiteLinks
 from subagent_catalog.views.table_columns import columns
@@ -248,9 +250,12 @@ def runs_section(
         }
         for r in runs.models.iter_rows(named=True)
     ]
+    failing = failing_calls(runs, TOOL_ROWS)
+    anchors = {entry["name"]: entry["anchor"] for entry in failing}
     tools = [
         {
             "name": r["name"],
+            "anchor": anchors.get(r["name"]),
             "calls": f"{r['calls']:,}",
             "failed": r["failed"],
             "no_result": r["no_result"],
@@ -310,6 +315,10 @@ def runs_section(
         ],
         "tools": tools,
         "tools_total": runs.tools.height,
+        "failing_calls": failing,
+        "errors": errors_section(runs, FAILURE_ROWS),
+        "error_index": error_index(runs, FAILURE_ROWS, nodes),
+        "trends": trends_section(runs),
         "timelines": timelines,
         "timelines_total": runs.trees.height,
     }

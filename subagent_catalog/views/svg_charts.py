@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from html import escape
 
 from subagent_catalog.views.palette import GREY
@@ -410,4 +410,128 @@ def time_chart(
     width = left + PLOT_WIDTH + 10
     legend, legend_height = _legend(series, colours, under + 10, width)
     body += legend
+    return _svg(width, under + 10 + legend_height, body, label)
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of ``line_chart``: a value per day (``None`` when unknown: no point, never 0) and its lower bounds."""
+
+    name: str
+    values: list[float | None]
+    lower: list[bool]
+
+
+def value_ticks(largest: float, *, count: int = 4) -> list[float]:
+    """Ticks from 0 past ``largest`` (any positive size, fractions too) at a step of 1, 2 or 5 times a power of ten.
+
+    Examples:
+        >>> value_ticks(0.011)
+        [0.0, 0.005, 0.01, 0.015]
+        >>> value_ticks(0)
+        [0.0, 1.0]
+    """
+    if not largest > 0 or not math.isfinite(largest):
+        return [0.0, 1.0]
+    raw = largest / count
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    steps = math.ceil(largest / step - 1e-9)
+    return [round(i * step, 12) for i in range(steps + 1)]
+
+
+def line_chart(
+    days: Sequence[int],
+    lines: Sequence[Line],
+    *,
+    colours: dict[str, str],
+    value_title: str,
+    fmt: Callable[[float], str],
+    label: str = "chart",
+) -> str:
+    """Values by UTC day (``days``: proleptic ordinals, ``date.toordinal()``) as lines with a point per day, as SVG.
+
+    A line joins two points only on consecutive days (a day with no value is a gap, not a slope); an
+    unknown value has no point; a lower bound is a hollow point whose tooltip says ``≥``.
+
+    Examples:
+        >>> from datetime import date
+        >>> days = [date(2026, 1, d).toordinal() for d in (1, 2, 4)]
+        >>> svg = line_chart(days, [Line("cost", [1.0, None, 2.5], [False, False, True])],
+        ...                  colours={"cost": "#0072B2"}, value_title="USD", fmt=lambda v: f"${v:.2f}")
+        >>> svg.count("<circle"), "2026-01-04 · cost: ≥ $2.50" in svg, svg.count("<polyline")  # 2 points, 1 key
+        (3, True, 0)
+    """
+    known = [v for line in lines for v in line.values if v is not None]
+    ticks = value_ticks(max(known, default=0.0))
+    first, last = min(days, default=0), max(days, default=0)
+    span = max(1, last - first)
+    left, top = 72.0, 10.0
+    body: list[str] = []
+    for t in ticks:
+        y = top + PLOT_HEIGHT - t / ticks[-1] * PLOT_HEIGHT
+        body.append(f'<line x1="{left}" x2="{left + PLOT_WIDTH}" y1="{y:.1f}" y2="{y:.1f}" stroke="{GRID}"/>')
+        body.append(_text(left - 4, y + 4, fmt(t), anchor="end", fill=MUTED))
+    shown = sorted({first, last, *(first + span * i // 4 for i in range(1, 4))}) if days else []
+    for ordinal in shown:
+        x = left + (ordinal - first) / span * PLOT_WIDTH
+        name = date.fromordinal(ordinal).isoformat()
+        body.append(
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top + PLOT_HEIGHT}" y2="{top + PLOT_HEIGHT + 4}" stroke="{MUTED}"/>'
+        )
+        body.append(
+            _text(
+                x,
+                top + PLOT_HEIGHT + 14,
+                name,
+                anchor="end",
+                extra=f' transform="rotate(-40 {x:.1f} {top + PLOT_HEIGHT + 14:.1f})"',
+            )
+        )
+    for line in lines:
+        colour = colours.get(line.name, GREY)
+        segment: list[str] = []
+        segments: list[list[str]] = []
+        previous: int | None = None
+        for ordinal, value, lower in zip(days, line.values, line.lower, strict=True):
+            if value is None:
+                previous = None
+                continue
+            x = left + (ordinal - first) / span * PLOT_WIDTH
+            y = top + PLOT_HEIGHT - value / ticks[-1] * PLOT_HEIGHT
+            if previous is None or ordinal != previous + 1:
+                segment = []
+                segments.append(segment)
+            segment.append(f"{x:.1f},{y:.1f}")
+            previous = ordinal
+            tip = escape(f"{date.fromordinal(ordinal).isoformat()} · {line.name}: {'≥ ' if lower else ''}{fmt(value)}")
+            fill = "#ffffff" if lower else colour
+            body.append(
+                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{fill}" stroke="{colour}" stroke-width="1.5">'
+                f"<title>{tip}</title></circle>"
+            )
+        for points in segments:
+            if len(points) > 1:
+                body.insert(
+                    0, f'<polyline points="{" ".join(points)}" fill="none" stroke="{colour}" stroke-width="1.5"/>'
+                )
+    under = top + PLOT_HEIGHT + 62
+    body.append(_text(left + PLOT_WIDTH / 2, under, "day (UTC)", anchor="middle"))
+    body.append(
+        _text(
+            12,
+            top + PLOT_HEIGHT / 2,
+            value_title,
+            anchor="middle",
+            extra=f' transform="rotate(-90 12 {top + PLOT_HEIGHT / 2:.1f})"',
+        )
+    )
+    width = left + PLOT_WIDTH + 10
+    legend, legend_height = _legend([line.name for line in lines], colours, under + 10, width)
+    body += legend
+    if any(any(line.lower) for line in lines):
+        y = under + 10 + legend_height
+        body.append(f'<circle cx="5" cy="{y + 5:.1f}" r="3.5" fill="#ffffff" stroke="{MUTED}" stroke-width="1.5"/>')
+        body.append(_text(14, y + 9, "hollow: a lower bound (≥), some runs' figure unknown"))
+        legend_height += 16
     return _svg(width, under + 10 + legend_height, body, label)

@@ -340,6 +340,7 @@
     return b;
   }
 
+  var errorIndex = data.errors || [];
   var form = byId("tree-search");
   var results = byId("search-results");
   var status = byId("search-status");
@@ -367,6 +368,25 @@
         if (where === "path") { li.appendChild(document.createTextNode(" ")); li.appendChild(wrapCode(el("bdi", null, clip(path, 100)), "path")); }
         li.appendChild(revealButton(i));
         results.appendChild(li);
+      }
+      // Failed runs by their error code and message (the page's error index: the Failed runs table's runs first).
+      for (var e = 0; e < errorIndex.length; e++) {
+        var x = errorIndex[e];
+        var hit = has(x.c) ? "code" : has(x.m) ? "error" : null;
+        if (hit === null) { continue; }
+        found++;
+        if (found > RESULT_LIMIT) { continue; }
+        var item = el("li", "error-hit");
+        item.appendChild(wrapCode(el("bdi", null, x.i === null ? "(no id)" : clip(flat(x.i), 48))));
+        item.appendChild(el("span", "muted", " " + hit + ": " + (x.c ? x.c + " \u00b7 " : "") + clip(flat(x.m || ""), 80)));
+        if (x.r !== null) {
+          var link = el("a", null, "failed run");
+          link.href = "#fail-" + x.r;
+          item.appendChild(document.createTextNode(" "));
+          item.appendChild(link);
+        }
+        if (x.n !== null) { item.appendChild(revealButton(x.n)); }
+        results.appendChild(item);
       }
       status.textContent = found ? (found > RESULT_LIMIT ? "first " + RESULT_LIMIT + " of " + found + " matches" : found + " match" + (found > 1 ? "es" : "")) : "no match";
     });

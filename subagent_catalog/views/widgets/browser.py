@@ -39,6 +39,7 @@ from subagent_catalog.frames.display import escape, listing_error_html
 from subagent_catalog.read.jsvalue import parse_json
 from subagent_catalog.store.source import Source, source_corpus
 from subagent_catalog.views import palette
+from subagent_catalog.views.widgets.error_filter import FILTERS, ErrorGroupFilter
 from subagent_catalog.views.widgets.run_facts import RunNames, facts_text, lead_html, run_facts_html, timeline_payload
 from subagent_catalog.views.widgets.session_detail import (
     ROLES,
@@ -62,7 +63,6 @@ from subagent_catalog.views.widgets.session_tree import (
 from subagent_catalog.views.widgets.tree_row import ANY, RowInfo
 
 STATIC = Path(__file__).resolve().parent / "static"
-FILTERS = ("outcome", "tool_failures", "kind", "mode", "activity", "reason", "cause", "depth", "provider", "project")
 LABEL_BATCH = 400
 """At most this many row labels are answered per request (a viewport needs about 40)."""
 MIN_TREE_HEIGHT = 120
@@ -73,7 +73,7 @@ def _buffer(values: Sequence[int], code: str = "i") -> bytes:
     return array(code, values).tobytes()
 
 
-class CatalogBrowser(anywidget.AnyWidget):
+class CatalogBrowser(anywidget.AnyWidget, ErrorGroupFilter):
     """Browse a corpus's session tree, search and filter it, inspect one session.
 
     Args:
@@ -92,7 +92,7 @@ class CatalogBrowser(anywidget.AnyWidget):
     _esm = (STATIC / "browser.js").read_text(encoding="utf-8")
     _css = (STATIC / "browser.css").read_text(encoding="utf-8") + palette.outcome_css(".sc-browser .sc-o-{outcome}")
 
-    search = traitlets.Unicode("", help="case-insensitive substring of session id or label").tag(sync=True)
+    search = traitlets.Unicode("", help="case-insensitive substring of id, label, error code or message").tag(sync=True)
     outcome = traitlets.Unicode(
         None, allow_none=True, help="run outcome filter (an ``outcome`` value, or FAILED_CHOICE: any failed run)"
     ).tag(sync=True)

@@ -17,6 +17,7 @@ from subagent_catalog.analysis.bins import total_tokens
 from subagent_catalog.catalog.collation import collation_key
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.costs import known_costs
+from subagent_catalog.views.widgets.error_filter import ERROR_COLUMNS, error_group_choices, error_group_column
 from subagent_catalog.views.widgets.run_facts import FAILED_CHOICE, FAILED_OUTCOMES
 from subagent_catalog.views.widgets.session_detail import ROLES
 
@@ -41,6 +42,7 @@ NODE_COLUMNS = [
     "active_ms",
     "cost_usd",
     "tool_results_failed",
+    *ERROR_COLUMNS,
 ]
 """The ``sessions`` columns the tree keeps (with ``key``, the computed ``tokens`` and ``cost_usd_known``)."""
 
@@ -194,8 +196,8 @@ def nodes_table(nodes: pl.DataFrame, rows: list[dict[str, Any]], descriptors: pl
         >>> import tempfile
         >>> from subagent_catalog.corpus import read_corpus
         >>> corpus = read_corpus(tempfile.mkdtemp())
-        >>> nodes_table(SessionTree(corpus).nodes, [], corpus.descriptors).columns[-3:]
-        ['role', 'any_mode', 'any_label']
+        >>> nodes_table(SessionTree(corpus).nodes, [], corpus.descriptors).columns[-4:]
+        ['role', 'any_mode', 'any_label', 'error_group']
     """
     columns = ["path", "kind", "mode", "label", "activity", "reason", "cause", "cause_detail"]
     cat = (
@@ -224,11 +226,13 @@ def nodes_table(nodes: pl.DataFrame, rows: list[dict[str, Any]], descriptors: pl
         role.alias("role"),
         pl.coalesce("mode", "identity_mode").alias("any_mode"),
         pl.coalesce("label", "identity_label").alias("any_label"),
+        error_group_column(frame) if frame.height else pl.lit(None, pl.String).alias("error_group"),
     )
 
 
 FILTER_COLUMNS = {
     "outcome": "outcome",
+    "error_group": "error_group",
     "tool_failures": "tool_results_failed",
     "kind": "role",
     "mode": "any_mode",
@@ -299,6 +303,8 @@ def filter_keys(
 ) -> list[int]:
     """Keys of the nodes matching every filter and the (lower-case) substring query, in the sort's order.
 
+    The query matches a session's id, label, last error code, last error message and outcome detail.
+
     ``created`` lists the oldest first (``descending`` is ignored); the others order by their column
     (largest first when ``descending``; ``sort_column``), sessions without a value last, ties oldest first. The
     ``outcome`` filter's ``FAILED_CHOICE`` matches every failed outcome (``FAILED_OUTCOMES``);
@@ -318,9 +324,11 @@ def filter_keys(
     for name, value in filters.items():
         frame = frame.filter(_filter_expr(name, value))
     if query:
+        searched = [name for name in ("session_id", "any_label", *ERROR_COLUMNS) if name in frame.columns]
         frame = frame.filter(
-            pl.col("session_id").str.to_lowercase().str.contains(query, literal=True).fill_null(False)
-            | pl.col("any_label").str.to_lowercase().str.contains(query, literal=True).fill_null(False)
+            pl.any_horizontal(
+                pl.col(name).str.to_lowercase().str.contains(query, literal=True).fill_null(False) for name in searched
+            )
         )
     if sort == "created":
         keys: list[int] = frame.sort(["created_at_ms", "key"], nulls_last=True)["key"].to_list()
@@ -357,6 +365,7 @@ def filter_choices(corpus: Corpus) -> dict[str, list[Any]]:
     outcomes = sorted({o for o in sessions["outcome"].to_list() if o is not None}, key=_outcome_rank)
     return {
         "outcome": [FAILED_CHOICE, *outcomes],
+        "error_group": error_group_choices(sessions),
         "tool_failures": ["some", "none"],
         "kind": list(ROLES),
         "mode": ["one-shot", "continuable"],

@@ -1,0 +1,150 @@
+"""The report's "Errors" section, its search index of failed runs, and the failing calls of each tool.
+
+``errors_section`` gives the failed runs grouped by error code and normalised message
+(``RunSummary.error_groups``): runs, outcomes, first and last seen, the known cost with the runs of
+unknown cost, and an example linked to its row of the "Failed runs" table (``fail-N``) when the table
+lists it. ``error_index`` is what the report's search matches besides the tree: each failed run's
+code and message (bounded), with its row and tree node. ``failing_calls`` lists, per tool of the
+Tools table, its calls answered with an error (``tool-fails-N`` anchors the tool's first call), so the
+table's failed counts lead to them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
+
+from subagent_catalog.analysis.run_summary import RunSummary
+from subagent_catalog.analysis.text import clip
+from subagent_catalog.frames.units import clock, human_cost, plural
+
+ERROR_GROUP_ROWS = 50
+"""Error groups the section lists (the most runs first; the count says how many there are)."""
+
+INDEX_ROWS = 5000
+"""Failed runs the search index holds (in the Failed runs table's order)."""
+
+INDEX_MESSAGE = 300
+"""Characters of a failed run's message the search index keeps."""
+
+CALLS_PER_TOOL = 10
+"""Failing calls listed per tool."""
+
+
+def group_cost(row: Mapping[str, Any]) -> str:
+    """An error group's cost: the known part, a lower bound (``≥``) when runs of unknown cost are left out.
+
+    Examples:
+        >>> group_cost({"cost_usd_known": 0.5, "cost_unknown": 2})
+        '≥ $0.50 (2 runs of unknown cost)'
+        >>> group_cost({"cost_usd_known": 0.0, "cost_unknown": 1})
+        '– (1 run of unknown cost)'
+        >>> group_cost({"cost_usd_known": 0.25, "cost_unknown": 0})
+        '$0.25'
+    """
+    known, unknown = row["cost_usd_known"], row["cost_unknown"]
+    if not unknown:
+        return human_cost(known)
+    return f"{f'≥ {human_cost(known)}' if known else '–'} ({plural(unknown, 'run')} of unknown cost)"
+
+
+def _row_of(failures: pl.DataFrame, listed: int) -> dict[tuple[str | None, str | None], int]:
+    """The Failed runs table's row of each listed run, by (session id, path)."""
+    shown = failures.head(listed).select("session_id", "path").rows()
+    rows: dict[tuple[str | None, str | None], int] = {}
+    for i, key in enumerate(shown):
+        rows.setdefault(key, i)
+    return rows
+
+
+def errors_section(runs: RunSummary, listed: int) -> dict[str, Any]:
+    """The "Errors" section's rows; ``listed`` is how many rows of ``runs.failures`` the Failed runs table shows.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.analysis.run_summary import run_summary
+        >>> section = errors_section(run_summary(read_corpus("data/sample")), 200)
+        >>> coded = [g for g in section["groups"] if g["code"]]
+        >>> coded[0]["code"], coded[0]["example_row"] is not None, section["total"]
+        ('CONTEXT_LENGTH', True, 7)
+    """
+    rows = _row_of(runs.failures, listed)
+    groups = []
+    for g in runs.error_groups.head(ERROR_GROUP_ROWS).iter_rows(named=True):
+        groups.append(
+            {
+                "code": g["code"],
+                "message": clip(g["message"], 200) if g["message"] else None,
+                "runs": f"{g['runs']:,}",
+                "outcomes": g["outcomes"],
+                "first": clock(g["first_seen_ms"], seconds=False).removesuffix(" UTC") or "–",
+                "last": clock(g["last_seen_ms"], seconds=False).removesuffix(" UTC") or "–",
+                "cost": group_cost(g),
+                "example_id": g["example_session_id"],
+                "example_message": clip(g["example_message"], 300) if g["example_message"] else None,
+                "example_row": rows.get((g["example_session_id"], g["example_path"])),
+            }
+        )
+    return {"groups": groups, "total": runs.error_groups.height}
+
+
+def error_index(runs: RunSummary, listed: int, nodes: Mapping[str, int] | None) -> list[dict[str, Any]]:
+    """The failed runs the report's search matches by error: id, code, message, Failed-runs row and tree node.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.analysis.run_summary import run_summary
+        >>> index = error_index(run_summary(read_corpus("data/sample")), 200, None)
+        >>> [e for e in index if e["c"]][0]["c"], len(index)
+        ('CONTEXT_LENGTH', 7)
+    """
+    out = []
+    frame = runs.failures.head(INDEX_ROWS).select("session_id", "error_code", "error_message", "outcome_detail")
+    for i, (sid, code, message, detail) in enumerate(frame.iter_rows()):
+        text = message or detail
+        out.append(
+            {
+                "i": sid,
+                "c": code,
+                "m": clip(text, INDEX_MESSAGE) if text else None,
+                "r": i if i < listed else None,
+                "n": nodes.get(sid) if nodes is not None and sid is not None else None,
+            }
+        )
+    return out
+
+
+def failing_calls(runs: RunSummary, tools: int) -> list[dict[str, Any]]:
+    """Per tool of the Tools table's first ``tools`` rows with failures: its first failing calls and how many.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.analysis.run_summary import run_summary
+        >>> calls = failing_calls(run_summary(read_corpus("data/sample")), 30)
+        >>> calls[0]["name"], calls[0]["calls"][0]["session"], calls[0]["calls"][0]["code"]
+        ('read_file', 'check-sql', 'EXIT_NONZERO')
+    """
+    shown = runs.tools.head(tools).filter(pl.col("failed") > 0)
+    out = []
+    for index, name in enumerate(shown["name"].to_list()):
+        mine = runs.failing_calls.filter(pl.col("name").eq_missing(name))
+        out.append(
+            {
+                "anchor": f"tool-fails-{index}",
+                "name": name,
+                "total": mine.height,
+                "calls": [
+                    {
+                        "session": c["session_id"],
+                        "where": f"turn {c['turn']}, step {c['step']}" if c["turn"] is not None else "",
+                        "time": clock(c["time_ms"]).removesuffix(" UTC"),
+                        "code": c["error_code"],
+                        "error": c["error_name"],
+                    }
+                    for c in mine.head(CALLS_PER_TOOL).iter_rows(named=True)
+                ],
+            }
+        )
+    return out

@@ -251,6 +251,10 @@ def runs_section(
         for r in runs.models.iter_rows(named=True)
     ]
     failing = failing_calls(runs, TOOL_ROWS)
+    called = names_by_id(corpus, [c["session"] for entry in failing for c in entry["calls"]])
+    for entry in failing:
+        for c in entry["calls"]:
+            c["session_html"] = _named(c["session"], called, link)
     anchors = {entry["name"]: entry["anchor"] for entry in failing}
     tools = [
         {

@@ -7,7 +7,7 @@ CONFORMANCE := $(SHARED)/conformance
 N ?= 10000
 FUZZ_WORKERS ?= 2
 
-.PHONY: demo test test-sweep lint docs conformance browser-deps bench bench-report bench-browser screenshots fuzz fuzz-outputs fuzz-archives fuzz-prices fuzz-sql fuzz-otlp test-compare-coverage test-scale test-interop screenshots-phoenix clean
+.PHONY: compile demo test test-sweep lint docs conformance browser-deps bench bench-report bench-browser screenshots fuzz fuzz-outputs fuzz-archives fuzz-prices fuzz-sql fuzz-otlp test-compare-coverage test-scale test-interop screenshots-phoenix clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -26,7 +26,12 @@ $(VENV)/.interop: pyproject.toml $(VENV)/.dev
 	$(BIN)/pip install -q -e ".[dev,scale,interop]"
 	touch $@
 
-demo: $(VENV)/.core
+# Byte-compile the package once: an environment with PYTHONDONTWRITEBYTECODE set would otherwise compile
+# every module again in each process (about 0.6 s a CLI start; the tests start thousands of processes).
+compile: $(BIN)/python
+	@$(BIN)/python -m compileall -q subagent_catalog tests >/dev/null
+
+demo: $(VENV)/.core compile
 	$(BIN)/subagent-catalog summary data/sample
 	mkdir -p out
 	$(BIN)/subagent-catalog report data/sample -o out/report.html
@@ -51,7 +56,7 @@ conformance: $(VENV)/.core
 	else echo "no $(CONFORMANCE): conformance cases skipped"; fi
 
 # A crashed worker is never replaced (--max-worker-restart=0): the run fails at once and names the test.
-test: $(VENV)/.dev browser-deps lint docs
+test: $(VENV)/.dev browser-deps lint docs compile
 	$(BIN)/pytest -n 2 --dist worksteal -q --max-worker-restart=0
 	$(MAKE) conformance
 

@@ -477,3 +477,10 @@ def test_a_time_chart_at_the_last_moment_a_date_can_name_draws_without_ticks_pas
         colour_title="outcome",
     )
     assert svg.count("<rect") >= 2 and "Dec 31" in svg
+
+
+def test_an_error_code_breaks_after_its_underscores_only() -> None:
+    """A narrow code column broke ``CONTEXT_LENGTH_EXCEEDED`` inside words (CONTE / XT_LE / NGTH_)."""
+    sample = read_corpus(Path(__file__).resolve().parents[1] / "data" / "sample", jobs=1)
+    page = render_report(sample)
+    assert "<code>CONTEXT_<wbr>LENGTH</code>" in page and "<code>CONTEXT_LENGTH</code>" not in page

@@ -31,7 +31,8 @@ def summary(sample: Corpus) -> RunSummary:
 
 @pytest.fixture(scope="module")
 def page(sample: Corpus) -> str:
-    return render_report(sample)
+    # an error code may break after an underscore (``CONTEXT_<wbr>LENGTH``): the tests read it whole
+    return render_report(sample).replace("<wbr>", "")
 
 
 def _section(page: str, name: str) -> str:

@@ -302,7 +302,7 @@ function render({ model, el }) {
   const toolbar = h("div", "sc-toolbar");
   const search = h("input", "sc-search");
   search.type = "search";
-  search.placeholder = "search id or label";
+  search.placeholder = "search id, label, error code or message";
   search.setAttribute("aria-label", "search sessions by id or label (↓: to the list)");
   const clear = h("button", "sc-button", "clear");
   clear.title = "clear the search and every filter";

@@ -45,15 +45,20 @@ CASES = (
 """``make test``: every case but the scenario cases (S..), of which every third, and a large corpus in one
 encoding (``tests.helpers.one_encoding``: CI's time); ``make test-sweep`` (``SUBAGENT_CATALOG_FULL_SWEEP=1``):
 all of them."""
-S3_CASES = [
-    "S00-baseline-zstd",
-    "S07-duplicate-id-none",
-    "S09-legacy-flat-file-zstd",
-    "fault-opposite-encoding-zstd",
-    "real-writer-rich-none",
-]
-"""The cases run over an S3 archive too: a zstd baseline, a duplicate id, a failing listing, the opposite
-encoding, a rich real-writer corpus (every event type)."""
+S3_CASES = (
+    [
+        "S00-baseline-zstd",
+        "S07-duplicate-id-none",
+        "S09-legacy-flat-file-zstd",
+        "fault-opposite-encoding-zstd",
+        "real-writer-rich-none",
+    ]
+    if FULL_SWEEP
+    else ["S00-baseline-zstd", "S07-duplicate-id-none"]
+)
+"""The cases run over an S3 archive too: a zstd baseline and a duplicate id (``make test``); ``make test-sweep``
+adds a failing listing, the opposite encoding and a rich real-writer corpus (every event type), which
+``make test`` runs over a local archive."""
 
 
 @pytest.fixture(autouse=True)

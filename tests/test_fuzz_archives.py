@@ -16,7 +16,7 @@ import pytest
 
 from tests.fuzz.archives import MUTATIONS, RSS_BOUND_MB, Bases, check, make_bases, make_case, run_cases
 
-SAMPLE = 16  # `make fuzz-archives` runs more
+SAMPLE = 8  # `make fuzz-archives` runs more
 
 
 @pytest.fixture(scope="module")

@@ -47,8 +47,8 @@ from tests.fuzz.mutations import (
     txt_huge,
 )
 
-CHUNKS = 6
-PER_CHUNK = 25  # 150 seeded cases (plus about 150 named cases below); `make fuzz` runs 10,000
+CHUNKS = 4
+PER_CHUNK = 25  # 100 seeded cases (plus about 150 named cases below); `make fuzz` runs 10,000
 REPORT_EVERY = 5  # the HTML report costs ~0.5 s a page: every 5th case here, every case in the long tier
 PARITY_EVERY = 3  # a jobs=2 read starts a process pool: every 3rd case here, every case in the long tier
 PACKAGE = Path(inv.PACKAGE_DIR)

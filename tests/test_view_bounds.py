@@ -190,14 +190,14 @@ def test_the_pages_of_a_chain_grow_with_its_sessions_not_its_depth_squared(tmp_p
     from subagent_catalog.views.transcript_tree import write_tree_pages
 
     per_session = {}
-    for depth in (100, 400):
+    for depth in (60, 240):
         root = tmp_path / f"chain-{depth}"
         top = write_shape(root, "chain", depth)
         pages = write_tree_pages(read_corpus(root, cache=False), top, tmp_path / f"pages-{depth}")
         sizes = [page.stat().st_size for page in pages.pages]
         assert len(sizes) == depth and max(sizes) <= PAGE_BOUND, max(sizes)
         per_session[depth] = sum(sizes) / depth
-    assert per_session[400] <= 1.1 * per_session[100], per_session
+    assert per_session[240] <= 1.1 * per_session[60], per_session
 
 
 def test_a_hub_lists_its_children_a_page_at_a_time_and_every_link_resolves(

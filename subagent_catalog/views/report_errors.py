@@ -18,7 +18,8 @@ import polars as pl
 
 from subagent_catalog.analysis.run_summary import RunSummary
 from subagent_catalog.analysis.text import clip
-from subagent_catalog.frames.units import clock, human_cost, plural
+from subagent_catalog.frames.units import clock
+from subagent_catalog.views.run_format import group_cost
 
 ERROR_GROUP_ROWS = 50
 """Error groups the section lists (the most runs first; the count says how many there are)."""
@@ -31,23 +32,6 @@ INDEX_MESSAGE = 300
 
 CALLS_PER_TOOL = 10
 """Failing calls listed per tool."""
-
-
-def group_cost(row: Mapping[str, Any]) -> str:
-    """An error group's cost: the known part, a lower bound (``≥``) when runs of unknown cost are left out.
-
-    Examples:
-        >>> group_cost({"cost_usd_known": 0.5, "cost_unknown": 2})
-        '≥ $0.50 (2 runs of unknown cost)'
-        >>> group_cost({"cost_usd_known": 0.0, "cost_unknown": 1})
-        '– (1 run of unknown cost)'
-        >>> group_cost({"cost_usd_known": 0.25, "cost_unknown": 0})
-        '$0.25'
-    """
-    known, unknown = row["cost_usd_known"], row["cost_unknown"]
-    if not unknown:
-        return human_cost(known)
-    return f"{f'≥ {human_cost(known)}' if known else '–'} ({plural(unknown, 'run')} of unknown cost)"
 
 
 def _row_of(failures: pl.DataFrame, listed: int) -> dict[tuple[str | None, str | None], int]:

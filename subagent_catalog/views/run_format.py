@@ -9,6 +9,7 @@ cells go through ``md_cell`` (code spans, pipes escaped).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Any
 
@@ -172,7 +173,7 @@ def runs_lines(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
     return lines
 
 
-def group_cost(row: dict[str, Any]) -> str:
+def group_cost(row: Mapping[str, Any]) -> str:
     """What an error group's runs cost: exact, a lower bound beside the runs of unknown cost, or ``–``.
 
     Examples:

@@ -307,6 +307,15 @@ def _bin_name(ms: int, bin_ms: int) -> str:
     return moment.strftime("%Y-%m-%d %H:00" if bin_ms < 86_400_000 else "%Y-%m-%d")
 
 
+def _time_tick(x: float, top: float, name: str) -> list[str]:
+    """A tick under a time axis at ``x`` with its label slanted (the time chart's and the line chart's)."""
+    under = top + PLOT_HEIGHT
+    return [
+        f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{under}" y2="{under + 4}" stroke="{MUTED}"/>',
+        _text(x, under + 14, name, anchor="end", extra=f' transform="rotate(-40 {x:.1f} {under + 14:.1f})"'),
+    ]
+
+
 def time_chart(
     bins: Sequence[tuple[int, str, int]],
     *,
@@ -355,18 +364,7 @@ def time_chart(
         body.append(_text(left - 4, y + 4, f"{t:,}", anchor="end", fill=MUTED))
     for ms, name in time_ticks(first, last, least=min(bin_ms, _DAY)):
         x = left + (ms - first) / span * PLOT_WIDTH
-        body.append(
-            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top + PLOT_HEIGHT}" y2="{top + PLOT_HEIGHT + 4}" stroke="{MUTED}"/>'
-        )
-        body.append(
-            _text(
-                x,
-                top + PLOT_HEIGHT + 14,
-                name,
-                anchor="end",
-                extra=f' transform="rotate(-40 {x:.1f} {top + PLOT_HEIGHT + 14:.1f})"',
-            )
-        )
+        body += _time_tick(x, top, name)
     lines: dict[str, list[str]] = {name: [] for name in series}
     for column in sorted(columns_):
         counts = columns_[column]
@@ -476,18 +474,7 @@ def line_chart(
     for ordinal in shown:
         x = left + (ordinal - first) / span * PLOT_WIDTH
         name = date.fromordinal(ordinal).isoformat()
-        body.append(
-            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top + PLOT_HEIGHT}" y2="{top + PLOT_HEIGHT + 4}" stroke="{MUTED}"/>'
-        )
-        body.append(
-            _text(
-                x,
-                top + PLOT_HEIGHT + 14,
-                name,
-                anchor="end",
-                extra=f' transform="rotate(-40 {x:.1f} {top + PLOT_HEIGHT + 14:.1f})"',
-            )
-        )
+        body += _time_tick(x, top, name)
     for line in lines:
         colour = colours.get(line.name, GREY)
         segment: list[str] = []

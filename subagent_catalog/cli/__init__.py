@@ -2,7 +2,8 @@
 
 It may import every lower layer and click; nothing imports it but ``__main__``. One module per
 command family: ``reports`` (``summary``, ``report``, ``check``), ``listing`` (``list``,
-``conformance``), ``show``, ``search``, ``runs``, ``compare``, ``export``, ``interop`` (``otel``, ``sql``);
+``conformance``), ``show``, ``search``, ``findings``, ``runs``, ``compare``, ``export``, ``interop``
+(``otel``, ``sql``);
 ``io`` (streams, output files, error lines), ``options`` (the options corpus commands share and
 the input rule), ``window`` (``--since``/``--until``) and ``gate`` (``check``'s thresholds and
 baselines) hold what they share. This module builds the command group.
@@ -27,6 +28,7 @@ import click
 
 from subagent_catalog.cli.compare import compare_command
 from subagent_catalog.cli.export import export
+from subagent_catalog.cli.findings import findings_command
 from subagent_catalog.cli.interop import otel, sql_command
 from subagent_catalog.cli.io import CatalogGroup, translate_errors
 from subagent_catalog.cli.listing import conformance, list_command
@@ -52,6 +54,7 @@ for _command in (
     list_command,
     export,
     search,
+    findings_command,
     otel,
     sql_command,
     show,

@@ -248,6 +248,16 @@ def _check_help() -> str:
     show_default=True,
     help="Offenders shown per check in text and markdown (0: all; json always has all).",
 )
+@click.option(
+    "--fail-on-finding",
+    "fail_on_finding",
+    multiple=True,
+    metavar="KIND[:SEVERITY]",
+    help="Also fail on findings of this kind (a detector or a --rules rule), at SEVERITY or worse (repeatable).",
+)
+@click.option(
+    "--rules", "finding_rules", default=None, metavar="FILE", help="A TOML rules file --fail-on-finding may name."
+)
 @semantics_option
 @window_options
 @gate_options
@@ -260,6 +270,8 @@ def check(
     fail_on: tuple[str, ...],
     fmt: str,
     limit: int,
+    fail_on_finding: tuple[str, ...],
+    finding_rules: str | None,
     semantics: str,
     window: Window,
     gate: dict[str, Any],
@@ -279,13 +291,16 @@ def check(
     json output) counts only offenders it does not hold. With --since/--until
     only the offenders of sessions created in the window count (entries that
     are no session file, such as corpus-level problems, always count); a
-    window without sessions passes.
+    window without sessions passes. --fail-on-finding KIND[:SEVERITY] adds a
+    selected check per finding kind (docs/findings.md): it fails on any such
+    finding (of that severity or worse).
 
     \b
     Examples:
         subagent-catalog check data/sample
         subagent-catalog check data/sample --fail-on corpus-error,unsupported-version,malformed-descriptor
         subagent-catalog check data/sample --max corrupt=5 --max-rate unavailable=0.5
+        subagent-catalog check data/sample --fail-on none --fail-on-finding context-growth:error
         subagent-catalog check out/sample-archive --format json > previous.json  # later:
         subagent-catalog check out/sample-archive --baseline previous.json
         subagent-catalog check out/sample-archive --format markdown >> "$GITHUB_STEP_SUMMARY"
@@ -294,7 +309,15 @@ def check(
     from subagent_catalog.views.gate_format import format_json, format_markdown, format_text
 
     corpus = load_source(root, compression=compression, jobs=jobs, quiet=quiet, allow_empty=True)  # the gate judges it
-    result = run_checks(corpus, fail_on=fail_on, semantics=semantics, window=window, **gate)  # type: ignore[arg-type]
+    result = run_checks(
+        corpus,
+        fail_on=fail_on,
+        semantics=semantics,  # type: ignore[arg-type]
+        window=window,
+        fail_on_finding=fail_on_finding,
+        finding_rules=finding_rules,
+        **gate,
+    )
     if fmt == "json":
         echo(json_terminal(format_json(result)))
     elif fmt == "markdown":

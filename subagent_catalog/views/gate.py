@@ -21,17 +21,19 @@ summaries and machines.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
+from subagent_catalog.analysis.findings import load_rules
 from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.store.source import Source, listing_source, source_frames
+from subagent_catalog.store.source import Source, listing_source, source_corpus, source_frames
 from subagent_catalog.views.columns import UNREAD_BY_GATE
 from subagent_catalog.views.gate_checks import (
     CHECKS,
@@ -41,6 +43,7 @@ from subagent_catalog.views.gate_checks import (
     Status,
     parse_fail_on,
 )
+from subagent_catalog.views.gate_findings import finding_offenders, parse_finding_gates
 from subagent_catalog.views.gate_policy import FORMAT_NAME, FORMAT_VERSION, Baseline, check_limits, mark_known
 
 __all__ = [
@@ -304,6 +307,8 @@ def run_checks(
     max_count: Mapping[str, int] | None = None,
     max_rate: Mapping[str, float] | None = None,
     baseline: Baseline | None = None,
+    fail_on_finding: Sequence[str] = (),
+    finding_rules: str | os.PathLike[str] | None = None,
 ) -> GateResult:
     """Run every check on a corpus.
 
@@ -328,11 +333,16 @@ def run_checks(
             exceeds either.
         baseline: an earlier result's offenders (``gate_policy.load_baseline``):
             only offenders it does not hold count.
+        fail_on_finding: ``KIND`` or ``KIND:SEVERITY`` values (``gate_findings``): each is a
+            selected check ``finding:...`` whose offenders are the findings of that kind (at that
+            severity or worse); a kind is a built-in detector or a rule of ``finding_rules``.
+        finding_rules: a TOML rules file (docs/findings.md) whose rules ``fail_on_finding`` may name.
 
     Raises:
         ValueError: an unknown check name in ``fail_on``, ``max_count`` or
             ``max_rate``, or a limit out of range.
         BaselineError: the baseline was written with other semantics.
+        FindingsError: an unknown finding kind or severity, a malformed rules file.
 
     Examples:
         >>> import tempfile
@@ -346,6 +356,8 @@ def run_checks(
     """
     counts, rates = dict(max_count or {}), dict(max_rate or {})
     check_limits(counts, rates)
+    finding_gates = parse_finding_gates(fail_on_finding, load_rules(finding_rules) if finding_rules is not None else [])
+    source = corpus
     if baseline is not None:
         baseline.check_semantics(semantics)
     chosen = DEFAULT_FAIL_ON if fail_on is None else parse_fail_on(",".join(fail_on))
@@ -385,6 +397,16 @@ def run_checks(
             offenders = mark_known(check.name, offenders, corpus.root, baseline)
             offenders = offenders.sort("in_baseline", maintain_order=True)  # new offenders first
         _judge(result, offenders, denominator, result.max_count, result.max_rate)
+    found = finding_offenders(source, source_corpus(source), finding_gates, finding_rules) if finding_gates else {}
+    for gate in finding_gates:
+        offenders = found[gate.name]
+        if outside is not None:
+            offenders = offenders.filter(~pl.col("path").is_in(outside.implode()).fill_null(False))
+        if baseline is not None:
+            offenders = mark_known(gate.name, offenders, corpus.root, baseline).sort("in_baseline", maintain_order=True)
+        result = CheckResult(gate.name, gate.description, True, "unevaluated", 0, offenders)
+        results.append(_judge(result, offenders, denominator, None, None))
+    chosen = (*chosen, *(gate.name for gate in finding_gates))
     shown = window.describe() if window is not None and window.bounded else None
     return GateResult(
         root=corpus.root,

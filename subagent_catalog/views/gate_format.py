@@ -89,8 +89,9 @@ def format_text(result: GateResult, *, limit: int = 20) -> str:
     """
     selected = sum(1 for check in result.checks if check.selected)
     window = f"window: {result.window} by created_at: {result.window_files} of {result.session_files} session files"
+    checks = f"{selected} check{'s' if selected != 1 else ''} selected"
     lines = [
-        f"check: {_verdict(result)} ({selected} checks selected, semantics {result.semantics})",
+        f"check: {_verdict(result)} ({checks}, semantics {result.semantics})",
         f"root: {printable(result.root)}",
         *([window] if result.window else []),
         *_context_lines(result, md=False),

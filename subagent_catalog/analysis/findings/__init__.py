@@ -1,0 +1,169 @@
+"""Findings: what went wrong on the way, found exactly and offline by detectors and by a researcher's rules.
+
+``findings(source)`` runs the built-in detectors (``DETECTORS``; docs/findings.md defines each rule)
+and any user rules (``rules.load_rules``) over a corpus or an archive and returns one row per
+finding (``FINDING_SCHEMA``). Detectors start from the facts the single read keeps; a detector that
+needs event text reads only the logs it must.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import polars as pl
+
+from subagent_catalog.analysis.findings.detect_calls import tool_error_storm, tool_loop
+from subagent_catalog.analysis.findings.detect_children import (
+    duplicate_task,
+    fan_out,
+    parent_spawns,
+    runaway_child,
+    unread_child,
+)
+from subagent_catalog.analysis.findings.detect_runs import cost_outlier, stalled, unexamined
+from subagent_catalog.analysis.findings.detect_steps import context_growth, retry_storm
+from subagent_catalog.analysis.findings.options import FindingOptions, FindingsError
+from subagent_catalog.analysis.findings.rules import Rule, load_rules, rule_findings
+from subagent_catalog.analysis.findings.schema import FINDING_SCHEMA, SEVERITIES, Finding, Severity, finding_frame
+from subagent_catalog.store.source import Source, source_corpus
+
+__all__ = [
+    "DETECTORS",
+    "FINDING_SCHEMA",
+    "SEVERITIES",
+    "FindingOptions",
+    "FindingsError",
+    "Rule",
+    "Severity",
+    "findings",
+    "load_rules",
+]
+
+DETECTORS: tuple[str, ...] = (
+    "tool-loop",
+    "tool-error-storm",
+    "retry-storm",
+    "context-growth",
+    "fan-out",
+    "duplicate-task",
+    "unread-child",
+    "runaway-child",
+    "stalled",
+    "cost-outlier",
+    "unexamined",
+)
+"""The built-in detectors, in the order docs/findings.md defines them."""
+
+_CHILD_DETECTORS = frozenset({"fan-out", "duplicate-task", "unread-child"})
+
+
+def _detectors(detectors: Literal["default"] | Sequence[str]) -> list[str]:
+    if detectors == "default":
+        return list(DETECTORS)
+    if isinstance(detectors, str):
+        detectors = [detectors]
+    chosen = list(dict.fromkeys(detectors))
+    unknown = [name for name in chosen if name not in DETECTORS]
+    if unknown:
+        raise FindingsError(
+            f"unknown detector {unknown[0]!r}", hint=f"the detectors are {', '.join(DETECTORS)} (or 'default': all)"
+        )
+    return chosen
+
+
+def findings(
+    source: Source,
+    *,
+    rules: str | os.PathLike[str] | Sequence[Rule] | None = None,
+    detectors: Literal["default"] | Sequence[str] = "default",
+    tool_loop_calls: int = 3,
+    error_storm_failures: int = 5,
+    retry_storm_retries: int = 3,
+    context_share: float = 0.9,
+    fan_out_children: int = 10,
+    stalled_after_ms: int = 3_600_000,
+    cost_outlier_factor: float = 3.0,
+    cost_outlier_min_runs: int = 20,
+) -> pl.DataFrame:
+    """The findings of a corpus or an archive: one row per pathology a detector or a user rule found.
+
+    Args:
+        source: a read corpus or an opened archive.
+        rules: user rules: a TOML rules file's path, or ``Rule`` objects (docs/findings.md).
+        detectors: the built-in detectors to run: ``"default"`` (all of ``DETECTORS``), or some of
+            their names (``[]``: only the rules).
+        tool_loop_calls: ``tool-loop``: consecutive calls of one tool with byte-identical arguments.
+        error_storm_failures: ``tool-error-storm``: failed tool results in one turn.
+        retry_storm_retries: ``retry-storm``: model-call retries in one turn.
+        context_share: ``context-growth``: a prompt's share of its context window.
+        fan_out_children: ``fan-out``: subagents started in one turn.
+        stalled_after_ms: ``stalled``: an open run's silence before the corpus's last event.
+        cost_outlier_factor: ``cost-outlier``: times the project's p95 of known costs.
+        cost_outlier_min_runs: ``cost-outlier``: runs of known cost a project's p95 needs.
+
+    Returns:
+        ``FINDING_SCHEMA`` rows, by session (``list_order``), then the evidence's position.
+
+    Raises:
+        FindingsError: an unknown detector, a threshold out of range, a malformed rules file.
+        SearchError: a user rule's pattern the search engine refuses.
+        ArchiveError: an archive's data cannot be read.
+
+    pandas: ``.to_pandas(types_mapper=pd.ArrowDtype)`` keeps the unknown positions as missing values.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> found = findings(read_corpus("tests/data/findings"))
+        >>> found.group_by("kind").len().sort("kind").rows()[:3]
+        [('context-growth', 2), ('cost-outlier', 1), ('duplicate-task', 1)]
+        >>> findings(read_corpus("tests/data/findings"), detectors=["tool-loop"])["session_id"].to_list()
+        ['loop-yes']
+    """
+    options = FindingOptions(
+        tool_loop_calls=tool_loop_calls,
+        error_storm_failures=error_storm_failures,
+        retry_storm_retries=retry_storm_retries,
+        context_share=context_share,
+        fan_out_children=fan_out_children,
+        stalled_after_ms=stalled_after_ms,
+        cost_outlier_factor=cost_outlier_factor,
+        cost_outlier_min_runs=cost_outlier_min_runs,
+    )
+    chosen = _detectors(detectors)
+    user_rules = load_rules(rules) if isinstance(rules, str | os.PathLike) else list(rules or [])
+    clash = [rule.name for rule in user_rules if rule.name in DETECTORS]
+    if clash:
+        raise FindingsError(f"rule {clash[0]!r} has a built-in detector's name", hint="rename the rule")
+    corpus = source_corpus(source)
+    rows: list[dict[str, Any]] = list(corpus.sessions.iter_rows(named=True))
+    by_order = {row["list_order"]: row for row in rows}
+    found: list[Finding] = []
+    if "tool-loop" in chosen:
+        found += tool_loop(corpus, rows, options)
+    if "tool-error-storm" in chosen:
+        found += tool_error_storm(rows, options)
+    if "retry-storm" in chosen:
+        found += retry_storm(corpus, rows, options)
+    if "context-growth" in chosen:
+        found += context_growth(corpus, rows, options)
+    if _CHILD_DETECTORS.intersection(chosen):
+        spawns = parent_spawns(corpus, rows)
+        if "fan-out" in chosen:
+            found += fan_out(by_order, spawns, options)
+        if "duplicate-task" in chosen:
+            found += duplicate_task(by_order, spawns)
+        if "unread-child" in chosen:
+            found += unread_child(by_order, spawns)
+    if "runaway-child" in chosen:
+        found += runaway_child(by_order)
+    if "stalled" in chosen:
+        found += stalled(rows, options)
+    if "cost-outlier" in chosen:
+        found += cost_outlier(rows, options)
+    if "unexamined" in chosen:
+        found += unexamined(rows)
+    if user_rules:
+        found += rule_findings(source, corpus, user_rules)
+    return finding_frame(found)

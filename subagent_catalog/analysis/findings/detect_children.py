@@ -1,0 +1,253 @@
+"""Detectors over the subagent tree: ``fan-out``, ``duplicate-task``, ``unread-child`` and ``runaway-child``.
+
+They use the exact lineage (each child's header ``parentSession``) and the parent's own events (its
+spawn calls, their results, the notices it received: ``spawns.read_spawns``), never guesses from
+names. Only parents are read: a session with a child in the corpus, or with a call of a subagent tool.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from subagent_catalog.analysis.findings.options import FindingOptions
+from subagent_catalog.analysis.findings.schema import Finding
+from subagent_catalog.analysis.findings.spawns import SPAWN_TOOLS, ParentSpawns, read_spawns
+from subagent_catalog.analysis.summary import iso
+from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.units import human_duration
+
+__all__ = ["duplicate_task", "fan_out", "parent_spawns", "runaway_child", "unread_child"]
+
+
+def parent_spawns(corpus: Corpus, rows: list[dict[str, Any]]) -> dict[int, ParentSpawns]:
+    """Each parent's spawns, by its ``list_order`` (a parent: a child names it, or it called a subagent tool).
+
+    A session id several logs carry is its first log's (in list order), as upstream's lookup takes it.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> corpus = read_corpus("tests/data/findings")
+        >>> rows = list(corpus.sessions.iter_rows(named=True))
+        >>> found = parent_spawns(corpus, rows)
+        >>> sorted(len(p.spawns) for p in found.values())
+        [1, 2, 2, 10]
+    """
+    first: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        if row["session_id"] is not None and row.get("verdict") != "skipped":
+            first.setdefault(row["session_id"], row)
+    children: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        parent = row.get("parent_session")
+        if parent is not None and parent in first:
+            children.setdefault(parent, []).append(row)
+    parents = {row["session_id"] for row in first.values() if SPAWN_TOOLS.intersection(row.get("tools") or [])}
+    parents.update(children)
+    return {
+        first[session]["list_order"]: read_spawns(corpus, first[session], children.get(session, []))
+        for session in sorted(parents, key=lambda s: first[s]["list_order"])
+    }
+
+
+def fan_out(rows: dict[int, dict[str, Any]], spawns: dict[int, ParentSpawns], options: FindingOptions) -> list[Finding]:
+    """``fan-out``: a session starting ``fan_out_children`` or more subagents in one turn.
+
+    A start is a spawn call whose result is not an error (a refused start started nothing; a call
+    still without a result may have started its child).
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> corpus = read_corpus("tests/data/findings")
+        >>> rows = {row["list_order"]: row for row in corpus.sessions.iter_rows(named=True)}
+        >>> [f.message for f in fan_out(rows, parent_spawns(corpus, list(rows.values())), FindingOptions())]
+        ['started 10 subagents in turn 1 (subagent ×10)']
+    """
+    found: list[Finding] = []
+    for order, parent in spawns.items():
+        row = rows[order]
+        by_turn: dict[int, list[Any]] = {}
+        for spawn in parent.spawns:
+            if spawn.route != "failed" and spawn.turn is not None:
+                by_turn.setdefault(spawn.turn, []).append(spawn)
+        for turn, started in sorted(by_turn.items()):
+            if len(started) < options.fan_out_children:
+                continue
+            tools: dict[str, int] = {}
+            for spawn in started:
+                tools[spawn.name or "?"] = tools.get(spawn.name or "?", 0) + 1
+            prompts = [s.prompt for s in started if s.prompt]
+            found.append(
+                Finding(
+                    order,
+                    row["session_id"],
+                    row["project_dir"],
+                    "fan-out",
+                    "warn",
+                    f"started {len(started)} subagents in turn {turn} ("
+                    + ", ".join(f"{name} ×{count}" for name, count in sorted(tools.items()))
+                    + ")",
+                    " | ".join(prompts[:5]) + (f" | … {len(prompts) - 5} more" if len(prompts) > 5 else ""),
+                    turn=turn,
+                    step=started[0].step,
+                    seq=started[0].seq,
+                    seq_end=started[-1].seq,
+                )
+            )
+    return found
+
+
+def duplicate_task(rows: dict[int, dict[str, Any]], spawns: dict[int, ParentSpawns]) -> list[Finding]:
+    """``duplicate-task``: two or more subagents of one parent started with the same task prompt.
+
+    The prompt is the spawn call's ``prompt`` argument, compared byte for byte; refused starts do
+    not count. One finding per prompt.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> corpus = read_corpus("tests/data/findings")
+        >>> rows = {row["list_order"]: row for row in corpus.sessions.iter_rows(named=True)}
+        >>> [(f.session_id, f.message) for f in duplicate_task(rows, parent_spawns(corpus, list(rows.values())))]
+        [('dup-parent', '2 subagents started with the same task prompt: dup-child-0, dup-child-1')]
+    """
+    found: list[Finding] = []
+    for order, parent in spawns.items():
+        row = rows[order]
+        groups: dict[str, list[Any]] = {}
+        for spawn in parent.spawns:
+            if spawn.route != "failed" and spawn.prompt and spawn.prompt.strip():
+                groups.setdefault(spawn.prompt, []).append(spawn)
+        for prompt, same in groups.items():
+            if len(same) < 2:
+                continue
+            children = [s.child_id for s in same if s.child_id is not None]
+            named = f": {', '.join(children)}" if children else ""
+            found.append(
+                Finding(
+                    order,
+                    row["session_id"],
+                    row["project_dir"],
+                    "duplicate-task",
+                    "warn",
+                    f"{len(same)} subagents started with the same task prompt{named}",
+                    prompt,
+                    turn=same[0].turn,
+                    step=same[0].step,
+                    seq=same[0].seq,
+                    seq_end=same[-1].seq,
+                )
+            )
+    return found
+
+
+def unread_child(rows: dict[int, dict[str, Any]], spawns: dict[int, ParentSpawns]) -> list[Finding]:
+    """``unread-child``: a child that ended, started by a call whose result never reached the parent.
+
+    A foreground child's result is its call's result (none: unread); a continuable child's is the
+    ``subagent-settled`` notice it sends when it ends (no notice from it in the parent's log:
+    unread). A child still open is not judged here (``runaway-child``, ``stalled``), nor is a
+    one-shot background job (its result is collected by the generic job tools, under a job id).
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> corpus = read_corpus("tests/data/findings")
+        >>> rows = {row["list_order"]: row for row in corpus.sessions.iter_rows(named=True)}
+        >>> [(f.session_id, f.message) for f in unread_child(rows, parent_spawns(corpus, list(rows.values())))]
+        [('unread-parent', 'child unread-child ended (completed) but its notice never reached the parent')]
+    """
+    outcome = {row["session_id"]: row.get("outcome") for row in rows.values() if row["session_id"] is not None}
+    found: list[Finding] = []
+    for order, parent in spawns.items():
+        row = rows[order]
+        for spawn in parent.spawns:
+            child = spawn.child_id
+            ended = outcome.get(child) if child is not None else None
+            if ended is None or ended == "open":
+                continue
+            if spawn.route == "continuable" and child not in parent.notices:
+                message = f"child {child} ended ({ended}) but its notice never reached the parent"
+            elif spawn.route == "no-result":
+                message = f"child {child} ended ({ended}) but the call that started it never got a result"
+            else:
+                continue
+            found.append(
+                Finding(
+                    order,
+                    row["session_id"],
+                    row["project_dir"],
+                    "unread-child",
+                    "warn",
+                    message,
+                    f"{spawn.name}: {spawn.prompt or ''}",
+                    turn=spawn.turn,
+                    step=spawn.step,
+                    seq=spawn.seq,
+                    seq_end=spawn.result_seq,
+                )
+            )
+    return found
+
+
+def _root(row: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The top of a session's ``parentSession`` chain within the corpus (a cycle stops where it closes)."""
+    root, seen = by_id[row["parent_session"]], {row["session_id"]}
+    while root.get("parent_session") in by_id and root["session_id"] not in seen:
+        seen.add(root["session_id"])
+        root = by_id[root["parent_session"]]
+    return root
+
+
+def runaway_child(rows: dict[int, dict[str, Any]]) -> list[Finding]:
+    """``runaway-child``: a subagent whose last event is after its root's last event, the root having ended.
+
+    The root is the top of the child's ``parentSession`` chain within the corpus; it has ended when
+    its outcome is not ``open``. A child working on after that worked for nobody. Only the top of a
+    runaway subtree is a finding (its message counts the runaway descendants under it).
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> rows = {row["list_order"]: row for row in read_corpus("tests/data/findings").sessions.iter_rows(named=True)}
+        >>> [(f.session_id, f.message) for f in runaway_child(rows)]
+        [('runaway-child', 'still running 3 h after its root runaway-root ended (completed)')]
+    """
+    by_id: dict[str, dict[str, Any]] = {}
+    for row in rows.values():
+        if row["session_id"] is not None and row.get("verdict") != "skipped":
+            by_id.setdefault(row["session_id"], row)
+    late: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+    for row in by_id.values():
+        if row.get("parent_session") not in by_id or row.get("last_event_ms") is None:
+            continue
+        root = _root(row, by_id)
+        ended_at = root.get("last_event_ms")
+        if root.get("outcome") not in (None, "open") and ended_at is not None and row["last_event_ms"] > ended_at:
+            late[row["session_id"]] = (row, root)
+    below: dict[str, int] = {}
+    for session, (row, _) in late.items():
+        parent, seen = row.get("parent_session"), {session}
+        while parent in late and parent not in seen:  # count it under the top of its runaway chain
+            seen.add(parent)
+            top = parent
+            parent = late[parent][0].get("parent_session")
+            if parent not in late:
+                below[top] = below.get(top, 0) + 1
+    found: list[Finding] = []
+    for session, (row, root) in late.items():
+        if row.get("parent_session") in late:
+            continue
+        ended_at = root["last_event_ms"]
+        state = "still running" if row.get("outcome") == "open" else f"ran on ({row.get('outcome')})"
+        more = below.get(session, 0)
+        under = f", with {more} runaway descendant{'s' if more != 1 else ''}" if more else ""
+        found.append(
+            Finding(
+                row["list_order"],
+                row["session_id"],
+                row["project_dir"],
+                "runaway-child",
+                "warn",
+                f"{state} {human_duration(row['last_event_ms'] - ended_at)} after its root {root['session_id']} "
+                f"ended ({root.get('outcome')}){under}",
+                f"root's last event {iso(ended_at)}, the child's {iso(row['last_event_ms'])}",
+            )
+        )
+    return found

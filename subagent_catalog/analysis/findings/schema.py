@@ -1,0 +1,112 @@
+"""What a finding is: one row naming a session, a kind, a severity, where its evidence starts and ends, and why.
+
+A finding is a pattern in a run that an auditor wants to look at (a tool called with the same
+arguments again and again, a turn drowned in failing calls, a child whose result never reached its
+parent). Every detector returns rows of ``FINDING_SCHEMA``; ``finding_frame`` builds the frame and
+orders it (``list_order``, then ``seq`` with unknown positions last, then ``kind``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import polars as pl
+
+__all__ = [
+    "EVIDENCE_CLIP",
+    "FINDING_SCHEMA",
+    "SEVERITIES",
+    "Finding",
+    "Severity",
+    "clip_evidence",
+    "finding_frame",
+]
+
+Severity = Literal["info", "warn", "error"]
+SEVERITIES: tuple[Severity, ...] = ("info", "warn", "error")
+"""The severities, least first (``check --fail-on-finding KIND:warn`` fails on ``warn`` and ``error``)."""
+
+EVIDENCE_CLIP = 300
+"""Characters of evidence a finding keeps (``…`` marks a cut)."""
+
+FINDING_SCHEMA: dict[str, pl.DataType] = {
+    "list_order": pl.Int64(),
+    "session_id": pl.String(),
+    "project_dir": pl.String(),
+    "kind": pl.String(),
+    "severity": pl.String(),
+    "turn": pl.Int64(),
+    "step": pl.Int64(),
+    "seq": pl.Int64(),
+    "seq_end": pl.Int64(),
+    "message": pl.String(),
+    "evidence": pl.String(),
+}
+"""The columns of ``findings``: the session (``list_order`` in the corpus's ``sessions``, its id and
+project folder), ``kind`` (the detector or the user rule that found it), ``severity`` (``SEVERITIES``),
+where the evidence is (the ``turn`` and ``step`` of its first event, the ``seq`` of that event and
+``seq_end`` of its last one; null when the finding is about the whole run), ``message`` (one sentence
+with the figures) and ``evidence`` (an excerpt, clipped to ``EVIDENCE_CLIP`` characters)."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One finding, before it is a row (``finding_frame`` makes the rows)."""
+
+    list_order: int
+    session_id: str | None
+    project_dir: str | None
+    kind: str
+    severity: Severity
+    message: str
+    evidence: str = ""
+    turn: int | None = None
+    step: int | None = None
+    seq: int | None = None
+    seq_end: int | None = None
+
+
+def clip_evidence(text: str, limit: int = EVIDENCE_CLIP) -> str:
+    """Evidence text with its whitespace folded, clipped to ``limit`` characters (``…`` marks the cut).
+
+    Examples:
+        >>> clip_evidence("a\\n  b")
+        'a b'
+        >>> clip_evidence("x" * 10, 4)
+        'xxx…'
+    """
+    folded = " ".join(text.split())
+    return folded if len(folded) <= limit else folded[: limit - 1] + "…"
+
+
+def finding_frame(found: list[Finding]) -> pl.DataFrame:
+    """The rows of some findings, in ``FINDING_SCHEMA``, ordered by session, position and kind.
+
+    Examples:
+        >>> rows = [Finding(1, "b", None, "stalled", "warn", "stalled")]
+        >>> rows.append(Finding(0, "a", None, "fan-out", "info", "m", seq=4))
+        >>> finding_frame(rows).select("session_id", "kind", "seq").rows()
+        [('a', 'fan-out', 4), ('b', 'stalled', None)]
+    """
+    frame = pl.DataFrame(
+        [
+            (
+                f.list_order,
+                f.session_id,
+                f.project_dir,
+                f.kind,
+                f.severity,
+                f.turn,
+                f.step,
+                f.seq,
+                f.seq_end,
+                f.message,
+                clip_evidence(f.evidence),
+            )
+            for f in found
+        ],
+        schema=FINDING_SCHEMA,
+        orient="row",
+    )
+    return frame.sort(["list_order", "seq", "seq_end", "kind", "message"], nulls_last=True, maintain_order=True)

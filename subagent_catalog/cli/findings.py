@@ -1,0 +1,136 @@
+"""``subagent-catalog findings``: the pathologies detectors and user rules find, in a corpus root or an archive."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors, write_rows
+from subagent_catalog.cli.options import data_output_option, load_source, protected_paths, source_options
+from subagent_catalog.views.text import terminal_safe
+
+__all__ = ["findings_command"]
+
+_POSITIVE = click.FloatRange(min=0, min_open=True)
+_THRESHOLDS: tuple[tuple[str, str, click.ParamType[Any], float, str], ...] = (
+    ("--tool-loop-calls", "tool_loop_calls", click.IntRange(min=2), 3, "tool-loop: consecutive identical calls."),
+    (
+        "--error-storm-failures",
+        "error_storm_failures",
+        click.IntRange(min=1),
+        5,
+        "tool-error-storm: failed results in a turn.",
+    ),
+    (
+        "--retry-storm-retries",
+        "retry_storm_retries",
+        click.IntRange(min=1),
+        3,
+        "retry-storm: model retries in one turn.",
+    ),
+    (
+        "--context-share",
+        "context_share",
+        click.FloatRange(0, 1, min_open=True),
+        0.9,
+        "context-growth: a prompt's share of its window.",
+    ),
+    ("--fan-out-children", "fan_out_children", click.IntRange(min=1), 10, "fan-out: subagents started in one turn."),
+    ("--stalled-after", "stalled_after_s", _POSITIVE, 3600.0, "stalled: seconds an open run is silent."),
+    ("--cost-outlier-factor", "cost_outlier_factor", _POSITIVE, 3.0, "cost-outlier: times the project's p95."),
+)
+
+
+def _threshold_options(func: Any) -> Any:
+    for flag, name, kind, default, text in reversed(_THRESHOLDS):
+        func = click.option(flag, name, type=kind, default=default, show_default=True, help=text)(func)
+    return func
+
+
+@click.command("findings")
+@source_options
+@click.option("--rules", "rules", default=None, metavar="FILE", help="A TOML file of user rules (docs/findings.md).")
+@click.option(
+    "-d",
+    "--detector",
+    "detectors",
+    multiple=True,
+    metavar="NAME",
+    help="Run only this built-in detector (repeatable; default: all). 'none': only the --rules.",
+)
+@click.option(
+    "--min-severity",
+    type=click.Choice(["info", "warn", "error"]),
+    default="info",
+    show_default=True,
+    help="Show only findings of this severity or worse.",
+)
+@_threshold_options
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "csv", "md"]),
+    default="text",
+    show_default=True,
+    help="text: findings grouped by session; json: one object per line; csv: the frame; md: a Markdown table.",
+)
+@data_output_option
+@translate_errors
+def findings_command(
+    root: str,
+    compression: str,
+    jobs: int | None,
+    quiet: bool,
+    rules: str | None,
+    detectors: tuple[str, ...],
+    min_severity: str,
+    fmt: str,
+    output: str | None,
+    **thresholds: Any,
+) -> None:
+    """Find what went wrong on the way: tool loops, error and retry storms, context growth, subagent trouble.
+
+    ROOT is a corpus root or an archive. The built-in detectors (docs/findings.md
+    defines each rule and threshold) run on the facts of the single read and read
+    only the logs they must; --rules adds a researcher's own patterns. The text
+    format groups the findings by session: a line per session, then one line per
+    finding (severity, kind, where, what) and its evidence; a tally goes to stderr.
+
+    \b
+    Examples:
+        subagent-catalog findings data/sample
+        subagent-catalog findings data/sample --detector tool-error-storm --error-storm-failures 2
+        subagent-catalog findings data/sample --min-severity warn --format md
+        subagent-catalog findings data/sample --format csv -o "$(mktemp -d)/findings.csv"
+    """
+    import polars as pl
+
+    from subagent_catalog.analysis.findings import SEVERITIES, findings
+    from subagent_catalog.views.findings_text import findings_lines, findings_markdown, findings_tally
+
+    check_target(output, [root])
+    source = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
+    check_target(output, protected_paths(root, source))
+    stalled_s = thresholds.pop("stalled_after_s")
+    chosen: Any = "default" if not detectors else [] if detectors == ("none",) else list(detectors)
+    found = findings(
+        source,
+        rules=rules,
+        detectors=chosen,
+        stalled_after_ms=max(1, round(stalled_s * 1000)),
+        **thresholds,
+    )
+    found = found.filter(pl.col("severity").is_in(list(SEVERITIES[SEVERITIES.index(min_severity) :])))
+    to_terminal = is_stdout(output)
+    with output_stream(output, protected=protected_paths(root, source)) as out:
+        if fmt in ("csv", "json"):
+            write_rows(out, found, "csv" if fmt == "csv" else "json", to_terminal=to_terminal)
+        elif fmt == "md":
+            text = findings_markdown(found) + "\n"
+            out.write(terminal_safe(text, keep="\n") if to_terminal else text)
+        else:
+            for line in findings_lines(found):
+                out.write((terminal_safe(line) if to_terminal else line) + "\n")
+    note(findings_tally(found), quiet=quiet)

@@ -1,0 +1,108 @@
+"""Findings as text for a terminal and as a Markdown table (``subagent-catalog findings``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import polars as pl
+
+__all__ = ["findings_lines", "findings_markdown", "findings_tally", "position"]
+
+
+def position(row: dict[str, object]) -> str:
+    """Where a finding's evidence is: ``turn 3 step 2 seq 40-58``, or ``whole run``.
+
+    Examples:
+        >>> position({"turn": 3, "step": 2, "seq": 40, "seq_end": 58})
+        'turn 3 step 2 seq 40-58'
+        >>> position({"turn": None, "step": None, "seq": None, "seq_end": None})
+        'whole run'
+    """
+    parts = []
+    if row.get("turn") is not None:
+        parts.append(f"turn {row['turn']}")
+    if row.get("step") is not None:
+        parts.append(f"step {row['step']}")
+    if row.get("seq") is not None:
+        end = row.get("seq_end")
+        parts.append(f"seq {row['seq']}" + (f"-{end}" if end is not None and end != row["seq"] else ""))
+    return " ".join(parts) or "whole run"
+
+
+def findings_lines(found: pl.DataFrame) -> Iterator[str]:
+    """The text format: a line per session (in list order), then its findings and their evidence, indented.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.analysis.findings import findings
+        >>> lines = list(findings_lines(findings(read_corpus("tests/data/findings"), detectors=["tool-loop"])))
+        >>> print("\\n".join(lines))
+        loop-yes  (--work-findings--)  1 finding
+          warn   tool-loop  turn 1 step 1 seq 4-20: read_file called 4 times in a row with the same arguments (16 bytes)
+                 read_file({"path": "a.py"})
+    """
+    counts = dict(found.group_by("list_order").len().iter_rows())
+    current: int | None = None
+    for row in found.iter_rows(named=True):
+        if row["list_order"] != current:
+            current = row["list_order"]
+            count = counts[current]
+            name = row["session_id"] if row["session_id"] is not None else "(no readable id)"
+            yield f"{name}  ({row['project_dir']})  {count} finding{'s' if count != 1 else ''}"
+        yield f"  {row['severity']:<5}  {row['kind']}  {position(row)}: {row['message']}"
+        if row["evidence"]:
+            yield f"         {row['evidence']}"
+
+
+def findings_tally(found: pl.DataFrame) -> str:
+    """One line: how many findings, in how many sessions, by severity and by kind.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.analysis.findings import findings
+        >>> findings_tally(findings(read_corpus("tests/data/findings"), detectors=["tool-loop", "stalled"]))
+        '2 findings in 2 sessions (warn 2; stalled 1, tool-loop 1)'
+        >>> findings_tally(findings(read_corpus("tests/data/findings"), detectors=[]))
+        '0 findings'
+    """
+    if found.height == 0:
+        return "0 findings"
+    severities = ", ".join(
+        f"{severity} {count}" for severity, count in found.group_by("severity").len().sort("severity").iter_rows()
+    )
+    kinds = ", ".join(f"{kind} {count}" for kind, count in found.group_by("kind").len().sort("kind").iter_rows())
+    sessions = found["list_order"].n_unique()
+    plural = "s" if found.height != 1 else ""
+    return f"{found.height} finding{plural} in {sessions} session{'s' if sessions != 1 else ''} ({severities}; {kinds})"
+
+
+def _cell(value: object) -> str:
+    text = "" if value is None else str(value)
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def findings_markdown(found: pl.DataFrame) -> str:
+    """A Markdown table of the findings (a pipe in a cell is escaped).
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.analysis.findings import findings
+        >>> print(findings_markdown(findings(read_corpus("tests/data/findings"), detectors=["stalled"])))
+        ... # doctest: +NORMALIZE_WHITESPACE
+        | session | kind | severity | where | message | evidence |
+        |---|---|---|---|---|---|
+        | stalled-yes | stalled | warn | whole run | open, and no event for 2 h before the corpus's last event
+          | outcome detail: the last turn never ended |
+    """
+    lines = ["| session | kind | severity | where | message | evidence |", "|---|---|---|---|---|---|"]
+    for row in found.iter_rows(named=True):
+        cells = (
+            row["session_id"] or "(no readable id)",
+            row["kind"],
+            row["severity"],
+            position(row),
+            row["message"],
+            row["evidence"],
+        )
+        lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
+    return "\n".join(lines)

@@ -35,7 +35,7 @@ def findings_lines(found: pl.DataFrame) -> Iterator[str]:
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
         >>> from subagent_catalog.analysis.findings import findings
-        >>> lines = list(findings_lines(findings(read_corpus("tests/data/findings"), detectors=["tool-loop"])))
+        >>> lines = list(findings_lines(findings(read_corpus("data/findings"), detectors=["tool-loop"])))
         >>> print("\\n".join(lines))
         loop-yes  (--work-findings--)  1 finding
           warn   tool-loop  turn 1 step 1 seq 4-20: read_file called 4 times in a row with the same arguments (16 bytes)
@@ -60,9 +60,9 @@ def findings_tally(found: pl.DataFrame) -> str:
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
         >>> from subagent_catalog.analysis.findings import findings
-        >>> findings_tally(findings(read_corpus("tests/data/findings"), detectors=["tool-loop", "stalled"]))
+        >>> findings_tally(findings(read_corpus("data/findings"), detectors=["tool-loop", "stalled"]))
         '2 findings in 2 sessions (warn 2; stalled 1, tool-loop 1)'
-        >>> findings_tally(findings(read_corpus("tests/data/findings"), detectors=[]))
+        >>> findings_tally(findings(read_corpus("data/findings"), detectors=[]))
         '0 findings'
     """
     if found.height == 0:
@@ -87,7 +87,7 @@ def findings_markdown(found: pl.DataFrame) -> str:
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
         >>> from subagent_catalog.analysis.findings import findings
-        >>> print(findings_markdown(findings(read_corpus("tests/data/findings"), detectors=["stalled"])))
+        >>> print(findings_markdown(findings(read_corpus("data/findings"), detectors=["stalled"])))
         ... # doctest: +NORMALIZE_WHITESPACE
         | session | kind | severity | where | message | evidence |
         |---|---|---|---|---|---|

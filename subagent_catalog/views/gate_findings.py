@@ -93,7 +93,7 @@ def finding_offenders(
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
-        >>> corpus = read_corpus("tests/data/findings")
+        >>> corpus = read_corpus("data/findings")
         >>> found = finding_offenders(corpus, corpus, parse_finding_gates(["stalled"]), None)
         >>> found["finding:stalled"].select("session_id", "cause", "line").rows()
         [('stalled-yes', 'stalled', None)]

@@ -58,6 +58,32 @@ DETECTORS: tuple[str, ...] = (
 
 _CHILD_DETECTORS = frozenset({"fan-out", "duplicate-task", "unread-child"})
 
+ROW_COLUMNS = (
+    "list_order",
+    "session_id",
+    "project_dir",
+    "parent_session",
+    "verdict",
+    "event_count",
+    "outcome",
+    "outcome_detail",
+    "created_at_ms",
+    "last_event_ms",
+    "cost_usd",
+    "tools",
+    "tool_calls",
+    "tool_results_failed",
+    "turns_error",
+    "peak_context_share",
+    "peak_context_tokens",
+    "context_window",
+    "read_cause",
+    "read_message",
+    "read_line",
+)
+"""The ``sessions`` columns every detector may read, for every session (the nested records are read
+only for the sessions whose counts make them candidates)."""
+
 
 def _detectors(detectors: Literal["default"] | Sequence[str]) -> list[str]:
     if detectors == "default":
@@ -115,10 +141,10 @@ def findings(
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
-        >>> found = findings(read_corpus("tests/data/findings"))
+        >>> found = findings(read_corpus("data/findings"))
         >>> found.group_by("kind").len().sort("kind").rows()[:3]
         [('context-growth', 2), ('cost-outlier', 1), ('duplicate-task', 1)]
-        >>> findings(read_corpus("tests/data/findings"), detectors=["tool-loop"])["session_id"].to_list()
+        >>> findings(read_corpus("data/findings"), detectors=["tool-loop"])["session_id"].to_list()
         ['loop-yes']
     """
     options = FindingOptions(
@@ -137,17 +163,24 @@ def findings(
     if clash:
         raise FindingsError(f"rule {clash[0]!r} has a built-in detector's name", hint="rename the rule")
     corpus = source_corpus(source)
-    rows: list[dict[str, Any]] = list(corpus.sessions.iter_rows(named=True))
+    sessions = corpus.sessions
+    rows: list[dict[str, Any]] = sessions.select(ROW_COLUMNS).to_dicts()
     by_order = {row["list_order"]: row for row in rows}
+
+    def candidates(where: pl.Expr, nested: str) -> list[dict[str, Any]]:
+        return sessions.filter(where.fill_null(False)).select(*ROW_COLUMNS, nested).to_dicts()
+
     found: list[Finding] = []
     if "tool-loop" in chosen:
-        found += tool_loop(corpus, rows, options)
+        found += tool_loop(corpus, candidates(pl.col("tool_calls") >= tool_loop_calls, "tool_call_records"), options)
     if "tool-error-storm" in chosen:
-        found += tool_error_storm(rows, options)
+        storms = candidates(pl.col("tool_results_failed") >= error_storm_failures, "tool_call_records")
+        found += tool_error_storm(storms, options)
     if "retry-storm" in chosen:
         found += retry_storm(corpus, rows, options)
     if "context-growth" in chosen:
-        found += context_growth(corpus, rows, options)
+        near = (pl.col("peak_context_share") >= context_share) | (pl.col("turns_error") > 0)
+        found += context_growth(corpus, candidates(near, "usage_samples"), options)
     if _CHILD_DETECTORS.intersection(chosen):
         spawns = parent_spawns(corpus, rows)
         if "fan-out" in chosen:

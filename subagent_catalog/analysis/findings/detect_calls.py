@@ -63,7 +63,7 @@ def tool_loop(corpus: Corpus, rows: list[dict[str, Any]], options: FindingOption
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
-        >>> corpus = read_corpus("tests/data/findings")
+        >>> corpus = read_corpus("data/findings")
         >>> rows = list(corpus.sessions.iter_rows(named=True))
         >>> [f.message for f in tool_loop(corpus, rows, FindingOptions())]
         ['read_file called 4 times in a row with the same arguments (16 bytes)']
@@ -123,7 +123,7 @@ def tool_error_storm(rows: list[dict[str, Any]], options: FindingOptions) -> lis
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
-        >>> rows = list(read_corpus("tests/data/findings").sessions.iter_rows(named=True))
+        >>> rows = list(read_corpus("data/findings").sessions.iter_rows(named=True))
         >>> [(f.session_id, f.message) for f in tool_error_storm(rows, FindingOptions())]
         [('storm-yes', '5 of 5 tool calls failed in turn 1: shell ×5')]
     """
@@ -138,7 +138,11 @@ def tool_error_storm(rows: list[dict[str, Any]], options: FindingOptions) -> lis
             if len(failed) < options.error_storm_failures:
                 continue
             names = [c.get("name") or "?" for c in failed]
-            codes = [c.get("error_code") or c.get("error_name") or "no code" for c in failed]
+            codes = [c.get("error_code") or c.get("error_name") for c in failed]
+            named = [code for code in codes if code is not None]
+            coded = f"error codes: {_counts(named)}" if named else "no result names an error code"
+            if named and len(named) < len(codes):
+                coded += f"; {len(codes) - len(named)} without one"
             found.append(
                 Finding(
                     row["list_order"],
@@ -147,7 +151,7 @@ def tool_error_storm(rows: list[dict[str, Any]], options: FindingOptions) -> lis
                     "tool-error-storm",
                     "warn",
                     f"{len(failed)} of {len(calls)} tool calls failed in turn {turn}: {_counts(names)}",
-                    f"error codes: {_counts(codes)}",
+                    coded,
                     turn=turn,
                     step=failed[0].get("step"),
                     seq=failed[0]["seq"],

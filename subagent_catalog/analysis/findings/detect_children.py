@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import polars as pl
+
 from subagent_catalog.analysis.findings.options import FindingOptions
 from subagent_catalog.analysis.findings.schema import Finding
 from subagent_catalog.analysis.findings.spawns import SPAWN_TOOLS, ParentSpawns, read_spawns
@@ -26,7 +28,7 @@ def parent_spawns(corpus: Corpus, rows: list[dict[str, Any]]) -> dict[int, Paren
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
-        >>> corpus = read_corpus("tests/data/findings")
+        >>> corpus = read_corpus("data/findings")
         >>> rows = list(corpus.sessions.iter_rows(named=True))
         >>> found = parent_spawns(corpus, rows)
         >>> sorted(len(p.spawns) for p in found.values())
@@ -43,8 +45,16 @@ def parent_spawns(corpus: Corpus, rows: list[dict[str, Any]]) -> dict[int, Paren
             children.setdefault(parent, []).append(row)
     parents = {row["session_id"] for row in first.values() if SPAWN_TOOLS.intersection(row.get("tools") or [])}
     parents.update(children)
+    orders = sorted(first[session]["list_order"] for session in parents)
+    records = dict(
+        corpus.sessions.filter(pl.col("list_order").is_in(orders)).select("list_order", "tool_call_records").iter_rows()
+    )
     return {
-        first[session]["list_order"]: read_spawns(corpus, first[session], children.get(session, []))
+        first[session]["list_order"]: read_spawns(
+            corpus,
+            {**first[session], "tool_call_records": records.get(first[session]["list_order"])},
+            children.get(session, []),
+        )
         for session in sorted(parents, key=lambda s: first[s]["list_order"])
     }
 
@@ -57,7 +67,7 @@ def fan_out(rows: dict[int, dict[str, Any]], spawns: dict[int, ParentSpawns], op
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
-        >>> corpus = read_corpus("tests/data/findings")
+        >>> corpus = read_corpus("data/findings")
         >>> rows = {row["list_order"]: row for row in corpus.sessions.iter_rows(named=True)}
         >>> [f.message for f in fan_out(rows, parent_spawns(corpus, list(rows.values())), FindingOptions())]
         ['started 10 subagents in turn 1 (subagent ×10)']
@@ -104,7 +114,7 @@ def duplicate_task(rows: dict[int, dict[str, Any]], spawns: dict[int, ParentSpaw
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
-        >>> corpus = read_corpus("tests/data/findings")
+        >>> corpus = read_corpus("data/findings")
         >>> rows = {row["list_order"]: row for row in corpus.sessions.iter_rows(named=True)}
         >>> [(f.session_id, f.message) for f in duplicate_task(rows, parent_spawns(corpus, list(rows.values())))]
         [('dup-parent', '2 subagents started with the same task prompt: dup-child-0, dup-child-1')]
@@ -149,7 +159,7 @@ def unread_child(rows: dict[int, dict[str, Any]], spawns: dict[int, ParentSpawns
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
-        >>> corpus = read_corpus("tests/data/findings")
+        >>> corpus = read_corpus("data/findings")
         >>> rows = {row["list_order"]: row for row in corpus.sessions.iter_rows(named=True)}
         >>> [(f.session_id, f.message) for f in unread_child(rows, parent_spawns(corpus, list(rows.values())))]
         [('unread-parent', 'child unread-child ended (completed) but its notice never reached the parent')]
@@ -205,7 +215,7 @@ def runaway_child(rows: dict[int, dict[str, Any]]) -> list[Finding]:
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
-        >>> rows = {row["list_order"]: row for row in read_corpus("tests/data/findings").sessions.iter_rows(named=True)}
+        >>> rows = {row["list_order"]: row for row in read_corpus("data/findings").sessions.iter_rows(named=True)}
         >>> [(f.session_id, f.message) for f in runaway_child(rows)]
         [('runaway-child', 'still running 3 h after its root runaway-root ended (completed)')]
     """

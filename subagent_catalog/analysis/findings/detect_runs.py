@@ -21,7 +21,7 @@ def stalled(rows: list[dict[str, Any]], options: FindingOptions) -> list[Finding
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
-        >>> rows = list(read_corpus("tests/data/findings").sessions.iter_rows(named=True))
+        >>> rows = list(read_corpus("data/findings").sessions.iter_rows(named=True))
         >>> [(f.session_id, f.message) for f in stalled(rows, FindingOptions())]
         [('stalled-yes', "open, and no event for 2 h before the corpus's last event")]
     """
@@ -57,7 +57,7 @@ def cost_outlier(rows: list[dict[str, Any]], options: FindingOptions) -> list[Fi
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
-        >>> rows = list(read_corpus("tests/data/findings").sessions.iter_rows(named=True))
+        >>> rows = list(read_corpus("data/findings").sessions.iter_rows(named=True))
         >>> [(f.session_id, f.message) for f in cost_outlier(rows, FindingOptions())]
         [('cost-20', "cost $0.11, 38× its project's p95 ($0.0028 over 21 runs of known cost)")]
     """
@@ -70,12 +70,13 @@ def cost_outlier(rows: list[dict[str, Any]], options: FindingOptions) -> list[Fi
         pl.col("cost_usd").quantile(0.95, interpolation="nearest").alias("p95"),
         pl.col("cost_usd").is_not_null().sum().alias("known"),
         pl.col("cost_usd").is_null().sum().alias("unknown"),
+        pl.col("cost_usd").median().alias("median"),
     )
-    by_project = {project: (p95, known, unknown) for project, p95, known, unknown in stats.iter_rows()}
+    by_project = {row[0]: row[1:] for row in stats.iter_rows()}
     found: list[Finding] = []
     for row in rows:
         cost = row.get("cost_usd")
-        p95, known, unknown = by_project[row.get("project_dir")]
+        p95, known, unknown, median = by_project[row.get("project_dir")]
         if cost is None or p95 is None or p95 <= 0 or known < options.cost_outlier_min_runs:
             continue
         if cost <= options.cost_outlier_factor * p95:
@@ -90,7 +91,8 @@ def cost_outlier(rows: list[dict[str, Any]], options: FindingOptions) -> list[Fi
                 "info",
                 f"cost {human_cost(cost)}, {cost / p95:.0f}× its project's p95 "
                 f"({human_cost(p95)} over {known} runs of known cost{left_out})",
-                f"project {row.get('project_dir')}",
+                f"the project's known costs: median {human_cost(median)}, p95 {human_cost(p95)}, "
+                f"{options.cost_outlier_factor:g}× p95 {human_cost(options.cost_outlier_factor * p95)}",
             )
         )
     return found
@@ -103,7 +105,7 @@ def unexamined(rows: list[dict[str, Any]]) -> list[Finding]:
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
-        >>> rows = list(read_corpus("tests/data/findings").sessions.iter_rows(named=True))
+        >>> rows = list(read_corpus("data/findings").sessions.iter_rows(named=True))
         >>> unexamined(rows)
         []
     """

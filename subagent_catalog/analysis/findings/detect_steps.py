@@ -42,7 +42,7 @@ def retry_storm(corpus: Corpus, rows: list[dict[str, Any]], options: FindingOpti
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
-        >>> corpus = read_corpus("tests/data/findings")
+        >>> corpus = read_corpus("data/findings")
         >>> rows = list(corpus.sessions.iter_rows(named=True))
         >>> [(f.session_id, f.message) for f in retry_storm(corpus, rows, FindingOptions())]
         [('retry-yes', '3 model calls retried in turn 1 (step 1)')]
@@ -134,7 +134,7 @@ def context_growth(corpus: Corpus, rows: list[dict[str, Any]], options: FindingO
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
-        >>> corpus = read_corpus("tests/data/findings")
+        >>> corpus = read_corpus("data/findings")
         >>> rows = list(corpus.sessions.iter_rows(named=True))
         >>> [(f.session_id, f.severity) for f in context_growth(corpus, rows, FindingOptions())]
         [('context-error', 'error'), ('context-yes', 'warn')]

@@ -99,7 +99,7 @@ def logs_with_type(corpus: Corpus, rows: list[dict[str, Any]], kind: str, *, job
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
-        >>> corpus = read_corpus("tests/data/findings")
+        >>> corpus = read_corpus("data/findings")
         >>> rows = list(corpus.sessions.iter_rows(named=True))
         >>> orders = logs_with_type(corpus, rows, "llm/retry")
         >>> sorted(corpus.sessions.filter(pl.col("list_order").is_in(orders))["session_id"])

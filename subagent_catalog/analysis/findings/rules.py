@@ -161,7 +161,7 @@ def rule_findings(source: Source, corpus: Corpus, rules: Sequence[Rule]) -> list
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
-        >>> corpus = read_corpus("tests/data/findings")
+        >>> corpus = read_corpus("data/findings")
         >>> found = rule_findings(corpus, corpus, [Rule("make", "make", scope="tool-call", message="ran make")])
         >>> [(f.session_id, f.message) for f in found]
         [('storm-no', 'ran make (5 matches)'), ('storm-yes', 'ran make (5 matches)')]

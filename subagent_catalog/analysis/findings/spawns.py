@@ -175,7 +175,7 @@ def read_spawns(corpus: Corpus, parent: dict[str, Any], children: list[dict[str,
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
-        >>> corpus = read_corpus("tests/data/findings")
+        >>> corpus = read_corpus("data/findings")
         >>> rows = {row["session_id"]: row for row in corpus.sessions.iter_rows(named=True)}
         >>> kids = [row for row in rows.values() if row["parent_session"] == "fanout-parent"]
         >>> found = read_spawns(corpus, rows["fanout-parent"], kids)

@@ -1,14 +1,17 @@
-"""How ``tests/data/findings`` was written (run once; the logs are committed, tests never rerun this).
+"""Build ``data/findings``: a small corpus in the real dsh on-disk format, one pathology per session.
 
-Each session plants one pathology a detector must find, or a near miss it must not find; the
-expectations in ``tests/test_findings.py`` are written from this list, not from a run of the code.
-
-    python tests/data/make_findings.py tests/data/findings
+Run ``python data/make_findings.py`` (it refuses to overwrite an existing ``data/findings``). Each
+session plants one pathology a detector of ``subagent_catalog.analysis.findings`` must find, or a
+near miss it must not find (the same tool with other arguments of the same size, failures spread
+over turns, fewer retries, a smaller prompt); docs/findings.md walks through it, and the expectations
+in ``tests/test_findings.py`` are written from this list, not from a run of the code. Deterministic:
+the same bytes every run.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import uuid
 from typing import Any
@@ -32,15 +35,18 @@ class Log:
         self.calls = 0
 
     def add(self, kind: str, data: Any, *, dt: int = 10, **envelope: Any) -> None:
+        """Append one event ``dt`` ms after the last."""
         self.at += dt
         self.events.append({"type": kind, "seq": len(self.events), "time": T0 + self.at, "data": data, **envelope})
 
     def turn_start(self, text: str, *, source: dict[str, Any] | None = None) -> None:
+        """Open a turn with a user message."""
         self.turn += 1
         self.add("turn/start", {"turn": self.turn})
         self.user(text, source=source)
 
     def user(self, text: str, *, source: dict[str, Any] | None = None) -> None:
+        """An appended user message (``source``: a notice's, else the user's)."""
         message = {
             "content": [{"type": "text", "text": text}],
             "source": source or {"kind": "user"},
@@ -50,9 +56,11 @@ class Log:
         self.add("user/message", message, surfaceOp="append")
 
     def turn_end(self, kind: str = "completed", **reason: Any) -> None:
+        """Close the current turn."""
         self.add("turn/end", {"turn": self.turn, "reason": {"kind": kind, **reason}})
 
     def answer(self, text: str, *, step: int = 1, usage: dict[str, int] | None = None) -> None:
+        """A model step that answers with text (and reports ``usage``)."""
         self.add("step/start", {"turn": self.turn, "step": step})
         data: dict[str, Any] = {
             "turn": self.turn,
@@ -113,6 +121,7 @@ class Log:
         self.add("step/end", {"turn": self.turn, "step": step})
 
     def retry(self, *, step: int = 1, attempt: int = 1) -> None:
+        """An ``llm/retry`` of the current turn's step."""
         self.add(
             "llm/retry",
             {
@@ -129,6 +138,7 @@ class Log:
         )
 
     def notice(self, child: str) -> None:
+        """A turn opened by a child's subagent-settled notice."""
         text = f"Background subagent {child} finished and will do no further work unless you send it more."
         self.turn_start(
             text, source={"kind": "subagent-settled", "form": "notice", "summary": text, "senderSessionId": child}
@@ -138,6 +148,7 @@ class Log:
 def write(
     root: str, log: Log, *, cwd: str = CWD, parent: str | None = None, at: int | None = None, **head: Any
 ) -> None:
+    """Write a log at its canonical path (a subagent when it has a ``parent``)."""
     created = T0 + (at if at is not None else 0)
     write_session(
         root,
@@ -163,6 +174,7 @@ def child(root: str, session_id: str, parent: str, prompt: str, *, at: int, open
 
 
 def main(root: str) -> None:
+    """Write every planted session under ``root``."""
     # tool-loop: four identical read_file calls in a row; the near miss has the same sizes, other bytes.
     log = Log("loop-yes")
     log.turn_start("read the config")
@@ -308,4 +320,7 @@ def main(root: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    target = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "findings")
+    if os.path.exists(target):
+        sys.exit(f"{target} exists: remove it first to rebuild it")
+    main(target)

@@ -9,18 +9,29 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from subagent_catalog.analysis.findings import DETECTORS, FINDING_SCHEMA, FindingsError, Rule, findings, load_rules
+from subagent_catalog.analysis.findings import (
+    DETECTORS,
+    FINDING_SCHEMA,
+    FindingOptions,
+    FindingsError,
+    Rule,
+    findings,
+    load_rules,
+)
 from subagent_catalog.cli import main
 from subagent_catalog.corpus import read_corpus
 from subagent_catalog.store.archive import open_archive
 from subagent_catalog.store.export import export_archive
+from subagent_catalog.synth import planted
 from subagent_catalog.synth.writer import EventLog, header, write_session
+from tests.helpers import FULL_SWEEP
 
 GOLDEN = Path(__file__).parent.parent / "data" / "findings"
 
@@ -314,3 +325,32 @@ def test_check_fails_on_a_rule_finding(tmp_path: Path) -> None:
     assert code == 1 and "finding:exit-2:error" in out
     code, _, err = _cli("check", str(GOLDEN), "--fail-on-finding", "exit-2")
     assert code == 1 and "unknown finding kind 'exit-2'" in err
+
+
+# --- a generated corpus: every planted pathology found, none where none was planted -----------------
+
+PLANTED_SEEDS = range(300) if FULL_SWEEP else range(16)
+
+
+def test_the_planter_uses_the_detectors_default_thresholds() -> None:
+    defaults = FindingOptions()
+    assert (
+        defaults.tool_loop_calls,
+        defaults.error_storm_failures,
+        defaults.retry_storm_retries,
+        defaults.context_share,
+        defaults.fan_out_children,
+    ) == (planted.LOOP, planted.STORM, planted.RETRIES, planted.SHARE, planted.FAN_OUT)
+    assert (
+        defaults.stalled_after_ms,
+        defaults.cost_outlier_factor,
+        defaults.cost_outlier_min_runs,
+    ) == (planted.STALLED_MS, planted.COST_FACTOR, planted.COST_RUNS)
+
+
+@pytest.mark.parametrize("seed", PLANTED_SEEDS)
+def test_a_planted_corpus_gives_exactly_what_was_planted(tmp_path: Path, seed: int) -> None:
+    expected = Counter(planted.write_planted_corpus(str(tmp_path), seed=seed))
+    found = findings(read_corpus(tmp_path))
+    got = Counter(found.select("session_id", "kind", "severity").iter_rows())
+    assert got == expected, f"missing {expected - got}, not planted {got - expected}"

@@ -31,6 +31,7 @@ first read; quiet in scripts, in CI and with ``SUBAGENT_CATALOG_PROGRESS=off``).
 
 from typing import TYPE_CHECKING, Any
 
+from subagent_catalog.analysis.findings import FindingsError, Rule, findings, load_rules
 from subagent_catalog.analysis.run_summary import RunSummary, error_groups, run_summary, trends
 from subagent_catalog.analysis.runs import tool_calls, unpriced_models, usage_by_model, usage_samples
 from subagent_catalog.analysis.search import SearchError, search_events, search_sessions
@@ -104,9 +105,11 @@ __all__ = [
     "CorpusLevelError",
     "CorpusRootError",
     "EmptySourceError",
+    "FindingsError",
     "PriceTable",
     "PricesError",
     "ResultTooLargeError",
+    "Rule",
     "RunSummary",
     "SearchError",
     "SessionLookupError",
@@ -121,10 +124,12 @@ __all__ = [
     "compare",
     "deviations",
     "error_groups",
+    "findings",
     "in_window",
     "list_agents_text",
     "list_children",
     "list_descendants",
+    "load_rules",
     "open_source",
     "otlp_traces",
     "parse_instant",

@@ -27,6 +27,7 @@ from subagent_catalog.read.paths import (
 )
 from subagent_catalog.read.pool import read_all
 from subagent_catalog.store.archive import open_archive
+from subagent_catalog.store.labels import Labels, LabelsError, session_labels
 from subagent_catalog.store.layout import is_url
 from subagent_catalog.store.location import local_location
 from subagent_catalog.store.source import InputKind, Source, empty_source, input_kind, misplaced_archive
@@ -44,6 +45,7 @@ def read_corpus(
     jobs: int | None = None,
     cache: bool | str | os.PathLike[str] = True,
     prices: Prices | PriceTable | None = None,
+    labels: str | os.PathLike[str] | None = None,
 ) -> Corpus:
     """Read a dsh session root into frames.
 
@@ -67,6 +69,8 @@ def read_corpus(
             (``store.frames_cache``), the frames themselves are reused.
         prices: the price table ``sessions.cost_usd`` is computed with (default:
             ``genai-prices``' offline table; a mapping or a TOML/CSV file extends it, see ``prices``).
+        labels: a label store (``store.labels.Labels``' file, outside the root): ``sessions`` gets a
+            ``labels`` column, each session's labels by its id (an empty list when it has none).
 
     A root that holds no session log (and no listing failure) is an empty
     corpus: its ``problems`` hold one ``empty-root`` row (severity warning)
@@ -76,6 +80,7 @@ def read_corpus(
         CorpusRootError: the root is missing, not a directory or unreadable.
         CorpusLevelError: the root is a project folder or a session folder (no log at
             ``<root>/<project>/<session>/``); its ``corpus_root`` and hint name the root that was meant.
+        LabelsError: the label store lies under the root, or is not a label store.
 
     Examples:
         >>> import tempfile
@@ -87,6 +92,13 @@ def read_corpus(
         ...
         subagent_catalog.errors.CorpusLevelError: 'data/sample/_no-cwd' looks like a project folder (its folder ...
     """
+    if labels is not None:
+        label_store = _label_store(root, labels)
+        corpus = read_corpus(
+            root, compression=compression, events=events, progress=progress, jobs=jobs, cache=cache, prices=prices
+        )
+        corpus.sessions = session_labels(corpus.sessions, label_store)
+        return corpus
     if progress is None:
         auto = default_progress()  # in a notebook: a bar once the read takes a second
         if auto is not None:
@@ -123,6 +135,17 @@ def read_corpus(
     if frames is not None:
         frames.save(corpus, probes)
     return corpus
+
+
+def _label_store(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> Labels:
+    """The label store at ``path``, checked to lie outside the corpus root (corpora are read-only)."""
+    where, inside = os.path.realpath(path), os.path.realpath(root)
+    if os.path.commonpath([where, inside]) == inside:
+        raise LabelsError(
+            f"label store {os.fspath(path)!r} is inside the corpus root {os.fspath(root)!r}",
+            hint="keep labels outside the corpus (corpora are read-only): e.g. next to it",
+        )
+    return Labels(path)
 
 
 EMPTY_HINT = (

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from subagent_catalog.frames.schemas import SESSION_SCHEMA
 
-UNREAD_BY_REPORT: tuple[str, ...] = (
+_UNREAD_BY_VIEWS: tuple[str, ...] = (
     "path_bytes",
     "session_dir",
     "mtime",
@@ -73,9 +73,26 @@ UNREAD_BY_REPORT: tuple[str, ...] = (
     "peak_context_tokens",
     "context_window",
 )
+"""What the summary and the report leave unread (the report's findings read some of them back: ``READ_BY_FINDINGS``)."""
+
+READ_BY_FINDINGS: tuple[str, ...] = (
+    "path_bytes",
+    "event_count",
+    "seed_length",
+    "turns_error",
+    "tools",
+    "peak_context_tokens",
+    "context_window",
+    "read_cause",
+    "read_message",
+    "read_line",
+)
+"""The columns of ``_UNREAD_BY_VIEWS`` the report's Findings section reads (``analysis.findings``)."""
+
+UNREAD_BY_REPORT: tuple[str, ...] = tuple(name for name in _UNREAD_BY_VIEWS if name not in READ_BY_FINDINGS)
 """What ``render_report`` leaves unread (the session forest reads ``header_json``)."""
 
-UNREAD_BY_SUMMARY: tuple[str, ...] = (*UNREAD_BY_REPORT, "header_json")
+UNREAD_BY_SUMMARY: tuple[str, ...] = (*_UNREAD_BY_VIEWS, "header_json")
 """What ``summary_text`` (and its JSON and Markdown) leaves unread."""
 
 READ_BY_GATE: tuple[str, ...] = (

@@ -31,6 +31,7 @@ from typing import Any
 
 import polars as pl
 
+from subagent_catalog.analysis.findings import findings
 from subagent_catalog.analysis.forest import DEFAULT_PARENT_CAP, Forest, forest_of_rows, parents_of_forest
 from subagent_catalog.analysis.run_summary import run_summary
 from subagent_catalog.analysis.summary import SEVERITY_ORDER, human_bytes, minute, summary_of_rows
@@ -51,6 +52,7 @@ from subagent_catalog.views.memory import between_stages
 from subagent_catalog.views.names import NAME_CSS
 from subagent_catalog.views.report_charts import report_charts
 from subagent_catalog.views.report_data import diagnostic_rows, node_index, node_places, relative_path
+from subagent_catalog.views.report_findings import findings_section
 from subagent_catalog.views.report_runs import runs_section
 from subagent_catalog.views.site_links import SiteLinks
 from subagent_catalog.views.table_columns import FIT_CSS, TABLES, columns
@@ -275,6 +277,7 @@ def report_stream(
     between_stages(size)
     corpus = window.corpus(source_frames(corpus, without=UNREAD_BY_REPORT))  # a corpus, or an archive's frames
     between_stages(size)  # what reading them decoded
+    found = findings_section(corpus, findings(corpus), link=link)
     # The stages that need the most memory run one after the other, each dropping what it made
     # before the next: the run summary (every session's tree) and the charts before the session
     # forest (a dict per node) is built; the run tables take their tree nodes from ``node_index``.
@@ -340,6 +343,7 @@ def report_stream(
         css=Markup(css + TIMELINE_CSS + palette.outcome_css(".badge.o-{outcome}") + FIT_CSS + NAME_CSS),
         table_cols={name: columns(name) for name in TABLES},
         runs=runs,
+        findings=found,
         js=Markup(js),
         script_hash=script_hash,
         forest_json=(Markup(piece) for piece in script_json_chunks(forest_data)),

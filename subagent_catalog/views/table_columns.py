@@ -130,6 +130,26 @@ TABLES: dict[str, tuple[Column, ...]] = {
         Column("cost", "cost", 1, num=True),
         Column("example", "example", 1),
     ),
+    "finding_kinds": (
+        Column("kind", "kind", 1),
+        Column("severity", "worst", 1),
+        Column("findings", "findings", 1, num=True),
+        Column("runs", "runs", 1, num=True),
+        Column("projects", "projects", 2, num=True),
+    ),
+    "finding_projects": (
+        Column("project", "project", 1),
+        Column("findings", "findings", 1, num=True),
+        Column("runs", "runs", 2, num=True),
+        Column("kinds", "most found", 1),
+    ),
+    "finding_runs": (
+        Column("name", "run", 1),
+        Column("severity", "worst", 1),
+        Column("count", "findings", 1, num=True),
+        Column("kinds", "kinds", 2),
+        Column("project", "project", 3),
+    ),
     "trend_days": (
         Column("day", "day", 1),
         Column("runs", "runs", 1, num=True),

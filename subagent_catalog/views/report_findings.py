@@ -1,0 +1,155 @@
+"""The report's "Findings" section: findings counted by kind and by project, and the worst runs with their evidence.
+
+``findings_section`` gives the template three tables over ``analysis.findings.findings``' frame:
+the kinds (findings, runs, projects, the worst severity), the projects (findings, runs, the kinds
+most found there) and the worst runs (the worst severity first, then the most findings), each run
+named and, in a linked site (``report --site``), linked to its page, every finding's evidence
+linking to its step there (``#seq-N``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+from markupsafe import Markup
+
+from subagent_catalog.analysis.findings.schema import SEVERITIES
+from subagent_catalog.analysis.text import clip
+from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.views.names import name_html, names_by_id
+from subagent_catalog.views.site_links import SiteLinks
+
+__all__ = ["FINDINGS_PER_RUN", "FINDING_RUN_ROWS", "findings_section"]
+
+FINDING_RUN_ROWS = 50
+"""Runs the worst-runs table lists (the count says how many runs have findings)."""
+FINDINGS_PER_RUN = 20
+"""Findings listed under one run."""
+PROJECT_ROWS = 30
+"""Projects the project table lists (the most findings first)."""
+
+
+def _where(row: dict[str, Any]) -> str:
+    parts = [f"{name} {row[name]}" for name in ("turn", "step") if row[name] is not None]
+    if row["seq"] is not None:
+        end = row["seq_end"]
+        parts.append(f"seq {row['seq']}" + (f"–{end}" if end is not None and end != row["seq"] else ""))
+    return " ".join(parts) or "whole run"
+
+
+def _kinds(found: pl.DataFrame) -> list[dict[str, Any]]:
+    ranked = found.with_columns(pl.col("severity").replace_strict(list(SEVERITIES), [0, 1, 2]).alias("_rank"))
+    rows = (
+        ranked.group_by("kind")
+        .agg(
+            pl.len().alias("findings"),
+            pl.col("list_order").n_unique().alias("runs"),
+            pl.col("project_dir").n_unique().alias("projects"),
+            pl.col("_rank").max().alias("_worst"),
+        )
+        .sort(["findings", "kind"], descending=[True, False])
+    )
+    return [
+        {
+            "kind": r["kind"],
+            "severity": SEVERITIES[r["_worst"]],
+            "findings": f"{r['findings']:,}",
+            "runs": f"{r['runs']:,}",
+            "projects": f"{r['projects']:,}",
+        }
+        for r in rows.iter_rows(named=True)
+    ]
+
+
+def _projects(found: pl.DataFrame) -> list[dict[str, Any]]:
+    rows = (
+        found.group_by("project_dir")
+        .agg(pl.len().alias("findings"), pl.col("list_order").n_unique().alias("runs"), pl.col("kind"))
+        .sort(["findings", "project_dir"], descending=[True, False], nulls_last=True)
+        .head(PROJECT_ROWS)
+    )
+    out = []
+    for r in rows.iter_rows(named=True):
+        kinds = pl.Series(r["kind"]).value_counts(sort=True).head(3).rows()
+        out.append(
+            {
+                "project": r["project_dir"],
+                "findings": f"{r['findings']:,}",
+                "runs": f"{r['runs']:,}",
+                "kinds": ", ".join(f"{kind} {count:,}" for kind, count in kinds),
+            }
+        )
+    return out
+
+
+def findings_section(corpus: Corpus, found: pl.DataFrame, *, link: SiteLinks | None = None) -> dict[str, Any]:
+    """The "Findings" section's values for the report template.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.analysis.findings import findings
+        >>> corpus = read_corpus("data/findings")
+        >>> section = findings_section(corpus, findings(corpus))
+        >>> section["total"], section["runs_total"], section["kinds"][0]["kind"], section["worst"][0]["severity"]
+        (11, 11, 'context-growth', 'error')
+    """
+    if found.height == 0:
+        return {"total": 0, "runs_total": 0, "kinds": [], "projects": [], "worst": [], "projects_total": 0}
+    ranked = found.with_columns(pl.col("severity").replace_strict(list(SEVERITIES), [0, 1, 2]).alias("_rank"))
+    runs = (
+        ranked.group_by("list_order")
+        .agg(
+            pl.col("session_id").first(),
+            pl.col("project_dir").first(),
+            pl.col("_rank").max().alias("_worst"),
+            pl.len().alias("count"),
+        )
+        .sort(["_worst", "count", "list_order"], descending=[True, True, False])
+    )
+    shown = runs.head(FINDING_RUN_ROWS)
+    names = names_by_id(corpus, [sid for sid in shown["session_id"].to_list() if sid is not None])
+    worst = []
+    for run in shown.iter_rows(named=True):
+        sid = run["session_id"]
+        label, name = names.get(sid, (None, None)) if sid is not None else (None, None)
+        href = link.href(sid) if link is not None else None
+        rows = ranked.filter(pl.col("list_order") == run["list_order"]).sort(["_rank", "seq"], descending=[True, False])
+        items = []
+        for row in rows.head(FINDINGS_PER_RUN).iter_rows(named=True):
+            step = f"{href}#seq-{row['seq']}" if href is not None and row["seq"] is not None else None
+            items.append(
+                {
+                    "kind": row["kind"],
+                    "severity": row["severity"],
+                    "where": _where(row),
+                    "href": step,
+                    "message": clip(row["message"], 300),
+                    "evidence": clip(row["evidence"], 300) if row["evidence"] else None,
+                }
+            )
+        kinds = ", ".join(dict.fromkeys(rows["kind"].to_list()))
+        worst.append(
+            {
+                "name_html": Markup(
+                    link.name(sid, label=label, name=name)
+                    if link is not None
+                    else name_html(sid, label=label, name=name)
+                ),
+                "severity": SEVERITIES[run["_worst"]],
+                "count": f"{run['count']:,}",
+                "kinds": kinds,
+                "project": run["project_dir"],
+                "items": items,
+                "more": max(0, rows.height - FINDINGS_PER_RUN),
+            }
+        )
+    projects = _projects(found)
+    return {
+        "total": found.height,
+        "runs_total": runs.height,
+        "kinds": _kinds(found),
+        "projects": projects,
+        "projects_total": found["project_dir"].n_unique(),
+        "worst": worst,
+    }

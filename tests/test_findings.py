@@ -31,6 +31,7 @@ from subagent_catalog.store.archive import open_archive
 from subagent_catalog.store.export import export_archive
 from subagent_catalog.synth import planted
 from subagent_catalog.synth.writer import EventLog, header, write_session
+from tests import findings_scanners
 from tests.helpers import FULL_SWEEP
 
 GOLDEN = Path(__file__).parent.parent / "data" / "findings"
@@ -354,3 +355,44 @@ def test_a_planted_corpus_gives_exactly_what_was_planted(tmp_path: Path, seed: i
     found = findings(read_corpus(tmp_path))
     got = Counter(found.select("session_id", "kind", "severity").iter_rows())
     assert got == expected, f"missing {expected - got}, not planted {got - expected}"
+
+
+# --- Python scanners --------------------------------------------------------------------------------
+
+
+def test_a_scanner_runs_over_each_sessions_own_transcript() -> None:
+    found = findings(read_corpus(GOLDEN), detectors=[], scanners=[findings_scanners.make_calls])
+    assert sorted(found["session_id"]) == ["storm-no", "storm-yes"]
+    row = found.filter(pl.col("session_id") == "storm-yes").row(0, named=True)
+    assert (row["kind"], row["severity"], row["message"], row["turn"]) == ("make-calls", "warn", "5 make calls", 1)
+    assert row["evidence"] == '{"cmd": "make 0"}'
+
+
+def test_a_scanner_that_fails_or_hangs_gives_findings_not_a_crash() -> None:
+    corpus = read_corpus(GOLDEN)
+    found = findings(
+        corpus,
+        detectors=[],
+        scanners=[findings_scanners.broken, findings_scanners.slow, findings_scanners.reserved_kind],
+        scanner_timeout_s=3,
+    )
+    said: dict[tuple[str, str], list[str]] = {}
+    for r in found.iter_rows(named=True):
+        said.setdefault((r["session_id"], r["kind"]), []).append(f"{r['message']} | {r['evidence']}")
+    assert said[("loop-yes", "scanner-error")] == ["scanner broken failed on this log | RuntimeError: boom"]
+    assert sorted(said[("loop-no", "scanner-error")]) == [
+        "scanner broken failed on this log | TypeError: severity must be one of info, warn, error, not 'fatal'",
+        "scanner reserved-kind used a reserved kind 'tool-loop' | ",
+    ]
+    assert said[("retry-yes", "scanner-timeout")] == [
+        "scanner slow ran past 3 s on this log: its findings here are unknown | "
+    ]
+    assert said[("retry-no", "slow")] == ["seen | "]  # the scanners after the hung one still ran
+    assert not found.filter(pl.col("kind") == "tool-loop").height
+
+
+def test_scanner_arguments_are_checked() -> None:
+    with pytest.raises(FindingsError, match="scanner_timeout_s"):
+        findings(read_corpus(GOLDEN), detectors=[], scanners=[findings_scanners.slow], scanner_timeout_s=0)
+    with pytest.raises(FindingsError, match="must be a function"):
+        findings(read_corpus(GOLDEN), detectors=[], scanners=["make"])  # type: ignore[list-item]

@@ -26,6 +26,7 @@ from subagent_catalog.analysis.findings.detect_runs import cost_outlier, stalled
 from subagent_catalog.analysis.findings.detect_steps import context_growth, retry_storm
 from subagent_catalog.analysis.findings.options import FindingOptions, FindingsError
 from subagent_catalog.analysis.findings.rules import Rule, load_rules, rule_findings
+from subagent_catalog.analysis.findings.scanners import Scanner, scanner_findings
 from subagent_catalog.analysis.findings.schema import FINDING_SCHEMA, SEVERITIES, Finding, Severity, finding_frame
 from subagent_catalog.store.source import Source, source_corpus
 
@@ -36,6 +37,7 @@ __all__ = [
     "FindingOptions",
     "FindingsError",
     "Rule",
+    "Scanner",
     "Severity",
     "findings",
     "load_rules",
@@ -104,6 +106,8 @@ def findings(
     *,
     rules: str | os.PathLike[str] | Sequence[Rule] | None = None,
     detectors: Literal["default"] | Sequence[str] = "default",
+    scanners: Sequence[Scanner] = (),
+    scanner_timeout_s: float = 30.0,
     tool_loop_calls: int = 3,
     error_storm_failures: int = 5,
     retry_storm_retries: int = 3,
@@ -119,7 +123,11 @@ def findings(
         source: a read corpus or an opened archive.
         rules: user rules: a TOML rules file's path, or ``Rule`` objects (docs/findings.md).
         detectors: the built-in detectors to run: ``"default"`` (all of ``DETECTORS``), or some of
-            their names (``[]``: only the rules).
+            their names (``[]``: only the rules and scanners).
+        scanners: Python scanners (``scanners.Scanner``: module-level functions over one session's
+            transcript), run in worker processes.
+        scanner_timeout_s: the time a scanner may take on one session (past it: a ``scanner-timeout``
+            finding for that session).
         tool_loop_calls: ``tool-loop``: consecutive calls of one tool with byte-identical arguments.
         error_storm_failures: ``tool-error-storm``: failed tool results in one turn.
         retry_storm_retries: ``retry-storm``: model-call retries in one turn.
@@ -199,4 +207,7 @@ def findings(
         found += unexamined(rows)
     if user_rules:
         found += rule_findings(source, corpus, user_rules)
+    if scanners:
+        reserved = {*DETECTORS, *(rule.name for rule in user_rules), "scanner-error", "scanner-timeout"}
+        found += scanner_findings(corpus, scanners, reserved=reserved, timeout_s=scanner_timeout_s)
     return finding_frame(found)

@@ -139,7 +139,9 @@ def show(
     check_target(output, [root])
     corpus = read()
     if fmt == "html":
-        text = transcript_page(corpus, session_id, path=log_path)
+        from subagent_catalog.analysis.findings import findings
+
+        text = transcript_page(corpus, session_id, path=log_path, found=findings(corpus, sessions=[session_id]))
     else:
         text = transcript_markdown(corpus, session_id, path=log_path)
     if to_stdout and fmt == "md":

@@ -159,7 +159,17 @@ class PlantLog:
 def write_planted_log(
     root: str, log: PlantLog, *, cwd: str = CWD, parent: str | None = None, at: int | None = None, **head: Any
 ) -> None:
-    """Write a log at its canonical path (a subagent when it has a ``parent``)."""
+    """Write a log at its canonical path (a subagent when it has a ``parent``).
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> root = tempfile.mkdtemp()
+        >>> log = PlantLog("s1"); log.turn_start("hi"); log.call("grep", {"q": "x"}, "found"); log.turn_end()
+        >>> write_planted_log(root, log)
+        >>> read_corpus(root).sessions.select("session_id", "tool_calls", "outcome").row(0)
+        ('s1', 1, 'completed')
+    """
     created = T0 + (at if at is not None else 0)
     write_session(
         root,
@@ -184,6 +194,15 @@ def planted_child(
 
     Returns:
         Its last event's time (milliseconds after ``T0``).
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> root = tempfile.mkdtemp()
+        >>> planted_child(root, "c1", "p1", "do it", at=100, work_ms=50)
+        211
+        >>> read_corpus(root).sessions.select("session_id", "parent_session", "outcome").row(0)
+        ('c1', 'p1', 'completed')
     """
     log = PlantLog(session_id)
     log.at = at

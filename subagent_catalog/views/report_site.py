@@ -22,6 +22,7 @@ from pathlib import Path
 
 import polars as pl
 
+from subagent_catalog.analysis.findings import findings
 from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.store.source import Source, source_corpus
@@ -94,6 +95,7 @@ def write_report_site(
         report_stream(source, parents=parents, semantics=semantics, title=title, window=window, link=links)
     )
     corpus = source_corpus(source)  # again: the report may have let an archive's frames go
+    found = findings(corpus, sessions=list(links.granted))  # each page lists its session's
     many = many_children(corpus, set(links.granted))
     parts = {sid: range(2, 1 + -(-len(kids) // MAX_CHILD_LINKS)) for sid, kids in many.items()}
     planned = [
@@ -108,7 +110,7 @@ def write_report_site(
         del report
         for sid, name in links.granted.items():
             more = children_file(sid, 2) if sid in parts else None
-            page = transcript_page(source, sid, path=paths[sid], link=links.page, more_children=more)
+            page = transcript_page(source, sid, path=paths[sid], link=links.page, more_children=more, found=found)
             written.append(Path(site.write(name, page)))
             for part in parts.get(sid, ()):
                 more_page = children_page(corpus, sid, many[sid], part, link=links.granted)

@@ -133,6 +133,8 @@ def unique_anchors(rows: pl.DataFrame) -> pl.DataFrame:
 
     An assistant step gives several rows one ``seq`` (its text, its reasoning, its tool calls): the
     first keeps ``seq-N`` (what a link to the step names), the next are ``seq-N-2``, ``seq-N-3``.
+    ``aliases`` lists the other events a row holds (its ``seqs``: a tool call's ``tool/call``) whose
+    ``seq-N`` no row takes: the page gives them ids too, so a link to any event lands on its row.
 
     Examples:
         >>> rows = pl.DataFrame({"seq": [4, 4, 5, None, None], "kind": ["a", "b", "c", "d", "d"]})
@@ -152,7 +154,14 @@ def unique_anchors(rows: pl.DataFrame) -> pl.DataFrame:
         seen[base] = count
         taken.add(name)
         out.append(name)
-    return rows.with_columns(pl.Series("anchor", out, dtype=pl.String))
+    aliases: list[list[int]] = []
+    for seqs in rows["seqs"].to_list() if "seqs" in rows.columns else [None] * rows.height:
+        extra = [s for s in seqs or [] if s is not None and f"seq-{s}" not in taken]
+        taken.update(f"seq-{s}" for s in extra)
+        aliases.append(extra)
+    return rows.with_columns(
+        pl.Series("anchor", out, dtype=pl.String), pl.Series("aliases", aliases, dtype=pl.List(pl.Int64))
+    )
 
 
 def turn_table(rows: pl.DataFrame) -> list[dict[str, Any]]:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import polars as pl
 
+from subagent_catalog.analysis.findings import findings
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.analysis.timeline import tree_timeline
 from subagent_catalog.frames.corpus import Corpus
@@ -205,6 +206,7 @@ def write_tree_pages(
     ]
     ordered, places = preorder(rows)
     depths = dict(rows.select("list_order", "depth").iter_rows())
+    found = findings(corpus, sessions=list(named))  # each page lists its session's
     written: list[Path] = []
     with claim_site(target, protected=protected, names=SITE_NAMES, marker=PAGE_MARKER) as site:
         site.plan(planned)
@@ -213,7 +215,7 @@ def write_tree_pages(
             below = ordered.slice(at, size).with_columns(pl.col("depth") - depths[order])
             log = paths.get(order) if order != top["list_order"] else top["path"]
             more = children_file(sid, 2) if sid in parts else None
-            page = transcript_page(corpus, sid, path=log, link=link.get, tree=below, more_children=more)
+            page = transcript_page(corpus, sid, path=log, link=link.get, tree=below, more_children=more, found=found)
             written.append(Path(site.write(link[sid], page)))
             if sid == top["session_id"] and INDEX_FILE not in site.written:  # the start page: the top's again
                 site.write(INDEX_FILE, page)  # not counted among the pages (``TreePages.index``)

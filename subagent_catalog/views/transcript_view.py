@@ -33,6 +33,7 @@ from subagent_catalog.views.children_table import (
     children_rows,
     children_table,
 )
+from subagent_catalog.views.findings_box import FINDINGS_BOX_CSS, findings_box
 from subagent_catalog.views.names import NAME_CSS, name_html, names_by_id, session_name, short_id
 from subagent_catalog.views.page_names import page_file as page_file
 from subagent_catalog.views.page_names import page_link as page_link
@@ -257,7 +258,14 @@ def _mentioned(row: dict[str, Any], detail: dict[str, Any], mention: Callable[[s
     return f' <span class="mention" style="font-size:12px">{what} {mention(child)}</span>'
 
 
-def _row_html(
+def _row_html(row: dict[str, Any], **options: Any) -> str:
+    """A row's HTML, after an empty element per alias id (``unique_anchors``' ``aliases``) when it has anchors."""
+    aliases = row.get("aliases") if options.get("anchors") else None
+    ids = "".join(f'<span id="seq-{int(s)}" class="alias"></span>' for s in aliases or [])
+    return ids + _row_body(row, **options)
+
+
+def _row_body(
     row: dict[str, Any],
     *,
     start: int | None,
@@ -462,6 +470,7 @@ def transcript_page(
     link: Callable[[str], str | None] | None = None,
     tree: pl.DataFrame | None = None,
     more_children: str | None = None,
+    found: pl.DataFrame | None = None,
 ) -> str:
     """A self-contained HTML page of one session's transcript: run facts, turns, errors, timeline, steps.
 
@@ -483,6 +492,8 @@ def transcript_page(
             bars, and only those ``TREE_DEPTH_DRAWN`` levels down past ``MAX_BARS`` sessions.
         more_children: the ``href`` of the page listing the children past the first
             ``MAX_CHILD_LINKS`` (``show --tree`` writes it); without it they are counted.
+        found: the corpus's findings (``analysis.findings.findings``): this session's are listed
+            under its facts, each linked to its step; ``None`` lists none.
 
     Raises:
         SessionLookupError: no log (or several logs) with this id.
@@ -554,12 +565,15 @@ def transcript_page(
         title=(f"{title} · {short_id(sid)}" if sid is not None else title) if title else f"Session {sid or '(no id)'}",
         heading=Markup(named_html(sid)) if title else None,
         label=session["identity_label"] if title is None else None,
-        fit_css=Markup(FIT_CSS + NAME_CSS + CHILDREN_CSS),
+        fit_css=Markup(FIT_CSS + NAME_CSS + CHILDREN_CSS + FINDINGS_BOX_CSS),
         parent_html=Markup(
             named_html(links.parent, href(links.parent) if links.parent is not None and links.parent_found else None)
         ),
         where=[(name, text) for name, text in where if text],
         facts=Markup(facts_html(session)),
+        findings=Markup(
+            findings_box(found.filter(pl.col("list_order") == session["list_order"]), rows) if found is not None else ""
+        ),
         timeline_css=Markup(TIMELINE_CSS),
         linked=link is not None,
         root=corpus.root,

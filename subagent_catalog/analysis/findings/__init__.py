@@ -1,6 +1,7 @@
 """Findings: what went wrong on the way, found exactly and offline by detectors and by a researcher's rules.
 
-``findings(source)`` runs the built-in detectors (``DETECTORS``; docs/findings.md defines each rule)
+Part of ``analysis`` (layer 6: imports ``store``, ``catalog``, ``frames``, ``read`` and the base
+modules). ``findings(source)`` runs the built-in detectors (``DETECTORS``; docs/findings.md defines each rule)
 and any user rules (``rules.load_rules``) over a corpus or an archive and returns one row per
 finding (``FINDING_SCHEMA``). Detectors start from the facts the single read keeps; a detector that
 needs event text reads only the logs it must.
@@ -108,6 +109,7 @@ def findings(
     detectors: Literal["default"] | Sequence[str] = "default",
     scanners: Sequence[Scanner] = (),
     scanner_timeout_s: float = 30.0,
+    sessions: Sequence[str] | None = None,
     tool_loop_calls: int = 3,
     error_storm_failures: int = 5,
     retry_storm_retries: int = 3,
@@ -128,6 +130,9 @@ def findings(
             transcript), run in worker processes.
         scanner_timeout_s: the time a scanner may take on one session (past it: a ``scanner-timeout``
             finding for that session).
+        sessions: only the findings of these session ids (the others still count where a rule
+            needs them: a root's end, the corpus's last event, a project's costs); the detectors
+            read only these sessions' logs.
         tool_loop_calls: ``tool-loop``: consecutive calls of one tool with byte-identical arguments.
         error_storm_failures: ``tool-error-storm``: failed tool results in one turn.
         retry_storm_retries: ``retry-storm``: model-call retries in one turn.
@@ -171,12 +176,15 @@ def findings(
     if clash:
         raise FindingsError(f"rule {clash[0]!r} has a built-in detector's name", hint="rename the rule")
     corpus = source_corpus(source)
-    sessions = corpus.sessions
-    rows: list[dict[str, Any]] = sessions.select(ROW_COLUMNS).to_dicts()
+    frame = corpus.sessions
+    rows: list[dict[str, Any]] = frame.select(ROW_COLUMNS).to_dicts()
     by_order = {row["list_order"]: row for row in rows}
+    only = None if sessions is None else set(sessions)
+    mine = pl.lit(True) if only is None else pl.col("session_id").is_in(list(only))
+    own_rows = rows if only is None else [row for row in rows if row["session_id"] in only]
 
     def candidates(where: pl.Expr, nested: str) -> list[dict[str, Any]]:
-        return sessions.filter(where.fill_null(False)).select(*ROW_COLUMNS, nested).to_dicts()
+        return frame.filter((where & mine).fill_null(False)).select(*ROW_COLUMNS, nested).to_dicts()
 
     found: list[Finding] = []
     if "tool-loop" in chosen:
@@ -185,12 +193,12 @@ def findings(
         storms = candidates(pl.col("tool_results_failed") >= error_storm_failures, "tool_call_records")
         found += tool_error_storm(storms, options)
     if "retry-storm" in chosen:
-        found += retry_storm(corpus, rows, options)
+        found += retry_storm(corpus, own_rows, options)
     if "context-growth" in chosen:
         near = (pl.col("peak_context_share") >= context_share) | (pl.col("turns_error") > 0)
         found += context_growth(corpus, candidates(near, "usage_samples"), options)
     if _CHILD_DETECTORS.intersection(chosen):
-        spawns = parent_spawns(corpus, rows)
+        spawns = parent_spawns(corpus, rows, only=only)
         if "fan-out" in chosen:
             found += fan_out(by_order, spawns, options)
         if "duplicate-task" in chosen:
@@ -209,5 +217,7 @@ def findings(
         found += rule_findings(source, corpus, user_rules)
     if scanners:
         reserved = {*DETECTORS, *(rule.name for rule in user_rules), "scanner-error", "scanner-timeout"}
-        found += scanner_findings(corpus, scanners, reserved=reserved, timeout_s=scanner_timeout_s)
+        found += scanner_findings(corpus, scanners, reserved=reserved, timeout_s=scanner_timeout_s, only=only)
+    if only is not None:
+        found = [f for f in found if f.session_id in only]
     return finding_frame(found)

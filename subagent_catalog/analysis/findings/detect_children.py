@@ -21,8 +21,12 @@ from subagent_catalog.frames.units import human_duration
 __all__ = ["duplicate_task", "fan_out", "parent_spawns", "runaway_child", "unread_child"]
 
 
-def parent_spawns(corpus: Corpus, rows: list[dict[str, Any]]) -> dict[int, ParentSpawns]:
+def parent_spawns(
+    corpus: Corpus, rows: list[dict[str, Any]], *, only: set[str] | None = None
+) -> dict[int, ParentSpawns]:
     """Each parent's spawns, by its ``list_order`` (a parent: a child names it, or it called a subagent tool).
+
+    ``only``: the parents among these session ids alone (their logs alone are read).
 
     A session id several logs carry is its first log's (in list order), as upstream's lookup takes it.
 
@@ -45,6 +49,8 @@ def parent_spawns(corpus: Corpus, rows: list[dict[str, Any]]) -> dict[int, Paren
             children.setdefault(parent, []).append(row)
     parents = {row["session_id"] for row in first.values() if SPAWN_TOOLS.intersection(row.get("tools") or [])}
     parents.update(children)
+    if only is not None:
+        parents &= only
     orders = sorted(first[session]["list_order"] for session in parents)
     records = dict(
         corpus.sessions.filter(pl.col("list_order").is_in(orders)).select("list_order", "tool_call_records").iter_rows()

@@ -87,6 +87,7 @@ def scanner_findings(
     reserved: Iterable[str],
     timeout_s: float = 30.0,
     jobs: int | None = None,
+    only: set[str] | None = None,
 ) -> list[Finding]:
     """Run each scanner over every readable session's own transcript, in worker processes.
 
@@ -96,9 +97,19 @@ def scanner_findings(
         reserved: kinds a scanner may not use (the built-in detectors' and the rules').
         timeout_s: the time one scanner may take on one session.
         jobs: worker processes (default 2).
+        only: scan only the sessions with these ids.
 
     Raises:
         FindingsError: a scanner that is not a callable, or a time limit that is not positive.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> scanner_findings(read_corpus("data/findings"), [], reserved=[])
+        []
+        >>> scanner_findings(read_corpus("data/findings"), ["x"], reserved=[])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        subagent_catalog.analysis.findings.options.FindingsError: a scanner must be a function, not str
     """
     if not scanners:
         return []
@@ -108,7 +119,10 @@ def scanner_findings(
         if not callable(scanner):
             raise FindingsError(f"a scanner must be a function, not {type(scanner).__name__}")
     taken = set(reserved)
-    sessions = corpus.sessions.filter(pl.col("verdict") != "skipped").to_dicts()
+    readable = corpus.sessions.filter(pl.col("verdict") != "skipped")
+    if only is not None:
+        readable = readable.filter(pl.col("session_id").is_in(list(only)))
+    sessions = readable.to_dicts()
     work: list[tuple[Scanner, pl.DataFrame, dict[str, Any]]] = []
     for session in sessions:
         rows = session_transcript(corpus, session, corpus.log_events(session["list_order"]))

@@ -68,6 +68,7 @@ ROW_COLUMNS = (
     "parent_session",
     "verdict",
     "event_count",
+    "seed_length",
     "outcome",
     "outcome_detail",
     "created_at_ms",

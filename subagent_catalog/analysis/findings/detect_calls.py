@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from subagent_catalog.analysis.findings.log_events import own_events
+from subagent_catalog.analysis.findings.log_events import events_of
 from subagent_catalog.analysis.findings.options import FindingOptions
 from subagent_catalog.analysis.findings.schema import Finding
 from subagent_catalog.frames.corpus import Corpus
@@ -70,21 +70,18 @@ def tool_loop(corpus: Corpus, rows: list[dict[str, Any]], options: FindingOption
     """
     found: list[Finding] = []
     least = options.tool_loop_calls
+    suspected: list[tuple[dict[str, Any], list[list[dict[str, Any]]]]] = []
     for row in rows:
         calls = own_calls(row)
         if len(calls) < least:
             continue
-        suspects = _runs(
-            [c for c in calls],
-            lambda c: (c.get("name"), c.get("argument_bytes"), c.get("argument_bytes") is None),
-            least,
-        )
-        suspects = [run for run in suspects if run[0].get("argument_bytes") is not None]
-        if not suspects:
-            continue
-        arguments = {
-            e.seq: _argument_text(e.data) for e in own_events(corpus, row["list_order"], frozenset({"tool/call"}))
-        }
+        same_size = _runs(calls, lambda c: (c.get("name"), c.get("argument_bytes")), least)
+        suspects = [run for run in same_size if run[0].get("argument_bytes") is not None]
+        if suspects:
+            suspected.append((row, suspects))
+    logs = events_of(corpus, [row for row, _ in suspected], frozenset({"tool/call"}))
+    for row, suspects in suspected:
+        arguments = {e.seq: _argument_text(e.data) for e in logs[row["list_order"]]}
         for suspect in suspects:
             for run in _runs(suspect, lambda c, known=arguments: known.get(c["seq"]), least):
                 text = arguments.get(run[0]["seq"])

@@ -11,9 +11,17 @@ from typing import Any
 
 import polars as pl
 
+from subagent_catalog.analysis.findings.log_events import events_of
 from subagent_catalog.analysis.findings.options import FindingOptions
 from subagent_catalog.analysis.findings.schema import Finding
-from subagent_catalog.analysis.findings.spawns import SPAWN_TOOLS, ParentSpawns, read_spawns
+from subagent_catalog.analysis.findings.spawns import (
+    SPAWN_EVENT_TYPES,
+    SPAWN_TOOLS,
+    ParentSpawns,
+    link_children,
+    parent_calls,
+    waiting_children,
+)
 from subagent_catalog.analysis.summary import iso
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.units import human_duration
@@ -51,18 +59,28 @@ def parent_spawns(
     parents.update(children)
     if only is not None:
         parents &= only
-    orders = sorted(first[session]["list_order"] for session in parents)
+    ordered = sorted(parents, key=lambda session: first[session]["list_order"])
+    orders = [first[session]["list_order"] for session in ordered]
     records = dict(
         corpus.sessions.filter(pl.col("list_order").is_in(orders)).select("list_order", "tool_call_records").iter_rows()
     )
-    return {
-        first[session]["list_order"]: read_spawns(
-            corpus,
-            {**first[session], "tool_call_records": records.get(first[session]["list_order"])},
-            children.get(session, []),
-        )
-        for session in sorted(parents, key=lambda s: first[s]["list_order"])
+    events = events_of(corpus, [first[session] for session in ordered], SPAWN_EVENT_TYPES)
+    found: dict[int, ParentSpawns] = {}
+    waiting: dict[int, list[dict[str, Any]]] = {}
+    for session in ordered:
+        row = first[session]
+        calls = parent_calls({**row, "tool_call_records": records.get(row["list_order"])}, events[row["list_order"]])
+        found[row["list_order"]] = calls
+        waiting[row["list_order"]] = waiting_children(calls, children.get(session, []))
+    kids = [child for group in waiting.values() for child in group]
+    firsts = events_of(corpus, kids, frozenset({"user/message"})) if kids else {}
+    messages = {
+        child["session_id"]: (firsts[child["list_order"]][0].text if firsts.get(child["list_order"]) else None)
+        for child in kids
     }
+    for order, calls in found.items():
+        link_children(calls, waiting[order], messages)
+    return found
 
 
 def fan_out(rows: dict[int, dict[str, Any]], spawns: dict[int, ParentSpawns], options: FindingOptions) -> list[Finding]:

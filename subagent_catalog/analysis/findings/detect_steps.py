@@ -11,7 +11,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from subagent_catalog.analysis.findings.log_events import logs_with_type, own_events
+from subagent_catalog.analysis.findings.log_events import events_of
 from subagent_catalog.analysis.findings.options import FindingOptions
 from subagent_catalog.analysis.findings.schema import Finding
 from subagent_catalog.frames.corpus import Corpus
@@ -48,11 +48,12 @@ def retry_storm(corpus: Corpus, rows: list[dict[str, Any]], options: FindingOpti
         [('retry-yes', '3 model calls retried in turn 1 (step 1)')]
     """
     found: list[Finding] = []
-    by_order = {row["list_order"]: row for row in rows}
-    for order in logs_with_type(corpus, rows, "llm/retry"):
-        row = by_order[order]
+    readable = [row for row in rows if (row.get("event_count") or 0) > 0]
+    logs = events_of(corpus, readable, frozenset({"llm/retry"}))
+    for row in readable:
+        order = row["list_order"]
         by_turn: dict[int, list[Any]] = {}
-        for event in own_events(corpus, order, frozenset({"llm/retry"})):
+        for event in logs[order]:
             if event.turn is not None:
                 by_turn.setdefault(event.turn, []).append(event)
         for turn, retries in sorted(by_turn.items()):
@@ -137,16 +138,17 @@ def context_growth(corpus: Corpus, rows: list[dict[str, Any]], options: FindingO
         >>> corpus = read_corpus("data/findings")
         >>> rows = list(corpus.sessions.iter_rows(named=True))
         >>> [(f.session_id, f.severity) for f in context_growth(corpus, rows, FindingOptions())]
-        [('context-error', 'error'), ('context-yes', 'warn')]
+        [('context-yes', 'warn'), ('context-error', 'error')]
     """
     found: list[Finding] = []
     for row in rows:
         near = _near_limit(row, options)
         if near is not None:
             found.append(near)
-        if not row.get("turns_error"):
-            continue
-        for event in own_events(corpus, row["list_order"], frozenset({"turn/end"})):
+    failed = [row for row in rows if row.get("turns_error")]
+    logs = events_of(corpus, failed, frozenset({"turn/end"}))
+    for row in failed:
+        for event in logs[row["list_order"]]:
             code, message = _turn_error(event.data)
             if not any(text is not None and CONTEXT_ERROR.search(text) for text in (code, message)):
                 continue

@@ -17,11 +17,13 @@ import polars as pl
 
 from subagent_catalog.forking import process_pool
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.read.event_text import event_text
+from subagent_catalog.read.jsvalue import is_safe_integer
 from subagent_catalog.read.paths import Compression
-from subagent_catalog.read.search_scan import healthy_parts
+from subagent_catalog.read.search_scan import healthy_parts, line_spans
 from subagent_catalog.store.archive import ArchiveCorpus
 
-__all__ = ["Event", "logs_with_type", "own_events"]
+__all__ = ["Event", "events_of", "own_events"]
 
 
 class Event(NamedTuple):
@@ -80,42 +82,83 @@ PARALLEL_THRESHOLD = 64
 """Fewer logs than this are probed in the calling process."""
 
 
-def _mentions(args: tuple[str, Compression, tuple[bytes, ...]]) -> bool:
-    """Whether a log can hold an event of a type: its bytes hold one of the needles (or it is not healthy)."""
-    path, compression, needles = args
+def _int(value: Any) -> int | None:
+    return int(value) if is_safe_integer(value) else None
+
+
+def _scan_types(args: tuple[str, Compression, tuple[str, ...], int]) -> list[Event] | None:
+    """A healthy log's own events of these types, decoding only the lines that can hold one (the pool's worker).
+
+    ``None`` when the log is not healthy or a line is odd: the reader decides (``Corpus.log_events``).
+    """
+    path, compression, types, seed_length = args
     parts = healthy_parts(path, compression)
     if parts is None:
-        return True  # unstable or odd: the reader decides
+        return None
     body = parts[1]
-    return any(needle in body for needle in needles) or b"\\u" in body or b"\\/" in body
+    needles = [t.encode() for t in types] + [t.replace("/", "\\/").encode() for t in types]
+    if b"\\u" in body:
+        needles.append(b"\\u")
+    out: list[Event] = []
+    for start, end in line_spans(body, needles, body):
+        try:
+            event = orjson.loads(body[start:end])
+        except orjson.JSONDecodeError:
+            return None
+        if not isinstance(event, dict):
+            return None
+        kind = event.get("type")
+        if kind not in types:
+            continue
+        seq = _int(event.get("seq"))
+        if seq is None:
+            return None
+        if seq < seed_length:
+            continue
+        data = event.get("data")
+        text, _fields = event_text(kind, data)
+        turn = _int(data.get("turn")) if isinstance(data, dict) else None
+        step = _int(data.get("step")) if isinstance(data, dict) else None
+        out.append(Event(seq, _int(event.get("time")), turn, step, kind, data, text))
+    out.sort(key=lambda e: e.seq)
+    return out
 
 
-def logs_with_type(corpus: Corpus, rows: list[dict[str, Any]], kind: str, *, jobs: int | None = None) -> list[int]:
-    """The ``list_order`` of the rows whose log may hold an event of type ``kind`` (the others cannot).
+def events_of(
+    corpus: Corpus, rows: list[dict[str, Any]], types: frozenset[str], *, jobs: int | None = None
+) -> dict[int, list[Event]]:
+    """``own_events`` of many sessions at once, by ``list_order``: a raw corpus's healthy logs byte-scanned in a pool.
 
-    A raw corpus's healthy logs are probed by their bytes (the type's JSON forms, or an escape that
-    could hide it), in a process pool for many logs; any other log, and every session of an archive,
-    is a candidate.
+    Only the lines that can hold one of the types are decoded (the search engine's way); a log that is
+    not healthy, and every session of an archive, is read by ``own_events``.
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
         >>> corpus = read_corpus("data/findings")
-        >>> rows = list(corpus.sessions.iter_rows(named=True))
-        >>> orders = logs_with_type(corpus, rows, "llm/retry")
-        >>> sorted(corpus.sessions.filter(pl.col("list_order").is_in(orders))["session_id"])
-        ['retry-no', 'retry-yes']
+        >>> rows = corpus.sessions.filter(pl.col("session_id") == "retry-yes").to_dicts()
+        >>> [(e.seq, e.turn, e.type) for e in events_of(corpus, rows, frozenset({"llm/retry"}))[rows[0]["list_order"]]]
+        [(2, 1, 'llm/retry'), (3, 1, 'llm/retry'), (4, 1, 'llm/retry')]
     """
-    wanted = [row for row in rows if row.get("verdict") != "skipped" and (row.get("event_count") or 0) > 0]
-    if isinstance(corpus, ArchiveCorpus) or not wanted:
-        return [row["list_order"] for row in wanted]
-    readable = corpus.sessions.filter(pl.col("verdict") != "skipped").sort("list_order")["list_order"].to_list()
-    paths = dict(zip(readable, corpus.log_sources(), strict=True))
-    needles = (kind.encode(), kind.replace("/", "\\/").encode())
-    tasks = [(paths[row["list_order"]], corpus.compression, needles) for row in wanted]
-    workers = jobs if jobs is not None else (os.cpu_count() or 1)
-    if workers <= 1 or len(tasks) < PARALLEL_THRESHOLD:
-        flags = list(map(_mentions, tasks))
-    else:
-        with process_pool(workers) as pool:  # workers use no Polars: forking is safe (heap frozen)
-            flags = list(pool.map(_mentions, tasks, chunksize=max(1, len(tasks) // (workers * 8))))
-    return [row["list_order"] for row, flag in zip(wanted, flags, strict=True) if flag]
+    wanted = [row for row in rows if row.get("verdict") != "skipped"]
+    out: dict[int, list[Event]] = {}
+    fast: list[dict[str, Any]] = []
+    if not isinstance(corpus, ArchiveCorpus):
+        fast = [row for row in wanted if row.get("verdict") == "ok"]
+    if fast:
+        readable = corpus.sessions.filter(pl.col("verdict") != "skipped").sort("list_order")["list_order"].to_list()
+        paths = dict(zip(readable, corpus.log_sources(), strict=True))
+        ordered = tuple(sorted(types))
+        tasks = [(paths[row["list_order"]], corpus.compression, ordered, row.get("seed_length") or 0) for row in fast]
+        workers = jobs if jobs is not None else (os.cpu_count() or 1)
+        if workers <= 1 or len(tasks) < PARALLEL_THRESHOLD:
+            found = list(map(_scan_types, tasks))
+        else:
+            with process_pool(workers) as pool:  # workers use no Polars: forking is safe (heap frozen)
+                found = list(pool.map(_scan_types, tasks, chunksize=max(1, len(tasks) // (workers * 8))))
+        for row, events in zip(fast, found, strict=True):
+            if events is not None:
+                out[row["list_order"]] = events
+    for row in wanted:
+        if row["list_order"] not in out:
+            out[row["list_order"]] = own_events(corpus, row["list_order"], types)
+    return out

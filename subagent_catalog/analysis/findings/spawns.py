@@ -34,7 +34,19 @@ import orjson
 from subagent_catalog.analysis.findings.log_events import Event, own_events
 from subagent_catalog.frames.corpus import Corpus
 
-__all__ = ["SPAWN_TOOLS", "SPAWN_WINDOW_MS", "ParentSpawns", "Spawn", "SpawnLink", "SpawnRoute", "read_spawns"]
+__all__ = [
+    "SPAWN_EVENT_TYPES",
+    "SPAWN_TOOLS",
+    "SPAWN_WINDOW_MS",
+    "ParentSpawns",
+    "Spawn",
+    "SpawnLink",
+    "SpawnRoute",
+    "link_children",
+    "parent_calls",
+    "read_spawns",
+    "waiting_children",
+]
 
 SPAWN_TOOLS = frozenset({"subagent", "fork_subagent"})
 """Upstream's subagent tools (an agent preset's own tool is known by its ``prompt`` argument)."""
@@ -101,12 +113,6 @@ def _route(result_seq: int | None, is_error: Any, text: str | None) -> tuple[Spa
     return "foreground", None
 
 
-def _first_message(corpus: Corpus, list_order: int) -> str | None:
-    for event in own_events(corpus, list_order, frozenset({"user/message"})):
-        return event.text
-    return None
-
-
 def _spawn_calls(calls: list[Event], results: dict[int, Event], records: list[dict[str, Any]]) -> list[Spawn]:
     answered = {record["seq"]: record for record in records if record.get("seq") is not None}
     out: list[Spawn] = []
@@ -164,8 +170,73 @@ def _pick(candidates: list[Spawn], message: str | None) -> Spawn:
     return max(candidates, key=lambda s: (s.time_ms or 0, s.seq))
 
 
+SPAWN_EVENT_TYPES = frozenset({"tool/call", "tool/result", "user/message"})
+"""The event types of a parent ``parent_calls`` reads."""
+
+
+def parent_calls(parent: dict[str, Any], events: list[Event]) -> ParentSpawns:
+    """A parent's spawn calls (children not yet attached) and notices, from its own events of ``SPAWN_EVENT_TYPES``.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> import polars as pl
+        >>> from subagent_catalog.analysis.findings.log_events import own_events
+        >>> corpus = read_corpus("data/findings")
+        >>> parent = corpus.sessions.filter(pl.col("session_id") == "unread-parent").row(0, named=True)
+        >>> found = parent_calls(parent, own_events(corpus, parent["list_order"], SPAWN_EVENT_TYPES))
+        >>> [s.named_child for s in found.spawns], found.notices
+        (['read-child', 'unread-child'], {'read-child': 17})
+    """
+    records = [record for record in parent.get("tool_call_records") or [] if not record.get("in_seed")]
+    calls = [e for e in events if e.type == "tool/call"]
+    results = {e.seq: e for e in events if e.type == "tool/result"}
+    found = ParentSpawns(_spawn_calls(calls, results, records))
+    for event in events:
+        source = event.data.get("source") if event.type == "user/message" and isinstance(event.data, dict) else None
+        if isinstance(source, dict) and source.get("kind") == "subagent-settled":
+            sender = source.get("senderSessionId")
+            if isinstance(sender, str):
+                found.notices.setdefault(sender, event.seq)
+    return found
+
+
+def waiting_children(found: ParentSpawns, children: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Attach the children a ``started subagent`` result names; the others, in creation order (rules 2-3 need them).
+
+    None wait when no call is left that could claim one (no spawn call without a named child).
+    """
+    by_id = {child["session_id"]: child for child in children if child.get("session_id") is not None}
+    for spawn in found.spawns:
+        if spawn.named_child is not None and spawn.named_child in by_id:
+            spawn.child_id, spawn.link = spawn.named_child, "result-id"
+    if not any(s.named_child is None for s in found.spawns):
+        return []
+    claimed = {s.child_id for s in found.spawns if s.child_id is not None}
+    return sorted(
+        (c for c in by_id.values() if c["session_id"] not in claimed),
+        key=lambda c: (c.get("created_at_ms") is None, c.get("created_at_ms") or 0, c["session_id"]),
+    )
+
+
+def link_children(found: ParentSpawns, waiting: list[dict[str, Any]], messages: dict[str, str | None]) -> None:
+    """Attach the ``waiting`` children by start time, then by prompt (``messages``: each one's first own message)."""
+    for child in waiting:
+        candidates = _running(found.spawns, child.get("created_at_ms"))
+        message = messages.get(child["session_id"])
+        if candidates:
+            chosen = _pick(candidates, message)
+            chosen.child_id, chosen.link = child["session_id"], "start-time"
+            continue
+        for spawn in found.spawns:
+            if spawn.child_id is None and spawn.named_child is None and message is not None and spawn.prompt == message:
+                spawn.child_id, spawn.link = child["session_id"], "prompt"
+                break
+
+
 def read_spawns(corpus: Corpus, parent: dict[str, Any], children: list[dict[str, Any]]) -> ParentSpawns:
     """The spawn calls of one parent with their children attached, and the notices it received.
+
+    ``detect_children.parent_spawns`` does the same for every parent at once (their logs read in a pool).
 
     Args:
         corpus: the corpus the parent and its children were read from.
@@ -177,40 +248,16 @@ def read_spawns(corpus: Corpus, parent: dict[str, Any], children: list[dict[str,
         >>> from subagent_catalog.corpus import read_corpus
         >>> corpus = read_corpus("data/findings")
         >>> rows = {row["session_id"]: row for row in corpus.sessions.iter_rows(named=True)}
-        >>> kids = [row for row in rows.values() if row["parent_session"] == "fanout-parent"]
-        >>> found = read_spawns(corpus, rows["fanout-parent"], kids)
-        >>> sorted({(s.route, s.link) for s in found.spawns})
-        [('continuable', 'result-id')]
+        >>> kids = [row for row in rows.values() if row["parent_session"] == "dup-parent"]
+        >>> found = read_spawns(corpus, rows["dup-parent"], kids)
+        >>> [(s.route, s.link, s.child_id) for s in found.spawns]
+        [('foreground', 'prompt', 'dup-child-0'), ('foreground', 'prompt', 'dup-child-1')]
     """
-    records = [record for record in parent.get("tool_call_records") or [] if not record.get("in_seed")]
-    events = own_events(corpus, parent["list_order"], frozenset({"tool/call", "tool/result", "user/message"}))
-    calls = [e for e in events if e.type == "tool/call"]
-    results = {e.seq: e for e in events if e.type == "tool/result"}
-    found = ParentSpawns(_spawn_calls(calls, results, records))
-    for event in events:
-        source = event.data.get("source") if event.type == "user/message" and isinstance(event.data, dict) else None
-        if isinstance(source, dict) and source.get("kind") == "subagent-settled":
-            sender = source.get("senderSessionId")
-            if isinstance(sender, str):
-                found.notices.setdefault(sender, event.seq)
-    by_id = {child["session_id"]: child for child in children if child.get("session_id") is not None}
-    for spawn in found.spawns:
-        if spawn.named_child is not None and spawn.named_child in by_id:
-            spawn.child_id, spawn.link = spawn.named_child, "result-id"
-    claimed = {s.child_id for s in found.spawns if s.child_id is not None}
-    waiting = sorted(
-        (c for c in by_id.values() if c["session_id"] not in claimed),
-        key=lambda c: (c.get("created_at_ms") is None, c.get("created_at_ms") or 0, c["session_id"]),
-    )
+    found = parent_calls(parent, own_events(corpus, parent["list_order"], SPAWN_EVENT_TYPES))
+    waiting = waiting_children(found, children)
+    messages = {}
     for child in waiting:
-        candidates = _running(found.spawns, child.get("created_at_ms"))
-        message = _first_message(corpus, child["list_order"]) if len(candidates) != 1 else None
-        if candidates:
-            chosen = _pick(candidates, message)
-            chosen.child_id, chosen.link = child["session_id"], "start-time"
-            continue
-        for spawn in found.spawns:
-            if spawn.child_id is None and spawn.named_child is None and message is not None and spawn.prompt == message:
-                spawn.child_id, spawn.link = child["session_id"], "prompt"
-                break
+        first = own_events(corpus, child["list_order"], frozenset({"user/message"}))
+        messages[child["session_id"]] = first[0].text if first else None
+    link_children(found, waiting, messages)
     return found

@@ -204,6 +204,12 @@ def waiting_children(found: ParentSpawns, children: list[dict[str, Any]]) -> lis
     """Attach the children a ``started subagent`` result names; the others, in creation order (rules 2-3 need them).
 
     None wait when no call is left that could claim one (no spawn call without a named child).
+
+    Examples:
+        >>> call = Spawn(4, 10, 1, 1, "c1", "subagent", "go", "continuable", 5, 11, "started subagent k1", "k1")
+        >>> found = ParentSpawns([call])
+        >>> waiting_children(found, [{"session_id": "k1", "created_at_ms": 10}]), call.child_id, call.link
+        ([], 'k1', 'result-id')
     """
     by_id = {child["session_id"]: child for child in children if child.get("session_id") is not None}
     for spawn in found.spawns:
@@ -219,7 +225,16 @@ def waiting_children(found: ParentSpawns, children: list[dict[str, Any]]) -> lis
 
 
 def link_children(found: ParentSpawns, waiting: list[dict[str, Any]], messages: dict[str, str | None]) -> None:
-    """Attach the ``waiting`` children by start time, then by prompt (``messages``: each one's first own message)."""
+    """Attach the ``waiting`` children by start time, then by prompt (``messages``: each one's first own message).
+
+    Examples:
+        >>> calls = [Spawn(4, 10, 1, 1, "c1", "subagent", "a", "foreground", 9, 90, "done"),
+        ...          Spawn(5, 10, 1, 1, "c2", "subagent", "b", "foreground", 12, 95, "done")]
+        >>> found = ParentSpawns(calls)
+        >>> link_children(found, [{"session_id": "k", "created_at_ms": 11}], {"k": "b"})
+        >>> [(s.call_id, s.child_id, s.link) for s in found.spawns]
+        [('c1', None, 'none'), ('c2', 'k', 'start-time')]
+    """
     for child in waiting:
         candidates = _running(found.spawns, child.get("created_at_ms"))
         message = messages.get(child["session_id"])

@@ -15,20 +15,23 @@ from typing import Any, Literal
 
 import polars as pl
 
-from subagent_catalog.analysis.findings.detect_calls import tool_error_storm, tool_loop
+from subagent_catalog.analysis.findings.detect_calls import loop_suspects, tool_error_storm, tool_loop
 from subagent_catalog.analysis.findings.detect_children import (
     duplicate_task,
     fan_out,
     parent_spawns,
     runaway_child,
+    spawn_parents,
     unread_child,
 )
 from subagent_catalog.analysis.findings.detect_runs import cost_outlier, stalled, unexamined
-from subagent_catalog.analysis.findings.detect_steps import context_growth, retry_storm
+from subagent_catalog.analysis.findings.detect_steps import RETRY, TURN_END, context_growth, retry_storm
+from subagent_catalog.analysis.findings.log_events import read_wanted
 from subagent_catalog.analysis.findings.options import FindingOptions, FindingsError
 from subagent_catalog.analysis.findings.rules import Rule, load_rules, rule_findings
 from subagent_catalog.analysis.findings.scanners import Scanner, scanner_findings
 from subagent_catalog.analysis.findings.schema import FINDING_SCHEMA, SEVERITIES, Finding, Severity, finding_frame
+from subagent_catalog.analysis.findings.spawns import SPAWN_EVENT_TYPES
 from subagent_catalog.store.source import Source, source_corpus
 
 __all__ = [
@@ -187,19 +190,41 @@ def findings(
     def candidates(where: pl.Expr, nested: str) -> list[dict[str, Any]]:
         return frame.filter((where & mine).fill_null(False)).select(*ROW_COLUMNS, nested).to_dicts()
 
+    # Every log a detector needs is read once, for the union of the event types they need from it.
+    loops = candidates(pl.col("tool_calls") >= tool_loop_calls, "tool_call_records") if "tool-loop" in chosen else []
+    suspects = loop_suspects(loops, tool_loop_calls)
+    near = (pl.col("peak_context_share") >= context_share) | (pl.col("turns_error") > 0)
+    contexts = candidates(near, "usage_samples") if "context-growth" in chosen else []
+    parents = spawn_parents(rows, only=only)[0] if _CHILD_DETECTORS.intersection(chosen) else []
+    wants: dict[int, tuple[dict[str, Any], set[str]]] = {}
+
+    def want(row: dict[str, Any], kinds: frozenset[str]) -> None:
+        wants.setdefault(row["list_order"], (row, set()))[1].update(kinds)
+
+    for row, _runs in suspects:
+        want(row, frozenset({"tool/call"}))
+    for row in own_rows if "retry-storm" in chosen else []:
+        if (row.get("event_count") or 0) > 0:
+            want(row, RETRY)
+    for row in contexts:
+        if row.get("turns_error"):
+            want(row, TURN_END)
+    for row in parents:
+        want(row, SPAWN_EVENT_TYPES)
+    events = read_wanted(corpus, [(row, frozenset(kinds)) for row, kinds in wants.values()])
+
     found: list[Finding] = []
     if "tool-loop" in chosen:
-        found += tool_loop(corpus, candidates(pl.col("tool_calls") >= tool_loop_calls, "tool_call_records"), options)
+        found += tool_loop(corpus, loops, options, events)
     if "tool-error-storm" in chosen:
         storms = candidates(pl.col("tool_results_failed") >= error_storm_failures, "tool_call_records")
         found += tool_error_storm(storms, options)
     if "retry-storm" in chosen:
-        found += retry_storm(corpus, own_rows, options)
+        found += retry_storm(corpus, own_rows, options, events)
     if "context-growth" in chosen:
-        near = (pl.col("peak_context_share") >= context_share) | (pl.col("turns_error") > 0)
-        found += context_growth(corpus, candidates(near, "usage_samples"), options)
+        found += context_growth(corpus, contexts, options, events)
     if _CHILD_DETECTORS.intersection(chosen):
-        spawns = parent_spawns(corpus, rows, only=only)
+        spawns = parent_spawns(corpus, rows, only=only, events=events)
         if "fan-out" in chosen:
             found += fan_out(by_order, spawns, options)
         if "duplicate-task" in chosen:

@@ -12,12 +12,12 @@ from typing import Any
 
 import orjson
 
-from subagent_catalog.analysis.findings.log_events import events_of
+from subagent_catalog.analysis.findings.log_events import Events, events_of, typed
 from subagent_catalog.analysis.findings.options import FindingOptions
 from subagent_catalog.analysis.findings.schema import Finding
 from subagent_catalog.frames.corpus import Corpus
 
-__all__ = ["own_calls", "tool_error_storm", "tool_loop"]
+__all__ = ["loop_suspects", "own_calls", "tool_error_storm", "tool_loop"]
 
 
 def own_calls(row: dict[str, Any]) -> list[dict[str, Any]]:
@@ -55,11 +55,34 @@ def _argument_text(data: Any) -> str | None:
     return value if isinstance(value, str) else orjson.dumps(value).decode()
 
 
-def tool_loop(corpus: Corpus, rows: list[dict[str, Any]], options: FindingOptions) -> list[Finding]:
+def loop_suspects(rows: list[dict[str, Any]], least: int) -> list[tuple[dict[str, Any], list[list[dict[str, Any]]]]]:
+    """The rows whose records hold ``least`` or more consecutive calls of one tool with arguments of one size.
+
+    Examples:
+        >>> calls = [{"seq": n, "name": "grep", "argument_bytes": 9} for n in range(3)]
+        >>> [row["id"] for row, _ in loop_suspects([{"id": "a", "tool_call_records": calls}], 3)]
+        ['a']
+    """
+    suspected: list[tuple[dict[str, Any], list[list[dict[str, Any]]]]] = []
+    for row in rows:
+        calls = own_calls(row)
+        if len(calls) < least:
+            continue
+        same_size = _runs(calls, lambda c: (c.get("name"), c.get("argument_bytes")), least)
+        suspects = [run for run in same_size if run[0].get("argument_bytes") is not None]
+        if suspects:
+            suspected.append((row, suspects))
+    return suspected
+
+
+def tool_loop(
+    corpus: Corpus, rows: list[dict[str, Any]], options: FindingOptions, events: Events | None = None
+) -> list[Finding]:
     """``tool-loop``: ``tool_loop_calls`` or more consecutive calls of one tool with byte-identical arguments.
 
     Consecutive means no other call of the session between them (across steps and turns); calls
-    without arguments never loop. One finding per maximal run.
+    without arguments never loop. One finding per maximal run. ``events``: the suspects' ``tool/call``
+    events already read (``findings`` reads every log it needs once); otherwise they are read here.
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
@@ -70,18 +93,13 @@ def tool_loop(corpus: Corpus, rows: list[dict[str, Any]], options: FindingOption
     """
     found: list[Finding] = []
     least = options.tool_loop_calls
-    suspected: list[tuple[dict[str, Any], list[list[dict[str, Any]]]]] = []
-    for row in rows:
-        calls = own_calls(row)
-        if len(calls) < least:
-            continue
-        same_size = _runs(calls, lambda c: (c.get("name"), c.get("argument_bytes")), least)
-        suspects = [run for run in same_size if run[0].get("argument_bytes") is not None]
-        if suspects:
-            suspected.append((row, suspects))
-    logs = events_of(corpus, [row for row, _ in suspected], frozenset({"tool/call"}))
+    suspected = loop_suspects(rows, least)
+    kinds = frozenset({"tool/call"})
+    unread = [row for row, _ in suspected if typed(events, row["list_order"], kinds) is None]
+    logs = events_of(corpus, unread, kinds) if unread else {}
     for row, suspects in suspected:
-        arguments = {e.seq: _argument_text(e.data) for e in logs[row["list_order"]]}
+        calls = typed(events, row["list_order"], kinds)
+        arguments = {e.seq: _argument_text(e.data) for e in (calls if calls is not None else logs[row["list_order"]])}
         for suspect in suspects:
             for run in _runs(suspect, lambda c, known=arguments: known.get(c["seq"]), least):
                 text = arguments.get(run[0]["seq"])

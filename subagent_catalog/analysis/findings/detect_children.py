@@ -11,7 +11,7 @@ from typing import Any
 
 import polars as pl
 
-from subagent_catalog.analysis.findings.log_events import events_of
+from subagent_catalog.analysis.findings.log_events import Events, events_of, typed
 from subagent_catalog.analysis.findings.options import FindingOptions
 from subagent_catalog.analysis.findings.schema import Finding
 from subagent_catalog.analysis.findings.spawns import (
@@ -26,25 +26,23 @@ from subagent_catalog.analysis.summary import iso
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.units import human_duration
 
-__all__ = ["duplicate_task", "fan_out", "parent_spawns", "runaway_child", "unread_child"]
+__all__ = ["duplicate_task", "fan_out", "parent_spawns", "runaway_child", "spawn_parents", "unread_child"]
 
 
-def parent_spawns(
-    corpus: Corpus, rows: list[dict[str, Any]], *, only: set[str] | None = None
-) -> dict[int, ParentSpawns]:
-    """Each parent's spawns, by its ``list_order`` (a parent: a child names it, or it called a subagent tool).
+def spawn_parents(
+    rows: list[dict[str, Any]], *, only: set[str] | None = None
+) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """The parents (a child names it, or it called a subagent tool) in list order, and each one's children by id.
 
-    ``only``: the parents among these session ids alone (their logs alone are read).
-
-    A session id several logs carry is its first log's (in list order), as upstream's lookup takes it.
+    ``only``: the parents among these session ids alone. A session id several logs carry is its first
+    log's (in list order), as upstream's lookup takes it.
 
     Examples:
-        >>> from subagent_catalog.corpus import read_corpus
-        >>> corpus = read_corpus("data/findings")
-        >>> rows = list(corpus.sessions.iter_rows(named=True))
-        >>> found = parent_spawns(corpus, rows)
-        >>> sorted(len(p.spawns) for p in found.values())
-        [1, 2, 2, 10]
+        >>> rows = [{"session_id": "p", "list_order": 0, "parent_session": None, "tools": []},
+        ...         {"session_id": "c", "list_order": 1, "parent_session": "p", "tools": ["subagent"]}]
+        >>> parents, children = spawn_parents(rows)
+        >>> [p["session_id"] for p in parents], [c["session_id"] for c in children["p"]]
+        (['p', 'c'], ['c'])
     """
     first: dict[str, dict[str, Any]] = {}
     for row in rows:
@@ -59,19 +57,41 @@ def parent_spawns(
     parents.update(children)
     if only is not None:
         parents &= only
-    ordered = sorted(parents, key=lambda session: first[session]["list_order"])
-    orders = [first[session]["list_order"] for session in ordered]
+    return sorted((first[session] for session in parents), key=lambda row: row["list_order"]), children
+
+
+def parent_spawns(
+    corpus: Corpus, rows: list[dict[str, Any]], *, only: set[str] | None = None, events: Events | None = None
+) -> dict[int, ParentSpawns]:
+    """Each parent's spawns (``spawn_parents``), by its ``list_order``, children attached.
+
+    ``only``: the parents among these session ids alone (their logs alone are read); ``events``: the
+    parents' events of ``SPAWN_EVENT_TYPES`` already read (``findings`` reads each log once).
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> corpus = read_corpus("data/findings")
+        >>> rows = list(corpus.sessions.iter_rows(named=True))
+        >>> found = parent_spawns(corpus, rows)
+        >>> sorted(len(p.spawns) for p in found.values())
+        [1, 2, 2, 10]
+    """
+    parents, children = spawn_parents(rows, only=only)
+    orders = [row["list_order"] for row in parents]
     records = dict(
         corpus.sessions.filter(pl.col("list_order").is_in(orders)).select("list_order", "tool_call_records").iter_rows()
     )
-    events = events_of(corpus, [first[session] for session in ordered], SPAWN_EVENT_TYPES)
+    shared = {order: typed(events, order, SPAWN_EVENT_TYPES) for order in orders}
+    unread = [row for row in parents if shared[row["list_order"]] is None]
+    fresh = events_of(corpus, unread, SPAWN_EVENT_TYPES) if unread else {}
     found: dict[int, ParentSpawns] = {}
     waiting: dict[int, list[dict[str, Any]]] = {}
-    for session in ordered:
-        row = first[session]
-        calls = parent_calls({**row, "tool_call_records": records.get(row["list_order"])}, events[row["list_order"]])
-        found[row["list_order"]] = calls
-        waiting[row["list_order"]] = waiting_children(calls, children.get(session, []))
+    for row in parents:
+        order = row["list_order"]
+        own = shared[order]
+        calls = parent_calls({**row, "tool_call_records": records.get(order)}, own if own is not None else fresh[order])
+        found[order] = calls
+        waiting[order] = waiting_children(calls, children.get(row["session_id"], []))
     kids = [child for group in waiting.values() for child in group]
     firsts = events_of(corpus, kids, frozenset({"user/message"})) if kids else {}
     messages = {

@@ -11,15 +11,27 @@ import re
 from collections import Counter
 from typing import Any
 
-from subagent_catalog.analysis.findings.log_events import events_of
+from subagent_catalog.analysis.findings.log_events import Events, events_of, typed
 from subagent_catalog.analysis.findings.options import FindingOptions
 from subagent_catalog.analysis.findings.schema import Finding
 from subagent_catalog.frames.corpus import Corpus
 
-__all__ = ["CONTEXT_ERROR", "context_growth", "retry_storm"]
+__all__ = ["CONTEXT_ERROR", "RETRY", "TURN_END", "context_growth", "retry_storm"]
 
 CONTEXT_ERROR = re.compile(r"context[ _-]?(length|window|limit|overflow)|too many tokens|prompt is too long", re.I)
 """An error code or message that says the prompt did not fit the model's context."""
+
+
+RETRY = frozenset({"llm/retry"})
+TURN_END = frozenset({"turn/end"})
+
+
+def _read(corpus: Corpus, rows: list[dict[str, Any]], kinds: frozenset[str], events: Events | None) -> Events:
+    """The rows' events of these types: from ``events`` where it read them, else read now."""
+    shared = {row["list_order"]: typed(events, row["list_order"], kinds) for row in rows}
+    unread = [row for row in rows if shared[row["list_order"]] is None]
+    fresh = events_of(corpus, unread, kinds) if unread else {}
+    return {order: got if got is not None else fresh[order] for order, got in shared.items()}
 
 
 def _failure(data: Any) -> str:
@@ -37,7 +49,9 @@ def _steps(steps: list[int]) -> str:
     return f"step {steps[0]}" if len(steps) == 1 else f"steps {', '.join(map(str, steps))}"
 
 
-def retry_storm(corpus: Corpus, rows: list[dict[str, Any]], options: FindingOptions) -> list[Finding]:
+def retry_storm(
+    corpus: Corpus, rows: list[dict[str, Any]], options: FindingOptions, events: Events | None = None
+) -> list[Finding]:
     """``retry-storm``: ``retry_storm_retries`` or more model-call retries (``llm/retry`` events) in one turn.
 
     Examples:
@@ -49,7 +63,7 @@ def retry_storm(corpus: Corpus, rows: list[dict[str, Any]], options: FindingOpti
     """
     found: list[Finding] = []
     readable = [row for row in rows if (row.get("event_count") or 0) > 0]
-    logs = events_of(corpus, readable, frozenset({"llm/retry"}))
+    logs = _read(corpus, readable, RETRY, events)
     for row in readable:
         order = row["list_order"]
         by_turn: dict[int, list[Any]] = {}
@@ -126,7 +140,9 @@ def _turn_error(data: Any) -> tuple[str | None, str | None]:
     return (code if isinstance(code, str) else None), (message if isinstance(message, str) else None)
 
 
-def context_growth(corpus: Corpus, rows: list[dict[str, Any]], options: FindingOptions) -> list[Finding]:
+def context_growth(
+    corpus: Corpus, rows: list[dict[str, Any]], options: FindingOptions, events: Events | None = None
+) -> list[Finding]:
     """``context-growth``: a prompt at ``context_share`` of its window or more, or a turn ended by a context error.
 
     A prompt's size is its input tokens plus cache reads and writes (the facts' context share); a
@@ -146,7 +162,7 @@ def context_growth(corpus: Corpus, rows: list[dict[str, Any]], options: FindingO
         if near is not None:
             found.append(near)
     failed = [row for row in rows if row.get("turns_error")]
-    logs = events_of(corpus, failed, frozenset({"turn/end"}))
+    logs = _read(corpus, failed, TURN_END, events)
     for row in failed:
         for event in logs[row["list_order"]]:
             code, message = _turn_error(event.data)

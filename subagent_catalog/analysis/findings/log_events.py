@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import orjson
@@ -23,7 +24,7 @@ from subagent_catalog.read.paths import Compression
 from subagent_catalog.read.search_scan import healthy_parts, line_spans
 from subagent_catalog.store.archive import ArchiveCorpus
 
-__all__ = ["Event", "events_of", "own_events"]
+__all__ = ["Event", "Events", "events_of", "own_events", "read_wanted", "typed"]
 
 
 class Event(NamedTuple):
@@ -139,26 +140,63 @@ def events_of(
         >>> [(e.seq, e.turn, e.type) for e in events_of(corpus, rows, frozenset({"llm/retry"}))[rows[0]["list_order"]]]
         [(2, 1, 'llm/retry'), (3, 1, 'llm/retry'), (4, 1, 'llm/retry')]
     """
-    wanted = [row for row in rows if row.get("verdict") != "skipped"]
+    return read_wanted(corpus, [(row, types) for row in rows], jobs=jobs)
+
+
+def read_wanted(
+    corpus: Corpus, wants: list[tuple[dict[str, Any], frozenset[str]]], *, jobs: int | None = None
+) -> dict[int, list[Event]]:
+    """Each session's own events of its own set of types (``(row, types)``, a row at most once), each log read once.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> corpus = read_corpus("data/findings")
+        >>> rows = {r["session_id"]: r for r in corpus.sessions.to_dicts()}
+        >>> got = read_wanted(corpus, [(rows["retry-yes"], frozenset({"llm/retry"})),
+        ...                            (rows["context-error"], frozenset({"turn/end"}))])
+        >>> [[e.type for e in got[rows[s]["list_order"]]] for s in ("retry-yes", "context-error")]
+        [['llm/retry', 'llm/retry', 'llm/retry'], ['turn/end']]
+    """
+    wanted = [(row, types) for row, types in wants if row.get("verdict") != "skipped" and types]
     out: dict[int, list[Event]] = {}
-    fast: list[dict[str, Any]] = []
+    fast: list[tuple[dict[str, Any], frozenset[str]]] = []
     if not isinstance(corpus, ArchiveCorpus):
-        fast = [row for row in wanted if row.get("verdict") == "ok"]
+        fast = [(row, types) for row, types in wanted if row.get("verdict") == "ok"]
     if fast:
         readable = corpus.sessions.filter(pl.col("verdict") != "skipped").sort("list_order")["list_order"].to_list()
         paths = dict(zip(readable, corpus.log_sources(), strict=True))
-        ordered = tuple(sorted(types))
-        tasks = [(paths[row["list_order"]], corpus.compression, ordered, row.get("seed_length") or 0) for row in fast]
+        tasks = [
+            (paths[row["list_order"]], corpus.compression, tuple(sorted(types)), row.get("seed_length") or 0)
+            for row, types in fast
+        ]
         workers = jobs if jobs is not None else (os.cpu_count() or 1)
         if workers <= 1 or len(tasks) < PARALLEL_THRESHOLD:
             found = list(map(_scan_types, tasks))
         else:
             with process_pool(workers) as pool:  # workers use no Polars: forking is safe (heap frozen)
                 found = list(pool.map(_scan_types, tasks, chunksize=max(1, len(tasks) // (workers * 8))))
-        for row, events in zip(fast, found, strict=True):
+        for (row, _types), events in zip(fast, found, strict=True):
             if events is not None:
                 out[row["list_order"]] = events
-    for row in wanted:
+    for row, types in wanted:
         if row["list_order"] not in out:
             out[row["list_order"]] = own_events(corpus, row["list_order"], types)
     return out
+
+
+Events = Mapping[int, list[Event]]
+"""Sessions' own events by ``list_order`` (``read_wanted``)."""
+
+
+def typed(events: Events | None, order: int, types: frozenset[str]) -> list[Event] | None:
+    """The events of ``order`` of these types from a shared read, or ``None`` when it did not read that log.
+
+    Examples:
+        >>> typed({1: [Event(0, None, 1, None, "turn/end", {}, None)]}, 1, frozenset({"turn/end"}))[0].type
+        'turn/end'
+        >>> typed(None, 1, frozenset({"turn/end"})) is None
+        True
+    """
+    if events is None or order not in events:
+        return None
+    return [event for event in events[order] if event.type in types]

@@ -74,6 +74,18 @@ def _run(scanner: Scanner, rows: pl.DataFrame, session: dict[str, Any]) -> tuple
         return "error", f"{type(error).__name__}: {str(error)[:300]}"
 
 
+def _ready() -> bool:
+    """A task that only proves a worker is up (its interpreter started, the package imported)."""
+    return True
+
+
+def _pool(context: Any, workers: int) -> Any:
+    """A pool of started workers: the time limit counts the scanner's time, not a worker's start."""
+    pool = context.Pool(workers)
+    pool.starmap(_ready, [()] * (workers * 2))
+    return pool
+
+
 def _finding(session: dict[str, Any], kind: str, severity: Any, message: str, evidence: str = "") -> Finding:
     return Finding(
         session["list_order"], session["session_id"], session["project_dir"], kind, severity, message, evidence
@@ -132,7 +144,7 @@ def scanner_findings(
     found: list[Finding] = []
     context = multiprocessing.get_context("spawn")
     workers = max(1, jobs or 2)
-    pool = context.Pool(workers)
+    pool = _pool(context, workers)
     try:
         for start in range(0, len(work), workers):
             batch = work[start : start + workers]
@@ -183,7 +195,7 @@ def scanner_findings(
             if stuck:  # a worker still runs a scanner past its time: end the pool, start another
                 pool.terminate()
                 pool.join()
-                pool = context.Pool(workers)
+                pool = _pool(context, workers)
     finally:
         pool.terminate()
         pool.join()

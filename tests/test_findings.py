@@ -396,3 +396,16 @@ def test_scanner_arguments_are_checked() -> None:
         findings(read_corpus(GOLDEN), detectors=[], scanners=[findings_scanners.slow], scanner_timeout_s=0)
     with pytest.raises(FindingsError, match="must be a function"):
         findings(read_corpus(GOLDEN), detectors=[], scanners=["make"])  # type: ignore[list-item]
+
+
+def test_the_report_over_an_archive_without_its_events_runs_the_facts_only_detectors(tmp_path: Path) -> None:
+    from subagent_catalog.views.report import render_report
+
+    root = tmp_path / "corpus"
+    shutil.copytree(GOLDEN, root)
+    export_archive(root, tmp_path / "archive", events=False, jobs=1)
+    shutil.rmtree(root)  # no events table, no root: no log can be read
+    page = render_report(open_archive(str(tmp_path / "archive")))
+    section = page[page.index('<section id="findings">') : page.index('<section id="trends">')]
+    assert "A lower bound:" in section and "the detectors that read logs could not" in section
+    assert "stalled" in section and "cost-outlier" in section and "tool-loop" not in section

@@ -31,7 +31,7 @@ from typing import Any
 
 import polars as pl
 
-from subagent_catalog.analysis.findings import findings
+from subagent_catalog.analysis.findings import FACTS_ONLY, findings
 from subagent_catalog.analysis.forest import DEFAULT_PARENT_CAP, Forest, forest_of_rows, parents_of_forest
 from subagent_catalog.analysis.run_summary import run_summary
 from subagent_catalog.analysis.summary import SEVERITY_ORDER, human_bytes, minute, summary_of_rows
@@ -45,7 +45,7 @@ from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.outputs import check_output, open_output
 from subagent_catalog.read.jsvalue import js_text
 from subagent_catalog.store.archive import Archive
-from subagent_catalog.store.source import Source, listing_source, session_count, source_frames
+from subagent_catalog.store.source import Source, events_available, listing_source, session_count, source_frames
 from subagent_catalog.views import palette
 from subagent_catalog.views.columns import UNREAD_BY_REPORT
 from subagent_catalog.views.memory import between_stages
@@ -277,7 +277,14 @@ def report_stream(
     between_stages(size)
     corpus = window.corpus(source_frames(corpus, without=UNREAD_BY_REPORT))  # a corpus, or an archive's frames
     between_stages(size)  # what reading them decoded
-    found = findings_section(corpus, findings(corpus), link=link)
+    if events_available(corpus):
+        found = findings_section(corpus, findings(corpus), link=link)
+    else:  # an archive without events whose root is gone: only the detectors that read no log
+        found = findings_section(corpus, findings(corpus, detectors=FACTS_ONLY), link=link)
+        found["note"] = (
+            "Only " + ", ".join(FACTS_ONLY) + " ran: the archive holds no events table and its corpus root is "
+            "not here, so the detectors that read logs could not (re-export with --events)."
+        )
     # The stages that need the most memory run one after the other, each dropping what it made
     # before the next: the run summary (every session's tree) and the charts before the session
     # forest (a dict per node) is built; the run tables take their tree nodes from ``node_index``.

@@ -95,7 +95,15 @@ def findings_section(corpus: Corpus, found: pl.DataFrame, *, link: SiteLinks | N
         (11, 11, 'context-growth', 'error')
     """
     if found.height == 0:
-        return {"total": 0, "runs_total": 0, "kinds": [], "projects": [], "worst": [], "projects_total": 0}
+        return {
+            "total": 0,
+            "runs_total": 0,
+            "kinds": [],
+            "projects": [],
+            "worst": [],
+            "projects_total": 0,
+            "note": None,
+        }
     ranked = found.with_columns(pl.col("severity").replace_strict(list(SEVERITIES), [0, 1, 2]).alias("_rank"))
     runs = (
         ranked.group_by("list_order")
@@ -152,4 +160,5 @@ def findings_section(corpus: Corpus, found: pl.DataFrame, *, link: SiteLinks | N
         "projects": projects,
         "projects_total": found["project_dir"].n_unique(),
         "worst": worst,
+        "note": None,
     }

@@ -25,7 +25,7 @@ import polars as pl
 from subagent_catalog.analysis.findings import findings
 from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.model import Semantics
-from subagent_catalog.store.source import Source, source_corpus
+from subagent_catalog.store.source import Source, events_available, source_corpus
 from subagent_catalog.views.output_site import check_site, claim_site
 from subagent_catalog.views.page_names import INDEX_FILE, children_file
 from subagent_catalog.views.report import report_stream
@@ -95,7 +95,8 @@ def write_report_site(
         report_stream(source, parents=parents, semantics=semantics, title=title, window=window, link=links)
     )
     corpus = source_corpus(source)  # again: the report may have let an archive's frames go
-    found = findings(corpus, sessions=list(links.granted))  # each page lists its session's
+    # each page lists its session's findings (an archive without its events cannot show pages anyway)
+    found = findings(corpus, sessions=list(links.granted)) if events_available(corpus) else None
     many = many_children(corpus, set(links.granted))
     parts = {sid: range(2, 1 + -(-len(kids) // MAX_CHILD_LINKS)) for sid, kids in many.items()}
     planned = [

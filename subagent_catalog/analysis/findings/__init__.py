@@ -36,6 +36,7 @@ from subagent_catalog.store.source import Source, source_corpus
 
 __all__ = [
     "DETECTORS",
+    "FACTS_ONLY",
     "FINDING_SCHEMA",
     "SEVERITIES",
     "FindingOptions",
@@ -63,6 +64,9 @@ DETECTORS: tuple[str, ...] = (
 """The built-in detectors, in the order docs/findings.md defines them."""
 
 _CHILD_DETECTORS = frozenset({"fan-out", "duplicate-task", "unread-child"})
+
+FACTS_ONLY: tuple[str, ...] = ("tool-error-storm", "runaway-child", "stalled", "cost-outlier", "unexamined")
+"""The detectors that read no log: all that run over an archive without events whose corpus root is gone."""
 
 ROW_COLUMNS = (
     "list_order",

@@ -290,7 +290,9 @@ $ echo one; echo two; echo three; ls data
 one
 ...
 three
+findings
 live.json
+make_findings.py
 make_sample.py
 prices.toml
 sample

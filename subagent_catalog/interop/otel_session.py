@@ -26,6 +26,7 @@ import polars as pl
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
+from subagent_catalog.analysis.findings.spawns import call_prompt
 from subagent_catalog.interop import otel_attributes as attrs
 from subagent_catalog.interop.otel_attributes import Export, Message
 from subagent_catalog.interop.otel_outcome import run_status, turn_status
@@ -137,17 +138,6 @@ class SessionSpans:
     first_user: str | None
     start_ms: int
     by_child: Any = field(default=None, compare=False, repr=False)
-
-
-def _prompt(arguments: str | None) -> str | None:
-    if not arguments:
-        return None
-    try:
-        value = orjson.loads(arguments)
-    except orjson.JSONDecodeError:
-        return None
-    prompt = value.get("prompt") if isinstance(value, dict) else None
-    return prompt if isinstance(prompt, str) else None
 
 
 def _detail(row: dict[str, Any]) -> dict[str, Any]:
@@ -284,7 +274,7 @@ class _Builder:
             row["text"],
             int(start),
             turn=row["turn"],
-            prompt=_prompt(row["text"]),
+            prompt=call_prompt(row["text"]),
             seq=row["seq"],
         )
         return call

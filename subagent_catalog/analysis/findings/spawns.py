@@ -42,6 +42,7 @@ __all__ = [
     "Spawn",
     "SpawnLink",
     "SpawnRoute",
+    "call_prompt",
     "link_children",
     "parent_calls",
     "read_spawns",
@@ -88,8 +89,14 @@ class ParentSpawns:
     notices: dict[str, int] = field(default_factory=dict)
 
 
-def _prompt(arguments: Any) -> str | None:
-    if not isinstance(arguments, str) or '"prompt"' not in arguments:
+def call_prompt(arguments: Any) -> str | None:
+    """A tool call's ``prompt`` argument (its ``arguments`` JSON text), or ``None`` when it has none.
+
+    Examples:
+        >>> call_prompt('{"prompt": "fix it"}'), call_prompt("{}"), call_prompt("not json"), call_prompt(None)
+        ('fix it', None, None, None)
+    """
+    if not isinstance(arguments, str) or not arguments:
         return None
     try:
         value = orjson.loads(arguments)
@@ -119,7 +126,7 @@ def _spawn_calls(calls: list[Event], results: dict[int, Event], records: list[di
     for call in calls:
         data = call.data if isinstance(call.data, dict) else {}
         name, arguments = data.get("name"), data.get("arguments")
-        prompt = _prompt(arguments)
+        prompt = call_prompt(arguments)
         if name not in SPAWN_TOOLS and prompt is None:
             continue
         record = answered.get(call.seq, {})

@@ -484,3 +484,23 @@ def test_an_error_code_breaks_after_its_underscores_only() -> None:
     sample = read_corpus(Path(__file__).resolve().parents[1] / "data" / "sample", jobs=1)
     page = render_report(sample)
     assert "<code>CONTEXT_<wbr>LENGTH</code>" in page and "<code>CONTEXT_LENGTH</code>" not in page
+
+
+def test_the_tree_names_roots_and_forks_by_title_or_first_prompt(tmp_path: Path) -> None:
+    # Issue 43: every root of the report's session tree showed only its id.
+    log = w.EventLog("titled")
+    log.turn_start()
+    log.user("the first prompt")
+    log.add("session/title", {"title": "Fix <the> build", "source": {"kind": "fallback"}})
+    log.turn_end()
+    w.write_session(tmp_path, w.header("titled", created_at=T0, cwd="/proj"), log.events, "none")
+    w.write_session(
+        tmp_path,
+        w.header("prompted", created_at=T0 + 1, cwd="/proj"),
+        w.simple_child_events("prompted", MISSING, label_text="Port  the\nparser"),
+        "none",
+    )
+    _session(tmp_path, "kid", parent="prompted", payload=w.descriptor("one-shot", label="a child"), created=T0 + 2)
+    nodes = _forest_blob(render_report(read_corpus(tmp_path, cache=False)))["nodes"]
+    named = {node["i"]: (node["k"], node.get("l")) for node in nodes}
+    assert named == {"titled": ("s", "Fix <the> build"), "prompted": ("s", "Port the parser"), "kid": ("c", "a child")}

@@ -35,7 +35,7 @@ from subagent_catalog.analysis.findings import FACTS_ONLY, findings
 from subagent_catalog.analysis.forest import DEFAULT_PARENT_CAP, Forest, forest_of_rows, parents_of_forest
 from subagent_catalog.analysis.run_summary import run_summary
 from subagent_catalog.analysis.summary import SEVERITY_ORDER, human_bytes, minute, summary_of_rows
-from subagent_catalog.analysis.text import clip
+from subagent_catalog.analysis.text import LABEL_BOUND, clip
 from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.listing import list_agents_text
 from subagent_catalog.catalog.model import Semantics
@@ -49,7 +49,7 @@ from subagent_catalog.store.source import Source, events_available, listing_sour
 from subagent_catalog.views import palette
 from subagent_catalog.views.columns import UNREAD_BY_REPORT
 from subagent_catalog.views.memory import between_stages
-from subagent_catalog.views.names import NAME_CSS
+from subagent_catalog.views.names import NAME_CSS, names_by_id
 from subagent_catalog.views.report_charts import report_charts
 from subagent_catalog.views.report_data import diagnostic_rows, node_index, node_places, relative_path
 from subagent_catalog.views.report_findings import findings_section
@@ -296,12 +296,16 @@ def report_stream(
     between_stages(size)
     charts = report_charts(corpus, rows)
     facts = summary_of_rows(corpus, semantics, rows)
+    root_names = _root_names(corpus) if rows is not None else {}
     # From here on only the tree, its diagnostics and the problems are read: the other columns are let go.
     corpus, rows = _tree_frames(corpus), None if rows is None else rows.select(TREE_ROW_COLUMNS)
     if isinstance(source, Archive):
         source.release_frames()
     between_stages(size)
     forest = forest_of_rows(corpus, rows) if rows is not None else None
+    if forest is not None:
+        _name_roots(forest, root_names)
+    del root_names
     between_stages(size)  # what parsing every header left in the C heap
     diagnostics = diagnostic_rows(corpus, rows, forest) if rows is not None and forest else []
     listed = rows is not None
@@ -391,6 +395,26 @@ def _site_note(link: SiteLinks | None) -> str | None:
     if link.refused:
         note += f"; {link.refused:,} more sessions named here have none: the site holds at most {link.cap:,}"
     return note + "). A name marked (no page) says why on hover."
+
+
+ROOT_NAME_CAP = 20_000
+"""Roots and forks the report's tree names (label, else title or first prompt); beyond it one shows its id."""
+
+
+def _root_names(corpus: Corpus) -> dict[str, str]:
+    """The name of each listed session that is not a subagent (a root, a fork), the first ``ROOT_NAME_CAP``."""
+    roots = corpus.sessions.filter(pl.col("listed") & pl.col("origin").ne_missing("subagent"))
+    ids = roots.sort("list_order")["session_id"].drop_nulls().head(ROOT_NAME_CAP).to_list()
+    named = names_by_id(corpus, ids)
+    return {sid: name for sid, (label, title) in named.items() if (name := label or title) is not None}
+
+
+def _name_roots(forest: Forest, names: dict[str, str]) -> None:
+    """Give each root and fork node of the tree its run's name (``l``), as subagent nodes carry their label."""
+    for sid, name in names.items():
+        node = forest.nodes[at] if (at := forest.index.get(sid)) is not None else None
+        if node is not None and node["k"] == "s" and "l" not in node:
+            node["l"] = clip(name, LABEL_BOUND)
 
 
 def _tree_frames(corpus: Corpus) -> Corpus:

@@ -102,7 +102,8 @@ fuzz-sql: $(VENV)/.dev
 fuzz-otlp: $(VENV)/.dev
 	$(BIN)/python -m tests.fuzz.otlp --cases $(N)
 
-# The archive differential over every conformance corpus (make test runs every non-scenario case and a third of the rest).
+# The archive differentials over every conformance corpus (make test runs every non-scenario case and a share of the
+# scenario cases: tests.helpers.scenario_share).
 test-sweep: $(VENV)/.dev
 	SUBAGENT_CATALOG_FULL_SWEEP=1 $(BIN)/pytest -q -n 2 --max-worker-restart=0 tests/test_archive_inputs.py \
 	  tests/test_archive_catalog.py tests/test_interop_otel.py tests/test_interop_sql.py tests/test_search_text.py

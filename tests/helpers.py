@@ -96,6 +96,22 @@ TWIN_LOGS = 50
 """A conformance corpus with more logs than this is walked in one encoding by ``one_encoding``."""
 
 
+def scenario_share(cases: list[Path], every: int) -> list[Path]:
+    """The conformance cases a whole-corpus differential walks in ``make test``: a share of the scenarios.
+
+    Every non-scenario case (N.., Z.., edge, fault, real-writer, tiny) and every ``every``-th scenario
+    case (``S..``, in name order, so that the two encodings alternate), a large corpus in one encoding
+    (``one_encoding``). The scenario cases each add one kind of damage to the same small corpus; the
+    listing itself is checked on every one of them by ``make conformance`` and ``tests/test_conformance.py``.
+    ``make test-sweep`` (``SUBAGENT_CATALOG_FULL_SWEEP=1``) walks them all.
+    """
+    if FULL_SWEEP:
+        return cases
+    scenarios = [case for case in cases if case.name.startswith("S")]
+    kept = set(scenarios[::every])
+    return one_encoding([case for case in cases if not case.name.startswith("S") or case in kept])
+
+
 def one_encoding(cases: list[Path]) -> list[Path]:
     """The conformance cases a whole-corpus test walks in ``make test``: a large corpus in one encoding.
 

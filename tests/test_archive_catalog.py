@@ -22,7 +22,7 @@ from subagent_catalog.store.export import export_archive
 from subagent_catalog.synth.generate import generate
 from tests.archive_diff import FrameSource, archive_differences, source_differences
 from tests.fuzz.mutations import FAST, make_case
-from tests.helpers import ENCODINGS, header, healthy, one_encoding, write_session
+from tests.helpers import ENCODINGS, header, healthy, scenario_share, write_session
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "conformance"
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
@@ -33,7 +33,7 @@ def _cases() -> list[Path]:
     for folder in ("cases", "trace-cases"):
         base = SHARED / folder
         if base.is_dir():
-            found += one_encoding(sorted(p for p in base.iterdir() if (p / "corpus").is_dir()))
+            found += scenario_share(sorted(p for p in base.iterdir() if (p / "corpus").is_dir()), 3)
     return found
 
 

@@ -31,19 +31,15 @@ from subagent_catalog.store.export import export_archive
 from subagent_catalog.store.source import events_available, input_kind, origin_archive, source_archive, source_corpus
 from subagent_catalog.views.report import render_report
 from subagent_catalog.views.summary_text import summary_text
-from tests.helpers import FULL_SWEEP, one_encoding
+from tests.helpers import FULL_SWEEP, scenario_share
 from tests.inputs_diff import baseline_for, command_runs, differences, run_all
 from tests.s3 import S3Server
 
 SHARED = (Path(__file__).resolve().parents[2] / "shared" / "conformance").resolve()  # canonical, through a link
 ALL_CASES = sorted(p for p in (SHARED / "cases").iterdir() if (p / "corpus").is_dir()) if SHARED.is_dir() else []
-CASES = (
-    ALL_CASES
-    if FULL_SWEEP
-    else one_encoding([case for index, case in enumerate(ALL_CASES) if not case.name.startswith("S") or index % 3 == 0])
-)
-"""``make test``: every case but the scenario cases (S..), of which every third, and a large corpus in one
-encoding (``tests.helpers.one_encoding``: CI's time); ``make test-sweep`` (``SUBAGENT_CATALOG_FULL_SWEEP=1``):
+CASES = scenario_share(ALL_CASES, 5)
+"""``make test``: every case but the scenario cases (S..), of which every fifth, and a large corpus in one
+encoding (``tests.helpers.scenario_share``: CI's time); ``make test-sweep`` (``SUBAGENT_CATALOG_FULL_SWEEP=1``):
 all of them."""
 S3_CASES = (
     [

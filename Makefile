@@ -56,10 +56,12 @@ conformance: $(VENV)/.core
 	else echo "no $(CONFORMANCE): conformance cases skipped"; fi
 
 # A crashed worker is never replaced (--max-worker-restart=0): the run fails at once and names the test.
-# Three workers on two cores: the tests wait on child processes, servers and Chromium part of the time
-# (two workers left about an eighth of the CPU idle); the browser modules still share one worker (conftest).
-test: $(VENV)/.dev browser-deps lint docs compile
-	$(BIN)/pytest -n 3 -q --max-worker-restart=0
+# Four workers on two cores: the tests wait on child processes, servers and Chromium part of the time
+# (two workers left about an eighth of the CPU idle, three still some); the browser modules share one worker
+# (conftest). The checks before it run side by side (mypy and mkdocs each use one core).
+test: $(VENV)/.dev browser-deps
+	$(MAKE) -j3 lint docs compile
+	$(BIN)/pytest -n 4 -q --max-worker-restart=0
 	$(MAKE) conformance
 
 bench: $(VENV)/.dev

@@ -7,12 +7,14 @@ come from the library's own ``findings`` and ``Labels``, never from the widget.
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import polars as pl
 import pytest
 
 from subagent_catalog.analysis.findings import findings
+from subagent_catalog.archive import export_archive, open_archive
 from subagent_catalog.corpus import read_corpus
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.store.labels import Labels, LabelsError
@@ -170,3 +172,16 @@ def test_a_store_inside_the_corpus_is_refused(corpus: Corpus) -> None:
         CatalogBrowser(corpus, labels=inside)
     assert raised.value.hint and "outside the corpus" in raised.value.hint
     assert not inside.exists()
+
+
+def test_over_an_archive_without_events_the_findings_are_a_lower_bound(tmp_path: Path) -> None:
+    root = tmp_path / "corpus"
+    shutil.copytree(ROOT, root)
+    export_archive(root, tmp_path / "archive", events=False, jobs=1)
+    shutil.rmtree(root)  # no events table, no root: no log can be read
+    browser = CatalogBrowser(open_archive(str(tmp_path / "archive")))
+    browser.finding = "stalled"  # a detector that reads no log still runs
+    assert [browser.corpus.sessions["session_id"][key] for key in browser.results] == ["stalled-yes"]
+    assert "lower bound" in browser.findings_note and "tool-loop" not in _choices(browser)["finding"]
+    browser.select_id("stalled-yes")
+    assert 'data-sc-finding="stalled"' in browser.detail

@@ -269,10 +269,15 @@ class FindingLabelFilters(traitlets.HasTraits):
     def _with_finding_columns(self, frame: pl.DataFrame, filters: dict[str, Any]) -> pl.DataFrame:
         """The nodes table with the ``finding_kinds`` (computed when the filter is set) and ``labels`` columns."""
         if "finding" in filters:
-            self.load_findings()
-        columns = []
+            try:
+                self.load_findings()
+            except SubagentCatalogError as error:  # no run is said to have a finding: the note says why
+                self.findings_note = f"findings unavailable: {error}"
+        columns: list[pl.Series | pl.Expr] = []
         if self._kinds_column is not None:
             columns.append(self._kinds_column)
+        elif "finding" in filters:
+            columns.append(pl.lit([], dtype=pl.List(pl.String)).alias("finding_kinds"))
         if self._label_lists is not None:
             columns.append(self._label_lists.alias("labels"))
         return frame.with_columns(columns) if columns else frame

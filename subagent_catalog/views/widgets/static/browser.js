@@ -827,6 +827,7 @@ function render({ model, el }) {
       control.dataset.filter = name;
       control.append(new Option("(any)", ""));
       values.forEach((value, i) => control.append(new Option(String(value), String(i))));
+      if (name === "finding") control.title = model.get("findings_note") || "";
       if (name === "finding" && !model.get("findings_loaded")) {
         const waiting = new Option("(computed on first use…)", "");
         waiting.disabled = true;
@@ -987,7 +988,7 @@ function render({ model, el }) {
   on("change:detail", syncDetail);
   on("change:timeline", () => timeline.load(model.get("timeline")));
   on("change:selected_labels change:labels_path change:label_error", () => labelBox.place());
-  on("change:choices change:findings_loaded", () => {
+  on("change:choices change:findings_loaded change:findings_note", () => {
     const focused = document.activeElement?.dataset?.filter;
     buildFilters();
     if (focused && selects.has(focused)) selects.get(focused).control.focus({ preventScroll: true });

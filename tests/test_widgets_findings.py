@@ -20,6 +20,7 @@ from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.store.labels import Labels, LabelsError
 from subagent_catalog.views.widgets import CatalogBrowser, finding_filter
 from subagent_catalog.views.widgets.finding_filter import ANY_FINDING
+from subagent_catalog.views.widgets.pane_findings import findings_badges_html
 
 ROOT = "data/findings"
 
@@ -185,3 +186,27 @@ def test_over_an_archive_without_events_the_findings_are_a_lower_bound(tmp_path:
     assert "lower bound" in browser.findings_note and "tool-loop" not in _choices(browser)["finding"]
     browser.select_id("stalled-yes")
     assert 'data-sc-finding="stalled"' in browser.detail
+
+
+def test_a_finding_whose_step_the_pane_leaves_out_has_no_link() -> None:
+    # a 400-step run: the pane shows the first and last 150 steps (pane_steps), not step 200
+    steps = pl.DataFrame(
+        {"seq": list(range(400)), "seqs": [[i] for i in range(400)], "kind": ["assistant"] * 400},
+        schema_overrides={"seqs": pl.List(pl.Int64)},
+    ).with_columns(is_error=pl.lit(False), in_seed=pl.lit(False))
+    found = findings(read_corpus(ROOT), detectors=["tool-loop"])
+    shown = found.with_columns(seq=pl.lit(10, pl.Int64))
+    hidden = found.with_columns(seq=pl.lit(200, pl.Int64))
+    assert '<a href="#seq-10" class="sc-finding"' in findings_badges_html(shown, steps)
+    html = findings_badges_html(hidden, steps)
+    assert '<span class="sc-finding"' in html and "its step is not in the pane" in html and "href" not in html
+
+
+def test_the_browsers_labels_column_follows_the_writes(corpus: Corpus, tmp_path: Path) -> None:
+    browser = CatalogBrowser(corpus, labels=tmp_path / "labels.sqlite")
+    key = browser.find("storm-yes")
+    assert browser.session_labels is not None and browser.session_labels[key].to_list() == []
+    browser.add_label("needs-review", session=key)
+    labels = browser.session_labels
+    assert labels is not None and labels[key].to_list() == ["needs-review"]
+    assert labels.list.len().sum() == 1 and labels.len() == corpus.sessions.height

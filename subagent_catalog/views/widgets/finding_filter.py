@@ -184,6 +184,22 @@ class FindingLabelFilters(traitlets.HasTraits):
         self._set_choice("session_label", label_choices(self._label_lists))
         self._show_labels()
 
+    @property
+    def session_labels(self) -> pl.Series | None:
+        """Each session's labels (a row of ``corpus.sessions`` each), as the store holds them now; ``None``: no labels.
+
+        Examples:
+            >>> import os, tempfile
+            >>> from subagent_catalog.corpus import read_corpus
+            >>> from subagent_catalog.views.widgets import CatalogBrowser
+            >>> browser = CatalogBrowser(read_corpus("data/findings"), labels=os.path.join(tempfile.mkdtemp(), "l.db"))
+            >>> browser.add_label("x", session=browser.find("loop-yes"))
+            >>> key = browser.find("loop-yes")
+            >>> browser.session_labels[key].to_list(), CatalogBrowser(browser.corpus).session_labels
+            (['x'], None)
+        """
+        return self._label_lists
+
     def _show_labels(self) -> None:
         key = self.selected
         if key is None or self._label_lists is None:

@@ -210,3 +210,12 @@ def test_the_browsers_labels_column_follows_the_writes(corpus: Corpus, tmp_path:
     labels = browser.session_labels
     assert labels is not None and labels[key].to_list() == ["needs-review"]
     assert labels.list.len().sum() == 1 and labels.len() == corpus.sessions.height
+
+
+def test_a_new_selection_clears_the_last_label_error(corpus: Corpus, tmp_path: Path) -> None:
+    browser = CatalogBrowser(corpus, labels=tmp_path / "labels.sqlite")
+    browser.select_id("loop-yes")
+    browser._on_message(browser, {"type": "label-add", "key": browser.selected, "label": ""}, [])
+    assert browser.label_error
+    browser.select_id("storm-yes")
+    assert browser.label_error == ""

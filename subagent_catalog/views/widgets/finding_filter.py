@@ -110,7 +110,11 @@ class FindingLabelFilters(traitlets.HasTraits):
             self.labels_path = self._store.path
         self._set_choice("finding", [])  # its values once the findings are computed (load_findings)
         self._read_labels()
-        self.observe(lambda _change: self._show_labels(), names=["selected"])
+        self.observe(self._on_new_selection, names=["selected"])
+
+    def _on_new_selection(self, _change: dict[str, Any]) -> None:
+        self.label_error = ""  # the last write's error was about the session selected before
+        self._show_labels()
 
     # ------------------------------------------------------------- findings
 

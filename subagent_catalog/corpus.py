@@ -93,11 +93,11 @@ def read_corpus(
         subagent_catalog.errors.CorpusLevelError: 'data/sample/_no-cwd' looks like a project folder (its folder ...
     """
     if labels is not None:
-        label_store = _label_store(root, labels)
+        given = label_store(root, labels)
         corpus = read_corpus(
             root, compression=compression, events=events, progress=progress, jobs=jobs, cache=cache, prices=prices
         )
-        corpus.sessions = session_labels(corpus.sessions, label_store)
+        corpus.sessions = session_labels(corpus.sessions, given)
         return corpus
     if progress is None:
         auto = default_progress()  # in a notebook: a bar once the read takes a second
@@ -137,8 +137,18 @@ def read_corpus(
     return corpus
 
 
-def _label_store(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> Labels:
-    """The label store at ``path``, checked to lie outside the corpus root (corpora are read-only)."""
+def label_store(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> Labels:
+    """The label store at ``path``, checked to lie outside the corpus root (corpora are read-only).
+
+    Raises:
+        LabelsError: the store lies under the root.
+
+    Examples:
+        >>> label_store("data/findings", "data/findings/labels.sqlite")
+        Traceback (most recent call last):
+        ...
+        subagent_catalog.store.labels.LabelsError: label store 'data/findings/labels.sqlite' is inside the corpus ...
+    """
     where, inside = os.path.realpath(path), os.path.realpath(root)
     if os.path.commonpath([where, inside]) == inside:
         raise LabelsError(

@@ -36,6 +36,7 @@ BROWSER_FILES = (
     "test_waterfall_browser.py",
     "test_site_browser.py",
     "test_report_trends_browser.py",
+    "test_findings_browser.py",
 )
 """The modules that drive Chromium (the report, the comparison page, JupyterLab): under xdist one worker runs them
 all, so one Chromium and one JupyterLab start per run and they do not compete with each other for the CPU (two labs

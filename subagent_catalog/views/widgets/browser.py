@@ -9,19 +9,17 @@ outcome badge, duration, cost, tokens and failed tools, a run's readable name (`
 The tree shows root sessions, then (on expansion) every session whose header names the node as
 ``parentSession``: subagents with their mode and label, diagnostics with upstream's reason and the
 toolkit's cause, ordinary forks marked as forks. The catalog rows are computed once, on the first label,
-search or filter that needs them. Filters (outcome, failed tools, role, mode...) and a sort (duration,
-cost, tokens, failed tools) list the matching sessions.
-
-Selecting a session shows the run's facts, a timeline of its children (one bar each, a click reveals it),
+search or filter that needs them. Filters (outcome, failed tools, role, mode, findings, labels...) and a sort
+(duration, cost, tokens, failed tools) list the matching sessions. Selecting a session shows the run's facts,
+a timeline of its children (one bar each, a click reveals it), its findings and labels (``finding_filter``),
 then what ``session_detail.session_info`` renders: header, descriptors, diagnostic cause, ``list_agents``
-texts, problems, transcript and events, read from that one file only.
-
-All state lives in traitlets traits (``search``, the filters, ``sort_by``, ``expanded``, ``selected``...):
-set them from code, or call ``CatalogBrowser.expand``, ``CatalogBrowser.reveal`` and friends.
+texts, problems, transcript and events, read from that one file only. All state lives in traits (``search``,
+the filters, ``expanded``, ``selected``...): set them, or call ``expand``, ``reveal`` and friends.
 """
 
 from __future__ import annotations
 
+import os
 from array import array
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -40,6 +38,7 @@ from subagent_catalog.read.jsvalue import parse_json
 from subagent_catalog.store.source import Source, source_corpus
 from subagent_catalog.views import palette
 from subagent_catalog.views.widgets.error_filter import FILTERS, ErrorGroupFilter
+from subagent_catalog.views.widgets.finding_filter import FindingLabelFilters, Rule
 from subagent_catalog.views.widgets.run_facts import RunNames, facts_text, lead_html, run_facts_html, timeline_payload
 from subagent_catalog.views.widgets.session_detail import (
     ROLES,
@@ -73,13 +72,15 @@ def _buffer(values: Sequence[int], code: str = "i") -> bytes:
     return array(code, values).tobytes()
 
 
-class CatalogBrowser(anywidget.AnyWidget, ErrorGroupFilter):
+class CatalogBrowser(anywidget.AnyWidget, ErrorGroupFilter, FindingLabelFilters):
     """Browse a corpus's session tree, search and filter it, inspect one session.
 
     Args:
         corpus: a read corpus or an opened archive (``store.source.Source``).
         semantics: the listing semantics of the rows and ``list_agents`` texts.
         live: an optional live overlay (``{id: "running"|"idle"}``), as for the catalog.
+        labels: a label store (``store.labels.Labels``' file, outside the corpus root) the pane writes to.
+        rules: user rules for the findings (a TOML file or ``Rule`` objects; docs/findings.md).
 
     Examples:
         >>> import tempfile
@@ -153,7 +154,13 @@ class CatalogBrowser(anywidget.AnyWidget, ErrorGroupFilter):
     selected_info = traitlets.Dict(help="facts about the selected session (see select)")
 
     def __init__(
-        self, corpus: Source, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
+        self,
+        corpus: Source,
+        *,
+        semantics: Semantics = "projection",
+        live: Mapping[str, str] | None = None,
+        labels: str | os.PathLike[str] | None = None,
+        rules: str | os.PathLike[str] | Sequence[Rule] | None = None,
     ) -> None:
         corpus = source_corpus(corpus)  # a corpus, or an archive's frames
         self.corpus = corpus
@@ -180,6 +187,7 @@ class CatalogBrowser(anywidget.AnyWidget, ErrorGroupFilter):
             problem_count=problems.height,
             problem_kinds=[ANY, *sorted(set(problems["kind"].to_list()))] if problems.height else [ANY],
         )
+        self._init_findings(labels=labels, rules=rules)
         self._render_tree()
         self._render_problems()
         self.observe(lambda _change: self._render_tree(), names=["expanded"])
@@ -289,23 +297,13 @@ class CatalogBrowser(anywidget.AnyWidget, ErrorGroupFilter):
             self._ensure_catalog()
             cat = self._by_path.get(row["path"])
         children = len(self._tree.unsorted_children(key))
+        found, cycle = row["parent_session"] in self._tree.present, key in self._tree.cycle_roots
         text, tip, style = row_text(
-            row,
-            cat,
-            children=children,
-            parent_found=row["parent_session"] in self._tree.present,
-            in_cycle=key in self._tree.cycle_roots,
-            context=context,
-            name=self._names.get(key),
+            row, cat, children=children, parent_found=found, in_cycle=cycle, context=context, name=self._names.get(key)
         )
+        facts = facts_text(row)
         info = RowInfo(
-            key=key,
-            text=text,
-            tooltip=tip,
-            style=style,
-            children=children,
-            outcome=row["outcome"],
-            facts=facts_text(row),
+            key=key, text=text, tooltip=tip, style=style, children=children, outcome=row["outcome"], facts=facts
         )
         self._labels[(context, key)] = info
         self.built_nodes = len(self._labels)
@@ -459,7 +457,7 @@ class CatalogBrowser(anywidget.AnyWidget, ErrorGroupFilter):
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         """Requests from the front end: ``labels`` of rows in view, ``toggle``/``reveal`` a row."""
-        if not isinstance(content, dict):
+        if not isinstance(content, dict) or self._findings_message(content):
             return
         kind = content.get("type")
         if kind == "labels":
@@ -518,7 +516,8 @@ class CatalogBrowser(anywidget.AnyWidget, ErrorGroupFilter):
                 self.results_label = ""
                 self.showing = "tree"
             return
-        keys = filter_keys(self._nodes_table(), filters, query, sort=sort, descending=self.sort_descending)
+        frame = self._with_finding_columns(self._nodes_table(), filters)
+        keys = filter_keys(frame, filters, query, sort=sort, descending=self.sort_descending)
         described = ", ".join(f"{name}={value}" for name, value in filters.items())
         search = f'search "{self.search.strip()}"' if query else ""
         if sort != "created":
@@ -633,6 +632,7 @@ class CatalogBrowser(anywidget.AnyWidget, ErrorGroupFilter):
             semantics=self.semantics,
             catalog_error=self._catalog_error,
             lead=lambda events: self._lead(key, events),
+            findings=self._pane_findings(key),
         )
 
     def _lead(self, key: int, events: pl.DataFrame | None = None) -> str:

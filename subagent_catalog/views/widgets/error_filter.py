@@ -29,8 +29,11 @@ FILTERS = (
     "depth",
     "provider",
     "project",
+    "finding",
+    "session_label",
 )
-"""The browser's filters, in the order it shows them (``error_group``: this module's)."""
+"""The browser's filters, in the order it shows them (``error_group``: this module's; ``finding`` and
+``session_label``: ``finding_filter``'s)."""
 
 ERROR_COLUMNS = ("outcome_detail", "last_error_code", "last_error_message")
 """The ``sessions`` columns the tree keeps for the error groups and the search by error."""

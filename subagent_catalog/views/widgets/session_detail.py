@@ -18,6 +18,7 @@ from subagent_catalog.frames.units import clock
 from subagent_catalog.views.names import NAME_CLIP, TIP_CLIP, session_name, short_id
 from subagent_catalog.views.transcript_parts import no_descriptor_expected
 from subagent_catalog.views.transcript_view import session_links
+from subagent_catalog.views.widgets.pane_findings import findings_badges_html
 from subagent_catalog.views.widgets.pane_steps import pane_steps_html
 
 Role = Literal["session", "fork", "subagent", "diagnostic", "unlisted"]
@@ -108,10 +109,12 @@ def detail_html(
     semantics: str,
     catalog_error: str | None,
     lead: str = "",
+    findings: pl.DataFrame | str | None = None,
 ) -> str:
     """The detail pane of one session: header facts, catalog row, descriptors, list_agents, problems, events.
 
-    ``lead`` (HTML: the run facts and the children timeline's slot) comes right after the title.
+    ``lead`` (HTML: the run facts and the children timeline's slot) comes right after the title, then the
+    labels' slot (the front end draws the label control there) and the ``findings`` (``pane_findings``).
 
     Examples:
         >>> import polars as pl
@@ -164,6 +167,8 @@ def detail_html(
         '<div style="font-size:15px;font-weight:700;word-break:break-all">'
         f"{escape(row['session_id'] or row['path'])}</div>",
         lead,
+        '<div class="sc-labels-slot"></div>',
+        findings_badges_html(findings, info.get("transcript")) if findings is not None else "",
         f'<table style="font-size:12px;border-collapse:collapse;table-layout:fixed;width:100%">{cells}</table>',
     ]
     if cat is not None:
@@ -311,10 +316,12 @@ def session_info(
     semantics: str,
     catalog_error: str | None,
     lead: Callable[[pl.DataFrame], str] | None = None,
+    findings: pl.DataFrame | str | None = None,
 ) -> tuple[dict[str, Any], str]:
     """Facts about one session (the browser's ``selected_info``) and its detail pane.
 
-    ``lead`` makes the HTML that follows the pane's title from the log's events (read once, here).
+    ``lead`` makes the HTML that follows the pane's title from the log's events (read once, here);
+    ``findings`` are the session's (or why they are unknown), shown as badges linked to their steps.
 
     The events are read from that one log only (``corpus.events`` is never loaded).
 
@@ -374,6 +381,7 @@ def session_info(
         semantics=semantics,
         catalog_error=catalog_error,
         lead=lead(events) if lead is not None else "",
+        findings=findings,
     )
 
 

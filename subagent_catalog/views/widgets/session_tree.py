@@ -18,6 +18,7 @@ from subagent_catalog.catalog.collation import collation_key
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.costs import known_costs
 from subagent_catalog.views.widgets.error_filter import ERROR_COLUMNS, error_group_choices, error_group_column
+from subagent_catalog.views.widgets.finding_filter import ANY_FINDING
 from subagent_catalog.views.widgets.run_facts import FAILED_CHOICE, FAILED_OUTCOMES
 from subagent_catalog.views.widgets.session_detail import ROLES
 
@@ -242,6 +243,8 @@ FILTER_COLUMNS = {
     "depth": "delegation_depth",
     "provider": "last_provider",
     "project": "project_dir",
+    "finding": "finding_kinds",
+    "session_label": "labels",
 }
 
 
@@ -289,6 +292,10 @@ def _filter_expr(name: str, value: Any) -> pl.Expr:
     if name == "tool_failures":
         failed = pl.col("tool_results_failed").fill_null(0) > 0
         return failed if value == "some" else ~failed
+    if name == "finding" and value == ANY_FINDING:
+        return pl.col("finding_kinds").list.len() > 0
+    if name in ("finding", "session_label"):  # list columns (``finding_filter``)
+        return pl.col(FILTER_COLUMNS[name]).list.contains(value).fill_null(False)
     matches: pl.Expr = pl.col(FILTER_COLUMNS[name]) == value
     return matches
 

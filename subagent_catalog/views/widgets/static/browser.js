@@ -280,6 +280,79 @@ function childrenTimeline(reveal, pane) {
   };
 }
 
+// The selected session's labels in the pane's slot: a chip per label (× takes it off), a box to add one.
+// Python writes the label store (CatalogBrowser(corpus, labels=path)) and sends the labels back; without a
+// store the labels of a corpus read with labels= are shown, read-only. Built once: the text being typed
+// survives a new selection and the answer to an add.
+function labelControl(model, pane) {
+  const box = h("div", "sc-labelbox");
+  const caption = h("span", "sc-labels-caption", "labels");
+  const chips = h("span", "sc-label-chips");
+  const input = h("input", "sc-label-input");
+  input.placeholder = "add a label (Enter)";
+  input.setAttribute("aria-label", "a label for this session");
+  input.maxLength = 200;
+  const note = h("input", "sc-label-note");
+  note.placeholder = "note (optional)";
+  note.setAttribute("aria-label", "a note with the label");
+  const add = h("button", "sc-button sc-label-add", "add label");
+  const hint = h("span", "sc-label-hint");
+  const error = h("div", "sc-label-error");
+  error.setAttribute("role", "alert");
+  box.append(caption, chips, input, note, add, hint, error);
+  const send = (message) => model.send({ ...message, key: model.get("detail_key") });
+  function submit() {
+    const label = input.value.trim();
+    if (!label) return;
+    send({ type: "label-add", label, note: note.value.trim() || null });
+    input.value = note.value = "";
+  }
+  add.addEventListener("click", submit);
+  for (const field of [input, note]) {
+    field.addEventListener("keydown", (event) => {
+      if (event.key === "Enter") {
+        event.preventDefault();
+        submit();
+      }
+    });
+  }
+  chips.addEventListener("click", (event) => {
+    const button = event.target.closest("[data-sc-label-remove]");
+    if (button) send({ type: "label-remove", label: button.dataset.scLabelRemove });
+  });
+  return {
+    place() {
+      const slot = pane.querySelector(".sc-labels-slot");
+      const given = model.get("selected_labels") || [];
+      const writable = Boolean(model.get("labels_path"));
+      if (!slot || (!writable && !given.length)) {
+        box.remove();
+        return;
+      }
+      chips.replaceChildren(
+        ...given.map(({ label, note: text, author }) => {
+          const chip = h("span", "sc-label-chip", label);
+          chip.dataset.scLabel = label;
+          chip.title = [text, author ? `by ${author}` : ""].filter(Boolean).join("\n");
+          if (writable) {
+            const remove = h("button", "sc-label-remove", "×");
+            remove.dataset.scLabelRemove = label;
+            remove.setAttribute("aria-label", `remove the label ${label}`);
+            chip.append(remove);
+          }
+          return chip;
+        }),
+      );
+      if (!given.length) chips.append(h("span", "sc-label-none", "none"));
+      for (const node of [input, note, add]) node.hidden = !writable;
+      hint.textContent = writable ? "" : "read-only (CatalogBrowser(corpus, labels=path) keeps new ones)";
+      error.textContent = model.get("label_error") || "";
+      error.hidden = !error.textContent;
+      if (box.parentElement !== slot) slot.append(box);
+    },
+  };
+}
+
 function render({ model, el }) {
   const handlers = [];
   const on = (name, fn) => {
@@ -332,6 +405,7 @@ function render({ model, el }) {
   left.append(listbar, scroll, grip);
   const detail = focusable(h("div", "sc-detail"), "region", "the selected session"); // scrolls with the arrows
   const timeline = childrenTimeline((key) => model.send({ type: "reveal", key }), detail);
+  const labelBox = labelControl(model, detail);
   body.append(left, detail);
   sessions.append(toolbar, body);
   const problems = h("div", "sc-problems");
@@ -737,16 +811,30 @@ function render({ model, el }) {
 
   // ------------------------------------------------------------- model sync
   const selects = new Map();
+  const watched = new Set(); // the filters whose change listener is registered (once: the filters are rebuilt)
+  // The findings are computed on the finding filter's first use (a focus is enough): until then it offers none.
+  const askFindings = () => {
+    if (!model.get("findings_loaded")) model.send({ type: "findings" });
+  };
   function buildFilters() {
     filters.replaceChildren();
     selects.clear();
-    for (const [name, values] of model.get("choices") || []) {
+    for (const [name, given] of model.get("choices") || []) {
+      const values = [...given];
       const wrap = h("label", "sc-filter");
-      const caption = h("span", "sc-filter-name", name);
+      const caption = h("span", "sc-filter-name", name === "session_label" ? "label" : name);
       const control = h("select", "sc-select");
       control.dataset.filter = name;
       control.append(new Option("(any)", ""));
       values.forEach((value, i) => control.append(new Option(String(value), String(i))));
+      if (name === "finding") control.title = model.get("findings_note") || "";
+      if (name === "finding" && !model.get("findings_loaded")) {
+        const waiting = new Option("(computed on first use…)", "");
+        waiting.disabled = true;
+        control.append(waiting);
+        control.addEventListener("focus", askFindings);
+        control.addEventListener("pointerdown", askFindings);
+      }
       control.addEventListener("change", () => {
         const picked = control.value === "" ? null : values[Number(control.value)];
         save(name, picked);
@@ -755,7 +843,10 @@ function render({ model, el }) {
       filters.append(wrap);
       selects.set(name, { control, values });
       syncFilter(name);
-      on(`change:${name}`, () => syncFilter(name));
+      if (!watched.has(name)) {
+        watched.add(name);
+        on(`change:${name}`, () => selects.has(name) && syncFilter(name));
+      }
     }
     syncFiltersToggle();
   }
@@ -835,6 +926,7 @@ function render({ model, el }) {
         "its children over time, header, catalog row, descriptors, list_agents texts, problems, transcript and events</div>";
     detail.scrollTop = 0;
     timeline.place();
+    labelBox.place();
     syncLoading();
   }
   // A new selection dims the pane until Python's answer (the detail of that session) arrives.
@@ -895,6 +987,12 @@ function render({ model, el }) {
   });
   on("change:detail", syncDetail);
   on("change:timeline", () => timeline.load(model.get("timeline")));
+  on("change:selected_labels change:labels_path change:label_error", () => labelBox.place());
+  on("change:choices change:findings_loaded change:findings_note", () => {
+    const focused = document.activeElement?.dataset?.filter;
+    buildFilters();
+    if (focused && selects.has(focused)) selects.get(focused).control.focus({ preventScroll: true });
+  });
   on("change:sort_by change:sort_descending", syncSort);
   on("change:banner change:summary", syncHeader);
   on("change:tab", syncTab);

@@ -125,6 +125,18 @@ def test_touched_log_is_read_again_alone(root: Path, cache_dir: str, reads: Read
     assert_frame_equal(again, _fresh(root, rules=RULES))
 
 
+def test_touched_log_alone_is_searched_when_no_rule_matched(root: Path, cache_dir: str, reads: Reads) -> None:
+    """Sessions whose cached answer is "no finding" are answered too (an empty entry is a hit)."""
+    nothing = [Rule("nothing", "zq-this-text-is-in-no-log-qz")]
+    assert findings(read_corpus(root, cache=cache_dir), detectors=[], rules=nothing).height == 0
+    path = read_corpus(root, cache=False).sessions.filter(pl.col("session_id") == "retry-no")["path"].item()
+    info = os.stat(path)
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns + 5_000_000_000))
+    _clear(reads)
+    assert findings(read_corpus(root, cache=cache_dir), detectors=[], rules=nothing).height == 0
+    assert reads.searched == [1]
+
+
 def test_changed_threshold_recomputes_only_its_detector(root: Path, cache_dir: str, reads: Reads) -> None:
     findings(read_corpus(root, cache=cache_dir), rules=RULES)
     _clear(reads)

@@ -297,7 +297,7 @@ def findings(
         hits, missed_rows, rule_keys = parts.split(scannable, "rules", rules_digest(user_rules))
         found += hits
         if missed_rows:
-            if hits:  # only the logs the cache did not answer are searched
+            if len(missed_rows) < len(scannable):  # only the logs the cache did not answer are searched
                 orders = [row["list_order"] for row in missed_rows]
                 narrow = subset(corpus, pl.col("list_order").is_in(orders))
                 fresh = rule_findings(narrow, narrow, user_rules)
@@ -321,7 +321,7 @@ def findings(
                 scanners,
                 reserved=reserved,
                 timeout_s=scanner_timeout_s,
-                only=ids if (hits or only is not None) else None,
+                only=ids if (len(missed_rows) < len(scannable) or only is not None) else None,
             )
             fresh = [f for f in fresh if f.list_order in scanned]
             parts.keep(scan_keys, fresh, unless=frozenset({"scanner-timeout"}))

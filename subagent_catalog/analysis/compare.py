@@ -14,6 +14,7 @@ better where that has a meaning and the adjusted p-value is below ``ALPHA``. The
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +34,7 @@ from subagent_catalog.analysis.compare_stats import (
 )
 from subagent_catalog.analysis.compare_tasks import Match, match_tasks
 from subagent_catalog.analysis.error_groups import normalise_message
+from subagent_catalog.analysis.run_filter import describe_filter, filter_runs
 from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.frames.outcome import OUTCOMES
 from subagent_catalog.prices import Prices, PriceTable, price_table
@@ -450,6 +452,12 @@ def compare(
     resamples: int = 2000,
     seed: int = 0,
     labels: tuple[str, str] = ("A", "B"),
+    label: str | None = None,
+    without_label: str | None = None,
+    finding: str | None = None,
+    without_finding: str | None = None,
+    label_store: str | os.PathLike[str] | None = None,
+    rules: str | os.PathLike[str] | None = None,
 ) -> Comparison:
     """Compare two corpora or archives, B against A: outcomes, metrics, models, tools, errors, health (and tasks).
 
@@ -463,10 +471,19 @@ def compare(
         resamples: bootstrap resamples of each metric's interval.
         seed: seeds the bootstrap (the same inputs and seed give the same intervals).
         labels: the names the views give A and B.
+        label: compare only the runs with this label (on each side; ``run_filter.filter_runs``).
+        without_label: compare only the runs without this label.
+        finding: compare only the runs with a finding of this kind (a detector's or a rule's name).
+        without_finding: compare only the runs without a finding of this kind.
+        label_store: the label store the label filters read (default: the ``labels`` column of a corpus
+            read with ``labels=``).
+        rules: a rules file whose rules' names the finding filters may give.
 
     Raises:
         TypeError: a side is neither a ``Corpus`` nor an ``Archive``.
         ArchiveError: an archive's data file fails its checks or cannot be read.
+        SubsetError: a label filter over sessions without labels and no ``label_store``.
+        FindingsError: a finding filter's kind is neither a detector nor a rule of ``rules``.
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
@@ -476,10 +493,20 @@ def compare(
         ('completed', 17, 17, 0.0, 1.0)
         >>> same.metrics.filter(pl.col("metric") == "cost").select("level", "median_change", "p_value").rows()
         [('run', 0.0, 1.0), ('tree', 0.0, 1.0)]
+        >>> planted = read_corpus("data/findings")
+        >>> clean = compare(planted, planted, without_finding="tool-loop")
+        >>> clean.runs, [note for note in clean.notes if note.startswith("filter")]
+        ((49, 49), ['filter (no tool-loop finding): left out 1 of 50 runs of A and 1 of 50 of B'])
     """
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, not {confidence!r}")
     table = price_table(prices)
+    chosen = {"label": label, "without_label": without_label, "finding": finding, "without_finding": without_finding}
+    what = describe_filter(**chosen)
+    if what is not None:
+        kept_a = filter_runs(a, **chosen, label_store=label_store, rules=rules)
+        kept_b = kept_a if b is a else filter_runs(b, **chosen, label_store=label_store, rules=rules)
+        a, b = kept_a.corpus, kept_b.corpus
     side_a, side_b = read_side(a, table), read_side(b, table)
     comparison = Comparison(
         a_label=labels[0],
@@ -501,6 +528,11 @@ def compare(
     if match != "none":
         comparison.tasks, comparison.pairs = match_tasks(a, b, side_a, side_b, match=match)
     comparison.notes = _notes(comparison, side_a, side_b)
+    if what is not None:
+        comparison.notes.append(
+            f"filter ({what}): left out {kept_a.left_out} of {kept_a.total} runs of A "
+            f"and {kept_b.left_out} of {kept_b.total} of B"
+        )
     return comparison
 
 

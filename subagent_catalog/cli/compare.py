@@ -87,6 +87,25 @@ def _label(path: str) -> str:
     type=click.Path(file_okay=False, dir_okay=True, path_type=str),
     help="The same for B's runs.",
 )
+@click.option(
+    "--label", "label", default=None, metavar="LABEL", help="Compare only the runs with this label (both sides)."
+)
+@click.option("--without-label", default=None, metavar="LABEL", help="Compare only the runs without this label.")
+@click.option(
+    "--finding",
+    default=None,
+    metavar="KIND",
+    help="Compare only the runs with a finding of this kind (a detector, or a rule of --rules).",
+)
+@click.option("--without-finding", default=None, metavar="KIND", help="Compare only the runs without such a finding.")
+@click.option(
+    "--labels",
+    "label_store",
+    default=None,
+    type=click.Path(dir_okay=False, path_type=str),
+    help="The label store --label and --without-label read (a Labels file, outside the corpus).",
+)
+@click.option("--rules", default=None, metavar="FILE", help="A rules file whose rules --finding may name.")
 @translate_errors
 def compare_command(
     root: str,
@@ -107,6 +126,12 @@ def compare_command(
     b_projects: tuple[str, ...],
     a_pages: str | None,
     b_pages: str | None,
+    label: str | None,
+    without_label: str | None,
+    finding: str | None,
+    without_finding: str | None,
+    label_store: str | None,
+    rules: str | None,
 ) -> None:
     """Compare two corpora or archives: did B's runs fail less, cost less, finish sooner than A's?
 
@@ -118,7 +143,10 @@ def compare_command(
     error groups, tools, models and the data-quality health of both sides.
 
     --a-project and --b-project compare project directories of a corpus (A and
-    B may be one root, read once). --a-pages and --b-pages link the runs the
+    B may be one root, read once). --label, --without-label (labels of the
+    --labels store), --finding and --without-finding (a detector's or a --rules
+    rule's kind) keep only such runs on both sides; the notes say how many each
+    side left out. --a-pages and --b-pages link the runs the
     HTML page names to each side's transcript pages (show --tree -o DIR).
 
     Exit status: 1 when a --fail-on condition holds (or its figure is unknown),
@@ -133,6 +161,7 @@ def compare_command(
         subagent-catalog compare data/sample data/sample --a-project=--srv-research-agents-- \\
             --b-project=--home-dev-projects-webapp--   # two projects of one corpus
         subagent-catalog compare data/sample out/sample-archive -o diff.html --a-pages pages --b-pages pages
+        subagent-catalog compare data/sample out/sample-archive --without-finding tool-loop
     """
     from subagent_catalog.analysis.compare import compare
     from subagent_catalog.analysis.compare_gate import Condition, evaluate
@@ -140,6 +169,8 @@ def compare_command(
     from subagent_catalog.views.compare_text import compare_json, compare_markdown, compare_text
 
     table = price_table(prices)
+    if (label is not None or without_label is not None) and label_store is None:
+        raise click.UsageError("--label and --without-label read a label store: give --labels FILE too")
     if (a_pages is not None or b_pages is not None) and output is None:
         raise click.UsageError("--a-pages and --b-pages link from the HTML page: give -o FILE too")
     page_dir = os.getcwd() if output is None or is_stdout(output) else os.path.dirname(os.path.abspath(output))
@@ -176,6 +207,12 @@ def compare_command(
         seed=seed,
         resamples=resamples,
         labels=labels,
+        label=label,
+        without_label=without_label,
+        finding=finding,
+        without_finding=without_finding,
+        label_store=label_store,
+        rules=rules,
     )
     gates = [evaluate(comparison, condition) for condition in fail_on if isinstance(condition, Condition)]
     if fmt == "json":

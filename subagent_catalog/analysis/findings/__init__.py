@@ -13,8 +13,10 @@ import os
 from collections.abc import Sequence
 from typing import Any, Literal
 
+import orjson
 import polars as pl
 
+from subagent_catalog.analysis.findings.cache import Parts, log_fingerprints, open_cache, rules_digest, scanner_identity
 from subagent_catalog.analysis.findings.detect_calls import loop_suspects, tool_error_storm, tool_loop
 from subagent_catalog.analysis.findings.detect_children import (
     duplicate_task,
@@ -32,6 +34,7 @@ from subagent_catalog.analysis.findings.rules import Rule, load_rules, rule_find
 from subagent_catalog.analysis.findings.scanners import Scanner, scanner_findings
 from subagent_catalog.analysis.findings.schema import FINDING_SCHEMA, SEVERITIES, Finding, Severity, finding_frame
 from subagent_catalog.analysis.findings.spawns import SPAWN_EVENT_TYPES
+from subagent_catalog.analysis.subset import subset
 from subagent_catalog.store.source import Source, source_corpus
 
 __all__ = [
@@ -126,6 +129,7 @@ def findings(
     stalled_after_ms: int = 3_600_000,
     cost_outlier_factor: float = 3.0,
     cost_outlier_min_runs: int = 20,
+    cache: bool | str | os.PathLike[str] = True,
 ) -> pl.DataFrame:
     """The findings of a corpus or an archive: one row per pathology a detector or a user rule found.
 
@@ -149,6 +153,11 @@ def findings(
         stalled_after_ms: ``stalled``: an open run's silence before the corpus's last event.
         cost_outlier_factor: ``cost-outlier``: times the project's p95 of known costs.
         cost_outlier_min_runs: ``cost-outlier``: runs of known cost a project's p95 needs.
+        cache: the findings cache of the log-reading detectors, the rules and the scanners
+            (``cache``: per session, by the log's fingerprint, the thresholds, the rules' digest and the
+            scanners' identities): ``True`` uses the cache directory the corpus was read with (none
+            when it was read with ``cache=False``; never for an archive), a path names the directory,
+            ``False`` computes everything.
 
     Returns:
         ``FINDING_SCHEMA`` rows, by session (``list_order``), then the evidence's position.
@@ -190,16 +199,47 @@ def findings(
     only = None if sessions is None else set(sessions)
     mine = pl.lit(True) if only is None else pl.col("session_id").is_in(list(only))
     own_rows = rows if only is None else [row for row in rows if row["session_id"] in only]
+    store = open_cache(corpus, cache)
+    parts = Parts(store, log_fingerprints(corpus) if store is not None else {})
 
     def candidates(where: pl.Expr, nested: str) -> list[dict[str, Any]]:
         return frame.filter((where & mine).fill_null(False)).select(*ROW_COLUMNS, nested).to_dicts()
 
-    # Every log a detector needs is read once, for the union of the event types they need from it.
-    loops = candidates(pl.col("tool_calls") >= tool_loop_calls, "tool_call_records") if "tool-loop" in chosen else []
+    # What the cache holds is not computed again; every log still needed is read once, for the union
+    # of the event types the detectors need from it.
+    found: list[Finding] = []
+    loops: list[dict[str, Any]] = []
+    loop_keys: dict[int, str] = {}
+    if "tool-loop" in chosen:
+        hits, loops, loop_keys = parts.split(
+            candidates(pl.col("tool_calls") >= tool_loop_calls, "tool_call_records"), "tool-loop", tool_loop_calls
+        )
+        found += hits
     suspects = loop_suspects(loops, tool_loop_calls)
-    near = (pl.col("peak_context_share") >= context_share) | (pl.col("turns_error") > 0)
-    contexts = candidates(near, "usage_samples") if "context-growth" in chosen else []
-    parents = spawn_parents(rows, only=only)[0] if _CHILD_DETECTORS.intersection(chosen) else []
+    contexts: list[dict[str, Any]] = []
+    context_keys: dict[int, str] = {}
+    if "context-growth" in chosen:
+        near = (pl.col("peak_context_share") >= context_share) | (pl.col("turns_error") > 0)
+        hits, contexts, context_keys = parts.split(candidates(near, "usage_samples"), "context-growth", context_share)
+        found += hits
+    retries: list[dict[str, Any]] = []
+    retry_keys: dict[int, str] = {}
+    if "retry-storm" in chosen:
+        readable = [row for row in own_rows if (row.get("event_count") or 0) > 0]
+        hits, retries, retry_keys = parts.split(readable, "retry-storm", retry_storm_retries)
+        found += hits
+    child_detectors = sorted(_CHILD_DETECTORS.intersection(chosen))
+    parents: list[dict[str, Any]] = []
+    parent_keys: dict[int, str] = {}
+    if child_detectors:
+        all_parents, children = spawn_parents(rows, only=only)
+
+        def kids(row: dict[str, Any]) -> str | None:
+            prints = [(c["session_id"], parts.prints.get(c["list_order"])) for c in children.get(row["session_id"], [])]
+            return None if any(p is None for _, p in prints) else orjson.dumps(prints).decode()
+
+        hits, parents, parent_keys = parts.split(all_parents, "subagents", child_detectors, fan_out_children, more=kids)
+        found += hits
     wants: dict[int, tuple[dict[str, Any], set[str]]] = {}
 
     def want(row: dict[str, Any], kinds: frozenset[str]) -> None:
@@ -207,9 +247,8 @@ def findings(
 
     for row, _runs in suspects:
         want(row, frozenset({"tool/call"}))
-    for row in own_rows if "retry-storm" in chosen else []:
-        if (row.get("event_count") or 0) > 0:
-            want(row, RETRY)
+    for row in retries:
+        want(row, RETRY)
     for row in contexts:
         if row.get("turns_error"):
             want(row, TURN_END)
@@ -217,24 +256,34 @@ def findings(
         want(row, SPAWN_EVENT_TYPES)
     events = read_wanted(corpus, [(row, frozenset(kinds)) for row, kinds in wants.values()])
 
-    found: list[Finding] = []
     if "tool-loop" in chosen:
-        found += tool_loop(corpus, loops, options, events)
+        fresh = tool_loop(corpus, loops, options, events)
+        parts.keep(loop_keys, fresh)
+        found += fresh
     if "tool-error-storm" in chosen:
         storms = candidates(pl.col("tool_results_failed") >= error_storm_failures, "tool_call_records")
         found += tool_error_storm(storms, options)
     if "retry-storm" in chosen:
-        found += retry_storm(corpus, own_rows, options, events)
+        fresh = retry_storm(corpus, retries, options, events)
+        parts.keep(retry_keys, fresh)
+        found += fresh
     if "context-growth" in chosen:
-        found += context_growth(corpus, contexts, options, events)
-    if _CHILD_DETECTORS.intersection(chosen):
-        spawns = parent_spawns(corpus, rows, only=only, events=events)
+        fresh = context_growth(corpus, contexts, options, events)
+        parts.keep(context_keys, fresh)
+        found += fresh
+    if parents:
+        missed = {row["list_order"] for row in parents}
+        spawns = parent_spawns(corpus, rows, only={row["session_id"] for row in parents}, events=events)
+        spawns = {order: spawn for order, spawn in spawns.items() if order in missed}
+        fresh = []
         if "fan-out" in chosen:
-            found += fan_out(by_order, spawns, options)
+            fresh += fan_out(by_order, spawns, options)
         if "duplicate-task" in chosen:
-            found += duplicate_task(by_order, spawns)
+            fresh += duplicate_task(by_order, spawns)
         if "unread-child" in chosen:
-            found += unread_child(by_order, spawns)
+            fresh += unread_child(by_order, spawns)
+        parts.keep(parent_keys, fresh)
+        found += fresh
     if "runaway-child" in chosen:
         found += runaway_child(by_order)
     if "stalled" in chosen:
@@ -243,11 +292,42 @@ def findings(
         found += cost_outlier(rows, options)
     if "unexamined" in chosen:
         found += unexamined(rows)
+    scannable = [row for row in own_rows if row.get("verdict") != "skipped"]
     if user_rules:
-        found += rule_findings(source, corpus, user_rules)
+        hits, missed_rows, rule_keys = parts.split(scannable, "rules", rules_digest(user_rules))
+        found += hits
+        if missed_rows:
+            if len(missed_rows) < len(scannable):  # only the logs the cache did not answer are searched
+                orders = [row["list_order"] for row in missed_rows]
+                narrow = subset(corpus, pl.col("list_order").is_in(orders))
+                fresh = rule_findings(narrow, narrow, user_rules)
+            else:
+                fresh = rule_findings(source, corpus, user_rules)
+            parts.keep(rule_keys, fresh)
+            found += fresh
     if scanners:
         reserved = {*DETECTORS, *(rule.name for rule in user_rules), "scanner-error", "scanner-timeout"}
-        found += scanner_findings(corpus, scanners, reserved=reserved, timeout_s=scanner_timeout_s, only=only)
+        identities = [scanner_identity(scanner) if callable(scanner) else None for scanner in scanners]
+        cacheable = store is not None and all(identities)
+        hits, missed_rows, scan_keys = (
+            parts.split(scannable, "scanners", identities, sorted(reserved)) if cacheable else ([], scannable, {})
+        )
+        found += hits
+        if missed_rows or not scannable:
+            ids = {row["session_id"] for row in missed_rows}
+            scanned = {row["list_order"] for row in missed_rows}
+            fresh = scanner_findings(
+                corpus,
+                scanners,
+                reserved=reserved,
+                timeout_s=scanner_timeout_s,
+                only=ids if (len(missed_rows) < len(scannable) or only is not None) else None,
+            )
+            fresh = [f for f in fresh if f.list_order in scanned]
+            parts.keep(scan_keys, fresh, unless=frozenset({"scanner-timeout"}))
+            found += fresh
+    if store is not None:
+        store.save()
     if only is not None:
         found = [f for f in found if f.session_id in only]
     return finding_frame(found)

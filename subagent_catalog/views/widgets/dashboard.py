@@ -20,6 +20,7 @@ session files themselves (outcome = read verdict, cause = read or identity cause
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -36,6 +37,7 @@ from subagent_catalog.frames.display import escape, listing_error_html
 from subagent_catalog.frames.units import calendar_day, plural
 from subagent_catalog.store.source import Source, source_corpus
 from subagent_catalog.views import palette
+from subagent_catalog.views.widgets.dashboard_filters import RunFilters, filter_dropdowns
 from subagent_catalog.views.widgets.dashboard_reveal import PICK, reveal_choices, reveal_in, reveal_picker
 from subagent_catalog.views.widgets.dashboard_table import TABLE_ROWS, affected_table_html
 from subagent_catalog.views.widgets.run_facts import FAILED_OUTCOMES
@@ -274,15 +276,27 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
     affected_ids = traitlets.List(traitlets.Unicode(allow_none=True), help="ids of the sessions the table lists")
     bars = traitlets.List(traitlets.Tuple(), help="(split value, value, count) of each drawn bar")
     revealed = traitlets.Unicode(None, allow_none=True, help="a session of the table, revealed in the linked browser")
+    label_filter = traitlets.Unicode(None, allow_none=True, help="count only 'with:LABEL' or 'without:LABEL' sessions")
+    finding_filter = traitlets.Unicode(None, allow_none=True, help="count only 'with:KIND' or 'without:KIND' sessions")
 
     def __init__(
-        self, corpus: Source, *, semantics: Semantics = "projection", live: Mapping[str, str] | None = None
+        self,
+        corpus: Source,
+        *,
+        semantics: Semantics = "projection",
+        live: Mapping[str, str] | None = None,
+        labels: str | os.PathLike[str] | None = None,
     ) -> None:
         corpus = source_corpus(corpus)  # a corpus, or an archive's frames
         super().__init__(layout=widgets.Layout(width="100%"))
         self.add_class("sc-dashboard")
         self.corpus = corpus
         self.data, self.error = population(corpus, semantics=semantics, live=live)
+        self.runs = RunFilters(corpus, labels)  # findings are computed on first use of the finding filter
+        self._kept: set[str] | None = None
+        self.label_dropdown, self.finding_dropdown = filter_dropdowns(self.runs)
+        self.label_dropdown.observe(lambda c: setattr(self, "label_filter", c["new"] or None), names="value")
+        self.finding_dropdown.observe(lambda c: setattr(self, "finding_filter", c["new"] or None), names="value")
         self._bar_buttons: dict[tuple[str | None, str], widgets.Button] = {}
         options = [(label, name) for name, label in DIMENSIONS.items()]
         self.dimension_buttons = widgets.ToggleButtons(
@@ -331,11 +345,15 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
                 [self.split_dropdown, self.diagnostics_box, self.log_box, self.clear_button],
                 layout=widgets.Layout(flex_flow="row wrap", align_items="center"),
             ),
+            widgets.HBox([self.label_dropdown, self.finding_dropdown], layout=widgets.Layout(flex_flow="row wrap")),
             self.chart,
             self.reveal_picker,
             self.table,
         ]
-        self.observe(self._on_view_change, names=["scope", "selected_dimension", "split_by", "diagnostics_only"])
+        self.observe(
+            self._on_view_change,
+            names=["scope", "selected_dimension", "split_by", "diagnostics_only", "label_filter", "finding_filter"],
+        )
         self.observe(lambda _change: self._on_scale(), names=["log_scale"])
         self.observe(self._on_selection, names=["selected_value", "selected_split"])
         self._render_chart()
@@ -352,6 +370,11 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
                 "subagents": f"{counted.height:,} listed subagents ({self._semantics} semantics)",
                 "roots": f"{counted.height:,} roots (sessions without a parentSession)",
             }[self.scope]
+        chosen = [value.replace(":", " ") for value in (self.label_filter, self.finding_filter) if value]
+        if chosen:
+            what += f"; only those {' and '.join(chosen)}"
+        if self.finding_filter and self.runs.note:
+            what += f" ({self.runs.note})"
         self.header.value = (
             DASHBOARD_STYLE
             + listing_error_html(self.corpus)
@@ -360,6 +383,8 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
 
     def _scope(self) -> pl.DataFrame:
         frame = self.data if self.scope == "all" else self.data.filter(pl.col("scope") == self.scope)
+        if self._kept is not None:
+            frame = frame.filter(pl.col("path").is_in(list(self._kept)))
         return frame.filter(~pl.col("reason_cause").is_in(list(HEALTHY))) if self.diagnostics_only else frame
 
     def _on_view_change(self, change: dict[str, Any]) -> None:
@@ -367,6 +392,14 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         if name in ("selected_dimension", "split_by") and change["new"] is not None and change["new"] not in DIMENSIONS:
             setattr(self, name, change["old"])
             raise traitlets.TraitError(f"unknown dimension {change['new']!r}; choose one of {', '.join(DIMENSIONS)}")
+        if name in ("label_filter", "finding_filter"):
+            try:
+                self._kept = self.runs.paths(self.label_filter, self.finding_filter)
+            except ValueError as error:
+                setattr(self, name, change["old"])
+                raise traitlets.TraitError(str(error)) from None
+            self.label_dropdown.value = self.label_filter or ""
+            self.finding_dropdown.value = self.finding_filter or ""
         self.scope_buttons.value = self.scope
         self.dimension_buttons.value = self.selected_dimension
         self.split_dropdown.value = self.split_by or ""

@@ -409,3 +409,56 @@ def test_the_report_over_an_archive_without_its_events_runs_the_facts_only_detec
     section = page[page.index('<section id="findings">') : page.index('<section id="trends">')]
     assert "A lower bound:" in section and "the detectors that read logs could not" in section
     assert "stalled" in section and "cost-outlier" in section and "tool-loop" not in section
+
+
+def test_a_catastrophic_rule_regex_is_bounded_and_a_bad_one_names_its_rule(tmp_path: Path) -> None:
+    # A backtracking engine takes exponential time on (a+)+$ against 'aaa…ab'; the search engine's is linear.
+    log = EventLog("s")
+    log.turn_start()
+    log.user("a" * 50_000 + "b")
+    log.turn_end()
+    write_session(tmp_path, header("s", created_at=1, cwd="/w"), log.events, "none")
+    found = findings(read_corpus(tmp_path, cache=False), rules=[Rule("evil", "(a+)+$", regex=True)], detectors=[])
+    assert found.height == 0
+    found = findings(read_corpus(tmp_path, cache=False), rules=[Rule("tail", "(a+)+b$", regex=True)], detectors=[])
+    assert found["kind"].to_list() == ["tail"]
+    with pytest.raises(FindingsError, match=r"rule 'backref': invalid regular expression .*backreferences"):
+        Rule("backref", r"(a)\1", regex=True)
+    with pytest.raises(FindingsError, match=r"rule 'huge': invalid regular expression .*size limit"):
+        Rule("huge", "a{100000}{100}", regex=True)
+    path = _rules(
+        tmp_path,
+        "[[rule]]\nname = 'fine'\npattern = 'x'\n\n[[rule]]\nname = 'lookahead'\npattern = 'a(?=b)'\nregex = true\n",
+    )
+    with pytest.raises(FindingsError, match=r"rule 'lookahead': invalid regular expression"):
+        load_rules(path)
+
+
+CONFORMANCE = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "cases" / "real-writer-rich-none"
+
+
+@pytest.mark.skipif(not CONFORMANCE.is_dir(), reason="../shared/conformance is not present")
+def test_a_rule_finds_a_secret_planted_in_a_tool_result_of_a_conformance_corpus(tmp_path: Path) -> None:
+    key = "AKIAIOSFODNN7EXAMPLE"  # the shape of a cloud access key id
+    rule = Rule("access-key", "AKIA[0-9A-Z]{16}", regex=True, scope="tool-result", severity="error")
+    assert findings(read_corpus(CONFORMANCE / "corpus", cache=False), rules=[rule], detectors=[]).height == 0
+    root = tmp_path / "corpus"
+    shutil.copytree(CONFORMANCE / "corpus", root)
+    planted_in: list[tuple[str, int]] = []
+    for log in sorted(root.rglob("session.jsonl")):
+        lines = log.read_bytes().splitlines(keepends=True)
+        for n, line in enumerate(lines):
+            event = json.loads(line) if n else {}
+            if event.get("type") == "tool/result" and b'"text":"' in line:
+                lines[n] = line.replace(b'"text":"', b'"text":"' + key.encode() + b" ", 1)
+                planted_in.append((log.parent.name, event["seq"]))
+                break
+        if planted_in:
+            log.write_bytes(b"".join(lines))
+            break
+    assert planted_in
+    found = findings(read_corpus(root, cache=False), rules=[rule], detectors=[])
+    assert [(row["session_id"], row["seq"], row["severity"]) for row in found.iter_rows(named=True)] == [
+        (*planted_in[0], "error")
+    ]
+    assert key in found["evidence"][0]

@@ -31,6 +31,7 @@ import polars as pl
 from subagent_catalog.analysis.findings.options import FindingsError
 from subagent_catalog.analysis.findings.schema import SEVERITIES, Finding, Severity
 from subagent_catalog.analysis.search import DEFAULT_TYPES, search_events
+from subagent_catalog.analysis.search_match import SearchError, compile_pattern
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.regular import NotRegularFileError, read_regular
 from subagent_catalog.store.source import Source
@@ -93,6 +94,10 @@ class Rule:
             )
         if self.message is not None and not isinstance(self.message, str):
             raise FindingsError(f"rule {self.name!r}: message must be a string", hint=_HINT)
+        try:  # the search engine's own check (Rust regex: linear time, bounded size), before any log is read
+            compile_pattern(self.pattern, regex=self.regex, ignore_case=self.ignore_case)
+        except SearchError as error:
+            raise FindingsError(f"rule {self.name!r}: {error.args[0]}", hint=error.hint) from None
 
 
 def _rule(table: Any, where: str) -> Rule:

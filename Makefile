@@ -7,7 +7,7 @@ CONFORMANCE := $(SHARED)/conformance
 N ?= 10000
 FUZZ_WORKERS ?= 2
 
-.PHONY: compile demo test test-sweep lint docs conformance browser-deps bench bench-report bench-browser screenshots fuzz fuzz-outputs fuzz-archives fuzz-prices fuzz-sql fuzz-otlp test-compare-coverage test-scale test-interop screenshots-phoenix clean
+.PHONY: compile demo test test-sweep lint docs conformance browser-deps bench bench-report bench-findings bench-browser screenshots fuzz fuzz-outputs fuzz-archives fuzz-prices fuzz-sql fuzz-otlp test-compare-coverage test-scale test-interop screenshots-phoenix clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -69,6 +69,9 @@ bench: $(VENV)/.dev
 
 bench-report: $(VENV)/.dev
 	$(BIN)/python benchmarks/report_scale.py --cli --sessions 5000 --rounds 3
+
+bench-findings: $(VENV)/.dev
+	$(BIN)/python benchmarks/findings_scale.py --sessions 20000 --rounds 3
 
 bench-browser: $(VENV)/.dev browser-deps
 	$(BIN)/python benchmarks/bench_browser.py

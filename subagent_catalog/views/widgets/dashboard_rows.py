@@ -19,7 +19,7 @@ import traitlets
 STATIC = Path(__file__).resolve().parent / "static"
 
 
-class DashboardRows(anywidget.AnyWidget):  # type: ignore[misc]
+class DashboardRows(anywidget.AnyWidget):
     """An HTML table whose rows (``tr[data-sid]``) set ``clicked`` to their session id when ``clickable``.
 
     Examples:

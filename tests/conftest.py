@@ -37,6 +37,7 @@ BROWSER_FILES = (
     "test_site_browser.py",
     "test_report_trends_browser.py",
     "test_findings_browser.py",
+    "test_dashboard_rows_browser.py",
 )
 """The modules that drive Chromium (the report, the comparison page, JupyterLab): under xdist one worker runs them
 all, so one Chromium and one JupyterLab start per run and they do not compete with each other for the CPU (two labs

@@ -208,17 +208,18 @@ def test_a_dashboard_row_reveals_its_session_in_a_linked_browser(sample: Any) ->
     from subagent_catalog.views.widgets.dashboard import DiagnosticsDashboard
 
     board, browser = DiagnosticsDashboard(sample), CatalogBrowser(sample)
-    assert board.reveal_picker.layout.display == "none"  # no browser: no picker
+    assert not board.table.clickable  # no browser: the rows are not clickable
     board.revealed = "auth-refactor"  # and setting the trait reveals nothing
     assert browser.selected is None
     board.revealed = None
     board.link_browser(browser)
+    assert board.table.clickable
     board.selected_dimension = "outcome"
     board.pick("error")
-    listed = [sid for _, sid in board.reveal_picker.options if sid]
-    assert listed == [sid for sid in board.affected_ids if sid is not None][: len(listed)] and listed
-    board.reveal_picker.value = listed[-1]  # what a pick in the front end does
-    assert board.revealed == listed[-1]
+    listed = [sid for sid in board.affected_ids if sid is not None]
+    assert listed and f'data-sid="{listed[-1]}"' in board.table.value
+    board.table.clicked = listed[-1]  # what a click on the row does in the front end
+    assert board.revealed == listed[-1] and board.table.clicked is None
     assert sample.sessions["session_id"][browser.selected] == listed[-1] and browser.showing == "tree"
     board.revealed = "no-such-session"  # an id the browser does not know changes nothing
     assert sample.sessions["session_id"][browser.selected] == listed[-1]

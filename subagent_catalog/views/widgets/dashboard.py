@@ -11,7 +11,7 @@ draws one group of bars per value of a second dimension, every group in the same
 lengths are true to the counts (or to their logarithm with ``log_scale``); each bar is labelled with
 its count and its share of the group. Clicking a bar's count sets ``selected_value`` (and
 ``selected_split``) and fills the table with the affected sessions (``dashboard_table``); with a
-linked browser (``link_browser``) a session of the table is revealed there (``revealed``).
+linked browser (``link_browser``) a click on a row of the table reveals its session there (``revealed``).
 
 When upstream's listing fails for the corpus there are no catalog rows: the dashboard then counts the
 session files themselves (outcome = read verdict, cause = read or identity cause) under a banner.
@@ -38,7 +38,8 @@ from subagent_catalog.frames.units import calendar_day, plural
 from subagent_catalog.store.source import Source, source_corpus
 from subagent_catalog.views import palette
 from subagent_catalog.views.widgets.dashboard_filters import RunFilters, filter_dropdowns
-from subagent_catalog.views.widgets.dashboard_reveal import PICK, reveal_choices, reveal_in, reveal_picker
+from subagent_catalog.views.widgets.dashboard_reveal import reveal_in, row_clicked
+from subagent_catalog.views.widgets.dashboard_rows import DashboardRows
 from subagent_catalog.views.widgets.dashboard_table import TABLE_ROWS, affected_table_html
 from subagent_catalog.views.widgets.run_facts import FAILED_OUTCOMES
 from subagent_catalog.views.widgets.session_tree import known_cost_column as _known
@@ -328,11 +329,10 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         self.diagnostics_box.observe(lambda c: setattr(self, "diagnostics_only", c["new"]), names="value")
         self.log_box.observe(lambda c: setattr(self, "log_scale", c["new"]), names="value")
         self.chart = widgets.VBox(layout=widgets.Layout(width="100%"))
-        self.table = widgets.HTML("", layout=widgets.Layout(width="100%", overflow="auto"))
+        self.table = DashboardRows(layout=widgets.Layout(width="100%", overflow="auto"))
         self.table.add_class("sc-table")
+        self.table.observe(lambda c: row_clicked(self, c["new"]), names="clicked")
         self.browser: Any = None
-        self.reveal_picker = reveal_picker()
-        self.reveal_picker.observe(lambda c: setattr(self, "revealed", c["new"] or None), names="value")
         self.observe(lambda c: reveal_in(self.browser, c["new"]), names=["revealed"])
         self._semantics = semantics
         self.header = widgets.HTML()
@@ -347,7 +347,6 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
             ),
             widgets.HBox([self.label_dropdown, self.finding_dropdown], layout=widgets.Layout(flex_flow="row wrap")),
             self.chart,
-            self.reveal_picker,
             self.table,
         ]
         self.observe(
@@ -549,7 +548,7 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
                 self.selected_split = split
 
     def link_browser(self, browser: Any) -> None:
-        """Let the table's sessions be revealed in a ``CatalogBrowser`` (a picker above the table; ``revealed``).
+        """Let a click on a row of the table reveal its session in a ``CatalogBrowser`` (``revealed``).
 
         Examples:
             >>> from subagent_catalog.corpus import read_corpus
@@ -562,8 +561,7 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
             'scan-tests'
         """
         self.browser = browser
-        self.reveal_picker.layout.display = None
-        self._render_table()
+        self.table.clickable = True
 
     def clear_selection(self) -> None:
         """Clear the selected bar (the table lists nothing).
@@ -605,7 +603,6 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
             button.icon = "check" if chosen else ""
         frame = self.affected()
         self.affected_ids = frame["id"].to_list()
-        self.reveal_picker.options = [(PICK, ""), *reveal_choices(frame)]
         if self.selected_value is None:
             self.table.value = (
                 '<div style="color:#666;font-style:italic;font-size:13px">'

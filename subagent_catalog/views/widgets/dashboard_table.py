@@ -3,7 +3,8 @@
 Escaped HTML (the table keeps a light background in a dark theme). Each session and parent is named
 by ``views.names.name_html``: its label, then its id, shortened on screen and whole in the page (the
 id's tooltip; one click selects it whole for a copy: the shortening is the style sheet's ellipsis,
-not cut text).
+not cut text). Each row with a session id carries it as ``data-sid`` (``dashboard_rows`` makes such a row
+reveal its session in a linked browser on a click).
 """
 
 from __future__ import annotations
@@ -87,6 +88,8 @@ def affected_table_html(frame: pl.DataFrame, *, caption: str, labels: Mapping[st
         >>> html = affected_table_html(frame, caption="1 session")
         >>> 'title="0f8e5c7a-1111-2222-3333-444455556666"' in html, "&lt;b&gt;x" in html, ">E1<" in html
         (True, True, True)
+        >>> 'data-sid="0f8e5c7a-1111-2222-3333-444455556666"><td' in html
+        True
     """
     shown = frame.head(TABLE_ROWS)
     more = f" (the first {shown.height} shown)" if shown.height < frame.height else ""
@@ -124,6 +127,7 @@ def affected_table_html(frame: pl.DataFrame, *, caption: str, labels: Mapping[st
             f'<td class="sc-text">{_parent(row.get("parent"), labels or {})}</td>',
             f'<td class="sc-nowrap" title="{escape(row.get("path"))}">{escape(row.get("project"))}</td>',
         ]
-        parts.append(f"<tr{css}>{''.join(cells)}</tr>")
+        sid = "" if row.get("id") is None else f' data-sid="{escape(row["id"])}"'
+        parts.append(f"<tr{css}{sid}>{''.join(cells)}</tr>")
     parts.append("</tbody></table>")
     return "".join(parts)

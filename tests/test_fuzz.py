@@ -497,11 +497,13 @@ def _widget_markup(widget: object) -> list[str]:
     """Every string a widget tree renders as HTML (HTML values), and whether any other text allows HTML."""
     import ipywidgets as widgets
 
+    from subagent_catalog.views.widgets.dashboard_rows import DashboardRows
+
     out: list[str] = []
     stack = [widget]
     while stack:
         item = stack.pop()
-        if isinstance(item, (widgets.HTML, widgets.HTMLMath)):
+        if isinstance(item, (widgets.HTML, widgets.HTMLMath, DashboardRows)):  # the dashboard's table is HTML too
             out.append(item.value)
         style = getattr(item, "description_allow_html", False)
         assert not style, f"{type(item).__name__} renders its description as HTML"

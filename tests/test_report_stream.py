@@ -23,7 +23,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from subagent_catalog.analysis.forest import build_forest, forest_of_rows, sibling_order
+from subagent_catalog.analysis.run_names import run_names
 from subagent_catalog.analysis.run_summary import run_summary
+from subagent_catalog.analysis.text import LABEL_BOUND, clip
 from subagent_catalog.catalog.collation import collation_key
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.cli import main
@@ -90,6 +92,11 @@ def test_the_page_embeds_the_forest_data_as_computed_directly(tmp_path: Path) ->
         corpus = read_corpus(root, jobs=1, cache=False)
         rows = catalog(corpus)
         forest = forest_of_rows(corpus, rows)
+        names = run_names(corpus).join(corpus.sessions.select("list_order", "session_id"), on="list_order")
+        for sid, name in names.select("session_id", "name").iter_rows():  # roots and forks carry their run's name
+            node = forest.nodes[forest.index[sid]] if sid in forest.index else None
+            if node is not None and node["k"] == "s" and name is not None:
+                node["l"] = clip(name, LABEL_BOUND)
         expected = {
             "nodes": forest.nodes,
             "roots": forest.roots,

@@ -114,9 +114,19 @@ def cache_file(root: str | os.PathLike[str], compression: Compression, *, direct
         >>> cache_file("/srv/corpus", "zstd", directory="/c") != cache_file("/srv/corpus", "none", directory="/c")
         True
     """
+    return os.path.join(directory or default_cache_dir(), f"facts-{root_digest(root, compression)}.arrow")
+
+
+def root_digest(root: str | os.PathLike[str], compression: str) -> str:
+    """What names a corpus root's cache files (facts, frames, findings): its real path and encoding, hashed.
+
+    Examples:
+        >>> digest = root_digest("/srv/corpus", "zstd")
+        >>> len(digest), digest == root_digest("/srv/corpus", "none")
+        (32, False)
+    """
     real = os.path.realpath(os.fspath(root))
-    digest = hashlib.sha256(f"{real}\0{compression}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
-    return os.path.join(directory or default_cache_dir(), f"facts-{digest}.arrow")
+    return hashlib.sha256(f"{real}\0{compression}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
 def _inside(path: str, root: str) -> bool:

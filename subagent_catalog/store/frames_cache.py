@@ -64,6 +64,7 @@ from subagent_catalog.store.cache import (
     make_key,
     read_key,
     reader_fingerprint,
+    root_digest,
 )
 
 FRAMES_FORMAT = "1"
@@ -90,9 +91,7 @@ def frames_file(root: str | os.PathLike[str], compression: Compression, *, direc
         >>> frames_file("/srv/corpus", "zstd", directory="/c").startswith("/c/frames-")
         True
     """
-    real = os.path.realpath(os.fspath(root))
-    digest = hashlib.sha256(f"{real}\0{compression}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
-    return os.path.join(directory or default_cache_dir(), f"frames-{digest}.arrow")
+    return os.path.join(directory or default_cache_dir(), f"frames-{root_digest(root, compression)}.arrow")
 
 
 @lru_cache(maxsize=1)

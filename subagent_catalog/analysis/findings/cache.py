@@ -42,7 +42,7 @@ import polars as pl
 from subagent_catalog.analysis.findings.schema import SEVERITIES, Finding, Severity
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.store.archive import ArchiveCorpus
-from subagent_catalog.store.cache import CacheKeyError, _inside, default_cache_dir, make_key, read_key
+from subagent_catalog.store.cache import CacheKeyError, _inside, default_cache_dir, make_key, read_key, root_digest
 from subagent_catalog.store.frames_cache import code_digest
 
 __all__ = [
@@ -75,9 +75,7 @@ def findings_file(root: str | os.PathLike[str], compression: str, *, directory: 
         >>> findings_file("/srv/corpus", "zstd", directory="/c").startswith("/c/findings-")
         True
     """
-    real = os.path.realpath(os.fspath(root))
-    digest = hashlib.sha256(f"{real}\0{compression}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
-    return os.path.join(directory or default_cache_dir(), f"findings-{digest}.json")
+    return os.path.join(directory or default_cache_dir(), f"findings-{root_digest(root, compression)}.json")
 
 
 def log_fingerprints(corpus: Corpus) -> dict[int, str]:

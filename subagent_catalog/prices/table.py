@@ -111,9 +111,7 @@ class PriceTable:
             >>> PriceTable().digest() == PriceTable().digest() != PriceTable(genai=False).digest()
             True
         """
-        from genai_prices import __version__
-
-        parts = [f"genai={__version__ if self.genai else '-'}"]
+        parts = [f"genai={_genai_version() if self.genai else '-'}"]
         parts += [f"{name}={entry.model_dump_json()}" for name, entry in sorted(self.user.items())]
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
@@ -262,6 +260,22 @@ def _user_rates(entry: ModelPrice, source: str) -> Rates:
     return Rates(
         0.0, entry.input * per, cache_read * per, cache_write * per, entry.output * per, entry.output * per, source
     )
+
+
+def _genai_version() -> str:
+    """The installed ``genai-prices`` version, read from its metadata (importing the package costs 0.1 s).
+
+    Its price data ships inside the package and this tool never updates it at run time, so the
+    version names the data.
+
+    Examples:
+        >>> from genai_prices import __version__
+        >>> _genai_version() == __version__
+        True
+    """
+    from importlib.metadata import version
+
+    return version("genai-prices")
 
 
 def _genai_model(provider: str, model: str) -> tuple[str, Any] | None:

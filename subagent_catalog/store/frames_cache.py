@@ -401,18 +401,26 @@ class FramesCache:
         self._write()
 
 
+_COPY_BELOW = 32 << 20
+"""A cached frame smaller than this is copied by Polars' reader unless pyarrow is loaded already."""
+
+
 def _frame(blob: memoryview) -> pl.DataFrame:
     """One frame of the file, over the file's own bytes where it can (no copy, no decoding).
 
     pyarrow reads the IPC stream in place and Polars takes its buffers as they
     are; a pyarrow without the view types Polars writes (before 16) gets
-    Polars' own reader, which copies.
+    Polars' own reader, which copies. So does a frame under ``_COPY_BELOW``
+    bytes while pyarrow is not loaded yet: importing it (0.2 s) costs more than
+    the copy, and a small command (the sample's report) need not pay it.
 
     Examples:
         >>> frame = pl.DataFrame({"a": [1, None], "b": ["x", "y" * 20]})
         >>> _frame(memoryview(_ipc(frame))).equals(frame)
         True
     """
+    if len(blob) < _COPY_BELOW and "pyarrow" not in sys.modules:
+        return pl.read_ipc(io.BytesIO(blob))
     import pyarrow as pa
 
     try:

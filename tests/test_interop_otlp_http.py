@@ -86,7 +86,7 @@ def test_a_collector_that_drips_or_stalls_ends_at_the_whole_request_deadline(tmp
 def test_a_misbehaving_collector_is_one_error_saying_what_it_did(tmp_path: Path, behaviour: str, said: str) -> None:
     spans = _spans(tmp_path)
     with collector(behaviour) as server:
-        error = _send_bounded(spans, server.url, timeout=2.0)
+        error = _send_bounded(spans, server.url, timeout=2.0, retry_for=1.0)
     assert isinstance(error, OtlpExportError) and said in str(error), str(error)
     assert "\n" not in str(error).strip()
 
@@ -203,3 +203,23 @@ def test_the_cli_bounds_a_dripping_collector(tmp_path: Path) -> None:
     (result,) = outcome
     assert result.exit_code == 1 and "no complete reply within 1 s" in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+def test_a_busy_collector_is_waited_for_up_to_retry_for_then_named(tmp_path: Path) -> None:
+    # every attempt is answered 503 at once: the request is tried again for retry_for seconds, not timeout's
+    spans = _spans(tmp_path)
+    with collector("status-503") as server:
+        started = time.monotonic()
+        error = _send_bounded(spans, server.url, timeout=0.5, retry_for=3.0)
+        elapsed = time.monotonic() - started
+        attempts = len(server.received)
+    assert isinstance(error, OtlpExportError) and "it answered 503 Whatever" in str(error)
+    assert f"(after {attempts} attempts in " in str(error) and attempts >= 4  # 0.25, 0.5, 1 s pauses fit in 3 s
+    assert 1.75 <= elapsed < 3.0 + 0.5 + 8.0  # the pauses taken; bounded by retry_for + timeout (+ one pause)
+
+
+def test_the_cli_default_retry_budget_is_the_librarys() -> None:
+    from subagent_catalog.interop.otlp_http import RETRY_FOR
+
+    option = next(p for p in main.commands["otel"].params if p.name == "retry_for")
+    assert option.default == RETRY_FOR

@@ -150,7 +150,15 @@ def _headers(values: tuple[str, ...]) -> dict[str, str]:
     type=click.FloatRange(min=0.1),
     default=10.0,
     show_default=True,
-    help="Seconds per request to --endpoint, all of it (connect, send, reply, retries).",
+    help="Seconds per attempt of a request to --endpoint, all of it (connect, send, reply).",
+)
+@click.option(
+    "--retry-for",
+    type=click.FloatRange(min=0),
+    default=60.0,  # otlp_http.RETRY_FOR (not imported here: the interop package loads OpenTelemetry)
+    show_default=True,
+    metavar="SECONDS",
+    help="How long a request answered busy (429, 502, 503, 504) is tried again, with pauses.",
 )
 @click.option(
     "--max-request-bytes",
@@ -199,6 +207,7 @@ def otel(
     conventions: str,
     max_text: int,
     timeout: float,
+    retry_for: float,
     max_request_bytes: int,
     verify: bool,
     verify_timeout: float,
@@ -253,6 +262,7 @@ def otel(
             endpoint,
             headers=header_map or None,
             timeout=timeout,
+            retry_for=retry_for,
             max_request_bytes=max_request_bytes,
             present=None if phoenix is None or not verify else _presence(phoenix, project),
         )

@@ -23,7 +23,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 
 from subagent_catalog.interop.errors import OtlpExportError
 from subagent_catalog.interop.otel_conventions import SPAN_KIND
-from subagent_catalog.interop.otlp_http import check_headers, deliver, parse_endpoint
+from subagent_catalog.interop.otlp_http import RETRY_FOR, check_headers, deliver, parse_endpoint
 from subagent_catalog.interop.otlp_json import json_line
 from subagent_catalog.outputs import PathLike, open_output
 
@@ -291,7 +291,8 @@ def _failure(url: str, stats: OtlpStats, sent: int, failed_requests: int, stoppe
         f"{len(failed)} of {len(stats.trace_spans)} traces did not get through: {shown}{more}; "
         f"the first error: {first}",
         hint="check that a collector listens for OTLP/HTTP (protobuf) at that URL, the headers, --timeout "
-        "(each request's whole time) and --max-request-bytes; the traces that got through are stored, "
+        "(each attempt's whole time), --retry-for (how long a busy collector is waited for) and "
+        "--max-request-bytes; the traces that got through are stored, "
         "and sending the same export again completes the others",
         stats=stats,
     )
@@ -303,16 +304,18 @@ def send_otlp(
     *,
     headers: Mapping[str, str] | None = None,
     timeout: float = 10.0,
+    retry_for: float = RETRY_FOR,
     max_request_bytes: int = MAX_REQUEST_BYTES,
     present: Callable[[Mapping[str, str]], Iterable[str]] | None = None,
 ) -> OtlpStats:
-    """Send spans over OTLP/HTTP (protobuf) to ``endpoint`` only, each request within ``timeout`` seconds in all.
+    """Send spans over OTLP/HTTP (protobuf) to ``endpoint`` only, each attempt within ``timeout`` seconds in all.
 
     Requests hold at most ``MAX_REQUEST_SPANS`` spans and ``max_request_bytes``
     bytes: a larger trace goes in several requests (receivers join a trace's
-    spans by trace id). Each request's deadline covers all of it: name
-    lookup, connect, TLS, sending, the reply and any retries (429, 502, 503,
-    504 are retried within it); a redirect is not followed (docs/traces.md).
+    spans by trace id). Each attempt's deadline covers all of it: name
+    lookup, connect, TLS, sending and the reply; a busy answer (429, 502,
+    503, 504) is tried again for up to ``retry_for`` seconds (``deliver``);
+    a redirect is not followed (docs/traces.md).
     A failed request does not end the export: the next ones are sent (less
     the spans of the traces that failed), unless ``FAILURES_IN_A_ROW``
     failed in a row; then the error names every trace that did not get
@@ -324,7 +327,9 @@ def send_otlp(
         endpoint: the collector's URL (``http://127.0.0.1:6006`` gets ``/v1/traces``).
         headers: HTTP headers (an API key); none: the OpenTelemetry
             exporter's environment (``OTEL_EXPORTER_OTLP_HEADERS``).
-        timeout: seconds per request, all of it.
+        timeout: seconds per attempt, all of it.
+        retry_for: seconds a request answered busy is tried again (a request
+            ends within ``retry_for + timeout`` seconds).
         max_request_bytes: the byte budget of a request (a single span larger
             than it is sent alone).
         present: asked before each request with the traces it starts sending
@@ -344,6 +349,8 @@ def send_otlp(
     """
     if not timeout > 0:
         raise ValueError(f"timeout must be a positive number of seconds, not {timeout!r}")
+    if not retry_for >= 0:
+        raise ValueError(f"retry_for must be a number of seconds from 0, not {retry_for!r}")
     if max_request_bytes < 1:
         raise ValueError(f"max_request_bytes must be a positive number of bytes, not {max_request_bytes!r}")
     target = parse_endpoint(endpoint)
@@ -382,7 +389,7 @@ def send_otlp(
                     piece, body = kept, _encoded(kept)
             requests += 1
             try:
-                deliver(target, body, sent_headers, timeout=timeout)
+                deliver(target, body, sent_headers, timeout=timeout, retry_for=retry_for)
             except OtlpExportError as error:
                 failed_requests += 1
                 in_a_row += 1

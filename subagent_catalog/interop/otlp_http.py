@@ -3,15 +3,15 @@
 The OpenTelemetry exporter's HTTP client bounds each socket read, not the
 request: a collector that sends one byte every few seconds keeps it waiting
 forever, and it follows redirects (a POST turned into a GET counts as
-sent). Here every request has one deadline for all of it (name lookup,
-connect, TLS, sending, the reply's status line, headers and body, retries):
-a watchdog thread shuts the socket down when it passes. The standard
+sent). Here every attempt has one deadline for all of it (name lookup,
+connect, TLS, sending, the reply's status line, headers and body): a
+watchdog thread shuts the socket down when it passes. The standard
 library's ``http.client`` speaks HTTP/1.1 (it bounds a header line to 64 KiB
 and a reply to 100 headers); the reply's body is read up to 64 KiB.
 
 Decisions: a redirect (3xx) is **not followed** (an error naming its
-``Location``); 429, 502, 503 and 504 are retried within the deadline (after
-``Retry-After`` when it fits, else a doubling pause); a refused connection,
+``Location``); 429, 502, 503 and 504 are tried again for up to ``retry_for``
+seconds (after ``Retry-After`` when it fits, else a doubling pause); a refused connection,
 a reset, any other status, or a 2xx whose OTLP reply reports rejected spans
 is an error at once. No proxy is used: bytes go to the endpoint only.
 """
@@ -376,13 +376,28 @@ def _pause(reply: Reply, attempt: int) -> float:
     return float(min(0.25 * 2.0**attempt, 8.0))
 
 
-def deliver(endpoint: Endpoint, body: bytes, headers: Mapping[str, str], *, timeout: float) -> None:
-    """Send one export request; all attempts end within ``timeout`` seconds, or an ``OtlpExportError``.
+RETRY_FOR = 60.0
+"""Seconds a request refused as busy (429, 502, 503, 504) is tried again by default (``deliver``'s ``retry_for``)."""
+
+
+def deliver(
+    endpoint: Endpoint, body: bytes, headers: Mapping[str, str], *, timeout: float, retry_for: float = RETRY_FOR
+) -> None:
+    """Send one export request, each attempt within ``timeout`` seconds in all, or an ``OtlpExportError``.
+
+    An attempt's deadline covers all of it: name lookup, connect, TLS, sending
+    and the whole reply. A collector that answers busy (429, 502, 503, 504)
+    is asked again, after its ``Retry-After`` or an exponential pause (0.25 s
+    doubling to 8 s), while the next attempt starts within ``retry_for``
+    seconds of the first: a collector applying back-pressure (Phoenix answers
+    503 while its span queue is full) is waited for, and the whole call ends
+    within ``retry_for + timeout`` seconds.
 
     Raises:
-        OtlpExportError: the deadline passed, the connection failed, the
-            collector answered other than 2xx (a redirect is not followed),
-            or its reply rejected spans. The message says which.
+        OtlpExportError: an attempt passed its deadline, the connection failed,
+            the collector answered other than 2xx (a redirect is not followed),
+            was still busy after ``retry_for`` seconds, or its reply rejected
+            spans. The message says which.
 
     Examples:
         >>> deliver(parse_endpoint("http://127.0.0.1:9"), b"", {}, timeout=1)
@@ -390,11 +405,11 @@ def deliver(endpoint: Endpoint, body: bytes, headers: Mapping[str, str], *, time
         ...
         subagent_catalog.interop.errors.OtlpExportError: could not connect: [Errno 111] Connection refused
     """
-    deadline = time.monotonic() + timeout
+    started = time.monotonic()
     attempt = 0
     while True:
         try:
-            reply = post_once(endpoint, body, headers, deadline=deadline)
+            reply = post_once(endpoint, body, headers, deadline=time.monotonic() + timeout)
         except TimeoutError:
             raise OtlpExportError(f"no complete reply within {timeout:g} s") from None
         except ConnectionRefusedError as error:
@@ -413,8 +428,8 @@ def deliver(endpoint: Endpoint, body: bytes, headers: Mapping[str, str], *, time
             where = f" to {' '.join(reply.location[:300].split())}" if reply.location else ""
             raise OtlpExportError(f"it answered {reply.status}, a redirect{where}, which is not followed")
         pause = _pause(reply, attempt)
-        if reply.status not in RETRY_STATUSES or time.monotonic() + pause >= deadline:
-            tries = f" (after {attempt + 1} attempts within {timeout:g} s)" if attempt else ""
+        if reply.status not in RETRY_STATUSES or time.monotonic() + pause >= started + retry_for:
+            tries = f" (after {attempt + 1} attempts in {time.monotonic() - started:.0f} s)" if attempt else ""
             raise OtlpExportError(answer + tries)
         time.sleep(pause)
         attempt += 1

@@ -732,6 +732,14 @@ def test_dashboard_labels_keep_their_first_letter_at_390_px(lab: Lab, checks: An
         lab.page(width=1400, height=1000, sidebar=False)
 
 
+TABLE_INSIDE = """t => {
+  const area = t.closest('.jp-OutputArea-output').getBoundingClientRect();
+  return Math.max(...[...t.querySelectorAll('th')].filter(h => h.offsetParent !== null)
+    .map(h => h.getBoundingClientRect().right)) <= area.right + 1;
+}"""
+"""Whether every shown heading of a dashboard table ends inside its output area."""
+
+
 def test_dashboard_bar_click_shows_labels_and_error_messages(lab: Lab, checks: Any) -> None:
     page = lab.page(width=1024, height=800, sidebar=True)
     dashboard = page.locator(".sc-dashboard")
@@ -757,6 +765,9 @@ def test_dashboard_bar_click_shows_labels_and_error_messages(lab: Lab, checks: A
     assert ident.get_attribute("title") == sid and ident.text_content() == sid  # whole in the page
     assert box(ident.element_handle())["height"] < 24  # one line (12 px text), not an id wrapped to four
     shot(page, "dashboard-error-bar")
+    # the table fits its output area (the report's column-priority rule): no column past its right edge
+    assert table.evaluate(TABLE_INSIDE), table.evaluate(TABLE_INSIDE.replace("<= area.right + 1", "- area.right"))
+    assert table.locator("th.c-tokens").is_visible() and table.locator("th.c-cost").is_visible()
     # the roots scope: the bars count only sessions without a parent
     dashboard.locator("button", has_text="roots").click()
     page.wait_for_function("() => document.querySelector('.sc-dashboard').textContent.includes('counting 4 roots')")

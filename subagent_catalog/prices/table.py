@@ -52,7 +52,7 @@ class ModelPrice(BaseModel):
     A string or a boolean is not a price (``"1"``, ``true``: refused, never converted).
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, revalidate_instances="always")
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, revalidate_instances="always", defer_build=True)
 
     input: float = Field(ge=0, le=MAX_PRICE, allow_inf_nan=False)
     output: float = Field(ge=0, le=MAX_PRICE, allow_inf_nan=False)

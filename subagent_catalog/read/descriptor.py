@@ -22,7 +22,7 @@ DescriptorStatus = Literal["valid", "malformed", "unknown-version"]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid")
+    model_config = ConfigDict(strict=True, extra="forbid", defer_build=True)
 
 
 class ToolFilter(_Strict):

@@ -47,7 +47,7 @@ _TABLE_FILE = re.compile(
 
 
 class _Model(pydantic.BaseModel):
-    model_config = pydantic.ConfigDict(extra="allow", strict=True)
+    model_config = pydantic.ConfigDict(extra="allow", strict=True, defer_build=True)
 
 
 Digest = Annotated[str, pydantic.StringConstraints(pattern=rf"^[0-9a-f]{{{2 * DIGEST_BYTES}}}$")]

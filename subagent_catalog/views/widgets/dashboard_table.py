@@ -16,6 +16,7 @@ import polars as pl
 
 from subagent_catalog.frames.display import escape
 from subagent_catalog.views.names import NAME_CSS, name_html
+from subagent_catalog.views.table_columns import FIT_CSS, TABLES
 from subagent_catalog.views.widgets.run_facts import FAILED_OUTCOMES, cost_text, human_ms
 
 TABLE_ROWS = 200
@@ -33,11 +34,15 @@ TABLE_STYLE = (
 .sc-atable .sc-nowrap { white-space: nowrap; }
 .sc-atable .sc-num { white-space: nowrap; text-align: right; }
 .sc-atable .sc-text { min-width: 14ch; max-width: 40ch; overflow-wrap: anywhere; }
+.sc-atable .sc-code { max-width: 30ch; overflow-wrap: anywhere; }
 """
+    + FIT_CSS.replace("}", "}\n")
     + NAME_CSS.replace("}", "}\n")
     + """</style>"""
 )
-"""The table's style, with ``views.names.NAME_CSS`` (``user-select: all``: one click selects a whole id)."""
+"""The table's style, with ``views.names.NAME_CSS`` (``user-select: all``: one click selects a whole id) and the
+column-priority rule of the report (``views.table_columns``: a narrow output area hides the least needed columns
+and, narrower still, makes each row a card; the table never scrolls sideways)."""
 
 
 def _parent(value: Any, labels: Mapping[str, str]) -> str:
@@ -93,13 +98,17 @@ def affected_table_html(frame: pl.DataFrame, *, caption: str, labels: Mapping[st
     """
     shown = frame.head(TABLE_ROWS)
     more = f" (the first {shown.height} shown)" if shown.height < frame.height else ""
-    head = ["session", "outcome", "error", "code", "active", "cost", "tokens", "kind", "reason · cause"]
-    head += ["parent", "project"]
+    table = TABLES["dashboard"]
     parts = [
         TABLE_STYLE,
         f'<div style="font-weight:600;margin:6px 0 2px">{escape(caption + more)}</div>',
-        '<table class="sc-atable"><thead><tr>',
-        *(f"<th>{name}</th>" for name in head),
+        '<div class="fit"><table class="sc-atable"><thead><tr>',
+        *(
+            f'<th class="{column.classes}"'
+            + (f' title="{escape(column.tip)}"' if column.tip else "")
+            + f">{escape(column.heading)}</th>"
+            for column in table
+        ),
         "</tr></thead><tbody>",
     ]
     for row in shown.iter_rows(named=True):
@@ -113,21 +122,28 @@ def affected_table_html(frame: pl.DataFrame, *, caption: str, labels: Mapping[st
             else ""
         )
         tokens = row.get("tokens_total")
+        texts = [
+            ("sc-text", name_html(row["id"], label=row.get("label")), ""),
+            ("sc-nowrap", escape(outcome), ""),
+            ("sc-text", escape(message), ""),
+            ("sc-code", escape(code), ""),
+            (
+                "sc-num",
+                escape(human_ms(row.get("active_ms", row.get("wall_ms")))),
+                f' title="{escape(human_ms(row.get("wall_ms")))} first to last event"',
+            ),
+            ("sc-num", escape(cost_text(row) if tokens is not None else None), ""),
+            ("sc-num", "" if tokens is None else f"{tokens:,}", ""),
+            ("sc-nowrap", escape(row.get("kind")), ""),
+            ("sc-nowrap", escape(row.get("reason_cause")), ""),
+            ("sc-text", _parent(row.get("parent"), labels or {}), ""),
+            ("sc-nowrap", escape(row.get("project")), f' title="{escape(row.get("path"))}"'),
+        ]
         cells = [
-            f'<td class="sc-text">{name_html(row["id"], label=row.get("label"))}</td>',
-            f'<td class="sc-nowrap">{escape(outcome)}</td>',
-            f'<td class="sc-text">{escape(message)}</td>',
-            f'<td class="sc-nowrap">{escape(code)}</td>',
-            f'<td class="sc-num" title="{escape(human_ms(row.get("wall_ms")))} first to last event">'
-            f"{escape(human_ms(row.get('active_ms', row.get('wall_ms'))))}</td>",
-            f'<td class="sc-num">{escape(cost_text(row) if tokens is not None else None)}</td>',
-            f'<td class="sc-num">{"" if tokens is None else f"{tokens:,}"}</td>',
-            f'<td class="sc-nowrap">{escape(row.get("kind"))}</td>',
-            f'<td class="sc-nowrap">{escape(row.get("reason_cause"))}</td>',
-            f'<td class="sc-text">{_parent(row.get("parent"), labels or {})}</td>',
-            f'<td class="sc-nowrap" title="{escape(row.get("path"))}">{escape(row.get("project"))}</td>',
+            f'<td class="{style} {column.classes}" data-h="{escape(column.heading)}"{extra}>{text}</td>'
+            for column, (style, text, extra) in zip(table, texts, strict=True)
         ]
         sid = "" if row.get("id") is None else f' data-sid="{escape(row["id"])}"'
         parts.append(f"<tr{css}{sid}>{''.join(cells)}</tr>")
-    parts.append("</tbody></table>")
+    parts.append("</tbody></table></div>")
     return "".join(parts)

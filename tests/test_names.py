@@ -8,6 +8,8 @@ only as the short id beside the name (whole in the page and its tooltip).
 from __future__ import annotations
 
 import re
+from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -150,3 +152,51 @@ def test_the_browser_and_the_dashboard_lead_with_the_label(named: Corpus) -> Non
     assert _texts_named_by_uuid(table) == []
     assert all(f">Port module {i}</bdi>" in table for i in range(3))
     assert pl.Series(UUID.findall(table)).is_in([ROOT, *CHILDREN]).all()
+
+
+def test_names_read_for_many_rows_are_kept_with_the_frames_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report names up to 1,000 roots: a warm run takes their names from the frames cache, reading no log;
+    a changed log is named anew; a few names (a click) are not written."""
+    import subagent_catalog.views.names as names_module
+    from subagent_catalog.views.names import KEEP_NAMES_FROM, run_row_names
+
+    root, cache = tmp_path / "root", tmp_path / "cache"
+    count = KEEP_NAMES_FROM + 5
+    for index in range(count):
+        log = EventLog(f"run-{index:03d}")
+        log.turn_start()
+        log.user(f"task number {index}")
+        log.turn_end()
+        write_session(root, header(f"run-{index:03d}", created_at=1_000 + index), log.events, "none")
+
+    def rows(corpus: Corpus) -> pl.DataFrame:
+        return corpus.sessions.select("list_order", pl.col("identity_label").alias("label"))
+
+    first = read_corpus(root, cache=str(cache))
+    expected = run_row_names(first, [rows(first)])
+    assert len(expected) == count and expected[0] == "task number 0"
+
+    def no_read(*args: Any, **kwargs: Any) -> pl.DataFrame:
+        raise AssertionError("a log was read for its name")
+
+    monkeypatch.setattr(names_module, "run_names", no_read)
+    warm = read_corpus(root, cache=str(cache))
+    assert warm is not first and run_row_names(warm, [rows(warm)]) == expected  # no log read
+
+    monkeypatch.undo()
+    next(root.rglob("run-000/session.jsonl")).unlink()
+    changed = EventLog("run-000")
+    changed.turn_start()
+    changed.user("a new first prompt")
+    changed.turn_end()
+    write_session(root, header("run-000", created_at=1_000), changed.events, "none")
+    again = read_corpus(root, cache=str(cache))
+    assert run_row_names(again, [rows(again)])[0] == "a new first prompt"
+
+    few = tmp_path / "few"
+    write_session(few, header("solo", created_at=1), EventLog("solo").events, "none")
+    small = read_corpus(few, cache=str(cache))
+    run_row_names(small, [rows(small)])
+    assert small._derived.get("run_names", {"list_order": pl.Int64, "name": pl.String}, small) is None

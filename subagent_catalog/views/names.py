@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterable
+from typing import Any
 
 import polars as pl
 
@@ -168,10 +169,45 @@ def run_row_names(corpus: Corpus, tables: Iterable[pl.DataFrame]) -> dict[int, s
         # of an archive leave out the columns a read of the root's logs would need.
         found = run_names(archive if archive is not None else corpus, list_orders=missing)
         memo.update(zip(found["list_order"].to_list(), found["name"].to_list(), strict=True))
+        if len(missing) >= KEEP_NAMES_FROM:
+            _keep_names(corpus, memo)
     return {order: name for order in wanted if (name := memo.get(order)) is not None}
 
 
+KEEP_NAMES_FROM = 50
+"""Names read in one call from which every name read so far is kept with the corpus's frames cache (the report's
+tree names up to 1,000 roots: a warm report reads none of their logs again). Fewer are not written: rewriting
+the cache file for a few names (a click in a notebook) would cost more than reading them."""
+
+_NAMES_FRAME = "run_names"
+_NAMES_SCHEMA: dict[str, pl.DataType] = {"list_order": pl.Int64(), "name": pl.String()}
+
 _NAMES_READ: dict[int, dict[int, str | None]] = {}
+
+
+def _derived(corpus: Corpus) -> Any:
+    """The frames cache this corpus object came from or went to (``store.frames_cache``), else ``None``."""
+    store = getattr(corpus, "_derived", None)
+    return store if hasattr(store, "get") and hasattr(store, "put") else None
+
+
+def _kept_names(corpus: Corpus) -> dict[int, str | None]:
+    """The names a frames cache keeps for this corpus (``_keep_names``), by list order; none without one."""
+    store = _derived(corpus)
+    frame = store.get(_NAMES_FRAME, _NAMES_SCHEMA, corpus) if store is not None else None
+    return {} if frame is None else dict(frame.iter_rows())
+
+
+def _keep_names(corpus: Corpus, memo: dict[int, str | None]) -> None:
+    """Keep ``memo`` (list order -> name, or ``None``: the log has none) with the corpus's frames cache, if any.
+
+    The frames cache keeps a derived frame only for the very frames it holds (the logs' fingerprints
+    and the code's digest): a changed log or another version of the package reads the names anew.
+    """
+    store = _derived(corpus)
+    if store is not None:
+        frame = pl.DataFrame(sorted(memo.items()), schema=_NAMES_SCHEMA, orient="row")
+        store.put(_NAMES_FRAME, frame, corpus)
 
 
 def _names_read(corpus: Corpus) -> dict[int, str | None]:
@@ -183,7 +219,7 @@ def _names_read(corpus: Corpus) -> dict[int, str | None]:
     key = id(corpus)
     memo = _NAMES_READ.get(key)
     if memo is None:
-        memo = _NAMES_READ[key] = {}
+        memo = _NAMES_READ[key] = _kept_names(corpus)
         weakref.finalize(corpus, _NAMES_READ.pop, key, None)
     return memo
 

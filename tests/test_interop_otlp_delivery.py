@@ -157,7 +157,7 @@ def test_the_deadline_holds_over_many_requests_to_a_stalled_collector(tmp_path: 
     corpus = read_corpus(tmp_path / "root", cache=False)
     with collector("silent") as server:
         started = time.monotonic()
-        error = _send(otlp_parts(corpus), server.url, timeout=0.5, max_request_bytes=1000)
+        error = _send(otlp_parts(corpus), server.url, timeout=0.5, retry_for=0, max_request_bytes=1000)
         elapsed = time.monotonic() - started
         connections = server.connections
     assert isinstance(error, OtlpDeliveryError) and "no complete reply within 0.5 s" in str(error)

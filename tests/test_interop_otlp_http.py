@@ -57,7 +57,7 @@ def test_a_collector_that_drips_or_stalls_ends_at_the_whole_request_deadline(tmp
     spans = _spans(tmp_path)
     with collector(behaviour) as server:
         started = time.monotonic()
-        error = _send_bounded(spans, server.url, timeout=1.0)
+        error = _send_bounded(spans, server.url, timeout=1.0, retry_for=0)
         elapsed = time.monotonic() - started
     assert isinstance(error, OtlpExportError) and "no complete reply within 1 s" in str(error)
     assert "did not accept 4 spans (1 of 1 requests failed)" in str(error) and "--timeout" in (error.hint or "")
@@ -193,7 +193,9 @@ def test_the_cli_bounds_a_dripping_collector(tmp_path: Path) -> None:
         outcome: list[Any] = []
         worker = threading.Thread(
             target=lambda: outcome.append(
-                CliRunner().invoke(main, ["otel", str(SAMPLE), "--endpoint", server.url, "--timeout", "1", "-q"])
+                CliRunner().invoke(
+                    main, ["otel", str(SAMPLE), "--endpoint", server.url, "--timeout", "1", "--retry-for", "0", "-q"]
+                )
             ),
             daemon=True,
         )
@@ -223,3 +225,22 @@ def test_the_cli_default_retry_budget_is_the_librarys() -> None:
 
     option = next(p for p in main.commands["otel"].params if p.name == "retry_for")
     assert option.default == RETRY_FOR
+
+
+@pytest.mark.parametrize("behaviour", ["stall-then-ok", "reset-then-ok"])
+def test_an_attempt_without_a_reply_is_made_again_within_retry_for(tmp_path: Path, behaviour: str) -> None:
+    # a collector busy ingesting answers the first attempt too late (or drops it): the same request goes again
+    spans = _spans(tmp_path)
+    with collector(behaviour) as server:
+        assert _send_bounded(spans, server.url, timeout=0.5, retry_for=10.0) is None
+        assert len(server.received) == 2 and len(server.accepted) == 1
+        assert server.received[0].body == server.received[1].body  # the very same request
+
+
+def test_without_retry_for_an_attempt_without_a_reply_is_the_error(tmp_path: Path) -> None:
+    spans = _spans(tmp_path)
+    with collector("stall-then-ok") as server:
+        error = _send_bounded(spans, server.url, timeout=0.5, retry_for=0)
+        assert len(server.received) == 1 and server.accepted == []
+    assert isinstance(error, OtlpExportError) and "no complete reply within 0.5 s" in str(error)
+    assert "attempts" not in str(error)  # one attempt: nothing to count

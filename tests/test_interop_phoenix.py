@@ -116,7 +116,7 @@ def _spans(url: str, project: str, expected: int) -> Any:
     stored = -1
     while True:
         try:
-            frame = client.spans.get_spans_dataframe(project_identifier=project, limit=expected + 1000, timeout=60)
+            frame = client.spans.get_spans_dataframe(project_identifier=project, limit=expected + 1000, timeout=600)
         except httpx.HTTPStatusError as error:  # the project appears with its first stored span
             if error.response.status_code != 404 or time.monotonic() > deadline:
                 raise

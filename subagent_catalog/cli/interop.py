@@ -158,7 +158,7 @@ def _headers(values: tuple[str, ...]) -> dict[str, str]:
     default=60.0,  # otlp_http.RETRY_FOR (not imported here: the interop package loads OpenTelemetry)
     show_default=True,
     metavar="SECONDS",
-    help="How long a request answered busy (429, 502, 503, 504) is tried again, with pauses.",
+    help="How long a request is sent again when the collector seems busy (429/502/503/504, no reply in time).",
 )
 @click.option(
     "--max-request-bytes",

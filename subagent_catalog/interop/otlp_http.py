@@ -10,10 +10,12 @@ library's ``http.client`` speaks HTTP/1.1 (it bounds a header line to 64 KiB
 and a reply to 100 headers); the reply's body is read up to 64 KiB.
 
 Decisions: a redirect (3xx) is **not followed** (an error naming its
-``Location``); 429, 502, 503 and 504 are tried again for up to ``retry_for``
-seconds (after ``Retry-After`` when it fits, else a doubling pause); a refused connection,
-a reset, any other status, or a 2xx whose OTLP reply reports rejected spans
-is an error at once. No proxy is used: bytes go to the endpoint only.
+``Location``); 429, 502, 503 and 504, an attempt past its deadline and a
+connection closed or reset before any reply are tried again for up to
+``retry_for`` seconds (after ``Retry-After`` when it fits, else a doubling
+pause); a refused connection, any other status or malformed reply, or a 2xx
+whose OTLP reply reports rejected spans is an error at once. No proxy is
+used: bytes go to the endpoint only.
 """
 
 from __future__ import annotations
@@ -377,7 +379,7 @@ def _pause(reply: Reply, attempt: int) -> float:
 
 
 RETRY_FOR = 60.0
-"""Seconds a request refused as busy (429, 502, 503, 504) is tried again by default (``deliver``'s ``retry_for``)."""
+"""Seconds a request is tried again by default when the collector is busy (``deliver``'s ``retry_for``)."""
 
 
 def deliver(
@@ -386,18 +388,26 @@ def deliver(
     """Send one export request, each attempt within ``timeout`` seconds in all, or an ``OtlpExportError``.
 
     An attempt's deadline covers all of it: name lookup, connect, TLS, sending
-    and the whole reply. A collector that answers busy (429, 502, 503, 504)
-    is asked again, after its ``Retry-After`` or an exponential pause (0.25 s
-    doubling to 8 s), while the next attempt starts within ``retry_for``
-    seconds of the first: a collector applying back-pressure (Phoenix answers
-    503 while its span queue is full) is waited for, and the whole call ends
-    within ``retry_for + timeout`` seconds.
+    and the whole reply. An attempt that looks like a busy collector is made
+    again, after its ``Retry-After`` or an exponential pause (0.25 s doubling
+    to 8 s), while the next attempt starts within ``retry_for`` seconds of
+    the first: an answer 429, 502, 503 or 504 (Phoenix answers 503 while its
+    span queue is full), no complete reply within ``timeout`` (a collector
+    busy ingesting), or a connection closed or reset before any reply (the
+    OTLP specification's advice: send the same request again). The whole
+    call ends within ``retry_for + timeout`` seconds (plus one pause).
+
+    Sending a request again may deliver its spans twice to a collector that
+    had taken them before its reply was lost; the span ids are the same
+    (``otel_identity``), and a receiver that keys spans by id (Phoenix) keeps
+    one copy.
 
     Raises:
-        OtlpExportError: an attempt passed its deadline, the connection failed,
-            the collector answered other than 2xx (a redirect is not followed),
-            was still busy after ``retry_for`` seconds, or its reply rejected
-            spans. The message says which.
+        OtlpExportError: the connection was refused or failed in a way not
+            worth another attempt, the collector answered other than 2xx (a
+            redirect is not followed), was still busy after ``retry_for``
+            seconds, or its reply rejected spans. The message says which (and
+            how many attempts were made).
 
     Examples:
         >>> deliver(parse_endpoint("http://127.0.0.1:9"), b"", {}, timeout=1)
@@ -408,28 +418,35 @@ def deliver(
     started = time.monotonic()
     attempt = 0
     while True:
+        pause: float = float(min(0.25 * 2.0**attempt, 8.0))
         try:
             reply = post_once(endpoint, body, headers, deadline=time.monotonic() + timeout)
         except TimeoutError:
-            raise OtlpExportError(f"no complete reply within {timeout:g} s") from None
+            failure = f"no complete reply within {timeout:g} s"
         except ConnectionRefusedError as error:
             raise OtlpExportError(f"could not connect: {error}") from None
+        except (ConnectionResetError, http.client.RemoteDisconnected) as error:
+            detail = " ".join((str(error) or type(error).__name__).split())
+            failure = f"the connection failed: {type(error).__name__}: {detail[:300]}"
         except (OSError, http.client.HTTPException, ValueError) as error:
             detail = " ".join((str(error) or type(error).__name__).split())
             raise OtlpExportError(f"the connection failed: {type(error).__name__}: {detail[:300]}") from None
-        if 200 <= reply.status < 300:
-            rejected = _rejected(reply)
-            if rejected:
-                raise OtlpExportError(rejected)
-            return
-        said = " ".join(reply.body[:300].decode("utf-8", "replace").split())  # one line
-        answer = f"it answered {reply.status} {reply.reason}".rstrip() + (f": {said}" if said else "")
-        if 300 <= reply.status < 400:
-            where = f" to {' '.join(reply.location[:300].split())}" if reply.location else ""
-            raise OtlpExportError(f"it answered {reply.status}, a redirect{where}, which is not followed")
-        pause = _pause(reply, attempt)
-        if reply.status not in RETRY_STATUSES or time.monotonic() + pause >= started + retry_for:
+        else:
+            if 200 <= reply.status < 300:
+                rejected = _rejected(reply)
+                if rejected:
+                    raise OtlpExportError(rejected)
+                return
+            said = " ".join(reply.body[:300].decode("utf-8", "replace").split())  # one line
+            failure = f"it answered {reply.status} {reply.reason}".rstrip() + (f": {said}" if said else "")
+            if 300 <= reply.status < 400:
+                where = f" to {' '.join(reply.location[:300].split())}" if reply.location else ""
+                raise OtlpExportError(f"it answered {reply.status}, a redirect{where}, which is not followed")
+            if reply.status not in RETRY_STATUSES:
+                raise OtlpExportError(failure)
+            pause = _pause(reply, attempt)
+        if time.monotonic() + pause >= started + retry_for:
             tries = f" (after {attempt + 1} attempts in {time.monotonic() - started:.0f} s)" if attempt else ""
-            raise OtlpExportError(answer + tries)
+            raise OtlpExportError(failure + tries)
         time.sleep(pause)
         attempt += 1

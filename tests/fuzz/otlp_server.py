@@ -50,7 +50,10 @@ BEHAVIOURS = (
     "slow-accept",
     "silent",
 )
-"""Every way ``Collector`` can answer."""
+"""Every way ``Collector`` can answer (the fuzz tier draws from these)."""
+
+ONCE_THEN_OK = ("stall-then-ok", "reset-then-ok")
+"""Also answered: the first request gets no reply (held until the client gives up, or reset), the next ones 200."""
 
 DRIP_EVERY_S = 0.2
 
@@ -78,7 +81,7 @@ class Collector:
     _threads: list[threading.Thread] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        if self.behaviour not in BEHAVIOURS:
+        if self.behaviour not in BEHAVIOURS + ONCE_THEN_OK:
             raise ValueError(f"unknown behaviour {self.behaviour!r}")
         self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -167,6 +170,15 @@ class Collector:
             if received is None:
                 return
             number = len(self.received)
+            if self.behaviour in ONCE_THEN_OK:
+                if number == 1 and self.behaviour == "stall-then-ok":
+                    self._stop.wait(30)  # the client's deadline shuts the connection first
+                elif number == 1:
+                    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                else:
+                    self.accepted.append(received)
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+                return
             if self.refuse is not None and self.refuse(number, received):
                 conn.sendall(b"HTTP/1.1 500 Refused\r\nContent-Length: 0\r\n\r\n")
                 return

@@ -368,8 +368,9 @@ def _rejected(reply: Reply) -> str | None:
     return f"it rejected {rejected} spans" + (f": {detail[:300]}" if detail else "")
 
 
-def _pause(reply: Reply, attempt: int) -> float:
-    if reply.retry_after is not None:
+def _pause(reply: Reply | None, attempt: int) -> float:
+    """Seconds before attempt ``attempt + 1``: the reply's ``Retry-After``, else 0.25 s doubling to 8 s."""
+    if reply is not None and reply.retry_after is not None:
         try:
             seconds: float = max(float(reply.retry_after), 0.0)
             return seconds
@@ -418,7 +419,7 @@ def deliver(
     started = time.monotonic()
     attempt = 0
     while True:
-        pause: float = float(min(0.25 * 2.0**attempt, 8.0))
+        reply: Reply | None = None
         try:
             reply = post_once(endpoint, body, headers, deadline=time.monotonic() + timeout)
         except TimeoutError:
@@ -444,7 +445,7 @@ def deliver(
                 raise OtlpExportError(f"it answered {reply.status}, a redirect{where}, which is not followed")
             if reply.status not in RETRY_STATUSES:
                 raise OtlpExportError(failure)
-            pause = _pause(reply, attempt)
+        pause = _pause(reply, attempt)
         if time.monotonic() + pause >= started + retry_for:
             tries = f" (after {attempt + 1} attempts in {time.monotonic() - started:.0f} s)" if attempt else ""
             raise OtlpExportError(failure + tries)

@@ -176,20 +176,49 @@ def test_a_byte_budget_must_be_positive(budget: int) -> None:
 
 
 class _SlowPhoenix:
-    """Phoenix's client as ``verify_phoenix`` uses it: each read finds ``per_round`` more spans of each trace."""
+    """Phoenix as ``verify_phoenix`` asks it: each ask finds ``per_round`` more spans of each trace asked for.
 
-    def __init__(self, stored: dict[str, int], per_round: int) -> None:
-        self.stored, self.per_round, self.reads = stored, per_round, 0
+    With ``count=True`` it answers GraphQL's ``numSpans`` (``http.post``); otherwise its GraphQL has no
+    such field (an older server) and the spans are read (``client.spans.get_spans``).
+    """
+
+    def __init__(self, stored: dict[str, int], per_round: int, *, count: bool = True) -> None:
+        self.stored, self.per_round, self.count, self.reads, self.counts = stored, per_round, count, 0, 0
         self.client = self
         self.spans = self
+        self.http = self
+
+    def _grow(self, trace: str) -> int:
+        self.stored[trace] = self.stored.get(trace, 0) + self.per_round
+        return self.stored[trace]
 
     def get_spans(self, *, project_identifier: str, trace_ids: list[str], limit: int, timeout: int) -> list[Any]:
         self.reads += 1
         out = []
         for trace in trace_ids:
-            self.stored[trace] = self.stored.get(trace, 0) + self.per_round
-            out += [{"context": {"trace_id": trace, "span_id": f"{n:016x}"}} for n in range(self.stored[trace])]
+            out += [{"context": {"trace_id": trace, "span_id": f"{n:016x}"}} for n in range(self._grow(trace))]
         return out[:limit]
+
+    def post(self, path: str, *, json: dict[str, Any]) -> Any:
+        assert path == "graphql" and "numSpans" in json["query"]
+        if not self.count:
+            return _Reply({"errors": [{"message": "Cannot query field 'numSpans' on type 'Trace'."}]})
+        self.counts += 1
+        variables = json["variables"]
+        assert variables["project"] == "p"
+        traces = {name: {"numSpans": self._grow(trace)} for name, trace in variables.items() if name != "project"}
+        return _Reply({"data": {"getProjectByName": traces}})
+
+
+class _Reply:
+    def __init__(self, body: dict[str, Any]) -> None:
+        self.body = body
+
+    def raise_for_status(self) -> None:
+        return None
+
+    def json(self) -> dict[str, Any]:
+        return self.body
 
 
 def _stats(counts: dict[str, int]) -> OtlpStats:
@@ -203,7 +232,31 @@ def test_verify_reads_back_until_every_trace_is_stored() -> None:
     server = _SlowPhoenix({}, per_round=2)
     check = verify_phoenix(server, _stats(sent), project="p", deadline=60, pause=0.01)  # type: ignore[arg-type]
     assert (check.sent, check.stored, check.short, check.traces) == (8, 8, {}, 2)
-    assert server.reads == 3  # 2, 4, 6 spans of the larger trace: the smaller one is not asked again once whole
+    assert (server.counts, server.reads) == (3, 0)  # 2, 4, 6 spans of the larger trace: counted, never read
+    assert server.stored == {"a" * 32: 6, "b" * 32: 4}  # the smaller one is not asked again once whole
+
+
+def test_verify_reads_the_spans_back_from_a_phoenix_that_cannot_count_them() -> None:
+    from subagent_catalog.interop.phoenix_check import verify_phoenix
+
+    sent = {"a" * 32: 5, "b" * 32: 3}
+    server = _SlowPhoenix({}, per_round=2, count=False)
+    check = verify_phoenix(server, _stats(sent), project="p", deadline=60, pause=0.01)  # type: ignore[arg-type]
+    assert (check.sent, check.stored, check.short, check.traces) == (8, 8, {}, 2)
+    assert (server.counts, server.reads) == (0, 3)  # asked to count once (refused), then read in three rounds
+
+
+def test_verify_counts_a_project_phoenix_does_not_have_yet_as_nothing_stored() -> None:
+    from subagent_catalog.interop.phoenix_check import verify_phoenix
+
+    class _Empty(_SlowPhoenix):
+        def post(self, path: str, *, json: dict[str, Any]) -> Any:
+            self.counts += 1
+            return _Reply({"data": {"getProjectByName": None}})
+
+    server = _Empty({}, per_round=1)
+    check = verify_phoenix(server, _stats({"a" * 32: 2}), project="p", deadline=0.2, pause=0.05)  # type: ignore[arg-type]
+    assert (check.stored, check.short) == (0, {"a" * 32: (0, 2)}) and server.counts >= 1
 
 
 def test_verify_gives_up_at_its_deadline_and_names_what_is_short() -> None:

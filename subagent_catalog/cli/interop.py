@@ -171,7 +171,7 @@ def _headers(values: tuple[str, ...]) -> dict[str, str]:
 @click.option(
     "--verify",
     is_flag=True,
-    help="Phoenix: ask which traces it holds before sending, read the spans back until stored = sent.",
+    help="Phoenix: ask which traces it holds before sending, count what it stored until stored = sent.",
 )
 @click.option(
     "--verify-timeout",

@@ -2,9 +2,11 @@
 
 Phoenix ingests OTLP asynchronously: a 2xx reply means "received", not
 "stored" (on a busy server, minutes pass before a span can be read back).
-``verify_phoenix`` reads the spans of an export back through Phoenix's own
-client (``arize-phoenix-client``, the ``[interop]`` extra, imported here
-when used) until every trace's count matches or a deadline passes.
+``verify_phoenix`` asks Phoenix how many spans of each trace of an export
+it holds (its GraphQL ``numSpans``, counted by its database; a server
+without that field has the spans read back through Phoenix's own client,
+``arize-phoenix-client``, the ``[interop]`` extra, imported here when used)
+until every trace's count matches or a deadline passes.
 ``phoenix_presence`` tells ``send_otlp`` which traces Phoenix held before
 they were sent (Phoenix keeps the first copy of a span id: a trace already
 present is not replaced). ``register_prices`` writes model prices from our
@@ -27,9 +29,9 @@ from subagent_catalog.interop.otlp_export import OtlpStats
 from subagent_catalog.prices import PriceTable
 
 PAGE_SPANS = 2000
-"""``verify_phoenix`` asks for the spans of a group of traces holding at most this many (more for a larger trace)."""
+"""Reading spans back, ``verify_phoenix`` asks for traces holding at most this many (more for a larger one)."""
 GROUP_TRACES = 50
-"""...and at most this many traces at a time (their ids go in the URL)."""
+"""...and at most this many traces at a time (their ids go in the URL); a count asks for this many traces at once."""
 PRICE_RELOAD_S = 6.0
 """Seconds Phoenix may take to use a model price written (its model table is reloaded every 5 s)."""
 MODEL_PREFIX = "dsh "
@@ -197,11 +199,15 @@ def verify_phoenix(
     pause: float = 2.0,
     progress: Callable[[PhoenixCheck], None] | None = None,
 ) -> PhoenixCheck:
-    """Read an export's spans back from Phoenix until every trace's count matches, or ``deadline`` seconds pass.
+    """Ask Phoenix how many spans of each trace of an export it holds, until all are stored or ``deadline`` passes.
 
     Only the traces that got through are asked for (``stats.failed`` are
-    not). Each round reads the spans of the traces still short, grouped (at
-    most ``GROUP_TRACES`` traces, ``PAGE_SPANS`` spans a request).
+    not). Each round counts the spans of the traces still short, by
+    Phoenix's GraphQL (``numSpans`` of each trace, ``GROUP_TRACES`` traces a
+    request: a 12,000-span trace is one number, not 120 pages of spans).
+    A server whose GraphQL has no such count has the spans read back
+    instead (``spans.get_spans``, grouped: at most ``GROUP_TRACES`` traces,
+    ``PAGE_SPANS`` spans a request).
 
     Args:
         server: ``phoenix_client(...)``.
@@ -223,25 +229,17 @@ def verify_phoenix(
     counts: dict[str, int] = dict.fromkeys(expected, 0)
     pending = list(expected)
     check = PhoenixCheck(sent=sum(expected.values()), traces=len(expected))
+    counted = True  # by GraphQL, until Phoenix answers that it has no such count
     while pending:
-        for group in _groups(pending, expected):
-            limit = sum(expected[trace] for trace in group) + 1
-
-            def read(group: list[str] = group, limit: int = limit) -> Any:
-                assert server is not None
-                return server.client.spans.get_spans(
-                    project_identifier=project, trace_ids=group, limit=limit, timeout=120
-                )
-
+        if counted:
             try:
-                spans = _asked("a read of spans", read)
-            except PhoenixError as error:
-                if error.status != 404:  # 404: no such project yet
-                    raise
-                spans = []
-            found = Counter(span["context"]["trace_id"] for span in spans)
-            for trace in group:
-                counts[trace] = found.get(trace, 0)
+                for start in range(0, len(pending), GROUP_TRACES):
+                    counts.update(_counted(server, project, pending[start : start + GROUP_TRACES]))
+            except _NoCount:
+                counted = False
+        if not counted:
+            for group in _groups(pending, expected):
+                counts.update(_read_back(server, project, group, sum(expected[trace] for trace in group) + 1))
         pending = [trace for trace in pending if counts[trace] < expected[trace]]
         check.stored = sum(min(counts[trace], expected[trace]) for trace in expected)
         check.seconds = time.monotonic() - started
@@ -254,6 +252,45 @@ def verify_phoenix(
     check.extra = {trace: (counts[trace], n) for trace, n in expected.items() if counts[trace] > n}
     check.seconds = time.monotonic() - started
     return check
+
+
+class _NoCount(Exception):
+    """Phoenix's GraphQL has no per-trace span count (an older server): the spans are read back instead."""
+
+
+def _counted(server: Phoenix | None, project: str, traces: Sequence[str]) -> dict[str, int]:
+    """How many spans of each trace Phoenix holds in ``project``: one GraphQL request (``numSpans``, its database's)."""
+    assert server is not None
+    names = ", ".join(f"$t{n}: ID!" for n in range(len(traces)))
+    asked = " ".join(f"t{n}: trace(traceId: $t{n}) {{ numSpans }}" for n in range(len(traces)))
+    query = f"query($project: String!, {names}) {{ getProjectByName(name: $project) {{ {asked} }} }}"
+    variables = {"project": project, **{f"t{n}": trace for n, trace in enumerate(traces)}}
+    response = _asked(
+        "a count of spans", lambda: server.http.post("graphql", json={"query": query, "variables": variables})
+    )
+    _asked("a count of spans", response.raise_for_status)
+    body = response.json()
+    if body.get("errors") or not isinstance(body.get("data"), dict):
+        raise _NoCount
+    held = body["data"].get("getProjectByName") or {}  # no such project yet: nothing stored
+    return {trace: int((held.get(f"t{n}") or {}).get("numSpans") or 0) for n, trace in enumerate(traces)}
+
+
+def _read_back(server: Phoenix | None, project: str, group: list[str], limit: int) -> dict[str, int]:
+    """How many spans of each trace of ``group`` Phoenix holds, by reading them (``spans.get_spans``)."""
+
+    def read() -> Any:
+        assert server is not None
+        return server.client.spans.get_spans(project_identifier=project, trace_ids=group, limit=limit, timeout=120)
+
+    try:
+        spans = _asked("a read of spans", read)
+    except PhoenixError as error:
+        if error.status != 404:  # 404: no such project yet
+            raise
+        spans = []
+    found = Counter(span["context"]["trace_id"] for span in spans)
+    return {trace: found.get(trace, 0) for trace in group}
 
 
 # ------------------------------------------------------------------------------------------------ prices

@@ -49,7 +49,7 @@ def catalog(
     """
     if is_table_source(corpus):  # out of core: keys as columns, rows resolved in batches
         return source_catalog(corpus, semantics, live)
-    store = _derived_store(corpus) if live is None else None
+    store = derived_store(corpus) if live is None else None
     schema = {**CATALOG_EXTRA, **ROW_SCHEMA}
     if store is not None:
         as_corpus(corpus).require_listing()
@@ -62,14 +62,26 @@ def catalog(
     return frame
 
 
-class _DerivedStore(Protocol):
-    def get(self, name: str, schema: Mapping[str, Any], corpus: Corpus) -> pl.DataFrame | None: ...
+class DerivedStore(Protocol):
+    """Where a corpus keeps frames derived from it (``store.frames_cache``): ``get`` one back, ``put`` one."""
 
-    def put(self, name: str, frame: pl.DataFrame, corpus: Corpus) -> None: ...
+    def get(self, name: str, schema: Mapping[str, Any], corpus: Corpus) -> pl.DataFrame | None:
+        """The frame kept under ``name`` for these very frames, else ``None``."""
+
+    def put(self, name: str, frame: pl.DataFrame, corpus: Corpus) -> None:
+        """Keep ``frame`` under ``name`` for these very frames."""
 
 
-def _derived_store(corpus: CorpusSource) -> _DerivedStore | None:
-    """The frames cache a corpus came from or went to (``store.frames_cache``), if any."""
+def derived_store(corpus: CorpusSource) -> DerivedStore | None:
+    """The frames cache a corpus came from or went to (``store.frames_cache``), if any.
+
+    Derived frames (a catalog, the runs' names) are kept there, valid for the very frames it holds.
+
+    Examples:
+        >>> from subagent_catalog import read_corpus
+        >>> derived_store(read_corpus("data/sample", cache=False)) is None
+        True
+    """
     store = getattr(as_corpus(corpus), "_derived", None)
     return store if hasattr(store, "get") and hasattr(store, "put") else None
 

@@ -383,6 +383,12 @@ RETRY_FOR = 60.0
 """Seconds a request is tried again by default when the collector is busy (``deliver``'s ``retry_for``)."""
 
 
+def _connection_failed(error: BaseException) -> str:
+    """One line for a connection that failed: its exception's type and message (clipped, on one line)."""
+    detail = " ".join((str(error) or type(error).__name__).split())
+    return f"the connection failed: {type(error).__name__}: {detail[:300]}"
+
+
 def deliver(
     endpoint: Endpoint, body: bytes, headers: Mapping[str, str], *, timeout: float, retry_for: float = RETRY_FOR
 ) -> None:
@@ -427,11 +433,9 @@ def deliver(
         except ConnectionRefusedError as error:
             raise OtlpExportError(f"could not connect: {error}") from None
         except (ConnectionResetError, http.client.RemoteDisconnected) as error:
-            detail = " ".join((str(error) or type(error).__name__).split())
-            failure = f"the connection failed: {type(error).__name__}: {detail[:300]}"
+            failure = _connection_failed(error)
         except (OSError, http.client.HTTPException, ValueError) as error:
-            detail = " ".join((str(error) or type(error).__name__).split())
-            raise OtlpExportError(f"the connection failed: {type(error).__name__}: {detail[:300]}") from None
+            raise OtlpExportError(_connection_failed(error)) from None
         else:
             if 200 <= reply.status < 300:
                 rejected = _rejected(reply)

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterable
-from typing import Any
 
 import polars as pl
 
 from subagent_catalog.analysis.run_names import clip_name, run_names
 from subagent_catalog.analysis.text import clip
+from subagent_catalog.catalog.tables import derived_store
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape
 from subagent_catalog.store.source import events_available, origin_archive
@@ -185,15 +185,9 @@ _NAMES_SCHEMA: dict[str, pl.DataType] = {"list_order": pl.Int64(), "name": pl.St
 _NAMES_READ: dict[int, dict[int, str | None]] = {}
 
 
-def _derived(corpus: Corpus) -> Any:
-    """The frames cache this corpus object came from or went to (``store.frames_cache``), else ``None``."""
-    store = getattr(corpus, "_derived", None)
-    return store if hasattr(store, "get") and hasattr(store, "put") else None
-
-
 def _kept_names(corpus: Corpus) -> dict[int, str | None]:
     """The names a frames cache keeps for this corpus (``_keep_names``), by list order; none without one."""
-    store = _derived(corpus)
+    store = derived_store(corpus)
     frame = store.get(_NAMES_FRAME, _NAMES_SCHEMA, corpus) if store is not None else None
     return {} if frame is None else dict(frame.iter_rows())
 
@@ -204,7 +198,7 @@ def _keep_names(corpus: Corpus, memo: dict[int, str | None]) -> None:
     The frames cache keeps a derived frame only for the very frames it holds (the logs' fingerprints
     and the code's digest): a changed log or another version of the package reads the names anew.
     """
-    store = _derived(corpus)
+    store = derived_store(corpus)
     if store is not None:
         frame = pl.DataFrame(sorted(memo.items()), schema=_NAMES_SCHEMA, orient="row")
         store.put(_NAMES_FRAME, frame, corpus)

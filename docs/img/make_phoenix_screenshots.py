@@ -3,10 +3,13 @@
 A Phoenix server (the ``[interop]`` extra) starts on 127.0.0.1, offline, in a
 temporary directory (``tests/phoenix_server.py``, as ``make test-interop``
 starts it); one root run of the conformance corpus upstream's own runtime
-wrote (``real-writer-rich-none``) is sent to it with ``send_otlp``; headless
-Chromium (the system ``chromium``, through Playwright) opens the trace and
-captures:
+wrote (``real-writer-rich-none``, 24 root runs, 6 of them failed) is sent to
+it with ``send_otlp``; headless Chromium (the system ``chromium``, through
+Playwright) opens the project and one trace and captures:
 
+- ``phoenix-traces.png``: the project's trace list, each root run a row, the
+  runs that ended in ``error``, ``aborted`` or ``max-tokens`` marked with
+  Phoenix's error status;
 - ``phoenix-trace.png``: the trace tree (the session's AGENT span, its turns,
   model steps and tool calls, a subagent under the ``subagent`` tool call
   that started it) with the session selected;
@@ -61,7 +64,7 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     from subagent_catalog import read_corpus
-    from subagent_catalog.interop.otel import send_otlp, to_otlp
+    from subagent_catalog.interop.otel import otlp_traces, send_otlp
     from tests.lab import CHROMIUM_ARGS, chromium
 
     with tempfile.TemporaryDirectory(prefix="phoenix-") as work:
@@ -71,12 +74,14 @@ def main() -> None:
         url = f"http://127.0.0.1:{port}"
         try:
             _wait(url, time.monotonic() + 300)
-            spans = to_otlp(read_corpus(RICH, cache=False), sessions=[ROOT])
-            send_otlp([spans], url)
+            corpus = read_corpus(RICH, cache=False)
+            traces = list(otlp_traces(corpus))  # every root run: the list shows the failed ones
+            spans = next(t for t in traces if any((s.attributes or {}).get("session.id") == ROOT for s in t))
+            sent = send_otlp(traces, url).spans
             client = Client(base_url=url)
             while True:  # ingestion is asynchronous: wait until Phoenix holds every span
                 try:
-                    if len(client.spans.get_spans_dataframe(project_identifier="dsh", limit=5000)) >= len(spans):
+                    if len(client.spans.get_spans_dataframe(project_identifier="dsh", limit=5000)) >= sent:
                         break
                 except Exception:
                     pass
@@ -85,6 +90,12 @@ def main() -> None:
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
                 page = browser.new_page(viewport={"width": 1500, "height": 940}, device_scale_factor=1)
+                page.set_viewport_size({"width": 1900, "height": 940})  # the list's error column beside its stats
+                page.goto(f"{url}/projects/{project}", wait_until="load")
+                page.get_by_text(f"session {ROOT}").first.wait_for(timeout=120_000)
+                page.wait_for_load_state("networkidle")
+                page.screenshot(path=str(out / "phoenix-traces.png"))
+                page.set_viewport_size({"width": 1500, "height": 940})
                 page.goto(f"{url}/projects/{project}/traces/{spans[0].context.trace_id:032x}", wait_until="load")
                 page.get_by_text(CHILD).first.wait_for(timeout=120_000)
                 page.wait_for_load_state("networkidle")
@@ -97,7 +108,7 @@ def main() -> None:
         finally:
             server.terminate()
             server.wait(timeout=60)
-    print(f"wrote {out / 'phoenix-trace.png'} and {out / 'phoenix-llm.png'}")
+    print(f"wrote {out / 'phoenix-traces.png'}, {out / 'phoenix-trace.png'} and {out / 'phoenix-llm.png'}")
 
 
 if __name__ == "__main__":

@@ -212,6 +212,12 @@ def test_example_notebook_renders_its_widgets(lab: Lab, name: str) -> None:
         browser.scroll_into_view_if_needed()
         assert box(browser.query_selector(".sc-scroll"))["height"] >= 200  # at least 8 rows' worth
         page.wait_for_selector(".sc-row .sc-label:not(:empty)")
+        # a row not yet named reads "…" until the kernel answers (later on a loaded machine): wait for the first three
+        page.wait_for_function(
+            """() => { const t = [...document.querySelectorAll('.sc-row .sc-label')].slice(0, 3)
+                .map(r => r.textContent); return t.length > 0 && t.every(x => x && x !== '…'); }""",
+            timeout=60_000,
+        )
         assert not any(t == "…" for t in row_texts(page)[:3]), "row labels never arrived"
     shot(page, name.removesuffix(".ipynb"))
 

@@ -116,6 +116,13 @@ def _asked(what: str, call: Callable[[], Any]) -> Any:
         raise PhoenixError(f"Phoenix did not answer {what}: {type(error).__name__}: {error}", hint=_HINT) from None
 
 
+def _graphql_reply(server: Phoenix, what: str, query: str, variables: Mapping[str, Any]) -> Any:
+    """The JSON body of one GraphQL request to Phoenix (its ``errors``, if any, are the caller's to read)."""
+    response = _asked(what, lambda: server.http.post("graphql", json={"query": query, "variables": variables}))
+    _asked(what, response.raise_for_status)
+    return response.json()
+
+
 def phoenix_presence(server: Phoenix | None, project: str) -> Callable[[Mapping[str, str]], set[str]]:
     """A ``send_otlp(present=...)`` function: which of some traces Phoenix holds in ``project``.
 
@@ -265,11 +272,7 @@ def _counted(server: Phoenix | None, project: str, traces: Sequence[str]) -> dic
     asked = " ".join(f"t{n}: trace(traceId: $t{n}) {{ numSpans }}" for n in range(len(traces)))
     query = f"query($project: String!, {names}) {{ getProjectByName(name: $project) {{ {asked} }} }}"
     variables = {"project": project, **{f"t{n}": trace for n, trace in enumerate(traces)}}
-    response = _asked(
-        "a count of spans", lambda: server.http.post("graphql", json={"query": query, "variables": variables})
-    )
-    _asked("a count of spans", response.raise_for_status)
-    body = response.json()
+    body = _graphql_reply(server, "a count of spans", query, variables)
     if body.get("errors") or not isinstance(body.get("data"), dict):
         raise _NoCount
     held = body["data"].get("getProjectByName") or {}  # no such project yet: nothing stored
@@ -328,11 +331,7 @@ class RegisteredPrice:
 
 
 def _graphql(server: Phoenix, query: str, variables: Mapping[str, Any]) -> Any:
-    response = _asked(
-        "a GraphQL request", lambda: server.http.post("graphql", json={"query": query, "variables": variables})
-    )
-    _asked("a GraphQL request", response.raise_for_status)
-    body = response.json()
+    body = _graphql_reply(server, "a GraphQL request", query, variables)
     if body.get("errors"):
         said = " ".join(str(body["errors"][0].get("message", body["errors"][0])).split())[:300]
         raise PhoenixError(f"Phoenix refused the model prices: {said}", hint=_HINT)

@@ -7,7 +7,7 @@ CONFORMANCE := $(SHARED)/conformance
 N ?= 10000
 FUZZ_WORKERS ?= 2
 
-.PHONY: compile demo test test-sweep lint docs conformance browser-deps bench bench-report bench-findings bench-browser screenshots fuzz fuzz-outputs fuzz-archives fuzz-prices fuzz-sql fuzz-otlp test-compare-coverage test-scale test-interop screenshots-phoenix clean
+.PHONY: compile demo test test-sweep lint docs conformance browser-deps bench bench-report bench-findings bench-browser screenshots fuzz fuzz-outputs fuzz-archives fuzz-prices fuzz-sql fuzz-otlp fuzz-options test-compare-coverage test-scale test-interop screenshots-phoenix clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -106,6 +106,10 @@ fuzz-sql: $(VENV)/.dev
 # `otel --endpoint` against misbehaving collectors on 127.0.0.1 and malformed URLs (bounded wall time).
 fuzz-otlp: $(VENV)/.dev
 	$(BIN)/python -m tests.fuzz.otlp --cases $(N)
+
+# Hostile numbers and paths for the options of every command (exit 0/1/2 with one Error: line, the corpus untouched).
+fuzz-options: $(VENV)/.dev
+	$(BIN)/python -m tests.fuzz.options --cases $(N)
 
 # The archive differentials over every conformance corpus (make test runs every non-scenario case and a share of the
 # scenario cases: tests.helpers.scenario_share).

@@ -9,7 +9,7 @@ cycles):
 - layer 0: ``errors``, ``progress``, ``forking``, ``regular``: exceptions, the progress protocol, process pools,
   reading a file without blocking on a FIFO or reading a device.
 - layer 1: ``read``: the dsh on-disk format, one log at a time; ``prices``: what tokens cost;
-  ``outputs``: writing output files safely.
+  ``outputs``: writing output files safely; ``bounds``: the range of every numeric parameter.
 - layer 2: ``frames``: the corpus frames and their assembly; ``synth``: writing
   real-format corpora (fixtures, samples, benchmarks).
 - layer 3: ``catalog``: upstream's listing over the frames.

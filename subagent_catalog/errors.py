@@ -109,3 +109,7 @@ class PricesError(SubagentCatalogError):
 
 class ResultTooLargeError(SubagentCatalogError, ValueError):
     """A result would hold more rows than its documented limit (``catalog_descendants`` over a very deep tree)."""
+
+
+class BoundError(SubagentCatalogError, ValueError):
+    """A numeric argument outside its kind's range (``bounds``): not finite, negative, too large, not whole."""

@@ -29,6 +29,7 @@ LAYERS: dict[str, int] = {
     "progress": 0,
     "regular": 0,
     "version": 0,
+    "bounds": 1,
     "outputs": 1,
     "prices": 1,
     "read": 1,

@@ -35,6 +35,7 @@ from subagent_catalog.analysis.search_match import (
     contains,
     match_events,
 )
+from subagent_catalog.bounds import COUNT
 from subagent_catalog.errors import CorpusRootError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.schemas import EVENT_SCHEMA
@@ -298,10 +299,8 @@ def _check(pattern: str, types: Sequence[str] | None, limit: int | None, context
     chosen = list(DEFAULT_TYPES if types is None else types)
     if not chosen:
         raise SearchError("types is empty: no event would be searched", hint="leave types=None for DEFAULT_TYPES")
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
-        raise SearchError(f"limit must be None or an integer >= 0, not {limit!r}", hint="pass limit=100, say")
-    if isinstance(context, bool) or not isinstance(context, int) or context < 0:
-        raise SearchError(f"context must be an integer >= 0, not {context!r}", hint="pass context=40, say")
+    COUNT.check("limit", limit, error=SearchError, hint="pass limit=100, say, or None", optional=True)
+    COUNT.check("context", context, error=SearchError, hint="pass context=40, say")
     return chosen
 
 

@@ -24,6 +24,7 @@ from subagent_catalog.analysis.find_session import find_session
 from subagent_catalog.analysis.readable_prefix import readable_events
 from subagent_catalog.analysis.text import clip_strings, utf8_length
 from subagent_catalog.analysis.user_message import user_message
+from subagent_catalog.bounds import TEXT_CHARS
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.units import calendar_datetime
 from subagent_catalog.read.jsvalue import frame_text, parse_json
@@ -568,6 +569,7 @@ def transcript(corpus: Source, session_id: str, *, path: str | None = None, clip
 
     Raises:
         SessionLookupError: see ``find_session``.
+        BoundError: ``clip`` is not a number of characters (``bounds.TEXT_CHARS``).
 
     pandas: ``.to_pandas(types_mapper=pd.ArrowDtype)`` gives
     pandas with Arrow-backed columns (nulls, lists and UTC times kept; docs/pandas.md).
@@ -583,6 +585,7 @@ def transcript(corpus: Source, session_id: str, *, path: str | None = None, clip
         >>> transcript(read_corpus(root), "s1").select("kind", "name", "text").rows()[1:4]
         [('user', None, 'fix the bug'), ('tool-call', 'read_file', '{}'), ('tool-result', 'read_file', 'ok')]
     """
+    TEXT_CHARS.check("clip", clip, optional=True)
     corpus = source_corpus(corpus)  # a corpus, or an archive's frames
     session = find_session(corpus, session_id, path=path)
     events = corpus.log_events(session["list_order"])

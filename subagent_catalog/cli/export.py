@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
+from subagent_catalog.bounds import POSITIVE_COUNT
 from subagent_catalog.cli.io import echo, note, translate_errors
-from subagent_catalog.cli.options import corpus_options, storage_options
+from subagent_catalog.cli.options import bounded, corpus_options, storage_options
 from subagent_catalog.outputs import OutputError, inside
 from subagent_catalog.views.text import terminal_safe
 
@@ -59,7 +60,7 @@ __all__ = ["export", "refuse_inside", "storage_options"]
 )
 @click.option(
     "--batch-size",
-    type=click.IntRange(min=1),
+    type=bounded(POSITIVE_COUNT),
     default=None,
     help="Most files per read task (default 64 to 256; larger past 131,072 files, so at most 512 tasks).",
 )

@@ -6,45 +6,64 @@ from typing import Any
 
 import click
 
+from subagent_catalog.analysis.findings.options import THRESHOLD_BOUNDS
+from subagent_catalog.bounds import POSITIVE_SECONDS, Bound
 from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors, write_rows
-from subagent_catalog.cli.options import data_output_option, load_source, protected_paths, source_options
+from subagent_catalog.cli.options import bounded, data_output_option, load_source, protected_paths, source_options
 from subagent_catalog.views.text import terminal_safe
 
 __all__ = ["findings_command"]
 
-_POSITIVE = click.FloatRange(min=0, min_open=True)
-_THRESHOLDS: tuple[tuple[str, str, click.ParamType[Any], float, str], ...] = (
-    ("--tool-loop-calls", "tool_loop_calls", click.IntRange(min=2), 3, "tool-loop: consecutive identical calls."),
+_THRESHOLDS: tuple[tuple[str, str, Bound, float, str], ...] = (
+    (
+        "--tool-loop-calls",
+        "tool_loop_calls",
+        THRESHOLD_BOUNDS["tool_loop_calls"],
+        3,
+        "tool-loop: consecutive identical calls.",
+    ),
     (
         "--error-storm-failures",
         "error_storm_failures",
-        click.IntRange(min=1),
+        THRESHOLD_BOUNDS["error_storm_failures"],
         5,
         "tool-error-storm: failed results in a turn.",
     ),
     (
         "--retry-storm-retries",
         "retry_storm_retries",
-        click.IntRange(min=1),
+        THRESHOLD_BOUNDS["retry_storm_retries"],
         3,
         "retry-storm: model retries in one turn.",
     ),
     (
         "--context-share",
         "context_share",
-        click.FloatRange(0, 1, min_open=True),
+        THRESHOLD_BOUNDS["context_share"],
         0.9,
         "context-growth: a prompt's share of its window.",
     ),
-    ("--fan-out-children", "fan_out_children", click.IntRange(min=1), 10, "fan-out: subagents started in one turn."),
-    ("--stalled-after", "stalled_after_s", _POSITIVE, 3600.0, "stalled: seconds an open run is silent."),
-    ("--cost-outlier-factor", "cost_outlier_factor", _POSITIVE, 3.0, "cost-outlier: times the project's p95."),
+    (
+        "--fan-out-children",
+        "fan_out_children",
+        THRESHOLD_BOUNDS["fan_out_children"],
+        10,
+        "fan-out: subagents started in one turn.",
+    ),
+    ("--stalled-after", "stalled_after_s", POSITIVE_SECONDS, 3600.0, "stalled: seconds an open run is silent."),
+    (
+        "--cost-outlier-factor",
+        "cost_outlier_factor",
+        THRESHOLD_BOUNDS["cost_outlier_factor"],
+        3.0,
+        "cost-outlier: times the project's p95.",
+    ),
 )
 
 
 def _threshold_options(func: Any) -> Any:
     for flag, name, kind, default, text in reversed(_THRESHOLDS):
-        func = click.option(flag, name, type=kind, default=default, show_default=True, help=text)(func)
+        func = click.option(flag, name, type=bounded(kind), default=default, show_default=True, help=text)(func)
     return func
 
 

@@ -18,9 +18,11 @@ from typing import Any, TypeVar
 
 import click
 
+from subagent_catalog.bounds import WORKERS, Bound
 from subagent_catalog.corpus import open_source, read_corpus
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.store.source import Source, source_corpus
+from subagent_catalog.views.text import printable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -29,6 +31,68 @@ INPUT = click.Choice(["auto", "corpus", "archive"])
 _INPUT_KEY = "subagent_catalog.input"
 _STORAGE_KEY = "subagent_catalog.storage_options"
 SEMANTICS = click.Choice(["projection", "trace"])
+
+
+def _held(
+    kind: click.ParamType[Any], bound: Bound, value: Any, param: click.Parameter | None, ctx: click.Context | None
+) -> Any:
+    """``value`` (the text given, or a default) as a number of ``bound``, or a usage error saying the range."""
+    number: object = value
+    if isinstance(value, str):
+        try:
+            number = int(value) if bound.integer else float(value)
+        except ValueError:
+            number = None
+    if not bound.admits(number):
+        kind.fail(f"{printable(value, limit=60)} is not {bound.describe()}.", param, ctx)
+    return number
+
+
+class _WholeNumber(click.IntRange):
+    name = "integer"
+
+    def __init__(self, bound: Bound) -> None:
+        super().__init__(min=int(bound.low), max=int(bound.high), min_open=bound.low_open)
+        self.bound = bound
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return _held(self, self.bound, value, param, ctx)
+
+
+class _Number(click.FloatRange):
+    name = "number"
+
+    def __init__(self, bound: Bound) -> None:
+        super().__init__(min=bound.low, max=bound.high, min_open=bound.low_open)
+        self.bound = bound
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return _held(self, self.bound, value, param, ctx)
+
+
+def bounded(bound: Bound) -> click.ParamType[Any]:
+    """The option type of a numeric parameter: ``bound``'s kind and range (``subagent_catalog.bounds``).
+
+    Every numeric option of every command has one: the value is read as a
+    whole number or a finite number and held to the range, so ``inf``,
+    ``nan``, a negative number, ``2**63`` or ``1e400`` is a usage error
+    (exit status 2, one ``Error:`` line) before anything is read; the help
+    shows the range.
+
+    Examples:
+        >>> from subagent_catalog.bounds import SEED
+        >>> @click.command()
+        ... @click.option("--seed", type=bounded(SEED), default=0)
+        ... def seeded(seed: int) -> None:
+        ...     click.echo(seed)
+        >>> from click.testing import CliRunner
+        >>> CliRunner().invoke(seeded, ["--seed", "7"]).output
+        '7\\n'
+        >>> result = CliRunner().invoke(seeded, ["--seed", "-1"])
+        >>> result.exit_code, result.output.splitlines()[-1]
+        (2, "Error: Invalid value for '--seed': -1 is not a whole number from 0 to 4,294,967,295.")
+    """
+    return _WholeNumber(bound) if bound.integer else _Number(bound)
 
 
 def _remember_no_cache(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
@@ -56,7 +120,7 @@ def corpus_options(func: F) -> F:
     func = click.option(
         "-j",
         "--jobs",
-        type=click.IntRange(min=1),
+        type=bounded(WORKERS),
         default=None,
         help="Worker processes for reading logs (default: all cores; 1 reads in-process).",
     )(func)
@@ -281,8 +345,6 @@ def protected_paths(root: str, source: Source) -> list[str]:
         True
     """
     from subagent_catalog.store.layout import is_url
-    from subagent_catalog.store.source import source_archive
+    from subagent_catalog.store.source import protected_roots
 
-    archive = source_archive(source)
-    behind = [archive.root, archive.log_root] if archive is not None else [source.root]
-    return [path for path in (root, *behind) if not is_url(path)]
+    return [path for path in (root, *protected_roots(source)) if not is_url(path)]

@@ -9,10 +9,12 @@ from typing import Any
 import click
 
 from subagent_catalog.analysis.window import Window
+from subagent_catalog.bounds import COUNT
 from subagent_catalog.catalog.parents import require_session
 from subagent_catalog.cli.gate import gate_options
 from subagent_catalog.cli.io import check_target, echo, is_stdout, note, output_stream, translate_errors
 from subagent_catalog.cli.options import (
+    bounded,
     load_source,
     protected_paths,
     semantics_option,
@@ -33,7 +35,7 @@ from subagent_catalog.views.text import json_terminal, terminal_safe
 @summary_format_option
 @click.option(
     "--limit",
-    type=click.IntRange(min=0),
+    type=bounded(COUNT),
     default=10,
     show_default=True,
     help="Failed runs named in text and md (0: all; json always has all).",
@@ -243,7 +245,7 @@ def _check_help() -> str:
 )
 @click.option(
     "--limit",
-    type=click.IntRange(min=0),
+    type=bounded(COUNT),
     default=20,
     show_default=True,
     help="Offenders shown per check in text and markdown (0: all; json always has all).",

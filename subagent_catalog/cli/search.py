@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING
 
 import click
 
+from subagent_catalog.bounds import POSITIVE_COUNT
 from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors, write_rows
-from subagent_catalog.cli.options import data_output_option, load_source, protected_paths, source_options
+from subagent_catalog.cli.options import bounded, data_output_option, load_source, protected_paths, source_options
 from subagent_catalog.views.text import terminal_safe
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     metavar="TYPE",
     help="Search only this event type (repeatable; default: messages, tool calls and results, turn ends, descriptors).",
 )
-@click.option("-n", "--limit", type=click.IntRange(min=1), default=None, help="Stop after this many hits.")
+@click.option("-n", "--limit", type=bounded(POSITIVE_COUNT), default=None, help="Stop after this many hits.")
 @click.option(
     "-f",
     "--format",

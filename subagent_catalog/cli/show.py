@@ -9,8 +9,9 @@ from typing import Any
 import click
 
 from subagent_catalog.analysis.text import utf8_length
+from subagent_catalog.bounds import COUNT
 from subagent_catalog.cli.io import check_target, echo, is_stdout, note, output_stream, translate_errors
-from subagent_catalog.cli.options import load_frames, protected_paths, source_options
+from subagent_catalog.cli.options import bounded, load_frames, protected_paths, source_options
 from subagent_catalog.frames.nearest import expand_id
 from subagent_catalog.views.text import terminal_safe
 
@@ -38,7 +39,7 @@ from subagent_catalog.views.text import terminal_safe
 @click.option(
     "--text",
     "text_seq",
-    type=int,
+    type=bounded(COUNT),
     default=None,
     metavar="SEQ",
     help="Write the whole text of the step whose seq is SEQ (a page clips texts past 100,000 characters).",

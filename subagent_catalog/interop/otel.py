@@ -40,6 +40,7 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import Link, SpanContext
 
 from subagent_catalog.analysis.transcript import session_transcript
+from subagent_catalog.bounds import TEXT_CHARS
 from subagent_catalog.errors import UnknownSessionError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.nearest import nearest_ids
@@ -119,6 +120,7 @@ def export_settings(
         >>> export_settings().scope.schema_url
         'https://opentelemetry.io/schemas/1.44.0'
     """
+    TEXT_CHARS.check("max_text", max_text)
     exporter = f"subagent-catalog {__version__}"
     resource = Resource({"service.name": "dsh", PROJECT_NAME: project, "dsh.exporter": exporter})
     scope = InstrumentationScope(
@@ -369,6 +371,7 @@ def otlp_parts(
 
     Raises:
         UnknownSessionError: a ``sessions`` id names no readable log.
+        BoundError: ``max_text`` is not a number of characters (``bounds.TEXT_CHARS``), before any work.
 
     Examples:
         >>> import tempfile
@@ -382,6 +385,7 @@ def otlp_parts(
         >>> [(part.trace, len(part.spans)) for part in parts], parts.identity.name
         ([(0, 2), (1, 2)], 'dsh/run nightly')
     """
+    TEXT_CHARS.check("max_text", max_text)
     corpus = source_corpus(source)
     table = None if price is not None else price_table(prices)
     forest = _forest(corpus)
@@ -511,6 +515,7 @@ def to_otlp(
 
     Raises:
         UnknownSessionError: a ``sessions`` id names no readable log.
+        BoundError: ``max_text`` is not a number of characters (``bounds.TEXT_CHARS``).
 
     Examples:
         >>> import tempfile

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from opentelemetry.sdk.trace import ReadableSpan
 
+from subagent_catalog.bounds import POSITIVE_SECONDS, REQUEST_BYTES, SECONDS
 from subagent_catalog.interop.errors import OtlpExportError
 from subagent_catalog.interop.otel_conventions import SPAN_KIND
 from subagent_catalog.interop.otlp_http import RETRY_FOR, check_headers, deliver, parse_endpoint
@@ -338,6 +339,7 @@ def send_otlp(
             ``stats.present``.
 
     Raises:
+        BoundError: ``timeout``, ``retry_for`` or ``max_request_bytes`` outside its range (``bounds``).
         EndpointError: the URL or a header is malformed (before anything is sent).
         OtlpDeliveryError: some traces did not get through (a request was
             refused, failed or passed its deadline): the message names them,
@@ -347,12 +349,9 @@ def send_otlp(
         >>> send_otlp([], "http://127.0.0.1:9").spans
         0
     """
-    if not timeout > 0:
-        raise ValueError(f"timeout must be a positive number of seconds, not {timeout!r}")
-    if not retry_for >= 0:
-        raise ValueError(f"retry_for must be a number of seconds from 0, not {retry_for!r}")
-    if max_request_bytes < 1:
-        raise ValueError(f"max_request_bytes must be a positive number of bytes, not {max_request_bytes!r}")
+    POSITIVE_SECONDS.check("timeout", timeout)
+    SECONDS.check("retry_for", retry_for)
+    REQUEST_BYTES.check("max_request_bytes", max_request_bytes)
     target = parse_endpoint(endpoint)
     sent_headers = check_headers(dict(headers) if headers is not None else _env_headers())
 

@@ -14,6 +14,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from subagent_catalog.bounds import MEMORY_MB, POSITIVE_SECONDS, WORKERS
 from subagent_catalog.interop.errors import SqlError, SqlErrorReason
 from subagent_catalog.interop.sql_tables import select_list, table_names
 
@@ -62,20 +63,21 @@ def first_line(error: BaseException) -> str:
 
 
 def check_limits(memory_limit_mb: int, threads: int, timeout: float) -> None:
-    """Refuse a limit that is not a positive number.
+    """Refuse a limit outside its range (``bounds.MEMORY_MB``, ``bounds.WORKERS``, ``bounds.POSITIVE_SECONDS``).
 
     Raises:
-        ValueError: which one.
+        BoundError: which one (a ``ValueError``).
 
     Examples:
         >>> check_limits(64, 1, 0.5)
+        >>> check_limits(64, 1, float("inf"))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        subagent_catalog.errors.BoundError: timeout must be a positive number of seconds up to 315,360,000, not inf
     """
-    if not isinstance(memory_limit_mb, int) or memory_limit_mb < 16:
-        raise ValueError(f"memory_limit_mb must be an int of at least 16, not {memory_limit_mb!r}")
-    if not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"threads must be an int of at least 1, not {threads!r}")
-    if not timeout > 0:
-        raise ValueError(f"timeout must be a positive number of seconds, not {timeout!r}")
+    MEMORY_MB.check("memory_limit_mb", memory_limit_mb)
+    WORKERS.check("threads", threads)
+    POSITIVE_SECONDS.check("timeout", timeout)
 
 
 def sandbox(*, memory_limit_mb: int = MEMORY_LIMIT_MB, threads: int = THREADS) -> duckdb.DuckDBPyConnection:

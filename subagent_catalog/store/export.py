@@ -34,6 +34,7 @@ from typing import Any
 
 import polars as pl
 
+from subagent_catalog.bounds import POSITIVE_COUNT, WORKERS
 from subagent_catalog.errors import EmptySourceError
 from subagent_catalog.frames.assemble import empty_root_row, mixed_encodings_row
 from subagent_catalog.frames.columns import Columns
@@ -409,6 +410,7 @@ def export_archive(
             object-store location cannot be opened.
         EngineError: the Dask engine is missing or unreachable, or its
             workers cannot see the corpus or run other reader code.
+        BoundError: ``jobs`` (``bounds.WORKERS``) or ``batch_size`` (``bounds.POSITIVE_COUNT``) out of range.
 
     Examples:
         >>> import tempfile
@@ -421,6 +423,8 @@ def export_archive(
         >>> export_archive(root, out, jobs=1)["update"]["files_read"]
         0
     """
+    WORKERS.check("jobs", jobs, optional=True)
+    POSITIVE_COUNT.check("batch_size", batch_size, optional=True)
     started = time.perf_counter()
     root = os.fspath(source)
     location = Location(os.fspath(out), storage_options)

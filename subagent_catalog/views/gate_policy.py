@@ -25,6 +25,7 @@ from typing import Any
 
 import polars as pl
 
+from subagent_catalog.bounds import COUNT
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.regular import read_regular
 from subagent_catalog.views.gate_checks import CHECKS_BY_NAME, check_names
@@ -89,7 +90,7 @@ def parse_max(text: str) -> tuple[str, int]:
         >>> parse_max("corrupt=-1")
         Traceback (most recent call last):
         ...
-        ValueError: corrupt=-1: N must be a whole number, 0 or more (hint: for example corrupt=5)
+        ValueError: corrupt=-1: N must be a whole number from 0 to 9,007,199,254,740,991 (hint: for example corrupt=5)
     """
     name, value = _split(text, "CHECK=N")
     name = _name(name, "--max")
@@ -97,8 +98,8 @@ def parse_max(text: str) -> tuple[str, int]:
         limit = int(value)
     except ValueError:
         limit = -1
-    if limit < 0:
-        raise ValueError(f"{text}: N must be a whole number, 0 or more (hint: for example {name}=5)")
+    if not COUNT.admits(limit):
+        raise ValueError(f"{text}: N must be {COUNT.describe()} (hint: for example {name}=5)")
     return name, limit
 
 
@@ -136,7 +137,7 @@ def check_limits(max_count: Mapping[str, int], max_rate: Mapping[str, float]) ->
     """Validate threshold mappings given from Python (check names, ranges).
 
     Raises:
-        ValueError: an unknown check, a negative count, a rate outside 0..1.
+        ValueError: an unknown check, a count outside ``bounds.COUNT`` (a ``BoundError``), a rate outside 0..1.
 
     Examples:
         >>> check_limits({"corrupt": 5}, {"unavailable": 0.01})
@@ -147,8 +148,7 @@ def check_limits(max_count: Mapping[str, int], max_rate: Mapping[str, float]) ->
     """
     for name, limit in max_count.items():
         _name(name, "max_count")
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-            raise ValueError(f"max_count[{name!r}] must be a whole number, 0 or more, not {limit!r}")
+        COUNT.check(f"max_count[{name!r}]", limit)
     for name, rate in max_rate.items():
         _name(name, "max_rate")
         if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 <= rate <= 1:

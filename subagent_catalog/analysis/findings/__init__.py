@@ -35,6 +35,7 @@ from subagent_catalog.analysis.findings.scanners import Scanner, scanner_finding
 from subagent_catalog.analysis.findings.schema import FINDING_SCHEMA, SEVERITIES, Finding, Severity, finding_frame
 from subagent_catalog.analysis.findings.spawns import SPAWN_EVENT_TYPES
 from subagent_catalog.analysis.subset import subset
+from subagent_catalog.bounds import POSITIVE_SECONDS
 from subagent_catalog.store.source import Source, source_corpus
 
 __all__ = [
@@ -187,6 +188,8 @@ def findings(
         cost_outlier_factor=cost_outlier_factor,
         cost_outlier_min_runs=cost_outlier_min_runs,
     )
+    if scanners:  # refused before any work, as the thresholds are
+        POSITIVE_SECONDS.check("scanner_timeout_s", scanner_timeout_s, error=FindingsError)
     chosen = _detectors(detectors)
     user_rules = load_rules(rules) if isinstance(rules, str | os.PathLike) else list(rules or [])
     clash = [rule.name for rule in user_rules if rule.name in DETECTORS]

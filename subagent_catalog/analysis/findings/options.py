@@ -2,18 +2,31 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, fields
 
+from subagent_catalog.bounds import COUNT, MILLISECONDS, POSITIVE_COUNT, RATIO, Bound
 from subagent_catalog.errors import SubagentCatalogError
 
-__all__ = ["FindingOptions", "FindingsError"]
+__all__ = ["THRESHOLD_BOUNDS", "FindingOptions", "FindingsError"]
 
 _HINT = "docs/findings.md gives each detector's threshold and its default"
 
 
 class FindingsError(SubagentCatalogError, ValueError):
     """A findings request that cannot run: an unknown detector, a threshold out of range, a bad rule."""
+
+
+THRESHOLD_BOUNDS: dict[str, Bound] = {
+    "tool_loop_calls": COUNT.narrow(2),
+    "error_storm_failures": POSITIVE_COUNT,
+    "retry_storm_retries": POSITIVE_COUNT,
+    "context_share": RATIO.narrow(0, 1, low_open=True),
+    "fan_out_children": POSITIVE_COUNT,
+    "stalled_after_ms": MILLISECONDS.narrow(0, low_open=True),
+    "cost_outlier_factor": RATIO.narrow(0, low_open=True),
+    "cost_outlier_min_runs": POSITIVE_COUNT,
+}
+"""The range of each threshold of ``FindingOptions`` (and of its ``findings`` option)."""
 
 
 @dataclass(frozen=True)
@@ -37,7 +50,11 @@ class FindingOptions:
         >>> FindingOptions(context_share=2.0)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        subagent_catalog.analysis.findings.options.FindingsError: context_share must be above 0 and at most 1, ...
+        subagent_catalog.analysis.findings.options.FindingsError: context_share must be a positive number up to 1, ...
+        >>> FindingOptions(stalled_after_ms=2**63)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        subagent_catalog.analysis.findings.options.FindingsError: stalled_after_ms must be a positive number of ...
     """
 
     tool_loop_calls: int = 3
@@ -51,14 +68,4 @@ class FindingOptions:
 
     def __post_init__(self) -> None:
         for spec in fields(self):
-            value = getattr(self, spec.name)
-            if spec.type == "int":
-                if isinstance(value, bool) or not isinstance(value, int) or value < (2 if "calls" in spec.name else 1):
-                    low = 2 if "calls" in spec.name else 1
-                    raise FindingsError(f"{spec.name} must be an integer of at least {low}, not {value!r}", hint=_HINT)
-            elif (
-                isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0
-            ):
-                raise FindingsError(f"{spec.name} must be a positive finite number, not {value!r}", hint=_HINT)
-        if self.context_share > 1:
-            raise FindingsError(f"context_share must be above 0 and at most 1, not {self.context_share!r}", hint=_HINT)
+            THRESHOLD_BOUNDS[spec.name].check(spec.name, getattr(self, spec.name), error=FindingsError, hint=_HINT)

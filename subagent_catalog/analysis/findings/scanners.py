@@ -22,6 +22,7 @@ import polars as pl
 from subagent_catalog.analysis.findings.options import FindingsError
 from subagent_catalog.analysis.findings.schema import SEVERITIES, Finding
 from subagent_catalog.analysis.transcript import session_transcript
+from subagent_catalog.bounds import POSITIVE_SECONDS
 from subagent_catalog.frames.corpus import Corpus
 
 __all__ = ["Scanner", "scanner_findings"]
@@ -125,8 +126,7 @@ def scanner_findings(
     """
     if not scanners:
         return []
-    if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or not timeout_s > 0:
-        raise FindingsError(f"scanner_timeout_s must be a positive number of seconds, not {timeout_s!r}")
+    POSITIVE_SECONDS.check("scanner_timeout_s", timeout_s, error=FindingsError)
     for scanner in scanners:
         if not callable(scanner):
             raise FindingsError(f"a scanner must be a function, not {type(scanner).__name__}")

@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
+from subagent_catalog.bounds import WORKERS
 from subagent_catalog.errors import CorpusRootError, EmptySourceError
 from subagent_catalog.frames.assemble import FsProbes, assemble
 from subagent_catalog.frames.corpus import Corpus
@@ -27,7 +28,7 @@ from subagent_catalog.read.paths import (
 )
 from subagent_catalog.read.pool import read_all
 from subagent_catalog.store.archive import open_archive
-from subagent_catalog.store.labels import Labels, LabelsError, session_labels
+from subagent_catalog.store.labels import Labels, session_labels
 from subagent_catalog.store.layout import is_url
 from subagent_catalog.store.location import local_location
 from subagent_catalog.store.source import InputKind, Source, empty_source, input_kind, misplaced_archive
@@ -69,7 +70,7 @@ def read_corpus(
             (``store.frames_cache``), the frames themselves are reused.
         prices: the price table ``sessions.cost_usd`` is computed with (default:
             ``genai-prices``' offline table; a mapping or a TOML/CSV file extends it, see ``prices``).
-        labels: a label store (``store.labels.Labels``' file, outside the root): ``sessions`` gets a
+        labels: a label store (``store.labels.Labels``' file, outside the root, existing): ``sessions`` gets a
             ``labels`` column, each session's labels by its id (an empty list when it has none).
 
     A root that holds no session log (and no listing failure) is an empty
@@ -80,7 +81,9 @@ def read_corpus(
         CorpusRootError: the root is missing, not a directory or unreadable.
         CorpusLevelError: the root is a project folder or a session folder (no log at
             ``<root>/<project>/<session>/``); its ``corpus_root`` and hint name the root that was meant.
-        LabelsError: the label store lies under the root, or is not a label store.
+        LabelsError: the label store does not exist, lies under the root, is a link (symbolic, or a hard
+            link of another file) or is not a label store.
+        BoundError: ``jobs`` is not a number of workers (``bounds.WORKERS``: 1 to 1,024).
 
     Examples:
         >>> import tempfile
@@ -92,8 +95,9 @@ def read_corpus(
         ...
         subagent_catalog.errors.CorpusLevelError: 'data/sample/_no-cwd' looks like a project folder (its folder ...
     """
+    WORKERS.check("jobs", jobs, optional=True)
     if labels is not None:
-        given = label_store(root, labels)
+        given = Labels(labels, protected=[root], must_exist=True)
         corpus = read_corpus(
             root, compression=compression, events=events, progress=progress, jobs=jobs, cache=cache, prices=prices
         )
@@ -135,27 +139,6 @@ def read_corpus(
     if frames is not None:
         frames.save(corpus, probes)
     return corpus
-
-
-def label_store(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> Labels:
-    """The label store at ``path``, checked to lie outside the corpus root (corpora are read-only).
-
-    Raises:
-        LabelsError: the store lies under the root.
-
-    Examples:
-        >>> label_store("data/findings", "data/findings/labels.sqlite")
-        Traceback (most recent call last):
-        ...
-        subagent_catalog.store.labels.LabelsError: label store 'data/findings/labels.sqlite' is inside the corpus ...
-    """
-    where, inside = os.path.realpath(path), os.path.realpath(root)
-    if os.path.commonpath([where, inside]) == inside:
-        raise LabelsError(
-            f"label store {os.fspath(path)!r} is inside the corpus root {os.fspath(root)!r}",
-            hint="keep labels outside the corpus (corpora are read-only): e.g. next to it",
-        )
-    return Labels(path)
 
 
 EMPTY_HINT = (
@@ -201,6 +184,7 @@ def open_source(
             session), and ``allow_empty`` is false.
         ArchiveError: the archive's manifest is missing, unreadable or of another format; a ``file://`` URL
             that is not a plain local path, or is given storage options.
+        BoundError: ``jobs`` is not a number of workers (``bounds.WORKERS``), whatever the input.
 
     Examples:
         >>> import tempfile
@@ -216,6 +200,7 @@ def open_source(
         ...
         subagent_catalog.errors.EmptySourceError: no session log under '...' and no archive manifest ... (hint: ...)
     """
+    WORKERS.check("jobs", jobs, optional=True)
     path = os.fspath(location)
     local = local_location(path, storage_options)  # a file:// URL is the local path it names
     if local != path:

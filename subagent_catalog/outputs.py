@@ -18,7 +18,12 @@ Before anything is written the target is checked:
   a corpus log is refused, not replaced) and not a symbolic link (replacing
   the link would surprise; write to its target instead);
 * an existing character device or FIFO (``/dev/null``, a pipe) is written
-  in place, since it cannot be replaced.
+  in place, since it cannot be replaced (unless ``stream=False``: a label
+  store is a regular file or a new name); any other kind of file is refused.
+
+``check_output`` is the one check of every file the package writes: outputs,
+sites, archive files, label stores and their SQLite side files
+(``store.labels``; the caches check their directory with ``inside``).
 
 Failures are ``OutputError`` with one line and a hint, never a traceback.
 """
@@ -35,6 +40,7 @@ from collections.abc import Iterator, Sequence
 from typing import IO, Any
 
 from subagent_catalog.errors import SubagentCatalogError
+from subagent_catalog.regular import _kind
 
 PathLike = str | os.PathLike[str]
 
@@ -55,8 +61,8 @@ _HINTS = {
 }
 
 
-def output_failure(path: PathLike, error: OSError, *, action: str = "write") -> OutputError:
-    """The one-line error for an ``OSError`` met while writing ``path``.
+def output_failure(path: PathLike, error: OSError, *, action: str = "write", role: str | None = None) -> OutputError:
+    """The one-line error for an ``OSError`` met while writing ``path`` (``role``: what it is, see ``check_output``).
 
     Examples:
         >>> import errno
@@ -65,7 +71,8 @@ def output_failure(path: PathLike, error: OSError, *, action: str = "write") -> 
     """
     reason = error.strerror or str(error) or type(error).__name__
     hint = _HINTS.get(error.errno or 0, "check the path and its permissions")
-    return OutputError(f"cannot {action} {os.fspath(path)!r}: {reason}", hint=hint)
+    name = f"{role} {os.fspath(path)!r}" if role else repr(os.fspath(path))
+    return OutputError(f"cannot {action} {name}: {reason}", hint=hint)
 
 
 def identity(path: PathLike) -> tuple[int, int]:
@@ -194,19 +201,33 @@ def inside(path: PathLike, directory: PathLike) -> bool:
     return here is not None and there is not None and here[0] == there[0] and _below(here[1], there[1])
 
 
-def check_output(path: PathLike, *, protected: Sequence[PathLike] = (), replace: bool = True) -> None:
-    """Refuse an output path that would write into a protected directory or through a link.
+def check_output(
+    path: PathLike,
+    *,
+    protected: Sequence[PathLike] = (),
+    replace: bool = True,
+    stream: bool = True,
+    role: str | None = None,
+) -> None:
+    """Refuse a path this package would write: inside a protected directory, through a link, not a regular file.
+
+    The one ownership check of every file written (outputs, sites, archive
+    files, label stores and their SQLite side files).
 
     Args:
         path: the file to be written.
-        protected: directories no output may land in (corpus roots).
+        protected: directories nothing may be written into (corpus roots, an archive's recorded root).
         replace: whether an existing file may be replaced (else any existing entry is refused).
+        stream: whether an existing character device or FIFO (``/dev/null``, a pipe) may be written in
+            place (else only a regular file or a new name is accepted).
+        role: what the file is, for the messages (``"the label store"``; default: none).
 
     Raises:
         OutputError: the path is inside a protected directory, its
             directory does not exist, or it is a directory, a symbolic link
-            to a file, or a file with more than one hard link; or it exists
-            and ``replace`` is false.
+            to a file, a file with more than one hard link, or another kind
+            of file (a socket; a device or FIFO unless ``stream``); or it
+            exists and ``replace`` is false.
 
     Examples:
         >>> import os, tempfile
@@ -216,12 +237,17 @@ def check_output(path: PathLike, *, protected: Sequence[PathLike] = (), replace:
         Traceback (most recent call last):
         ...
         subagent_catalog.outputs.OutputError: refusing to write ... inside the corpus ... (hint: ...)
+        >>> check_output("/dev/null", stream=False, role="the label store")
+        Traceback (most recent call last):
+        ...
+        subagent_catalog.outputs.OutputError: cannot write the label store '/dev/null': it is not a regular file ...
     """
     text = os.fspath(path)
+    name = f"{role} {text!r}" if role else repr(text)
     for root in protected:
         if inside(text, root):
             raise OutputError(
-                f"refusing to write {text!r}: it is inside the corpus {os.fspath(root)!r}",
+                f"refusing to write {name}: it is inside the corpus {os.fspath(root)!r}",
                 hint="corpora are read-only: write outputs outside the corpus root",
             )
     directory = os.path.dirname(os.path.abspath(text))
@@ -229,16 +255,16 @@ def check_output(path: PathLike, *, protected: Sequence[PathLike] = (), replace:
         if not stat.S_ISDIR(os.stat(directory).st_mode):
             raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), directory)
     except OSError as error:
-        raise output_failure(text, error) from None
+        raise output_failure(text, error, role=role) from None
     try:
         info = os.lstat(text)
     except FileNotFoundError:
         return
     except OSError as error:
-        raise output_failure(text, error) from error
+        raise output_failure(text, error, role=role) from error
     if not replace:
         raise OutputError(
-            f"refusing to replace {text!r}: it exists and this command did not write it",
+            f"refusing to replace {name}: it exists and this command did not write it",
             hint="remove it or choose another path",
         )
     if stat.S_ISLNK(info.st_mode):
@@ -246,28 +272,37 @@ def check_output(path: PathLike, *, protected: Sequence[PathLike] = (), replace:
             target = os.stat(text)
         except OSError:
             raise OutputError(
-                f"refusing to write {text!r}: it is a dangling symbolic link",
+                f"refusing to write {name}: it is a dangling symbolic link",
                 hint="remove the link or choose another path",
             ) from None
-        if stat.S_ISCHR(target.st_mode) or stat.S_ISFIFO(target.st_mode):
+        if stream and (stat.S_ISCHR(target.st_mode) or stat.S_ISFIFO(target.st_mode)):
             return
         resolved = os.path.realpath(text)
         for root in protected:
             if inside(resolved, root):
                 raise OutputError(
-                    f"refusing to write {text!r}: it is a symbolic link into the corpus {os.fspath(root)!r}",
+                    f"refusing to write {name}: it is a symbolic link into the corpus {os.fspath(root)!r}",
                     hint="corpora are read-only: remove the link and write outputs outside the corpus root",
                 )
         raise OutputError(
-            f"refusing to replace {text!r}: it is a symbolic link",
+            f"refusing to replace {name}: it is a symbolic link",
             hint=f"write to its target {os.path.realpath(text)!r} directly, or remove the link",
         )
     if stat.S_ISDIR(info.st_mode):
-        raise OutputError(f"cannot write {text!r}: it is a directory", hint="pass a file path, not a directory")
-    if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
         raise OutputError(
-            f"refusing to replace {text!r}: the file has {info.st_nlink} hard links",
-            hint="another name shares its bytes (perhaps a corpus log): remove this name or choose another path",
+            f"cannot write {name}: it is a directory, not a regular file", hint="pass a file path, not a directory"
+        )
+    if stat.S_ISREG(info.st_mode):
+        if info.st_nlink > 1:
+            raise OutputError(
+                f"refusing to write {name}: the file has {info.st_nlink} hard links",
+                hint="another name shares its bytes (perhaps a corpus log): remove this name or choose another path",
+            )
+        return
+    if not (stream and (stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode))):
+        raise OutputError(
+            f"cannot write {name}: it is not a regular file ({_kind(info.st_mode)})",
+            hint="remove it or choose another path",
         )
 
 

@@ -23,7 +23,7 @@ from subagent_catalog.analysis.findings import DETECTORS, FindingsError, finding
 from subagent_catalog.analysis.subset import SubsetError, subset
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.store.labels import Labels, session_labels
-from subagent_catalog.store.source import Source, source_corpus
+from subagent_catalog.store.source import Source, protected_roots, source_corpus
 
 __all__ = ["Filtered", "describe_filter", "filter_runs"]
 
@@ -96,8 +96,8 @@ def filter_runs(
         without_label: keep the sessions without this label.
         finding: keep the sessions with a finding of this kind.
         without_finding: keep the sessions without a finding of this kind.
-        label_store: the label store (``Labels``' file); default: the ``labels`` column of a corpus read
-            with ``labels=``.
+        label_store: the label store (``Labels``' file: existing, outside the source's corpus root and an
+            archive's recorded root); default: the ``labels`` column of a corpus read with ``labels=``.
         rules: a rules file whose rules' names ``finding`` and ``without_finding`` may give.
 
     Returns:
@@ -105,6 +105,7 @@ def filter_runs(
 
     Raises:
         SubsetError: a label filter over sessions without labels and no ``label_store``.
+        LabelsError: a ``label_store`` that does not exist or fails the ownership check (``Labels``).
         FindingsError: a finding kind that is neither a detector nor a rule of ``rules``.
 
     Examples:
@@ -121,7 +122,8 @@ def filter_runs(
     where = pl.lit(True)
     if label is not None or without_label is not None:
         if label_store is not None:
-            sessions = session_labels(sessions.drop("labels", strict=False), Labels(label_store))
+            store = Labels(label_store, protected=protected_roots(source), must_exist=True)
+            sessions = session_labels(sessions.drop("labels", strict=False), store)
         elif "labels" not in sessions.columns:
             raise SubsetError(
                 "these sessions carry no labels to filter by",

@@ -4,8 +4,17 @@ A label is a short verdict (``"false-positive"``, ``"needs-review"``, ``"good-ru
 a session, with an optional note, its author and when it was given. The store is one SQLite file:
 each write is one transaction (a crash mid-write leaves the file as it was before it: SQLite's
 journal), concurrent writers wait for each other (``busy_timeout``) instead of failing, and readers
-never see half a write. The file lives outside the corpus: corpora are read-only
-(``read_corpus(root, labels=path)`` refuses a store under its root).
+never see half a write. The file lives outside the corpus: corpora are read-only.
+
+Every door that takes a store path (``read_corpus(root, labels=...)``, ``filter_runs(label_store=...)``,
+``compare --labels``, ``CatalogBrowser``, ``DiagnosticsDashboard``) makes a ``Labels`` with the
+directories it protects (``store.source.protected_roots``), and the store and its SQLite side files
+(``-journal``, ``-wal``, ``-shm``, made next to it) pass the ownership check of every written file
+(``outputs.check_output``) then and before each connection: not inside a corpus root or an archive's
+recorded root, not a symbolic link, not a hard link of another file (a corpus log), a regular file or a
+new name. A write turns a WAL store back to a rollback journal (no side file stays); a read never
+creates the store (SQLite ``mode=rw``). A door that only reads (a filter) refuses a store that does not
+exist (``must_exist``) rather than finding no label.
 """
 
 from __future__ import annotations
@@ -13,12 +22,14 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
-from contextlib import closing, contextmanager
+import urllib.parse
+from collections.abc import Iterator, Sequence
+from contextlib import closing, contextmanager, suppress
 
 import polars as pl
 
 from subagent_catalog.errors import SubagentCatalogError
+from subagent_catalog.outputs import OutputError, check_output, inside
 
 __all__ = ["LABEL_SCHEMA", "Labels", "LabelsError", "session_labels"]
 
@@ -39,6 +50,8 @@ MAX_NOTE = 20_000
 """Characters of a note."""
 BUSY_MS = 30_000
 """How long a write waits for another writer before it fails."""
+SIDE_FILES = ("-journal", "-wal", "-shm")
+"""The suffixes of the files SQLite makes next to a store while it is open."""
 
 _SCHEMA = """
 create table if not exists labels (
@@ -70,6 +83,14 @@ def _text(value: object, name: str, limit: int, *, required: bool) -> str | None
 class Labels:
     """A label store: one SQLite file, created on first write.
 
+    Args:
+        path: the store's file.
+        protected: directories the store must lie outside (corpus roots, an archive's recorded root).
+        must_exist: refuse a store that does not exist (a door that only reads from it: a filter).
+
+    Raises:
+        LabelsError: the store fails the ownership check (``check``), or is missing and ``must_exist``.
+
     Examples:
         >>> import os, tempfile
         >>> store = Labels(os.path.join(tempfile.mkdtemp(), "labels.sqlite"))
@@ -83,20 +104,61 @@ class Labels:
         ['s2']
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        protected: Sequence[str | os.PathLike[str]] = (),
+        must_exist: bool = False,
+    ) -> None:
         self.path = os.fspath(path)
+        self.protected = [os.fspath(root) for root in protected]
+        missing = must_exist and not os.path.lexists(self.path)
+        if missing and not any(inside(self.path, root) for root in self.protected):  # else: refused as inside
+            raise LabelsError(
+                f"no label store at {self.path!r}",
+                hint="check the path; a store is made by the first label given "
+                "(CatalogBrowser(corpus, labels=PATH).add_label, Labels(PATH).add)",
+            )
+        self.check()
 
     def __repr__(self) -> str:
         return f"Labels({self.path!r})"
 
+    def check(self) -> None:
+        """Refuse a store, or a side file of it, that this package must not write (``outputs.check_output``).
+
+        Raises:
+            LabelsError: inside a protected directory, its directory missing, a symbolic link, a hard
+                link of another file, or not a regular file.
+
+        Examples:
+            >>> import tempfile
+            >>> corpus = tempfile.mkdtemp()
+            >>> Labels(corpus + "/labels.sqlite", protected=[corpus])
+            Traceback (most recent call last):
+            ...
+            subagent_catalog.store.labels.LabelsError: refusing to write the label store ...inside the corpus ...
+        """
+        try:
+            check_output(self.path, protected=self.protected, stream=False, role="the label store")
+            for suffix in SIDE_FILES:  # in the store's directory, checked above
+                check_output(self.path + suffix, stream=False, role="the label store's side file")
+        except OutputError as error:
+            raise LabelsError(str(error.args[0]), hint=error.hint) from None
+
     @contextmanager
     def _connect(self, *, write: bool) -> Iterator[sqlite3.Connection]:
+        self.check()
         if not write and not os.path.exists(self.path):
             raise FileNotFoundError(self.path)
-        if os.path.exists(self.path) and not os.path.isfile(self.path):
-            raise LabelsError(f"label store {self.path!r} is not a regular file", hint="give a file path")
+        uri = f"file:{urllib.parse.quote(os.fsencode(os.path.abspath(self.path)))}?mode={'rwc' if write else 'rw'}"
         try:
-            with closing(sqlite3.connect(self.path, timeout=BUSY_MS / 1000, isolation_level=None)) as connection:
+            with closing(sqlite3.connect(uri, uri=True, timeout=BUSY_MS / 1000, isolation_level=None)) as connection:
+                if write:  # a WAL store goes back to a rollback journal (no side file stays); in use: it stays
+                    connection.execute("pragma busy_timeout = 0")
+                    with suppress(sqlite3.OperationalError):
+                        connection.execute("pragma journal_mode = delete")
                 connection.execute(f"pragma busy_timeout = {BUSY_MS}")
                 if write:
                     connection.execute("begin immediate")

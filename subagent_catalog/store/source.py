@@ -186,6 +186,24 @@ def origin_archive(source: Source | Any) -> Archive | None:
     return source_archive(source)
 
 
+def protected_roots(source: Source) -> list[str]:
+    """The local directories nothing may be written into for a source (``outputs.check_output``'s ``protected``).
+
+    A corpus's root (and where its logs are read), or an archive's directory
+    and its recorded corpus root (a window of an archive: the archive's).
+
+    Examples:
+        >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> root = tempfile.mkdtemp()
+        >>> protected_roots(read_corpus(root)) == [root]
+        True
+    """
+    archive = origin_archive(source)
+    paths = [archive.path, archive.root, archive.log_root] if archive is not None else [source.root, source.log_root]
+    return [path for path in dict.fromkeys(paths) if not is_url(path)]
+
+
 def events_available(source: Source) -> bool:
     """Whether a source can give events: a corpus always; an archive with an events table, or its root here.
 

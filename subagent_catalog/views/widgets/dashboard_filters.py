@@ -1,11 +1,12 @@
 """The dashboard's label and finding filters: the session files kept by ``with:X`` or ``without:X``.
 
 A filter value is ``"with:NAME"`` or ``"without:NAME"`` (``None``: no filter). Labels are a label store's
-(``store.labels.Labels``) or the ``labels`` column of a corpus read with ``labels=``; they are read when
-the dashboard is built (one small SQLite read). Findings are computed on first use of the finding
-filter, once, with every built-in detector (``findings``, with its cache); a source whose logs cannot
-be read (an archive without events whose root is gone) gets the detectors that read no log
-(``FACTS_ONLY``), and ``note`` says the filter then works on a lower bound.
+(``store.labels.Labels``: an existing store outside the corpus, refused otherwise) or the ``labels`` column
+of a corpus read with ``labels=``; they are read when the dashboard is built (one small SQLite read).
+Findings are computed on first use of the finding filter, once, with every built-in detector
+(``findings``, with its cache); a source whose logs cannot be read (an archive without events whose
+root is gone) gets the detectors that read no log (``FACTS_ONLY``), and ``note`` says the filter then
+works on a lower bound.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from subagent_catalog.analysis.findings import DETECTORS, FACTS_ONLY, findings
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.store.labels import Labels, session_labels
+from subagent_catalog.store.source import protected_roots
 
 __all__ = ["RunFilters", "filter_dropdowns", "filter_options", "parse_filter"]
 
@@ -78,7 +80,8 @@ class RunFilters:
         self.corpus = corpus
         sessions = corpus.sessions.select("path", "session_id", *(["labels"] if "labels" in corpus.sessions else []))
         if store is not None:
-            sessions = session_labels(sessions.drop("labels", strict=False), Labels(store))
+            labels = Labels(store, protected=protected_roots(corpus), must_exist=True)  # only read: it must exist
+            sessions = session_labels(sessions.drop("labels", strict=False), labels)
         self.labelled: pl.DataFrame | None = sessions if "labels" in sessions.columns else None
         self.labels: list[str] = (
             sorted(self.labelled["labels"].explode().drop_nulls().unique().to_list())

@@ -7,7 +7,8 @@ session's (``findings(..., sessions=[id])``: its own log is read). The filter's 
 (``ANY_FINDING`` first: a run with any finding), then the user rules' kinds that found nothing.
 
 The labels are a ``store.labels.Labels`` store: ``CatalogBrowser(corpus, labels=path)`` reads it (a store
-under the corpus root is refused: corpora are read-only) and the pane's label control writes to it
+under the corpus root or an archive's recorded root, a link or a hard link of another file, or in a
+directory that does not exist, is refused: ``outputs.check_output``) and the pane's label control writes to it
 (``add_label``, ``remove_label``: the selected session); the ``session_label`` filter offers every label
 given. Without ``labels=``, a corpus read with ``read_corpus(root, labels=path)`` shows its ``labels``
 column, read-only.
@@ -23,11 +24,10 @@ import polars as pl
 import traitlets
 
 from subagent_catalog.analysis.findings import FACTS_ONLY, FINDING_SCHEMA, Rule, findings, load_rules
-from subagent_catalog.corpus import label_store
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.store.labels import LabelsError, session_labels
-from subagent_catalog.store.source import events_available
+from subagent_catalog.store.labels import Labels, LabelsError, session_labels
+from subagent_catalog.store.source import events_available, protected_roots
 
 __all__ = ["ANY_FINDING", "FindingLabelFilters", "Rule", "finding_choices", "label_choices"]
 
@@ -101,7 +101,7 @@ class FindingLabelFilters(traitlets.HasTraits):
     ) -> None:
         """Check the label store and the rules (before anything is shown), read the labels."""
         self._rules: list[Rule] = load_rules(rules) if isinstance(rules, str | os.PathLike) else list(rules or [])
-        self._store = label_store(self.corpus.root, labels) if labels is not None else None
+        self._store = Labels(labels, protected=protected_roots(self.corpus)) if labels is not None else None
         self._found: pl.DataFrame | None = None
         self._pane_found: dict[int, pl.DataFrame] = {}
         self._label_lists: pl.Series | None = None

@@ -8,6 +8,7 @@ expectations come from ``to_otlp`` (the spans) and from the requests the collect
 from __future__ import annotations
 
 import collections
+import json
 import threading
 import time
 from pathlib import Path
@@ -172,110 +173,77 @@ def test_a_byte_budget_must_be_positive(budget: int) -> None:
         send_otlp([], "http://127.0.0.1:9", max_request_bytes=budget)
 
 
-# ----------------------------------------------------------------------------- --verify, without a Phoenix server
+# ----------------------------------------------------------------------------- --verify, against a loopback Phoenix
 
 
 class _SlowPhoenix:
-    """Phoenix as ``verify_phoenix`` asks it: each ask finds ``per_round`` more spans of each trace asked for.
+    """Phoenix's ``numSpans`` as a slow server ingests: each count of a trace finds ``per_round`` more of its spans."""
 
-    With ``count=True`` it answers GraphQL's ``numSpans`` (``http.post``); otherwise its GraphQL has no
-    such field (an older server) and the spans are read (``client.spans.get_spans``).
-    """
+    def __init__(self, per_round: int) -> None:
+        self.per_round = per_round
+        self.stored: dict[str, int] = {}
 
-    def __init__(self, stored: dict[str, int], per_round: int, *, count: bool = True) -> None:
-        self.stored, self.per_round, self.count, self.reads, self.counts = stored, per_round, count, 0, 0
-        self.client = self
-        self.spans = self
-        self.http = self
-
-    def _grow(self, trace: str) -> int:
+    def __call__(self, trace: str) -> int:
         self.stored[trace] = self.stored.get(trace, 0) + self.per_round
         return self.stored[trace]
-
-    def get_spans(self, *, project_identifier: str, trace_ids: list[str], limit: int, timeout: int) -> list[Any]:
-        self.reads += 1
-        out = []
-        for trace in trace_ids:
-            out += [{"context": {"trace_id": trace, "span_id": f"{n:016x}"}} for n in range(self._grow(trace))]
-        return out[:limit]
-
-    def post(self, path: str, *, json: dict[str, Any]) -> Any:
-        assert path == "graphql" and "numSpans" in json["query"]
-        if not self.count:
-            return _Reply({"errors": [{"message": "Cannot query field 'numSpans' on type 'Trace'."}]})
-        self.counts += 1
-        variables = json["variables"]
-        assert variables["project"] == "p"
-        traces = {name: {"numSpans": self._grow(trace)} for name, trace in variables.items() if name != "project"}
-        return _Reply({"data": {"getProjectByName": traces}})
-
-
-class _Reply:
-    def __init__(self, body: dict[str, Any]) -> None:
-        self.body = body
-
-    def raise_for_status(self) -> None:
-        return None
-
-    def json(self) -> dict[str, Any]:
-        return self.body
 
 
 def _stats(counts: dict[str, int]) -> OtlpStats:
     return OtlpStats(trace_spans=dict(counts), names={trace: f"run-{trace[-1]}" for trace in counts})
 
 
-def test_verify_reads_back_until_every_trace_is_stored() -> None:
-    from subagent_catalog.interop.phoenix_check import verify_phoenix
+def test_verify_counts_until_every_trace_is_stored() -> None:
+    from subagent_catalog.interop.phoenix_check import phoenix_client, verify_phoenix
 
     sent = {"a" * 32: 5, "b" * 32: 3}
-    server = _SlowPhoenix({}, per_round=2)
-    check = verify_phoenix(server, _stats(sent), project="p", deadline=60, pause=0.01)  # type: ignore[arg-type]
+    slow = _SlowPhoenix(per_round=2)
+    with collector("phoenix", count=slow) as server:
+        check = verify_phoenix(phoenix_client(server.url), _stats(sent), project="p", deadline=60, pause=0.01)
+        asked = [json.loads(received.body) for received in server.received]
     assert (check.sent, check.stored, check.short, check.traces) == (8, 8, {}, 2)
-    assert (server.counts, server.reads) == (3, 0)  # 2, 4, 6 spans of the larger trace: counted, never read
-    assert server.stored == {"a" * 32: 6, "b" * 32: 4}  # the smaller one is not asked again once whole
+    assert len(asked) == 3  # 2, 4, 6 spans of the larger trace: three counts
+    assert all(request["variables"]["project"] == "p" and "numSpans" in request["query"] for request in asked)
+    assert slow.stored == {"a" * 32: 6, "b" * 32: 4}  # the smaller one is not asked again once whole
 
 
-def test_verify_reads_the_spans_back_from_a_phoenix_that_cannot_count_them() -> None:
-    from subagent_catalog.interop.phoenix_check import verify_phoenix
+def test_verify_against_a_phoenix_that_cannot_count_is_one_error_naming_it() -> None:
+    from subagent_catalog.interop.phoenix_check import PhoenixError, phoenix_client, verify_phoenix
 
-    sent = {"a" * 32: 5, "b" * 32: 3}
-    server = _SlowPhoenix({}, per_round=2, count=False)
-    check = verify_phoenix(server, _stats(sent), project="p", deadline=60, pause=0.01)  # type: ignore[arg-type]
-    assert (check.sent, check.stored, check.short, check.traces) == (8, 8, {}, 2)
-    assert (server.counts, server.reads) == (0, 3)  # asked to count once (refused), then read in three rounds
+    with collector("graphql-errors-only") as server, pytest.raises(PhoenixError) as refused:
+        verify_phoenix(phoenix_client(server.url), _stats({"a" * 32: 1}), project="p", deadline=5, pause=0.01)
+    assert f"Phoenix at {server.url}/graphql refused a count of spans: " in str(refused.value)
 
 
 def test_verify_counts_a_project_phoenix_does_not_have_yet_as_nothing_stored() -> None:
-    from subagent_catalog.interop.phoenix_check import verify_phoenix
+    from subagent_catalog.interop.phoenix_check import phoenix_client, verify_phoenix
 
-    class _Empty(_SlowPhoenix):
-        def post(self, path: str, *, json: dict[str, Any]) -> Any:
-            self.counts += 1
-            return _Reply({"data": {"getProjectByName": None}})
-
-    server = _Empty({}, per_round=1)
-    check = verify_phoenix(server, _stats({"a" * 32: 2}), project="p", deadline=0.2, pause=0.05)  # type: ignore[arg-type]
-    assert (check.stored, check.short) == (0, {"a" * 32: (0, 2)}) and server.counts >= 1
+    with collector("phoenix") as server:  # it accepted no span: its getProjectByName is null
+        check = verify_phoenix(phoenix_client(server.url), _stats({"a" * 32: 2}), project="p", deadline=0.2, pause=0.05)
+        asked = server.graphql
+    assert (check.stored, check.short) == (0, {"a" * 32: (0, 2)}) and asked >= 1
 
 
 def test_verify_gives_up_at_its_deadline_and_names_what_is_short() -> None:
-    from subagent_catalog.interop.phoenix_check import verify_phoenix
+    from subagent_catalog.interop.phoenix_check import phoenix_client, verify_phoenix
 
-    sent = {"a" * 32: 1, "b" * 32: 1000}  # the first read (there is always one) finds "a" whole, never "b"
+    sent = {"a" * 32: 1, "b" * 32: 1000}  # the first count (there is always one) finds "a" whole, never "b"
     started = time.monotonic()
-    check = verify_phoenix(_SlowPhoenix({}, 1), _stats(sent), project="p", deadline=0.5, pause=0.05)  # type: ignore[arg-type]
+    with collector("phoenix", count=_SlowPhoenix(1)) as server:
+        check = verify_phoenix(phoenix_client(server.url), _stats(sent), project="p", deadline=0.5, pause=0.05)
     assert time.monotonic() - started < 10
     assert set(check.short) == {"b" * 32} and check.short["b" * 32][1] == 1000 and check.stored < check.sent
 
 
 def test_verify_skips_the_traces_that_did_not_get_through() -> None:
-    from subagent_catalog.interop.phoenix_check import verify_phoenix
+    from subagent_catalog.interop.phoenix_check import phoenix_client, verify_phoenix
 
     stats = _stats({"a" * 32: 2, "b" * 32: 2})
     stats.failed["b" * 32] = "it answered 500"
-    check = verify_phoenix(_SlowPhoenix({}, 2), stats, project="p", deadline=5, pause=0.01)  # type: ignore[arg-type]
+    with collector("phoenix", count=_SlowPhoenix(2)) as server:
+        check = verify_phoenix(phoenix_client(server.url), stats, project="p", deadline=5, pause=0.01)
+        asked = [json.loads(received.body)["variables"] for received in server.received]
     assert (check.sent, check.stored, check.traces) == (2, 2, 1)
+    assert asked == [{"project": "p", "t0": "a" * 32}]
 
 
 def test_verify_and_register_prices_need_an_endpoint(tmp_path: Path) -> None:
@@ -285,16 +253,11 @@ def test_verify_and_register_prices_need_an_endpoint(tmp_path: Path) -> None:
         assert result.exit_code == 2 and "go with --endpoint" in result.output
 
 
-def test_verify_without_phoenix_client_is_one_line_with_a_hint_and_sends_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import sys
-
-    monkeypatch.setitem(sys.modules, "phoenix.client", None)  # as if arize-phoenix-client were not installed
+def test_verify_against_a_collector_that_is_not_phoenix_is_one_line_and_sends_no_span(tmp_path: Path) -> None:
     _long_session(tmp_path / "root", "s", 1)
-    with collector("ok") as server:
+    with collector("ok") as server:  # an OTLP collector: its /graphql answers 200 with no body
         result = CliRunner().invoke(main, ["otel", str(tmp_path / "root"), "--endpoint", server.url, "--verify"])
-        received = len(server.received)
-    assert result.exit_code == 1 and received == 0
-    assert "need Phoenix's client, which is not installed" in result.output
-    assert "pip install 'subagent-catalog[interop]'" in result.output
+        paths = [received.path for received in server.received]
+    assert result.exit_code == 1 and paths == ["/graphql"]  # asked which traces it holds; nothing sent
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith(f"Error: Phoenix at {server.url}/graphql answered a count of spans with a reply not")

@@ -9,8 +9,16 @@ from typing import TYPE_CHECKING, Any
 import click
 import polars as pl
 
+from subagent_catalog.bounds import MEMORY_MB, REQUEST_BYTES, SECONDS, TEXT_CHARS, WORKERS
 from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors, write_rows
-from subagent_catalog.cli.options import data_output_option, load_source, prices_option, protected_paths, source_options
+from subagent_catalog.cli.options import (
+    bounded,
+    data_output_option,
+    load_source,
+    prices_option,
+    protected_paths,
+    source_options,
+)
 from subagent_catalog.views.text import csv_cells, json_terminal, terminal_frame
 
 if TYPE_CHECKING:
@@ -140,21 +148,21 @@ def _headers(values: tuple[str, ...]) -> dict[str, str]:
 )
 @click.option(
     "--max-text",
-    type=click.IntRange(min=0),
+    type=bounded(TEXT_CHARS),
     default=4096,
     show_default=True,
     help="Clip message texts, tool arguments and results to this many characters.",
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0.1),
+    type=bounded(SECONDS.narrow(0.1)),
     default=10.0,
     show_default=True,
     help="Seconds per attempt of a request to --endpoint, all of it (connect, send, reply).",
 )
 @click.option(
     "--retry-for",
-    type=click.FloatRange(min=0),
+    type=bounded(SECONDS),
     default=60.0,  # otlp_http.RETRY_FOR (not imported here: the interop package loads OpenTelemetry)
     show_default=True,
     metavar="SECONDS",
@@ -162,7 +170,7 @@ def _headers(values: tuple[str, ...]) -> dict[str, str]:
 )
 @click.option(
     "--max-request-bytes",
-    type=click.IntRange(min=1024),
+    type=bounded(REQUEST_BYTES.narrow(1024)),
     default=4 * 1024 * 1024,
     show_default=True,
     metavar="BYTES",
@@ -175,7 +183,7 @@ def _headers(values: tuple[str, ...]) -> dict[str, str]:
 )
 @click.option(
     "--verify-timeout",
-    type=click.FloatRange(min=1),
+    type=bounded(SECONDS.narrow(1)),
     default=600.0,
     show_default=True,
     metavar="SECONDS",
@@ -256,7 +264,9 @@ def otel(
     )
     phoenix: Phoenix | None = None
     if endpoint is not None:
-        phoenix = _phoenix(endpoint, header_map, source, table, verify=verify, register=register_prices, quiet=quiet)
+        phoenix = _phoenix(
+            endpoint, header_map, source, table, verify=verify, register=register_prices, timeout=timeout, quiet=quiet
+        )
         stats = send_otlp(
             traces,
             endpoint,
@@ -295,15 +305,16 @@ def _phoenix(
     *,
     verify: bool,
     register: bool,
+    timeout: float,
     quiet: bool,
 ) -> Phoenix | None:
-    """Phoenix's client when --verify or --register-prices asks for it; the prices registered first."""
+    """Phoenix to ask (each request within ``timeout`` s) for --verify or --register-prices; prices written first."""
     if not (verify or register):
         return None
     from subagent_catalog.analysis.runs import usage_by_model
     from subagent_catalog.interop.phoenix_check import PRICE_RELOAD_S, phoenix_client, phoenix_url, register_prices
 
-    phoenix = phoenix_client(phoenix_url(endpoint), headers=headers)
+    phoenix = phoenix_client(phoenix_url(endpoint), headers=headers, timeout=timeout)
     if register:
         models = usage_by_model(source, prices=table, by="model").select("provider", "model").rows()
         for done in register_prices(phoenix, models, table):
@@ -321,7 +332,7 @@ def _presence(phoenix: Phoenix, project: str) -> Callable[[Mapping[str, str]], s
 
 
 def _verify(phoenix: Phoenix, stats: OtlpStats, *, project: str, deadline: float, quiet: bool) -> None:
-    """Read the spans back; one line of stored vs sent, an error (exit 1) naming the traces still short."""
+    """Count the spans Phoenix stored; one line of stored vs sent, an error (exit 1) naming the traces still short."""
     from subagent_catalog.interop.phoenix_check import PhoenixError, verify_phoenix
 
     traces = len(stats.trace_spans)
@@ -359,18 +370,18 @@ def _verify(phoenix: Phoenix, stats: OtlpStats, *, project: str, deadline: float
 @click.option(
     "--memory-limit",
     "memory_limit",
-    type=click.IntRange(min=16),
+    type=bounded(MEMORY_MB),
     default=2048,
     show_default=True,
     metavar="MB",
     help="DuckDB's memory limit for the query (MiB; nothing spills to disk), and the largest result.",
 )
 @click.option(
-    "--threads", type=click.IntRange(min=1), default=None, help="DuckDB's threads (default: the cores, at most 4)."
+    "--threads", type=bounded(WORKERS), default=None, help="DuckDB's threads (default: the cores, at most 4)."
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0.1),
+    type=bounded(SECONDS.narrow(0.1)),
     default=300.0,
     show_default=True,
     help="Seconds the query may run before it is interrupted.",

@@ -1,4 +1,4 @@
-"""The interop errors: a trace export the receiver refused, a SQL query DuckDB refused."""
+"""The interop errors: an HTTP request without a whole reply, a trace export refused, a SQL query DuckDB refused."""
 
 from __future__ import annotations
 
@@ -10,6 +10,29 @@ SqlErrorReason = Literal[
     "syntax", "refused", "too-long", "encoding", "timeout", "memory", "result-too-large", "result-type", "query"
 ]
 """Why a query failed: the ``reason`` of a ``SqlError``."""
+
+
+ExchangeReason = Literal["refused", "dropped", "timeout", "failed"]
+"""Why an HTTP request got no whole reply: the ``reason`` of an ``ExchangeError``."""
+
+
+class ExchangeError(SubagentCatalogError):
+    """One HTTP request (``otlp_http.exchange``) got no whole reply; the message names the URL.
+
+    Attributes:
+        url: the URL asked.
+        reason: ``refused`` (the connection was refused), ``dropped`` (closed
+            or reset before any reply), ``timeout`` (no whole reply within the
+            request's deadline) or ``failed`` (a name that does not resolve,
+            TLS, a reply that is not HTTP, a header line too long).
+        detail: what happened, without the URL.
+    """
+
+    def __init__(self, url: str, detail: str, *, reason: ExchangeReason, hint: str | None = None) -> None:
+        super().__init__(f"{url}: {detail}", hint=hint)
+        self.url = url
+        self.reason: ExchangeReason = reason
+        self.detail = detail
 
 
 class OtlpExportError(SubagentCatalogError):

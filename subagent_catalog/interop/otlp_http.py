@@ -1,13 +1,14 @@
-"""OTLP/HTTP delivery with a whole-request deadline: one POST of protobuf bytes, bounded in total, to one URL.
+"""HTTP with a whole-request deadline: every request this package makes (OTLP, Phoenix's GraphQL) is one ``exchange``.
 
-The OpenTelemetry exporter's HTTP client bounds each socket read, not the
-request: a collector that sends one byte every few seconds keeps it waiting
-forever, and it follows redirects (a POST turned into a GET counts as
-sent). Here every attempt has one deadline for all of it (name lookup,
-connect, TLS, sending, the reply's status line, headers and body): a
+The OpenTelemetry exporter's HTTP client (and ``httpx``) bounds each socket
+read, not the request: a server that sends one byte every few seconds keeps
+it waiting forever, and it follows redirects (a POST turned into a GET
+counts as sent). Here every request has one deadline for all of it (name
+lookup, connect, TLS, sending, the reply's status line, headers and body): a
 watchdog thread shuts the socket down when it passes. The standard
 library's ``http.client`` speaks HTTP/1.1 (it bounds a header line to 64 KiB
-and a reply to 100 headers); the reply's body is read up to 64 KiB.
+and a reply to 100 headers); the reply's body is read up to a bound (64 KiB
+for OTLP). Any failure is one ``ExchangeError`` naming the URL and why.
 
 Decisions: a redirect (3xx) is **not followed** (an error naming its
 ``Location``); 429, 502, 503 and 504, an attempt past its deadline and a
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from subagent_catalog.interop.errors import EndpointError, OtlpExportError
+from subagent_catalog.interop.errors import EndpointError, ExchangeError, ExchangeReason, OtlpExportError
 from subagent_catalog.version import __version__
 
 MAX_URL_CHARS = 2048
@@ -165,7 +166,10 @@ def check_headers(headers: Mapping[str, str]) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Reply:
-    """A collector's reply: status, reason, the ``Location`` and ``Retry-After`` headers, the body's start."""
+    """A server's reply: status, reason, the ``Location`` and ``Retry-After`` headers, the body's start.
+
+    ``cut``: the body went on past the bound it was read to (``exchange``'s ``max_body``).
+    """
 
     status: int
     reason: str
@@ -173,6 +177,7 @@ class Reply:
     retry_after: str | None
     content_type: str
     body: bytes
+    cut: bool = False
 
 
 class _Watchdog:
@@ -303,32 +308,50 @@ class _Connection(http.client.HTTPConnection):
         raise http.client.NotConnected("the connection was closed")
 
 
-def post_once(endpoint: Endpoint, body: bytes, headers: Mapping[str, str], *, deadline: float) -> Reply:
-    """One POST, all of it (lookup, connect, send, reply) before ``deadline`` (``time.monotonic()``).
+def _connection_failed(error: BaseException) -> str:
+    """One line for a connection that failed: its exception's type and message (clipped, on one line)."""
+    detail = " ".join((str(error) or type(error).__name__).split())
+    return f"the connection failed: {type(error).__name__}: {detail[:300]}"
+
+
+def exchange(
+    endpoint: Endpoint,
+    body: bytes,
+    headers: Mapping[str, str],
+    *,
+    timeout: float,
+    content_type: str = "application/x-protobuf",
+    max_body: int = MAX_REPLY_BODY,
+) -> Reply:
+    """One POST of ``body`` to ``endpoint``, all of it within ``timeout`` seconds, or an ``ExchangeError`` naming it.
+
+    The deadline covers the name lookup, connect, TLS, sending, the reply's
+    status line, headers and body: a watchdog shuts the socket down when it
+    passes, so a server that drips a byte at a time is cut at it. The body
+    is read up to ``max_body`` bytes (``Reply.cut`` says more followed). A
+    redirect is a reply like any other: never followed. No proxy is used.
 
     Raises:
-        TimeoutError: the deadline passed.
-        OSError, http.client.HTTPException: the connection failed or the reply was not HTTP.
+        ExchangeError: its ``reason`` says why: ``refused``, ``dropped``
+            (closed or reset before any reply), ``timeout`` (no whole reply
+            within ``timeout`` seconds) or ``failed`` (anything else: a name
+            that does not resolve, TLS, a reply that is not HTTP).
 
     Examples:
-        >>> post_once(parse_endpoint("http://127.0.0.1:9"), b"", {}, deadline=time.monotonic() + 2)
+        >>> exchange(parse_endpoint("http://127.0.0.1:9"), b"", {}, timeout=2)
         Traceback (most recent call last):
         ...
-        ConnectionRefusedError: [Errno 111] Connection refused
+        subagent_catalog.interop.errors.ExchangeError: http://127.0.0.1:9/v1/traces: could not connect: [Errno 111] ...
     """
-    watchdog = _Watchdog(deadline)
+    watchdog = _Watchdog(time.monotonic() + timeout)
     connection: _Connection | None = None
     try:
         sock = _connect(endpoint, watchdog)
         connection = _Connection(endpoint, sock)
-        sent = {
-            "Content-Type": "application/x-protobuf",
-            "User-Agent": f"subagent-catalog/{__version__}",
-            **headers,
-        }
+        sent = {"Content-Type": content_type, "User-Agent": f"subagent-catalog/{__version__}", **headers}
         connection.request("POST", endpoint.target, body=body, headers=sent)
         response = connection.getresponse()
-        data = response.read(MAX_REPLY_BODY)
+        data = response.read(max_body + 1)
         if watchdog.fired:  # the reply was cut by the deadline (http.client takes an early end as the end)
             raise TimeoutError("the deadline passed")
         return Reply(
@@ -337,12 +360,17 @@ def post_once(endpoint: Endpoint, body: bytes, headers: Mapping[str, str], *, de
             response.getheader("Location"),
             response.getheader("Retry-After"),
             response.getheader("Content-Type") or "",
-            data,
+            data[:max_body],
+            len(data) > max_body,
         )
     except (OSError, http.client.HTTPException, ValueError) as error:
-        if watchdog.fired:
-            raise TimeoutError("the deadline passed") from error
-        raise
+        if watchdog.fired or isinstance(error, TimeoutError):
+            raise ExchangeError(endpoint.url, f"no complete reply within {timeout:g} s", reason="timeout") from None
+        if isinstance(error, ConnectionRefusedError):
+            raise ExchangeError(endpoint.url, f"could not connect: {error}", reason="refused") from None
+        dropped = isinstance(error, ConnectionResetError | http.client.RemoteDisconnected)  # before any reply
+        reason: ExchangeReason = "dropped" if dropped else "failed"
+        raise ExchangeError(endpoint.url, _connection_failed(error), reason=reason) from None
     finally:
         watchdog.cancel()
         if connection is not None:
@@ -383,12 +411,6 @@ RETRY_FOR = 60.0
 """Seconds a request is tried again by default when the collector is busy (``deliver``'s ``retry_for``)."""
 
 
-def _connection_failed(error: BaseException) -> str:
-    """One line for a connection that failed: its exception's type and message (clipped, on one line)."""
-    detail = " ".join((str(error) or type(error).__name__).split())
-    return f"the connection failed: {type(error).__name__}: {detail[:300]}"
-
-
 def deliver(
     endpoint: Endpoint, body: bytes, headers: Mapping[str, str], *, timeout: float, retry_for: float = RETRY_FOR
 ) -> None:
@@ -427,15 +449,11 @@ def deliver(
     while True:
         reply: Reply | None = None
         try:
-            reply = post_once(endpoint, body, headers, deadline=time.monotonic() + timeout)
-        except TimeoutError:
-            failure = f"no complete reply within {timeout:g} s"
-        except ConnectionRefusedError as error:
-            raise OtlpExportError(f"could not connect: {error}") from None
-        except (ConnectionResetError, http.client.RemoteDisconnected) as error:
-            failure = _connection_failed(error)
-        except (OSError, http.client.HTTPException, ValueError) as error:
-            raise OtlpExportError(_connection_failed(error)) from None
+            reply = exchange(endpoint, body, headers, timeout=timeout)
+        except ExchangeError as error:
+            if error.reason in ("refused", "failed"):
+                raise OtlpExportError(error.detail) from None
+            failure = error.detail  # dropped or past the deadline: a busy collector, worth another attempt
         else:
             if 200 <= reply.status < 300:
                 rejected = _rejected(reply)

@@ -3,45 +3,59 @@
 Phoenix ingests OTLP asynchronously: a 2xx reply means "received", not
 "stored" (on a busy server, minutes pass before a span can be read back).
 ``verify_phoenix`` asks Phoenix how many spans of each trace of an export
-it holds (its GraphQL ``numSpans``, counted by its database; a server
-without that field has the spans read back through Phoenix's own client,
-``arize-phoenix-client``, the ``[interop]`` extra, imported here when used)
-until every trace's count matches or a deadline passes.
-``phoenix_presence`` tells ``send_otlp`` which traces Phoenix held before
-they were sent (Phoenix keeps the first copy of a span id: a trace already
-present is not replaced). ``register_prices`` writes model prices from our
-price table into Phoenix's model table (its GraphQL ``createModel`` and
-``updateModel`` mutations, what its Settings > Models page does), since
+it holds (its GraphQL ``numSpans``, counted by its database, Phoenix 8.5 and
+later) until every trace's count matches or a deadline passes.
+``phoenix_presence`` tells ``send_otlp`` which traces Phoenix held spans of
+before they were sent (Phoenix keeps the first copy of a span id: a trace
+already present is not replaced). ``register_prices`` writes model prices
+from our price table into Phoenix's model table (its GraphQL ``createModel``
+and ``updateModel`` mutations, what its Settings > Models page does), since
 Phoenix prices spans from that table and ignores ``llm.cost.total``.
+
+Every request is one POST to Phoenix's ``/graphql`` through
+``otlp_http.exchange`` (a whole-request deadline; the reply read up to
+``MAX_REPLY_BYTES``), and every reply is read in one place (``_ask``,
+``_field``): a reply that is not a JSON object with the expected fields of
+the expected types (a count: ``bounds.COUNT``, 0 to 2^53 - 1) is a
+``PhoenixError`` naming Phoenix's URL and what was wrong.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from subagent_catalog.bounds import COUNT, POSITIVE_SECONDS, SECONDS
 from subagent_catalog.errors import SubagentCatalogError
+from subagent_catalog.interop.errors import ExchangeError
 from subagent_catalog.interop.otlp_export import OtlpStats
+from subagent_catalog.interop.otlp_http import Endpoint, check_headers, exchange, parse_endpoint
 from subagent_catalog.prices import PriceTable
 
-PAGE_SPANS = 2000
-"""Reading spans back, ``verify_phoenix`` asks for traces holding at most this many (more for a larger one)."""
 GROUP_TRACES = 50
-"""...and at most this many traces at a time (their ids go in the URL); a count asks for this many traces at once."""
+"""A count asks Phoenix for this many traces at once (one GraphQL request)."""
 PRICE_RELOAD_S = 6.0
 """Seconds Phoenix may take to use a model price written (its model table is reloaded every 5 s)."""
 MODEL_PREFIX = "dsh "
 """The name of a model ``register_prices`` writes: this prefix, the provider, ``/``, the model."""
+MAX_REPLY_BYTES = 16 * 1024 * 1024
+"""Phoenix's reply to one request is read up to this many bytes; a longer one is an error."""
+MAX_PAGES = 1000
+"""Phoenix's model list is read at most this many pages (500 models a page); more is an error."""
 
-_HINT = "check the Phoenix URL (the server that --endpoint sends to), that it runs, and --header for its API key"
+_HINT = (
+    "check the Phoenix URL (the server that --endpoint sends to), that it runs, --header for its API key "
+    "and --timeout (each request's whole time)"
+)
+_UNCLEAR_HINT = "is --endpoint a Phoenix server (8.5 or later, its GraphQL at /graphql)? check the URL"
 
 
 class PhoenixError(SubagentCatalogError):
-    """Phoenix could not be asked: its client is not installed, the server did not answer, or it refused.
+    """Phoenix could not be asked: the server did not answer, refused, or answered what it does not understand.
 
     Attributes:
         status: the HTTP status Phoenix answered (``None``: no answer).
@@ -54,11 +68,12 @@ class PhoenixError(SubagentCatalogError):
 
 @dataclass(frozen=True)
 class Phoenix:
-    """A Phoenix server to ask: its base URL, its client (``phoenix.client.Client``), the ``httpx`` client under it."""
+    """A Phoenix server to ask: its base URL, its GraphQL endpoint, the headers sent, each request's deadline (s)."""
 
     url: str
-    client: Any
-    http: Any
+    graphql: Endpoint
+    headers: dict[str, str]
+    timeout: float
 
 
 def phoenix_url(endpoint: str) -> str:
@@ -68,68 +83,163 @@ def phoenix_url(endpoint: str) -> str:
         >>> phoenix_url("http://127.0.0.1:6006"), phoenix_url("http://h:6006/phoenix/v1/traces")
         ('http://127.0.0.1:6006', 'http://h:6006/phoenix')
     """
-    from subagent_catalog.interop.otlp_http import parse_endpoint
-
     url = parse_endpoint(endpoint).url.split("?", 1)[0]
     return url.removesuffix("/v1/traces").rstrip("/")
 
 
 def phoenix_client(url: str, *, headers: Mapping[str, str] | None = None, timeout: float = 60.0) -> Phoenix:
-    """Phoenix's client (``phoenix.client.Client``) for the server at ``url``, over an ``httpx`` client of ours.
+    """The Phoenix at ``url`` to ask: each request within ``timeout`` seconds in all, ``headers`` sent with it.
 
-    Nothing is asked yet; no proxy from the environment is used.
+    Nothing is asked yet. Each request is one ``otlp_http.exchange``: no
+    proxy from the environment, no redirect followed.
 
     Raises:
-        PhoenixError: ``arize-phoenix-client`` is not installed.
+        EndpointError: ``url`` or a header is not usable.
+        BoundError: ``timeout`` is not a positive number of seconds (``bounds.POSITIVE_SECONDS``).
 
     Examples:
-        >>> try:
-        ...     shown = phoenix_client("http://127.0.0.1:9").url
-        ... except PhoenixError as error:  # without the [interop] extra: how to install it
-        ...     shown = error.hint
-        >>> shown == "http://127.0.0.1:9" or shown.startswith("pip install 'subagent-catalog[interop]'")
-        True
+        >>> phoenix_client("http://127.0.0.1:6006", headers={"api_key": "k"}).graphql.url
+        'http://127.0.0.1:6006/graphql'
     """
+    POSITIVE_SECONDS.check("timeout", timeout)
+    graphql = parse_endpoint(f"{url.rstrip('/')}/graphql")
+    return Phoenix(url, graphql, check_headers(dict(headers or {})), timeout)
+
+
+def _unclear(server: Phoenix, what: str, problem: str) -> PhoenixError:
+    return PhoenixError(
+        f"Phoenix at {server.graphql.url} answered {what} with a reply not understood: {problem}", hint=_UNCLEAR_HINT
+    )
+
+
+def _shown(value: Any) -> str:
+    """A JSON value in a few words, for an error."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, dict | list):
+        return f"a JSON {'object' if isinstance(value, dict) else 'list'}"
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _ask(server: Phoenix, what: str, query: str, variables: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``data`` of one GraphQL request to Phoenix; every failure and every reply not understood a ``PhoenixError``.
+
+    Its ``errors`` (a list of objects with a ``message``) are Phoenix
+    refusing the request; anything but a JSON object with an object
+    ``data`` is a reply not understood.
+    """
+    body = json.dumps({"query": query, "variables": variables}).encode()
+    headers = {"Accept": "application/json", **server.headers}
     try:
-        import httpx
-        from phoenix.client import Client
-    except ImportError:
+        reply = exchange(
+            server.graphql,
+            body,
+            headers,
+            timeout=server.timeout,
+            content_type="application/json",
+            max_body=MAX_REPLY_BYTES,
+        )
+    except ExchangeError as error:
+        raise PhoenixError(f"Phoenix at {error.url} did not answer {what}: {error.detail}", hint=_HINT) from None
+    if not 200 <= reply.status < 300:
+        said = " ".join(reply.body[:300].decode("utf-8", "replace").split())
+        where = f" (a redirect to {' '.join(reply.location[:300].split())}, not followed)" if reply.location else ""
         raise PhoenixError(
-            "reading Phoenix back (--verify) and registering prices need Phoenix's client, which is not installed",
-            hint="pip install 'subagent-catalog[interop]' (or: pip install arize-phoenix-client)",
-        ) from None
-    http = httpx.Client(base_url=url, headers=dict(headers or {}), timeout=timeout, trust_env=False)
-    return Phoenix(url, Client(http_client=http), http)
-
-
-def _asked(what: str, call: Callable[[], Any]) -> Any:
-    """Run one request to Phoenix; its failures as one ``PhoenixError`` line."""
-    import httpx
-
+            f"Phoenix at {server.graphql.url} refused {what}: {reply.status} {reply.reason}{where}".rstrip()
+            + (f": {said}" if said else ""),
+            hint=_HINT,
+            status=reply.status,
+        )
+    if reply.cut:
+        raise _unclear(server, what, f"a reply longer than {MAX_REPLY_BYTES // 2**20} MiB")
     try:
-        return call()
-    except httpx.HTTPStatusError as error:
-        said = " ".join(error.response.text[:300].split())
-        status = error.response.status_code
-        raise PhoenixError(f"Phoenix refused {what}: {status} {said}".rstrip(), hint=_HINT, status=status) from None
-    except (httpx.HTTPError, OSError) as error:
-        raise PhoenixError(f"Phoenix did not answer {what}: {type(error).__name__}: {error}", hint=_HINT) from None
+        parsed = json.loads(reply.body, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as error:
+        why = " ".join(str(error).split())[:100] if isinstance(error, ValueError) else "nested too deep"
+        start = " ".join(reply.body[:60].decode("utf-8", "replace").split())
+        kind = reply.content_type or "no content type"
+        raise _unclear(server, what, f"not JSON ({why}; {kind}: {start!r})") from None
+    if not isinstance(parsed, dict):
+        raise _unclear(server, what, f"{_shown(parsed)}, not an object")
+    errors = parsed.get("errors")
+    if errors is not None and errors != []:
+        if not isinstance(errors, list):
+            raise _unclear(server, what, f"errors is {_shown(errors)}, not a list")
+        first = errors[0]
+        message = first.get("message") if isinstance(first, dict) else None
+        said = " ".join(message.split())[:300] if isinstance(message, str) else _shown(first)
+        raise PhoenixError(f"Phoenix at {server.graphql.url} refused {what}: {said}", hint=_HINT)
+    data: dict[str, Any] = _field(server, what, parsed, "data", "object")
+    return data
 
 
-def _graphql_reply(server: Phoenix, what: str, query: str, variables: Mapping[str, Any]) -> Any:
-    """The JSON body of one GraphQL request to Phoenix (its ``errors``, if any, are the caller's to read)."""
-    response = _asked(what, lambda: server.http.post("graphql", json={"query": query, "variables": variables}))
-    _asked(what, response.raise_for_status)
-    return response.json()
+_KINDS: dict[str, tuple[type, ...]] = {"object": (dict,), "list": (list,), "text": (str,), "flag": (bool,)}
+_NAMED = {"object": "an object", "list": "a list", "text": "text", "flag": "true or false", "count": COUNT.describe()}
+
+
+def _field(server: Phoenix, what: str, value: Any, path: str, kind: str, *, where: str = "") -> Any:
+    """The field at ``path`` (dotted keys) of a reply's ``value``, checked to be ``kind``, or a ``PhoenixError``.
+
+    ``kind``: ``object``, ``list``, ``text``, ``flag`` (true or false) or
+    ``count`` (``bounds.COUNT``: a whole number from 0 to 2^53 - 1, not
+    text, not 1e400, not negative); ending in ``?``, null too. ``where``: the path of ``value``
+    in the reply, for the error.
+    """
+    label = f"{where}.{path}" if where else path
+    here = value
+    for key in path.split("."):
+        if not isinstance(here, dict) or key not in here:
+            raise _unclear(server, what, f"no {label}")
+        here = here[key]
+    if here is None and kind.endswith("?"):
+        return None
+    wanted = kind.removesuffix("?")
+    if wanted == "count":
+        ok = COUNT.admits(here)
+    else:
+        ok = isinstance(here, _KINDS[wanted]) and (wanted == "flag" or not isinstance(here, bool))
+    if not ok:
+        raise _unclear(server, what, f"{label} is {_shown(here)}, not {_NAMED[wanted]}")
+    return here
+
+
+def _counted(server: Phoenix | None, project: str, traces: Sequence[str]) -> dict[str, int]:
+    """How many spans of each trace Phoenix holds in ``project``: one GraphQL request (``numSpans``, its database's)."""
+    assert server is not None
+    names = ", ".join(f"$t{n}: ID!" for n in range(len(traces)))
+    asked = " ".join(f"t{n}: trace(traceId: $t{n}) {{ numSpans }}" for n in range(len(traces)))
+    query = f"query($project: String!, {names}) {{ getProjectByName(name: $project) {{ {asked} }} }}"
+    variables = {"project": project, **{f"t{n}": trace for n, trace in enumerate(traces)}}
+    what = "a count of spans"
+    data = _ask(server, what, query, variables)
+    held = _field(server, what, data, "getProjectByName", "object?")
+    if held is None:  # no such project yet: nothing stored
+        return dict.fromkeys(traces, 0)
+    counts: dict[str, int] = {}
+    for n, trace in enumerate(traces):
+        found = _field(server, what, held, f"t{n}", "object?", where="getProjectByName")  # null: no such trace yet
+        where = f"getProjectByName.t{n}"
+        counts[trace] = 0 if found is None else _field(server, what, found, "numSpans", "count", where=where)
+    return counts
 
 
 def phoenix_presence(server: Phoenix | None, project: str) -> Callable[[Mapping[str, str]], set[str]]:
-    """A ``send_otlp(present=...)`` function: which of some traces Phoenix holds in ``project``.
+    """A ``send_otlp(present=...)`` function: which of some traces Phoenix holds spans of in ``project``.
 
     ``server`` is ``phoenix_client(...)``.
 
-    It receives each trace's first span id (trace id -> span id, hex) and asks
-    Phoenix for those spans; a trace whose span is stored is present.
+    It receives each trace's first span id (trace id -> span id, hex) and
+    asks Phoenix how many spans of each trace it holds (``numSpans``,
+    ``GROUP_TRACES`` traces a request); a trace it holds any span of is
+    present (its ids come from the export: an earlier send of the same runs).
+
+    Raises:
+        PhoenixError: Phoenix did not answer, refused, or answered what it does not understand.
 
     Examples:
         >>> ask = phoenix_presence(None, "dsh"); ask({})
@@ -137,27 +247,11 @@ def phoenix_presence(server: Phoenix | None, project: str) -> Callable[[Mapping[
     """
 
     def present(first_spans: Mapping[str, str]) -> set[str]:
-        if not first_spans:
-            return set()
+        traces = list(first_spans)
         found: set[str] = set()
-        items = list(first_spans.items())
-        for start in range(0, len(items), GROUP_TRACES):
-            group = dict(items[start : start + GROUP_TRACES])
-
-            def read(group: dict[str, str] = group) -> Any:
-                assert server is not None
-                return server.client.spans.get_spans(
-                    project_identifier=project, span_ids=list(group.values()), limit=len(group)
-                )
-
-            try:
-                spans = _asked("a read of spans", read)
-            except PhoenixError as error:
-                if error.status == 404:  # no such project yet: nothing present
-                    return set()
-                raise
-            stored = {(span["context"]["trace_id"], span["context"]["span_id"]) for span in spans}
-            found.update(trace for trace, span in group.items() if (trace, span) in stored)
+        for start in range(0, len(traces), GROUP_TRACES):
+            counts = _counted(server, project, traces[start : start + GROUP_TRACES])
+            found.update(trace for trace, count in counts.items() if count > 0)
         return found
 
     return present
@@ -184,19 +278,6 @@ class PhoenixCheck:
     seconds: float = 0.0
 
 
-def _groups(traces: Sequence[str], expected: Mapping[str, int]) -> Iterable[list[str]]:
-    group: list[str] = []
-    spans = 0
-    for trace in traces:
-        if group and (len(group) >= GROUP_TRACES or spans + expected[trace] > PAGE_SPANS):
-            yield group
-            group, spans = [], 0
-        group.append(trace)
-        spans += expected[trace]
-    if group:
-        yield group
-
-
 def verify_phoenix(
     server: Phoenix | None,
     stats: OtlpStats,
@@ -212,9 +293,9 @@ def verify_phoenix(
     not). Each round counts the spans of the traces still short, by
     Phoenix's GraphQL (``numSpans`` of each trace, ``GROUP_TRACES`` traces a
     request: a 12,000-span trace is one number, not 120 pages of spans).
-    A server whose GraphQL has no such count has the spans read back
-    instead (``spans.get_spans``, grouped: at most ``GROUP_TRACES`` traces,
-    ``PAGE_SPANS`` spans a request).
+    The first round asks for every trace; a later one starts no request
+    once ``deadline`` has passed, so the call ends within ``deadline`` plus
+    one request's time (``phoenix_client``'s ``timeout``).
 
     Args:
         server: ``phoenix_client(...)``.
@@ -225,28 +306,29 @@ def verify_phoenix(
         progress: called with the check after each round.
 
     Raises:
-        PhoenixError: Phoenix did not answer, or refused a read.
+        BoundError: ``deadline`` or ``pause`` is not a number of seconds (``bounds.SECONDS``).
+        PhoenixError: Phoenix did not answer, refused a count (a Phoenix
+            before 8.5 has no ``numSpans``), or answered one it does not
+            understand.
 
     Examples:
         >>> verify_phoenix(None, OtlpStats(), project="dsh").short
         {}
     """
+    SECONDS.check("deadline", deadline)
+    SECONDS.check("pause", pause)
     started = time.monotonic()
     expected = {trace: count for trace, count in stats.trace_spans.items() if trace not in stats.failed}
     counts: dict[str, int] = dict.fromkeys(expected, 0)
     pending = list(expected)
     check = PhoenixCheck(sent=sum(expected.values()), traces=len(expected))
-    counted = True  # by GraphQL, until Phoenix answers that it has no such count
+    first = True
     while pending:
-        if counted:
-            try:
-                for start in range(0, len(pending), GROUP_TRACES):
-                    counts.update(_counted(server, project, pending[start : start + GROUP_TRACES]))
-            except _NoCount:
-                counted = False
-        if not counted:
-            for group in _groups(pending, expected):
-                counts.update(_read_back(server, project, group, sum(expected[trace] for trace in group) + 1))
+        for start in range(0, len(pending), GROUP_TRACES):
+            if not first and time.monotonic() >= started + deadline:
+                break
+            counts.update(_counted(server, project, pending[start : start + GROUP_TRACES]))
+        first = False
         pending = [trace for trace in pending if counts[trace] < expected[trace]]
         check.stored = sum(min(counts[trace], expected[trace]) for trace in expected)
         check.seconds = time.monotonic() - started
@@ -259,41 +341,6 @@ def verify_phoenix(
     check.extra = {trace: (counts[trace], n) for trace, n in expected.items() if counts[trace] > n}
     check.seconds = time.monotonic() - started
     return check
-
-
-class _NoCount(Exception):
-    """Phoenix's GraphQL has no per-trace span count (an older server): the spans are read back instead."""
-
-
-def _counted(server: Phoenix | None, project: str, traces: Sequence[str]) -> dict[str, int]:
-    """How many spans of each trace Phoenix holds in ``project``: one GraphQL request (``numSpans``, its database's)."""
-    assert server is not None
-    names = ", ".join(f"$t{n}: ID!" for n in range(len(traces)))
-    asked = " ".join(f"t{n}: trace(traceId: $t{n}) {{ numSpans }}" for n in range(len(traces)))
-    query = f"query($project: String!, {names}) {{ getProjectByName(name: $project) {{ {asked} }} }}"
-    variables = {"project": project, **{f"t{n}": trace for n, trace in enumerate(traces)}}
-    body = _graphql_reply(server, "a count of spans", query, variables)
-    if body.get("errors") or not isinstance(body.get("data"), dict):
-        raise _NoCount
-    held = body["data"].get("getProjectByName") or {}  # no such project yet: nothing stored
-    return {trace: int((held.get(f"t{n}") or {}).get("numSpans") or 0) for n, trace in enumerate(traces)}
-
-
-def _read_back(server: Phoenix | None, project: str, group: list[str], limit: int) -> dict[str, int]:
-    """How many spans of each trace of ``group`` Phoenix holds, by reading them (``spans.get_spans``)."""
-
-    def read() -> Any:
-        assert server is not None
-        return server.client.spans.get_spans(project_identifier=project, trace_ids=group, limit=limit, timeout=120)
-
-    try:
-        spans = _asked("a read of spans", read)
-    except PhoenixError as error:
-        if error.status != 404:  # 404: no such project yet
-            raise
-        spans = []
-    found = Counter(span["context"]["trace_id"] for span in spans)
-    return {trace: found.get(trace, 0) for trace in group}
 
 
 # ------------------------------------------------------------------------------------------------ prices
@@ -330,27 +377,29 @@ class RegisteredPrice:
     prices: dict[str, float]
 
 
-def _graphql(server: Phoenix, query: str, variables: Mapping[str, Any]) -> Any:
-    body = _graphql_reply(server, "a GraphQL request", query, variables)
-    if body.get("errors"):
-        said = " ".join(str(body["errors"][0].get("message", body["errors"][0])).split())[:300]
-        raise PhoenixError(f"Phoenix refused the model prices: {said}", hint=_HINT)
-    return body["data"]
-
-
 def _our_models(server: Phoenix) -> dict[str, str]:
-    """Phoenix's custom models named by ``register_prices`` before: name -> id."""
+    """Phoenix's custom models named by ``register_prices`` before: name -> id (at most ``MAX_PAGES`` pages read)."""
+    what = "the list of models"
     found: dict[str, str] = {}
-    after = None
-    while True:
-        page = _graphql(server, _MODELS, {"after": after})["generativeModels"]
-        for edge in page["edges"]:
-            node = edge["node"]
-            if node["kind"] == "CUSTOM" and node["name"].startswith(MODEL_PREFIX):
-                found[node["name"]] = node["id"]
-        if not page["pageInfo"]["hasNextPage"]:
+    after: str | None = None
+    seen: set[str] = set()
+    for _ in range(MAX_PAGES):
+        page = _field(server, what, _ask(server, what, _MODELS, {"after": after}), "generativeModels", "object")
+        for n, edge in enumerate(_field(server, what, page, "edges", "list", where="generativeModels")):
+            where = f"generativeModels.edges[{n}].node"
+            node = _field(server, what, edge, "node", "object", where=where.removesuffix(".node"))
+            name = _field(server, what, node, "name", "text", where=where)
+            kind = _field(server, what, node, "kind", "text", where=where)
+            model = _field(server, what, node, "id", "text", where=where)
+            if kind == "CUSTOM" and name.startswith(MODEL_PREFIX):
+                found[name] = model
+        if not _field(server, what, page, "pageInfo.hasNextPage", "flag", where="generativeModels"):
             return found
-        after = page["pageInfo"]["endCursor"]
+        after = _field(server, what, page, "pageInfo.endCursor", "text", where="generativeModels")
+        if after in seen:
+            raise _unclear(server, what, f"pages that go round (the cursor {_shown(after)} again)")
+        seen.add(after)
+    raise _unclear(server, what, f"more than {MAX_PAGES} pages")
 
 
 def register_prices(
@@ -377,7 +426,7 @@ def register_prices(
         at_ms: the moment whose prices are written (ms since 1970, UTC).
 
     Raises:
-        PhoenixError: Phoenix did not answer or refused a model.
+        PhoenixError: Phoenix did not answer, refused a model, or answered what it does not understand.
 
     Examples:
         >>> register_prices(None, [(None, None)], PriceTable())[0].action
@@ -405,11 +454,13 @@ def register_prices(
                 for kind, side, _ in _PRICE_TYPES
             ],
         }
+        what = f"the price of {name[len(MODEL_PREFIX) :]}"
         if name in existing:
-            _graphql(server, _UPDATE, {"input": {"id": existing[name], **fields}})
+            updated = _ask(server, what, _UPDATE, {"input": {"id": existing[name], **fields}})
+            _field(server, what, updated, "updateModel.model.id", "text")
             out.append(RegisteredPrice(provider, model, "updated", prices))
         else:
-            created = _graphql(server, _CREATE, {"input": fields})
-            existing[name] = created["createModel"]["model"]["id"]
+            created = _ask(server, what, _CREATE, {"input": fields})
+            existing[name] = _field(server, what, created, "createModel.model.id", "text")
             out.append(RegisteredPrice(provider, model, "created", prices))
     return out

@@ -10,15 +10,28 @@ not numbers, spaces, control characters, NUL, non-ASCII, lone surrogates, creden
 other schemes, truncation, a 3,000-character host), with a random ``--timeout`` and maybe
 ``--header`` values HTTP cannot carry. A batch of cases runs in one child interpreter, the CLI
 in-process, HOME, TMPDIR and the working directory in a sandbox, and name lookups outside loopback
-refused by the harness (nothing reaches the network). Invariants, checked on every case:
+refused by the harness (nothing reaches the network).
+
+About a third of the cases are **Phoenix cases**: ``otel --endpoint --verify`` (random
+``--verify-timeout``) or ``--register-prices`` against the collector acting as a Phoenix
+(``PHOENIX_BEHAVIOURS``): it accepts the spans and answers its GraphQL honestly, or, from its first or
+second GraphQL request on (before sending or after), lies (a 200 maintenance page, a JSON list, counts
+that are text, ``1e400``, negative, 10^30, 5,000 digits, ``NaN``, missing keys, null data, ``errors``
+only or malformed, nesting 100,000 deep, bytes that are not UTF-8, model pages that go round), answers
+500 or a redirect, drips headers or a body a byte at a time, resets, closes, or sends 64 MiB or an
+endless body. Invariants, checked on every case:
 
 * **typed error or delivery**: exit 0, or 1 (2 for a usage error) with exactly one ``Error:``
   line, the last, and no traceback or ``internal error``; exit 0 only from a collector that
   accepts, and then it holds exactly the export's spans (a URL a mutation left usable may
   deliver); a collector that accepts, reached through a well-formed URL with good headers, always
   gets them (exit 0);
+* **a Phoenix case**: exit 0 exactly when the Phoenix is honest (and then it holds every span),
+  else exit 1 whose ``Error:`` line names the endpoint (``Phoenix at http://127.0.0.1:PORT/graphql``);
 * **bounded wall time**: a case ends within its ``--timeout`` plus its ``--retry-for`` (the same
-  number; one request: the sample is one trace batch) plus ``SLACK_S``;
+  number; one request: the sample is one trace batch) plus ``SLACK_S``; a Phoenix case within four
+  ``--timeout`` (a question before sending, the send and its retries, a question after) plus its
+  ``--verify-timeout`` plus ``SLACK_S``;
 * **nothing written anywhere**: the corpus, HOME, TMPDIR and the working directory unchanged;
 * **bounded memory**: the child's peak RSS under ``RSS_BOUND_MB``.
 
@@ -31,6 +44,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import tempfile
 import time
 from collections import Counter
@@ -39,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.fuzz.interop_common import SANDBOX_DIRS, Sandbox, hwm_kb, line_violations, run_child, run_cli
-from tests.fuzz.otlp_server import BEHAVIOURS
+from tests.fuzz.otlp_server import BEHAVIOURS, PHOENIX_BEHAVIOURS
 
 RSS_BOUND_MB = 600
 SLACK_S = 15.0
@@ -47,6 +61,8 @@ SLACK_S = 15.0
 BATCH = 25
 ACCEPTING = ("ok", "ok-204", "ok-garbage-body", "ok-no-length", "retry-then-ok")
 PATHS = ("", "/", "/v1/traces", "/custom?x=1", "/a%20b/v1/traces")
+PHOENIX_SHARE = 0.35
+"""The share of drawn cases that are Phoenix cases (``--verify`` or ``--register-prices``)."""
 NOISE = ("[", "]", "@", "#", " ", "\n", "\t", "\x00", "\x1b", "é", ":", "%", "\udcff", "\u202e", "//", "?", "\\")
 
 
@@ -100,17 +116,44 @@ class Case:
     headers_ok: bool
     timeout: float
     args: list[str] = field(default_factory=list)
+    phoenix: str | None = None  # a Phoenix case: "verify" or "register"
+    lie_from: int = 1  # ... its Phoenix misbehaves from this GraphQL request on
+    verify_timeout: float = 1.0
+
+    def honest(self) -> bool:
+        """A Phoenix case whose Phoenix answers every question it is asked properly."""
+        loops = self.behaviour == "graphql-pages-loop" and self.phoenix == "register" and self.lie_from == 1
+        return self.behaviour == "phoenix" or (self.behaviour == "graphql-pages-loop" and not loops)
+
+    def bound(self) -> float:
+        """The seconds the case may take."""
+        if self.phoenix is None:
+            return 2 * self.timeout + SLACK_S  # --retry-for is --timeout too
+        return 4 * self.timeout + (self.verify_timeout if self.phoenix == "verify" else 0) + SLACK_S
 
 
-def make_case(seed: int, behaviour: str | None = None, timeout: float | None = None) -> Case:
-    """Draw case ``seed`` (its collector's behaviour and its timeout drawn unless given)."""
+def make_case(
+    seed: int, behaviour: str | None = None, timeout: float | None = None, phoenix: str | None = None
+) -> Case:
+    """Draw case ``seed`` (its collector's behaviour, its timeout, and for a Phoenix case its mode drawn unless given).
+
+    A behaviour of ``PHOENIX_BEHAVIOURS`` makes a Phoenix case (``phoenix``: ``verify`` or ``register``).
+    """
     rng = random.Random(seed)
     chosen = behaviour or rng.choice(BEHAVIOURS)
     url, well_formed = _url(rng)
     headers, headers_ok = _headers(rng)
     drawn = rng.choice([0.5, 1.0, 2.0])
     timeout = timeout or drawn
-    return Case(seed, chosen, url, well_formed, headers, headers_ok, timeout)
+    case = Case(seed, chosen, url, well_formed, headers, headers_ok, timeout)
+    if chosen in PHOENIX_BEHAVIOURS or (behaviour is None and rng.random() < PHOENIX_SHARE):
+        case.behaviour = chosen if chosen in PHOENIX_BEHAVIOURS else rng.choice(PHOENIX_BEHAVIOURS)
+        case.phoenix = phoenix or rng.choice(["verify", "register"])
+        case.url = f"http://{rng.choice(['127.0.0.1', 'localhost'])}:{{port}}{rng.choice(PATHS)}"
+        case.well_formed = True
+        case.lie_from = rng.choice([1, 2])
+        case.verify_timeout = rng.choice([1.0, 2.0])
+    return case
 
 
 def _loopback_only() -> None:
@@ -142,15 +185,22 @@ def child_main() -> None:
     from tests.fuzz.otlp_server import Collector
 
     _loopback_only()
+    import subagent_catalog.interop.phoenix_check as phoenix_check
+
+    phoenix_check.PRICE_RELOAD_S = 0.0  # the fake Phoenix has no model table to reload
     spec = json.loads(Path(sys.argv[1]).read_text())
     box = Sandbox(**{name: Path(value) for name, value in spec["box"].items()}, states=spec["states"])
     for case in spec["cases"]:
         print(json.dumps({"seed": case["seed"], "started": True}), flush=True)
-        with Collector(case["behaviour"]) as server:
+        with Collector(case["behaviour"], lie_from=case.get("lie_from", 1)) as server:
             url = case["url"].replace("{port}", str(server.port))
             args = ["otel", str(box.corpus), "--endpoint", url, "--timeout", str(case["timeout"]), "-q"]
             args += ["--retry-for", str(case["timeout"])]  # a busy collector waited for as long as an attempt
             args += case["headers"]
+            if case.get("phoenix") == "verify":
+                args += ["--verify", "--verify-timeout", str(case["verify_timeout"])]
+            elif case.get("phoenix") == "register":
+                args += ["--register-prices"]
             run = run_cli(args, str(box.scratch))
             spans = 0
             for received in list(server.accepted):
@@ -192,10 +242,12 @@ def check(case: Case, result: dict[str, Any] | None, spans: int) -> list[str]:
         return ["no result (a hang or a crash of the child)"]
     run = result["run"]
     violations = line_violations(run) + list(result["changed"])
-    if run["seconds"] > 2 * case.timeout + SLACK_S:  # --retry-for is --timeout too
+    if run["seconds"] > case.bound():
         violations.append(f"took {run['seconds']} s with --timeout and --retry-for {case.timeout}")
     if result["hwm_kb"] / 1024 > RSS_BOUND_MB:
         violations.append(f"peak RSS {result['hwm_kb'] / 1024:.0f} MB > {RSS_BOUND_MB} MB")
+    if case.phoenix is not None:
+        return violations + _phoenix_violations(case, result, spans)
     deliverable = case.behaviour in ACCEPTING and case.headers_ok
     if run["code"] == 0 and case.behaviour not in ACCEPTING:
         violations.append("exit 0 from a collector that does not accept")
@@ -206,6 +258,26 @@ def check(case: Case, result: dict[str, Any] | None, spans: int) -> list[str]:
     return violations
 
 
+def _phoenix_violations(case: Case, result: dict[str, Any], spans: int) -> list[str]:
+    """A Phoenix case: exit 0 exactly from an honest Phoenix (holding every span), else one line naming it."""
+    run = result["run"]
+    if not case.headers_ok:
+        return [] if run["code"] in (1, 2) else [f"exit {run['code']} with a header HTTP cannot carry"]
+    if case.honest():
+        if run["code"] != 0:
+            return [f"an honest Phoenix case failed: {run['stderr'][-200:]!r}"]
+        if result["received_spans"] != spans:
+            return [f"exit 0 but Phoenix holds {result['received_spans']} of {spans} spans"]
+        return []
+    if run["code"] != 1:
+        return [f"exit {run['code']} from a Phoenix that {case.behaviour.removeprefix('graphql-')}s"]
+    errors = [line for line in run["stderr"].splitlines() if line.startswith("Error:")]
+    port = result["url"].split("://", 1)[1].split("/", 1)[0].rsplit(":", 1)[1]
+    if not errors or not re.match(rf"Error: Phoenix at http://[^ ]+:{port}/", errors[-1]):
+        return [f"the error does not name the endpoint: {errors[-1:]!r}"]
+    return []
+
+
 def run_cases(
     seeds: list[int],
     box: Sandbox,
@@ -213,26 +285,38 @@ def run_cases(
     behaviours: list[str] | None = None,
     timeout: float | None = None,
     batch: int = BATCH,
+    phoenix: list[str] | None = None,
 ) -> list[Outcome]:
     """Run the cases a batch at a time, each batch in one child; an outcome per case.
 
-    ``behaviours`` gives each seed its collector (else drawn); ``timeout`` every case's ``--timeout``.
+    ``behaviours`` gives each seed its collector (else drawn); ``timeout`` every case's ``--timeout``;
+    ``phoenix`` each Phoenix case's mode (``verify`` or ``register``; else drawn).
     """
     spans = expected_spans(box.corpus)
     outcomes: list[Outcome] = []
     chosen: list[str | None] = list(behaviours) if behaviours else [None] * len(seeds)
     for start in range(0, len(seeds), batch):
-        drawn = zip(seeds[start : start + batch], chosen[start:], strict=False)
-        cases = [make_case(seed, kind, timeout) for seed, kind in drawn]
+        modes: list[str | None] = list(phoenix) if phoenix else [None] * len(seeds)
+        drawn = zip(seeds[start : start + batch], chosen[start:], modes[start:], strict=False)
+        cases = [make_case(seed, kind, timeout, mode) for seed, kind, mode in drawn]
         spec = {
             "box": {name: str(getattr(box, name)) for name in SANDBOX_DIRS},
             "states": box.snapshot(),
             "cases": [
-                {"seed": c.seed, "behaviour": c.behaviour, "url": c.url, "timeout": c.timeout, "headers": c.headers}
+                {
+                    "seed": c.seed,
+                    "behaviour": c.behaviour,
+                    "url": c.url,
+                    "timeout": c.timeout,
+                    "headers": c.headers,
+                    "phoenix": c.phoenix,
+                    "lie_from": c.lie_from,
+                    "verify_timeout": c.verify_timeout,
+                }
                 for c in cases
             ],
         }
-        bound = sum(case.timeout + SLACK_S for case in cases) + 60
+        bound = sum(case.bound() for case in cases) + 60
         results, tail = run_child("tests.fuzz.otlp", spec, box, timeout=bound)
         finished = {r["seed"]: r for r in results if "run" in r}
         for case in cases:
@@ -276,6 +360,7 @@ def main(argv: list[str] | None = None) -> int:
         "rss_bound_mb": RSS_BOUND_MB,
         "max_case_s": max((o.seconds or 0 for o in outcomes), default=0),
         "by_behaviour": Counter(o.behaviour for o in outcomes),
+        "phoenix_cases": sum(o.behaviour in PHOENIX_BEHAVIOURS for o in outcomes),
         "by_exit": Counter(str(o.code) for o in outcomes),
         "violations": [vars(o) for o in bad],
     }

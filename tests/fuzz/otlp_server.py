@@ -6,11 +6,23 @@ status line or a body dripped one byte at a time, a reset, a close without
 a reply, a header line of 100 KiB or a thousand headers, a redirect, a
 retryable status then a 200, an OTLP partial success, a garbage body, no
 ``accept()`` at all. It records each request's path, headers and body.
+
+As a Phoenix (``PHOENIX_BEHAVIOURS``) it accepts every OTLP POST and answers
+POSTs to ``.../graphql`` (what ``--verify`` and ``--register-prices`` ask):
+honestly (``phoenix``: each trace's ``numSpans`` from the spans it accepted,
+an empty model list, a model id for each one created), or, from its
+``lie_from``-th GraphQL request on, with a lie (a 200 maintenance page in
+HTML, a JSON list, counts that are text, ``1e400``, negative, 10^30, 5,000
+digits or ``NaN``, missing keys, null data, ``errors`` only or malformed,
+nesting 100,000 deep, bytes that are not UTF-8, a model list whose pages go
+round), a 500, a redirect, headers or a body dripped one byte at a time, a
+reset, a close, a 64 MiB reply or an endless one.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import struct
 import threading
@@ -20,6 +32,7 @@ from dataclasses import dataclass, field
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTracePartialSuccess,
+    ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
 
@@ -55,6 +68,53 @@ BEHAVIOURS = (
 ONCE_THEN_OK = ("stall-then-ok", "reset-then-ok")
 """Also answered: the first request gets no reply (held until the client gives up, or reset), the next ones 200."""
 
+PHOENIX_BEHAVIOURS = (
+    "phoenix",
+    "graphql-html",
+    "graphql-list",
+    "graphql-text-count",
+    "graphql-1e400",
+    "graphql-negative",
+    "graphql-huge-number",
+    "graphql-long-number",
+    "graphql-nan",
+    "graphql-missing-keys",
+    "graphql-null-data",
+    "graphql-errors-only",
+    "graphql-errors-malformed",
+    "graphql-deep",
+    "graphql-not-utf8",
+    "graphql-pages-loop",
+    "graphql-status-500",
+    "graphql-redirect",
+    "graphql-drip-headers",
+    "graphql-drip-body",
+    "graphql-reset",
+    "graphql-close",
+    "graphql-huge-reply",
+    "graphql-endless",
+)
+"""Every way ``Collector`` answers as a Phoenix (OTLP accepted; its GraphQL honest, lying, dripping, resetting...)."""
+
+_LIES = {  # the text in place of every count and flag, and of every id, in an otherwise honest GraphQL reply
+    "graphql-text-count": ('"many"', '["many"]'),
+    "graphql-1e400": ("1e400", "1e400"),
+    "graphql-negative": ("-3", "-3"),
+    "graphql-huge-number": ("1" + "0" * 30, "1" + "0" * 30),
+    "graphql-long-number": ("9" * 5000, "9" * 5000),
+    "graphql-nan": ("NaN", "NaN"),
+}
+_REPLIES = {  # the whole body of a lying GraphQL reply
+    "graphql-html": b"<!doctype html><html><body><h1>Down for maintenance</h1></body></html>",
+    "graphql-list": b'[{"data": {}}]',
+    "graphql-missing-keys": b'{"data": {}}',
+    "graphql-null-data": b'{"data": null}',
+    "graphql-errors-only": b'{"errors": [{"message": "Phoenix is down for maintenance"}]}',
+    "graphql-errors-malformed": b'{"errors": "maintenance", "data": 5}',
+    "graphql-deep": b"[" * 100_000 + b"]" * 100_000,
+    "graphql-not-utf8": b'{"data": {"getProjectByName": "\xff\xfe\x00"}}',
+}
+MODEL_ID = "R2VuZXJhdGl2ZU1vZGVsOjE="
 DRIP_EVERY_S = 0.2
 
 
@@ -77,11 +137,14 @@ class Collector:
     accepted: list[Received] = field(default_factory=list)  # the requests answered 2xx (what a collector stores)
     connections: int = 0
     refuse: Callable[[int, Received], bool] | None = None  # "ok" only: answer 500 to the requests it picks
+    lie_from: int = 1  # a Phoenix: the GraphQL request from which it misbehaves (before: honest)
+    count: Callable[[str], int] | None = None  # a Phoenix: numSpans of a trace (default: the spans it accepted)
+    graphql: int = 0  # a Phoenix: the GraphQL requests it read
     _stop: threading.Event = field(default_factory=threading.Event)
     _threads: list[threading.Thread] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        if self.behaviour not in BEHAVIOURS + ONCE_THEN_OK:
+        if self.behaviour not in BEHAVIOURS + ONCE_THEN_OK + PHOENIX_BEHAVIOURS:
             raise ValueError(f"unknown behaviour {self.behaviour!r}")
         self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -170,6 +233,9 @@ class Collector:
             if received is None:
                 return
             number = len(self.received)
+            if self.behaviour in PHOENIX_BEHAVIOURS:
+                self._phoenix(conn, received)
+                return
             if self.behaviour in ONCE_THEN_OK:
                 if number == 1 and self.behaviour == "stall-then-ok":
                     self._stop.wait(30)  # the client's deadline shuts the connection first
@@ -247,11 +313,105 @@ class Collector:
         elif behaviour == "not-http":
             conn.sendall(b"SSH-2.0-OpenSSH_9.0\r\n")
 
+    def spans_of(self, trace: str) -> int:
+        """The spans of a trace (hex id) in the OTLP requests this collector accepted."""
+        found = 0
+        for received in list(self.accepted):
+            request = ExportTraceServiceRequest.FromString(received.body)
+            for resource in request.resource_spans:
+                for scope in resource.scope_spans:
+                    found += sum(span.trace_id.hex() == trace for span in scope.spans)
+        return found
+
+    def _honest(self, query: str, variables: dict[str, object], lie: bool = False) -> dict[str, object]:
+        """Phoenix's GraphQL answer (``lie``: every count and flag ``"@N"``, every id ``"@T"``, to be replaced)."""
+        number, text = ("@N", "@T") if lie else (None, MODEL_ID)
+        if "numSpans" in query:
+            held: dict[str, object] = {}
+            for name, trace in variables.items():
+                if name != "project":
+                    spans = self.count(str(trace)) if self.count is not None else self.spans_of(str(trace))
+                    held[name] = {"numSpans": spans if number is None else number} if spans or lie else None
+            return {"data": {"getProjectByName": held if self.accepted or self.count or lie else None}}
+        if "generativeModels" in query:
+            edges = [{"node": {"id": text, "name": "dsh other/model", "kind": "CUSTOM"}}] if lie else []
+            info = {"hasNextPage": number if lie else False, "endCursor": text if lie else None}
+            return {"data": {"generativeModels": {"edges": edges, "pageInfo": info}}}
+        for mutation in ("createModel", "updateModel"):
+            if mutation in query:
+                return {"data": {mutation: {"model": {"id": text}}}}
+        return {"errors": [{"message": "unknown query"}]}
+
+    def _phoenix(self, conn: socket.socket, received: Received) -> None:
+        """Answer as a Phoenix: an OTLP POST accepted, a GraphQL POST as ``behaviour`` says."""
+        if not received.path.split("?")[0].rstrip("/").endswith("/graphql"):
+            self.accepted.append(received)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+            return
+        self.graphql += 1
+        try:
+            asked = json.loads(received.body)
+            query, variables = str(asked["query"]), dict(asked.get("variables") or {})
+        except (ValueError, KeyError, TypeError):
+            conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+            return
+        behaviour = self.behaviour if self.graphql >= self.lie_from else "phoenix"
+        if behaviour == "graphql-pages-loop" and "generativeModels" in query:
+            info = {"hasNextPage": True, "endCursor": "c1"}
+            behaviour, body = "", json.dumps({"data": {"generativeModels": {"edges": [], "pageInfo": info}}}).encode()
+        elif behaviour in ("phoenix", "graphql-pages-loop"):
+            body = json.dumps(self._honest(query, variables)).encode()
+        elif behaviour in _LIES:
+            number, text = _LIES[behaviour]
+            lying = json.dumps(self._honest(query, variables, lie=True))
+            body = lying.replace('"@N"', number).replace('"@T"', text).encode()
+        else:
+            body = _REPLIES.get(behaviour, b"")
+        kind = b"text/html" if behaviour == "graphql-html" else b"application/json"
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: " + kind + b"\r\n"
+        if behaviour == "graphql-status-500":
+            conn.sendall(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 9\r\n\r\nit broke\n")
+        elif behaviour == "graphql-redirect":
+            conn.sendall(b"HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:9/graphql\r\nContent-Length: 0\r\n\r\n")
+        elif behaviour == "graphql-drip-headers":
+            conn.sendall(b"HTTP/1.1 200 OK\r\n")
+            self._drip(conn, b"X-Slow: a\r\n", forever=True)
+        elif behaviour == "graphql-drip-body":
+            conn.sendall(head + b"Content-Length: 100000\r\n\r\n")
+            self._drip(conn, b'{"data": ', forever=False)
+            self._drip(conn, b" ", forever=True)
+        elif behaviour == "graphql-reset":
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        elif behaviour == "graphql-close":
+            return
+        elif behaviour == "graphql-huge-reply":
+            size = 64 * 1024 * 1024
+            conn.sendall(head + b"Content-Length: %d\r\n\r\n" % size + b'{"data": {"x": "')
+            block = b"a" * (1024 * 1024)
+            for _ in range(size // len(block)):
+                if self._stop.is_set():
+                    return
+                conn.sendall(block)
+        elif behaviour == "graphql-endless":
+            conn.sendall(head + b"Transfer-Encoding: chunked\r\n\r\n")
+            chunk = b"%x\r\n%s\r\n" % (65536, b"[" * 65536)
+            while not self._stop.is_set():
+                conn.sendall(chunk)
+        else:
+            conn.sendall(head + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
 
 @contextlib.contextmanager
-def collector(behaviour: str, refuse: Callable[[int, Received], bool] | None = None) -> Iterator[Collector]:
-    """A ``Collector`` for the duration of a ``with`` block (``refuse``: requests answered 500 instead)."""
-    server = Collector(behaviour, refuse=refuse)
+def collector(
+    behaviour: str,
+    refuse: Callable[[int, Received], bool] | None = None,
+    *,
+    lie_from: int = 1,
+    count: Callable[[str], int] | None = None,
+) -> Iterator[Collector]:
+    """A ``Collector`` for the duration of a ``with`` block (``refuse``: requests answered 500 instead; a Phoenix's
+    ``lie_from`` and ``count``)."""
+    server = Collector(behaviour, refuse=refuse, lie_from=lie_from, count=count)
     try:
         yield server
     finally:

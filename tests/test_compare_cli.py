@@ -96,7 +96,7 @@ def test_json_holds_every_frame_and_the_gates(roots: tuple[str, str]) -> None:
 
 def test_markdown_and_the_html_page(roots: tuple[str, str], tmp_path: Path) -> None:
     page = tmp_path / "diff.html"
-    code, output = _run(*roots, "--format", "md", "-o", str(page), "--match", "prompt")
+    code, output = _run(*roots, "--format", "md", "--html", str(page), "--match", "prompt")
     assert code == 0, output
     assert output.startswith("## Comparison: B = b against A = a") and "| error | 0 | 12 |" in output
     html = page.read_text(encoding="utf-8")
@@ -105,6 +105,6 @@ def test_markdown_and_the_html_page(roots: tuple[str, str], tmp_path: Path) -> N
 
 
 def test_the_page_is_never_written_into_a_side(roots: tuple[str, str]) -> None:
-    code, output = _run(*roots, "-o", str(Path(roots[1]) / "diff.html"))
+    code, output = _run(*roots, "--html", str(Path(roots[1]) / "diff.html"))
     assert code == 1 and "diff.html" in output
     assert not (Path(roots[1]) / "diff.html").exists()

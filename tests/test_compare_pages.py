@@ -149,13 +149,13 @@ def test_the_cli_links_both_sides_and_refuses_pages_without_a_page(
     page = tmp_path / "out" / "diff.html"
     page.parent.mkdir()
     options = ["-q", "--no-cache", "--resamples", "200", "--match", "prompt"]
-    args = ["compare", str(a), str(b), *options, "-o", str(page), "--a-pages", str(tmp_path / "pa")]
+    args = ["compare", str(a), str(b), *options, "--html", str(page), "--a-pages", str(tmp_path / "pa")]
     result = CliRunner().invoke(main, [*args, "--b-pages", str(tmp_path / "pb")])
     assert result.exit_code == 0, result.output
     opened = _assert_every_link_resolves(page)
     assert {p.parent.name for p in opened} == {"pa", "pb"}
     result = CliRunner().invoke(main, ["compare", str(a), str(b), *options, "--a-pages", str(tmp_path / "pa")])
-    assert result.exit_code == 2 and "give -o FILE" in result.output
+    assert result.exit_code == 2 and "give --html FILE" in result.output
     result = CliRunner().invoke(main, [*args[:-1], str(tmp_path / "out")])
     assert result.exit_code == 1 and "no manifest.json" in result.output
 

@@ -36,6 +36,7 @@ from subagent_catalog.analysis.compare_tasks import Match, match_tasks
 from subagent_catalog.analysis.error_groups import normalise_message
 from subagent_catalog.analysis.run_filter import describe_filter, filter_runs
 from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
+from subagent_catalog.bounds import RESAMPLES, SEED
 from subagent_catalog.frames.outcome import OUTCOMES
 from subagent_catalog.prices import Prices, PriceTable, price_table
 from subagent_catalog.store.source import Source
@@ -53,6 +54,7 @@ UNITS = {
 }
 
 _PROPORTION_COLUMNS = ("diff", "diff_low", "diff_high", "p_value", "test")
+_CHANGES = tuple(f"{stat}_change{end}" for stat in ("median", "mean") for end in ("", "_low", "_high"))
 
 
 @dataclass
@@ -66,7 +68,7 @@ class Comparison:
     trees: tuple[int, int]
     """Trees (a session without a resolved parent and all below it) on each side."""
     cost_unknown: tuple[int, int]
-    """Sessions of unknown cost on each side (their known part is counted: a lower bound)."""
+    """Sessions of unknown cost on each side: while any, cost is not tested nor gated (its figures are bounds)."""
     outcomes: pl.DataFrame
     metrics: pl.DataFrame
     models: pl.DataFrame
@@ -185,6 +187,8 @@ _METRIC_SCHEMA: dict[str, Any] = {
     "b_n": pl.Int64,
     "a_unknown": pl.Int64,
     "b_unknown": pl.Int64,
+    "a_lower_bound": pl.Boolean,
+    "b_lower_bound": pl.Boolean,
     "a_median": pl.Float64,
     "b_median": pl.Float64,
     "a_p90": pl.Float64,
@@ -211,26 +215,48 @@ def _values(frame: pl.DataFrame, column: str) -> np.ndarray[Any, Any]:
     return frame[column].drop_nulls().cast(pl.Float64).to_numpy()
 
 
+def _cost_unknown(frame: pl.DataFrame, level: str) -> int:
+    """Runs (trees) of the side whose cost is unknown (a tree: any session of it)."""
+    return int(frame["cost_usd"].is_null().sum() if level == "run" else (frame["cost_unknown"] > 0).sum())
+
+
 def _metrics(a: Side, b: Side, *, seed: int, resamples: int, confidence: float) -> pl.DataFrame:
+    """Each metric per run and per tree (docs/compare.md, "Unknown figures": what is tested and what is a bound).
+
+    A value left out (null) is never 0. Cost: a side whose every cost is unknown has no figure; one with
+    some unknown has its runs' known parts, a lower bound (``a_lower_bound``); either way cost is not
+    tested (no change, interval, p-value, ``better``) since a bound is not the figure.
+    """
     rows = []
     nested = bool((a.runs["depth"] > 0).any() or (b.runs["depth"] > 0).any())
     for level, fa, fb in (("run", a.runs, b.runs), ("tree", a.trees, b.trees)):
+        unit = "runs" if level == "run" else "trees"
         for index, (name, column) in enumerate(RUN_METRICS.items()):
             va, vb = _values(fa, column), _values(fb, column)
-            da, db = describe(va), describe(vb)
-            unknown_a = int(fa["cost_usd"].is_null().sum() if level == "run" else (fa["cost_unknown"] > 0).sum())
-            unknown_b = int(fb["cost_usd"].is_null().sum() if level == "run" else (fb["cost_unknown"] > 0).sum())
-            if name != "cost":
-                unknown_a, unknown_b = fa.height - va.size, fb.height - vb.size
-            salt = seed * 1000 + (0 if level == "run" else 100) + index
-            changes = relative_changes(va, vb, seed=salt, resamples=resamples, confidence=confidence)
-            p, b_greater = rank_test(va, vb)
             notes = []
-            if name == "cost" and (unknown_a or unknown_b):
-                unit = "runs" if level == "run" else "trees"
-                notes.append(f"{unknown_a} / {unknown_b} {unit} of unknown cost: their known part (a lower bound)")
-            elif unknown_a or unknown_b:
-                notes.append(f"{unknown_a} / {unknown_b} without a value, left out")
+            if name == "cost":
+                unknown_a, unknown_b = _cost_unknown(fa, level), _cost_unknown(fb, level)
+                va = va[:0] if unknown_a == fa.height else va  # every cost unknown: no figure, not a bound of 0
+                vb = vb[:0] if unknown_b == fb.height else vb
+                bound_a, bound_b = bool(unknown_a and va.size), bool(unknown_b and vb.size)
+                tested = not (unknown_a or unknown_b)
+                if not tested:
+                    notes.append(
+                        f"not tested: {unknown_a} / {unknown_b} {unit} of unknown cost (≥: a lower bound, "
+                        "the known part; –: every one unknown)"
+                    )
+            else:
+                unknown_a, unknown_b = fa.height - va.size, fb.height - vb.size
+                bound_a = bound_b = False
+                tested = True
+                if unknown_a or unknown_b:
+                    notes.append(f"{unknown_a} / {unknown_b} without a value, left out")
+            salt = seed * 1000 + (0 if level == "run" else 100) + index
+            if tested:
+                changes = relative_changes(va, vb, seed=salt, resamples=resamples, confidence=confidence)
+                p, b_greater = rank_test(va, vb)
+            else:
+                changes, p, b_greater = dict.fromkeys(_CHANGES), None, None
             if level == "run" and nested:
                 notes.append("subagents are not independent of their root: see the tree row")
             rows.append(
@@ -242,8 +268,10 @@ def _metrics(a: Side, b: Side, *, seed: int, resamples: int, confidence: float) 
                     "b_n": int(vb.size),
                     "a_unknown": unknown_a,
                     "b_unknown": unknown_b,
-                    **{f"a_{key}": value for key, value in da.items()},
-                    **{f"b_{key}": value for key, value in db.items()},
+                    "a_lower_bound": bound_a,
+                    "b_lower_bound": bound_b,
+                    **{f"a_{key}": value for key, value in describe(va).items()},
+                    **{f"b_{key}": value for key, value in describe(vb).items()},
                     **changes,
                     "b_greater": b_greater,
                     "p_value": p,
@@ -484,6 +512,7 @@ def compare(
         ArchiveError: an archive's data file fails its checks or cannot be read.
         SubsetError: a label filter over sessions without labels and no ``label_store``.
         FindingsError: a finding filter's kind is neither a detector nor a rule of ``rules``.
+        BoundError: ``seed`` or ``resamples`` outside its range (``bounds.SEED``, ``bounds.RESAMPLES``).
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
@@ -491,8 +520,8 @@ def compare(
         >>> same = compare(corpus, corpus)
         >>> same.outcomes.select("outcome", "a", "b", "diff", "p_value").row(0)
         ('completed', 17, 17, 0.0, 1.0)
-        >>> same.metrics.filter(pl.col("metric") == "cost").select("level", "median_change", "p_value").rows()
-        [('run', 0.0, 1.0), ('tree', 0.0, 1.0)]
+        >>> same.metrics.filter(pl.col("level") == "run").select("metric", "median_change", "p_value").head(2).rows()
+        [('cost', None, None), ('tokens', 0.0, 1.0)]
         >>> planted = read_corpus("data/findings")
         >>> clean = compare(planted, planted, without_finding="tool-loop")
         >>> clean.runs, [note for note in clean.notes if note.startswith("filter")]
@@ -500,6 +529,8 @@ def compare(
     """
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, not {confidence!r}")
+    SEED.check("seed", seed)
+    RESAMPLES.check("resamples", resamples)
     table = price_table(prices)
     chosen = {"label": label, "without_label": without_label, "finding": finding, "without_finding": without_finding}
     what = describe_filter(**chosen)
@@ -547,7 +578,8 @@ def _notes(comparison: Comparison, a: Side, b: Side) -> list[str]:
     if unknown_a or unknown_b:
         notes.append(
             f"cost: {unknown_a} runs of A and {unknown_b} of B have an unknown cost (an unpriced model or unread "
-            "usage); their known part is counted, so a cost figure that includes one is a lower bound"
+            "usage): cost is not tested, and a --fail-on on it fails; a side with some shows its runs' known "
+            "part, a lower bound (≥), one with only such runs no figure"
         )
     if bool((a.runs["depth"] > 0).any() or (b.runs["depth"] > 0).any()):
         notes.append(

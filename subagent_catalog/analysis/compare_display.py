@@ -6,7 +6,8 @@
 from __future__ import annotations
 
 import math
-from typing import Protocol
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 import polars as pl
 
@@ -99,6 +100,24 @@ def figures(a: float | None, b: float | None, unit: str) -> tuple[str, str]:
     return a_text, b_text
 
 
+def row_figures(row: Mapping[str, Any], stat: str) -> tuple[str, str]:
+    """A metrics row's A and B figure of ``stat`` (``median``, ``mean``...) by ``figures``, ``≥`` before a lower bound.
+
+    A side's cost figures are a lower bound (``a_lower_bound``) when some of its runs' costs are unknown.
+
+    Examples:
+        >>> row = {"unit": "USD", "a_median": 0.5, "b_median": 0.01, "a_lower_bound": False, "b_lower_bound": True}
+        >>> row_figures(row, "median")
+        ('$0.50', '≥ $0.010')
+    """
+    texts = figures(row[f"a_{stat}"], row[f"b_{stat}"], row["unit"])
+    a_text, b_text = (
+        f"≥ {text}" if row.get(f"{side}_lower_bound") and text != MISSING else text
+        for side, text in zip("ab", texts, strict=True)
+    )
+    return a_text, b_text
+
+
 def percent(value: float | None, *, signed: bool = False, digits: int = 1) -> str:
     """A share or change as a percentage (``–`` when unknown).
 
@@ -164,7 +183,7 @@ def headline(comparison: Comparison) -> list[str]:
             f"({points(row['diff'])}, {interval(row['diff_low'], row['diff_high'])}, p_adj {p_text(row['p_adjusted'])})"
         )
     for row in found.get("metrics", pl.DataFrame()).iter_rows(named=True):
-        a_median, b_median = figures(row["a_median"], row["b_median"], row["unit"])
+        a_median, b_median = row_figures(row, "median")
         lines.append(
             f"{row['metric']} per {row['level']}: median {a_median} → {b_median} "
             f"({percent(row['median_change'], signed=True)}, "

@@ -15,14 +15,16 @@ A condition is ``NAME[.low|.high] OP NUMBER[UNIT]``:
   USD, tokens, ms, counts).
 
 A condition *holds* when B's figure against A's satisfies it; a figure that cannot be computed (no run
-on a side, a median of 0 on A) is ``unknown``, and a gate treats an unknown condition as failing.
+on a side, a median of 0 on A) is ``unknown``, and a gate treats an unknown condition as failing. So is
+a figure that is not whole: a cost gate while a side has a run (a tree) of unknown cost, a metric gate
+while a side has runs but no value of it ("not comparable: B's cost is unknown for 30 of 30 runs").
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
@@ -131,6 +133,26 @@ def _rate_figures(comparison: Comparison, name: str) -> tuple[float | None, floa
     return newcomb_interval(counts[0], counts[1], counts[2], counts[3], confidence=comparison.confidence)
 
 
+def _not_comparable(comparison: Comparison, row: dict[str, Any]) -> str | None:
+    """Why a metric row's figures are not B's and A's whole figures (``None``: they are).
+
+    Cost: a side with any run (tree) of unknown cost has a lower bound or no figure. Any metric: a side
+    with runs but no value of it.
+    """
+    if not row:
+        return None
+    level = row["level"]
+    totals = comparison.runs if level == "run" else comparison.trees
+    unit = "runs" if level == "run" else "trees"
+    said = []
+    for tag, total in zip("AB", totals, strict=True):
+        unknown, n = row[f"{tag.lower()}_unknown"], row[f"{tag.lower()}_n"]
+        if unknown and (row["metric"] == "cost" or n == 0):
+            bound = " (its figure is a lower bound)" if row[f"{tag.lower()}_lower_bound"] else ""
+            said.append(f"{tag}'s {row['metric']} is unknown for {unknown:,} of {total:,} {unit}{bound}")
+    return " and ".join(said) or None
+
+
 def evaluate(comparison: Comparison, condition: Condition) -> GateResult:
     """Whether a condition holds of a comparison, and the figure it read.
 
@@ -155,6 +177,9 @@ def evaluate(comparison: Comparison, condition: Condition) -> GateResult:
         metric = bare[: -len(stat) - 1]
         rows = comparison.metrics.filter((pl.col("level") == level) & (pl.col("metric") == metric))
         row = rows.row(0, named=True) if rows.height else {}
+        why = _not_comparable(comparison, row)
+        if why is not None:
+            return GateResult(condition, None, None, f"{condition.text}: not comparable: {why}")
         if condition.unit == "%":
             key = f"{stat}_change" if stat != "p90" else None
             if key is None:

@@ -14,15 +14,15 @@ from dataclasses import dataclass
 import polars as pl
 
 from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
-from subagent_catalog.analysis.runs import checked_total, session_table, usage_by_model
-from subagent_catalog.analysis.trees import run_trees
+from subagent_catalog.analysis.runs import checked_sum, checked_total, collect_table, session_table, usage_by_model
+from subagent_catalog.analysis.trees import run_trees, subtree_tokens
+from subagent_catalog.catalog.source import source_reads
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.costs import session_costs
 from subagent_catalog.prices import PriceTable
 from subagent_catalog.store.archive import Archive
-from subagent_catalog.store.layout import ArchiveError
 from subagent_catalog.store.source import Source
 
 RUN_METRICS: dict[str, str] = {
@@ -49,7 +49,8 @@ class Side:
     ``steps``, ``tool_calls``, ``tool_results_failed``, in list order."""
     trees: pl.DataFrame
     """One row per tree (a session without a resolved parent, and every session below it): ``root_list_order``,
-    ``sessions``, ``failed`` (sessions of a failed outcome), the ``RUN_METRICS`` columns summed (``cost_usd_known``
+    ``sessions``, ``failed`` (sessions of a failed outcome), the ``RUN_METRICS`` columns summed exactly (null past
+    2^63 - 1, never wrapped: ``checked_sum``; ``tokens`` is the run tables' ``subtree_tokens``; ``cost_usd_known``
     the known part; ``cost_unknown`` counts the sessions of unknown cost; a sum is null when no session has a
     value)."""
     models: pl.DataFrame
@@ -59,19 +60,6 @@ class Side:
     health: pl.DataFrame
     """``aspect``, ``value``, ``count``, ``total`` (what the share is of)."""
     listing_error: str | None
-
-
-def _collect(frame: pl.LazyFrame, source: Source) -> pl.DataFrame:
-    """Collect a lazy frame of the side (an archive's streamed; a read error is an ``ArchiveError``)."""
-    if not isinstance(source, Archive):
-        return frame.collect()
-    try:
-        return frame.collect(engine="streaming")
-    except (pl.exceptions.PolarsError, OSError) as error:
-        raise ArchiveError(
-            f"cannot read archive {source.path!r}: {type(error).__name__}: {str(error)[:200]}",
-            hint="a data file is missing or damaged: re-export the archive",
-        ) from None
 
 
 def _runs(source: Source, table: PriceTable) -> pl.DataFrame:
@@ -109,7 +97,7 @@ def _runs(source: Source, table: PriceTable) -> pl.DataFrame:
         )
         .sort("list_order")
     )
-    return _collect(runs, source)
+    return collect_table(runs, source)
 
 
 def _tools(source: Source) -> pl.DataFrame:
@@ -137,7 +125,7 @@ def _tools(source: Source) -> pl.DataFrame:
         .agg(pl.struct("code", "count").alias("codes"))
     )
     joined = counted.join(codes, on="name", how="left", nulls_equal=True).sort("name", nulls_last=True)
-    return _collect(joined, source)
+    return collect_table(joined, source)
 
 
 def _counts(frame: pl.LazyFrame, aspect: str, column: str, total: pl.Expr | None = None) -> pl.LazyFrame:
@@ -162,10 +150,10 @@ def _health(source: Source, listing_error: str | None) -> pl.DataFrame:
         raise TypeError(type(source).__name__)
     files = session_table(source, ["list_order"]).select(pl.len()).collect().item()
     parts = [
-        _collect(_counts(sessions, "verdict", "verdict"), source),
-        _collect(_counts(descriptors, "descriptor status", "status"), source),
-        _collect(_counts(descriptors, "descriptor version", "version"), source),
-        _collect(_counts(problems, "problem", "kind", pl.lit(files)), source),
+        collect_table(_counts(sessions, "verdict", "verdict"), source),
+        collect_table(_counts(descriptors, "descriptor status", "status"), source),
+        collect_table(_counts(descriptors, "descriptor version", "version"), source),
+        collect_table(_counts(problems, "problem", "kind", pl.lit(files)), source),
     ]
     if listing_error is None:
         try:
@@ -182,9 +170,15 @@ def _health(source: Source, listing_error: str | None) -> pl.DataFrame:
 
 
 def _tree_rows(source: Source, runs: pl.DataFrame, table: PriceTable) -> tuple[pl.DataFrame, pl.DataFrame]:
-    links = run_trees(source, prices=table).select("list_order", "root_list_order", "depth")
-    runs = runs.join(links, on="list_order", how="left", maintain_order="left")
-    present = {name: pl.col(name).is_not_null().any() for name in RUN_METRICS.values()}
+    """The runs with their tree position, and one row per tree: every count added exactly (``checked_sum``).
+
+    A tree's tokens are the run tables' own figure (``subtree_tokens`` of its root's ``run_trees`` row).
+    """
+    links = run_trees(source, prices=table)
+    position = links.select("list_order", "root_list_order", "depth")
+    runs = runs.join(position, on="list_order", how="left", maintain_order="left")
+    tokens = links.filter(pl.col("depth") == 0).select(pl.col("list_order").alias("root_list_order"), subtree_tokens())
+    summed = [column for column in RUN_METRICS.values() if column not in ("cost_usd_known", "tokens")]
     trees = (
         runs.group_by("root_list_order")
         .agg(
@@ -192,17 +186,15 @@ def _tree_rows(source: Source, runs: pl.DataFrame, table: PriceTable) -> tuple[p
             pl.col("outcome").is_in(FAILED_OUTCOMES).sum().cast(pl.Int64).alias("failed"),
             pl.col("cost_usd").is_null().sum().cast(pl.Int64).alias("cost_unknown"),
             pl.col("cost_usd_known").sort_by("list_order").cum_sum().last().alias("cost_usd_known"),
-            *(
-                pl.when(present[column]).then(pl.col(column).sum()).alias(column)
-                for column in RUN_METRICS.values()
-                if column != "cost_usd_known"
-            ),
+            *(pl.when(pl.col(column).is_not_null().any()).then(checked_sum(column)).alias(column) for column in summed),
         )
+        .join(tokens, on="root_list_order", how="left")
         .sort("root_list_order")
     )
     return runs, trees
 
 
+@source_reads
 def read_side(source: Source, table: PriceTable) -> Side:
     """The columns and counts of one side of a comparison (``Side``), priced by ``table``.
 

@@ -55,9 +55,10 @@ def _keys(source: Source, orders: list[int], match: Literal["title", "prompt"]) 
 def _side_rows(source: Source, side: Side, match: Literal["title", "prompt"]) -> pl.DataFrame:
     roots = side.runs.filter(pl.col("depth") == 0).select("list_order", "session_id", "outcome")
     keys = _keys(source, roots["list_order"].to_list(), match)
+    known = {"cost_usd_known": pl.when(pl.col("cost_unknown") == 0).then("cost_usd_known")}  # a bound is no value
     trees = side.trees.select(
         pl.col("root_list_order").alias("list_order"),
-        *(pl.col(column).alias(name) for name, column in RUN_METRICS.items()),
+        *(known.get(column, pl.col(column)).alias(name) for name, column in RUN_METRICS.items()),
     )
     return (
         roots.join(keys, on="list_order", how="inner")
@@ -73,7 +74,8 @@ def match_tasks(a: Source, b: Source, side_a: Side, side_b: Side, *, match: Matc
     ``pairs``: ``key``, ``a_session``, ``b_session``, ``a_list_order``, ``b_list_order``, ``a_outcome``,
     ``b_outcome``, ``change`` (``broke``: A's root did not fail and B's did; ``fixed``: the reverse;
     ``changed``: another change of outcome; ``same``), and ``a_<metric>``/``b_<metric>``: the trees' figures
-    (``RUN_METRICS``; ``cost`` the known part).
+    (``RUN_METRICS``; ``cost`` null when a session of the tree has an unknown cost: such pairs are left out
+    of the paired cost test).
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus

@@ -22,8 +22,9 @@ from subagent_catalog.analysis.runs import (
     unpriced_models,
     usage_by_model,
 )
-from subagent_catalog.analysis.trees import run_trees
+from subagent_catalog.analysis.trees import run_trees, subtree_tokens
 from subagent_catalog.analysis.trends import TREND_SCHEMA, TrendBy, trend_rows
+from subagent_catalog.bounds import COUNT
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.costs import known_costs
 from subagent_catalog.frames.outcome import OUTCOMES
@@ -275,7 +276,7 @@ def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, to
         corpus: a read corpus (``Window.corpus`` gives one of a time window).
         prices: a price table for the per-model costs (default: genai-prices'; the sessions'
             ``cost_usd`` is what ``read_corpus`` priced).
-        top: rows of the slowest and costliest tables.
+        top: rows of the slowest and costliest tables (``bounds.COUNT``; a ``BoundError`` otherwise).
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
@@ -283,6 +284,7 @@ def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, to
         >>> runs.outcomes["completed"], runs.failed, runs.failures["session_id"].to_list()[:2]
         (17, 7, ['auth-refactor', 'rs-01'])
     """
+    COUNT.check("top", top)
     sessions = corpus.sessions
     runs = session_runs(sessions, prices=prices)
     counted = dict(sessions.group_by("outcome").len().iter_rows()) if sessions.height else {}
@@ -338,10 +340,7 @@ def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, to
             "peak_children_running",
             pl.col("subtree_wall_ms").alias("wall_ms"),
             pl.col("subtree_active_ms").alias("active_ms"),
-            pl.when(~pl.col("subtree_tokens_overflow"))
-            .then(checked_total(*(f"subtree_{n}" for n in _TOKENS)))
-            .cast(pl.Int64)
-            .alias("tokens"),
+            subtree_tokens(),
             pl.col("subtree_cost_usd").alias("cost_usd"),
             pl.col("subtree_cost_usd_known").alias("cost_usd_known"),
             pl.col("subtree_cost_unknown").alias("cost_unknown"),

@@ -20,7 +20,8 @@ from typing import Any, Literal
 
 import polars as pl
 
-from subagent_catalog.analysis.runs import session_table
+from subagent_catalog.analysis.runs import checked_total, session_table
+from subagent_catalog.catalog.source import source_reads
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.costs import session_costs
 from subagent_catalog.frames.outcome import OUTCOMES
@@ -308,6 +309,7 @@ class _Tree:
         return pl.Series(height, dtype=pl.Int64).clip(lower_bound=0)
 
 
+@source_reads
 def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | PriceTable | None = None) -> pl.DataFrame:
     """One row per session with its tree position and its subtree's totals (``subtree_`` columns).
 
@@ -435,6 +437,23 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
         *(f"subtree_{name}" for name in _SUMS[5:]),
         *(f"subtree_{kind.replace('-', '_')}" for kind in OUTCOMES),
     )
+
+
+def subtree_tokens() -> pl.Expr:
+    """A ``run_trees`` row's billed tokens (``tokens``): its subtree's input, cache read, cache write and output.
+
+    Added as ``checked_total`` adds (exact; null past 2^63 - 1, never wrapped), and null when one of the
+    sums already passed it (``subtree_tokens_overflow``): the one figure the run tables and ``compare`` show.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> trees = run_trees(read_corpus("tests/data/run-facts"))
+        >>> trees.select("session_id", subtree_tokens()).rows()
+        [('child-1', 1419), ('parent-1', 1419)]
+    """
+    names = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
+    total = checked_total(*(f"subtree_{name}" for name in names))
+    return pl.when(~pl.col("subtree_tokens_overflow")).then(total).cast(pl.Int64).alias("tokens")
 
 
 def _floats(series: pl.Series) -> array[float]:

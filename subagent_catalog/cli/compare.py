@@ -8,8 +8,10 @@ from typing import Any
 
 import click
 
+from subagent_catalog.bounds import RESAMPLES, SEED
 from subagent_catalog.cli.io import check_target, echo, is_stdout, note, output_stream, translate_errors
 from subagent_catalog.cli.options import (
+    bounded,
     load_source,
     prices_option,
     protected_paths,
@@ -41,7 +43,13 @@ def _label(path: str) -> str:
     "--output",
     default=None,
     type=click.Path(dir_okay=False, path_type=str),
-    help="Also write the comparison as a self-contained HTML page here.",
+    help="Write the comparison in --format here instead of stdout ('-': stdout).",
+)
+@click.option(
+    "--html",
+    default=None,
+    type=click.Path(dir_okay=False, path_type=str),
+    help="Also write the comparison as a self-contained HTML page here ('-': stdout, when -o names a file).",
 )
 @summary_format_option
 @click.option(
@@ -61,8 +69,10 @@ def _label(path: str) -> str:
     "(repeatable; the grammar is in docs/compare.md). An unknown figure fails too.",
 )
 @prices_option
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap intervals.")
-@click.option("--resamples", type=click.IntRange(min=100), default=2000, show_default=True, help="Bootstrap resamples.")
+@click.option("--seed", type=bounded(SEED), default=0, show_default=True, help="Seed of the bootstrap intervals.")
+@click.option(
+    "--resamples", type=bounded(RESAMPLES.narrow(100)), default=2000, show_default=True, help="Bootstrap resamples."
+)
 @click.option("--label-a", default=None, help="A's name in the output (default: its projects or directory name).")
 @click.option("--label-b", default=None, help="B's name in the output (default: its projects or directory name).")
 @click.option(
@@ -78,7 +88,7 @@ def _label(path: str) -> str:
     "--a-pages",
     default=None,
     type=click.Path(file_okay=False, dir_okay=True, path_type=str),
-    help="With -o: link the A runs the page names to their pages in this directory, written by "
+    help="With --html: link the A runs the page names to their pages in this directory, written by "
     "`show --tree ID -o DIR` from A (only pages its manifest lists).",
 )
 @click.option(
@@ -103,7 +113,7 @@ def _label(path: str) -> str:
     "label_store",
     default=None,
     type=click.Path(dir_okay=False, path_type=str),
-    help="The label store --label and --without-label read (a Labels file, outside the corpus).",
+    help="The label store --label and --without-label read (an existing Labels file, outside the corpus).",
 )
 @click.option("--rules", default=None, metavar="FILE", help="A rules file whose rules --finding may name.")
 @translate_errors
@@ -114,6 +124,7 @@ def compare_command(
     jobs: int | None,
     quiet: bool,
     output: str | None,
+    html: str | None,
     fmt: str,
     match: str,
     fail_on: tuple[object, ...],
@@ -146,21 +157,22 @@ def compare_command(
     B may be one root, read once). --label, --without-label (labels of the
     --labels store), --finding and --without-finding (a detector's or a --rules
     rule's kind) keep only such runs on both sides; the notes say how many each
-    side left out. --a-pages and --b-pages link the runs the
+    side left out. -o writes the --format report to a file; --html also
+    writes the HTML page. --a-pages and --b-pages link the runs the
     HTML page names to each side's transcript pages (show --tree -o DIR).
 
-    Exit status: 1 when a --fail-on condition holds (or its figure is unknown),
-    else 0.
+    Exit status: 1 when a --fail-on condition holds (or its figure is unknown,
+    or not known whole: a cost while a side has runs of unknown cost), else 0.
 
     \b
     Examples:
         subagent-catalog compare data/sample out/sample-archive   # before, after
-        subagent-catalog compare data/sample out/sample-archive -o diff.html --match prompt
+        subagent-catalog compare data/sample out/sample-archive --html diff.html --match prompt
         subagent-catalog compare data/sample out/sample-archive --format md >> "$GITHUB_STEP_SUMMARY"
         subagent-catalog compare data/sample out/sample-archive --fail-on 'error_rate>+2pp' --fail-on 'cost_median>+10%'
         subagent-catalog compare data/sample data/sample --a-project=--srv-research-agents-- \\
             --b-project=--home-dev-projects-webapp--   # two projects of one corpus
-        subagent-catalog compare data/sample out/sample-archive -o diff.html --a-pages pages --b-pages pages
+        subagent-catalog compare data/sample out/sample-archive --html diff.html --a-pages pages --b-pages pages
         subagent-catalog compare data/sample out/sample-archive --without-finding tool-loop
     """
     from subagent_catalog.analysis.compare import compare
@@ -171,13 +183,24 @@ def compare_command(
     table = price_table(prices)
     if (label is not None or without_label is not None) and label_store is None:
         raise click.UsageError("--label and --without-label read a label store: give --labels FILE too")
-    if (a_pages is not None or b_pages is not None) and output is None:
-        raise click.UsageError("--a-pages and --b-pages link from the HTML page: give -o FILE too")
-    page_dir = os.getcwd() if output is None or is_stdout(output) else os.path.dirname(os.path.abspath(output))
-    if output is not None:
+    if label_store is not None:  # a missing or refused store fails before any read (filter_runs checks it again)
+        from subagent_catalog.store.labels import Labels
+
+        Labels(label_store, protected=[root, b], must_exist=True)
+    if (a_pages is not None or b_pages is not None) and html is None:
+        raise click.UsageError("--a-pages and --b-pages link from the HTML page: give --html FILE too")
+    if html is not None and is_stdout(html) and is_stdout(output):
+        raise click.UsageError("--html - and the --format report would both go to stdout: give -o FILE too")
+    if not is_stdout(html) and not is_stdout(output) and os.path.abspath(str(html)) == os.path.abspath(str(output)):
+        raise click.UsageError("-o and --html name the same file: give each its own")
+    if html is None and output is not None and output.lower().endswith((".html", ".htm")):
+        raise click.UsageError(f"-o writes the --format {fmt} report, not the HTML page: give --html {output}")
+    page_dir = os.getcwd() if is_stdout(html) else os.path.dirname(os.path.abspath(str(html)))
+    check_target(output, [root, b])
+    if html is not None:
         from subagent_catalog.views.compare_links import side_pages
 
-        check_target(output, [root, b])
+        check_target(html, [root, b])
         for pages in (a_pages, b_pages):
             if pages is not None:
                 side_pages(pages, page_dir=page_dir)  # a directory that is no site is refused before any read
@@ -185,8 +208,8 @@ def compare_command(
     same = os.path.realpath(root) == os.path.realpath(b)
     b_source = a_source if same else load_source(b, compression=compression, jobs=jobs, quiet=quiet)
     protected = [*protected_paths(root, a_source), *protected_paths(b, b_source)]
-    if output is not None:
-        check_target(output, protected)
+    for target in (output, html):
+        check_target(target, protected)
     labels = (
         label_a or (", ".join(a_projects) if a_projects else _label(root)),
         label_b or (", ".join(b_projects) if b_projects else _label(b)),
@@ -217,19 +240,23 @@ def compare_command(
     gates = [evaluate(comparison, condition) for condition in fail_on if isinstance(condition, Condition)]
     if fmt == "json":
         text = json.dumps(compare_json(comparison, gates=gates), ensure_ascii=False, indent=2, allow_nan=False)
-        echo(json_terminal(text))
-    elif fmt == "md":
-        echo(terminal_safe(compare_markdown(comparison, gates=gates), keep="\n"))
+        shown = json_terminal(text)
     else:
-        echo(terminal_safe(compare_text(comparison, gates=gates), keep="\n"))
-    if output is not None:
+        text = (compare_markdown if fmt == "md" else compare_text)(comparison, gates=gates)
+        shown = terminal_safe(text, keep="\n")
+    if is_stdout(output):
+        echo(shown)  # one document on stdout: the HTML page goes there only when -o names a file
+    else:
+        with output_stream(output, protected=protected) as out:
+            out.write(text.rstrip("\n") + "\n")
+    if html is not None:
         from subagent_catalog.views.compare_html import compare_page
 
         page = compare_page(comparison, a_pages=a_pages, b_pages=b_pages, page_dir=page_dir)
-        with output_stream(output, protected=protected) as out:
+        with output_stream(html, protected=protected) as out:
             out.write(page)
-        if not is_stdout(output):
-            note(f"wrote {output} ({len(page.encode('utf-8')) // 1024} KiB)", quiet=quiet)
+        if not is_stdout(html):
+            note(f"wrote {html} ({len(page.encode('utf-8')) // 1024} KiB)", quiet=quiet)
     failing = [gate for gate in gates if gate.holds is not False]
     if failing:
         for gate in failing:

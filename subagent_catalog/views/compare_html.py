@@ -19,7 +19,16 @@ import polars as pl
 from markupsafe import Markup, escape
 
 from subagent_catalog.analysis.compare import Comparison
-from subagent_catalog.analysis.compare_display import figure, figures, headline, interval, p_text, percent, points
+from subagent_catalog.analysis.compare_display import (
+    figure,
+    figures,
+    headline,
+    interval,
+    p_text,
+    percent,
+    points,
+    row_figures,
+)
 from subagent_catalog.analysis.text import clip
 
 WIDTH = 260
@@ -210,6 +219,7 @@ def compare_page(
         "p_text": p_text,
         "figure": figure,
         "figures": figures,
+        "row_figures": row_figures,
         "interval_svg": interval_svg,
         "boxes_svg": boxes_svg,
         "breakable": breakable,

@@ -15,9 +15,17 @@ from typing import Any
 import polars as pl
 
 from subagent_catalog.analysis.compare import Comparison
-from subagent_catalog.analysis.compare_display import figures, headline, interval, p_text, percent, points
+from subagent_catalog.analysis.compare_display import (
+    figures,
+    headline,
+    interval,
+    p_text,
+    percent,
+    points,
+    row_figures,
+)
 from subagent_catalog.analysis.compare_gate import GateResult
-from subagent_catalog.views.run_format import md_cell
+from subagent_catalog.views.text import md_cell
 
 TOP = 10
 """Rows of the error, tool and model tables the text and Markdown show (JSON has all)."""
@@ -47,15 +55,14 @@ def _metric_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
     headers = ["metric", "per", "A median", "B median", "change", "interval", "A mean", "B mean", "change"]
     rows = []
     for row in comparison.metrics.iter_rows(named=True):
-        unit = row["unit"]
         rows.append(
             [
                 row["metric"],
                 row["level"],
-                *figures(row["a_median"], row["b_median"], unit),
+                *row_figures(row, "median"),
                 percent(row["median_change"], signed=True),
                 interval(row["median_change_low"], row["median_change_high"], unit="%"),
-                *figures(row["a_mean"], row["b_mean"], unit),
+                *row_figures(row, "mean"),
                 percent(row["mean_change"], signed=True),
                 p_text(row["p_adjusted"]),
                 row["better"] or "",

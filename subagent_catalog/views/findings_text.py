@@ -6,6 +6,9 @@ from collections.abc import Iterator
 
 import polars as pl
 
+from subagent_catalog.analysis.findings.schema import EVIDENCE_CLIP
+from subagent_catalog.views.text import md_cell
+
 __all__ = ["findings_lines", "findings_markdown", "findings_tally", "position"]
 
 
@@ -76,13 +79,8 @@ def findings_tally(found: pl.DataFrame) -> str:
     return f"{found.height} finding{plural} in {sessions} session{'s' if sessions != 1 else ''} ({severities}; {kinds})"
 
 
-def _cell(value: object) -> str:
-    text = "" if value is None else str(value)
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
 def findings_markdown(found: pl.DataFrame) -> str:
-    """A Markdown table of the findings (a pipe in a cell is escaped).
+    """A Markdown table of the findings (every cell escaped by ``md_cell``: no markup of the corpus is live).
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
@@ -104,5 +102,5 @@ def findings_markdown(found: pl.DataFrame) -> str:
             row["message"],
             row["evidence"],
         )
-        lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
+        lines.append("| " + " | ".join(md_cell(cell, limit=EVIDENCE_CLIP) for cell in cells) + " |")
     return "\n".join(lines)

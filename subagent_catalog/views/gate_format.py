@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import re
 
 from subagent_catalog.views.gate import CheckResult, GateResult
-from subagent_catalog.views.text import printable
+from subagent_catalog.views.text import md_cell, printable
 
 
 def _status_word(check: CheckResult) -> str:
@@ -43,7 +42,7 @@ def _verdict(result: GateResult) -> str:
 
 def _context_lines(result: GateResult, md: bool) -> list[str]:
     """The empty-corpus and baseline lines (terminal text, or Markdown with values escaped)."""
-    show = _md if md else printable
+    show = md_cell if md else printable
     lines = []
     if result.empty is not None:
         empty = result.empty
@@ -121,15 +120,6 @@ def format_text(result: GateResult, *, limit: int = 20) -> str:
     return "\n".join(lines)
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
-
-
-def _md(value: object, *, limit: int = 200) -> str:
-    text = printable(value, limit=limit)
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _MD_SPECIAL.sub(r"\\\1", text)
-
-
 def format_markdown(result: GateResult, *, limit: int = 20) -> str:
     """The gate's report as GitHub-flavoured Markdown (for CI job summaries).
 
@@ -147,7 +137,9 @@ def format_markdown(result: GateResult, *, limit: int = 20) -> str:
     lines = [
         f"## subagent-catalog check: {'**failed**' if result.failed else 'passed'}",
         "",
-        f"Root {_md(result.root, limit=400)}, semantics `{result.semantics}`" + (window if result.window else "") + ".",
+        f"Root {md_cell(result.root, limit=400)}, semantics `{result.semantics}`"
+        + (window if result.window else "")
+        + ".",
         "",
         *[line + "\n" for line in _context_lines(result, md=True)],
         "| check | selected | count | status | meaning |",
@@ -157,9 +149,9 @@ def format_markdown(result: GateResult, *, limit: int = 20) -> str:
         extra = _tolerance(check, result)
         status = _status_word(check) + (f" ({extra})" if extra else "")
         selected = "yes" if check.selected else ""
-        lines.append(f"| `{check.name}` | {selected} | {check.count} | {status} | {_md(check.description)} |")
+        lines.append(f"| `{check.name}` | {selected} | {check.count} | {status} | {md_cell(check.description)} |")
     for note, names in _unevaluated(result).items():
-        lines += ["", f"**Not evaluated** ({', '.join(names)}): {_md(note)}"]
+        lines += ["", f"**Not evaluated** ({', '.join(names)}): {md_cell(note)}"]
     for check in result.checks:
         if check.count == 0:
             continue
@@ -172,10 +164,10 @@ def format_markdown(result: GateResult, *, limit: int = 20) -> str:
         ]
         shown = check.offenders if limit == 0 else check.offenders.head(limit)
         for row in shown.iter_rows(named=True):
-            path = _md(row["path"]) + (f":{row['line']}" if row["line"] is not None else "")
+            path = md_cell(row["path"]) + (f":{row['line']}" if row["line"] is not None else "")
             lines.append(
-                f"| {_md(row['session_id'], limit=80)} | {path}{_known_mark(row)} | {_md(row['cause'])} "
-                f"| {_md(row['detail'])} |"
+                f"| {md_cell(row['session_id'], limit=80)} | {path}{_known_mark(row)} | {md_cell(row['cause'])} "
+                f"| {md_cell(row['detail'])} |"
             )
         if shown.height < check.count:
             lines += ["", f"… and {check.count - shown.height} more."]

@@ -3,12 +3,11 @@
 The three say the same: how runs ended, the failed ones, time, tokens, cost per model (unpriced
 models named), tools with their failures, the slowest and costliest runs and the largest trees.
 Text from the corpus is left as it is here: the CLI makes terminal output safe, and Markdown
-cells go through ``md_cell`` (code spans, pipes escaped).
+cells go through ``views.text.md_cell`` (the one Markdown escaper).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Any
@@ -18,6 +17,7 @@ import polars as pl
 from subagent_catalog.analysis.run_summary import RunSummary
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.frames.units import clock, human_cost, human_count, human_duration, partial_cost, plural
+from subagent_catalog.views.text import md_cell
 
 FAILED_LINES = 10
 """Failed runs the text and Markdown list by default (``limit``)."""
@@ -284,22 +284,6 @@ def runs_json(runs: RunSummary) -> dict[str, Any]:
         "unpriced_models": _records(runs.unpriced),
         "tools": _records(runs.tools),
     }
-
-
-_CELL_SPECIAL = re.compile(r"[|\\`*_\[\]<>#]")
-
-
-def md_cell(value: object) -> str:
-    """A value as one Markdown table cell: one line, ``|`` and other markup escaped.
-
-    Examples:
-        >>> md_cell("a|b <i>x</i>\\nc"), md_cell(None)
-        ('a\\\\|b \\\\<i\\\\>x\\\\</i\\\\> c', '–')
-    """
-    if value is None:
-        return "–"
-    text = " ".join(str(value).split())
-    return _CELL_SPECIAL.sub(lambda m: "\\" + m[0], clip(text, 200))
 
 
 def _table(headers: list[str], rows: list[list[Any]]) -> list[str]:

@@ -16,7 +16,8 @@ from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.store.source import Source, listing_source, session_count, source_frames
 from subagent_catalog.views.columns import UNREAD_BY_SUMMARY
 from subagent_catalog.views.memory import between_stages
-from subagent_catalog.views.run_format import FAILED_LINES, md_cell, runs_json, runs_lines, runs_markdown
+from subagent_catalog.views.run_format import FAILED_LINES, runs_json, runs_lines, runs_markdown
+from subagent_catalog.views.text import md_cell
 
 T = TypeVar("T")
 

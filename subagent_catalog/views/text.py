@@ -1,4 +1,4 @@
-"""Untrusted text made safe for where it is printed: terminal lines, JavaScript-style strings, CSV cells.
+"""Untrusted text made safe for where it is printed: terminal lines, Markdown, JavaScript-style strings, CSV cells.
 
 **The terminal rule.** Whatever reaches a terminal stream (stdout text, CSV
 and JSON, every error and warning line on stderr) has these characters
@@ -90,6 +90,39 @@ def printable(text: object, *, limit: int = 300) -> str:
         return "-"
     value = terminal_safe(str(text))
     return value if len(value) <= limit else value[:limit] + "…"
+
+
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*_\[\]|~#]")
+_LINE_START = re.compile(r"^(?:[-+](?=\s|$)|[-=]+\s*$|\d{1,9}[.)](?=\s|$))")
+"""A list item's marker, a thematic break or a setext underline, at the start of a value."""
+
+
+def _unmark(found: re.Match[str]) -> str:
+    """The marker with its list punctuation (after the digits) or its first character escaped."""
+    text = found[0]
+    return f"{text[:-1]}\\{text[-1]}" if text[0].isdigit() else f"\\{text}"
+
+
+def md_cell(value: object, *, limit: int = 200) -> str:
+    r"""A value as Markdown text that renders as itself: the one escaper of every Markdown writer.
+
+    For a table cell, a list item or a line of a CI job summary: whitespace (newlines too) folded to
+    one space, the terminal rule applied (``printable``, at most ``limit`` characters), ``&``, ``<``
+    and ``>`` as HTML entities (no tag, comment or entity of the value is live), and the characters
+    that make inline markup backslash-escaped (emphasis, code, links and images, pipes, headings,
+    strikethrough), as is a list or heading marker the value starts with. ``None`` is ``–``.
+
+    Examples:
+        >>> print(md_cell("a|b <img src=x> ![](http://x) <!-- c\nd"))
+        a\|b &lt;img src=x&gt; !\[\](http://x) &lt;!-- c d
+        >>> print(md_cell("- 1 * 2 = $2"), md_cell("3. x"), md_cell("-5.0 %"), md_cell(None), md_cell("x" * 9, limit=3))
+        \- 1 \* 2 = $2 3\. x -5.0 % – xxx…
+    """
+    if value is None:
+        return "–"
+    text = printable(" ".join(str(value).split()), limit=limit)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _LINE_START.sub(_unmark, _MARKDOWN_SPECIAL.sub(r"\\\g<0>", text))
 
 
 def _json_escape(char: str) -> str:

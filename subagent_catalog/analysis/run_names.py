@@ -22,6 +22,7 @@ from typing import Any, Literal
 import polars as pl
 
 from subagent_catalog.analysis.runs import session_table
+from subagent_catalog.catalog.source import source_reads
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.read.jsvalue import frame_text
@@ -128,6 +129,7 @@ def name_from_events(
     return None, None
 
 
+@source_reads
 def run_names(
     source: Source, *, list_orders: Iterable[int] | None = None, clip: int = NAME_CLIP, titles: bool = True
 ) -> pl.DataFrame:

@@ -13,6 +13,7 @@ from typing import Literal
 
 import polars as pl
 
+from subagent_catalog.catalog.source import source_reads
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.costs import ordered_sum, own_samples
 from subagent_catalog.prices import SAMPLE_COLUMNS, Prices, PriceTable, price_table, sample_costs
@@ -53,18 +54,23 @@ def session_table(source: Source, columns: list[str]) -> pl.LazyFrame:
     return source.sessions.lazy().select(columns)
 
 
-def _collect(frame: pl.LazyFrame, source: Source) -> pl.DataFrame:
-    if isinstance(source, Archive):
-        try:
-            return frame.collect(engine="streaming")
-        except (pl.exceptions.PolarsError, OSError) as error:
-            raise ArchiveError(
-                f"cannot read the sessions of archive {source.path!r}: {type(error).__name__}: {str(error)[:200]}",
-                hint="a data file is missing or damaged: re-export the archive",
-            ) from None
-    return frame.collect()
+def collect_table(frame: pl.LazyFrame, source: Source) -> pl.DataFrame:
+    """Collect a lazy frame of a source's tables: an archive's streamed (its memory bounded), a corpus's at once.
+
+    Run it inside the source's guard (``catalog.source.source_reads`` on the
+    function the source entered by): a read error is then an ``ArchiveError``
+    naming the damaged file.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> corpus = read_corpus("tests/data/run-facts")
+        >>> collect_table(session_table(corpus, ["session_id"]), corpus)["session_id"].to_list()
+        ['child-1', 'parent-1']
+    """
+    return frame.collect(engine="streaming") if isinstance(source, Archive) else frame.collect()
 
 
+@source_reads
 def usage_samples(source: Source, *, part: Part = "own", prices: Prices | PriceTable | None = None) -> pl.DataFrame:
     """One row per model step that reported usage, with the model that served it and what it cost.
 
@@ -84,7 +90,7 @@ def usage_samples(source: Source, *, part: Part = "own", prices: Prices | PriceT
     """
     frame = own_samples(session_table(source, ["list_order", "session_id", "usage_samples"]), part=part)
     priced = sample_costs(frame, price_table(prices))
-    return _collect(priced.sort("list_order", "seq"), source)
+    return collect_table(priced.sort("list_order", "seq"), source)
 
 
 INT64_MAX = (1 << 63) - 1
@@ -129,6 +135,7 @@ def _overflowed(name: str) -> pl.Expr:
     return pl.col(name).is_not_null().any() & checked_sum(name).is_null()
 
 
+@source_reads
 def usage_by_model(
     source: Source,
     *,
@@ -190,7 +197,7 @@ def usage_by_model(
         ordered = grouped.sort("list_order", "in_seed", "first_ms", "provider", "model", nulls_last=True)
     else:
         ordered = grouped.sort("in_seed", "provider", "model", nulls_last=True)
-    return _collect(ordered, source).select(
+    return collect_table(ordered, source).select(
         *(keys or ["sessions"]),
         "provider",
         "model",
@@ -208,6 +215,7 @@ def usage_by_model(
     )
 
 
+@source_reads
 def unpriced_models(source: Source, *, prices: Prices | PriceTable | None = None) -> pl.DataFrame:
     """The models of the samples no price table prices: ``provider``, ``model``, ``sessions``, ``steps`` and ``reason``.
 
@@ -237,13 +245,14 @@ def unpriced_models(source: Source, *, prices: Prices | PriceTable | None = None
         .sort("provider", "model", "reason", nulls_last=True)
         .select("provider", "model", "sessions", "steps", "reason")
     )
-    return _collect(missing, source).cast({"sessions": pl.Int64, "steps": pl.Int64})
+    return collect_table(missing, source).cast({"sessions": pl.Int64, "steps": pl.Int64})
 
 
 CALL_STATUS = ("ok", "error", "no-result", "no-call")
 """A tool call row's ``status``: answered, answered with ``isError``, never answered, a result without a call."""
 
 
+@source_reads
 def tool_calls(source: Source, *, part: Part = "own") -> pl.DataFrame:
     """One row per tool call, with the result that answered it.
 
@@ -288,7 +297,7 @@ def tool_calls(source: Source, *, part: Part = "own") -> pl.DataFrame:
         pl.when(pl.col("result_time_ms").is_null()).then(None).otherwise(pl.col("duration_ms")).alias("duration_ms")
     )
     ordered = frame.sort("list_order", pl.coalesce("seq", "result_seq"))
-    return _collect(ordered, source).select(
+    return collect_table(ordered, source).select(
         "list_order",
         "session_id",
         "seq",

@@ -16,6 +16,7 @@ import polars as pl
 
 from subagent_catalog.analysis.runs import session_table
 from subagent_catalog.analysis.trees import Scope, run_trees
+from subagent_catalog.catalog.source import source_reads
 from subagent_catalog.errors import UnknownSessionError
 from subagent_catalog.frames.nearest import nearest_ids
 from subagent_catalog.store.source import Source
@@ -49,6 +50,7 @@ _SESSION_COLUMNS = [
 ]
 
 
+@source_reads
 def tree_timeline(
     source: Source,
     session_id: str,

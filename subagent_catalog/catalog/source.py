@@ -53,13 +53,16 @@ R = TypeVar("R")
 
 
 def source_reads(function: Callable[P, R]) -> Callable[P, R]:
-    """Run a catalog function over a table source inside the source's ``reading`` guard, if it has one.
+    """Run a function over a source inside the source's ``reading`` guard, if it has one: where sources enter.
 
-    An archive (``store.archive.Archive.reading``) checks its files against
-    its manifest first and turns any Polars or Arrow error, or Rust panic,
-    met while the function reads its tables into one ``ArchiveError`` naming
-    the damaged file. The corpus is the function's first argument; an
-    in-memory corpus runs the function as it is.
+    The one guard of an archive's reads (``store.archive.Archive.reading``):
+    its files are checked against its manifest before a table is first
+    scanned, and any reader error met while the function runs (Polars,
+    Arrow, thrift, zstd, UTF-8, a Rust panic) becomes one ``ArchiveError``
+    naming the damaged file; an error no file explains passes as it is. The
+    source is the function's first argument; an in-memory corpus (and an
+    archive's collected frames, whose events are read inside the guard)
+    runs the function as it is, so the function need not know what it got.
 
     Examples:
         >>> @source_reads
@@ -75,7 +78,7 @@ def source_reads(function: Callable[P, R]) -> Callable[P, R]:
         reading = getattr(source, "reading", None) if is_table_source(source) else None
         if reading is None:
             return function(*args, **kwargs)
-        with reading("sessions", "descriptors", "problems"):
+        with reading():
             return function(*args, **kwargs)
 
     return guarded

@@ -7,8 +7,17 @@ from typing import TYPE_CHECKING
 import click
 import polars as pl
 
+from subagent_catalog.bounds import POSITIVE_COUNT
+from subagent_catalog.catalog.source import source_reads
 from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors, write_rows
-from subagent_catalog.cli.options import data_output_option, load_source, prices_option, protected_paths, source_options
+from subagent_catalog.cli.options import (
+    bounded,
+    data_output_option,
+    load_source,
+    prices_option,
+    protected_paths,
+    source_options,
+)
 from subagent_catalog.frames.outcome import OUTCOMES
 from subagent_catalog.views.text import terminal_frame, terminal_safe
 
@@ -23,6 +32,7 @@ OUTCOME_CHOICES = ("failed", *OUTCOMES)
 """``--outcome`` values: ``failed`` (any of ``FAILED_OUTCOMES``) or one outcome."""
 
 
+@source_reads
 def runs_table(source: Corpus | Archive, table: str, prices: PriceTable, *, outcome: str | None = None) -> pl.DataFrame:
     """One of the ``runs`` command's tables (``TABLES``) over a corpus or an archive.
 
@@ -122,7 +132,7 @@ def runs_table(source: Corpus | Archive, table: str, prices: PriceTable, *, outc
     help="With --table sessions: only the sessions of this outcome (failed: any failed one).",
 )
 @prices_option
-@click.option("-n", "--limit", type=click.IntRange(min=1), default=None, help="Show at most this many rows.")
+@click.option("-n", "--limit", type=bounded(POSITIVE_COUNT), default=None, help="Show at most this many rows.")
 @click.option(
     "-f",
     "--format",

@@ -24,6 +24,7 @@ import orjson
 import polars as pl
 import pyarrow as pa
 
+from subagent_catalog.catalog.source import source_reads
 from subagent_catalog.interop import sql_process
 from subagent_catalog.interop.errors import SqlError
 from subagent_catalog.interop.sql_engine import (
@@ -39,7 +40,8 @@ from subagent_catalog.interop.sql_engine import (
 )
 from subagent_catalog.interop.sql_guard import checked_statement, named_tables
 from subagent_catalog.interop.sql_tables import SQL_TABLES, arrow_table
-from subagent_catalog.store.source import Source
+from subagent_catalog.store.layout import ArchiveError
+from subagent_catalog.store.source import Source, source_archive
 
 __all__ = [
     "DUCKDB_CONFIG",
@@ -57,6 +59,7 @@ ISOLATE = True
 """Run queries in a child process where ``sql_process.available()`` (switch off only to compare)."""
 
 
+@source_reads
 def sql_tables_of(source: Source, query: str) -> dict[str, tuple[Any, tuple[str, ...]]]:
     """Check ``query`` (``sql_guard``) and make the tables it names: name -> (Arrow data, the view's columns).
 
@@ -94,6 +97,7 @@ def query_tables(query: str) -> set[str]:
         parser.close()
 
 
+@source_reads
 def connect(source: Source, query: str, *, memory_limit_mb: int = MEMORY_LIMIT_MB, threads: int = THREADS) -> Any:
     """The locked sandbox connection for ``query`` in this process, with the tables it names registered (as views).
 
@@ -150,6 +154,7 @@ def _frame(table: pa.Table) -> pl.DataFrame:
     return frame
 
 
+@source_reads
 def sql(
     source: Source,
     query: str,
@@ -194,7 +199,8 @@ def sql(
             and the hint what to do.
         CatalogError: the query names ``catalog`` and upstream's listing of
             this root fails as a whole.
-        ValueError: a limit is not a positive number.
+        ArchiveError: a part of the archive is damaged (it is named), or fails its checks.
+        BoundError: a limit outside its range (``sql_engine.check_limits``; a ``ValueError``).
 
     Examples:
         >>> from subagent_catalog import read_corpus
@@ -208,14 +214,33 @@ def sql(
     """
     check_limits(memory_limit_mb, threads, timeout)
     tables = sql_tables_of(source, query)
-    if ISOLATE and sql_process.available():
-        table = sql_process.run_isolated(
-            tables, query, memory_limit_mb=memory_limit_mb, threads=threads, timeout=timeout
-        )
-    else:
-        con = locked(tables, memory_limit_mb=memory_limit_mb, threads=threads)
-        try:
-            table = run_arrow(con, query, timeout=timeout, memory_limit_mb=memory_limit_mb)
-        finally:
-            con.close()
+    try:
+        if ISOLATE and sql_process.available():
+            table = sql_process.run_isolated(
+                tables, query, memory_limit_mb=memory_limit_mb, threads=threads, timeout=timeout
+            )
+        else:
+            con = locked(tables, memory_limit_mb=memory_limit_mb, threads=threads)
+            try:
+                table = run_arrow(con, query, timeout=timeout, memory_limit_mb=memory_limit_mb)
+            finally:
+                con.close()
+    except SqlError as error:
+        damaged = _damaged_part(source, error)
+        if damaged is None:
+            raise
+        raise damaged from None
     return _frame(table)
+
+
+def _damaged_part(source: Source, error: SqlError) -> ArchiveError | None:
+    """The archive's ``ArchiveError`` naming the damaged part a query met, when DuckDB failed reading its Parquet.
+
+    DuckDB reads an archive's tables itself and names the Arrow stream that
+    failed (``'_data_sessions'``); only then are the parts probed (a query
+    DuckDB refused reads no part again).
+    """
+    archive = source_archive(source)
+    if archive is None or "'_data_" not in str(error.args[0] if error.args else ""):
+        return None
+    return archive.read_error(error)

@@ -41,7 +41,7 @@ from subagent_catalog.frames.costs import with_costs
 from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
 from subagent_catalog.prices import price_table
 from subagent_catalog.read.paths import Compression, log_name
-from subagent_catalog.store.archive_check import check_table, read_guard
+from subagent_catalog.store.archive_check import check_table, read_error, read_guard
 from subagent_catalog.store.layout import (
     EVENT_FILE_EXTRA,
     MANIFEST,
@@ -106,30 +106,26 @@ class ArchiveCorpus(Corpus):
     @property
     def events(self) -> pl.DataFrame:
         """Every event of every readable log (from the archive, or re-read from the root)."""
-        if self._events is None and self._window is not None:  # a window's: its logs' rows of the table
-            archive, orders = self._window
-            with archive.reading("events"):
+        own = self._archive if self._archive is not None and self._archive.has_events else None
+        table = self._window[0] if self._window is not None else own  # a window's archive (its logs' rows), or its own
+        if self._events is None and table is not None:
+            rows = pl.col("list_order").is_in(self._window[1].implode()) if self._window is not None else pl.lit(True)
+            with table.reading("events"):
                 self._events = (
-                    archive.events.filter(pl.col("list_order").is_in(orders.implode()))
-                    .sort(archive.order_by("events"), maintain_order=True)
+                    table.events.filter(rows)
+                    .sort(table.order_by("events"), maintain_order=True)
                     .select(list(EVENT_SCHEMA))
                     .collect()
                 )
-        if self._events is None and self._archive is not None:
-            if self._archive.has_events:
-                with self._archive.reading("events"):
-                    self._events = (
-                        self._archive.events.sort(self._archive.order_by("events"), maintain_order=True)
-                        .select(list(EVENT_SCHEMA))
-                        .collect()
-                    )
-            elif not os.path.isdir(self.log_root):
-                raise ArchiveError(
-                    f"the archive {self._archive.path!r} holds no events table and its corpus root "
-                    f"{self.log_root!r} is not here",
-                    hint="re-export with events (export --events, events=True), or open the archive where the root is",
-                )
+        elif self._events is None and self._archive is not None and not os.path.isdir(self.log_root):
+            raise self._rootless(self._archive)
         return super().events
+
+    def _rootless(self, archive: Archive) -> ArchiveError:
+        return ArchiveError(
+            f"the archive {archive.path!r} holds no events table and its corpus root {self.log_root!r} is not here",
+            hint="re-export with events (export --events, events=True), or open the archive where the root is",
+        )
 
     def log_events(self, list_order: int) -> pl.DataFrame:
         """The events of one log (from the archive's events table when it has one, else from the root).
@@ -137,8 +133,9 @@ class ArchiveCorpus(Corpus):
         Raises:
             ArchiveError: no events table and the corpus root is not here.
         """
-        table = self._window[0] if self._window is not None and self._events is None else None
-        if table is not None:
+        own = self._archive if self._archive is not None and self._archive.has_events else None
+        table = self._window[0] if self._window is not None else own  # a window's archive, or its own
+        if table is not None and self._events is None:
             with table.reading("events"):
                 frame = (
                     table.events.filter(pl.col("list_order") == list_order)
@@ -146,23 +143,9 @@ class ArchiveCorpus(Corpus):
                     .select(list(EVENT_SCHEMA))
                     .collect()
                 )
-                return frame.cast(pl.Schema(EVENT_SCHEMA))
-        if self._events is None and self._archive is not None:
-            if self._archive.has_events:
-                with self._archive.reading("events"):
-                    frame = (
-                        self._archive.events.filter(pl.col("list_order") == list_order)
-                        .sort("event_index")
-                        .select(list(EVENT_SCHEMA))
-                        .collect()
-                    )
-                    return frame.cast(pl.Schema(EVENT_SCHEMA))
-            if not os.path.isdir(self.log_root):
-                raise ArchiveError(
-                    f"the archive {self._archive.path!r} holds no events table and its corpus root "
-                    f"{self.log_root!r} is not here",
-                    hint="re-export with events (export --events, events=True), or open the archive where the root is",
-                )
+            return frame.cast(pl.Schema(EVENT_SCHEMA))
+        if self._events is None and self._archive is not None and not os.path.isdir(self.log_root):
+            raise self._rootless(self._archive)
         self._require_inside(self.sessions.with_row_index("_row").filter(pl.col("list_order") == list_order))
         return super().log_events(list_order)
 
@@ -272,13 +255,14 @@ class Archive:
 
     @contextmanager
     def reading(self, *tables: Table | Literal["facts"]) -> Iterator[None]:
-        """Turn any error met while reading these tables into an ``ArchiveError`` naming the damaged file.
+        """The guard every read of this archive's files runs in: an error becomes an ``ArchiveError`` naming the file.
 
-        Polars and Arrow errors and Rust panics (``PanicException`` derives
-        from ``BaseException``) all become one typed error.
+        ``tables`` are checked first (any table is, before its first scan). Any error met in the block (Polars,
+        Arrow, thrift, zstd, UTF-8, a Rust panic) is traced to a damaged file of the tables checked so far
+        (``store.archive_check.read_guard``); an error none of them explains is not the archive's: it passes.
 
         Raises:
-            ArchiveError: a read inside the block failed.
+            ArchiveError: a read inside the block failed on a damaged file.
 
         Examples:
             >>> from subagent_catalog.store.export import export_archive
@@ -286,16 +270,32 @@ class Archive:
             >>> root, out = tempfile.mkdtemp(), tempfile.mkdtemp()
             >>> _ = export_archive(root, out, jobs=1)
             >>> with open_archive(out).reading("sessions"):
-            ...     raise pl.exceptions.ComputeError("bad page")
+            ...     raise pl.exceptions.ComputeError("no file is damaged: not the archive's")
             Traceback (most recent call last):
             ...
-            subagent_catalog.store.layout.ArchiveError: cannot read the sessions ...: ComputeError: bad page (hint: ...)
+            polars.exceptions.ComputeError: no file is damaged: not the archive's
         """
         for table in tables:
             self.check(table)
-        files = [name for table in tables for name in self._entry(table)["files"]]
-        with read_guard(self.location, files, f"the {', '.join(tables)}"):
+        with read_guard(self.location, self._checked_files):
             yield
+
+    def read_error(self, error: BaseException) -> ArchiveError | None:
+        """What ``reading`` raises for an error a reader has typed already (DuckDB's, in ``sql``); ``None``: no damage.
+
+        Examples:
+            >>> from subagent_catalog.store.export import export_archive
+            >>> import tempfile
+            >>> out = tempfile.mkdtemp()
+            >>> _ = export_archive(tempfile.mkdtemp(), out, jobs=1)
+            >>> open_archive(out).read_error(ValueError("a bug")) is None
+            True
+        """
+        return read_error(self.location, self._checked_files(), error)
+
+    def _checked_files(self) -> list[str]:
+        """The files of every table checked so far: the only ones a reader may have read (``_scan`` checks first)."""
+        return [name for table in self._first_orders for name in self._entry(table)["files"]]  # type: ignore[arg-type]
 
     @property
     def root(self) -> str:

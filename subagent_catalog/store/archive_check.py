@@ -21,21 +21,26 @@ manifest names for it is checked:
   unknown and the readers sort or read the column instead);
 * its footer parses (pyarrow), is at most ``MAX_FOOTER_BYTES``, and every
   column the readers use has the type of its frame schema (names, integer
-  widths, list shapes, timestamp units and time zones);
+  widths, list shapes, timestamp units and time zones); the Arrow schema it
+  stores (``ARROW:schema``, which Polars reads the names from) names the
+  fields its Parquet schema names (an IPC message: Arrow verifies it before
+  reading it, so damaged bytes raise);
 * its row count is the one the manifest records for it (``file_rows``), and
   the table's files add up to the manifest's ``rows``.
 
-Any failure is an ``ArchiveError`` naming the file. ``ReadGuard`` then turns
-any error a reader still meets while decoding pages (Polars, Arrow, a Rust
-panic, which is a ``BaseException``) into an ``ArchiveError`` naming the file
-it finds damaged (``damaged_file``).
+Any failure is an ``ArchiveError`` naming the file. ``read_guard`` then turns
+any error a reader still meets while decoding pages (Polars, Arrow, thrift,
+zstd, UTF-8, a Rust panic, which is a ``BaseException``) into an
+``ArchiveError`` naming the file it finds damaged (``damaged_file``); an error
+no file explains is not the archive's, and passes as it is.
 """
 
 from __future__ import annotations
 
+import base64
 import importlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -114,6 +119,43 @@ def _schema_problem(table: str, arrow_schema: Any, *, complete: bool) -> str | N
     return None
 
 
+def _field_names(kind: Any) -> Any:
+    """A type's nested field names (a list's item is left out: writers name it differently)."""
+    types = importlib.import_module("pyarrow").types
+    if types.is_struct(kind):
+        return [(field.name, _field_names(field.type)) for field in kind]
+    if types.is_list(kind) or types.is_large_list(kind) or types.is_list_view(kind):
+        return _field_names(kind.value_type)
+    return None
+
+
+def _stored_schema_problem(metadata: Any, arrow_schema: Any) -> str | None:
+    """Whether the Arrow schema a part stores (``ARROW:schema``) names the fields its Parquet schema names.
+
+    Polars takes the field names from the stored schema, pyarrow (and so
+    DuckDB) from the Parquet schema: a name changed there (a byte that is not
+    UTF-8, the digest recomputed) would be damage only Polars sees.
+
+    Examples:
+        >>> import io, pyarrow as pa, pyarrow.parquet as pq
+        >>> buffer = io.BytesIO()
+        >>> pq.write_table(pa.table({"a": [1]}), buffer)
+        >>> metadata = pq.read_metadata(pa.BufferReader(buffer.getvalue()))
+        >>> _stored_schema_problem(metadata, metadata.schema.to_arrow_schema()) is None
+        True
+        >>> _stored_schema_problem(metadata, pa.schema([("b", pa.int64())]))
+        'stores an Arrow schema (ARROW:schema) whose field names differ from its Parquet schema'
+    """
+    stored = (metadata.metadata or {}).get(b"ARROW:schema")
+    if stored is None:
+        return None
+    pa: Any = importlib.import_module("pyarrow")
+    schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(stored)))
+    if [(f.name, _field_names(f.type)) for f in schema] != [(f.name, _field_names(f.type)) for f in arrow_schema]:
+        return "stores an Arrow schema (ARROW:schema) whose field names differ from its Parquet schema"
+    return None
+
+
 def _declared(entry: dict[str, Any], key: str, count: int) -> list[int] | None:
     values = entry.get(key)
     if isinstance(values, list) and len(values) == count and all(type(v) is int and v >= 0 for v in values):
@@ -177,7 +219,10 @@ def check_table(location: Location, table: str, entry: dict[str, Any], *, comple
                 metadata = _footer(location, name)
             if metadata.serialized_size > MAX_FOOTER_BYTES:
                 raise _damaged(where, f"has a Parquet footer of {metadata.serialized_size} bytes")
-            problem = _schema_problem(table, metadata.schema.to_arrow_schema(), complete=complete)
+            arrow_schema = metadata.schema.to_arrow_schema()
+            problem = _schema_problem(table, arrow_schema, complete=complete) or _stored_schema_problem(
+                metadata, arrow_schema
+            )
             count = int(metadata.num_rows)
         except ArchiveError:
             raise
@@ -306,49 +351,62 @@ def damaged_file(location: Location, files: list[str]) -> tuple[str, str] | None
 
 
 @contextmanager
-def read_guard(location: Location, files: list[str], what: str) -> Iterator[None]:
-    """Turn any error met while reading ``files`` into an ``ArchiveError`` naming the damaged file.
+def read_guard(location: Location, files: Callable[[], list[str]]) -> Iterator[None]:
+    """Turn any error met while reading an archive into an ``ArchiveError`` naming the damaged file.
 
-    The package's typed errors (``SubagentCatalogError``: an ``ArchiveError``, a
-    listing's ``CatalogError``) and ``KeyboardInterrupt`` pass through.
+    ``files()`` gives, once an error is met, the files the block may have
+    read; the first that ``damaged_file`` finds damaged is named. When none
+    is, the error is not the archive's (a bug, say): it passes as it is,
+    never relabelled. The package's typed errors (``SubagentCatalogError``:
+    an ``ArchiveError``, a listing's ``CatalogError``) and ``KeyboardInterrupt``
+    pass through.
 
     Raises:
-        ArchiveError: reading failed (naming the file ``damaged_file`` finds,
-            or the archive when none of them fails on its own).
+        ArchiveError: reading failed, and ``files()`` holds a damaged file.
 
     Examples:
         >>> import tempfile
         >>> here = Location(tempfile.mkdtemp())
         >>> _ = open(here.full("p.parquet"), "wb").write(b"PAR1 not really")
-        >>> with read_guard(here, ["p.parquet"], "the sessions"):
+        >>> with read_guard(here, lambda: ["p.parquet"]):
         ...     pl.read_parquet(here.full("p.parquet"))
         Traceback (most recent call last):
         ...
-        subagent_catalog.store.layout.ArchiveError: cannot read the sessions ...: data file ...p.parquet' ...
+        subagent_catalog.store.layout.ArchiveError: cannot read archive ...: data file ...p.parquet' is damaged ...
+        >>> with read_guard(here, lambda: []):
+        ...     raise KeyError("a bug")
+        Traceback (most recent call last):
+        ...
+        KeyError: 'a bug'
     """
     try:
         yield
     except SubagentCatalogError:
         raise
     except READ_ERRORS as error:
-        raise read_error(location, files, what, error) from None
+        damaged = read_error(location, files(), error)
+        if damaged is None:
+            raise
+        raise damaged from None
 
 
-def read_error(location: Location, files: list[str], what: str, error: BaseException) -> ArchiveError:
-    """The ``ArchiveError`` of a failed read of ``files`` (see ``read_guard``).
+def read_error(location: Location, files: list[str], error: BaseException) -> ArchiveError | None:
+    """The ``ArchiveError`` of a failed read of ``files``: the damaged file named (``None``: none is damaged).
 
     Examples:
         >>> import tempfile
-        >>> print(read_error(Location("/a"), [], "the events", ValueError("bad")))
-        cannot read the events of archive '/a': ValueError: bad (hint: the archive was damaged or edited: re-export it)
+        >>> here = Location(tempfile.mkdtemp())
+        >>> _ = open(here.full("p.parquet"), "wb").write(b"PAR1 not really")
+        >>> print(read_error(here, ["p.parquet"], ValueError("bad")))  # doctest: +ELLIPSIS
+        cannot read archive ...: data file '...p.parquet' is damaged (...) (hint: ... re-export it)
+        >>> read_error(here, [], ValueError("bad")) is None
+        True
     """
     found = damaged_file(location, files) if not isinstance(error, MemoryError) else None
-    if found is not None:
-        where, why = found
-        detail = f"data file {where!r} is damaged ({why})"
-    else:
-        detail = _brief(error)
+    if found is None:
+        return None
+    where, why = found
     return ArchiveError(
-        f"cannot read {what} of archive {location.url!r}: {detail}",
+        f"cannot read archive {location.url!r}: data file {where!r} is damaged ({why})",
         hint="the archive was damaged or edited: re-export it",
     )

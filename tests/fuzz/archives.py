@@ -7,22 +7,28 @@ truncation, a changed footer length, row bombs (a part repeating one row up to
 millions of times, the manifest left alone or edited to match), wrong schemas (a
 column of another type, renamed or missing), time zones (``UTc``, ``Mars/Olympus``,
 ``+99:00``...), a part replaced by a FIFO, manifest row counts and file lists that
-disagree with the files, and sessions rows whose paths leave the corpus root.
+disagree with the files, sessions rows whose paths leave the corpus root, and a forged
+schema byte (a field name in a part's stored Arrow schema made not UTF-8, the digest
+recomputed: pyarrow reads the part, Polars does not).
 
 A child interpreter then runs, on a batch of cases, every library call that reads an
 archive (``open_archive``, ``Archive.check`` of every table, ``catalog``,
 ``catalog_descendants``, ``deviations``, ``list_children``, ``list_descendants`` and
 ``list_agents_text`` of several parents, ``to_corpus(events=True)``, ``transcript`` of
-several sessions, ``search_events`` with a limit) and two CLI commands in-process with
-its descriptor 2 captured (``search ARCHIVE e --limit 5``, then an incremental
-``export ROOT ARCHIVE``). The invariants:
+several sessions, ``compare`` with the archive as either side, ``run_trees``,
+``usage_by_model``, ``tool_calls``, ``run_summary``, ``error_groups``, ``findings``,
+``search_events`` with a limit) and every CLI command that reads an archive
+(``COMMANDS``), in-process with its descriptor 2 captured: ``runs -t`` each table,
+``compare`` with the archive as either side, ``sql`` over each table, ``findings``,
+``report``, ``show``, ``search``, ``check``, ``list``, ``summary``, ``otel -o FILE``, then
+an incremental ``export ROOT ARCHIVE``. The invariants:
 
 * **typed error or correct result**: a call returns a frame of its declared schema or
   raises a ``SubagentCatalogError``, never another exception (a Rust panic, which is a
   ``BaseException``, included); a mutation that must be seen (``DETECTED``) makes
   ``Archive.check`` of the damaged table raise an ``ArchiveError`` naming the file;
-* **one CLI line**: exit 0, or 1 with exactly one ``Error:`` line, the last one, and no
-  ``Traceback`` and no ``panicked at`` on stderr;
+* **one CLI line**: exit 0, or 1 with exactly one ``Error:`` line, the last one, no
+  ``internal error``, and no ``Traceback`` and no ``panicked at`` on stderr;
 * **no file outside the corpus root** is opened through the archive's paths (an audit
   hook watches a sentinel log outside the root);
 * **bounded memory**: the child's peak RSS (``VmHWM``) stays under ``RSS_BOUND_MB``;
@@ -34,8 +40,9 @@ that size, so on such cases only the streaming readers run (``search``, ``export
 ``transcript``).
 
 ``python -m tests.fuzz.archives --cases N [--seed S]`` runs the long tier (``make
-fuzz-archives N=...``); ``tests/test_fuzz_archives.py`` runs every mutation once and a
-seeded sample in ``make test``.
+fuzz-archives N=...``: every command on every case); ``tests/test_fuzz_archives.py`` runs
+every mutation once (every command) and a seeded sample (a seeded draw of the commands)
+in ``make test``.
 """
 
 from __future__ import annotations
@@ -180,6 +187,20 @@ if kind == "footer":  # the footer calls of the archive check before the checksu
             statistics = chunks[0].statistics if len(chunks) == 1 else None
             if statistics is not None and statistics.has_min_max:
                 statistics.min
+elif kind.startswith("column:"):  # one column: Polars and pyarrow (DuckDB's reader) must both refuse it
+    import polars as pl
+    import pyarrow.parquet as pq
+    column = kind.split(":", 1)[1]
+    def probe(path):
+        refused = 0
+        polars = lambda: pl.read_parquet(path, columns=[column])
+        for read in (polars, lambda: pq.read_table(path, columns=[column])):
+            try:
+                read()
+            except Exception:
+                refused += 1
+        if refused == 2:
+            raise ValueError("both readers refuse it")
 else:  # a Polars read of the whole part
     import polars as pl
     def probe(path):
@@ -207,7 +228,8 @@ class Probe:
 
     ``footer``: pyarrow's footer accessors (every row group's column statistics), which abort the process on
     some damaged footers; ``pages``: a Polars read of the whole part, which panics on some damaged pages (the
-    panic hook prints "panicked at" to stderr). A probe that aborts is started again.
+    panic hook prints "panicked at" to stderr); ``column:NAME``: that column read by Polars and by pyarrow
+    (``error`` only when both refuse it). A probe that aborts is started again.
     """
 
     def __init__(self, kind: str) -> None:
@@ -268,17 +290,49 @@ def flipped(data: bytes | bytearray, flips: list[tuple[int, int]]) -> bytes:
 def find_damage(
     data: bytes | bytearray, rng: random.Random, *, region: str, want: str, flips: int, tries: int
 ) -> list[tuple[int, int]] | None:
-    """The first of ``tries`` seeded sets of ``flips`` bit flips in ``region`` (``footer`` or ``pages``) of a
-    part that make its reader ``want`` (``abort``: pyarrow's footer accessors; ``panic``: a Polars read); None
-    when none does. The same bytes and seed give the same flips on every machine."""
+    """The first of ``tries`` seeded sets of ``flips`` bit flips in ``region`` (``footer``, ``pages``, or one
+    column's pages: ``column:NAME``) of a part that make its reader ``want`` (``abort``: pyarrow's footer
+    accessors; ``panic``: a Polars read; ``error``: a reader's error: for a column, Polars' and pyarrow's
+    both); None when none does. The same bytes and seed give the same flips on every machine."""
     start = footer_start(data)
     low, high = (start, len(data) - 8) if region == "footer" else (4, start)
-    kind = "footer" if want == "abort" else "pages"
+    if region.startswith("column:"):
+        low, high = column_pages(data, region.split(":", 1)[1])
+    kind = "footer" if want == "abort" else (region if region.startswith("column:") else "pages")
     for _ in range(tries):
         chosen = [(rng.randrange(low, high), rng.randrange(8)) for _ in range(flips)]
         if probe_damage(kind, flipped(data, chosen)) == want:
             return chosen
     return None
+
+
+def column_pages(data: bytes | bytearray, column: str) -> tuple[int, int]:
+    """Where a column's pages lie in a healthy part's first row group: ``(start, end)`` byte offsets."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    group = pq.read_metadata(pa.BufferReader(bytes(data))).row_group(0)
+    chunk = next(group.column(i) for i in range(group.num_columns) if group.column(i).path_in_schema == column)
+    start = chunk.dictionary_page_offset or chunk.data_page_offset
+    return start, start + chunk.total_compressed_size
+
+
+def forged_schema_byte(data: bytes | bytearray, field: str, byte: int = 0xFF) -> bytes:
+    """A part whose stored Arrow schema (``ARROW:schema``, base64 in the footer) has the last byte of ``field``'s
+    name replaced by ``byte`` (not UTF-8): one forged byte, the footer's length unchanged. Polars, which reads the
+    names from there, refuses the part; pyarrow, which reads them from the Parquet schema, does not."""
+    import base64
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    stored = pq.read_metadata(pa.BufferReader(bytes(data))).metadata[b"ARROW:schema"]
+    schema = base64.b64decode(stored)
+    name = field.encode()
+    at = schema.index(name) + len(name) - 1
+    forged = base64.b64encode(schema[:at] + bytes([byte]) + schema[at + 1 :])
+    where = bytes(data).index(stored, footer_start(data))
+    return bytes(data[:where]) + forged + bytes(data[where + len(stored) :])
 
 
 # --- mutations -------------------------------------------------------------------------------------
@@ -411,6 +465,28 @@ def _footer_abort(case: Case) -> None:
         case.mutations.append("footer-abort: none found")
         flips = [(case.rng.randrange(footer_start(before), len(before)), case.rng.randrange(8)) for _ in range(3)]
     _changed(case, table, name, before, flipped(before, flips))
+
+
+def _forged_schema_byte(case: Case) -> None:
+    """One byte of a field name in a part's stored Arrow schema made not UTF-8, the manifest's digest, size and
+    rows recomputed (a careful forger): the checksum passes, pyarrow reads the part, Polars refuses it; the
+    footer check, which compares the stored names with the Parquet schema's, must refuse it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    picked = case.pick()
+    if picked is None:
+        return
+    table, index, name = picked
+    data = _bytes_of(case, name)
+    try:
+        field = case.rng.choice(pq.read_schema(pa.BufferReader(bytes(data))).names)
+        forged = forged_schema_byte(data, field, case.rng.choice([0x80, 0xBF, 0xC0, 0xFE, 0xFF]))
+    except Exception:  # an earlier mutation left it unreadable, or it stores no Arrow schema (a row bomb)
+        return
+    (case.path / name).write_bytes(forged)
+    case.restat(table, index)
+    case.detected.append((table, name))
 
 
 def _no_checksums(case: Case) -> None:
@@ -660,6 +736,7 @@ MUTATIONS: dict[str, Mutation] = {
     "bitflip": _bitflip,
     "footer-bitflip": _footer_bitflip,
     "footer-abort": _footer_abort,
+    "forged-schema-byte": _forged_schema_byte,
     "no-checksums": _no_checksums,
     "zero": _zero,
     "truncate": _truncate,
@@ -765,20 +842,74 @@ def _outcome(call: Callable[[], Any], schema: Any = None) -> list[Any]:
     return ["ok"]
 
 
+RUN_TABLES = ("outcomes", "sessions", "models", "trees", "tools", "errors")
+"""``runs -t`` tables."""
+SQL_TABLES = ("sessions", "descriptors", "problems", "events", "catalog", "usage_by_model", "tool_calls", "run_trees")
+"""The tables ``sql`` offers, each queried whole."""
+COMMANDS = (
+    *(f"runs -t {table}" for table in RUN_TABLES),
+    "compare A",
+    "compare B",
+    *(f"sql {table}" for table in SQL_TABLES),
+    "findings",
+    "report",
+    "show",
+    "search",
+    "check",
+    "list",
+    "summary",
+    "otel",
+    "export",
+)
+"""Every command that reads an archive (``compare A``: the damaged archive as side A; ``export``: an incremental
+export into it, which reads its facts table), in the order the child runs them (``export`` last: it rewrites it)."""
+STREAMING = ("search", "export")
+"""The commands that read in bounded batches: the only ones run on a consistent row bomb."""
+
+
+def cli_args(name: str, spec: dict[str, Any]) -> list[str]:
+    """The command line of one of ``COMMANDS`` over the case's archive (outputs under ``spec["out"]``)."""
+    path, base, out = spec["path"], spec["base"], spec["out"]
+    if name.startswith("runs -t "):
+        return ["runs", path, "-t", name.split()[-1]]
+    if name.startswith("sql "):
+        return ["sql", path, f"select * from {name.split()[-1]}"]
+    return {
+        "compare A": ["compare", path, base],
+        "compare B": ["compare", base, path],
+        "findings": ["findings", path],
+        "report": ["report", path, "-q", "-o", os.path.join(out, "report.html")],
+        "show": ["show", path, spec["sessions"][0]],
+        "search": ["search", path, "e", "--limit", "5"],
+        "check": ["check", path, "-q"],
+        "list": ["list", path, spec["parents"][0]],
+        "summary": ["summary", path, "-q"],
+        "otel": ["otel", path, "-o", os.path.join(out, "otel.json")],
+        "export": ["export", spec["root"], path, "--quiet", "--jobs", "1"],
+    }[name]
+
+
 def run_calls(spec: dict[str, Any]) -> dict[str, Any]:
-    """Every archive-reading call on one case (in the child)."""
+    """Every archive-reading call on one case (in the child), then the commands it names (``spec["commands"]``)."""
     import polars as pl
 
     from subagent_catalog import (
         catalog,
         catalog_descendants,
         deviations,
+        error_groups,
+        findings,
         list_agents_text,
         list_children,
         list_descendants,
+        run_summary,
+        run_trees,
         search_events,
+        tool_calls,
         transcript,
+        usage_by_model,
     )
+    from subagent_catalog.analysis.compare import compare
     from subagent_catalog.analysis.search import SEARCH_SCHEMA
     from subagent_catalog.catalog.schemas import CATALOG_EXTRA, ROW_SCHEMA
     from subagent_catalog.store.archive import open_archive
@@ -802,9 +933,22 @@ def run_calls(spec: dict[str, Any]) -> dict[str, Any]:
             out["to_corpus"] = _outcome(lambda: open_archive(path).to_corpus(events=True))
             for session in spec["sessions"]:
                 out[f"transcript {session}"] = _outcome(lambda s=session: transcript(open_archive(path).to_corpus(), s))
+            for name, call in {  # the run tables and compare, which collected scans outside the guard
+                "compare a": lambda: compare(open_archive(path), open_archive(spec["base"]), resamples=50),
+                "compare b": lambda: compare(open_archive(spec["base"]), open_archive(path), resamples=50),
+                "run_trees": lambda: run_trees(open_archive(path)),
+                "usage_by_model": lambda: usage_by_model(open_archive(path)),
+                "tool_calls": lambda: tool_calls(open_archive(path)),
+                "run_summary": lambda: run_summary(open_archive(path).to_corpus()),
+                "error_groups": lambda: error_groups(open_archive(path)),
+                "findings": lambda: findings(open_archive(path)),
+            }.items():
+                out[name] = _outcome(call)
         out["search"] = _outcome(lambda: search_events(open_archive(path), "e", limit=5), pl.Schema(SEARCH_SCHEMA))
-    out["cli search"] = _cli(["search", path, "e", "--limit", "5"])
-    out["cli export"] = _cli(["export", spec["root"], path, "--quiet", "--jobs", "1"])
+    os.makedirs(spec["out"], exist_ok=True)
+    for name in spec["commands"]:
+        if spec["collect"] or name in STREAMING:
+            out[f"cli {name}"] = _cli(cli_args(name, spec))
     return out
 
 
@@ -856,6 +1000,8 @@ def _cli_violations(name: str, run: dict[str, Any], *, checksums: bool = True) -
         out.append(f"{name}: exit {code}")
     if "Traceback" in stderr or ("panicked" in stderr and checksums):
         out.append(f"{name}: traceback or panic on stderr")
+    if "internal error" in stderr:
+        out.append(f"{name}: internal error")
     if code == 1:
         lines = stderr.strip().splitlines()
         errors = [line for line in lines if line.startswith("Error:")]
@@ -890,16 +1036,28 @@ def check(case: Case, result: dict[str, Any]) -> list[str]:
     return violations
 
 
-def run_batch(cases: list[Case], bases: Bases) -> list[Outcome]:
+def case_commands(seed: int, commands: int | None) -> list[str]:
+    """The ``COMMANDS`` a case runs: all (``None``), or a seeded sample of ``commands`` of them and the streaming
+    ones, in ``COMMANDS`` order (the fast tier's: the long one runs every command on every case)."""
+    if commands is None:
+        return list(COMMANDS)
+    chosen = {*random.Random(seed).sample(COMMANDS, min(commands, len(COMMANDS))), *STREAMING}
+    return [name for name in COMMANDS if name in chosen]
+
+
+def run_batch(cases: list[Case], bases: Bases, *, commands: int | None = None) -> list[Outcome]:
     """Run the calls of several cases in one child interpreter; the outcome of each."""
     specs = [
         {
             "seed": case.seed,
             "path": str(case.path),
             "root": str(case.root),
+            "base": str(bases.with_events),  # the other side of compare: an archive nothing damaged
+            "out": str(bases.work / f"out-{case.seed}"),
             "collect": case.collect,
             "sessions": bases.sessions[:3],
             "parents": bases.parents[:3],
+            "commands": case_commands(case.seed, commands),
         }
         for case in cases
     ]
@@ -958,18 +1116,20 @@ def run_cases(
     batch: int = 6,
     mutations: list[str] | None = None,
     bomb_rows: tuple[int, ...] = BOMB_ROWS,
+    commands: int | None = None,
 ) -> list[Outcome]:
-    """Build and run cases a batch at a time (each batch in one child)."""
+    """Build and run cases a batch at a time (each batch in one child; ``commands``: ``case_commands``)."""
     outcomes: list[Outcome] = []
     for start in range(0, len(seeds), batch):
         cases = [
             make_case(seed, bases, mutations=mutations, bomb_rows=bomb_rows) for seed in seeds[start : start + batch]
         ]
         try:
-            outcomes += run_batch(cases, bases)
+            outcomes += run_batch(cases, bases, commands=commands)
         finally:
             for case in cases:
                 discard(case)
+                shutil.rmtree(bases.work / f"out-{case.seed}", ignore_errors=True)
     return outcomes
 
 

@@ -15,6 +15,7 @@ import polars as pl
 from subagent_catalog.analysis.run_names import name_from_events, run_names
 from subagent_catalog.analysis.runs import session_table
 from subagent_catalog.analysis.timeline import concurrency, tree_timeline
+from subagent_catalog.catalog.source import source_reads
 from subagent_catalog.frames import units
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.units import context_text, time_split
@@ -268,6 +269,21 @@ def timeline_payload(source: Source, session_id: str, keys: dict[int, int]) -> d
     }
 
 
+@source_reads
+def seed_length(source: Source, list_order: int) -> int | None:
+    """A session's ``seed_length`` (``None``: none, or no such session), read inside the source's guard.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> corpus = read_corpus("tests/data/run-facts")
+        >>> seed_length(corpus, 0), seed_length(corpus, 1), seed_length(corpus, 9)
+        (4, None, None)
+    """
+    frame = session_table(source, ["list_order", "seed_length"]).filter(pl.col("list_order") == list_order)
+    seeds = frame.collect()["seed_length"].to_list()
+    return seeds[0] if seeds else None
+
+
 class RunNames:
     """The readable names of the browser's runs, looked up once each (``run_names``), as rows are drawn.
 
@@ -306,11 +322,8 @@ class RunNames:
         """Name a row's run from its log's events, already read (no second read); True when it got a name."""
         if key in self._names or not self._runs[key]:
             return False
-        seed = session_table(self.source, ["list_order", "seed_length"]).filter(
-            pl.col("list_order") == self._orders[key]
-        )
-        seeds = seed.collect()["seed_length"].to_list()
-        name, _source = name_from_events(events.sort("seq"), seed_length=seeds[0] if seeds else None)
+        seed = seed_length(self.source, self._orders[key])
+        name, _source = name_from_events(events.sort("seq"), seed_length=seed)
         self._names[key] = name
         return name is not None
 

@@ -16,8 +16,8 @@ cycles):
 - layer 4: ``store``: facts codec and cache, Parquet archives, distributed engines.
 - layer 5: ``corpus``: ``read_corpus``, a root in, frames out (walk, cache, pool); ``open_source``,
   the input rule (an archive, or a corpus root read).
-- layer 6: ``analysis``: counts and trees derived from the corpus and its catalog.
-- layer 7: ``views``: report, summary, gate, notebook widgets; ``interop``: OpenTelemetry traces
+- layer 6: ``analysis``: counts, trees and verdicts (the gate's) derived from the corpus and its catalog.
+- layer 7: ``views``: report, summary, the gate's text, notebook widgets; ``interop``: OpenTelemetry traces
   (``to_otlp``), SQL with DuckDB (``sql``).
 - layer 8: ``cli`` (a package, one module per command family: ``reports`` (``summary``, ``report``,
   ``check``), ``listing`` (``list``, ``conformance``), ``show``, ``search``, ``runs``, ``export``,

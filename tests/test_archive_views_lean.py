@@ -2,7 +2,8 @@
 
 Their output over an archive equals their output over the raw corpus (``tests/test_archive_inputs.py``);
 these tests pin how they get there: the archive is never collected whole (``Archive.to_corpus``), the
-frames they read lack the columns ``views.columns`` names, and the listing is read from the archive.
+frames they read lack the columns ``views.columns`` and ``analysis.gate`` name, and the listing is read
+from the archive.
 """
 
 from __future__ import annotations
@@ -13,14 +14,14 @@ from pathlib import Path
 import pytest
 from polars.testing import assert_frame_equal
 
+from subagent_catalog.analysis.gate import READ_BY_GATE, UNREAD_BY_GATE, run_checks
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.corpus import read_corpus
 from subagent_catalog.frames.schemas import SESSION_SCHEMA
 from subagent_catalog.store.archive import Archive, open_archive
 from subagent_catalog.store.export import export_archive
 from subagent_catalog.store.source import listing_source, source_corpus, source_frames
-from subagent_catalog.views.columns import READ_BY_GATE, UNREAD_BY_GATE, UNREAD_BY_REPORT, UNREAD_BY_SUMMARY
-from subagent_catalog.views.gate import run_checks
+from subagent_catalog.views.columns import UNREAD_BY_REPORT, UNREAD_BY_SUMMARY
 from subagent_catalog.views.gate_format import format_json
 from subagent_catalog.views.report import render_report
 from subagent_catalog.views.summary_text import summary_json, summary_markdown, summary_text

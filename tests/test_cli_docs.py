@@ -78,7 +78,7 @@ def test_group_options_are_documented() -> None:
 
 
 def test_check_names_are_documented() -> None:
-    from subagent_catalog.views.gate_checks import CHECKS
+    from subagent_catalog.analysis.gate_checks import CHECKS
 
     section = _sections()["check"]
     for check in CHECKS:

@@ -10,11 +10,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from subagent_catalog.analysis.gate import run_checks
+from subagent_catalog.analysis.gate_checks import CHECKS, DEFAULT_FAIL_ON, check_names, parse_fail_on
 from subagent_catalog.corpus import read_corpus
 from subagent_catalog.read.paths import MISSING
 from subagent_catalog.synth import writer as w
-from subagent_catalog.views.gate import run_checks
-from subagent_catalog.views.gate_checks import CHECKS, DEFAULT_FAIL_ON, check_names, parse_fail_on
 from subagent_catalog.views.gate_format import format_json, format_markdown, format_text
 
 T0 = 1_700_000_000_000
@@ -362,7 +362,7 @@ def test_a_threshold_does_not_excuse_an_unevaluated_check(tmp_path: Path) -> Non
 
 
 def test_threshold_values_are_validated() -> None:
-    from subagent_catalog.views.gate_policy import parse_max, parse_max_rate
+    from subagent_catalog.analysis.gate_policy import parse_max, parse_max_rate
 
     assert parse_max(" corrupt = 7") == ("corrupt", 7)
     assert parse_max_rate("unavailable=1%") == ("unavailable", 0.01)
@@ -380,7 +380,7 @@ def test_threshold_values_are_validated() -> None:
     for bad in ("corrupt=1.5", "corrupt=-0.1", "corrupt=nan", "corrupt=inf", "corrupt=150%", "corrupt=x"):
         with pytest.raises(ValueError, match="fraction from 0 to 1"):
             parse_max_rate(bad)
-    from subagent_catalog.views.gate_policy import check_limits
+    from subagent_catalog.analysis.gate_policy import check_limits
 
     with pytest.raises(ValueError, match="unknown check 'all' in max_count"):
         check_limits({"all": 1}, {})
@@ -394,7 +394,7 @@ def test_threshold_values_are_validated() -> None:
 
 
 def _baseline(tmp_path: Path, result, name: str = "previous.json"):
-    from subagent_catalog.views.gate_policy import load_baseline
+    from subagent_catalog.analysis.gate_policy import load_baseline
 
     target = tmp_path / name
     target.write_text(format_json(result), encoding="utf-8")
@@ -444,7 +444,7 @@ def test_a_fixed_offender_is_not_needed_and_a_moved_corpus_still_matches(tmp_pat
 def test_a_baseline_counts_repeated_identities(tmp_path: Path) -> None:
     from collections import Counter
 
-    from subagent_catalog.views.gate_policy import Baseline, mark_known
+    from subagent_catalog.analysis.gate_policy import Baseline, mark_known
 
     rows = run_checks(read_corpus(tmp_path, jobs=1), allow_empty=True)["corrupt"].offenders
     twice = pl.concat(
@@ -456,7 +456,7 @@ def test_a_baseline_counts_repeated_identities(tmp_path: Path) -> None:
 
 
 def test_baseline_errors_are_one_line_with_a_hint(tmp_path: Path) -> None:
-    from subagent_catalog.views.gate_policy import BaselineError, load_baseline
+    from subagent_catalog.analysis.gate_policy import BaselineError, load_baseline
 
     build_healthy(tmp_path / "c")
     result = run_checks(read_corpus(tmp_path / "c", jobs=1))

@@ -14,6 +14,7 @@ from subagent_catalog.analysis.compare import Comparison, compare
 from subagent_catalog.analysis.compare_gate import evaluate, parse_condition
 from subagent_catalog.analysis.compare_sides import read_side
 from subagent_catalog.analysis.findings import findings
+from subagent_catalog.analysis.gate import run_checks
 from subagent_catalog.analysis.run_summary import run_summary
 from subagent_catalog.analysis.runs import INT64_MAX
 from subagent_catalog.cli import main
@@ -21,7 +22,6 @@ from subagent_catalog.corpus import read_corpus
 from subagent_catalog.prices import price_table
 from subagent_catalog.views.compare_text import compare_json, compare_markdown, compare_text
 from subagent_catalog.views.findings_text import findings_markdown
-from subagent_catalog.views.gate import run_checks
 from subagent_catalog.views.gate_format import format_markdown
 from subagent_catalog.views.text import md_cell
 from tests.partial_corpora import CHAT, UNKNOWN, _session

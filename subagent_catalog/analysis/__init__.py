@@ -7,9 +7,9 @@ session creation times (``window``), searching event text (``search``) and
 one session's log as readable steps (``transcript``), runs as tables
 (``runs``: usage and cost per model, tool calls), whole trees of runs with
 subtree totals (``trees``), a tree over time (``timeline``) and a readable name
-for each run (``run_names``: its title or first human prompt). The run facts themselves (durations, outcomes,
-tokens, the per-step usage and per-call records) are folded by
-``read.run_facts`` in the single read of each log.
+for each run (``run_names``: its title or first human prompt), the gate's checks, limits and verdict
+(``gate``, ``gate_checks``, ``gate_policy``, ``gate_findings``). The run facts themselves (durations, outcomes,
+tokens, the per-step usage and per-call records) are folded by ``read.run_facts`` in the single read of each log.
 """
 
 from subagent_catalog.analysis.forest import Forest, build_forest

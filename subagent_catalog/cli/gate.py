@@ -1,7 +1,7 @@
 """The ``check`` command's gate options: ``--allow-empty``, ``--max``, ``--max-rate`` and ``--baseline``.
 
 ``gate_options`` adds them to a command and hands it one ``gate`` argument:
-the keyword arguments of ``subagent_catalog.views.gate.run_checks``
+the keyword arguments of ``subagent_catalog.analysis.gate.run_checks``
 (``allow_empty``, ``max_count``, ``max_rate``, ``baseline``). A malformed
 ``CHECK=N`` / ``CHECK=R`` or an unknown check name is a usage error (exit
 status 2) listing the valid names. The baseline is read and checked before
@@ -18,7 +18,7 @@ from typing import Any, TypeVar, cast
 
 import click
 
-from subagent_catalog.views.gate_policy import BaselineError, load_baseline, parse_max, parse_max_rate
+from subagent_catalog.analysis.gate_policy import BaselineError, load_baseline, parse_max, parse_max_rate
 from subagent_catalog.views.text import terminal_safe
 
 __all__ = ["BaselineUsageError", "gate_options"]

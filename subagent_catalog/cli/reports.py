@@ -211,7 +211,7 @@ def report(
 
 
 def _fail_on(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
-    from subagent_catalog.views.gate_checks import parse_fail_on
+    from subagent_catalog.analysis.gate_checks import parse_fail_on
 
     try:
         return parse_fail_on(value)
@@ -220,7 +220,7 @@ def _fail_on(ctx: click.Context, param: click.Parameter, value: str) -> tuple[st
 
 
 def _check_help() -> str:
-    from subagent_catalog.views.gate_checks import CHECKS
+    from subagent_catalog.analysis.gate_checks import CHECKS
 
     return (
         "Checks that fail the gate (comma-separated; 'all', 'default' or 'none'). Checks: "
@@ -307,7 +307,7 @@ def check(
         subagent-catalog check out/sample-archive --baseline previous.json
         subagent-catalog check out/sample-archive --format markdown >> "$GITHUB_STEP_SUMMARY"
     """
-    from subagent_catalog.views.gate import run_checks
+    from subagent_catalog.analysis.gate import run_checks
     from subagent_catalog.views.gate_format import format_json, format_markdown, format_text
 
     corpus = load_source(root, compression=compression, jobs=jobs, quiet=quiet, allow_empty=True)  # the gate judges it

@@ -1,4 +1,4 @@
-"""The ``sessions`` columns the summary, the report and the gate never read (or, for the gate, the few it reads).
+"""The ``sessions`` columns the summary and the report never read (the gate's: ``analysis.gate.READ_BY_GATE``).
 
 Over an archive these views read the frames without them
 (``store.source.source_frames``): the headers as JSON, the exact path bytes,
@@ -11,8 +11,6 @@ must take it out of its set (the differential test of archives,
 """
 
 from __future__ import annotations
-
-from subagent_catalog.frames.schemas import SESSION_SCHEMA
 
 _UNREAD_BY_VIEWS: tuple[str, ...] = (
     "path_bytes",
@@ -94,21 +92,3 @@ UNREAD_BY_REPORT: tuple[str, ...] = tuple(name for name in _UNREAD_BY_VIEWS if n
 
 UNREAD_BY_SUMMARY: tuple[str, ...] = (*_UNREAD_BY_VIEWS, "header_json")
 """What ``summary_text`` (and its JSON and Markdown) leaves unread."""
-
-READ_BY_GATE: tuple[str, ...] = (
-    "list_order",
-    "session_id",
-    "path",
-    "listed",
-    "list_skip",
-    "created_at_ms",
-    "verdict",
-    "read_cause",
-    "read_message",
-    "read_line",
-    "usage_samples",  # what ``cost_usd`` is computed from, so the frames keep their ``cost_usd``
-)
-"""The few ``sessions`` columns ``run_checks`` reads (its listing checks read the archive out of core)."""
-
-UNREAD_BY_GATE: tuple[str, ...] = tuple(name for name in SESSION_SCHEMA if name not in READ_BY_GATE)
-"""What ``run_checks`` leaves unread: every other column."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from subagent_catalog.views.gate import CheckResult, GateResult
+from subagent_catalog.analysis.gate import CheckResult, GateResult
 from subagent_catalog.views.text import md_cell, printable
 
 
@@ -78,7 +78,7 @@ def format_text(result: GateResult, *, limit: int = 20) -> str:
         limit: offenders shown per check (``0``: all).
 
     Examples:
-        >>> from subagent_catalog.views.gate import run_checks
+        >>> from subagent_catalog.analysis.gate import run_checks
         >>> import tempfile
         >>> from subagent_catalog.corpus import read_corpus
         >>> print(format_text(run_checks(read_corpus(tempfile.mkdtemp()), allow_empty=True)).splitlines()[0])
@@ -127,7 +127,7 @@ def format_markdown(result: GateResult, *, limit: int = 20) -> str:
     so ids, paths and messages render as text.
 
     Examples:
-        >>> from subagent_catalog.views.gate import run_checks
+        >>> from subagent_catalog.analysis.gate import run_checks
         >>> import tempfile
         >>> from subagent_catalog.corpus import read_corpus
         >>> format_markdown(run_checks(read_corpus(tempfile.mkdtemp()), allow_empty=True)).splitlines()[0]
@@ -178,7 +178,7 @@ def format_json(result: GateResult) -> str:
     """The gate's result as indented JSON (every offender included).
 
     Examples:
-        >>> from subagent_catalog.views.gate import run_checks
+        >>> from subagent_catalog.analysis.gate import run_checks
         >>> import json, tempfile
         >>> from subagent_catalog.corpus import read_corpus
         >>> json.loads(format_json(run_checks(read_corpus(tempfile.mkdtemp()))))["failing"]

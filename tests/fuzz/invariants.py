@@ -483,7 +483,7 @@ def optional_apis() -> dict[str, Callable[..., Any] | None]:
     return {
         "render_report": _api("subagent_catalog.views.report", "render_report"),
         "summary_text": _api("subagent_catalog.views.summary_text", "summary_text"),
-        "run_checks": _api("subagent_catalog.views.gate", "run_checks"),
+        "run_checks": _api("subagent_catalog.analysis.gate", "run_checks"),
         "format_text": _api("subagent_catalog.views.gate_format", "format_text"),
         "format_markdown": _api("subagent_catalog.views.gate_format", "format_markdown"),
         "format_json": _api("subagent_catalog.views.gate_format", "format_json"),

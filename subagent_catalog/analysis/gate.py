@@ -11,10 +11,10 @@ selected, fails the gate (the gate fails closed).
 A corpus without a listed session (no session file at all, a wrong mount;
 or only files upstream's listing skips) fails the gate whatever the
 selection, unless ``allow_empty``. Thresholds (``max_count``, ``max_rate``)
-and a baseline of known offenders (``subagent_catalog.views.gate_policy``)
+and a baseline of known offenders (``subagent_catalog.analysis.gate_policy``)
 let a selected check find some offenders and still pass (``tolerated``).
 
-The formatters (``format_text``, ``format_markdown``,
+The formatters (``views.gate_format``: ``format_text``, ``format_markdown``,
 ``format_json``) render a ``GateResult`` for terminals, CI job
 summaries and machines.
 """
@@ -29,13 +29,7 @@ from typing import Any
 import polars as pl
 
 from subagent_catalog.analysis.findings import load_rules
-from subagent_catalog.analysis.window import Window
-from subagent_catalog.catalog.model import Semantics
-from subagent_catalog.errors import CatalogError
-from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.store.source import Source, listing_source, source_corpus, source_frames
-from subagent_catalog.views.columns import UNREAD_BY_GATE
-from subagent_catalog.views.gate_checks import (
+from subagent_catalog.analysis.gate_checks import (
     CHECKS,
     DEFAULT_FAIL_ON,
     OFFENDER_SCHEMA,
@@ -43,13 +37,21 @@ from subagent_catalog.views.gate_checks import (
     Status,
     parse_fail_on,
 )
-from subagent_catalog.views.gate_findings import finding_offenders, parse_finding_gates
-from subagent_catalog.views.gate_policy import FORMAT_NAME, FORMAT_VERSION, Baseline, check_limits, mark_known
+from subagent_catalog.analysis.gate_findings import finding_offenders, parse_finding_gates
+from subagent_catalog.analysis.gate_policy import FORMAT_NAME, FORMAT_VERSION, Baseline, check_limits, mark_known
+from subagent_catalog.analysis.window import Window
+from subagent_catalog.catalog.model import Semantics
+from subagent_catalog.errors import CatalogError
+from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.schemas import SESSION_SCHEMA
+from subagent_catalog.store.source import Source, listing_source, source_corpus, source_frames
 
 __all__ = [
     "CHECKS",
     "DEFAULT_FAIL_ON",
     "OFFENDER_SCHEMA",
+    "READ_BY_GATE",
+    "UNREAD_BY_GATE",
     "CheckResult",
     "EmptyCorpus",
     "GateResult",
@@ -57,6 +59,24 @@ __all__ = [
     "parse_fail_on",
     "run_checks",
 ]
+
+READ_BY_GATE: tuple[str, ...] = (
+    "list_order",
+    "session_id",
+    "path",
+    "listed",
+    "list_skip",
+    "created_at_ms",
+    "verdict",
+    "read_cause",
+    "read_message",
+    "read_line",
+    "usage_samples",  # what ``cost_usd`` is computed from, so the frames keep their ``cost_usd``
+)
+"""The few ``sessions`` columns ``run_checks`` reads (its listing checks read the archive out of core)."""
+
+UNREAD_BY_GATE: tuple[str, ...] = tuple(name for name in SESSION_SCHEMA if name not in READ_BY_GATE)
+"""What ``run_checks`` leaves unread: every other column."""
 
 
 @dataclass

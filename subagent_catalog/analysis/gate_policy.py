@@ -25,10 +25,10 @@ from typing import Any
 
 import polars as pl
 
+from subagent_catalog.analysis.gate_checks import CHECKS_BY_NAME, check_names
 from subagent_catalog.bounds import COUNT
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.regular import read_regular
-from subagent_catalog.views.gate_checks import CHECKS_BY_NAME, check_names
 
 __all__ = [
     "BASELINE_BYTES",
@@ -203,7 +203,7 @@ class Baseline:
             >>> Baseline("b.json", "/r", "trace", 1).check_semantics("projection")
             Traceback (most recent call last):
             ...
-            subagent_catalog.views.gate_policy.BaselineError: baseline 'b.json' was written with semantics trace, ...
+            subagent_catalog.analysis.gate_policy.BaselineError: baseline 'b.json' was written with semantics trace, ...
         """
         if self.semantics is not None and self.semantics != semantics:
             raise BaselineError(
@@ -230,7 +230,7 @@ def read_baseline(data: Any, *, path: str = "<baseline>") -> Baseline:
         >>> read_baseline({"format_version": 9, "checks": []}, path="new.json")
         Traceback (most recent call last):
         ...
-        subagent_catalog.views.gate_policy.BaselineError: baseline 'new.json' has format version 9; ... (hint: ...)
+        subagent_catalog.analysis.gate_policy.BaselineError: baseline 'new.json' has format version 9; ... (hint: ...)
     """
     if not isinstance(data, dict):
         raise _bad(path, f"expected a JSON object, got {type(data).__name__}")
@@ -273,7 +273,7 @@ def load_baseline(path: str) -> Baseline:
         >>> load_baseline("/nonexistent/previous.json")
         Traceback (most recent call last):
         ...
-        subagent_catalog.views.gate_policy.BaselineError: cannot read baseline '/nonexistent/previous.json': ...
+        subagent_catalog.analysis.gate_policy.BaselineError: cannot read baseline '/nonexistent/previous.json': ...
     """
     try:
         raw = read_regular(path, limit=BASELINE_BYTES + 1)  # a FIFO never blocks, a device is never read

@@ -182,3 +182,16 @@ def test_compare_json_to_stdout_is_only_json(roots: dict[str, Path], tmp_path: P
     assert code == 2 and "--html" in err and not (tmp_path / "old.html").exists()
     code, _, err = _cli("compare", *sides, "-o", str(report), "--html", str(report))
     assert code == 2 and "the same file" in err
+
+
+def test_the_not_tested_note_stays_one_footnote_on_the_page(roots: dict[str, Path]) -> None:
+    """The page splits a row's notes at "; ": the cost note must come through whole (it was cut in two)."""
+    from subagent_catalog.views.compare_html import compare_page
+
+    result = _compare(roots, "partial")
+    for row in _cost_rows(result):
+        for part in str(row["note"]).split("; "):
+            assert part.count("(") == part.count(")"), part
+    page = compare_page(result)
+    note = next(part for part in str(_cost_rows(result)[0]["note"]).split("; ") if part.startswith("not tested"))
+    assert note.replace("≥", "&ge;") in page or note in page

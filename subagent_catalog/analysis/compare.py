@@ -242,8 +242,8 @@ def _metrics(a: Side, b: Side, *, seed: int, resamples: int, confidence: float) 
                 tested = not (unknown_a or unknown_b)
                 if not tested:
                     notes.append(
-                        f"not tested: {unknown_a} / {unknown_b} {unit} of unknown cost (≥: a lower bound, "
-                        "the known part; –: every one unknown)"
+                        f"not tested: {unknown_a} / {unknown_b} {unit} of unknown cost (≥ is a lower bound, "
+                        "the known part, and – a side with no known cost)"
                     )
             else:
                 unknown_a, unknown_b = fa.height - va.size, fb.height - vb.size

@@ -19,7 +19,7 @@ from typing import Any
 import polars as pl
 
 from subagent_catalog.catalog.archive_nodes import children_model, descendants_model
-from subagent_catalog.catalog.model import CorpusSource, Model, Node, Row, Scope, Semantics, build_model, map_key
+from subagent_catalog.catalog.model import CorpusSource, Model, Node, Row, Scope, Semantics, build_model, map_key, walk
 from subagent_catalog.catalog.resolve import RESOLVERS, check_live, trace_parent_check
 from subagent_catalog.catalog.schemas import ROW_SCHEMA
 from subagent_catalog.catalog.source import is_table_source, source_reads
@@ -84,20 +84,12 @@ def descendant_rows(
     """
     model, resolve = _listing(corpus, root, semantics, live, descendants_model)
     rows: list[Row] = []
-    visited: set[Any] = {map_key(root)}
-    stack: list[tuple[Node, Any, int]] = [(n, root, 1) for n in reversed(model.children.get(map_key(root), []))]
-    while stack:
-        node, parent, depth = stack.pop()
-        if map_key(node.id) in visited:
-            continue
-        visited.add(map_key(node.id))
+    for node, parent, depth in walk(model, root):
         if node.origin_subagent:
             row = resolve(node)
             if row is not None:
                 row.parent, row.depth = parent, depth
                 rows.append(row)
-        for child in reversed(model.children.get(map_key(node.id), [])):
-            stack.append((child, node.id, depth + 1))
     return rows
 
 

@@ -424,19 +424,7 @@ class Parts:
                     keys[row["list_order"]] = key
                 continue
             found += [
-                Finding(
-                    row["list_order"],
-                    row["session_id"],
-                    row["project_dir"],
-                    kind,
-                    severity,
-                    message,
-                    evidence,
-                    turn=turn,
-                    step=step,
-                    seq=seq,
-                    seq_end=seq_end,
-                )
+                Finding.about(row, kind, severity, message, evidence, turn=turn, step=step, seq=seq, seq_end=seq_end)
                 for kind, severity, message, evidence, turn, step, seq, seq_end in cached
             ]
         return found, missed, keys

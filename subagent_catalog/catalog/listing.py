@@ -13,13 +13,13 @@ Two semantics are available: ``projection`` (upstream today) and ``trace``
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import polars as pl
 
 from subagent_catalog.catalog.archive_nodes import children_model, descendants_model
-from subagent_catalog.catalog.model import CorpusSource, Node, Row, Scope, Semantics, build_model, map_key
+from subagent_catalog.catalog.model import CorpusSource, Model, Node, Row, Scope, Semantics, build_model, map_key, walk
 from subagent_catalog.catalog.resolve import RESOLVERS, check_live, trace_parent_check
 from subagent_catalog.catalog.schemas import ROW_SCHEMA
 from subagent_catalog.catalog.source import is_table_source, source_reads
@@ -27,6 +27,18 @@ from subagent_catalog.read.jsvalue import (
     clean_row,
     js_string,
 )
+
+
+def _listing(
+    corpus: CorpusSource, key: Any, semantics: Semantics, live: Mapping[str, str] | None, part: Callable[..., Model]
+) -> tuple[Model, Callable[[Node], Row | None]]:
+    """The checked model a listing of ``key`` reads (out of core: only ``part``'s nodes), and its resolver."""
+    model = part(corpus, key, trace=semantics == "trace") if is_table_source(corpus) else build_model(corpus)
+    live_map = check_live(model, live)
+    if semantics == "trace":
+        trace_parent_check(model, key)
+    resolve = RESOLVERS[semantics]
+    return model, lambda node: resolve(node, model, live_map)
 
 
 @source_reads
@@ -44,19 +56,12 @@ def children_rows(
         >>> children_rows(read_corpus(tempfile.mkdtemp()), "P")
         []
     """
-    if is_table_source(corpus):  # out of core: only this parent's children (and the trace chain) are read
-        model = children_model(corpus, parent, trace=semantics == "trace")
-    else:
-        model = build_model(corpus)
-    live_map = check_live(model, live)
-    if semantics == "trace":
-        trace_parent_check(model, parent)
-    resolve = RESOLVERS[semantics]
+    model, resolve = _listing(corpus, parent, semantics, live, children_model)
     rows = []
     for node in model.children.get(map_key(parent), []):
         if not node.origin_subagent:
             continue
-        row = resolve(node, model, live_map)
+        row = resolve(node)
         if row is not None:
             rows.append(row)
     return rows
@@ -77,29 +82,14 @@ def descendant_rows(
         >>> descendant_rows(read_corpus(tempfile.mkdtemp()), "P")
         []
     """
-    if is_table_source(corpus):  # out of core: the subtree, one level per query
-        model = descendants_model(corpus, root, trace=semantics == "trace")
-    else:
-        model = build_model(corpus)
-    live_map = check_live(model, live)
-    if semantics == "trace":
-        trace_parent_check(model, root)
-    resolve = RESOLVERS[semantics]
+    model, resolve = _listing(corpus, root, semantics, live, descendants_model)
     rows: list[Row] = []
-    visited: set[Any] = {map_key(root)}
-    stack: list[tuple[Node, Any, int]] = [(n, root, 1) for n in reversed(model.children.get(map_key(root), []))]
-    while stack:
-        node, parent, depth = stack.pop()
-        if map_key(node.id) in visited:
-            continue
-        visited.add(map_key(node.id))
+    for node, parent, depth in walk(model, root):
         if node.origin_subagent:
-            row = resolve(node, model, live_map)
+            row = resolve(node)
             if row is not None:
                 row.parent, row.depth = parent, depth
                 rows.append(row)
-        for child in reversed(model.children.get(map_key(node.id), [])):
-            stack.append((child, node.id, depth + 1))
     return rows
 
 

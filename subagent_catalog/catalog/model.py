@@ -10,7 +10,7 @@ opened archive) is accepted through ``as_corpus``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 import polars as pl
 
@@ -24,6 +24,7 @@ from subagent_catalog.read.jsvalue import (
     parse_json,
 )
 from subagent_catalog.read.paths import MISSING
+from subagent_catalog.read.scanner import ReadCause
 
 Semantics = Literal["projection", "trace"]
 
@@ -40,28 +41,7 @@ Reason = Literal["corrupt", "unsupported", "unavailable"]
 LIFECYCLE_KEYS = ("version", "id", "createdAt", "cwd", "parentSession", "seedLength", "delegationDepth")
 
 
-BACKEND_CAUSES = frozenset(
-    {
-        "header-missing",
-        "header-not-json",
-        "header-not-session",
-        "header-retired-fields",
-        "foreign-format-version",
-        "unparsable-line-before-turn-end",
-        "seq-gap-before-turn-end",
-        "null-record",
-        "zstd-structure",
-        "zstd-frame-damage",
-        "zstd-header-frame",
-        "zstd-torn-record-in-complete-frame",
-        "io-error",
-        "unstable-file",
-        "file-too-large",
-        "plaintext-too-large",
-        "over-budget",
-        "unknown-event-type",
-    }
-)
+BACKEND_CAUSES = frozenset({*get_args(ReadCause), "io-error", "unstable-file", "file-too-large", "unknown-event-type"})
 
 
 @dataclass
@@ -287,3 +267,24 @@ def model_of(nodes: list[Node], *, subagent_parents: set[str] | None = None) -> 
     for siblings in model.children.values():
         sort_siblings(siblings, lambda n: n.created, lambda n: n.id)
     return model
+
+
+def walk(model: Model, root: Any) -> list[tuple[Node, Any, int]]:
+    """Upstream's pre-order walk below ``root``: (node, direct parent, depth), every node once.
+
+    Examples:
+        >>> walk(model_of([]), "P")
+        []
+    """
+    order: list[tuple[Node, Any, int]] = []
+    visited: set[Any] = {map_key(root)}
+    stack: list[tuple[Node, Any, int]] = [(n, root, 1) for n in reversed(model.children.get(map_key(root), []))]
+    while stack:
+        node, parent, depth = stack.pop()
+        if map_key(node.id) in visited:
+            continue
+        visited.add(map_key(node.id))
+        order.append((node, parent, depth))
+        for child in reversed(model.children.get(map_key(node.id), [])):
+            stack.append((child, node.id, depth + 1))
+    return order

@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from subagent_catalog.catalog.model import CorpusSource, Model, Node, Row, Semantics, build_model, map_key
+from subagent_catalog.catalog.model import CorpusSource, Model, Row, Semantics, build_model, map_key, walk
 from subagent_catalog.catalog.resolve import RESOLVERS, check_live, error_row, trace_parent_check
 from subagent_catalog.catalog.schemas import CATALOG_EXTRA, ROW_SCHEMA
 from subagent_catalog.errors import CatalogError
@@ -124,7 +124,7 @@ def reference_catalog_descendants(
                 parent_of.append(parents.index(None))
                 depths.append(None)
                 continue
-        for node, parent, depth in _walk(model, root):
+        for node, parent, depth in walk(model, root):
             cached = resolved.get(node.id)
             if cached is None:
                 continue
@@ -160,19 +160,3 @@ class _Interned:
 
     def series(self, name: str) -> pl.Series:
         return pl.Series(name, [None if v is None else frame_text(v) for v in self.values], dtype=pl.String)
-
-
-def _walk(model: Model, root: Any) -> list[tuple[Node, Any, int]]:
-    """Upstream's pre-order walk below ``root``: (node, direct parent, depth), every node once."""
-    order: list[tuple[Node, Any, int]] = []
-    visited: set[Any] = {map_key(root)}
-    stack: list[tuple[Node, Any, int]] = [(n, root, 1) for n in reversed(model.children.get(map_key(root), []))]
-    while stack:
-        node, parent, depth = stack.pop()
-        if map_key(node.id) in visited:
-            continue
-        visited.add(map_key(node.id))
-        order.append((node, parent, depth))
-        for child in reversed(model.children.get(map_key(node.id), [])):
-            stack.append((child, node.id, depth + 1))
-    return order

@@ -20,7 +20,7 @@ or how an open log ends.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from subagent_catalog.read.run_facts import TURN_KINDS, RunFacts
 
@@ -36,18 +36,7 @@ Outcome = Literal[
     "no-turns",
     "unreadable",
 ]
-OUTCOMES: tuple[Outcome, ...] = (
-    "completed",
-    "error",
-    "aborted",
-    "max-tokens",
-    "blocked",
-    "interrupted",
-    "other",
-    "open",
-    "no-turns",
-    "unreadable",
-)
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 """Every outcome, in the order reports list them."""
 
 

@@ -361,6 +361,23 @@ class LineScanner:
         )
 
 
+def _log_scan(scanner: LineScanner, *, torn_bytes: int, torn_events: int = 0, frames: int = 0) -> LogScan:
+    """What a scanner read, as a ``LogScan`` with the torn tail and frames its caller counted."""
+    return LogScan(
+        meta=scanner.meta,
+        events=scanner.events,
+        committed_bytes=scanner.committed_bytes,
+        input_bytes=scanner.input_bytes,
+        line_count=scanner.line,
+        issue=scanner.issue,
+        torn_bytes=torn_bytes,
+        torn_events=torn_events,
+        frames=frames,
+        unparsable_lines=scanner.unparsable,
+        event_lines=scanner.event_lines,
+    )
+
+
 def _has_turn_end(decoded: list[Any]) -> bool:
     return any(isinstance(event, dict) and event.get("type") == "turn/end" for event in decoded)
 
@@ -382,17 +399,7 @@ def scan_plain(buffer: bytes) -> LogScan:
         raise LogReadError("header-missing", "empty or header-less session log", line=1)
     scanner = LineScanner(buffer[: header_end + 1])
     scanner.write(buffer[header_end + 1 :])
-    return LogScan(
-        meta=scanner.meta,
-        events=scanner.events,
-        committed_bytes=scanner.committed_bytes,
-        input_bytes=scanner.input_bytes,
-        line_count=scanner.line,
-        issue=scanner.issue,
-        torn_bytes=len(scanner._fragment),
-        unparsable_lines=scanner.unparsable,
-        event_lines=scanner.event_lines,
-    )
+    return _log_scan(scanner, torn_bytes=len(scanner._fragment))
 
 
 def scan_zstd(buffer: bytes) -> LogScan:
@@ -465,18 +472,11 @@ def _scan_zstd_frames(buffer: bytes, frames: FrameScan) -> LogScan:
     if frames.torn_start is not None:
         torn_bytes = len(buffer) - frames.torn_start
         scanner.write(decode_torn_prefix(buffer[frames.torn_start :], budget=budget - scanner.input_bytes))
-    return LogScan(
-        meta=scanner.meta,
-        events=scanner.events,
-        committed_bytes=scanner.committed_bytes,
-        input_bytes=scanner.input_bytes,
-        line_count=scanner.line,
-        issue=scanner.issue,
+    return _log_scan(
+        scanner,
         torn_bytes=torn_bytes,
         torn_events=len(scanner.events) - complete_events,
         frames=len(frames.frames) + (1 if frames.torn_start is not None else 0),
-        unparsable_lines=scanner.unparsable,
-        event_lines=scanner.event_lines,
     )
 
 

@@ -45,8 +45,9 @@ import itertools
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import IO, Any
 
 from subagent_catalog.outputs import inside
 from subagent_catalog.read.discover import SessionFile
@@ -504,6 +505,31 @@ def _array(pa: Any, kind: Any, values: list[Any]) -> Any:
     return pa.Array.from_buffers(kind, len(values), buffers)
 
 
+def replace_file(path: str, prefix: str, write: Callable[[IO[bytes]], object]) -> None:
+    """Write ``path`` anew: ``write`` fills a private temporary file beside it, synced, then renamed over it.
+
+    On any failure the temporary file is removed and ``path`` is left as it was.
+
+    Examples:
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "file")
+        >>> replace_file(path, ".file-", lambda handle: handle.write(b"new"))
+        >>> open(path, "rb").read(), len(os.listdir(os.path.dirname(path)))
+        (b'new', 1)
+    """
+    descriptor, temp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=os.path.dirname(path))
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
 def _write_cache_file(path: str, entries: dict[str, Entry], root: str, compression: Compression, key: bytes) -> None:
     pa: Any = importlib.import_module("pyarrow")
     ipc: Any = importlib.import_module("pyarrow.ipc")
@@ -523,15 +549,9 @@ def _write_cache_file(path: str, entries: dict[str, Entry], root: str, compressi
     body = memoryview(sink.getvalue())
     directory = os.path.dirname(path)
     os.makedirs(directory, mode=0o700, exist_ok=True)
-    descriptor, temp = tempfile.mkstemp(prefix=".facts-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(_MAGIC + _mac(key, body))
-            handle.write(body)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+
+    def write(handle: IO[bytes]) -> None:
+        handle.write(_MAGIC + _mac(key, body))
+        handle.write(body)
+
+    replace_file(path, ".facts-", write)

@@ -34,7 +34,6 @@ whole.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import io
@@ -43,7 +42,6 @@ import os
 import stat
 import struct
 import sys
-import tempfile
 from collections.abc import Mapping
 from functools import lru_cache
 from importlib import metadata
@@ -64,6 +62,7 @@ from subagent_catalog.store.cache import (
     make_key,
     read_key,
     reader_fingerprint,
+    replace_file,
     root_digest,
 )
 
@@ -336,24 +335,18 @@ class FramesCache:
                 return None
             directory = os.path.dirname(self.path)
             key = make_key(directory)
-            descriptor, temp = tempfile.mkstemp(prefix=".frames-", suffix=".tmp", dir=directory)
-            try:
-                with os.fdopen(descriptor, "wb") as handle:
-                    handle.write(_MAGIC + bytes(_MAC_BYTES))
-                    sink = _IpcSink(handle, _new_mac(key))
-                    sink.write(head)
-                    for name, frame in self._frames.items():
-                        if sink.put(frame) != sizes[name]:
-                            raise OSError(f"the {name} frame's IPC size changed between two writes")
-                    handle.seek(len(_MAGIC))
-                    handle.write(sink.digest())
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                os.replace(temp, self.path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temp)
-                raise
+
+            def write(handle: IO[bytes]) -> None:
+                handle.write(_MAGIC + bytes(_MAC_BYTES))
+                sink = _IpcSink(handle, _new_mac(key))
+                sink.write(head)
+                for name, frame in self._frames.items():
+                    if sink.put(frame) != sizes[name]:
+                        raise OSError(f"the {name} frame's IPC size changed between two writes")
+                handle.seek(len(_MAGIC))
+                handle.write(sink.digest())
+
+            replace_file(self.path, ".frames-", write)
         except OSError as error:
             self.status = f"not saved: {error.strerror or error}"
             return None

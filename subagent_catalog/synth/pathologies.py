@@ -13,7 +13,7 @@ import json
 import uuid
 from typing import Any
 
-from subagent_catalog.synth.writer import descriptor, header, write_session
+from subagent_catalog.synth.writer import assistant_data, descriptor, header, write_session
 
 __all__ = ["CWD", "HOUR", "T0", "PlantLog", "planted_child", "write_planted_log"]
 
@@ -61,16 +61,7 @@ class PlantLog:
     def answer(self, text: str, *, step: int = 1, usage: dict[str, int] | None = None) -> None:
         """A model step that answers with text (and reports ``usage``)."""
         self.add("step/start", {"turn": self.turn, "step": step})
-        data: dict[str, Any] = {
-            "turn": self.turn,
-            "step": step,
-            "message": {
-                "id": f"m-{self.session_id}-{len(self.events)}",
-                "role": "assistant",
-                "content": [{"type": "text", "text": text}],
-                "source": {"kind": "model", "provider": "deepseek", "model": "deepseek-chat"},
-            },
-        }
+        data = assistant_data(self.session_id, self.events, self.turn, step, [{"type": "text", "text": text}])
         if usage is not None:
             data["usage"] = usage
         self.add("assistant/message", data, surfaceOp="append")
@@ -91,20 +82,9 @@ class PlantLog:
         call_id = f"call_{self.calls}"
         args = json.dumps(arguments)
         self.add("step/start", {"turn": self.turn, "step": step})
-        self.add(
-            "assistant/message",
-            {
-                "turn": self.turn,
-                "step": step,
-                "message": {
-                    "id": f"m-{self.session_id}-{len(self.events)}",
-                    "role": "assistant",
-                    "content": [{"type": "tool-call", "id": call_id, "name": name, "arguments": args}],
-                    "source": {"kind": "model", "provider": "deepseek", "model": "deepseek-chat"},
-                },
-            },
-            surfaceOp="append",
-        )
+        content = [{"type": "tool-call", "id": call_id, "name": name, "arguments": args}]
+        data = assistant_data(self.session_id, self.events, self.turn, step, content)
+        self.add("assistant/message", data, surfaceOp="append")
         self.add("tool/call", {"turn": self.turn, "step": step, "callId": call_id, "name": name, "arguments": args})
         if result is not None:
             block: dict[str, Any] = {

@@ -11,7 +11,7 @@ import random
 import uuid
 from collections import deque
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from subagent_catalog.errors import SubagentCatalogError
 
@@ -389,14 +389,4 @@ def _replace_damage(plan: SessionPlan, kind: DamageKind, variant: int) -> Sessio
     return replace(plan, damage=kind, damage_variant=variant)
 
 
-DAMAGE_KINDS: tuple[DamageKind, ...] = (
-    "torn-tail",
-    "garbage-line",
-    "seq-gap",
-    "unknown-event-type",
-    "malformed-descriptor",
-    "unknown-descriptor-version",
-    "no-descriptor",
-    "header-only",
-    "empty-file",
-)
+DAMAGE_KINDS: tuple[DamageKind, ...] = get_args(DamageKind)

@@ -79,6 +79,27 @@ def descriptor(mode: str, *, label: str | None = None, provider: str = "spawn", 
     return out
 
 
+def assistant_data(
+    session_id: str, events: Sequence[Any], turn: int, step: int, content: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """An ``assistant/message`` event's data: a deepseek-chat message of ``content``, its id from the events so far.
+
+    Examples:
+        >>> assistant_data("s1", [{}, {}], 1, 2, [])["message"]["id"]
+        'm-s1-2'
+    """
+    return {
+        "turn": turn,
+        "step": step,
+        "message": {
+            "id": f"m-{session_id}-{len(events)}",
+            "role": "assistant",
+            "content": content,
+            "source": {"kind": "model", "provider": "deepseek", "model": "deepseek-chat"},
+        },
+    }
+
+
 @dataclass
 class EventLog:
     """Builds a contiguous event list (seq from 0) with realistic shapes."""
@@ -133,39 +154,17 @@ class EventLog:
                     "chunk": {"type": "text-delta", "index": 0, "text": f"{text[:8]}{i}"},
                 },
             )
-        self.add(
-            "assistant/message",
-            {
-                "turn": self.turn,
-                "step": step,
-                "message": {
-                    "id": f"m-{self.session_id}-{len(self.events)}",
-                    "role": "assistant",
-                    "content": [{"type": "text", "text": text}],
-                    "source": {"kind": "model", "provider": "deepseek", "model": "deepseek-chat"},
-                },
-            },
-            surfaceOp="append",
-        )
+        content = [{"type": "text", "text": text}]
+        data = assistant_data(self.session_id, self.events, self.turn, step, content)
+        self.add("assistant/message", data, surfaceOp="append")
         self.add("step/end", {"turn": self.turn, "step": step})
 
     def tool_round(self, call_id: str, result_text: str, *, step: int = 1) -> None:
         """An assistant tool call, its start and its result."""
         self.add("step/start", {"turn": self.turn, "step": step})
-        self.add(
-            "assistant/message",
-            {
-                "turn": self.turn,
-                "step": step,
-                "message": {
-                    "id": f"m-{self.session_id}-{len(self.events)}",
-                    "role": "assistant",
-                    "content": [{"type": "tool-call", "id": call_id, "name": "read_file", "arguments": "{}"}],
-                    "source": {"kind": "model", "provider": "deepseek", "model": "deepseek-chat"},
-                },
-            },
-            surfaceOp="append",
-        )
+        content = [{"type": "tool-call", "id": call_id, "name": "read_file", "arguments": "{}"}]
+        data = assistant_data(self.session_id, self.events, self.turn, step, content)
+        self.add("assistant/message", data, surfaceOp="append")
         self.add("tool/call", {"turn": self.turn, "step": step, "callId": call_id, "name": "read_file"})
         self.add(
             "tool/result",

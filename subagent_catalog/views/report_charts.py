@@ -318,33 +318,28 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
         )
     descriptors = corpus.descriptors
     statuses = descriptors["status"].to_list()
-    versions = _top(descriptors["version"].to_list(), width=VERTICAL_LABEL)
-    charts.append(
-        _bar_chart(
+    for key, title, note in (
+        (
             "version",
             "Descriptor versions",
             "Every subagent/descriptor event (seed copies included), by its version field.",
-            Counter(zip(versions, statuses, strict=True)),
-            category="version",
-            color="status",
-            colors=STATUS_COLOURS,
-            horizontal=False,
-            category_title="version",
+        ),
+        ("mode", "Descriptor modes", "Every subagent/descriptor event, by its mode field."),
+    ):
+        values = _top(descriptors[key].to_list(), width=VERTICAL_LABEL)
+        counts = Counter(zip(values, statuses, strict=True))
+        del values
+        charts.append(
+            _bar_chart(
+                key,
+                title,
+                note,
+                counts,
+                category=key,
+                color="status",
+                colors=STATUS_COLOURS,
+                horizontal=False,
+                category_title=key,
+            )
         )
-    )
-    del versions
-    modes = _top(descriptors["mode"].to_list(), width=VERTICAL_LABEL)
-    charts.append(
-        _bar_chart(
-            "mode",
-            "Descriptor modes",
-            "Every subagent/descriptor event, by its mode field.",
-            Counter(zip(modes, statuses, strict=True)),
-            category="mode",
-            color="status",
-            colors=STATUS_COLOURS,
-            horizontal=False,
-            category_title="mode",
-        )
-    )
     return charts

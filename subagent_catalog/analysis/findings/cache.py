@@ -25,13 +25,11 @@ events are already columns), nor a scanner's time-out (it may pass next time).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import inspect
 import os
 import stat
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,7 +40,15 @@ import polars as pl
 from subagent_catalog.analysis.findings.schema import SEVERITIES, Finding, Severity
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.store.archive import ArchiveCorpus
-from subagent_catalog.store.cache import CacheKeyError, _inside, default_cache_dir, make_key, read_key, root_digest
+from subagent_catalog.store.cache import (
+    CacheKeyError,
+    _inside,
+    default_cache_dir,
+    make_key,
+    read_key,
+    replace_file,
+    root_digest,
+)
 from subagent_catalog.store.frames_cache import code_digest
 
 __all__ = [
@@ -291,17 +297,7 @@ class FindingsCache:
         directory = os.path.dirname(self.path)
         try:
             key = make_key(directory)
-            descriptor, temp = tempfile.mkstemp(prefix=".findings-", suffix=".tmp", dir=directory)
-            try:
-                with os.fdopen(descriptor, "wb") as handle:
-                    handle.write(_MAGIC + _mac(key, body) + body)
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                os.replace(temp, self.path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temp)
-                raise
+            replace_file(self.path, ".findings-", lambda handle: handle.write(_MAGIC + _mac(key, body) + body))
         except OSError as error:
             self.status = f"not saved: {error.strerror or error}"
             return None
@@ -428,19 +424,7 @@ class Parts:
                     keys[row["list_order"]] = key
                 continue
             found += [
-                Finding(
-                    row["list_order"],
-                    row["session_id"],
-                    row["project_dir"],
-                    kind,
-                    severity,
-                    message,
-                    evidence,
-                    turn=turn,
-                    step=step,
-                    seq=seq,
-                    seq_end=seq_end,
-                )
+                Finding.about(row, kind, severity, message, evidence, turn=turn, step=step, seq=seq, seq_end=seq_end)
                 for kind, severity, message, evidence, turn, step, seq, seq_end in cached
             ]
         return found, missed, keys

@@ -108,10 +108,8 @@ def tool_loop(
                 first, last = run[0], run[-1]
                 name = first.get("name") or "a tool without a name"
                 found.append(
-                    Finding(
-                        row["list_order"],
-                        row["session_id"],
-                        row["project_dir"],
+                    Finding.about(
+                        row,
                         "tool-loop",
                         "warn",
                         f"{name} called {len(run)} times in a row with the same arguments "
@@ -159,10 +157,8 @@ def tool_error_storm(rows: list[dict[str, Any]], options: FindingOptions) -> lis
             if named and len(named) < len(codes):
                 coded += f"; {len(codes) - len(named)} without one"
             found.append(
-                Finding(
-                    row["list_order"],
-                    row["session_id"],
-                    row["project_dir"],
+                Finding.about(
+                    row,
                     "tool-error-storm",
                     "warn",
                     f"{len(failed)} of {len(calls)} tool calls failed in turn {turn}: {_counts(names)}",

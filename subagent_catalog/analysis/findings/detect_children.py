@@ -293,10 +293,8 @@ def runaway_child(rows: dict[int, dict[str, Any]]) -> list[Finding]:
         more = below.get(session, 0)
         under = f", with {more} runaway descendant{'s' if more != 1 else ''}" if more else ""
         found.append(
-            Finding(
-                row["list_order"],
-                row["session_id"],
-                row["project_dir"],
+            Finding.about(
+                row,
                 "runaway-child",
                 "warn",
                 f"{state} {human_duration(row['last_event_ms'] - ended_at)} after its root {root['session_id']} "

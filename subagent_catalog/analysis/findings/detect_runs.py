@@ -35,10 +35,8 @@ def stalled(rows: list[dict[str, Any]], options: FindingOptions) -> list[Finding
         if row.get("outcome") != "open" or at is None or last - at < options.stalled_after_ms:
             continue
         found.append(
-            Finding(
-                row["list_order"],
-                row["session_id"],
-                row["project_dir"],
+            Finding.about(
+                row,
                 "stalled",
                 "warn",
                 f"open, and no event for {human_duration(last - at)} before the corpus's last event",
@@ -83,10 +81,8 @@ def cost_outlier(rows: list[dict[str, Any]], options: FindingOptions) -> list[Fi
             continue
         left_out = f"; {unknown} of unknown cost left out" if unknown else ""
         found.append(
-            Finding(
-                row["list_order"],
-                row["session_id"],
-                row["project_dir"],
+            Finding.about(
+                row,
                 "cost-outlier",
                 "info",
                 f"cost {human_cost(cost)}, {cost / p95:.0f}× its project's p95 "

@@ -115,10 +115,8 @@ def _near_limit(row: dict[str, Any], options: FindingOptions) -> Finding | None:
         first = next((s for s in samples if _prompt(s) == row.get("peak_context_tokens")), None)
     where = f" (first at turn {first.get('turn')}, step {first.get('step')})" if first is not None else ""
     peak = row.get("peak_context_tokens")
-    return Finding(
-        row["list_order"],
-        row["session_id"],
-        row["project_dir"],
+    return Finding.about(
+        row,
         "context-growth",
         "warn",
         f"a prompt filled {share:.0%} of its context window{where}",
@@ -169,10 +167,8 @@ def context_growth(
             if not any(text is not None and CONTEXT_ERROR.search(text) for text in (code, message)):
                 continue
             found.append(
-                Finding(
-                    row["list_order"],
-                    row["session_id"],
-                    row["project_dir"],
+                Finding.about(
+                    row,
                     "context-growth",
                     "error",
                     f"turn {event.turn} ended with a context error ({code or 'no code'})",

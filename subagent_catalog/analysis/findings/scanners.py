@@ -87,12 +87,6 @@ def _pool(context: Any, workers: int) -> Any:
     return pool
 
 
-def _finding(session: dict[str, Any], kind: str, severity: Any, message: str, evidence: str = "") -> Finding:
-    return Finding(
-        session["list_order"], session["session_id"], session["project_dir"], kind, severity, message, evidence
-    )
-
-
 def scanner_findings(
     corpus: Corpus,
     scanners: Sequence[Scanner],
@@ -158,7 +152,7 @@ def scanner_findings(
                 except multiprocessing.TimeoutError:
                     stuck = True
                     found.append(
-                        _finding(
+                        Finding.about(
                             session,
                             "scanner-timeout",
                             "info",
@@ -168,28 +162,20 @@ def scanner_findings(
                     continue
                 if status == "error":
                     found.append(
-                        _finding(session, "scanner-error", "info", f"scanner {name} failed on this log", value)
+                        Finding.about(session, "scanner-error", "info", f"scanner {name} failed on this log", value)
                     )
                     continue
                 for kind, severity, message, evidence, turn, step, seq, seq_end in value:
                     if kind in taken:
                         found.append(
-                            _finding(session, "scanner-error", "info", f"scanner {name} used a reserved kind {kind!r}")
+                            Finding.about(
+                                session, "scanner-error", "info", f"scanner {name} used a reserved kind {kind!r}"
+                            )
                         )
                         continue
                     found.append(
-                        Finding(
-                            session["list_order"],
-                            session["session_id"],
-                            session["project_dir"],
-                            kind,
-                            severity,
-                            message,
-                            evidence,
-                            turn=turn,
-                            step=step,
-                            seq=seq,
-                            seq_end=seq_end,
+                        Finding.about(
+                            session, kind, severity, message, evidence, turn=turn, step=step, seq=seq, seq_end=seq_end
                         )
                     )
             if stuck:  # a worker still runs a scanner past its time: end the pool, start another

@@ -8,8 +8,9 @@ orders it (``list_order``, then ``seq`` with unknown positions last, then ``kind
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import polars as pl
 
@@ -65,6 +66,28 @@ class Finding:
     step: int | None = None
     seq: int | None = None
     seq_end: int | None = None
+
+    @classmethod
+    def about(
+        cls,
+        session: Mapping[str, Any],
+        kind: str,
+        severity: Severity,
+        message: str,
+        evidence: str = "",
+        turn: int | None = None,
+        step: int | None = None,
+        seq: int | None = None,
+        seq_end: int | None = None,
+    ) -> Finding:
+        """A finding about a session row: its ``list_order``, ``session_id`` and ``project_dir``, then the rest.
+
+        Examples:
+            >>> Finding.about({"list_order": 0, "session_id": "s", "project_dir": "p"}, "stalled", "warn", "open").kind
+            'stalled'
+        """
+        order, session_id, project = session["list_order"], session["session_id"], session["project_dir"]
+        return cls(order, session_id, project, kind, severity, message, evidence, turn, step, seq, seq_end)
 
 
 def clip_evidence(text: str, limit: int = EVIDENCE_CLIP) -> str:

@@ -398,6 +398,8 @@ class Case:
             entry["file_rows"][index] = rows
         self.set_entry(table, entry)
         self.changed = [(t, n) for t, n in self.changed if n != name]  # the manifest now records these bytes
+        if "file_rows" not in entry or entry["rows"] == sum(entry["file_rows"]):  # an earlier manifest-rows undone
+            self.detected = [(t, n) for t, n in self.detected if n != name]
 
 
 Mutation = Callable[[Case], None]

@@ -158,9 +158,14 @@ def exit_violations(code: int | None, stdout: str, stderr: str) -> list[str]:
         out.append("internal error")
     if code in (1, 2):
         errors = [line for line in stderr.splitlines() if line.startswith("Error:")]
-        if len(errors) != 1:
+        if len(errors) != 1 and not (code == 1 and not errors and _verdict(stdout, stderr)):
             out.append(f"{len(errors)} Error: lines")
     return out
+
+
+def _verdict(stdout: str, stderr: str) -> bool:
+    """A gate's failing verdict, which exits 1 without an error: ``check: FAILED``, a ``compare --fail-on`` line."""
+    return stdout.startswith("check: FAILED") or any(line.startswith("fail-on: ") for line in stderr.splitlines())
 
 
 def _numbers(param: click.Parameter, rng: random.Random) -> str:

@@ -10,6 +10,7 @@ holds it gives its first match's offsets, a snippet around it and its count.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -164,6 +165,17 @@ def match_events(
     ).collect()
 
 
+@functools.cache
+def find_counts_characters() -> bool:
+    """Whether this Polars' ``str.find`` gives a character offset (Polars 2.2 on) rather than a byte offset.
+
+    Examples:
+        >>> find_counts_characters() == (pl.Series(["é0"]).str.find("0", literal=True).item() == 1)
+        True
+    """
+    return bool(pl.Series(["é0"]).str.find("0", literal=True).item() == 1)
+
+
 def _located(parts: pl.LazyFrame, pattern: Pattern, context: int) -> pl.LazyFrame:
     """Each part's first match (character offsets in the event's text), a snippet around it, its match count.
 
@@ -184,8 +196,10 @@ def _located(parts: pl.LazyFrame, pattern: Pattern, context: int) -> pl.LazyFram
             ).alias("_len"),
             part.str.len_chars().cast(pl.Int64).alias("_chars"),
         )
-        .with_columns(  # the match's byte offset is its character offset in ASCII text: no prefix to decode
-            pl.when(ascii_only)
+        .with_columns(  # a byte offset is the character offset in ASCII text: no prefix to decode
+            pl.col("_at").cast(pl.Int64).alias("_in")
+            if find_counts_characters()
+            else pl.when(ascii_only)
             .then(pl.col("_at").cast(pl.Int64))
             .otherwise(
                 part.cast(pl.Binary)

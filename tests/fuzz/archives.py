@@ -47,7 +47,6 @@ in ``make test``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -62,6 +61,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tests.fuzz import case_seeds, tier_parser
 
 REPO = Path(__file__).resolve().parents[2]
 RSS_BOUND_MB = 700
@@ -1137,15 +1138,11 @@ def run_cases(
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``--cases`` seeded cases; print a summary; exit 1 on any violation."""
-    parser = argparse.ArgumentParser(prog="python -m tests.fuzz.archives", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--case-seed", type=int, default=None, help="run exactly this case seed again")
+    parser = tier_parser("tests.fuzz.archives", __doc__)
     parser.add_argument("--batch", type=int, default=6, help="cases per child interpreter")
     parser.add_argument("--long", action="store_true", help=f"row bombs up to {LONG_BOMB_ROWS[-1]:,} rows")
-    parser.add_argument("--out", default=str(REPO / "tests" / "artifacts"))
     args = parser.parse_args(argv)
-    seeds = [args.case_seed] if args.case_seed is not None else [args.seed * 1_000_000 + i for i in range(args.cases)]
+    seeds = case_seeds(args)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="fuzz-archives-") as work:
         bases = make_bases(Path(work))

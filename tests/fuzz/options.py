@@ -27,7 +27,6 @@ small corpus, and the case checks (``exit_violations``, ``run_case``):
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -45,6 +44,7 @@ from pathlib import Path
 
 import click
 
+from tests.fuzz import case_seeds, tier_parser
 from tests.fuzz.outputs import tree_state
 
 REPO = Path(__file__).resolve().parents[2]
@@ -304,13 +304,9 @@ def run_case(seed: int, corpus: Path) -> Result:
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``--cases`` seeded cases; print a summary; exit 1 on any violation."""
-    parser = argparse.ArgumentParser(prog="python -m tests.fuzz.options", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--case-seed", type=int, default=None, help="run exactly this case seed again")
-    parser.add_argument("--out", default=str(REPO / "tests" / "artifacts"))
+    parser = tier_parser("tests.fuzz.options", __doc__)
     args = parser.parse_args(argv)
-    seeds = [args.case_seed] if args.case_seed is not None else [args.seed * 1_000_000 + i for i in range(args.cases)]
+    seeds = case_seeds(args)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="fuzz-options-corpus-") as scratch:
         corpus = Path(scratch) / "corpus"

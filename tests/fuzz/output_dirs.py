@@ -18,7 +18,6 @@ sample in ``make test``.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import hashlib
 import html
@@ -37,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.fuzz import case_seeds, tier_parser
 from tests.fuzz.outputs import CHILD, REPO, RSS_BOUND_MB, TIMEOUT_S, _exit_violations, tree_state
 
 INVARIANTS = (
@@ -560,13 +560,9 @@ def run_case(seed: int, *, setup: str | None = None, in_process: bool = False) -
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``--cases`` seeded cases; print a summary; exit 1 on any violation."""
-    parser = argparse.ArgumentParser(prog="python -m tests.fuzz.output_dirs", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--case-seed", type=int, default=None, help="run exactly this case seed again")
-    parser.add_argument("--out", default=str(REPO / "tests" / "artifacts"))
+    parser = tier_parser("tests.fuzz.output_dirs", __doc__)
     args = parser.parse_args(argv)
-    seeds = [args.case_seed] if args.case_seed is not None else [args.seed * 1_000_000 + i for i in range(args.cases)]
+    seeds = case_seeds(args)
     started = time.perf_counter()
     results = []
     for seed in seeds:

@@ -22,7 +22,6 @@ child interpreter and checks:
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import hashlib
 import json
@@ -38,6 +37,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tests.fuzz import case_seeds, tier_parser
 
 REPO = Path(__file__).resolve().parents[2]
 RSS_BOUND_MB = 600
@@ -493,13 +494,9 @@ def _complete(command: str, target: str) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``--cases`` seeded cases; print a summary; exit 1 on any violation."""
-    parser = argparse.ArgumentParser(prog="python -m tests.fuzz.outputs", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--case-seed", type=int, default=None, help="run exactly this case seed again")
-    parser.add_argument("--out", default=str(REPO / "tests" / "artifacts"))
+    parser = tier_parser("tests.fuzz.outputs", __doc__)
     args = parser.parse_args(argv)
-    seeds = [args.case_seed] if args.case_seed is not None else [args.seed * 1_000_000 + i for i in range(args.cases)]
+    seeds = case_seeds(args)
     started = time.perf_counter()
     results = [run_case(seed) for seed in seeds]
     bad = [r for r in results if r.violations]

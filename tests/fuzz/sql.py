@@ -28,7 +28,6 @@ sandbox. Invariants, checked on every case:
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -39,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.fuzz import case_seeds, tier_parser
 from tests.fuzz.interop_common import (
     SANDBOX_DIRS,
     SECRET,
@@ -436,13 +436,9 @@ def run_cases(
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``--cases`` seeded cases; print a summary; exit 1 on any violation."""
-    parser = argparse.ArgumentParser(prog="python -m tests.fuzz.sql", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--case-seed", type=int, default=None, help="run exactly this case seed again")
-    parser.add_argument("--out", default=str(Path(__file__).resolve().parents[2] / "tests" / "artifacts"))
+    parser = tier_parser("tests.fuzz.sql", __doc__)
     args = parser.parse_args(argv)
-    seeds = [args.case_seed] if args.case_seed is not None else [args.seed * 1_000_000 + i for i in range(args.cases)]
+    seeds = case_seeds(args)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="fuzz-sql-") as work:
         outcomes = run_cases(seeds, Sandbox.make(Path(work) / "box"))

@@ -82,6 +82,34 @@ def evaluate_within(page: Any, script: str, arg: Any = None, *, ms: int = SCRIPT
 PROMPTS = "() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')].map(p => p.textContent)"
 
 
+LAYOUT = """() => [document.body.dataset.jpThemeLight,
+    ...[...document.querySelectorAll('.jp-WindowedPanel-outer, .sc-browser, .sc-scroll, .sc-detail, .sc-dashboard')]
+        .map(e => { const r = e.getBoundingClientRect(); return [r.x, r.y, r.width, r.height].map(Math.round); })]"""
+"""What ``settle`` watches by default: the theme and where the panel and the widgets' boxes are."""
+
+
+def settle(page: Any, probe: str = LAYOUT, *, frames: int = 5, timeout: float = 30_000) -> Any:
+    """Wait until ``probe`` (a function's source, no arguments) gives the same value, not null, for ``frames``
+    animation frames in a row, and return that value: a state (the layout has settled after a resize, a scroll
+    or a theme change; a widget is drawn), not a time."""
+    page.evaluate("() => { window.__scSettle = null; }")
+    settled = page.wait_for_function(
+        """([probe, frames]) => {
+            const value = (0, eval)('(' + probe + ')')();
+            const now = value === null || value === undefined ? null : JSON.stringify(value);
+            const s = window.__scSettle || (window.__scSettle = {value: null, same: 0});
+            if (now !== null && s.value === now) { s.same += 1; } else { s.value = now; s.same = 0; }
+            if (s.same < frames) { return false; }
+            window.__scSettle = null;
+            return now;
+        }""",
+        arg=[probe, frames],
+        polling="raf",
+        timeout=timeout,
+    )
+    return json.loads(settled.json_value())
+
+
 def chromium() -> str | None:
     """The system Chromium, or ``None``."""
     found = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -264,7 +292,7 @@ class Lab:
             self._page.set_viewport_size({"width": width, "height": height})
         if sidebar is not None:
             self._page.evaluate(f"() => window.jupyterapp.shell.{'expandLeft' if sidebar else 'collapseLeft'}()")
-            self._page.wait_for_timeout(300)
+            settle(self._page)
         return self._page
 
     def notebook(

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from tests.lab import REPO, Lab, box, errors_in, missing_lab, notebook, write_lab_corpus
+from tests.lab import REPO, Lab, box, errors_in, missing_lab, notebook, settle, write_lab_corpus
 
 pytestmark = pytest.mark.browser
 
@@ -278,7 +278,7 @@ def test_browser_scales_to_the_last_root_a_hub_and_a_search(lab: Lab, checks: An
 
     # at 800 px the detail pane goes below the tree
     page.set_viewport_size({"width": 800, "height": 1000})
-    page.wait_for_timeout(300)
+    settle(page)
     tree, detail = box(scroll), box(page.query_selector(".sc-detail"))
     assert detail["y"] >= tree["y"] + tree["height"] - 1
     filters = box(page.query_selector(".sc-filters"))
@@ -346,7 +346,7 @@ def test_the_list_fits_the_room_and_resizes(lab: Lab, checks: Any) -> None:
     page = checks
     widget = page.query_selector(".sc-browser")
     widget.evaluate("w => w.scrollIntoView({block: 'start'})")
-    page.wait_for_timeout(300)
+    settle(page)
     panel = box(page.query_selector(".jp-WindowedPanel-outer"))
     scroll = page.query_selector(".sc-scroll")
     grip = page.query_selector(".sc-grip")
@@ -394,7 +394,7 @@ def test_the_list_fits_the_room_and_resizes(lab: Lab, checks: Any) -> None:
     # stacked at 800 px: the list takes about half the room, so the detail pane starts in view
     page.set_viewport_size({"width": 800, "height": 1000})
     widget.evaluate("w => w.scrollIntoView({block: 'start'})")
-    page.wait_for_timeout(400)
+    settle(page)
     panel = box(page.query_selector(".jp-WindowedPanel-outer"))
     tree, detail = box(scroll), box(page.query_selector(".sc-detail"))
     assert detail["y"] >= tree["y"] + tree["height"] - 1  # below the list
@@ -412,7 +412,7 @@ def test_keys_typed_in_the_widget_stay_in_it(lab: Lab, checks: Any) -> None:
     page.click(".sc-row >> nth=2")
     for key in ["d", "d", "a", "b", "m", "x", "Shift+M", "Shift+ArrowDown"]:  # JupyterLab command-mode keys
         page.keyboard.press(key)
-    page.wait_for_timeout(300)
+    settle(page)
     assert page.evaluate(cells) == before  # d d did not delete the widget's cell, a/b inserted none
     assert page.locator(".sc-browser").count() == 4  # the checks notebook's four browsers, none removed
     assert page.evaluate("() => document.activeElement.classList.contains('sc-scroll')")  # focus stayed
@@ -477,20 +477,26 @@ def test_the_detail_pane_clips_a_huge_tool_result_with_a_visible_marker(lab: Lab
 # ------------------------------------------------------------------ a dark theme
 
 
-CONTRAST = """el => {
+CONTRAST = """selectors => {
     const channel = v => (v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
     const lum = c => {
         const [r, g, b] = c.match(/[\\d.]+/g).slice(0, 3).map(Number).map(channel);
         return 0.2126 * r + 0.7152 * g + 0.0722 * b;
     };
-    let node = el, bg = 'rgba(0, 0, 0, 0)';
-    while (node && /rgba\\(0, 0, 0, 0\\)|transparent/.test(bg)) {
-        bg = getComputedStyle(node).backgroundColor;
-        node = node.parentElement;
-    }
-    const [a, b] = [lum(getComputedStyle(el).color), lum(bg)].sort((x, y) => y - x);
-    return (a + 0.05) / (b + 0.05);
+    const contrast = el => {
+        let node = el, bg = 'rgba(0, 0, 0, 0)';
+        while (node && /rgba\\(0, 0, 0, 0\\)|transparent/.test(bg)) {
+            bg = getComputedStyle(node).backgroundColor;
+            node = node.parentElement;
+        }
+        const [a, b] = [lum(getComputedStyle(el).color), lum(bg)].sort((x, y) => y - x);
+        return (a + 0.05) / (b + 0.05);
+    };
+    const elements = selectors.map(s => document.querySelector(s));
+    return elements.every(e => e && e.isConnected) ? elements.map(contrast) : null;
 }"""
+"""The contrast of each selector's first element with the background it is drawn on; null while one is missing
+(a widget being drawn again: a detached element has no computed colours)."""
 
 
 THEME = "theme => { window.jupyterapp.commands.execute('apputils:change-theme', {theme}); }"
@@ -504,12 +510,13 @@ def test_readable_in_a_dark_theme(lab: Lab, checks: Any) -> None:
     page.evaluate(THEME, "JupyterLab Dark")
     try:
         page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
-        page.wait_for_timeout(500)
         detail_shows(page, "needle-0997")
-        for selector in (".sc-row.sc-selected .sc-label", ".sc-detail pre", ".sc-tab.sc-active", ".sc-table td"):
-            element = page.query_selector(selector)
-            assert element is not None, selector
-            assert element.evaluate(CONTRAST) >= 4.5, selector
+        selectors = [".sc-row.sc-selected .sc-label", ".sc-detail pre", ".sc-tab.sc-active", ".sc-table td"]
+        probe = f"""() => {{ const contrasts = ({CONTRAST})({json.dumps(selectors)});
+            return contrasts && [getComputedStyle(document.body).backgroundColor, contrasts]; }}"""
+        _, contrasts = settle(page, probe)  # the dark theme's colours are applied and every widget is drawn
+        for selector, contrast in zip(selectors, contrasts, strict=True):
+            assert contrast >= 4.5, selector
         shot(page, "dark-theme")
     finally:
         page.evaluate(THEME, "JupyterLab Light")
@@ -544,7 +551,7 @@ def test_dashboard_bar_click_lists_the_sessions(lab: Lab, checks: Any) -> None:
     for width, sidebar in ((1024, True), (390, False)):
         lab.page(width=width, height=800, sidebar=sidebar)
         bar.scroll_into_view_if_needed()
-        page.wait_for_timeout(300)
+        settle(page)
         assert page.evaluate(clipped) == [], width
         shot(page, f"dashboard-{width}")
     assert page.evaluate(labels_cut) == []  # at 390 px each label has a line of its own, wrapped
@@ -671,7 +678,7 @@ def test_the_detail_pane_scrolls_inside_its_box_at_1024(lab: Lab, checks: Any) -
         timeout=30_000,
     )
     widget.evaluate("w => w.scrollIntoView({block: 'start'})")
-    page.wait_for_timeout(300)
+    settle(page)
     panel = box(page.query_selector(".jp-WindowedPanel-outer"))
     detail = widget.locator(".sc-detail")
     detail.evaluate("d => d.querySelectorAll('details').forEach(x => { x.open = true; })")  # unfold every text

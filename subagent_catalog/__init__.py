@@ -62,6 +62,7 @@ from subagent_catalog.errors import (
     UnknownSessionError,
 )
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.display import NOTEBOOK_HTML
 from subagent_catalog.frames.events import scan_events
 from subagent_catalog.prices import PriceTable, price_table
 from subagent_catalog.progress import ClosableProgress, set_default_progress
@@ -76,6 +77,16 @@ def _notebook_progress() -> ClosableProgress | None:
 
 
 set_default_progress(_notebook_progress)
+
+
+def _comparison_html(comparison: Any) -> str:
+    """A ``Comparison`` in a notebook: ``views.compare_display.comparison_html``, imported at the first display."""
+    from subagent_catalog.views.compare_display import comparison_html
+
+    return comparison_html(comparison)
+
+
+NOTEBOOK_HTML["Comparison"] = _comparison_html
 
 if TYPE_CHECKING:
     from subagent_catalog.analysis.compare import Comparison, compare

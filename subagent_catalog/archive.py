@@ -7,7 +7,8 @@ Examples:
     ('subagent_catalog.store.export', 'subagent_catalog.store.archive')
 """
 
-from subagent_catalog.store.archive import Archive, ArchiveCorpus, open_archive
+from subagent_catalog.store.archive import Archive, open_archive
+from subagent_catalog.store.archive_corpus import ArchiveCorpus
 from subagent_catalog.store.export import export_archive
 from subagent_catalog.store.layout import ArchiveError, partition_segment
 

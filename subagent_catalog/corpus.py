@@ -18,6 +18,7 @@ from subagent_catalog.errors import CorpusRootError, EmptySourceError
 from subagent_catalog.frames.assemble import FsProbes, assemble
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.costs import with_costs
+from subagent_catalog.frames.source import Source
 from subagent_catalog.prices import Prices, PriceTable, price_table
 from subagent_catalog.progress import Progress, default_progress, quiet
 from subagent_catalog.read.discover import SessionFile, discover
@@ -31,7 +32,7 @@ from subagent_catalog.store.archive import open_archive
 from subagent_catalog.store.labels import Labels, session_labels
 from subagent_catalog.store.layout import is_url
 from subagent_catalog.store.location import local_location
-from subagent_catalog.store.source import InputKind, Source, empty_source, input_kind, misplaced_archive
+from subagent_catalog.store.source import InputKind, input_kind, misplaced_archive
 
 if TYPE_CHECKING:
     from subagent_catalog.store.cache import FactsCache
@@ -219,7 +220,7 @@ def open_source(
         )
     else:
         source = read_corpus(path, compression=compression, jobs=jobs, progress=progress, cache=cache)
-    reason = None if allow_empty else empty_source(source)
+    reason = None if allow_empty else source.empty_reason()
     if reason is not None:
         hint = EMPTY_HINT if isinstance(source, Corpus) else "re-export it from the corpus root that holds the logs"
         raise EmptySourceError(reason, hint=hint)

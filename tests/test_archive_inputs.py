@@ -20,15 +20,17 @@ import pytest
 from click.testing import CliRunner
 from polars.testing import assert_frame_equal
 
+from subagent_catalog import catalog, usage_by_model
 from subagent_catalog.analysis.step_text import transcript_text
 from subagent_catalog.analysis.transcript import transcript
 from subagent_catalog.analysis.window import Window, window_corpus
 from subagent_catalog.cli import main
 from subagent_catalog.corpus import open_source, read_corpus
 from subagent_catalog.errors import CorpusRootError, EmptySourceError
+from subagent_catalog.frames.source import Source
 from subagent_catalog.store.archive import Archive, open_archive
 from subagent_catalog.store.export import export_archive
-from subagent_catalog.store.source import events_available, input_kind, origin_archive, source_archive, source_corpus
+from subagent_catalog.store.source import input_kind
 from subagent_catalog.views.report import render_report
 from subagent_catalog.views.summary_text import summary_text
 from tests.helpers import FULL_SWEEP, scenario_share
@@ -238,13 +240,13 @@ def test_without_events_the_recorded_root_gives_them(no_events: tuple[str, str])
         over_root = runner.invoke(main, [a.format(root) for a in args])
         over_archive = runner.invoke(main, [a.format(archive) for a in args])
         assert over_root.exit_code == 0 and (over_archive.exit_code, over_archive.stdout) == (0, over_root.stdout)
-    assert events_available(open_archive(archive))
+    assert (open_archive(archive)).events_available()
 
 
 def test_without_events_and_without_the_root_events_are_an_error_naming_both(no_events: tuple[str, str]) -> None:
     root, archive = no_events
     shutil.rmtree(root)
-    assert not events_available(open_archive(archive))
+    assert not (open_archive(archive)).events_available()
     runner = CliRunner()
     summary = runner.invoke(main, ["summary", archive, "-q"])
     assert summary.exit_code == 0  # what needs no event still works
@@ -261,15 +263,22 @@ def test_without_events_and_without_the_root_events_are_an_error_naming_both(no_
 # --------------------------------------------------------------------------- the library's Source protocol
 
 
-def test_source_corpus_collects_an_archive_once_without_events(sample: tuple[str, str]) -> None:
+def test_to_corpus_collects_an_archive_once_without_events(sample: tuple[str, str]) -> None:
     archive = open_archive(sample[1])
-    corpus = source_corpus(archive)
-    assert corpus is source_corpus(archive) and corpus._events is None
-    assert source_archive(corpus) is archive and source_archive(archive) is archive
+    corpus = archive.to_corpus()
+    assert corpus is archive.to_corpus() and corpus._events is None
+    assert corpus.stored_events() is not None and archive.stored_events() is not None  # events stay in the files
     raw = read_corpus(sample[0], cache=False)
-    assert source_corpus(raw) is raw and source_archive(raw) is None
-    with pytest.raises(TypeError, match="expected a Corpus or an Archive"):
-        source_corpus("data/sample")  # type: ignore[arg-type]
+    assert raw.to_corpus() is raw and raw.stored_events() is None
+    for source in (archive, corpus, raw):
+        assert isinstance(source, Source)
+
+
+def test_a_function_given_no_source_says_how_to_get_one() -> None:
+    with pytest.raises(TypeError, match=r"expected a Corpus or an Archive, not str \(read one with read_corpus"):
+        catalog("data/sample")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="expected a Corpus or an Archive, not str"):
+        usage_by_model("data/sample")  # type: ignore[arg-type]
 
 
 def test_functions_and_views_take_an_archive(sample: tuple[str, str]) -> None:
@@ -294,12 +303,12 @@ def test_a_report_of_a_window_of_an_archive_names_its_runs_as_the_whole_archives
         export_archive(sample[0], path, jobs=1)
     archive = open_archive(path)
     window = Window.of("2026-01-01", "2026-01-02")  # 16 of the sample's 26 sessions, run-webapp-1 among them
-    windowed = window.corpus(source_corpus(archive))
-    assert source_archive(windowed) is None and origin_archive(windowed) is archive
+    windowed = window.corpus(archive.to_corpus())
+    assert windowed.protected_roots() == archive.protected_roots()  # the archive it was cut from
     assert "run-webapp-1" in windowed.sessions["session_id"].to_list()
     html, whole = render_report(archive, window=window), render_report(archive)
     named = "task 1 for run-webapp-1"  # a root without a title: named by its first prompt, from the events
-    assert (named in html) == (named in whole) == events
+    assert named in html and named in whole  # without an events table, from the logs of its root (here)
 
 
 def test_the_widgets_take_an_archive(sample: tuple[str, str]) -> None:

@@ -29,7 +29,6 @@ from subagent_catalog.store.archive import open_archive
 from subagent_catalog.store.checksum import DIGEST_KEY, part_digest
 from subagent_catalog.store.export import export_archive
 from subagent_catalog.store.layout import ArchiveError
-from subagent_catalog.store.source import events_available
 from subagent_catalog.synth.generate import generate
 from subagent_catalog.synth.writer import EventLog, header, write_session
 from tests.fuzz.archives import canonical_corpus, canonical_export, find_damage, flipped, write_bomb
@@ -434,7 +433,7 @@ def test_relative_root_is_read_at_root_abs_from_another_directory(
         .drop("project_dir")
         .equals(search_events(expected, "needle").drop("project_dir"))
     )
-    assert events_available(archive)
+    assert archive.events_available()
 
 
 def test_relative_root_from_the_export_directory_reads_as_given(
@@ -464,7 +463,7 @@ def test_relative_root_gone_everywhere_says_so(tmp_path: Path, monkeypatch: pyte
     monkeypatch.chdir(tmp_path)
     root.rename(tmp_path / "gone")
     archive = open_archive(path)
-    assert not events_available(archive)
+    assert not archive.events_available()
     with pytest.raises(ArchiveError, match="holds no events table and its corpus root 'logs' is not here"):
         _ = archive.to_corpus().events
 
@@ -523,7 +522,6 @@ def test_frames_are_sorted_when_the_files_are_out_of_order(source: tuple[Path, P
 
 
 def test_session_count_of_an_archive_is_its_manifests(source: tuple[Path, Path]) -> None:
-    from subagent_catalog.store.source import session_count
 
     root, out = source
-    assert session_count(open_archive(out)) == session_count(read_corpus(root, cache=False)) == 12
+    assert (open_archive(out)).session_count() == (read_corpus(root, cache=False)).session_count() == 12

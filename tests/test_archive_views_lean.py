@@ -20,7 +20,6 @@ from subagent_catalog.corpus import read_corpus
 from subagent_catalog.frames.schemas import SESSION_SCHEMA
 from subagent_catalog.store.archive import Archive, open_archive
 from subagent_catalog.store.export import export_archive
-from subagent_catalog.store.source import listing_source, source_corpus, source_frames
 from subagent_catalog.views.columns import UNREAD_BY_REPORT, UNREAD_BY_SUMMARY
 from subagent_catalog.views.gate_format import format_json
 from subagent_catalog.views.report import render_report
@@ -72,7 +71,7 @@ def test_a_view_over_an_archive_collects_only_its_columns_once(
 
 
 def test_the_gate_reads_its_few_columns_and_still_prices_sessions(sample: tuple[str, str]) -> None:
-    frames = source_frames(open_archive(sample[1]), without=UNREAD_BY_GATE)
+    frames = (open_archive(sample[1])).frames(without=UNREAD_BY_GATE)
     assert frames.sessions.columns == [*(n for n in SESSION_SCHEMA if n in READ_BY_GATE), "cost_usd"]
     raw = read_corpus(sample[0], cache=False).sessions
     assert_frame_equal(frames.sessions, raw.select(frames.sessions.columns))
@@ -91,7 +90,7 @@ def test_frames_equal_the_whole_corpus_in_the_columns_they_keep(sample: tuple[st
 
 def test_frames_give_the_whole_corpus_once_it_is_collected(sample: tuple[str, str]) -> None:
     archive = open_archive(sample[1])
-    whole = source_corpus(archive)
+    whole = archive.to_corpus()
     assert archive.frames(without=UNREAD_BY_SUMMARY) is whole
     assert archive.frames() is whole
 
@@ -103,19 +102,14 @@ def test_unknown_columns_are_ignored_and_none_left_out_is_the_whole_corpus(sampl
 
 def test_the_listing_is_read_from_the_archive_and_gives_the_same_rows(sample: tuple[str, str]) -> None:
     archive = open_archive(sample[1])
-    assert listing_source(archive) is archive
     raw = read_corpus(sample[0], cache=False)
-    assert listing_source(raw) is raw
-    assert_frame_equal(catalog(listing_source(archive)), catalog(raw))
-    collected = archive.to_corpus()
-    assert listing_source(collected) is collected  # a corpus collected by the caller stays in memory
+    assert_frame_equal(catalog(archive), catalog(raw))
+    assert_frame_equal(catalog(archive.to_corpus()), catalog(raw))
 
 
 def test_a_corpus_is_its_own_frames(sample: tuple[str, str]) -> None:
     raw = read_corpus(sample[0], cache=False)
-    assert source_frames(raw, without=UNREAD_BY_GATE) is raw
-    with pytest.raises(TypeError, match="expected a Corpus or an Archive"):
-        source_frames("data/sample")  # type: ignore[arg-type]
+    assert raw.frames(without=UNREAD_BY_GATE) is raw
 
 
 def test_views_columns_name_only_sessions_columns() -> None:

@@ -126,6 +126,59 @@ def test_every_module_is_in_a_layer_and_imports() -> None:
         importlib.import_module(name)
 
 
+SOURCE_BLIND = ("analysis", "views", "interop")
+"""The layers that take any ``frames.source.Source`` and never ask which kind it is (issue 51)."""
+
+KIND_MODULES = {
+    "subagent_catalog.store.archive",
+    "subagent_catalog.store.source",
+    "subagent_catalog.store.archive_search",
+}
+
+
+def _kind_questions(name: str) -> list[str]:
+    """Where a module asks what kind of source it has: an archive module imported (docstring examples aside),
+    ``isinstance`` on an archive type, or the archive behind a corpus reached for."""
+    text = _source(name).read_text(encoding="utf-8")
+    found = [f"imports {target}" for target in sorted(_imports(name) & KIND_MODULES)]
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance":
+            kinds = ast.unparse(node.args[1]) if len(node.args) > 1 else ""
+            if "Archive" in kinds.replace("ArchiveError", ""):
+                found.append(f"isinstance(..., {kinds})")
+        if isinstance(node, ast.Attribute) and node.attr in ("_archive", "_origin", "_window"):
+            found.append(f".{node.attr}")
+        if isinstance(node, ast.Name) and node.id in (
+            "source_archive",
+            "origin_archive",
+            "ArchiveCorpus",
+            "StoredArchive",
+        ):
+            found.append(node.id)
+    return found
+
+
+@pytest.mark.parametrize("name", [m for m in MODULES if _unit(m) in SOURCE_BLIND])
+def test_analysis_views_and_interop_never_ask_what_kind_of_source_they_have(name: str) -> None:
+    assert _kind_questions(name) == [], f"{name}: ask the Source (frames.source) instead"
+
+
+def test_the_kind_check_finds_each_kind_of_question(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = tmp_path / "probe.py"
+    module.write_text(
+        "from subagent_catalog.store.archive import Archive\n"
+        "def f(source):\n"
+        "    if isinstance(source, Archive):\n"
+        "        return source._archive\n"
+    )
+    monkeypatch.setattr(sys.modules[__name__], "_source", lambda name: module)
+    assert _kind_questions("subagent_catalog.analysis.probe") == [
+        "imports subagent_catalog.store.archive",
+        "isinstance(..., Archive)",
+        "._archive",
+    ]
+
+
 @pytest.mark.parametrize("name", MODULES)
 def test_imports_only_its_own_package_or_lower_layers(name: str) -> None:
     unit = _unit(name)

@@ -90,7 +90,6 @@ def test_a_run_without_a_label_is_shown_by_its_name_in_the_run_tables(sample: An
 
     from subagent_catalog.archive import open_archive
     from subagent_catalog.store.export import export_archive
-    from subagent_catalog.store.source import source_corpus
 
     def slowest(corpus: Any) -> str:
         page = render_report(corpus)
@@ -106,7 +105,7 @@ def test_a_run_without_a_label_is_shown_by_its_name_in_the_run_tables(sample: An
     shutil.copytree("data/sample", root)
     export_archive(root, str(tmp_path / "archive"), events=False, jobs=1)
     shutil.rmtree(root)
-    bare = slowest(source_corpus(open_archive(str(tmp_path / "archive"))))
+    bare = slowest((open_archive(str(tmp_path / "archive"))).to_corpus())
     assert "nm-run" not in bare and "Refactor the auth module" in bare
 
 

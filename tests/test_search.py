@@ -28,6 +28,7 @@ from subagent_catalog.errors import CorpusRootError
 from subagent_catalog.read.event_text import PART_SEPARATOR
 from subagent_catalog.read.jsvalue import frame_text, json_text
 from subagent_catalog.read.search_scan import _FOLD_EXTRA, _healthy, needle_for
+from subagent_catalog.store import archive_search
 from subagent_catalog.store.archive import open_archive
 from subagent_catalog.store.export import export_archive
 from subagent_catalog.store.layout import ArchiveError
@@ -389,7 +390,7 @@ def test_archive_scan_in_groups_of_files_gives_the_same_rows(tmp_path: Path, mon
     assert expected.height == 24  # two messages a log, one row each
     for files in (1, 2, 3):
         for size in (1, 200, 10_000):  # candidates matched a group at a time, several groups at once, or all at once
-            monkeypatch.setattr(search_module, "ARCHIVE_SCAN_FILES", files)
+            monkeypatch.setattr(archive_search, "ARCHIVE_SCAN_FILES", files)
             monkeypatch.setattr(search_module, "MATCH_BATCH_BYTES", size)
             assert search_events(archive, "needle").equals(expected), (files, size)
 
@@ -407,7 +408,7 @@ def test_archive_limit_takes_first_orders_from_footer_statistics(
     archive = open_archive(tmp_path / "archive")
     expected = search_events(read_corpus(root), "needle")
     read: list[Any] = []
-    real = search_module.iter_parquet
+    real = archive_search.iter_parquet
 
     def recording(*args: Any, **kwargs: Any) -> Any:
         read.append(kwargs.get("columns"))
@@ -422,7 +423,7 @@ def test_archive_limit_takes_first_orders_from_footer_statistics(
         footers.append(args[0])
         return real_metadata(*args, **kwargs)
 
-    monkeypatch.setattr(search_module, "iter_parquet", recording)
+    monkeypatch.setattr(archive_search, "iter_parquet", recording)
     monkeypatch.setattr(pq, "read_metadata", counting)
     assert search_events(archive, "needle", limit=2).equals(expected.head(2))
     assert ["list_order"] not in read  # no file's list_order column was read: its footer told

@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from subagent_catalog.analysis.compare_display import comparison_html
 from subagent_catalog.analysis.compare_sides import RUN_METRICS, Side, read_side
 from subagent_catalog.analysis.compare_stats import (
     ALPHA,
@@ -37,9 +36,10 @@ from subagent_catalog.analysis.error_groups import normalise_message
 from subagent_catalog.analysis.run_filter import describe_filter, filter_runs
 from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.bounds import RESAMPLES, SEED
+from subagent_catalog.frames.display import notebook_html
 from subagent_catalog.frames.outcome import OUTCOMES
+from subagent_catalog.frames.source import Source
 from subagent_catalog.prices import Prices, PriceTable, price_table
-from subagent_catalog.store.source import Source
 
 LOWER_IS_BETTER = frozenset({"cost", "tokens", "active_time", "failed_tool_results"})
 """The metrics whose lower value is better (steps and tool calls have no better direction)."""
@@ -104,8 +104,8 @@ class Comparison:
                     out[name] = rows
         return out
 
-    def _repr_html_(self) -> str:
-        return comparison_html(self)
+    def _repr_html_(self) -> str | None:
+        return notebook_html(self)  # views.compare_display.comparison_html, registered by the package
 
     def __repr__(self) -> str:
         changed = sum(frame.height for frame in self.significant().values())

@@ -14,16 +14,14 @@ from dataclasses import dataclass
 import polars as pl
 
 from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
-from subagent_catalog.analysis.runs import checked_sum, checked_total, collect_table, session_table, usage_by_model
+from subagent_catalog.analysis.runs import checked_sum, checked_total, usage_by_model
 from subagent_catalog.analysis.trees import run_trees, subtree_tokens
 from subagent_catalog.catalog.source import source_reads
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.errors import CatalogError
-from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.costs import session_costs
+from subagent_catalog.frames.source import Source
 from subagent_catalog.prices import PriceTable
-from subagent_catalog.store.archive import Archive
-from subagent_catalog.store.source import Source
 
 RUN_METRICS: dict[str, str] = {
     "cost": "cost_usd_known",
@@ -76,7 +74,7 @@ def _runs(source: Source, table: PriceTable) -> pl.DataFrame:
         "tool_results_failed",
         *_TOKENS,
     ]
-    frame = session_table(source, [*columns, "usage_samples"])
+    frame = source.table("sessions", [*columns, "usage_samples"])
     costs = session_costs(frame, table, known=True)
     runs = (
         frame.select(columns)
@@ -97,12 +95,12 @@ def _runs(source: Source, table: PriceTable) -> pl.DataFrame:
         )
         .sort("list_order")
     )
-    return collect_table(runs, source)
+    return source.collect(runs)
 
 
 def _tools(source: Source) -> pl.DataFrame:
     calls = (
-        session_table(source, ["list_order", "tool_call_records"])
+        source.table("sessions", ["list_order", "tool_call_records"])
         .explode("tool_call_records")
         .filter(pl.col("tool_call_records").is_not_null())
         .unnest("tool_call_records")
@@ -125,7 +123,7 @@ def _tools(source: Source) -> pl.DataFrame:
         .agg(pl.struct("code", "count").alias("codes"))
     )
     joined = counted.join(codes, on="name", how="left", nulls_equal=True).sort("name", nulls_last=True)
-    return collect_table(joined, source)
+    return source.collect(joined)
 
 
 def _counts(frame: pl.LazyFrame, aspect: str, column: str, total: pl.Expr | None = None) -> pl.LazyFrame:
@@ -141,19 +139,14 @@ def _counts(frame: pl.LazyFrame, aspect: str, column: str, total: pl.Expr | None
 
 
 def _health(source: Source, listing_error: str | None) -> pl.DataFrame:
-    sessions = session_table(source, ["verdict"])
-    if isinstance(source, Archive):
-        descriptors, problems = source.descriptors, source.problems
-    elif isinstance(source, Corpus):
-        descriptors, problems = source.descriptors.lazy(), source.problems.lazy()
-    else:  # pragma: no cover - session_table refused it already
-        raise TypeError(type(source).__name__)
-    files = session_table(source, ["list_order"]).select(pl.len()).collect().item()
+    sessions = source.table("sessions", ["verdict"])
+    descriptors, problems = source.table("descriptors"), source.table("problems")
+    files = source.table("sessions", ["list_order"]).select(pl.len()).collect().item()
     parts = [
-        collect_table(_counts(sessions, "verdict", "verdict"), source),
-        collect_table(_counts(descriptors, "descriptor status", "status"), source),
-        collect_table(_counts(descriptors, "descriptor version", "version"), source),
-        collect_table(_counts(problems, "problem", "kind", pl.lit(files)), source),
+        source.collect(_counts(sessions, "verdict", "verdict")),
+        source.collect(_counts(descriptors, "descriptor status", "status")),
+        source.collect(_counts(descriptors, "descriptor version", "version")),
+        source.collect(_counts(problems, "problem", "kind", pl.lit(files))),
     ]
     if listing_error is None:
         try:
@@ -211,8 +204,6 @@ def read_side(source: Source, table: PriceTable) -> Side:
         >>> side.trees.select("root_list_order", "sessions", "failed").rows()
         [(1, 2, 1)]
     """
-    if not isinstance(source, Corpus | Archive):
-        raise TypeError(f"compare takes a Corpus or an Archive, not {type(source).__name__}")
     listing_error = source.listing_error
     runs = _runs(source, table)
     runs, trees = _tree_rows(source, runs, table)

@@ -18,7 +18,7 @@ from subagent_catalog.analysis.compare_sides import RUN_METRICS, Side
 from subagent_catalog.analysis.compare_stats import ALPHA, holm, paired_tests
 from subagent_catalog.analysis.run_names import run_names
 from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
-from subagent_catalog.store.source import Source
+from subagent_catalog.frames.source import Source
 
 Match = Literal["none", "title", "prompt"]
 """How ``compare`` pairs runs of the two sides: not at all, by title, or by first human prompt."""

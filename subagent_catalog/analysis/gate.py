@@ -44,7 +44,7 @@ from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.schemas import SESSION_SCHEMA
-from subagent_catalog.store.source import Source, listing_source, source_corpus, source_frames
+from subagent_catalog.frames.source import Source
 
 __all__ = [
     "CHECKS",
@@ -382,8 +382,8 @@ def run_checks(
         baseline.check_semantics(semantics)
     chosen = DEFAULT_FAIL_ON if fail_on is None else parse_fail_on(",".join(fail_on))
     chosen = (*chosen, *(c.name for c in CHECKS if c.name not in chosen and (c.name in counts or c.name in rates)))
-    listing = listing_source(corpus)  # an archive's listing is read out of core
-    ctx = GateContext(source_frames(corpus, without=UNREAD_BY_GATE), semantics, listing=listing)
+    listing = corpus  # an archive's listing is read out of core
+    ctx = GateContext(corpus.frames(without=UNREAD_BY_GATE), semantics, listing=listing)
     corpus = ctx.corpus  # a corpus, or an archive's frames
     outside = _outside(corpus, window)
     files = corpus.sessions.height
@@ -417,7 +417,7 @@ def run_checks(
             offenders = mark_known(check.name, offenders, corpus.root, baseline)
             offenders = offenders.sort("in_baseline", maintain_order=True)  # new offenders first
         _judge(result, offenders, denominator, result.max_count, result.max_rate)
-    found = finding_offenders(source, source_corpus(source), finding_gates, finding_rules) if finding_gates else {}
+    found = finding_offenders(source, source.to_corpus(), finding_gates, finding_rules) if finding_gates else {}
     for gate in finding_gates:
         offenders = found[gate.name]
         if outside is not None:

@@ -15,7 +15,7 @@ import polars as pl
 
 from subagent_catalog.analysis.findings import DETECTORS, SEVERITIES, FindingsError, Rule, findings, load_rules
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.store.source import Source
+from subagent_catalog.frames.source import Source
 
 __all__ = ["FindingGate", "finding_offenders", "parse_finding_gates"]
 

@@ -22,8 +22,8 @@ import polars as pl
 from subagent_catalog.analysis.findings import DETECTORS, FindingsError, findings, load_rules
 from subagent_catalog.analysis.subset import SubsetError, subset
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.source import Source
 from subagent_catalog.store.labels import Labels, session_labels
-from subagent_catalog.store.source import Source, protected_roots, source_corpus
 
 __all__ = ["Filtered", "describe_filter", "filter_runs"]
 
@@ -117,12 +117,12 @@ def filter_runs(
         >>> filter_runs(corpus, without_finding="tool-loop").left_out
         1
     """
-    corpus = source_corpus(source)
+    corpus = source.to_corpus()
     sessions = corpus.sessions
     where = pl.lit(True)
     if label is not None or without_label is not None:
         if label_store is not None:
-            store = Labels(label_store, protected=protected_roots(source), must_exist=True)
+            store = Labels(label_store, protected=source.protected_roots(), must_exist=True)
             sessions = session_labels(sessions.drop("labels", strict=False), store)
         elif "labels" not in sessions.columns:
             raise SubsetError(

@@ -21,14 +21,12 @@ from typing import Any, Literal
 
 import polars as pl
 
-from subagent_catalog.analysis.runs import session_table
 from subagent_catalog.catalog.source import source_reads
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.source import Source
 from subagent_catalog.read.jsvalue import frame_text
 from subagent_catalog.read.name_scan import name_records
-from subagent_catalog.store.archive import Archive
-from subagent_catalog.store.source import Source
 
 NameSource = Literal["title", "first-message"]
 """Where a run's name came from: the last ``session/title`` event, or the first human ``user/message``."""
@@ -136,7 +134,7 @@ def run_names(
     """A readable name for each session: its last ``session/title``, else its first human prompt.
 
     Args:
-        source: a read corpus, or an opened archive (names need its events table: without one they are null).
+        source: a read corpus, or an opened archive (its events table names it; without one, its root's logs).
         list_orders: only these sessions (``None``: every session; each log is read, one at a time).
         clip: characters a name keeps.
         titles: ``False``: name every log by its first human prompt, even one that has a title.
@@ -150,14 +148,15 @@ def run_names(
         >>> run_names(read_corpus("data/sample"), list_orders=[0]).columns
         ['list_order', 'name', 'name_source']
     """
-    frame = session_table(source, ["list_order", "seed_length"])
+    frame = source.table("sessions", ["list_order", "seed_length"])
     asked = None if list_orders is None else [int(order) for order in list_orders]
     if asked is not None:  # only their seeds, not a dict of every session's
         frame = frame.filter(pl.col("list_order").is_in(asked))
     seeds: dict[int, int | None] = dict(frame.collect().rows())
     orders = list(seeds) if asked is None else asked
-    archive_events = _archive_events(source, orders)
-    healthy = _healthy_logs(source, orders) if archive_events is None and isinstance(source, Corpus) else {}
+    stored = _stored_events(source, orders)
+    corpus = source.to_corpus() if stored is None else None  # no events files: the logs are read
+    healthy = _healthy_logs(corpus, orders) if corpus is not None else {}
     rows: list[tuple[int, str | None, str | None]] = []
     for order in orders:
         if order not in seeds:
@@ -166,17 +165,15 @@ def run_names(
         records = name_records(healthy[order], source.compression) if order in healthy else None
         if records is not None:
             events = pl.DataFrame(records, schema=_RECORD_SCHEMA, orient="row")
-        elif archive_events is not None:
-            events = archive_events.filter(pl.col("list_order") == order)
-        elif isinstance(source, Corpus):
+        elif stored is not None:
+            events = stored.filter(pl.col("list_order") == order)
+        else:
+            assert corpus is not None  # no events files: the logs are read
             try:
-                events = source.log_events(order)
-            except SubagentCatalogError:  # the log vanished since the read: no name
+                events = corpus.log_events(order)
+            except SubagentCatalogError:  # the log vanished since the read (an archive's root is gone): no name
                 rows.append((order, None, None))
                 continue
-        else:
-            rows.append((order, None, None))
-            continue
         if not titles:
             events = events.filter(pl.col("type") != "session/title")
         name, where = name_from_events(events.sort("seq"), seed_length=seeds[order], clip=clip)
@@ -210,16 +207,10 @@ def _healthy_logs(corpus: Corpus, orders: list[int]) -> dict[int, str]:
     }
 
 
-def _archive_events(source: Source, orders: list[int]) -> pl.DataFrame | None:
-    """The title and message events of these sessions from an archive's events table (``None``: no such table)."""
-    if not isinstance(source, Archive) or not source.has_events:
+def _stored_events(source: Source, orders: list[int]) -> pl.DataFrame | None:
+    """The title and message events of these sessions from the files the source stores events in (``None``: none)."""
+    scan = source.stored_events()
+    if scan is None or "list_order" not in scan.collect_schema():
         return None
-    with source.reading("events"):
-        scan = source.events
-        if "list_order" not in scan.collect_schema():
-            return None
-        return (
-            scan.filter(pl.col("list_order").is_in(orders) & pl.col("type").is_in(_TYPES))
-            .select("list_order", "type", "seq", "data")
-            .collect()
-        )
+    wanted = scan.filter(pl.col("list_order").is_in(orders) & pl.col("type").is_in(_TYPES))
+    return source.collect(wanted.select("list_order", "type", "seq", "data"))

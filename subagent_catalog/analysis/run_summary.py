@@ -28,9 +28,9 @@ from subagent_catalog.bounds import COUNT
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.costs import known_costs
 from subagent_catalog.frames.outcome import OUTCOMES
+from subagent_catalog.frames.source import Source
 from subagent_catalog.frames.units import NO_TIME, calendar_day
 from subagent_catalog.prices import Prices, PriceTable
-from subagent_catalog.store.source import Source, source_corpus
 
 FAILED_OUTCOMES: tuple[str, ...] = (
     "error",
@@ -233,7 +233,7 @@ def error_groups(source: Source, *, prices: Prices | PriceTable | None = None) -
         >>> groups.filter(pl.col("code") == "CONTEXT_LENGTH").select("runs", "example_session_id").row(0)
         (1, 'auth-refactor')
     """
-    sessions = source_corpus(source).sessions
+    sessions = source.to_corpus().sessions
     return group_failures(session_runs(sessions.filter(pl.col("outcome").is_in(FAILED_OUTCOMES)), prices=prices))
 
 
@@ -263,7 +263,7 @@ def trends(source: Source, *, by: TrendBy = "day", prices: Prices | PriceTable |
         >>> days.columns[:6]
         ['day', 'bin', 'provider', 'model', 'runs', 'failed']
     """
-    sessions = source_corpus(source).sessions
+    sessions = source.to_corpus().sessions
     rows = _trend_runs(sessions, session_runs(sessions, prices=prices))
     usage = usage_by_model(source, by="session", prices=prices) if by == "model" else None
     return trend_rows(rows, usage, by=by)

@@ -14,60 +14,15 @@ from typing import Literal
 import polars as pl
 
 from subagent_catalog.catalog.source import source_reads
-from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.costs import ordered_sum, own_samples
+from subagent_catalog.frames.source import Source
 from subagent_catalog.prices import SAMPLE_COLUMNS, Prices, PriceTable, price_table, sample_costs
-from subagent_catalog.store.archive import Archive
-from subagent_catalog.store.layout import ArchiveError
-from subagent_catalog.store.source import Source
 
 Part = Literal["own", "seed", "all"]
 """Which events of a session count: its own (``seq >= seedLength``), a fork's seed, or both."""
 
 
 TOKEN_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
-
-
-def session_table(source: Source, columns: list[str]) -> pl.LazyFrame:
-    """These ``sessions`` columns of a corpus or an archive, lazily (an archive's are scanned, not loaded).
-
-    Raises:
-        ArchiveError: the archive's sessions table lacks a column (written by an older version).
-
-    Examples:
-        >>> import tempfile
-        >>> from subagent_catalog.corpus import read_corpus
-        >>> session_table(read_corpus(tempfile.mkdtemp()), ["session_id"]).collect().columns
-        ['session_id']
-    """
-    if isinstance(source, Archive):
-        frame = source.sessions
-        missing = [name for name in columns if name not in frame.collect_schema()]
-        if missing:
-            raise ArchiveError(
-                f"archive {source.path!r} has no sessions column {missing[0]!r}",
-                hint="re-export it with this version of subagent_catalog",
-            )
-        return frame.select(columns)
-    if not isinstance(source, Corpus):
-        raise TypeError(f"expected a Corpus or an Archive, not {type(source).__name__}")
-    return source.sessions.lazy().select(columns)
-
-
-def collect_table(frame: pl.LazyFrame, source: Source) -> pl.DataFrame:
-    """Collect a lazy frame of a source's tables: an archive's streamed (its memory bounded), a corpus's at once.
-
-    Run it inside the source's guard (``catalog.source.source_reads`` on the
-    function the source entered by): a read error is then an ``ArchiveError``
-    naming the damaged file.
-
-    Examples:
-        >>> from subagent_catalog.corpus import read_corpus
-        >>> corpus = read_corpus("tests/data/run-facts")
-        >>> collect_table(session_table(corpus, ["session_id"]), corpus)["session_id"].to_list()
-        ['child-1', 'parent-1']
-    """
-    return frame.collect(engine="streaming") if isinstance(source, Archive) else frame.collect()
 
 
 @source_reads
@@ -88,9 +43,9 @@ def usage_samples(source: Source, *, part: Part = "own", prices: Prices | PriceT
         >>> usage_samples(read_corpus("tests/data/run-facts")).select("session_id", "seq", "model").rows()
         [('child-1', 11, 'deepseek-v4-flash'), ('child-1', 21, 'deepseek-v4-flash'), ('child-1', 40, 'deepseek-v4-pro')]
     """
-    frame = own_samples(session_table(source, ["list_order", "session_id", "usage_samples"]), part=part)
+    frame = own_samples(source.table("sessions", ["list_order", "session_id", "usage_samples"]), part=part)
     priced = sample_costs(frame, price_table(prices))
-    return collect_table(priced.sort("list_order", "seq"), source)
+    return source.collect(priced.sort("list_order", "seq"))
 
 
 INT64_MAX = (1 << 63) - 1
@@ -169,7 +124,7 @@ def usage_by_model(
         >>> usage_by_model(read_corpus("tests/data/run-facts"), by="model").select("model", "sessions").rows()
         [('deepseek-v4-flash', 1), ('deepseek-v4-pro', 1)]
     """
-    frame = own_samples(session_table(source, ["list_order", "session_id", "usage_samples"]), part=part)
+    frame = own_samples(source.table("sessions", ["list_order", "session_id", "usage_samples"]), part=part)
     priced = sample_costs(frame, price_table(prices))
     keys = ["list_order", "session_id"] if by == "session" else []
     grouped = priced.group_by(*keys, "provider", "model", "in_seed").agg(
@@ -197,7 +152,7 @@ def usage_by_model(
         ordered = grouped.sort("list_order", "in_seed", "first_ms", "provider", "model", nulls_last=True)
     else:
         ordered = grouped.sort("in_seed", "provider", "model", nulls_last=True)
-    return collect_table(ordered, source).select(
+    return source.collect(ordered).select(
         *(keys or ["sessions"]),
         "provider",
         "model",
@@ -236,7 +191,7 @@ def unpriced_models(source: Source, *, prices: Prices | PriceTable | None = None
         ...     fromlist=["PriceTable"]).PriceTable(genai=False)).rows()[0]
         ('deepseek-official', 'deepseek-v4-flash', 1, 2, 'unknown model')
     """
-    frame = own_samples(session_table(source, ["list_order", "session_id", "usage_samples"]))
+    frame = own_samples(source.table("sessions", ["list_order", "session_id", "usage_samples"]))
     priced = sample_costs(frame.select("list_order", *SAMPLE_COLUMNS), price_table(prices))
     missing = (
         priced.filter(pl.col("cost_usd").is_null())
@@ -245,7 +200,7 @@ def unpriced_models(source: Source, *, prices: Prices | PriceTable | None = None
         .sort("provider", "model", "reason", nulls_last=True)
         .select("provider", "model", "sessions", "steps", "reason")
     )
-    return collect_table(missing, source).cast({"sessions": pl.Int64, "steps": pl.Int64})
+    return source.collect(missing).cast({"sessions": pl.Int64, "steps": pl.Int64})
 
 
 CALL_STATUS = ("ok", "error", "no-result", "no-call")
@@ -274,7 +229,7 @@ def tool_calls(source: Source, *, part: Part = "own") -> pl.DataFrame:
         [('child-1', 'shell', 10, 'error', 'EXIT_NONZERO'), ('child-1', 'read_file', 10, 'ok', None)]
     """
     frame = (
-        session_table(source, ["list_order", "session_id", "tool_call_records"])
+        source.table("sessions", ["list_order", "session_id", "tool_call_records"])
         .explode("tool_call_records")
         .filter(pl.col("tool_call_records").is_not_null())
         .unnest("tool_call_records")
@@ -297,7 +252,7 @@ def tool_calls(source: Source, *, part: Part = "own") -> pl.DataFrame:
         pl.when(pl.col("result_time_ms").is_null()).then(None).otherwise(pl.col("duration_ms")).alias("duration_ms")
     )
     ordered = frame.sort("list_order", pl.coalesce("seq", "result_seq"))
-    return collect_table(ordered, source).select(
+    return source.collect(ordered).select(
         "list_order",
         "session_id",
         "seq",

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import polars as pl
@@ -39,15 +38,11 @@ from subagent_catalog.bounds import COUNT
 from subagent_catalog.errors import CorpusRootError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.schemas import EVENT_SCHEMA
+from subagent_catalog.frames.source import Source
 from subagent_catalog.read.event_text import TEXT_TYPES, event_parts
 from subagent_catalog.read.search_scan import Candidate, needle_for, scan_logs
-from subagent_catalog.store.archive import Archive, ArchiveCorpus
-from subagent_catalog.store.layout import DATA_TEXT, ArchiveError, join_location, joined_text
-from subagent_catalog.store.location import iter_parquet
 
 __all__ = [
-    "ARCHIVE_BATCH_ROWS",
-    "ARCHIVE_SCAN_FILES",
     "DEFAULT_TYPES",
     "FIELD_ORDER",
     "MAX_PATTERN_CHARS",
@@ -96,7 +91,7 @@ SESSION_HITS_SCHEMA: dict[str, Any] = {
 
 _KEY = ["list_order", "seq", "_pos", "_rank"]
 _COLUMNS = ["session_id", "seq", "time_ms", "type", "turn", "step", "text", "text_fields"]
-_ARCHIVE_COLUMNS = ["list_order", "event_index", "project_dir"]
+_STORED_COLUMNS = ["list_order", "event_index", "project_dir"]
 
 
 def event_texts(kind: str | None, data: Any) -> list[tuple[str, str]]:
@@ -118,100 +113,12 @@ Frames = Iterator[tuple[pl.DataFrame, int | None]]
 """Candidate rows, each with the smallest ``list_order`` any later frame can hold (None: no more frames)."""
 
 
-ARCHIVE_BATCH_ROWS = 32_768
-"""Rows of an archive's events file read at a time with a limit: a search holds one batch, and its hits, in memory."""
-
-ARCHIVE_SCAN_FILES = 4
-"""Events files scanned together without a limit: a search holds their matching events in memory."""
-
 SCAN_BATCH_LOGS = 256
 """Raw logs whose candidate events are matched at a time (one Polars query per batch)."""
 
 MATCH_BATCH_BYTES = 8 * 1024 * 1024
 """Bytes of candidate text matched together without a limit: small frames of several files are one query
 (its planning paid once, not per group of files), and memory holds about this much text more than one frame."""
-
-
-def _archive_frames(archive: Archive, chosen: list[str], kept: pl.Expr, compiled: Pattern, limit: int | None) -> Frames:
-    """The candidate rows of the events files; with a limit, files by first log, a bounded batch at a time.
-
-    Without a limit, ``ARCHIVE_SCAN_FILES`` files are scanned together (Polars
-    reads them in parallel) with only the pattern pushed into the Parquet
-    reader: the ``text`` column alone is decompressed and searched, and the
-    other columns are decoded for the rows that hold the pattern; the type
-    filter (``kept``) runs on those rows. The text of types outside
-    ``TEXT_TYPES`` (``data_text``, format 6) is read only when ``chosen``
-    names one of them.
-    """
-    if not archive.has_events:
-        raise ArchiveError(
-            f"archive {archive.path!r} holds no events table, which search_events reads",
-            hint="re-export with export_archive(root, out, events=True), or search read_corpus(root)",
-        )
-    names = list(archive.manifest["tables"]["events"]["files"])
-    data = archive.splits_text and not set(chosen) <= set(TEXT_TYPES)
-    columns = [*_COLUMNS, *_ARCHIVE_COLUMNS, *([DATA_TEXT] if data else [])]
-    if limit is None:
-        # An anchored regex is tried part by part (its anchors hold at a part's ends): the whole text filters nothing.
-        pushed = kept if compiled.anchored else contains("text", compiled)
-
-        def scan(group: list[str]) -> pl.DataFrame:
-            files = [join_location(archive.path, name) for name in group]
-            scan = pl.scan_parquet(files, hive_partitioning=False, glob=False, storage_options=archive.storage_options)
-            if data:
-                scan = joined_text(scan)
-            return (
-                scan.filter(pushed)
-                .select(_COLUMNS + _ARCHIVE_COLUMNS)
-                .collect()
-                .filter(kept)
-                .rename({"event_index": "_pos"})
-            )
-
-        groups = [names[first : first + ARCHIVE_SCAN_FILES] for first in range(0, len(names), ARCHIVE_SCAN_FILES)]
-        # One group is scanned ahead while the caller matches the last: Polars releases the GIL, and each
-        # stage's serial parts overlap the other's parallel ones. Memory holds two groups' matching events.
-        with archive.reading("events"), ThreadPoolExecutor(max_workers=1) as ahead:  # errors name the file
-            pending = ahead.submit(scan, groups[0]) if groups else None
-            for index in range(len(groups)):
-                assert pending is not None  # one scan is pending while groups remain
-                found = pending.result()
-                pending = ahead.submit(scan, groups[index + 1]) if index + 1 < len(groups) else None
-                yield found, None
-        return
-    predicate = kept if compiled.anchored else kept & contains("text", compiled)
-    with archive.reading("events"):  # files checked against the manifest; any read error names the file
-        bounds = [_first_order(archive, name) for name in names]
-        order = sorted(range(len(names)), key=lambda i: (bounds[i] is None, bounds[i] or 0, i))
-        names, bounds = [names[i] for i in order], [bounds[i] for i in order]
-        for index, name in enumerate(names):
-            later = bounds[index + 1] if index + 1 < len(bounds) else None
-            own = bounds[index]
-            batches = iter(iter_parquet(archive.location, [name], columns=columns, batch_rows=ARCHIVE_BATCH_ROWS))
-            batch = next(batches, None)
-            while batch is not None:
-                following = next(batches, None)
-                table = pl.from_arrow(batch)
-                assert isinstance(table, pl.DataFrame)  # a record batch is a frame, never a series
-                rows = joined_text(table.lazy()) if data else table.lazy()
-                frame = rows.filter(predicate).rename({"event_index": "_pos"}).collect()
-                # The rest of this file may hold any list order from the file's smallest on.
-                yield frame, later if following is None else own if own is not None else -1
-                batch = following
-
-
-def _first_order(archive: Archive, name: str) -> int | None:
-    """The smallest ``list_order`` of one events file: its footer's statistics (kept by the check), else its column."""
-    smallest = archive.first_orders("events")[name]
-    if smallest is not None:
-        return smallest
-    import pyarrow.compute as pc  # imported only when a footer lacks statistics: 0.1 s saved on a first search
-
-    for batch in iter_parquet(archive.location, [name], columns=["list_order"], batch_rows=ARCHIVE_BATCH_ROWS):
-        value = pc.min(batch.column(0)).as_py()
-        if value is not None and (smallest is None or value < smallest):
-            smallest = int(value)
-    return smallest
 
 
 _CANDIDATE_SCHEMA: dict[str, Any] = {
@@ -305,7 +212,7 @@ def _check(pattern: str, types: Sequence[str] | None, limit: int | None, context
 
 
 def search_events(
-    source: Corpus | Archive,
+    source: Source,
     pattern: str,
     *,
     types: Sequence[str] | None = None,
@@ -382,23 +289,21 @@ def search_events(
         return pl.DataFrame(schema=SEARCH_SCHEMA)
     kept = pl.col("type").is_in(chosen) & pl.col("text").is_not_null()
     predicate = kept if compiled.anchored else kept & contains("text", compiled)
-    if isinstance(source, ArchiveCorpus) and source._events is None and source._archive is not None:
-        archive = source._archive
-        if archive.has_events or not os.path.isdir(archive.log_root):
-            source = archive
-    elif isinstance(source, Archive) and not source.has_events and os.path.isdir(source.log_root):
-        source = source.to_corpus()  # no events table: its logs are read from the corpus root it records
-    if isinstance(source, Archive):  # its rows hold the pattern (pushed into the reader): not searched twice
-        frames = _batched(_archive_frames(source, chosen, kept, compiled, limit), limit)
-        return _collect(frames, compiled, context, limit, prefiltered=True)
-    if isinstance(source, Corpus):
-        options = {"types": chosen, "pattern": {"regex": regex, "ignore_case": ignore_case}, "limit": limit}
-        frames = _corpus_frames(source, predicate, pattern, options)
-    else:
+    if not isinstance(source, Source):
         raise SearchError(
             f"cannot search a {type(source).__name__}",
             hint="pass a Corpus (read_corpus(root)) or an Archive (open_archive(path))",
         )
+    # An anchored regex is tried part by part (its anchors hold at a part's ends): the whole text filters nothing.
+    pushed = kept if compiled.anchored else contains("text", compiled)
+    stored = source.event_frames(
+        [*_COLUMNS, *_STORED_COLUMNS], types=chosen, pushed=pushed, where=kept, in_order=limit is not None
+    )
+    if stored is not None:  # its rows hold the pattern (pushed into the reader): not searched twice
+        frames = _batched(((frame.rename({"event_index": "_pos"}), later) for frame, later in stored), limit)
+        return _collect(frames, compiled, context, limit, prefiltered=True)
+    options = {"types": chosen, "pattern": {"regex": regex, "ignore_case": ignore_case}, "limit": limit}
+    frames = _corpus_frames(source.to_corpus(), predicate, pattern, options)
     return _collect(frames, compiled, context, limit, prefiltered=False)
 
 
@@ -445,7 +350,7 @@ def _collect(frames: Frames, compiled: Pattern, context: int, limit: int | None,
 
 
 def search_sessions(
-    source: Corpus | Archive,
+    source: Source,
     pattern: str,
     *,
     types: Sequence[str] | None = None,

@@ -6,7 +6,7 @@ import polars as pl
 
 from subagent_catalog.analysis.transcript import transcript
 from subagent_catalog.errors import SessionLookupError
-from subagent_catalog.store.source import Source, source_corpus
+from subagent_catalog.frames.source import Source
 
 
 def transcript_text(corpus: Source, session_id: str, seq: int, *, path: str | None = None) -> str:
@@ -26,7 +26,7 @@ def transcript_text(corpus: Source, session_id: str, seq: int, *, path: str | No
         >>> transcript_text(read_corpus(root), "s1", 1)
         'a long text'
     """
-    corpus = source_corpus(corpus)  # a corpus, or an archive's frames
+    corpus = corpus.to_corpus()  # a corpus, or an archive's frames
     rows = transcript(corpus, session_id, path=path).filter(pl.col("seq") == seq)
     if rows.height == 0:
         raise SessionLookupError(

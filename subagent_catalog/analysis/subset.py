@@ -22,8 +22,7 @@ import polars as pl
 
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.store.archive import ArchiveCorpus
-from subagent_catalog.store.source import Source, source_corpus
+from subagent_catalog.frames.source import Source
 
 __all__ = ["SubsetError", "project_subset", "subset"]
 
@@ -55,7 +54,7 @@ def subset(source: Source, where: pl.Expr) -> Corpus:
         ...
         subagent_catalog.analysis.subset.SubsetError: cannot select sessions by ... (hint: ...)
     """
-    corpus = source_corpus(source)
+    corpus = source.to_corpus()
     indexed = corpus.sessions.with_row_index("_subset_row")
     try:
         kept = indexed.filter(where)
@@ -96,8 +95,7 @@ def keep_sessions(corpus: Corpus, indexed: pl.DataFrame, kept: pl.DataFrame) -> 
         _events=events,
         _sources=None if corpus._sources is None else corpus._sources.gather(rows),
     )
-    if isinstance(corpus, ArchiveCorpus) and isinstance(narrowed, ArchiveCorpus):
-        narrowed.windowed(corpus, kept, events_loaded=events is not None)  # events from the archive, not the logs
+    narrowed.windowed(corpus, kept, events_loaded=events is not None)  # an archive's: events from its files
     return narrowed
 
 
@@ -118,7 +116,7 @@ def project_subset(source: Source, projects: Sequence[str]) -> Corpus:
         ...
         subagent_catalog.analysis.subset.SubsetError: no project directory 'webapp' in data/sample (hint: ...)
     """
-    corpus = source_corpus(source)
+    corpus = source.to_corpus()
     names = list(dict.fromkeys(projects))
     if not names:
         raise SubsetError("no project named", hint="name one or more project directories of the corpus")

@@ -14,12 +14,11 @@ from typing import Literal
 
 import polars as pl
 
-from subagent_catalog.analysis.runs import session_table
 from subagent_catalog.analysis.trees import Scope, run_trees
 from subagent_catalog.catalog.source import source_reads
 from subagent_catalog.errors import UnknownSessionError
 from subagent_catalog.frames.nearest import nearest_ids
-from subagent_catalog.store.source import Source
+from subagent_catalog.frames.source import Source
 
 TIMELINE_SCHEMA: dict[str, pl.DataType] = {
     "list_order": pl.Int64(),
@@ -118,7 +117,7 @@ def tree_timeline(
             else:  # an ordinary fork between two subagents: walked through, not shown
                 stack.append((child, anchor))
     orders = list(kept)
-    own = session_table(source, _SESSION_COLUMNS).filter(pl.col("list_order").is_in(orders)).collect()
+    own = source.table("sessions", _SESSION_COLUMNS).filter(pl.col("list_order").is_in(orders)).collect()
     placed = pl.DataFrame(
         {
             "list_order": orders,
@@ -145,7 +144,7 @@ def tree_timeline(
 
 def _shown(source: Source) -> set[int]:
     """The sessions upstream's descendants listing shows: listed ``origin: "subagent"`` logs."""
-    flags = session_table(source, ["list_order", "origin", "listed"]).collect()
+    flags = source.table("sessions", ["list_order", "origin", "listed"]).collect()
     return {order for order, origin, listed in flags.iter_rows() if origin == "subagent" and listed is True}
 
 

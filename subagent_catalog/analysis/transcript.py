@@ -26,10 +26,10 @@ from subagent_catalog.analysis.text import clip_strings, utf8_length
 from subagent_catalog.analysis.user_message import user_message
 from subagent_catalog.bounds import TEXT_CHARS
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.source import Source
 from subagent_catalog.frames.units import calendar_datetime
 from subagent_catalog.read.jsvalue import frame_text, parse_json
 from subagent_catalog.read.run_stats import StatsFold, StepTiming
-from subagent_catalog.store.source import Source, source_corpus
 
 TranscriptKind = Literal[
     "user",
@@ -586,7 +586,7 @@ def transcript(corpus: Source, session_id: str, *, path: str | None = None, clip
         [('user', None, 'fix the bug'), ('tool-call', 'read_file', '{}'), ('tool-result', 'read_file', 'ok')]
     """
     TEXT_CHARS.check("clip", clip, optional=True)
-    corpus = source_corpus(corpus)  # a corpus, or an archive's frames
+    corpus = corpus.to_corpus()  # a corpus, or an archive's frames
     session = find_session(corpus, session_id, path=path)
     events = corpus.log_events(session["list_order"])
     if events.height == 0 and session["verdict"] == "failed":  # show what can be read before the damage

@@ -20,13 +20,13 @@ from typing import Any, Literal
 
 import polars as pl
 
-from subagent_catalog.analysis.runs import checked_total, session_table
+from subagent_catalog.analysis.runs import checked_total
 from subagent_catalog.catalog.source import source_reads
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.costs import session_costs
 from subagent_catalog.frames.outcome import OUTCOMES
+from subagent_catalog.frames.source import Source
 from subagent_catalog.prices import Prices, PriceTable, price_table
-from subagent_catalog.store.source import Source
 
 Scope = Literal["lineage", "subagents"]
 
@@ -104,7 +104,7 @@ def _tree_data(source: Source, table: PriceTable) -> tuple[pl.DataFrame, pl.Data
         sessions = source.sessions
         priced = session_costs(sessions.lazy(), table, known=True).collect()
         return sessions.select(columns), priced.sort("list_order").select(costs)
-    frame = session_table(source, _COLUMNS)
+    frame = source.table("sessions", _COLUMNS)
     joined = frame.join(session_costs(frame, table, known=True), on="list_order", how="left")
     data = joined.select(*columns, *costs).sort("list_order").collect()
     return data.drop(costs), data.select(costs)

@@ -29,7 +29,7 @@ import polars as pl
 from subagent_catalog.analysis.subset import keep_sessions
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.store.source import Source, source_corpus
+from subagent_catalog.frames.source import Source
 
 __all__ = ["Window", "WindowError", "in_window", "parse_instant", "window_corpus"]
 
@@ -374,5 +374,5 @@ def window_corpus(
         >>> window_corpus(read_corpus(tempfile.mkdtemp()), since="7 days").sessions.height
         0
     """
-    corpus = source_corpus(corpus)  # a corpus, or an archive's frames
+    corpus = corpus.to_corpus()  # a corpus, or an archive's frames
     return Window.of(since, until).corpus(corpus)

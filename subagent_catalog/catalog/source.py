@@ -24,6 +24,7 @@ from typing import Any, Literal, ParamSpec, Protocol, TypeGuard, TypeVar, runtim
 import polars as pl
 
 from subagent_catalog.frames.corpus import Corpus, raise_listing_error
+from subagent_catalog.frames.source import Source, require_source
 from subagent_catalog.read.jsvalue import frame_text, is_number, js_number, json_text, parse_json
 
 SourceTable = Literal["sessions", "descriptors", "problems"]
@@ -53,32 +54,36 @@ R = TypeVar("R")
 
 
 def source_reads(function: Callable[P, R]) -> Callable[P, R]:
-    """Run a function over a source inside the source's ``reading`` guard, if it has one: where sources enter.
+    """Run a function over a source inside the source's ``reading`` guard: where sources enter.
 
     The one guard of an archive's reads (``store.archive.Archive.reading``):
     its files are checked against its manifest before a table is first
     scanned, and any reader error met while the function runs (Polars,
     Arrow, thrift, zstd, UTF-8, a Rust panic) becomes one ``ArchiveError``
     naming the damaged file; an error no file explains passes as it is. The
-    source is the function's first argument; an in-memory corpus (and an
-    archive's collected frames, whose events are read inside the guard)
-    runs the function as it is, so the function need not know what it got.
+    source is the function's first argument; an in-memory corpus's guard does
+    nothing, so the function need not know what it got. The catalog's own
+    ``TableSource`` views run as they are; anything else is refused.
+
+    Raises:
+        TypeError: the first argument is no source (``frames.source.require_source``).
 
     Examples:
         >>> @source_reads
         ... def height(corpus: object) -> int:
         ...     return 1
-        >>> height("not a source")
-        1
+        >>> height("data/sample")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        TypeError: expected a Corpus or an Archive, not str (read one with ...)
     """
 
     @functools.wraps(function)
     def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
         source = args[0] if args else None
-        reading = getattr(source, "reading", None) if is_table_source(source) else None
-        if reading is None:
+        if is_table_source(source) and not isinstance(source, Source):
             return function(*args, **kwargs)
-        with reading():
+        with require_source(source).reading():
             return function(*args, **kwargs)
 
     return guarded

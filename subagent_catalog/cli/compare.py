@@ -18,7 +18,7 @@ from subagent_catalog.cli.options import (
     source_options,
     summary_format_option,
 )
-from subagent_catalog.store.source import Source
+from subagent_catalog.frames.source import Source
 from subagent_catalog.views.text import json_terminal, terminal_safe
 
 

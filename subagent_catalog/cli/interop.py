@@ -15,6 +15,7 @@ from subagent_catalog.cli.options import (
     bounded,
     data_output_option,
     load_source,
+    note_archive,
     prices_option,
     protected_paths,
     source_options,
@@ -22,11 +23,10 @@ from subagent_catalog.cli.options import (
 from subagent_catalog.views.text import csv_cells, json_terminal, terminal_frame
 
 if TYPE_CHECKING:
-    from subagent_catalog.frames.corpus import Corpus
+    from subagent_catalog.frames.source import Source
     from subagent_catalog.interop.otlp_export import OtlpStats
     from subagent_catalog.interop.phoenix_check import Phoenix
     from subagent_catalog.prices import PriceTable
-    from subagent_catalog.store.archive import Archive
 
 
 _PLAIN = (
@@ -99,13 +99,10 @@ TABLE_ROWS = 10_000
 """The table format shows at most this many rows (then a line says how many more): csv and json give all."""
 
 
-def _source(root: str, *, compression: str, jobs: int | None, quiet: bool) -> Corpus | Archive:
+def _source(root: str, *, compression: str, jobs: int | None, quiet: bool) -> Source:
     """ROOT by the input rule: an archive (noted on stderr), or the corpus read from it."""
-    from subagent_catalog.store.archive import Archive
-
     source = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
-    if isinstance(source, Archive):
-        note(f"reading the archive {root}", quiet=quiet)
+    note_archive(root, source, verb="reading", quiet=quiet)
     return source
 
 
@@ -300,7 +297,7 @@ def otel(
 def _phoenix(
     endpoint: str,
     headers: dict[str, str],
-    source: Corpus | Archive,
+    source: Source,
     table: PriceTable,
     *,
     verify: bool,

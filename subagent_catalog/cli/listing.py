@@ -50,7 +50,6 @@ def conformance(
     empty root prints nothing.
     """
     from subagent_catalog.cli.options import storage_options
-    from subagent_catalog.store.source import source_corpus
 
     source = open_source(
         root,
@@ -60,7 +59,7 @@ def conformance(
         cache=False,
         allow_empty=True,  # an empty root lists nothing: upstream's answer, not a usage error
     )
-    corpus = source_corpus(source)
+    corpus = source.to_corpus()
     chosen = None if all_parents or parents is None else list(parents.split(","))
     out = sys.stdout
     for line in conformance_lines(corpus, chosen, semantics=semantics):  # type: ignore[arg-type]

@@ -19,9 +19,10 @@ from typing import Any, TypeVar
 import click
 
 from subagent_catalog.bounds import WORKERS, Bound
+from subagent_catalog.cli.io import note
 from subagent_catalog.corpus import open_source, read_corpus
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.store.source import Source, source_corpus
+from subagent_catalog.frames.source import Source
 from subagent_catalog.views.text import printable
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -323,6 +324,23 @@ def load_source(root: str, *, compression: str, jobs: int | None, quiet: bool, a
         )
 
 
+def note_archive(root: str, source: Source, *, verb: str, quiet: bool, events: bool = False) -> None:
+    """Say on stderr that ROOT is read as an archive (``events``: and where its events come from).
+
+    The one place the CLI tells an archive from a corpus: every other step asks the source (``frames.source``).
+
+    Examples:
+        >>> import tempfile
+        >>> note_archive("r", read_corpus(tempfile.mkdtemp()), verb="reading", quiet=False)  # a corpus: nothing
+    """
+    from subagent_catalog.store.archive import Archive
+
+    if not isinstance(source, Archive):
+        return
+    where = "its events table" if source.has_events else f"no events table: the logs under {source.log_root}"
+    note(f"{verb} the archive {root}" + (f" ({where})" if events else ""), quiet=quiet)
+
+
 def load_frames(root: str, *, compression: str, jobs: int | None, quiet: bool, allow_empty: bool = False) -> Corpus:
     """``load_source``'s corpus frames (``source_corpus``: an archive's collected, events left in the archive).
 
@@ -332,7 +350,7 @@ def load_frames(root: str, *, compression: str, jobs: int | None, quiet: bool, a
         0
     """
     source = load_source(root, compression=compression, jobs=jobs, quiet=quiet, allow_empty=allow_empty)
-    return source_corpus(source)
+    return source.to_corpus()
 
 
 def protected_paths(root: str, source: Source) -> list[str]:
@@ -345,6 +363,5 @@ def protected_paths(root: str, source: Source) -> list[str]:
         True
     """
     from subagent_catalog.store.layout import is_url
-    from subagent_catalog.store.source import protected_roots
 
-    return [path for path in (root, *protected_roots(source)) if not is_url(path)]
+    return [path for path in (root, *source.protected_roots()) if not is_url(path)]

@@ -152,7 +152,6 @@ def report(
         subagent-catalog report out/sample-archive --since 2026-01-01 --until 2026-01-02 -o january.html
         subagent-catalog report data/sample --parent run-webapp-1 --semantics trace -o trace.html
     """
-    from subagent_catalog.store.source import source_frames
     from subagent_catalog.views.columns import UNREAD_BY_REPORT
     from subagent_catalog.views.report import report_stream
 
@@ -170,7 +169,7 @@ def report(
     corpus = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
     check_target(output, protected_paths(root, corpus))  # an archive's corpus root is protected too
     if parents:
-        frames = source_frames(corpus, without=UNREAD_BY_REPORT)  # what the report reads anyway
+        frames = corpus.frames(without=UNREAD_BY_REPORT)  # what the report reads anyway
         ids = frames.sessions["session_id"]
         parents = tuple(expand_id(parent, ids, also=frames.sessions["parent_session"]) for parent in parents)
         del frames, ids  # the report lets its frames go as it goes

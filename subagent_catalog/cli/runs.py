@@ -22,9 +22,8 @@ from subagent_catalog.frames.outcome import OUTCOMES
 from subagent_catalog.views.text import terminal_frame, terminal_safe
 
 if TYPE_CHECKING:
-    from subagent_catalog.frames.corpus import Corpus
+    from subagent_catalog.frames.source import Source
     from subagent_catalog.prices import PriceTable
-    from subagent_catalog.store.archive import Archive
 
 TABLES = ("outcomes", "models", "tools", "trees", "sessions", "errors")
 
@@ -33,7 +32,7 @@ OUTCOME_CHOICES = ("failed", *OUTCOMES)
 
 
 @source_reads
-def runs_table(source: Corpus | Archive, table: str, prices: PriceTable, *, outcome: str | None = None) -> pl.DataFrame:
+def runs_table(source: Source, table: str, prices: PriceTable, *, outcome: str | None = None) -> pl.DataFrame:
     """One of the ``runs`` command's tables (``TABLES``) over a corpus or an archive.
 
     ``outcome`` keeps the sessions of that outcome (``failed``: any failed one) in the ``sessions`` table.
@@ -48,7 +47,7 @@ def runs_table(source: Corpus | Archive, table: str, prices: PriceTable, *, outc
         ('auth-refactor', 'error', 'CONTEXT_LENGTH')
     """
     from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES, error_groups
-    from subagent_catalog.analysis.runs import session_table, tool_calls, usage_by_model
+    from subagent_catalog.analysis.runs import tool_calls, usage_by_model
     from subagent_catalog.analysis.trees import run_trees
     from subagent_catalog.frames.costs import session_costs
 
@@ -94,7 +93,7 @@ def runs_table(source: Corpus | Archive, table: str, prices: PriceTable, *, outc
         columns += ["last_error_code", "run_wall_ms", "active_ms", "path"]
     else:
         columns += ["run_wall_ms"]
-    frame = session_table(source, [*columns, "input_tokens", "output_tokens", "usage_samples"])
+    frame = source.table("sessions", [*columns, "input_tokens", "output_tokens", "usage_samples"])
     if table == "sessions" and outcome is not None:
         kept = list(FAILED_OUTCOMES) if outcome == "failed" else [outcome]
         frame = frame.filter(pl.col("outcome").is_in(kept))

@@ -9,7 +9,14 @@ import click
 
 from subagent_catalog.bounds import POSITIVE_COUNT
 from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors, write_rows
-from subagent_catalog.cli.options import bounded, data_output_option, load_source, protected_paths, source_options
+from subagent_catalog.cli.options import (
+    bounded,
+    data_output_option,
+    load_source,
+    note_archive,
+    protected_paths,
+    source_options,
+)
 from subagent_catalog.views.text import terminal_safe
 
 if TYPE_CHECKING:
@@ -75,13 +82,10 @@ def search(
         subagent-catalog search data/sample "result \\d of turn 2" --regex --limit 5
     """
     from subagent_catalog.analysis.search import search_events
-    from subagent_catalog.store.archive import Archive
 
     check_target(output, [root])
     source = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
-    if isinstance(source, Archive):
-        where = "its events table" if source.has_events else f"no events table: the logs under {source.log_root}"
-        note(f"searching the archive {root} ({where})", quiet=quiet)
+    note_archive(root, source, verb="searching", quiet=quiet, events=True)
     check_target(output, protected_paths(root, source))
     hits = search_events(source, pattern, types=list(types) or None, regex=regex, ignore_case=ignore_case, limit=limit)
     to_terminal = is_stdout(output)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,7 +12,7 @@ import polars as pl
 
 from subagent_catalog.errors import CatalogError, CorpusRootError
 from subagent_catalog.frames.display import corpus_html
-from subagent_catalog.frames.schemas import EVENT_SCHEMA
+from subagent_catalog.frames.schemas import EVENT_SCHEMA, EventFrames, FrameName
 from subagent_catalog.progress import quiet
 from subagent_catalog.read.discover import SessionFile
 from subagent_catalog.read.event_rows import FullReadNeeded
@@ -166,6 +167,100 @@ class Corpus:
             ]
             self._events = pl.concat(frames, rechunk=False) if frames else pl.DataFrame(schema=EVENT_SCHEMA)
         return self._events
+
+    # -- the ``Source`` interface (frames.source): a corpus in memory answers from its frames and its logs.
+
+    def to_corpus(self) -> Corpus:
+        """The frames in memory: the corpus itself."""
+        return self
+
+    def frames(self, *, without: Iterable[str] = ()) -> Corpus:
+        """The frames a view reads: the corpus itself, whole (its frames are in memory already)."""
+        return self
+
+    def table(self, name: FrameName, columns: Sequence[str] | None = None) -> pl.LazyFrame:
+        """One frame lazily, with these columns (``None``: all).
+
+        Examples:
+            >>> import tempfile
+            >>> from subagent_catalog.corpus import read_corpus
+            >>> read_corpus(tempfile.mkdtemp()).table("sessions", ["session_id"]).collect().columns
+            ['session_id']
+        """
+        frame: pl.DataFrame = getattr(self, name)
+        return frame.lazy() if columns is None else frame.lazy().select(columns)
+
+    def collect(self, frame: pl.LazyFrame) -> pl.DataFrame:
+        """Collect a lazy frame of the corpus's frames (at once: they are in memory)."""
+        return frame.collect()
+
+    def stored_events(self) -> pl.LazyFrame | None:
+        """``None``: a corpus's events are read from its logs, one log at a time."""
+        return None
+
+    def event_frames(
+        self, columns: Sequence[str], *, types: Sequence[str], pushed: pl.Expr, where: pl.Expr, in_order: bool
+    ) -> EventFrames | None:
+        """``None``: a corpus's events are searched in its logs (or its loaded ``events``)."""
+        return None
+
+    def events_available(self) -> bool:
+        """Whether events can be read: a corpus's logs always can (a log gone since says so when read)."""
+        return True
+
+    def require_events(self, *, needed_for: str) -> None:
+        """Nothing to check: a corpus's events are read from its logs."""
+
+    def session_count(self) -> int:
+        """How many session files the corpus holds."""
+        return self.sessions.height
+
+    def empty_reason(self) -> str | None:
+        """Why the corpus holds nothing to report on (no session file, no failing listing), or ``None``.
+
+        Examples:
+            >>> import tempfile
+            >>> from subagent_catalog.corpus import read_corpus
+            >>> read_corpus(tempfile.mkdtemp(), cache=False).empty_reason().startswith("no session log under")
+            True
+        """
+        if self.sessions.height or self.listing_error is not None:
+            return None  # logs of the other encoding fail the listing, which then says why
+        return f"no session log under {self.root!r} and no archive manifest (manifest.json)"
+
+    def protected_roots(self) -> list[str]:
+        """The root and where its logs are read: nothing may be written there (``outputs.check_output``).
+
+        Examples:
+            >>> import tempfile
+            >>> from subagent_catalog.corpus import read_corpus
+            >>> root = tempfile.mkdtemp()
+            >>> read_corpus(root).protected_roots() == [root]
+            True
+        """
+        return [path for path in dict.fromkeys([self.root, self.log_root]) if "://" not in path]
+
+    def keeps_caches(self) -> bool:
+        """Whether a cache keyed on the logs may be kept: yes, they are read from the root."""
+        return True
+
+    def reading(self) -> AbstractContextManager[None]:
+        """No guard: a corpus's frames are in memory and its logs say what is wrong with them."""
+        return nullcontext()
+
+    def read_error(self, error: BaseException) -> Exception | None:
+        """``None``: no file of a corpus in memory explains another reader's error."""
+        return None
+
+    def dataset(self, name: str) -> Any | None:
+        """``None``: a corpus's tables are its frames, not files."""
+        return None
+
+    def release_frames(self) -> None:
+        """Nothing to let go: the frames are the corpus."""
+
+    def windowed(self, source: Corpus, rows: pl.DataFrame, *, events_loaded: bool = False) -> None:
+        """Nothing to do: a window of a corpus reads its events from its logs (``ArchiveCorpus`` overrides it)."""
 
     def require_listing(self) -> None:
         """Raise upstream's whole-listing failure, if the corpus has one.

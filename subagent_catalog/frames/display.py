@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime
 from typing import Any, Protocol
 
@@ -24,7 +24,8 @@ from subagent_catalog.read.jsvalue import frame_text
 MAX_CELL_CHARS = 160
 VERDICTS = ("ok", "torn-tail", "prefix", "failed", "skipped")
 
-_BOX = "font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:13px;line-height:1.4"
+BOX = "font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:13px;line-height:1.4"
+"""The box every notebook display draws in (the font of JupyterLab's own HTML)."""
 _TABLE = "border-collapse:collapse;margin:4px 0 8px 0;font-size:12px"
 _TH = "text-align:left;padding:2px 8px;border-bottom:1px solid #999;background:#f2f2f2;white-space:nowrap"
 _TD = "text-align:left;padding:2px 8px;border-bottom:1px solid #e2e2e2;vertical-align:top;font-family:monospace"
@@ -59,6 +60,24 @@ class CorpusLike(Protocol):
     @property
     def listing_error_path(self) -> str | None:
         """The corpus's ``listing_error_path``."""
+
+
+NOTEBOOK_HTML: dict[str, Callable[[Any], str]] = {}
+"""The notebook display of a result type an upper layer formats (by class name): the package facade fills it
+(``Comparison``: ``views.compare_display.comparison_html``), so ``analysis`` hands its result to ``views``
+without importing them."""
+
+
+def notebook_html(value: Any) -> str | None:
+    """The notebook HTML of ``value`` from ``NOTEBOOK_HTML`` (``None``: no display registered; Jupyter shows its repr).
+
+    Examples:
+        >>> class Thing: ...
+        >>> notebook_html(Thing()) is None
+        True
+    """
+    show = NOTEBOOK_HTML.get(type(value).__name__)
+    return None if show is None else show(value)
 
 
 def escape(value: Any) -> str:
@@ -126,7 +145,7 @@ def table_html(
     """
     names = list(columns) if columns is not None else frame.columns
     shown = frame.select(names).head(max_rows) if names else frame.head(0)
-    parts = [f'<div style="{_BOX}">']
+    parts = [f'<div style="{BOX}">']
     if caption is not None:
         parts.append(f'<div style="font-weight:600;margin-top:6px">{escape(caption)}</div>')
     if frame.height == 0:
@@ -198,7 +217,7 @@ def listing_error_html(corpus: CorpusLike) -> str:
         else ""
     )
     return (
-        f'<div style="{_BOX};{_BANNER}" role="alert">'
+        f'<div style="{BOX};{_BANNER}" role="alert">'
         '<div style="font-weight:700">Upstream listing fails for this corpus (PERSISTENCE_LIST_FAILED)</div>'
         f'<div style="font-family:monospace;font-size:12px;margin:2px 0">{escape(corpus.listing_error)}</div>'
         f"{where}"
@@ -235,7 +254,7 @@ def corpus_html(corpus: CorpusLike) -> str:
         else '<span style="color:#1b5e20">listing ok</span>'
     )
     parts = [
-        f'<div style="{_BOX}">',
+        f'<div style="{BOX}">',
         f"<div><b>Corpus</b> <code>{escape(corpus.root)}</code>"
         + (f" ({escape(corpus.compression)})" if sessions.height else "")  # the encoding of logs read, if any
         + f" — {status}</div>",

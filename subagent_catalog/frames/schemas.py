@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, Literal
 
 import polars as pl
 
@@ -220,3 +221,11 @@ EVENT_SCHEMA: dict[str, Any] = {
     "text": pl.String,
     "text_fields": pl.String,
 }
+
+
+FrameName = Literal["sessions", "descriptors", "problems"]
+"""The frames every source has (``frames.source.Source.table``)."""
+
+EventFrames = Iterator[tuple[pl.DataFrame, int | None]]
+"""Candidate event rows, a frame at a time, each with the smallest ``list_order`` a later frame may hold (``None``:
+any): a search with a limit stops once its rows come before every later one (``frames.source.Source.event_frames``)."""

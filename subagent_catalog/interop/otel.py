@@ -44,6 +44,7 @@ from subagent_catalog.bounds import TEXT_CHARS
 from subagent_catalog.errors import UnknownSessionError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.nearest import nearest_ids
+from subagent_catalog.frames.source import Source
 from subagent_catalog.interop.otel_attributes import Export, PriceFunction, table_price
 from subagent_catalog.interop.otel_conventions import (
     GEN_AI_SCHEMA_URL,
@@ -73,7 +74,6 @@ from subagent_catalog.interop.otlp_export import (
     write_otlp_json,
 )
 from subagent_catalog.prices import Prices, PriceTable, price_table
-from subagent_catalog.store.source import Source, source_corpus
 from subagent_catalog.version import __version__
 
 __all__ = [
@@ -386,7 +386,7 @@ def otlp_parts(
         ([(0, 2), (1, 2)], 'dsh/run nightly')
     """
     TEXT_CHARS.check("max_text", max_text)
-    corpus = source_corpus(source)
+    corpus = source.to_corpus()
     table = None if price is not None else price_table(prices)
     forest = _forest(corpus)
     selected = _selected(forest, corpus, sessions)

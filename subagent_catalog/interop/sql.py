@@ -25,6 +25,7 @@ import polars as pl
 import pyarrow as pa
 
 from subagent_catalog.catalog.source import source_reads
+from subagent_catalog.frames.source import Source
 from subagent_catalog.interop import sql_process
 from subagent_catalog.interop.errors import SqlError
 from subagent_catalog.interop.sql_engine import (
@@ -41,7 +42,6 @@ from subagent_catalog.interop.sql_engine import (
 from subagent_catalog.interop.sql_guard import checked_statement, named_tables
 from subagent_catalog.interop.sql_tables import SQL_TABLES, arrow_table
 from subagent_catalog.store.layout import ArchiveError
-from subagent_catalog.store.source import Source, source_archive
 
 __all__ = [
     "DUCKDB_CONFIG",
@@ -240,7 +240,7 @@ def _damaged_part(source: Source, error: SqlError) -> ArchiveError | None:
     failed (``'_data_sessions'``); only then are the parts probed (a query
     DuckDB refused reads no part again).
     """
-    archive = source_archive(source)
-    if archive is None or "'_data_" not in str(error.args[0] if error.args else ""):
+    if "'_data_" not in str(error.args[0] if error.args else ""):
         return None
-    return archive.read_error(error)
+    damaged = source.read_error(error)
+    return damaged if isinstance(damaged, ArchiveError) else None

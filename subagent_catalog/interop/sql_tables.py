@@ -5,7 +5,7 @@ table as Arrow data (a Polars frame's ``to_arrow()``, zero-copy) for a
 corpus or an archive, and optionally a way to read it straight from an
 archive's Parquet files (a ``pyarrow.dataset`` DuckDB scans itself, with
 projection and filter pushdown). A new table is one more entry; a function
-that takes ``Corpus | Archive`` and returns a ``pl.DataFrame`` (as the run
+that takes a ``Source`` and returns a ``pl.DataFrame`` (as the run
 tables ``usage_by_model``, ``tool_calls`` and ``run_trees`` do) is enough:
 ``SQL_TABLES["name"] = SqlTable("...", frame=function)``.
 """
@@ -17,17 +17,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
-import pyarrow as pa
 
 from subagent_catalog.analysis.runs import tool_calls, usage_by_model
 from subagent_catalog.analysis.trees import run_trees
 from subagent_catalog.catalog import catalog
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
-from subagent_catalog.store.archive import Archive
-from subagent_catalog.store.layout import DATA_TEXT, Table, is_url, join_location
-from subagent_catalog.store.location import arrow_filesystem
-from subagent_catalog.store.source import Source, source_corpus
+from subagent_catalog.frames.source import Source
+from subagent_catalog.store.layout import DATA_TEXT
 
 
 @dataclass(frozen=True)
@@ -44,12 +41,12 @@ class SqlTable:
 
     description: str
     frame: Callable[[Source], pl.DataFrame]
-    archive_table: Table | None = None
+    archive_table: str | None = None
     columns: tuple[str, ...] = ()
 
 
 def _corpus(source: Source) -> Corpus:
-    return source_corpus(source)
+    return source.to_corpus()
 
 
 SQL_TABLES: dict[str, SqlTable] = {
@@ -95,33 +92,6 @@ def table_names() -> list[str]:
     return list(SQL_TABLES)
 
 
-def archive_dataset(archive: Archive, table: Table) -> Any | None:
-    """The table's Parquet files as a ``pyarrow.dataset`` (``None``: the archive has no such files).
-
-    Examples:
-        >>> import tempfile
-        >>> from subagent_catalog.store.archive import open_archive
-        >>> from subagent_catalog.store.export import export_archive
-        >>> root, out = tempfile.mkdtemp(), tempfile.mkdtemp()
-        >>> _ = export_archive(root, out, jobs=1)
-        >>> archive_dataset(open_archive(out), "sessions") is None
-        True
-    """
-    import pyarrow.dataset as ds
-
-    if table == "events" and not archive.has_events:
-        return None
-    names = archive.manifest["tables"][table]["files"]
-    if not names:
-        return None
-    archive.check(table)  # sizes, checksums, footers: no damaged part reaches pyarrow's reader
-    if is_url(archive.path):
-        filesystem, base = arrow_filesystem(archive.path, archive.storage_options)
-        paths = [f"{base.rstrip('/')}/{name}" for name in names]
-        return ds.dataset(paths, format="parquet", filesystem=filesystem, partitioning=None)
-    return ds.dataset([join_location(archive.path, name) for name in names], format="parquet", partitioning=None)
-
-
 def arrow_table(source: Source, name: str) -> tuple[Any, tuple[str, ...]]:
     """The data DuckDB scans for table ``name`` and the columns to show (empty: all).
 
@@ -137,12 +107,10 @@ def arrow_table(source: Source, name: str) -> tuple[Any, tuple[str, ...]]:
         (0, ('list_order', 'session_id'))
     """
     table = SQL_TABLES[name]
-    if isinstance(source, Archive) and table.archive_table is not None:
-        dataset = archive_dataset(source, table.archive_table)
+    if table.archive_table is not None:
+        dataset = source.dataset(table.archive_table)
         if dataset is not None:
             return dataset, table.columns
-        if table.archive_table != "events":  # no files: an empty table of the frame's schema
-            return pa.table(pl.DataFrame(schema=dict(_SCHEMAS[name])).to_arrow()), table.columns
     return table.frame(source).to_arrow(), table.columns
 
 
@@ -165,11 +133,3 @@ def select_list(data: Any, columns: tuple[str, ...]) -> str:
         f'coalesce("text", "{DATA_TEXT}") AS "text"' if split and column == "text" else f'"{column}"'
         for column in columns
     )
-
-
-_SCHEMAS: dict[str, dict[str, Any]] = {
-    "sessions": SESSION_SCHEMA,
-    "descriptors": DESCRIPTOR_SCHEMA,
-    "problems": PROBLEM_SCHEMA,
-    "events": EVENT_SCHEMA,
-}

@@ -29,7 +29,7 @@ is validated before it is trusted (``subagent_catalog.store.manifest``).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -38,10 +38,12 @@ import polars as pl
 
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.costs import with_costs
-from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
+from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA, EventFrames
 from subagent_catalog.prices import price_table
-from subagent_catalog.read.paths import Compression, log_name
+from subagent_catalog.read.paths import Compression
 from subagent_catalog.store.archive_check import check_table, read_error, read_guard
+from subagent_catalog.store.archive_corpus import NO_EVENTS_HINT, ArchiveCorpus
+from subagent_catalog.store.archive_search import event_frames
 from subagent_catalog.store.layout import (
     EVENT_FILE_EXTRA,
     MANIFEST,
@@ -53,129 +55,8 @@ from subagent_catalog.store.layout import (
     join_location,
     table_view,
 )
-from subagent_catalog.store.location import Location
+from subagent_catalog.store.location import Location, parquet_dataset
 from subagent_catalog.store.manifest import FORMAT_VERSION, MAX_MANIFEST_BYTES, parse_manifest
-
-
-class ArchiveCorpus(Corpus):
-    """A ``Corpus`` collected from an archive; its events come from the archive when it holds them."""
-
-    _archive: Archive | None = None
-    _window: tuple[Archive, pl.Series] | None = None  # a window of an archive with events: its list orders
-    _origin: Archive | None = None  # a window of an archive: the archive it was cut from
-
-    def windowed(self, source: ArchiveCorpus, rows: pl.DataFrame, *, events_loaded: bool = False) -> None:
-        """Read this window's events (``rows``: its sessions) from the events table behind ``source``.
-
-        A window's copy (``dataclasses.replace``) is not the archive's own
-        corpus: searches and listings of it must not scan the whole archive,
-        so it holds no ``_archive``; its events alone come from the archive's
-        events table, its logs' rows only (a window of a window too); what it
-        lacks of a read of the logs is read from its ``origin``.
-        """
-        archive = source._archive if source._archive is not None else source._origin
-        self._origin = archive
-        if archive is not None and archive.has_events and not events_loaded:
-            self._window = (archive, rows["list_order"])
-
-    @property
-    def origin(self) -> Archive | None:
-        """The archive these frames come from: the archive's own corpus's, or the one a window was cut from."""
-        return self._archive if self._archive is not None else self._origin
-
-    def _rebase(self, there: str) -> None:
-        """Read the logs under ``there`` (the archive's ``log_root``), not under the relative root recorded.
-
-        The sessions rows hold each log's path as the export read it, under
-        the root as given (``data/sample/p/s/session.jsonl``); from another
-        working directory those paths are read under ``root_abs`` instead
-        (through ``_sources``; the frames, and so every output, keep them).
-        """
-        root = self.root
-        if there == root or "path_bytes" not in self.sessions.columns:
-            return
-        self._log_root = there
-        prefix = os.path.join(root, "")
-        sources: list[bytes | None] = []
-        for raw, path in self.sessions.select("path_bytes", "path").iter_rows():
-            source = os.fsdecode(raw) if raw is not None else path
-            inside = isinstance(source, str) and source.startswith(prefix)
-            sources.append(os.fsencode(os.path.join(there, source[len(prefix) :])) if inside else None)
-        self._sources = pl.Series("source", sources, dtype=pl.Binary)
-
-    @property
-    def events(self) -> pl.DataFrame:
-        """Every event of every readable log (from the archive, or re-read from the root)."""
-        own = self._archive if self._archive is not None and self._archive.has_events else None
-        table = self._window[0] if self._window is not None else own  # a window's archive (its logs' rows), or its own
-        if self._events is None and table is not None:
-            rows = pl.col("list_order").is_in(self._window[1].implode()) if self._window is not None else pl.lit(True)
-            with table.reading("events"):
-                self._events = (
-                    table.events.filter(rows)
-                    .sort(table.order_by("events"), maintain_order=True)
-                    .select(list(EVENT_SCHEMA))
-                    .collect()
-                )
-        elif self._events is None and self._archive is not None and not os.path.isdir(self.log_root):
-            raise self._rootless(self._archive)
-        return super().events
-
-    def _rootless(self, archive: Archive) -> ArchiveError:
-        return ArchiveError(
-            f"the archive {archive.path!r} holds no events table and its corpus root {self.log_root!r} is not here",
-            hint="re-export with events (export --events, events=True), or open the archive where the root is",
-        )
-
-    def log_events(self, list_order: int) -> pl.DataFrame:
-        """The events of one log (from the archive's events table when it has one, else from the root).
-
-        Raises:
-            ArchiveError: no events table and the corpus root is not here.
-        """
-        own = self._archive if self._archive is not None and self._archive.has_events else None
-        table = self._window[0] if self._window is not None else own  # a window's archive, or its own
-        if table is not None and self._events is None:
-            with table.reading("events"):
-                frame = (
-                    table.events.filter(pl.col("list_order") == list_order)
-                    .sort("event_index")
-                    .select(list(EVENT_SCHEMA))
-                    .collect()
-                )
-            return frame.cast(pl.Schema(EVENT_SCHEMA))
-        if self._events is None and self._archive is not None and not os.path.isdir(self.log_root):
-            raise self._rootless(self._archive)
-        self._require_inside(self.sessions.with_row_index("_row").filter(pl.col("list_order") == list_order))
-        return super().log_events(list_order)
-
-    def log_sources(self, *, sessions: Iterable[str] | None = None) -> list[str]:
-        """Exact paths of the logs to read, each checked to lie inside the archive's corpus root.
-
-        Raises:
-            ArchiveError: a sessions row names a path outside the root (a tampered archive).
-        """
-        paths = super().log_sources(sessions=sessions)
-        for path in paths:
-            self._check_path(path)
-        return paths
-
-    def _require_inside(self, rows: pl.DataFrame) -> None:
-        for row, raw, path in rows.select("_row", "path_bytes", "path").iter_rows():
-            if self._sources is not None and self._sources[row] is not None:
-                raw = self._sources[row]
-            self._check_path(os.fsdecode(raw) if raw is not None else path)
-
-    def _check_path(self, path: str) -> None:
-        """Archive paths are data: a log is read only from inside the corpus root the manifest records."""
-        root = os.path.abspath(self.log_root)
-        full = os.path.abspath(path)
-        name = log_name(self.compression)
-        if os.path.basename(full) != name or os.path.commonpath([root, full]) != root or full == root:
-            raise ArchiveError(
-                f"the archive names the log {path!r}, which is not a {name} inside its corpus root {self.root!r}",
-                hint="the archive's sessions table was edited: re-export it from the corpus",
-            )
 
 
 @dataclass
@@ -487,9 +368,7 @@ class Archive:
         return self._lean[1]
 
     def release_frames(self) -> None:
-        """Let go of the frames ``frames(without=...)`` keeps, so a view done with them frees their memory.
-
-        They are collected again when asked for; ``to_corpus``'s are kept.
+        """Let go of the frames ``frames(without=...)`` keeps (collected again when asked for; ``to_corpus``'s stay).
 
         Examples:
             >>> from subagent_catalog.store.export import export_archive
@@ -547,6 +426,126 @@ class Archive:
             if frame is not None:
                 return frame
         return _in_order(self.sessions, self.order_by("sessions"), columns)
+
+    # -- the ``Source`` interface (frames.source): an archive is read out of core, its files checked first
+
+    def table(self, name: Table, columns: Sequence[str] | None = None) -> pl.LazyFrame:
+        """One table as a scan of its files, with these columns (``None``: all the files hold).
+
+        Raises:
+            ArchiveError: the table lacks a column asked for (written by an older version).
+
+        Examples:
+            >>> from subagent_catalog.store.export import export_archive
+            >>> import tempfile
+            >>> out = tempfile.mkdtemp()
+            >>> _ = export_archive(tempfile.mkdtemp(), out, jobs=1)
+            >>> open_archive(out).table("sessions", ["session_id"]).collect().columns
+            ['session_id']
+        """
+        frame = self.scan(name)
+        if columns is None:
+            return frame
+        missing = [column for column in columns if column not in frame.collect_schema()]
+        if missing:
+            raise ArchiveError(
+                f"archive {self.path!r} has no {name} column {missing[0]!r}",
+                hint="re-export it with this version of subagent_catalog",
+            )
+        return frame.select(columns)
+
+    def collect(self, frame: pl.LazyFrame) -> pl.DataFrame:
+        """Collect a lazy frame of the archive's tables streamed (its memory bounded); run it inside ``reading``."""
+        return frame.collect(engine="streaming")
+
+    def log_events(self, list_order: int) -> pl.DataFrame:
+        """The events of one log (from the events table, else from the corpus root): ``ArchiveCorpus.log_events``."""
+        return self.to_corpus().log_events(list_order)
+
+    def log_sources(self, *, sessions: Iterable[str] | None = None) -> list[str]:
+        """The exact paths of the logs under the corpus root, in list order: ``ArchiveCorpus.log_sources``."""
+        return self.to_corpus().log_sources(sessions=sessions)
+
+    def stored_events(self) -> pl.LazyFrame | None:
+        """The events table, lazily (``None``: the archive holds none)."""
+        return self.events if self.has_events else None
+
+    def event_frames(
+        self, columns: Sequence[str], *, types: Sequence[str], pushed: pl.Expr, where: pl.Expr, in_order: bool
+    ) -> EventFrames | None:
+        """A search's candidate rows from the events files (``store.archive_search``); ``None``: none, root here.
+
+        Raises:
+            ArchiveError: no events table and the corpus root is not here.
+        """
+        if not self.has_events and not is_url(self.log_root) and os.path.isdir(self.log_root):
+            return None
+        return event_frames(self, columns, types=types, pushed=pushed, where=where, in_order=in_order)
+
+    def events_available(self) -> bool:
+        """Whether events can be read: the archive holds an events table, or its corpus root is here.
+
+        Examples:
+            >>> from subagent_catalog.store.export import export_archive
+            >>> import tempfile
+            >>> out = tempfile.mkdtemp()
+            >>> _ = export_archive(tempfile.mkdtemp(), out, jobs=1)
+            >>> open_archive(out).events_available()
+            True
+        """
+        return self.has_events or (not is_url(self.log_root) and os.path.isdir(self.log_root))
+
+    def require_events(self, *, needed_for: str) -> None:
+        """Raise when the archive holds no events table and its corpus root is not here.
+
+        Raises:
+            ArchiveError: naming the archive and what needed the events.
+        """
+        if not self.events_available():
+            raise ArchiveError(
+                f"the archive {self.path!r} holds no events table, which {needed_for} reads, "
+                f"and its corpus root {self.root!r} is not here",
+                hint=NO_EVENTS_HINT,
+            )
+
+    def session_count(self) -> int:
+        """How many session files the archive holds, from its manifest (nothing read)."""
+        return int(self.manifest["tables"]["sessions"].get("rows") or 0)
+
+    def empty_reason(self) -> str | None:
+        """Why the archive holds nothing to report on (from its manifest's row counts: nothing read), or ``None``."""
+        counts = self.manifest.get("row_counts", {})
+        if counts.get("sessions") or self.listing_error is not None:
+            return None
+        return f"the archive {self.path!r} holds no session (it was exported from {self.root!r}, then empty)"
+
+    def protected_roots(self) -> list[str]:
+        """The archive's directory and its recorded corpus root (local ones): nothing may be written there."""
+        return [path for path in dict.fromkeys([self.path, self.root, self.log_root]) if not is_url(path)]
+
+    def keeps_caches(self) -> bool:
+        """No: an archive is read from its files, and the logs it names may not be here."""
+        return False
+
+    def dataset(self, name: str) -> Any | None:
+        """A table's Parquet files as a ``pyarrow.dataset``, checked first (``None``: no such files).
+
+        Examples:
+            >>> from subagent_catalog.store.export import export_archive
+            >>> import tempfile
+            >>> out = tempfile.mkdtemp()
+            >>> _ = export_archive(tempfile.mkdtemp(), out, jobs=1)
+            >>> open_archive(out).dataset("sessions") is None
+            True
+        """
+        if name not in self.manifest["tables"] or (name == "events" and not self.has_events):
+            return None
+        table: Table = name  # type: ignore[assignment]
+        names = self._entry(table)["files"]
+        if not names:
+            return None
+        self.check(table)  # sizes, checksums, footers: no damaged part reaches pyarrow's reader
+        return parquet_dataset(self.location, names)
 
     def __repr__(self) -> str:
         counts = self.manifest.get("row_counts", {})

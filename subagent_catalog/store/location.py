@@ -353,6 +353,26 @@ def read_parquet(location: Location, names: list[str], *, filters: Any = None, c
     )
 
 
+def parquet_dataset(location: Location, names: list[str]) -> Any:
+    """Parts of this archive as one ``pyarrow.dataset`` (what DuckDB scans), read lazily by its reader.
+
+    Examples:
+        >>> import tempfile
+        >>> import pyarrow as pa, pyarrow.parquet as pq
+        >>> here = Location(tempfile.mkdtemp())
+        >>> pq.write_table(pa.table({"a": [1, 2]}), here.full("p.parquet"))
+        >>> parquet_dataset(here, ["p.parquet"]).count_rows()
+        2
+    """
+    import pyarrow.dataset as ds
+
+    if location.local:
+        return ds.dataset([location.full(name) for name in names], format="parquet", partitioning=None)
+    filesystem, _ = location._arrow("")
+    paths = [location._arrow(name)[1] for name in names]
+    return ds.dataset(paths, format="parquet", filesystem=filesystem, partitioning=None)
+
+
 def parquet_column_min(location: Location, name: str, column: str) -> int | None:
     """The smallest value of an integer column of one Parquet part, from its footer's statistics alone.
 

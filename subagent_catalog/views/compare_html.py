@@ -19,7 +19,8 @@ import polars as pl
 from markupsafe import Markup, escape
 
 from subagent_catalog.analysis.compare import Comparison
-from subagent_catalog.analysis.compare_display import (
+from subagent_catalog.analysis.text import clip
+from subagent_catalog.views.compare_display import (
     figure,
     figures,
     headline,
@@ -29,7 +30,6 @@ from subagent_catalog.analysis.compare_display import (
     points,
     row_figures,
 )
-from subagent_catalog.analysis.text import clip
 
 WIDTH = 260
 """Width of each drawing's coordinates (its ``viewBox``); on the page a drawing takes its cell's width."""

@@ -15,7 +15,8 @@ from typing import Any
 import polars as pl
 
 from subagent_catalog.analysis.compare import Comparison
-from subagent_catalog.analysis.compare_display import (
+from subagent_catalog.analysis.compare_gate import GateResult
+from subagent_catalog.views.compare_display import (
     figures,
     headline,
     interval,
@@ -24,7 +25,6 @@ from subagent_catalog.analysis.compare_display import (
     points,
     row_figures,
 )
-from subagent_catalog.analysis.compare_gate import GateResult
 from subagent_catalog.views.text import md_cell
 
 TOP = 10

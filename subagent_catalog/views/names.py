@@ -21,7 +21,6 @@ from subagent_catalog.analysis.text import clip
 from subagent_catalog.catalog.tables import derived_store
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape
-from subagent_catalog.store.source import events_available, origin_archive
 
 NAME_CLIP = 60
 """Characters of a name a table shows (the whole name, up to ``TIP_CLIP``, is in its tooltip)."""
@@ -140,8 +139,7 @@ def name_html(
 def run_row_names(corpus: Corpus, tables: Iterable[pl.DataFrame]) -> dict[int, str]:
     """The names (title or first prompt) of the rows of run tables that have no label, by list order.
 
-    Only those rows' logs are read (over an archive, its events table); an archive exported
-    without events gives none.
+    Only those rows' logs are read (over an archive, its events table; without one, its root's logs).
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
@@ -159,15 +157,12 @@ def run_row_names(corpus: Corpus, tables: Iterable[pl.DataFrame]) -> dict[int, s
             if label is None and order is not None
         }
     )
-    archive = origin_archive(corpus)  # a window of an archive: its rows are named by the archive's events
-    if not wanted or (archive is None and not events_available(corpus)):
+    if not wanted or not corpus.events_available():
         return {}
     memo = _names_read(corpus)
     missing = [order for order in wanted if order not in memo]
     if missing:
-        # Over an archive its events table names the rows (none without one): the report's frames
-        # of an archive leave out the columns a read of the root's logs would need.
-        found = run_names(archive if archive is not None else corpus, list_orders=missing)
+        found = run_names(corpus, list_orders=missing)  # an archive's (or a window's): from its events files
         memo.update(zip(found["list_order"].to_list(), found["name"].to_list(), strict=True))
         if len(missing) >= KEEP_NAMES_FROM:
             _keep_names(corpus, memo)

@@ -42,10 +42,9 @@ from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.source import Source
 from subagent_catalog.outputs import check_output, open_output
 from subagent_catalog.read.jsvalue import js_text
-from subagent_catalog.store.archive import Archive
-from subagent_catalog.store.source import Source, events_available, listing_source, session_count, source_frames
 from subagent_catalog.views import palette
 from subagent_catalog.views.columns import UNREAD_BY_REPORT
 from subagent_catalog.views.memory import between_stages
@@ -269,15 +268,15 @@ def report_stream(
 
     from subagent_catalog.version import __version__
 
-    source, listing, window = corpus, listing_source(corpus), window or Window()  # an archive's listing: out of core
-    size = session_count(source)
+    source, listing, window = corpus, corpus, window or Window()  # an archive's listing: out of core
+    size = source.session_count()
     rows: pl.DataFrame | None = None
     if listing.listing_error is None:
         rows = window.frame(catalog(listing, semantics=semantics)).select(REPORT_ROW_COLUMNS)
     between_stages(size)
-    corpus = window.corpus(source_frames(corpus, without=UNREAD_BY_REPORT))  # a corpus, or an archive's frames
+    corpus = window.corpus(corpus.frames(without=UNREAD_BY_REPORT))  # a corpus, or an archive's frames
     between_stages(size)  # what reading them decoded
-    if events_available(corpus):
+    if corpus.events_available():
         found = findings_section(corpus, findings(corpus), link=link)
     else:  # an archive without events whose root is gone: only the detectors that read no log
         found = findings_section(corpus, findings(corpus, detectors=FACTS_ONLY), link=link)
@@ -299,8 +298,7 @@ def report_stream(
     root_names = _root_names(corpus) if rows is not None else {}
     # From here on only the tree, its diagnostics and the problems are read: the other columns are let go.
     corpus, rows = _tree_frames(corpus), None if rows is None else rows.select(TREE_ROW_COLUMNS)
-    if isinstance(source, Archive):
-        source.release_frames()
+    source.release_frames()
     between_stages(size)
     forest = forest_of_rows(corpus, rows) if rows is not None else None
     if forest is not None:

@@ -25,7 +25,7 @@ import polars as pl
 from subagent_catalog.analysis.findings import findings
 from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.model import Semantics
-from subagent_catalog.store.source import Source, events_available, source_corpus
+from subagent_catalog.frames.source import Source
 from subagent_catalog.views.output_site import check_site, claim_site
 from subagent_catalog.views.page_names import INDEX_FILE, children_file
 from subagent_catalog.views.report import report_stream
@@ -83,7 +83,7 @@ def write_report_site(
         >>> site.index.name, "auth-refactor.html" in {page.name for page in site.pages}, site.refused
         ('index.html', True, 0)
     """
-    corpus = source_corpus(source)
+    corpus = source.to_corpus()
     target = os.fspath(directory)
     guarded = [corpus.root, *protected]
     check_site(target, protected=guarded, names=SITE_NAMES)  # refused before the report is made
@@ -94,9 +94,9 @@ def write_report_site(
     report = "".join(
         report_stream(source, parents=parents, semantics=semantics, title=title, window=window, link=links)
     )
-    corpus = source_corpus(source)  # again: the report may have let an archive's frames go
+    corpus = source.to_corpus()  # again: the report may have let an archive's frames go
     # each page lists its session's findings (an archive without its events cannot show pages anyway)
-    found = findings(corpus, sessions=list(links.granted)) if events_available(corpus) else None
+    found = findings(corpus, sessions=list(links.granted)) if corpus.events_available() else None
     many = many_children(corpus, set(links.granted))
     parts = {sid: range(2, 1 + -(-len(kids) // MAX_CHILD_LINKS)) for sid, kids in many.items()}
     planned = [

@@ -13,7 +13,7 @@ from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.store.source import Source, listing_source, session_count, source_frames
+from subagent_catalog.frames.source import Source
 from subagent_catalog.views.columns import UNREAD_BY_SUMMARY
 from subagent_catalog.views.memory import between_stages
 from subagent_catalog.views.run_format import FAILED_LINES, runs_json, runs_lines, runs_markdown
@@ -33,8 +33,8 @@ def _read(
     out of core) and counted: the run summary and the listing rows are never
     in memory together.
     """
-    window, listing, size = window or Window(), listing_source(source), session_count(source)
-    corpus = source_frames(source, without=UNREAD_BY_SUMMARY)  # a corpus, or an archive's frames
+    window, listing, size = window or Window(), source, source.session_count()
+    corpus = source.frames(without=UNREAD_BY_SUMMARY)  # a corpus, or an archive's frames
     shown = window.corpus(corpus)
     made = runs(run_summary(shown))
     between_stages(size)

@@ -11,8 +11,8 @@ from typing import Any
 import orjson
 import polars as pl
 
+from subagent_catalog.frames.source import Source
 from subagent_catalog.frames.units import human_duration
-from subagent_catalog.store.source import Source, source_corpus
 from subagent_catalog.views.names import names_by_id, session_name
 from subagent_catalog.views.transcript_parts import error_list, run_facts, turn_table
 from subagent_catalog.views.transcript_view import (
@@ -94,7 +94,7 @@ def transcript_markdown(corpus: Source, session_id: str, *, path: str | None = N
         *turn ended:* `completed` (seq 2, +0.002 s)
         <BLANKLINE>
     """
-    corpus = source_corpus(corpus)  # a corpus, or an archive's frames
+    corpus = corpus.to_corpus()  # a corpus, or an archive's frames
     session, rows, links = _load(corpus, session_id, path)
     sid = session["session_id"]
     named = names_by_id(corpus, [s for s in (sid, links.parent, *links.children[:MAX_CHILD_LINKS]) if s is not None])

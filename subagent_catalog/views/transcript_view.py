@@ -23,8 +23,8 @@ from subagent_catalog.analysis.transcript import transcript
 from subagent_catalog.analysis.waterfall import waterfall
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape
+from subagent_catalog.frames.source import Source
 from subagent_catalog.frames.units import clock, human_duration
-from subagent_catalog.store.source import Source, source_corpus
 from subagent_catalog.views.children_table import (
     CHILDREN_CSS,
     CHILDREN_PER_PAGE,
@@ -509,7 +509,7 @@ def transcript_page(
         >>> "&lt;script&gt;" in page and "<script>" not in page
         True
     """
-    corpus = source_corpus(corpus)  # a corpus, or an archive's frames
+    corpus = corpus.to_corpus()  # a corpus, or an archive's frames
     from markupsafe import Markup
 
     from subagent_catalog.analysis.timeline import tree_timeline

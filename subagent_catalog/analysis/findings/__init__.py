@@ -36,7 +36,7 @@ from subagent_catalog.analysis.findings.schema import FINDING_SCHEMA, SEVERITIES
 from subagent_catalog.analysis.findings.spawns import SPAWN_EVENT_TYPES
 from subagent_catalog.analysis.subset import subset
 from subagent_catalog.bounds import POSITIVE_SECONDS
-from subagent_catalog.store.source import Source, source_corpus
+from subagent_catalog.frames.source import Source
 
 __all__ = [
     "DETECTORS",
@@ -195,7 +195,7 @@ def findings(
     clash = [rule.name for rule in user_rules if rule.name in DETECTORS]
     if clash:
         raise FindingsError(f"rule {clash[0]!r} has a built-in detector's name", hint="rename the rule")
-    corpus = source_corpus(source)
+    corpus = source.to_corpus()
     frame = corpus.sessions
     rows: list[dict[str, Any]] = frame.select(ROW_COLUMNS).to_dicts()
     by_order = {row["list_order"]: row for row in rows}

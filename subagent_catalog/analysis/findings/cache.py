@@ -39,7 +39,6 @@ import polars as pl
 
 from subagent_catalog.analysis.findings.schema import SEVERITIES, Finding, Severity
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.store.archive import ArchiveCorpus
 from subagent_catalog.store.cache import (
     CacheKeyError,
     _inside,
@@ -356,7 +355,7 @@ def open_cache(corpus: Corpus, cache: bool | str | os.PathLike[str]) -> Findings
         >>> open_cache(read_corpus(tempfile.mkdtemp(), cache=False), tempfile.mkdtemp()).status
         'new'
     """
-    if cache is False or isinstance(corpus, ArchiveCorpus):
+    if cache is False or not corpus.keeps_caches():
         return None
     if cache is True:
         derived = getattr(corpus, "_derived", None)

@@ -22,7 +22,6 @@ from subagent_catalog.read.event_text import event_text
 from subagent_catalog.read.jsvalue import is_safe_integer
 from subagent_catalog.read.paths import Compression
 from subagent_catalog.read.search_scan import healthy_parts, line_spans
-from subagent_catalog.store.archive import ArchiveCorpus
 
 __all__ = ["Event", "Events", "events_of", "own_events", "read_wanted", "typed"]
 
@@ -160,7 +159,7 @@ def read_wanted(
     wanted = [(row, types) for row, types in wants if row.get("verdict") != "skipped" and types]
     out: dict[int, list[Event]] = {}
     fast: list[tuple[dict[str, Any], frozenset[str]]] = []
-    if not isinstance(corpus, ArchiveCorpus):
+    if corpus.stored_events() is None:  # its logs are read in place (not an archive's events files)
         fast = [(row, types) for row, types in wanted if row.get("verdict") == "ok"]
     if fast:
         readable = corpus.sessions.filter(pl.col("verdict") != "skipped").sort("list_order")["list_order"].to_list()

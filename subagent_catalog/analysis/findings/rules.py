@@ -33,8 +33,8 @@ from subagent_catalog.analysis.findings.schema import SEVERITIES, Finding, Sever
 from subagent_catalog.analysis.search import DEFAULT_TYPES, search_events
 from subagent_catalog.analysis.search_match import SearchError, compile_pattern
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.source import Source
 from subagent_catalog.regular import NotRegularFileError, read_regular
-from subagent_catalog.store.source import Source
 
 __all__ = ["MAX_RULES_BYTES", "Rule", "RuleScope", "load_rules", "rule_findings"]
 

@@ -34,8 +34,8 @@ from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.errors import CatalogError, SubagentCatalogError
 from subagent_catalog.frames.display import escape, listing_error_html
+from subagent_catalog.frames.source import Source
 from subagent_catalog.read.jsvalue import parse_json
-from subagent_catalog.store.source import Source, source_corpus
 from subagent_catalog.views import palette
 from subagent_catalog.views.widgets.error_filter import FILTERS, ErrorGroupFilter
 from subagent_catalog.views.widgets.finding_filter import FindingLabelFilters, Rule
@@ -162,7 +162,7 @@ class CatalogBrowser(anywidget.AnyWidget, ErrorGroupFilter, FindingLabelFilters)
         labels: str | os.PathLike[str] | None = None,
         rules: str | os.PathLike[str] | Sequence[Rule] | None = None,
     ) -> None:
-        corpus = source_corpus(corpus)  # a corpus, or an archive's frames
+        corpus = corpus.to_corpus()  # a corpus, or an archive's frames
         self.corpus = corpus
         self.semantics: Semantics = semantics
         self.live = dict(live) if live else None

@@ -34,8 +34,8 @@ from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape, listing_error_html
+from subagent_catalog.frames.source import Source
 from subagent_catalog.frames.units import calendar_day, plural
-from subagent_catalog.store.source import Source, source_corpus
 from subagent_catalog.views import palette
 from subagent_catalog.views.widgets.dashboard_filters import RunFilters, filter_dropdowns
 from subagent_catalog.views.widgets.dashboard_reveal import reveal_in, row_clicked
@@ -288,7 +288,7 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         live: Mapping[str, str] | None = None,
         labels: str | os.PathLike[str] | None = None,
     ) -> None:
-        corpus = source_corpus(corpus)  # a corpus, or an archive's frames
+        corpus = corpus.to_corpus()  # a corpus, or an archive's frames
         super().__init__(layout=widgets.Layout(width="100%"))
         self.add_class("sc-dashboard")
         self.corpus = corpus

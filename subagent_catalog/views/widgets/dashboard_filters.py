@@ -21,7 +21,6 @@ from subagent_catalog.analysis.findings import DETECTORS, FACTS_ONLY, findings
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.store.labels import Labels, session_labels
-from subagent_catalog.store.source import protected_roots
 
 __all__ = ["RunFilters", "filter_dropdowns", "filter_options", "parse_filter"]
 
@@ -80,7 +79,7 @@ class RunFilters:
         self.corpus = corpus
         sessions = corpus.sessions.select("path", "session_id", *(["labels"] if "labels" in corpus.sessions else []))
         if store is not None:
-            labels = Labels(store, protected=protected_roots(corpus), must_exist=True)  # only read: it must exist
+            labels = Labels(store, protected=corpus.protected_roots(), must_exist=True)  # only read: it must exist
             sessions = session_labels(sessions.drop("labels", strict=False), labels)
         self.labelled: pl.DataFrame | None = sessions if "labels" in sessions.columns else None
         self.labels: list[str] = (

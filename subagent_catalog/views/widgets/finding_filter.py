@@ -27,7 +27,6 @@ from subagent_catalog.analysis.findings import FACTS_ONLY, FINDING_SCHEMA, Rule,
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.store.labels import Labels, LabelsError, session_labels
-from subagent_catalog.store.source import events_available, protected_roots
 
 __all__ = ["ANY_FINDING", "FindingLabelFilters", "Rule", "finding_choices", "label_choices"]
 
@@ -101,7 +100,7 @@ class FindingLabelFilters(traitlets.HasTraits):
     ) -> None:
         """Check the label store and the rules (before anything is shown), read the labels."""
         self._rules: list[Rule] = load_rules(rules) if isinstance(rules, str | os.PathLike) else list(rules or [])
-        self._store = Labels(labels, protected=protected_roots(self.corpus)) if labels is not None else None
+        self._store = Labels(labels, protected=self.corpus.protected_roots()) if labels is not None else None
         self._found: pl.DataFrame | None = None
         self._pane_found: dict[int, pl.DataFrame] = {}
         self._label_lists: pl.Series | None = None
@@ -132,7 +131,7 @@ class FindingLabelFilters(traitlets.HasTraits):
             (False, 11, True)
         """
         if self._found is None:
-            if events_available(self.corpus):
+            if self.corpus.events_available():
                 found = findings(self.corpus, rules=self._rules)
             else:
                 found = findings(self.corpus, detectors=FACTS_ONLY)
@@ -162,7 +161,7 @@ class FindingLabelFilters(traitlets.HasTraits):
         cached = self._pane_found.get(key)
         if cached is None:
             session_id = self.corpus.sessions["session_id"][key]
-            if session_id is None or not events_available(self.corpus):
+            if session_id is None or not self.corpus.events_available():
                 cached = pl.DataFrame(schema=FINDING_SCHEMA) if session_id is None else self.load_findings()
             else:
                 cached = findings(self.corpus, rules=self._rules, sessions=[session_id])

@@ -13,13 +13,12 @@ from typing import Any
 import polars as pl
 
 from subagent_catalog.analysis.run_names import name_from_events, run_names
-from subagent_catalog.analysis.runs import session_table
 from subagent_catalog.analysis.timeline import concurrency, tree_timeline
 from subagent_catalog.catalog.source import source_reads
 from subagent_catalog.frames import units
 from subagent_catalog.frames.display import escape
+from subagent_catalog.frames.source import Source
 from subagent_catalog.frames.units import context_text, time_split
-from subagent_catalog.store.source import Source
 from subagent_catalog.views import palette
 
 FAILED_OUTCOMES = ("error", "aborted", "max-tokens", "blocked", "interrupted", "open", "unreadable")
@@ -279,7 +278,7 @@ def seed_length(source: Source, list_order: int) -> int | None:
         >>> seed_length(corpus, 0), seed_length(corpus, 1), seed_length(corpus, 9)
         (4, None, None)
     """
-    frame = session_table(source, ["list_order", "seed_length"]).filter(pl.col("list_order") == list_order)
+    frame = source.table("sessions", ["list_order", "seed_length"]).filter(pl.col("list_order") == list_order)
     seeds = frame.collect()["seed_length"].to_list()
     return seeds[0] if seeds else None
 

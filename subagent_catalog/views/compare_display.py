@@ -1,43 +1,20 @@
 """A ``Comparison`` in a notebook: what changed significantly first, then each table (escaped HTML, no script).
 
-``Comparison._repr_html_`` calls ``comparison_html``; the full page is ``views.compare_html``.
+``Comparison._repr_html_`` calls ``comparison_html`` (through ``frames.display.NOTEBOOK_HTML``, which the package
+facade fills); the full page is ``views.compare_html``.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
 
 import polars as pl
 
-from subagent_catalog.frames.display import escape, table_html
+from subagent_catalog.analysis.compare import Comparison
+from subagent_catalog.frames.display import BOX, escape, table_html
 from subagent_catalog.frames.units import MISSING, human_cost, human_count, human_duration
-
-
-class Comparison(Protocol):
-    """What the display reads of an ``analysis.compare.Comparison``."""
-
-    a_label: str
-    b_label: str
-    runs: tuple[int, int]
-    trees: tuple[int, int]
-    notes: list[str]
-    outcomes: pl.DataFrame
-    metrics: pl.DataFrame
-    models: pl.DataFrame
-    tools: pl.DataFrame
-    errors: pl.DataFrame
-    health: pl.DataFrame
-    tasks: pl.DataFrame | None
-    pairs: pl.DataFrame | None
-
-    def significant(self) -> dict[str, pl.DataFrame]:
-        """The significant rows by table."""
-
-
-_BOX = "font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:13px;line-height:1.4"
-
 
 MONEY_DIGITS = 2
 """Significant digits of a cost below $1 in every comparison view (``$0.0037`` beside ``$0.0050``); cents above."""
@@ -214,7 +191,7 @@ def comparison_html(comparison: Comparison) -> str:
     """
     a, b = escape(comparison.a_label), escape(comparison.b_label)
     parts = [
-        f'<div style="{_BOX}"><b>Comparison</b>: {b} against {a} · runs {comparison.runs[0]:,} → '
+        f'<div style="{BOX}"><b>Comparison</b>: {b} against {a} · runs {comparison.runs[0]:,} → '
         f"{comparison.runs[1]:,} · trees {comparison.trees[0]:,} → {comparison.trees[1]:,}"
     ]
     lines = headline(comparison)

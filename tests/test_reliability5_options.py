@@ -33,6 +33,7 @@ from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.interop.otel import OtlpStats, otlp_parts, send_otlp
 from subagent_catalog.interop.phoenix_check import phoenix_client, verify_phoenix
 from subagent_catalog.interop.sql import sql
+from subagent_catalog.store.archive import Archive
 from subagent_catalog.store.export import export_archive
 from tests.fuzz import options as fuzz
 from tests.fuzz.outputs import tree_state
@@ -177,8 +178,8 @@ def test_a_seeded_sample_of_the_long_tier(corpus: Path) -> None:
 
 # --------------------------------------------------------------------------- the library keywords behind them
 
-NOT_READ: Any = object()
-"""A source no call may touch: a keyword out of range is refused before any work."""
+NOT_READ: Any = Archive("/nonexistent/archive", {"root": "/nonexistent/root", "compression": "none"})
+"""A source no call may touch (any read of it fails: no files, no tables): a keyword out of range is refused first."""
 
 
 def _scanner(steps: pl.DataFrame, session: dict[str, Any]) -> list[dict[str, Any]]:

@@ -121,6 +121,7 @@ def select_list(data: Any, columns: tuple[str, ...]) -> str:
     ``data_text``: the view's ``text`` is both, as the events frame's is.
 
     Examples:
+        >>> import pyarrow as pa
         >>> select_list(pa.table({"text": ["a"], "data_text": [None]}), ("text",))
         'coalesce("text", "data_text") AS "text"'
         >>> select_list(pa.table({"a": [1]}), ())

@@ -528,22 +528,22 @@ class Archive:
         return False
 
     def dataset(self, name: str) -> Any | None:
-        """A table's Parquet files as a ``pyarrow.dataset``, checked first (``None``: no such files).
+        """A table's Parquet files as a ``pyarrow.dataset``, checked first (``None``: no such table).
 
         Examples:
             >>> from subagent_catalog.store.export import export_archive
             >>> import tempfile
             >>> out = tempfile.mkdtemp()
             >>> _ = export_archive(tempfile.mkdtemp(), out, jobs=1)
-            >>> open_archive(out).dataset("sessions") is None
-            True
+            >>> open_archive(out).dataset("sessions").num_rows, open_archive(out).dataset("events") is None
+            (0, True)
         """
         if name not in self.manifest["tables"] or (name == "events" and not self.has_events):
             return None
         table: Table = name  # type: ignore[assignment]
         names = self._entry(table)["files"]
-        if not names:
-            return None
+        if not names:  # a table of no rows: its schema, nothing read
+            return self._scan(table, []).collect().to_arrow()
         self.check(table)  # sizes, checksums, footers: no damaged part reaches pyarrow's reader
         return parquet_dataset(self.location, names)
 

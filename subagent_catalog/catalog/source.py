@@ -24,7 +24,7 @@ from typing import Any, Literal, ParamSpec, Protocol, TypeGuard, TypeVar, runtim
 import polars as pl
 
 from subagent_catalog.frames.corpus import Corpus, raise_listing_error
-from subagent_catalog.frames.source import Source, require_source
+from subagent_catalog.frames.source import require_source
 from subagent_catalog.read.jsvalue import frame_text, is_number, js_number, json_text, parse_json
 
 SourceTable = Literal["sessions", "descriptors", "problems"]
@@ -81,9 +81,13 @@ def source_reads(function: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(function)
     def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
         source = args[0] if args else None
-        if is_table_source(source) and not isinstance(source, Source):
-            return function(*args, **kwargs)
-        with require_source(source).reading():
+        try:
+            checked = require_source(source)
+        except TypeError:
+            if is_table_source(source):  # the catalog's own view of frames
+                return function(*args, **kwargs)
+            raise
+        with checked.reading():
             return function(*args, **kwargs)
 
     return guarded

@@ -159,9 +159,7 @@ def _cycle_orders(keys: ListingKeys) -> list[int]:
             state[at] = 1
             path.append(at)
             at = after[at]
-        if (at != -1 and state[at] == 1) or (
-            at != -1 and cyclic[at]
-        ):  # the path closed a cycle: it and all that leads into it fail
+        if at != -1 and (state[at] == 1 or cyclic[at]):  # the path closed a cycle: it and all that leads into it fail
             for member in path:
                 cyclic[member] = 1
         for member in path:

@@ -38,20 +38,11 @@ def all_parents(corpus: Corpus) -> list[Any]:
         >>> all_parents(read_corpus(tempfile.mkdtemp()))
         []
     """
-    model = build_model(corpus)
+    nodes = build_model(corpus).nodes
     parents: list[Any] = []
     seen: set[str] = set()
-    for node in model.nodes:
-        key = json_text(node.id)
-        if key not in seen:
-            seen.add(key)
-            parents.append(node.id)
-    for node in model.nodes:
-        value = node.header.get("parentSession", MISSING)
-        if value is MISSING:
-            continue
-        key = json_text(value)
-        if key not in seen:
+    for value in [node.id for node in nodes] + [node.header.get("parentSession", MISSING) for node in nodes]:
+        if value is not MISSING and (key := json_text(value)) not in seen:
             seen.add(key)
             parents.append(value)
     return parents

@@ -17,12 +17,7 @@ import polars as pl
 from subagent_catalog.catalog.collation import sort_siblings
 from subagent_catalog.catalog.source import TableSource
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.read.jsvalue import (
-    is_number,
-    js_number,
-    js_string,
-    parse_json,
-)
+from subagent_catalog.read.jsvalue import is_number, js_number, js_string, parse_json
 from subagent_catalog.read.paths import MISSING
 from subagent_catalog.read.scanner import ReadCause
 
@@ -30,9 +25,6 @@ Semantics = Literal["projection", "trace"]
 
 
 Scope = Literal["children", "descendants"]
-
-
-LiveStatus = Literal["running", "idle"]
 
 
 Reason = Literal["corrupt", "unsupported", "unavailable"]

@@ -8,11 +8,11 @@ place of each value.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from subagent_catalog.catalog.listing import children_rows, descendant_rows, render_list_agents
-from subagent_catalog.catalog.model import Semantics, build_model
+from subagent_catalog.catalog.model import Row, Scope, Semantics, build_model
 from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.read.jsvalue import json_text as stringify
@@ -48,8 +48,10 @@ def all_parents(corpus: Corpus) -> list[Any]:
     return parents
 
 
-def _error(error: CatalogError) -> dict[str, Any]:
-    return {"error": {"code": error.code, "message": error.message}}
+_LISTINGS: tuple[tuple[Scope, Callable[..., list[Row]]], ...] = (
+    ("children", children_rows),
+    ("descendants", descendant_rows),
+)
 
 
 def conformance_lines(
@@ -70,16 +72,11 @@ def conformance_lines(
         return
     for parent in chosen:
         line: dict[str, Any] = {"parent": parent}
-        try:
-            children = children_rows(corpus, parent, semantics=semantics)
-            line["children"] = [row.upstream() for row in children]
-            line["list_agents_children"] = render_list_agents(children, scope="children")
-        except CatalogError as error:
-            line["children"] = line["list_agents_children"] = _error(error)
-        try:
-            descendants = descendant_rows(corpus, parent, semantics=semantics)
-            line["descendants"] = [row.upstream() for row in descendants]
-            line["list_agents_descendants"] = render_list_agents(descendants, scope="descendants")
-        except CatalogError as error:
-            line["descendants"] = line["list_agents_descendants"] = _error(error)
+        for scope, listing in _LISTINGS:  # a failing call prints its error in place of both values
+            try:
+                rows = listing(corpus, parent, semantics=semantics)
+                line[scope] = [row.upstream() for row in rows]
+                line[f"list_agents_{scope}"] = render_list_agents(rows, scope=scope)
+            except CatalogError as error:
+                line[scope] = line[f"list_agents_{scope}"] = {"error": {"code": error.code, "message": error.message}}
         yield json_text(line)

@@ -118,7 +118,8 @@ class Comparison:
 def _proportions(k_a: int, n_a: int, k_b: int, n_b: int, confidence: float) -> dict[str, Any]:
     diff, low, high = newcomb_interval(k_a, n_a, k_b, n_b, confidence=confidence)
     p, test = proportion_test(k_a, n_a, k_b, n_b)
-    return {"diff": diff, "diff_low": low, "diff_high": high, "p_value": p, "test": test}
+    sign = np.sign(diff) if diff is not None else 0  # which side is higher (``_adjust`` reads and drops it)
+    return {"diff": diff, "diff_low": low, "diff_high": high, "p_value": p, "test": test, "_sign": sign}
 
 
 def _rate(k: int, n: int) -> float | None:
@@ -134,11 +135,15 @@ def _adjust(rows: list[dict[str, Any]], better: Any = None) -> None:
         row["p_adjusted"] = adjusted
         row["significant"] = adjusted is not None and adjusted < ALPHA
         direction = better(row) if better is not None else None
-        sign = row.get("_sign")
+        sign = row.pop("_sign", None)
         row["better"] = None
         if row["significant"] and direction is not None and sign:
             row["better"] = ("b" if sign > 0 else "a") if direction == "higher" else ("a" if sign > 0 else "b")
-        row.pop("_sign", None)
+
+
+def _sides(dtype: Any, *names: str) -> dict[str, Any]:
+    """The columns ``a_<name>`` and ``b_<name>`` of each name, of one type."""
+    return {f"{side}_{name}": dtype for name in names for side in "ab"}
 
 
 def _frame(rows: list[dict[str, Any]], schema: dict[str, Any]) -> pl.DataFrame:
@@ -168,14 +173,13 @@ def _outcomes(a: Side, b: Side, confidence: float) -> pl.DataFrame:
             continue
         row = {"outcome": outcome, "a": k_a, "b": k_b, "a_rate": _rate(k_a, n_a), "b_rate": _rate(k_b, n_b)}
         row.update(_proportions(k_a, n_a, k_b, n_b, confidence))
-        row["_sign"] = np.sign(row["diff"]) if row["diff"] is not None else 0
         rows.append(row)
 
     def better(row: dict[str, Any]) -> str | None:
         return "higher" if row["outcome"] == "completed" else "lower" if row["outcome"] in FAILED_OUTCOMES else None
 
     _adjust(rows, better)
-    schema = {"outcome": pl.String, "a": pl.Int64, "b": pl.Int64, "a_rate": pl.Float64, "b_rate": pl.Float64}
+    schema = {"outcome": pl.String, **dict.fromkeys("ab", pl.Int64), **_sides(pl.Float64, "rate")}
     return _frame(rows, {**schema, **_PROPORTION_SCHEMA})
 
 
@@ -183,25 +187,10 @@ _METRIC_SCHEMA: dict[str, Any] = {
     "level": pl.String,
     "metric": pl.String,
     "unit": pl.String,
-    "a_n": pl.Int64,
-    "b_n": pl.Int64,
-    "a_unknown": pl.Int64,
-    "b_unknown": pl.Int64,
-    "a_lower_bound": pl.Boolean,
-    "b_lower_bound": pl.Boolean,
-    "a_median": pl.Float64,
-    "b_median": pl.Float64,
-    "a_p90": pl.Float64,
-    "b_p90": pl.Float64,
-    "a_mean": pl.Float64,
-    "b_mean": pl.Float64,
-    **{f"{side}_{q}": pl.Float64 for q in ("p10", "p25", "p75") for side in "ab"},
-    "median_change": pl.Float64,
-    "median_change_low": pl.Float64,
-    "median_change_high": pl.Float64,
-    "mean_change": pl.Float64,
-    "mean_change_low": pl.Float64,
-    "mean_change_high": pl.Float64,
+    **_sides(pl.Int64, "n", "unknown"),
+    **_sides(pl.Boolean, "lower_bound"),
+    **_sides(pl.Float64, "median", "p90", "mean", "p10", "p25", "p75"),
+    **dict.fromkeys(_CHANGES, pl.Float64),
     "b_greater": pl.Float64,
     "p_value": pl.Float64,
     "p_adjusted": pl.Float64,
@@ -306,8 +295,7 @@ def _models(a: Side, b: Side, confidence: float) -> pl.DataFrame:
         "model": pl.String,
         "side": pl.String,
         **{f"{tag}_{name}": pl.Float64 if name == "cost_usd_known" else pl.Int64 for tag in "ab" for name in kept},
-        "a_share": pl.Float64,
-        "b_share": pl.Float64,
+        **_sides(pl.Float64, "share"),
         **_PROPORTION_SCHEMA,
     }
     return _frame(rows, schema)
@@ -338,20 +326,14 @@ def _tools(a: Side, b: Side, confidence: float) -> pl.DataFrame:
             "b_top_error_codes": _codes(row["b_codes"]),
             **_proportions(k_a, n_a, k_b, n_b, confidence),
         }
-        out["_sign"] = np.sign(out["diff"]) if out["diff"] is not None else 0
         rows.append(out)
     _adjust(rows, lambda row: "lower")
     schema = {
         "name": pl.String,
         "side": pl.String,
-        "a_calls": pl.Int64,
-        "b_calls": pl.Int64,
-        "a_failed": pl.Int64,
-        "b_failed": pl.Int64,
-        "a_failure_rate": pl.Float64,
-        "b_failure_rate": pl.Float64,
-        "a_top_error_codes": pl.String,
-        "b_top_error_codes": pl.String,
+        **_sides(pl.Int64, "calls", "failed"),
+        **_sides(pl.Float64, "failure_rate"),
+        **_sides(pl.String, "top_error_codes"),
         **_PROPORTION_SCHEMA,
     }
     frame = _frame(rows, schema)
@@ -360,13 +342,10 @@ def _tools(a: Side, b: Side, confidence: float) -> pl.DataFrame:
 
 def _error_groups(side: Side) -> pl.DataFrame:
     runs = side.runs.filter(pl.col("error_code").is_not_null() | pl.col("error_message").is_not_null())
-    messages = runs["error_message"].unique().drop_nulls().to_list()
-    normal = pl.DataFrame(
-        {"error_message": messages, "message": [normalise_message(m) for m in messages]},
-        schema={"error_message": pl.String, "message": pl.String},
-    )
+    normal = {text: normalise_message(text) for text in runs["error_message"].unique().drop_nulls()}
+    message = pl.col("error_message").replace_strict(normal, default=None, return_dtype=pl.String)
     return (
-        runs.join(normal, on="error_message", how="left", nulls_equal=True)
+        runs.with_columns(message.alias("message"))
         .group_by(pl.col("error_code").alias("code"), "message")
         .agg(
             pl.len().cast(pl.Int64).alias("count"),
@@ -403,20 +382,16 @@ def _errors(a: Side, b: Side, confidence: float) -> pl.DataFrame:
             "b_example_session": row["b_example_session"],
             **_proportions(k_a, n_a, k_b, n_b, confidence),
         }
-        out["_sign"] = np.sign(out["diff"]) if out["diff"] is not None else 0
         rows.append(out)
     _adjust(rows, lambda row: "lower")
     schema = {
         "code": pl.String,
         "message": pl.String,
         "change": pl.String,
-        "a": pl.Int64,
-        "b": pl.Int64,
-        "a_rate": pl.Float64,
-        "b_rate": pl.Float64,
+        **dict.fromkeys("ab", pl.Int64),
+        **_sides(pl.Float64, "rate"),
         "example": pl.String,
-        "a_example_session": pl.String,
-        "b_example_session": pl.String,
+        **_sides(pl.String, "example_session"),
         **_PROPORTION_SCHEMA,
     }
     rank = pl.col("change").replace_strict({"new": 0, "vanished": 1, "both": 2}, default=3)
@@ -448,7 +423,6 @@ def _health(a: Side, b: Side, confidence: float) -> pl.DataFrame:
             out.update(dict.fromkeys(_PROPORTION_COLUMNS))
         else:
             out.update(_proportions(k_a, n_a, k_b, n_b, confidence))
-        out["_sign"] = np.sign(out["diff"]) if out["diff"] is not None else 0
         rows.append(out)
 
     def better(row: dict[str, Any]) -> str | None:
@@ -459,12 +433,9 @@ def _health(a: Side, b: Side, confidence: float) -> pl.DataFrame:
     schema = {
         "aspect": pl.String,
         "value": pl.String,
-        "a": pl.Int64,
-        "b": pl.Int64,
-        "a_total": pl.Int64,
-        "b_total": pl.Int64,
-        "a_share": pl.Float64,
-        "b_share": pl.Float64,
+        **dict.fromkeys("ab", pl.Int64),
+        **_sides(pl.Int64, "total"),
+        **_sides(pl.Float64, "share"),
         **_PROPORTION_SCHEMA,
     }
     return _frame(rows, schema)

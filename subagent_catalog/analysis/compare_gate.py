@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import polars as pl
 
 from subagent_catalog.analysis.compare_sides import RUN_METRICS
-from subagent_catalog.analysis.compare_stats import newcomb_interval
+from subagent_catalog.analysis.compare_stats import newcomb_interval, relative_change
 from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.outcome import OUTCOMES
@@ -181,15 +181,11 @@ def evaluate(comparison: Comparison, condition: Condition) -> GateResult:
         if why is not None:
             return GateResult(condition, None, None, f"{condition.text}: not comparable: {why}")
         if condition.unit == "%":
-            key = f"{stat}_change" if stat != "p90" else None
-            if key is None:
-                a, b = row.get("a_p90"), row.get("b_p90")
-                value = None if a is None or b is None or a == 0 else (b / a - 1) * 100
-                if a is not None and a == b:
-                    value = 0.0
+            if stat == "p90":  # no interval: the change of the two figures
+                raw = relative_change(row.get("a_p90"), row.get("b_p90"))
             else:
-                raw = row.get(f"{key}_{condition.bound}" if condition.bound else key)
-                value = None if raw is None else raw * 100
+                raw = row.get(f"{stat}_change_{condition.bound}" if condition.bound else f"{stat}_change")
+            value = None if raw is None else raw * 100
         else:
             a, b = row.get(f"a_{stat}"), row.get(f"b_{stat}")
             value = None if a is None or b is None else b - a

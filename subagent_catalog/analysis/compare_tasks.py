@@ -117,39 +117,19 @@ def match_tasks(a: Source, b: Source, side_a: Side, side_b: Side, *, match: Matc
     )
     rank = pl.col("change").replace_strict({"broke": 0, "fixed": 1, "changed": 2, "same": 3}, default=4)
     pairs = pairs.sort(rank, "a_list_order")
-    rows: list[dict[str, Any]] = []
     flips = pairs.filter(pl.col("change").is_in(["broke", "fixed"]))
     broke = int((flips["change"] == "broke").sum())
     fixed = flips.height - broke
     sign = paired_tests(np.array([1.0] * broke + [-1.0] * fixed + [0.0] * (pairs.height - flips.height)))
-    rows.append(
-        {
-            "metric": "failed",
-            "pairs": pairs.height,
-            "b_higher": broke,
-            "a_higher": fixed,
-            "median_diff": None,
-            "test": "sign (McNemar exact)",
-            "p_value": sign["sign_p"],
-            "_lower": True,
-        }
-    )
+    failed = {"metric": "failed", "pairs": pairs.height, "b_higher": broke, "a_higher": fixed, "median_diff": None}
+    rows: list[dict[str, Any]] = [{**failed, "test": "sign (McNemar exact)", "p_value": sign["sign_p"], "_lower": True}]
     for name in RUN_METRICS:
         both = pairs.select(f"a_{name}", f"b_{name}").drop_nulls()
         diffs = (both[f"b_{name}"].cast(pl.Float64) - both[f"a_{name}"].cast(pl.Float64)).to_numpy()
-        out = paired_tests(diffs)
-        rows.append(
-            {
-                "metric": name,
-                "pairs": out["pairs"],
-                "b_higher": out["b_higher"],
-                "a_higher": out["a_higher"],
-                "median_diff": out["median_diff"],
-                "test": "wilcoxon",
-                "p_value": out["wilcoxon_p"] if out["wilcoxon_p"] is not None else (1.0 if diffs.size else None),
-                "_lower": name in ("cost", "tokens", "active_time", "failed_tool_results"),
-            }
-        )
+        out = paired_tests(diffs)  # pairs, b_higher, a_higher, median_diff and the p-values
+        p = out["wilcoxon_p"] if out["wilcoxon_p"] is not None else (1.0 if diffs.size else None)
+        lower = name in ("cost", "tokens", "active_time", "failed_tool_results")
+        rows.append({**out, "metric": name, "test": "wilcoxon", "p_value": p, "_lower": lower})
     for row, adjusted in zip(rows, holm([row["p_value"] for row in rows]), strict=True):
         row["p_adjusted"] = adjusted
         row["significant"] = adjusted is not None and adjusted < ALPHA

@@ -107,8 +107,6 @@ def group_failures(failures: pl.DataFrame) -> pl.DataFrame:
         >>> groups.height, int(groups["runs"].sum())   # every failed run is in one group
         (7, 7)
     """
-    if failures.is_empty():
-        return pl.DataFrame(schema=ERROR_GROUP_SCHEMA)
     text = pl.coalesce(pl.col("error_message"), pl.col("outcome_detail"), pl.col("outcome"))
     frame = failures.with_columns(
         text.alias("_text"),
@@ -122,12 +120,10 @@ def group_failures(failures: pl.DataFrame) -> pl.DataFrame:
     frame = frame.with_columns(
         pl.when(pl.col("_seen").is_between(-(2**63), 2**63 - 1)).then(pl.col("_seen")).cast(pl.Int64).alias("_seen")
     )
-    texts = frame["_text"].unique().drop_nulls().to_list()
-    normal = pl.DataFrame(
-        {"_text": texts, "message": [normalise_message(t) for t in texts]},
-        schema={"_text": pl.String, "message": pl.String},
+    normal = {text: normalise_message(text) for text in frame["_text"].unique().drop_nulls()}  # each text once
+    frame = frame.with_columns(
+        pl.col("_text").replace_strict(normal, default=None, return_dtype=pl.String).alias("message")
     )
-    frame = frame.join(normal, on="_text", how="left", nulls_equal=True)
     groups = frame.group_by("code", "message").agg(
         pl.len().cast(pl.Int64).alias("runs"),
         pl.col("_seen").min().alias("first_seen_ms"),

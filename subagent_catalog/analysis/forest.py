@@ -16,7 +16,7 @@ from typing import Any
 import polars as pl
 
 from subagent_catalog.analysis.text import LABEL_BOUND, clip
-from subagent_catalog.catalog.collation import collation_key
+from subagent_catalog.catalog.collation import sort_siblings
 from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.frames.corpus import Corpus
@@ -221,15 +221,8 @@ def sibling_order(members: list[int], created_keys: Sequence[float], ids: Sequen
         >>> members
         [2, 1, 3, 0]
     """
-    members.sort(key=lambda i: (created_keys[i], i))
-    start = 0
-    while start < len(members):
-        end = start + 1
-        while end < len(members) and created_keys[members[end]] == created_keys[members[start]]:
-            end += 1
-        if end - start > 1:
-            members[start:end] = sorted(members[start:end], key=lambda i: (collation_key(ids[i]), i))
-        start = end
+    members.sort()  # in index order first: the stable sorts then break every remaining tie by index
+    sort_siblings(members, created_keys.__getitem__, ids.__getitem__)
 
 
 def _group(forest: Forest, title: str, members: list[int]) -> int:

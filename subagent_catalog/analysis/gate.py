@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import polars as pl
@@ -214,7 +214,6 @@ class GateResult:
             >>> data["format_version"], data["failed"], data["empty"]["message"]
             (1, True, "no session files under '/tmp/...'")
         """
-        empty = self.empty
         return {
             "format": FORMAT_NAME,
             "format_version": FORMAT_VERSION,
@@ -227,9 +226,7 @@ class GateResult:
             "session_files": self.session_files,
             "listed_sessions": self.listed_sessions,
             "window_files": self.window_files,
-            "empty": None
-            if empty is None
-            else {"message": empty.message, "hint": empty.hint, "allowed": empty.allowed},
+            "empty": None if self.empty is None else asdict(self.empty),
             "baseline": None if self.baseline is None else {"path": self.baseline, "known": self.known},
             "checks": [
                 {
@@ -291,10 +288,9 @@ def empty_corpus(corpus: Corpus, *, allowed: bool = False) -> EmptyCorpus | None
     return EmptyCorpus(f"no session files under {corpus.root!r}", hint, allowed)
 
 
-def _judge(
-    result: CheckResult, offenders: pl.DataFrame, denominator: int, max_count: int | None, max_rate: float | None
-) -> CheckResult:
+def _judge(result: CheckResult, offenders: pl.DataFrame, denominator: int) -> CheckResult:
     """Set the status of an evaluated check from its (new) offenders and thresholds."""
+    max_count, max_rate = result.max_count, result.max_rate
     known = int(offenders["in_baseline"].sum()) if "in_baseline" in offenders.columns else 0
     new = offenders.height - known
     rate = new / denominator if denominator else None
@@ -307,13 +303,8 @@ def _judge(
         too_many = limit is not None and new > limit
         too_often = max_rate is not None and new > 0 and (rate is None or rate > max_rate)
         status = "fail" if too_many or too_often else "tolerated"
-    result.status, result.count, result.offenders, result.known, result.rate = (
-        status,
-        offenders.height,
-        offenders,
-        known,
-        rate,
-    )
+    result.status, result.count, result.offenders = status, offenders.height, offenders
+    result.known, result.rate = known, rate
     return result
 
 
@@ -382,13 +373,21 @@ def run_checks(
         baseline.check_semantics(semantics)
     chosen = DEFAULT_FAIL_ON if fail_on is None else parse_fail_on(",".join(fail_on))
     chosen = (*chosen, *(c.name for c in CHECKS if c.name not in chosen and (c.name in counts or c.name in rates)))
-    listing = corpus  # an archive's listing is read out of core
-    ctx = GateContext(corpus.frames(without=UNREAD_BY_GATE), semantics, listing=listing)
+    ctx = GateContext(corpus.frames(without=UNREAD_BY_GATE), semantics, listing=corpus)  # listed out of core
     corpus = ctx.corpus  # a corpus, or an archive's frames
     outside = _outside(corpus, window)
     files = corpus.sessions.height
     window_files = None if outside is None else files - outside.len()
     denominator = files if window_files is None else window_files
+
+    def kept(name: str, offenders: pl.DataFrame) -> pl.DataFrame:
+        """The offenders of the window, those the baseline does not hold first."""
+        if outside is not None:
+            offenders = offenders.filter(~pl.col("path").is_in(outside.implode()).fill_null(False))
+        if baseline is not None:
+            offenders = mark_known(name, offenders, corpus.root, baseline).sort("in_baseline", maintain_order=True)
+        return offenders
+
     results: list[CheckResult] = []
     for check in CHECKS:
         selected = check.name in chosen
@@ -408,24 +407,15 @@ def run_checks(
             continue
         try:
             offenders = check.offenders(ctx)
-            if outside is not None:
-                offenders = offenders.filter(~pl.col("path").is_in(outside.implode()).fill_null(False))
         except CatalogError as error:
             result.note = error.message
             continue
-        if baseline is not None:
-            offenders = mark_known(check.name, offenders, corpus.root, baseline)
-            offenders = offenders.sort("in_baseline", maintain_order=True)  # new offenders first
-        _judge(result, offenders, denominator, result.max_count, result.max_rate)
+        _judge(result, kept(check.name, offenders), denominator)
     found = finding_offenders(source, source.to_corpus(), finding_gates, finding_rules) if finding_gates else {}
     for gate in finding_gates:
-        offenders = found[gate.name]
-        if outside is not None:
-            offenders = offenders.filter(~pl.col("path").is_in(outside.implode()).fill_null(False))
-        if baseline is not None:
-            offenders = mark_known(gate.name, offenders, corpus.root, baseline).sort("in_baseline", maintain_order=True)
+        offenders = kept(gate.name, found[gate.name])
         result = CheckResult(gate.name, gate.description, True, "unevaluated", 0, offenders)
-        results.append(_judge(result, offenders, denominator, None, None))
+        results.append(_judge(result, offenders, denominator))
     chosen = (*chosen, *(gate.name for gate in finding_gates))
     shown = window.describe() if window is not None and window.bounded else None
     return GateResult(

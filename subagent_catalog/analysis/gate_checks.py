@@ -77,6 +77,8 @@ class Check:
 
 
 def _offenders(frame: pl.DataFrame, **columns: pl.Expr) -> pl.DataFrame:
+    """The offender rows of ``frame`` (``session_id`` and ``path`` its own unless ``columns`` says otherwise)."""
+    columns = {"session_id": pl.col("session_id"), "path": pl.col("path"), **columns}
     exprs = [columns.get(name, pl.lit(None)).cast(dtype).alias(name) for name, dtype in OFFENDER_SCHEMA.items()]
     return frame.select(exprs) if frame.height else pl.DataFrame(schema=OFFENDER_SCHEMA)
 
@@ -102,8 +104,6 @@ def _sessions_with(ctx: GateContext, verdict: str, kinds: Iterable[str] | None) 
     joined = sessions.join(_first_problem(ctx, kinds), on="path", how="left")
     return _offenders(
         joined,
-        session_id=pl.col("session_id"),
-        path=pl.col("path"),
         cause=pl.coalesce(pl.col("read_cause"), pl.col("list_skip"), pl.col("problem_kind"), pl.lit(verdict)),
         detail=pl.coalesce(pl.col("read_message"), pl.col("problem_message")),
         line=pl.coalesce(pl.col("read_line"), pl.col("problem_line")),
@@ -114,30 +114,14 @@ def _corpus_error(ctx: GateContext) -> pl.DataFrame:
     corpus = ctx.corpus
     rows = _offenders(
         corpus.problems.filter(pl.col("fails_listing")),
-        session_id=pl.col("session_id"),
-        path=pl.col("path"),
         cause=pl.col("kind"),
         detail=pl.col("message"),
         line=pl.col("line"),
     )
     if corpus.listing_error is not None and rows.height == 0:
-        rows = pl.DataFrame(
-            [
-                {
-                    "session_id": None,
-                    "path": corpus.listing_error_path,
-                    "cause": "listing-failed",
-                    "detail": corpus.listing_error,
-                    "line": None,
-                }
-            ],
-            schema=OFFENDER_SCHEMA,
-        )
+        row = {"path": corpus.listing_error_path, "cause": "listing-failed", "detail": corpus.listing_error}
+        rows = pl.DataFrame([row], schema=OFFENDER_SCHEMA)
     return rows
-
-
-def _read_failed(ctx: GateContext) -> pl.DataFrame:
-    return _sessions_with(ctx, "failed", None)
 
 
 def _catalog_reason(reason: str) -> Callable[[GateContext], pl.DataFrame]:
@@ -146,7 +130,6 @@ def _catalog_reason(reason: str) -> Callable[[GateContext], pl.DataFrame]:
         return _offenders(
             rows,
             session_id=pl.col("id"),
-            path=pl.col("path"),
             cause=pl.col("cause"),
             detail=pl.col("cause_detail"),
         )
@@ -159,7 +142,6 @@ def _lineage_error(ctx: GateContext) -> pl.DataFrame:
     return _offenders(
         rows,
         session_id=pl.col("parent"),
-        path=pl.col("path"),
         cause=pl.col("reason"),
         detail=pl.col("cause_detail"),
     )
@@ -168,8 +150,6 @@ def _lineage_error(ctx: GateContext) -> pl.DataFrame:
 def _descriptor_status(status: str) -> Callable[[GateContext], pl.DataFrame]:
     def count(ctx: GateContext) -> pl.DataFrame:
         rows = ctx.corpus.descriptors.filter(pl.col("status") == status)
-        if rows.height == 0:
-            return pl.DataFrame(schema=OFFENDER_SCHEMA)
         per_session = rows.group_by("path", maintain_order=True).agg(
             pl.col("session_id").first(),
             pl.col("version").first(),
@@ -178,8 +158,6 @@ def _descriptor_status(status: str) -> Callable[[GateContext], pl.DataFrame]:
         cause = "unknown-descriptor-version" if status == "unknown-version" else "malformed-descriptor"
         return _offenders(
             per_session,
-            session_id=pl.col("session_id"),
-            path=pl.col("path"),
             cause=pl.lit(cause),
             detail=pl.col("detail"),
         )
@@ -192,8 +170,6 @@ def _problem_kind(kind: str) -> Callable[[GateContext], pl.DataFrame]:
         rows = ctx.corpus.problems.filter(pl.col("kind") == kind)
         return _offenders(
             rows,
-            session_id=pl.col("session_id"),
-            path=pl.col("path"),
             cause=pl.col("kind"),
             detail=pl.col("message"),
             line=pl.col("line"),
@@ -216,7 +192,6 @@ def _deviation(ctx: GateContext) -> pl.DataFrame:
     return _offenders(
         rows,
         session_id=pl.col("id"),
-        path=pl.col("path"),
         cause=pl.col("deviation"),
         detail=pl.format("projection {} / trace {}", pl.col("projection"), pl.col("trace")),
     )
@@ -237,7 +212,7 @@ CHECKS: tuple[Check, ...] = (
         "sessions",
         True,
         False,
-        _read_failed,
+        _verdict("failed", None),
     ),
     Check(
         "unavailable",

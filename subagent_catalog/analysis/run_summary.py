@@ -287,7 +287,7 @@ def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, to
     COUNT.check("top", top)
     sessions = corpus.sessions
     runs = session_runs(sessions, prices=prices)
-    counted = dict(sessions.group_by("outcome").len().iter_rows()) if sessions.height else {}
+    counted = dict(sessions.group_by("outcome").len().iter_rows())
     outcomes: dict[str, int] = {str(name): int(counted[name]) for name in OUTCOMES if counted.get(name)}
     present = list(outcomes)
     rank = {name: i for i, name in enumerate(FAILED_OUTCOMES)}
@@ -297,12 +297,8 @@ def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, to
         .sort("_rank", "start_ms", "list_order", nulls_last=True)
         .drop("_rank")
     )
-    by_project = (
-        _counts_by(sessions, "project_dir", present).sort(
-            ["failed", "sessions", "project_dir"], descending=[True, True, False], nulls_last=True
-        )
-        if sessions.height
-        else pl.DataFrame(schema={"project_dir": pl.String, "sessions": pl.Int64, "failed": pl.Int64})
+    by_project = _counts_by(sessions, "project_dir", present).sort(
+        ["failed", "sessions", "project_dir"], descending=[True, True, False], nulls_last=True
     )
     # Binned by text from exact milliseconds: a time no date names (past year 9999) is in the "out of range" bin.
     when = pl.coalesce("created_at_ms", "run_first_ms", "first_event_ms")
@@ -312,8 +308,6 @@ def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, to
         .with_columns(pl.col("bin").str.to_date(strict=False).alias("day"))  # null for the two labelled bins
         .sort("day", pl.col("bin") == NO_TIME, nulls_last=True)
         .select("day", "bin", pl.exclude("day", "bin"))
-        if sessions.height
-        else pl.DataFrame(schema={"day": pl.Date, "bin": pl.String, "sessions": pl.Int64, "failed": pl.Int64})
     )
     # Only the top rows are kept: a lazy sort then head never holds a sorted copy of every session.
     slowest = (
@@ -456,8 +450,6 @@ def _tool_table(calls: pl.DataFrame) -> pl.DataFrame:
         "failure_rate": pl.Float64,
         "top_error_codes": pl.String,
     }
-    if calls.height == 0:
-        return pl.DataFrame(schema=schema)
     codes = (
         calls.filter(pl.col("status") == "error")
         .group_by("name", pl.col("error_code").fill_null("(no code)"))

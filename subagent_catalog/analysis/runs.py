@@ -133,9 +133,8 @@ def usage_by_model(
         pl.col("time_ms").min().alias("first_ms"),
         pl.col("time_ms").max().alias("last_ms"),
         *(_sum_or_null(name) for name in TOKEN_COLUMNS),
-        pl.when(pl.col("cost_usd").is_null().any())
-        .then(None)
-        .otherwise(ordered_sum("cost_usd", "list_order", "seq"))
+        pl.when(pl.col("cost_usd").is_not_null().all())
+        .then(ordered_sum("cost_usd", "list_order", "seq"))
         .alias("cost_usd"),
         ordered_sum("cost_usd", "list_order", "seq", fill=0.0).alias("cost_usd_known"),
         pl.col("cost_usd").is_null().sum().cast(pl.Int64).alias("unpriced_steps"),
@@ -238,8 +237,9 @@ def tool_calls(source: Source, *, part: Part = "own") -> pl.DataFrame:
         frame = frame.filter(~pl.col("in_seed"))
     elif part == "seed":
         frame = frame.filter(pl.col("in_seed"))
+    took = pl.max_horizontal(pl.col("result_time_ms") - pl.col("time_ms"), pl.lit(0))
     frame = frame.with_columns(
-        pl.max_horizontal(pl.col("result_time_ms") - pl.col("time_ms"), pl.lit(0)).alias("duration_ms"),
+        pl.when(pl.col("result_time_ms").is_not_null()).then(took).alias("duration_ms"),  # no result: null, not 0
         pl.when(pl.col("seq").is_null())
         .then(pl.lit("no-call"))
         .when(pl.col("result_seq").is_null())
@@ -248,8 +248,6 @@ def tool_calls(source: Source, *, part: Part = "own") -> pl.DataFrame:
         .then(pl.lit("error"))
         .otherwise(pl.lit("ok"))
         .alias("status"),
-    ).with_columns(
-        pl.when(pl.col("result_time_ms").is_null()).then(None).otherwise(pl.col("duration_ms")).alias("duration_ms")
     )
     ordered = frame.sort("list_order", pl.coalesce("seq", "result_seq"))
     return source.collect(ordered).select(

@@ -40,7 +40,7 @@ from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.schemas import EVENT_SCHEMA
 from subagent_catalog.frames.source import Source
 from subagent_catalog.read.event_text import TEXT_TYPES, event_parts
-from subagent_catalog.read.search_scan import Candidate, needle_for, scan_logs
+from subagent_catalog.read.search_scan import needle_for, scan_logs
 
 __all__ = [
     "DEFAULT_TYPES",
@@ -167,17 +167,12 @@ def _corpus_frames(corpus: Corpus, predicate: pl.Expr, pattern: str, options: di
     for index, (session_id, found) in enumerate(scan_logs(work, corpus.compression, needle, jobs=corpus._jobs)):
         if found:
             keys.append((len(found), session_id, projects[index]))
-            rows.extend(_with_order(found, orders[index]))
+            rows.extend((*row, orders[index]) for row in found)
         flush = options["limit"] is not None or len(rows) >= 50_000 or (index + 1) % SCAN_BATCH_LOGS == 0
         if flush or index + 1 == len(work):
             if rows:
                 yield _scan_frame(rows, keys), orders[index + 1] if index + 1 < len(orders) else None
             rows, keys = [], []
-
-
-def _with_order(found: list[Candidate], order: int) -> Iterator[tuple[Any, ...]]:
-    for row in found:
-        yield (*row, order)
 
 
 def _scan_frame(rows: list[tuple[Any, ...]], keys: list[tuple[int, str | None, str]]) -> pl.DataFrame:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
 
 import polars as pl
 
@@ -159,9 +158,8 @@ def match_events(
         .drop("_event")
     )
     found = pl.concat([_located(single, pattern, context), grouped], how="diagonal_relaxed")
-    ranks: dict[str, Any] = _RANK
     return found.with_columns(
-        pl.col("field").replace_strict(ranks, default=len(FIELD_ORDER), return_dtype=pl.Int64).alias("_rank")
+        pl.col("field").replace_strict(_RANK, default=len(FIELD_ORDER), return_dtype=pl.Int64).alias("_rank")
     ).collect()
 
 

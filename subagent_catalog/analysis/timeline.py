@@ -180,8 +180,6 @@ def concurrency(timeline: pl.DataFrame, *, among: Literal["below", "children"] =
             spans.select(pl.col("end_ms").alias("time_ms"), pl.lit(-1).alias("change")),
         ]
     )
-    if edges.height == 0:
-        return pl.DataFrame(schema={"time_ms": pl.Int64, "running": pl.Int64})
     # at one time, starts before ends (touching spans overlap): the running count after all of that
     # time's starts is what the curve holds from that time on, less the ends that also fall there
     by_time = (

@@ -274,13 +274,8 @@ class _Fold:
             if kind == "tool-call":
                 row.call_id = _str(final.get("id")) or block.call_id
                 row.name = _str(final.get("name")) or block.name
-                row.text = _str(final.get("arguments"))
-                if row.text is None:
-                    row.text = "".join(block.parts)
-            else:
-                row.text = _str(final.get("text"))
-                if row.text is None:
-                    row.text = "".join(block.parts)
+            text = _str(final.get("arguments" if kind == "tool-call" else "text"))
+            row.text = text if text is not None else "".join(block.parts)
             made.append(row)
         if not made:
             made.append(_Row(stream.index, "assistant", "assistant/chunk", [], [], turn, step, text="", partial=True))
@@ -445,8 +440,9 @@ def transcript_rows(events: pl.DataFrame, *, seed_length: int | None = None, cli
             row.detail["descriptor"] = data
             fold.add(row)
         else:
-            summary = _event_text(kind, data, raw)
-            fold.add(_Row(index, "event", kind, [seq], [time], turn, step, text=summary, name=kind))
+            fold.add(
+                _Row(index, "event", kind, [seq], [time], turn, step, text=_event_text(kind, data, raw), name=kind)
+            )
     for key in list(fold.streams):
         fold.flush(key, "the log ends before the message")
     return _frame(fold.rows, session_id, seed_length, clip, timed)
@@ -476,7 +472,7 @@ def _frame(
     last_row = {first: at for at, first in enumerate(firsts) if first in timed}  # a message's last block row
     records = []
     for at, (row, first) in enumerate(zip(rows, firsts, strict=True)):
-        step_timing = timed[first] if first is not None and last_row.get(first) == at else None
+        step = timed[first] if first is not None and last_row.get(first) == at else None
         kept = row.detail if clip is None else clip_strings(row.detail, clip)
         detail = orjson.dumps(_clean(kept), option=orjson.OPT_SORT_KEYS).decode() if row.detail else None
         records.append(
@@ -496,9 +492,7 @@ def _frame(
                 row.is_error,
                 row.partial,
                 (first < seed_length) if first is not None and seed_length is not None else False,
-                step_timing.llm_ms if step_timing is not None else None,
-                step_timing.ttft_ms if step_timing is not None else None,
-                step_timing.start_ms if step_timing is not None else None,
+                *((step.llm_ms, step.ttft_ms, step.start_ms) if step is not None else (None, None, None)),
                 detail,
             )
         )

@@ -377,7 +377,7 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
         tree.sums(f"subtree_{name}", *own(name))  # a token sum past 64 bits is null (``checked_sums``)
     tree.sums("subtree_usage_unknown", _ints(data["usage_steps"].is_null().cast(pl.Int64)))
     tree.sums("subtree_cost_unknown", _ints(costs["cost_usd"].is_null().cast(pl.Int64)))
-    tree.sums("subtree_cost_usd_known", _floats(costs["cost_usd_known"].fill_null(0.0)))
+    tree.sums("subtree_cost_usd_known", _filled(costs["cost_usd_known"].fill_null(0.0), array("d")))
     for kind in OUTCOMES:
         tree.sums(f"subtree_{kind.replace('-', '_')}", _ints(prepared[f"outcome:{kind}"]))
     columns = dict(tree.flush())
@@ -454,11 +454,6 @@ def subtree_tokens() -> pl.Expr:
     names = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
     total = checked_total(*(f"subtree_{name}" for name in names))
     return pl.when(~pl.col("subtree_tokens_overflow")).then(total).cast(pl.Int64).alias("tokens")
-
-
-def _floats(series: pl.Series) -> array[float]:
-    """A float Series without nulls as an ``array('d')``."""
-    return _filled(series, array("d"))  # type: ignore[no-any-return]
 
 
 def _per_node(size: int, counts: pl.DataFrame) -> pl.Series:

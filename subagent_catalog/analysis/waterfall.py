@@ -21,7 +21,7 @@ stays (nothing is dropped) and the views draw nothing for the missing part and s
 from __future__ import annotations
 
 import heapq
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 import orjson
 import polars as pl
@@ -29,7 +29,6 @@ import polars as pl
 from subagent_catalog.frames.units import human_duration
 
 WaterfallKind = Literal["turn", "model", "tool", "retry"]
-WATERFALL_KINDS: tuple[WaterfallKind, ...] = get_args(WaterfallKind)
 
 WATERFALL_SCHEMA: dict[str, Any] = {
     "kind": pl.String,
@@ -245,6 +244,6 @@ def waterfall(rows: pl.DataFrame) -> pl.DataFrame:
     _lanes(models)
     _lanes(tools)
     bars += models + tools
-    frame = pl.DataFrame(bars, schema=WATERFALL_SCHEMA) if bars else pl.DataFrame(schema=WATERFALL_SCHEMA)
+    frame = pl.DataFrame(bars, schema=WATERFALL_SCHEMA)
     order = pl.col("start_ms").is_null()
     return frame.with_row_index("_at").sort(order, "start_ms", "_at").drop("_at")

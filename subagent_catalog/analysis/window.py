@@ -40,27 +40,17 @@ ACCEPTED = (
 )
 
 _UNITS = {
-    "s": "seconds",
-    "sec": "seconds",
-    "secs": "seconds",
-    "second": "seconds",
-    "seconds": "seconds",
-    "min": "minutes",
-    "mins": "minutes",
-    "minute": "minutes",
-    "minutes": "minutes",
-    "h": "hours",
-    "hr": "hours",
-    "hrs": "hours",
-    "hour": "hours",
-    "hours": "hours",
-    "d": "days",
-    "day": "days",
-    "days": "days",
-    "w": "weeks",
-    "week": "weeks",
-    "weeks": "weeks",
+    alias: unit
+    for unit, aliases in (
+        ("seconds", "s sec secs second"),
+        ("minutes", "min mins minute"),
+        ("hours", "h hr hrs hour"),
+        ("days", "d day"),
+        ("weeks", "w week"),
+    )
+    for alias in (unit, *aliases.split())
 }
+_HINT = f"use {ACCEPTED}"
 _SPAN = re.compile(r"^(?P<count>\d+(?:\.\d+)?)\s*(?P<unit>[a-z]+)(?:\s+ago)?$")
 _ISO_START = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
@@ -102,7 +92,7 @@ def parse_instant(text: str, *, now: datetime | None = None) -> datetime:
         '2026-11-07T12:00:00+00:00'
     """
     if not isinstance(text, str):
-        raise WindowError(f"not a time: {text!r}", hint=f"use {ACCEPTED}")
+        raise WindowError(f"not a time: {text!r}", hint=_HINT)
     cleaned = text.strip()
     lowered = cleaned.lower()
     base = _utc(now) if now is not None else datetime.now(UTC)
@@ -112,25 +102,22 @@ def parse_instant(text: str, *, now: datetime | None = None) -> datetime:
     if span is not None:
         unit = _UNITS.get(span["unit"])
         if unit is None:
-            raise WindowError(f"unknown time unit {span['unit']!r} in {text!r}", hint=f"use {ACCEPTED}")
+            raise WindowError(f"unknown time unit {span['unit']!r} in {text!r}", hint=_HINT)
         try:
             return base - timedelta(**{unit: float(span["count"])})
         except OverflowError as error:
-            raise WindowError(f"span too large: {text!r}", hint=f"use {ACCEPTED}") from error
+            raise WindowError(f"span too large: {text!r}", hint=_HINT) from error
     if _ISO_START.match(cleaned):
         try:
             return _utc(datetime.fromisoformat(cleaned))
         except ValueError as error:
-            raise WindowError(
-                f"not a valid ISO date or datetime: {text!r} ({error})", hint=f"use {ACCEPTED}"
-            ) from error
-    raise WindowError(f"not a time: {text!r}", hint=f"use {ACCEPTED}")
+            raise WindowError(f"not a valid ISO date or datetime: {text!r} ({error})", hint=_HINT) from error
+    raise WindowError(f"not a time: {text!r}", hint=_HINT)
 
 
 def _bound(value: datetime | str | None, now: datetime | None) -> datetime | None:
-    if value is None or isinstance(value, datetime):
-        return None if value is None else _utc(value)
-    return parse_instant(value, now=now)
+    """A bound as given, or read by ``parse_instant`` (``Window`` makes a naive datetime UTC)."""
+    return value if value is None or isinstance(value, datetime) else parse_instant(value, now=now)
 
 
 @dataclasses.dataclass(frozen=True)

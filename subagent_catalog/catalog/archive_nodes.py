@@ -135,12 +135,7 @@ def children_of(source: TableSource, parents: Iterable[Any]) -> list[Node]:
     if not clauses:
         return []
     found = load_nodes(source, functools.reduce(operator.or_, clauses))
-    return [node for node in found if _parent_key(node) in wanted]
-
-
-def _parent_key(node: Node) -> tuple[int, str] | None:
-    parent = node.header.get("parentSession", MISSING)
-    return None if parent is MISSING else value_key(parent)
+    return [node for node in found if value_key(node.header.get("parentSession", MISSING)) in wanted]  # MISSING: None
 
 
 def subagent_parents_among(source: TableSource, ids: Iterable[str]) -> set[str]:

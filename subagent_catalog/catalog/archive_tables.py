@@ -136,11 +136,8 @@ def _failing_parents(source: TableSource, keys: ListingKeys) -> pl.DataFrame:
         except CatalogError as error:
             rows.append(error_row(error, "trace"))
             ranks.append(order)
-    schema = {"prank": pl.Int64, **BODY_SCHEMA}
-    if not rows:
-        return pl.DataFrame(schema=schema)
     frame = pl.DataFrame([clean_row(row) for row in rows], schema=BODY_SCHEMA)
-    return frame.with_columns(pl.Series("prank", ranks, dtype=pl.Int64)).select(list(schema))
+    return frame.with_columns(pl.Series("prank", ranks, dtype=pl.Int64)).select("prank", *BODY_SCHEMA)
 
 
 def _cycle_orders(keys: ListingKeys) -> list[int]:
@@ -159,9 +156,7 @@ def _cycle_orders(keys: ListingKeys) -> list[int]:
             state[at] = 1
             path.append(at)
             at = after[at]
-        if (at != -1 and state[at] == 1) or (
-            at != -1 and cyclic[at]
-        ):  # the path closed a cycle: it and all that leads into it fail
+        if at != -1 and (state[at] == 1 or cyclic[at]):  # the path closed a cycle: it and all that leads into it fail
             for member in path:
                 cyclic[member] = 1
         for member in path:
@@ -240,13 +235,10 @@ def source_catalog(source: TableSource, semantics: Semantics, live: Mapping[str,
 def _children_index(keys: ListingKeys) -> tuple[array[int], array[int], array[int]]:
     """Per node (by list position): its own parent index; per parent index: its children, in sibling order (CSR)."""
     frame = keys.frame.with_row_index("pos")
-    index = keys.parents.with_row_index("pidx").select("pidx", "rank")
-    own = frame.join(
-        keys.parents.with_row_index("pidx").select(pl.col("kind").alias("n_kind"), pl.col("id").alias("n_id"), "pidx"),
-        on=["n_kind", "n_id"],
-        how="left",
-        maintain_order="left",
-    )["pidx"]
+    parents = keys.parents.with_row_index("pidx")
+    index = parents.select("pidx", "rank")
+    named = parents.select(pl.col("kind").alias("n_kind"), pl.col("id").alias("n_id"), "pidx")
+    own = frame.join(named, on=["n_kind", "n_id"], how="left", maintain_order="left")["pidx"]
     linked = (
         frame.filter(pl.col("prank").is_not_null())
         .join(index.rename({"rank": "prank", "pidx": "ppidx"}), on="prank", how="inner")

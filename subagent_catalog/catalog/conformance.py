@@ -8,11 +8,11 @@ place of each value.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from subagent_catalog.catalog.listing import children_rows, descendant_rows, render_list_agents
-from subagent_catalog.catalog.model import Semantics, build_model
+from subagent_catalog.catalog.model import Row, Scope, Semantics, build_model
 from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.read.jsvalue import json_text as stringify
@@ -38,27 +38,20 @@ def all_parents(corpus: Corpus) -> list[Any]:
         >>> all_parents(read_corpus(tempfile.mkdtemp()))
         []
     """
-    model = build_model(corpus)
+    nodes = build_model(corpus).nodes
     parents: list[Any] = []
     seen: set[str] = set()
-    for node in model.nodes:
-        key = json_text(node.id)
-        if key not in seen:
-            seen.add(key)
-            parents.append(node.id)
-    for node in model.nodes:
-        value = node.header.get("parentSession", MISSING)
-        if value is MISSING:
-            continue
-        key = json_text(value)
-        if key not in seen:
+    for value in [node.id for node in nodes] + [node.header.get("parentSession", MISSING) for node in nodes]:
+        if value is not MISSING and (key := json_text(value)) not in seen:
             seen.add(key)
             parents.append(value)
     return parents
 
 
-def _error(error: CatalogError) -> dict[str, Any]:
-    return {"error": {"code": error.code, "message": error.message}}
+_LISTINGS: tuple[tuple[Scope, Callable[..., list[Row]]], ...] = (
+    ("children", children_rows),
+    ("descendants", descendant_rows),
+)
 
 
 def conformance_lines(
@@ -79,16 +72,11 @@ def conformance_lines(
         return
     for parent in chosen:
         line: dict[str, Any] = {"parent": parent}
-        try:
-            children = children_rows(corpus, parent, semantics=semantics)
-            line["children"] = [row.upstream() for row in children]
-            line["list_agents_children"] = render_list_agents(children, scope="children")
-        except CatalogError as error:
-            line["children"] = line["list_agents_children"] = _error(error)
-        try:
-            descendants = descendant_rows(corpus, parent, semantics=semantics)
-            line["descendants"] = [row.upstream() for row in descendants]
-            line["list_agents_descendants"] = render_list_agents(descendants, scope="descendants")
-        except CatalogError as error:
-            line["descendants"] = line["list_agents_descendants"] = _error(error)
+        for scope, listing in _LISTINGS:  # a failing call prints its error in place of both values
+            try:
+                rows = listing(corpus, parent, semantics=semantics)
+                line[scope] = [row.upstream() for row in rows]
+                line[f"list_agents_{scope}"] = render_list_agents(rows, scope=scope)
+            except CatalogError as error:
+                line[scope] = line[f"list_agents_{scope}"] = {"error": {"code": error.code, "message": error.message}}
         yield json_text(line)

@@ -17,10 +17,7 @@ from subagent_catalog.catalog.model import CorpusSource, Model, Node, Row, build
 from subagent_catalog.catalog.resolve import check_live, resolve_projection, resolve_trace, seed_length
 from subagent_catalog.catalog.schemas import DEVIATION_SCHEMA
 from subagent_catalog.catalog.source import is_table_source, source_reads
-from subagent_catalog.read.jsvalue import (
-    clean_row,
-    js_string,
-)
+from subagent_catalog.read.jsvalue import clean_row, js_string
 
 
 def _describe(row: Row | None) -> str:
@@ -119,8 +116,4 @@ def deviations(corpus: CorpusSource, *, live: Mapping[str, str] | None = None) -
             }
         )
     rows.sort(key=lambda row: row.pop("_order"))
-    return (
-        pl.DataFrame([clean_row(r) for r in rows], schema=DEVIATION_SCHEMA)
-        if rows
-        else pl.DataFrame(schema=DEVIATION_SCHEMA)
-    )
+    return pl.DataFrame([clean_row(r) for r in rows], schema=DEVIATION_SCHEMA)

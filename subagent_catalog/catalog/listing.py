@@ -23,10 +23,7 @@ from subagent_catalog.catalog.model import CorpusSource, Model, Node, Row, Scope
 from subagent_catalog.catalog.resolve import RESOLVERS, check_live, trace_parent_check
 from subagent_catalog.catalog.schemas import ROW_SCHEMA
 from subagent_catalog.catalog.source import is_table_source, source_reads
-from subagent_catalog.read.jsvalue import (
-    clean_row,
-    js_string,
-)
+from subagent_catalog.read.jsvalue import clean_row, js_string
 
 
 def _listing(
@@ -57,14 +54,8 @@ def children_rows(
         []
     """
     model, resolve = _listing(corpus, parent, semantics, live, children_model)
-    rows = []
-    for node in model.children.get(map_key(parent), []):
-        if not node.origin_subagent:
-            continue
-        row = resolve(node)
-        if row is not None:
-            rows.append(row)
-    return rows
+    resolved = (resolve(node) for node in model.children.get(map_key(parent), []) if node.origin_subagent)
+    return [row for row in resolved if row is not None]
 
 
 @source_reads
@@ -94,8 +85,6 @@ def descendant_rows(
 
 
 def _frame(rows: list[Row]) -> pl.DataFrame:
-    if not rows:
-        return pl.DataFrame(schema=ROW_SCHEMA)
     return pl.DataFrame([clean_row(row.frame_row()) for row in rows], schema=ROW_SCHEMA)
 
 

@@ -9,7 +9,7 @@ opened archive) is accepted through ``as_corpus``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal, Protocol, get_args
 
 import polars as pl
@@ -17,12 +17,7 @@ import polars as pl
 from subagent_catalog.catalog.collation import sort_siblings
 from subagent_catalog.catalog.source import TableSource
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.read.jsvalue import (
-    is_number,
-    js_number,
-    js_string,
-    parse_json,
-)
+from subagent_catalog.read.jsvalue import is_number, js_number, js_string, parse_json
 from subagent_catalog.read.paths import MISSING
 from subagent_catalog.read.scanner import ReadCause
 
@@ -30,9 +25,6 @@ Semantics = Literal["projection", "trace"]
 
 
 Scope = Literal["children", "descendants"]
-
-
-LiveStatus = Literal["running", "idle"]
 
 
 Reason = Literal["corrupt", "unsupported", "unavailable"]
@@ -107,28 +99,14 @@ class Row:
         return out
 
     def frame_row(self) -> dict[str, Any]:
-        """The row as a frame record (upstream fields plus audit columns)."""
-        return {
-            "kind": self.kind,
-            "id": self.id,
-            "mode": self.mode,
-            "label": self.label,
-            "activity": self.activity,
-            "hasChildren": self.has_children,
-            "reason": self.reason,
-            "parentId": None if self.parent is MISSING else js_string(self.parent),
-            "depth": self.depth,
-            "cause": self.cause,
-            "cause_detail": self.cause_detail,
-            "verdict": self.verdict,
-            "descriptor_seq": self.descriptor_seq,
-            "identity_from_seed": self.identity_from_seed,
-            "provider": self.provider,
-            "created_at_ms": self.created_at_ms,
-            "path": self.path,
-            "semantics": self.semantics,
-            **self.session,
-        }
+        """The row as a frame record (upstream fields plus audit columns, by ``ROW_SCHEMA`` name)."""
+        row = {name: getattr(self, name) for name in _FRAME_FIELDS}
+        parent = None if self.parent is MISSING else js_string(self.parent)
+        return {**row, "hasChildren": self.has_children, "parentId": parent, **self.session}
+
+
+_FRAME_FIELDS = [spec.name for spec in fields(Row) if spec.name not in ("has_children", "parent", "session")]
+"""The ``Row`` fields a frame record holds under their own name."""
 
 
 def map_key(value: Any) -> Any:
@@ -285,6 +263,5 @@ def walk(model: Model, root: Any) -> list[tuple[Node, Any, int]]:
             continue
         visited.add(map_key(node.id))
         order.append((node, parent, depth))
-        for child in reversed(model.children.get(map_key(node.id), [])):
-            stack.append((child, node.id, depth + 1))
+        stack.extend((child, node.id, depth + 1) for child in reversed(model.children.get(map_key(node.id), [])))
     return order

@@ -43,11 +43,9 @@ def known_session_ids(corpus: CorpusSource) -> set[str]:
     """
     if is_table_source(corpus):
         frame = corpus.scan("sessions").select("session_id", "parent_session").collect()
-        ids = pl.concat([frame["session_id"], frame["parent_session"]]).drop_nulls().unique()
     else:
-        sessions = as_corpus(corpus).sessions
-        ids = pl.concat([sessions["session_id"], sessions["parent_session"]]).drop_nulls().unique()
-    return set(ids.to_list())
+        frame = as_corpus(corpus).sessions
+    return set(pl.concat([frame["session_id"], frame["parent_session"]]).drop_nulls().unique().to_list())
 
 
 def _names_session(corpus: CorpusSource, session_id: str) -> bool:

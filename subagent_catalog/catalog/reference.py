@@ -24,10 +24,6 @@ from subagent_catalog.read.jsvalue import clean_row, frame_text, js_string, json
 from subagent_catalog.read.paths import MISSING
 
 
-def _json(value: Any) -> str:
-    return json_text(value)
-
-
 def _all_parent_keys(model: Model) -> list[Any]:
     parents: list[Any] = []
     seen: set[Any] = set()
@@ -68,7 +64,7 @@ def reference_catalog(
     resolved = _resolved(model, semantics, live_map)
     out: list[dict[str, Any]] = []
     for parent in _all_parent_keys(model):
-        head = {"parent": js_string(parent), "parent_json": _json(parent)}
+        head = {"parent": js_string(parent), "parent_json": json_text(parent)}
         if semantics == "trace":
             try:
                 trace_parent_check(model, parent)
@@ -79,8 +75,7 @@ def reference_catalog(
             row = resolved.get(node.id) if node.origin_subagent else None
             if row is not None:
                 out.append({**head, **row.frame_row()})
-    schema = {**CATALOG_EXTRA, **ROW_SCHEMA}
-    return pl.DataFrame([clean_row(r) for r in out], schema=schema) if out else pl.DataFrame(schema=schema)
+    return pl.DataFrame([clean_row(r) for r in out], schema={**CATALOG_EXTRA, **ROW_SCHEMA})
 
 
 def reference_catalog_descendants(
@@ -113,7 +108,7 @@ def reference_catalog_descendants(
     parent_of: list[int] = []
     depths: list[int | None] = []
     for root in _all_parent_keys(model):
-        roots.append({"root": js_string(root), "root_json": _json(root)})
+        roots.append({"root": js_string(root), "root_json": json_text(root)})
         if semantics == "trace":
             try:
                 trace_parent_check(model, root)

@@ -14,32 +14,17 @@ from typing import Any
 from subagent_catalog.catalog.model import BACKEND_CAUSES, LIFECYCLE_KEYS, Model, Node, Reason, Row, Semantics, map_key
 from subagent_catalog.catalog.schemas import SESSION_EXTRA
 from subagent_catalog.errors import CatalogError, LiveOverlayError
-from subagent_catalog.read.jsvalue import (
-    is_number,
-    js_number,
-    js_strict_equal,
-    js_string,
-    parse_json,
-)
+from subagent_catalog.read.jsvalue import is_number, js_number, js_strict_equal, js_string, parse_json
 from subagent_catalog.read.paths import MISSING
 
 
-def _lifecycle_matches(read: dict[str, Any] | None, listed: dict[str, Any]) -> bool:
-    if read is None:
-        return False
-    return all(
-        (read.get(k, MISSING) is MISSING and listed.get(k, MISSING) is MISSING)
-        or js_strict_equal(read.get(k, MISSING), listed.get(k, MISSING))
-        for k in LIFECYCLE_KEYS
-    )
-
-
-def _trace_compatible(read: dict[str, Any] | None, listed: dict[str, Any]) -> bool:
+def _lifecycle_matches(read: dict[str, Any] | None, listed: dict[str, Any], *, trace: bool = False) -> bool:
+    """Whether the read header's lifecycle keys equal the listed header's (``trace``: a missing depth is 0)."""
     if read is None:
         return False
     for key in LIFECYCLE_KEYS:
         a, b = read.get(key, MISSING), listed.get(key, MISSING)
-        if key == "delegationDepth":
+        if trace and key == "delegationDepth":
             a = 0 if a is MISSING else a
             b = 0 if b is MISSING else b
         if not ((a is MISSING and b is MISSING) or js_strict_equal(a, b)):
@@ -141,7 +126,7 @@ def resolve_trace(node: Node, model: Model, live: Mapping[str, str]) -> Row | No
         if r["verdict"] == "failed":
             reason: Reason = "unavailable" if r["read_cause"] in BACKEND_CAUSES else "corrupt"
             return _diagnostic(row, reason, r["read_cause"], r["read_message"])
-        if not _trace_compatible(_read_header(node), node.header):
+        if not _lifecycle_matches(_read_header(node), node.header, trace=True):
             return _diagnostic(row, "corrupt", "lifecycle-mismatch", "the log's header differs from the listed header")
     own = [d for d in node.descriptors if d[0] >= seed]
     if not own:

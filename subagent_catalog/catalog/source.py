@@ -217,16 +217,3 @@ def key_value(kind: int, text: str) -> Any:
     if kind == KEY_BOOLEAN:
         return text == "true"
     return None
-
-
-def key_frame(keys: list[tuple[int, str] | None], name: str) -> pl.DataFrame:
-    """Keys as two columns ``{name}_kind`` (UInt8) and ``{name}_text`` (String), nulls for ``None``.
-
-    Examples:
-        >>> key_frame([(0, "a"), None], "p").rows()
-        [(0, 'a'), (None, None)]
-    """
-    return pl.DataFrame(
-        {f"{name}_kind": [k[0] if k else None for k in keys], f"{name}_text": [k[1] if k else None for k in keys]},
-        schema={f"{name}_kind": pl.UInt8, f"{name}_text": pl.String},
-    )

@@ -111,6 +111,5 @@ def catalog_descendants(
         >>> catalog_descendants(read_corpus(tempfile.mkdtemp())).height
         0
     """
-    if is_table_source(corpus):  # out of core: keys as columns, the walk over integer arrays
-        return source_catalog_descendants(corpus, semantics, live)
-    return source_catalog_descendants(CorpusTables(as_corpus(corpus)), semantics, live)
+    tables = corpus if is_table_source(corpus) else CorpusTables(as_corpus(corpus))  # out of core, or a corpus's frames
+    return source_catalog_descendants(tables, semantics, live)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import Link, SpanContext
 
+from subagent_catalog.analysis.findings.spawns import SpawnLink
 from subagent_catalog.analysis.transcript import session_transcript
 from subagent_catalog.bounds import TEXT_CHARS
 from subagent_catalog.errors import UnknownSessionError
@@ -54,7 +56,7 @@ from subagent_catalog.interop.otel_conventions import (
     conventions_text,
 )
 from subagent_catalog.interop.otel_identity import FACT_COLUMNS, ExportIdentity, log_facts_digest, settings_digest
-from subagent_catalog.interop.otel_links import SPAWN_LINKS, SpawnLink, spawn_link, spawn_summary
+from subagent_catalog.interop.otel_links import SPAWN_LINKS, spawn_link, spawn_summary
 from subagent_catalog.interop.otel_session import (
     SessionSpans,
     context,
@@ -193,16 +195,12 @@ def _forest(corpus: Corpus) -> _Forest:
         _Node(session_id, parent, origin, seed_length, session_id, index)
         for index, session_id, _path, parent, origin, seed_length in rows
     ]
-    counts: dict[str, int] = {}
-    for node in nodes:
-        counts[node.session_id] = counts.get(node.session_id, 0) + 1
+    counts = Counter(node.session_id for node in nodes)
     paths = corpus.sessions["path"]
     for node in nodes:
         if counts[node.session_id] > 1:
             node.key = f"{node.session_id}\x00{paths[node.index]}"
-    by_id: dict[str, _Node] = {}
-    for node in nodes:
-        by_id.setdefault(node.session_id, node)
+    by_id = {node.session_id: node for node in reversed(nodes)}  # the first log of each id
     parent_of: dict[int, _Node] = {}
     for node in nodes:
         parent = by_id.get(node.parent_session) if isinstance(node.parent_session, str) else None
@@ -466,16 +464,8 @@ def otlp_traces(
         prices=prices,
         run_id=run_id,
     )
-    trace: list[ReadableSpan] = []
-    current: int | None = None
-    for part in parts:
-        if part.trace != current and current is not None:
-            yield trace
-            trace = []
-        current = part.trace
-        trace.extend(part.spans)
-    if current is not None:
-        yield trace
+    for _, trace in itertools.groupby(parts, key=lambda part: part.trace):
+        yield [span for part in trace for span in part.spans]
 
 
 def to_otlp(

@@ -20,7 +20,7 @@ fields, read causes, the spawn link) and are always written.
 from __future__ import annotations
 
 from importlib.metadata import version as package_version
-from typing import Literal, get_args
+from typing import Literal
 
 from openinference.semconv.resource import ResourceAttributes
 from openinference.semconv.trace import OpenInferenceSpanKindValues, SpanAttributes
@@ -28,7 +28,6 @@ from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as ge
 from opentelemetry.semconv.schemas import Schemas
 
 Conventions = Literal["openinference+gen_ai", "openinference", "gen_ai"]
-CONVENTIONS: tuple[Conventions, ...] = get_args(Conventions)
 
 OPENINFERENCE_VERSION = "0.1.42"
 """The ``openinference-semantic-conventions`` release the attribute names follow (pinned in pyproject)."""

@@ -30,19 +30,15 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from opentelemetry.trace import SpanContext
 
+from subagent_catalog.analysis.findings.spawns import SPAWN_TOOLS, SPAWN_WINDOW_MS, SpawnLink
 from subagent_catalog.interop.otel_session import SessionSpans, ToolCall
 
-SpawnLink = Literal["result-id", "start-time", "prompt", "none"]
 SPAWN_LINKS: tuple[SpawnLink, ...] = ("result-id", "start-time", "prompt", "none")
 """How a child was attached to its parent (``dsh.spawn.link``), rule by rule."""
-SPAWN_TOOLS = frozenset({"subagent", "fork_subagent"})
-"""Upstream's subagent tools (an agent preset's own tool is known by its ``prompt`` argument)."""
-SPAWN_WINDOW_MS = 60_000
-"""Rule 2 takes a call started at most this long before the child's ``createdAt``."""
 
 
 @dataclass

@@ -190,9 +190,6 @@ class _Builder:
         self.first_ms: int | None = None
         self.last_ms: int | None = None
 
-    def turn_of(self, row: dict[str, Any]) -> _Turn | None:
-        return self.open.get(row["turn"]) if row["turn"] is not None else None
-
     def step(self, row: dict[str, Any]) -> _Step:
         key = (row["turn"], row["step"])
         step = self.steps.get(key)
@@ -210,7 +207,7 @@ class _Builder:
             self.first_ms = row["time_ms"] if self.first_ms is None else min(self.first_ms, row["time_ms"])
             self.last_ms = max(self.last_ms or row["last_time_ms"], row["last_time_ms"])
         kind = row["kind"]
-        turn = self.turn_of(row)
+        turn = self.open.get(row["turn"]) if row["turn"] is not None else None
         if turn is not None and row["last_time_ms"] is not None:
             turn.end_ms = max(turn.end_ms, row["last_time_ms"])
         if kind == "turn-start":
@@ -267,7 +264,7 @@ class _Builder:
     def _new_call(self, row: dict[str, Any], trace: int, key: str, *, started: bool) -> ToolCall:
         detail = _detail(row)
         start = detail.get("started_ms", row["time_ms"]) if started else row["time_ms"]
-        call = ToolCall(
+        return ToolCall(
             context(trace, span_id(key, "tool", row["seq"], row["call_id"])),
             row["call_id"],
             row["name"],
@@ -277,7 +274,6 @@ class _Builder:
             prompt=call_prompt(row["text"]),
             seq=row["seq"],
         )
-        return call
 
     def _call(self, row: dict[str, Any], trace: int, key: str) -> None:
         call_id = row["call_id"]
@@ -303,8 +299,7 @@ class _Builder:
         call = self.tools.get(row["call_id"]) if row["call_id"] is not None else None
         if call is None:  # a result without a call in this log's own events
             ctx = context(trace, span_id(key, "tool", row["seq"], row["call_id"]))
-            call = ToolCall(ctx, row["call_id"], row["name"], None, 0)
-            call.start_ms, call.turn, call.seq = row["time_ms"], row["turn"], row["seq"]
+            call = ToolCall(ctx, row["call_id"], row["name"], None, row["time_ms"], turn=row["turn"], seq=row["seq"])
             if row["call_id"] is not None:
                 self.tools[row["call_id"]] = call
         if not call.listed:
@@ -401,8 +396,7 @@ def session_span_stream(
             builder.add(row, trace, key)
     agent_ctx = context(trace, span_id(key, "agent"))
     created = session["created_at_ms"]
-    starts = [t for t in (created, builder.first_ms) if t is not None]
-    start_ms = min(starts) if starts else 0
+    start_ms = min((t for t in (created, builder.first_ms) if t is not None), default=0)
     end_ms = max([t for t in (builder.last_ms, start_ms) if t is not None])
     problem_events: list[Event] = []
     if session["verdict"] not in ("ok", "skipped") and read_problem is not None:
@@ -440,16 +434,11 @@ def _inner_spans(
         ctx = context(trace, span_id(key, "turn", turn.seq))
         chains[id(turn)] = ctx
         status, ended = turn_status(turn.reason, turn.closed)
+        attributes = attrs.chain(
+            export, session, turn.number, turn.first_user, turn.last_assistant, turn.outcome, turn.closed
+        )
         yield _span(
-            export,
-            f"turn {turn.number}",
-            ctx,
-            agent_ctx,
-            turn.start_ms,
-            turn.end_ms,
-            attrs.chain(export, session, turn.number, turn.first_user, turn.last_assistant, turn.outcome, turn.closed)
-            | ended,
-            status=status,
+            export, f"turn {turn.number}", ctx, agent_ctx, turn.start_ms, turn.end_ms, attributes | ended, status=status
         )
     by_number: dict[Any, SpanContext] = {}
     for turn in builder.turns:

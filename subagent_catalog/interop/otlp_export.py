@@ -98,16 +98,6 @@ class OtlpStats:
     failed: dict[str, str] = field(default_factory=dict)
     present: set[str] = field(default_factory=set)
 
-    def count(self, trace: Sequence[ReadableSpan]) -> None:
-        """Add one whole trace's spans.
-
-        Examples:
-            >>> stats = OtlpStats(); stats.count([]); stats.traces
-            1
-        """
-        self.traces += 1
-        self.count_spans(trace)
-
     def count_spans(self, spans: Sequence[ReadableSpan]) -> None:
         """Add spans of a trace already counted.
 
@@ -273,10 +263,7 @@ def _trace_id(span: ReadableSpan) -> str:
 
 def _trace_ids(spans: Sequence[ReadableSpan]) -> list[str]:
     """The distinct trace ids (hex) of some spans, in order."""
-    seen: dict[int, None] = {}
-    for span in spans:
-        seen[span.context.trace_id if span.context is not None else 0] = None
-    return [f"{number:032x}" for number in seen]
+    return list(dict.fromkeys(_trace_id(span) for span in spans))
 
 
 def _failure(url: str, stats: OtlpStats, sent: int, failed_requests: int, stopped: bool) -> OtlpDeliveryError:

@@ -400,8 +400,7 @@ def _pause(reply: Reply | None, attempt: int) -> float:
     """Seconds before attempt ``attempt + 1``: the reply's ``Retry-After``, else 0.25 s doubling to 8 s."""
     if reply is not None and reply.retry_after is not None:
         try:
-            seconds: float = max(float(reply.retry_after), 0.0)
-            return seconds
+            return max(float(reply.retry_after), 0.0)
         except ValueError:
             pass
     return float(min(0.25 * 2.0**attempt, 8.0))

@@ -51,6 +51,7 @@ _HINT = (
     "check the Phoenix URL (the server that --endpoint sends to), that it runs, --header for its API key "
     "and --timeout (each request's whole time)"
 )
+_JSON = "application/json"
 _UNCLEAR_HINT = "is --endpoint a Phoenix server (8.5 or later, its GraphQL at /graphql)? check the URL"
 
 
@@ -134,15 +135,10 @@ def _ask(server: Phoenix, what: str, query: str, variables: Mapping[str, Any]) -
     ``data`` is a reply not understood.
     """
     body = json.dumps({"query": query, "variables": variables}).encode()
-    headers = {"Accept": "application/json", **server.headers}
+    headers = {"Accept": _JSON, **server.headers}
     try:
         reply = exchange(
-            server.graphql,
-            body,
-            headers,
-            timeout=server.timeout,
-            content_type="application/json",
-            max_body=MAX_REPLY_BYTES,
+            server.graphql, body, headers, timeout=server.timeout, content_type=_JSON, max_body=MAX_REPLY_BYTES
         )
     except ExchangeError as error:
         raise PhoenixError(f"Phoenix at {error.url} did not answer {what}: {error.detail}", hint=_HINT) from None

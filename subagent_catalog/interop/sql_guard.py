@@ -20,6 +20,7 @@ import duckdb
 import orjson
 
 from subagent_catalog.interop.errors import SqlError
+from subagent_catalog.interop.sql_engine import first_line
 
 MAX_QUERY_CHARS = 100_000
 """The longest query accepted (DuckDB's parser takes seconds on a deeply nested query of a million characters)."""
@@ -60,12 +61,6 @@ def refusal_line(kind: str) -> str:
         'COPY statements are refused: sql runs one read-only query (SELECT, WITH, FROM, VALUES, TABLE, DESCRIBE, ...)'
     """
     return f"{kind.replace('_', ' ')} statements are refused: sql runs one read-only query ({_READ_ONLY_TEXT})"
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    line = text.splitlines()[0] if text else type(error).__name__
-    return line if len(line) <= 1000 else line[:1000] + f"… ({len(line):,} characters)"
 
 
 def checked_statement(con: duckdb.DuckDBPyConnection, query: str) -> Any:
@@ -114,10 +109,10 @@ def checked_statement(con: duckdb.DuckDBPyConnection, query: str) -> Any:
         statements = con.extract_statements(query)
         kinds = [statement.type.name for statement in statements]
     except duckdb.Error as error:
-        raise SqlError(_first_line(error), hint="check the SQL syntax (DuckDB's dialect)", reason="syntax") from None
+        raise SqlError(first_line(error), hint="check the SQL syntax (DuckDB's dialect)", reason="syntax") from None
     except ValueError as error:  # a statement type the Python client has no name for (UPDATE EXTENSIONS)
         raise SqlError(
-            f"a statement of an unknown type ({_first_line(error)}) is refused", hint=_DEFAULT_HINT, reason="refused"
+            f"a statement of an unknown type ({first_line(error)}) is refused", hint=_DEFAULT_HINT, reason="refused"
         ) from None
     if not statements:
         raise SqlError("the query holds no statement", hint="give one SELECT query", reason="syntax")

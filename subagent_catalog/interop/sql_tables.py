@@ -21,7 +21,6 @@ import polars as pl
 from subagent_catalog.analysis.runs import tool_calls, usage_by_model
 from subagent_catalog.analysis.trees import run_trees
 from subagent_catalog.catalog import catalog
-from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
 from subagent_catalog.frames.source import Source
 from subagent_catalog.store.layout import DATA_TEXT
@@ -45,39 +44,33 @@ class SqlTable:
     columns: tuple[str, ...] = ()
 
 
-def _corpus(source: Source) -> Corpus:
-    return source.to_corpus()
-
-
 SQL_TABLES: dict[str, SqlTable] = {
     "sessions": SqlTable(
         "one row per session log (docs/frames.md)",
-        lambda source: _corpus(source).sessions,
+        lambda source: source.to_corpus().sessions,
         "sessions",
         tuple(SESSION_SCHEMA),
     ),
     "descriptors": SqlTable(
         "one row per subagent/descriptor event",
-        lambda source: _corpus(source).descriptors,
+        lambda source: source.to_corpus().descriptors,
         "descriptors",
         tuple(DESCRIPTOR_SCHEMA),
     ),
     "problems": SqlTable(
-        "one row per thing wrong", lambda source: _corpus(source).problems, "problems", tuple(PROBLEM_SCHEMA)
+        "one row per thing wrong", lambda source: source.to_corpus().problems, "problems", tuple(PROBLEM_SCHEMA)
     ),
     "events": SqlTable(
-        "every event of every readable log", lambda source: _corpus(source).events, "events", tuple(EVENT_SCHEMA)
+        "every event of every readable log", lambda source: source.to_corpus().events, "events", tuple(EVENT_SCHEMA)
     ),
-    "catalog": SqlTable("every parent's children rows (catalog(...))", lambda source: catalog(source)),
+    "catalog": SqlTable("every parent's children rows (catalog(...))", catalog),
     "usage_by_model": SqlTable(
-        "tokens and cost per session and model, each log's own steps (usage_by_model(...))",
-        lambda source: usage_by_model(source),
+        "tokens and cost per session and model, each log's own steps (usage_by_model(...))", usage_by_model
     ),
     "tool_calls": SqlTable(
-        "one row per tool call of each log's own events, with its result (tool_calls(...))",
-        lambda source: tool_calls(source),
+        "one row per tool call of each log's own events, with its result (tool_calls(...))", tool_calls
     ),
-    "run_trees": SqlTable("each session's subtree totals (run_trees(...))", lambda source: run_trees(source)),
+    "run_trees": SqlTable("each session's subtree totals (run_trees(...))", run_trees),
 }
 """The tables ``sql`` registers when a query names them (add entries here)."""
 

@@ -260,20 +260,14 @@ def findings(
     events = read_wanted(corpus, [(row, frozenset(kinds)) for row, kinds in wants.values()])
 
     if "tool-loop" in chosen:
-        fresh = tool_loop(corpus, loops, options, events)
-        parts.keep(loop_keys, fresh)
-        found += fresh
+        found += parts.keep(loop_keys, tool_loop(corpus, loops, options, events))
     if "tool-error-storm" in chosen:
         storms = candidates(pl.col("tool_results_failed") >= error_storm_failures, "tool_call_records")
         found += tool_error_storm(storms, options)
     if "retry-storm" in chosen:
-        fresh = retry_storm(corpus, retries, options, events)
-        parts.keep(retry_keys, fresh)
-        found += fresh
+        found += parts.keep(retry_keys, retry_storm(corpus, retries, options, events))
     if "context-growth" in chosen:
-        fresh = context_growth(corpus, contexts, options, events)
-        parts.keep(context_keys, fresh)
-        found += fresh
+        found += parts.keep(context_keys, context_growth(corpus, contexts, options, events))
     if parents:
         missed = {row["list_order"] for row in parents}
         spawns = parent_spawns(corpus, rows, only={row["session_id"] for row in parents}, events=events)
@@ -285,8 +279,7 @@ def findings(
             fresh += duplicate_task(by_order, spawns)
         if "unread-child" in chosen:
             fresh += unread_child(by_order, spawns)
-        parts.keep(parent_keys, fresh)
-        found += fresh
+        found += parts.keep(parent_keys, fresh)
     if "runaway-child" in chosen:
         found += runaway_child(by_order)
     if "stalled" in chosen:
@@ -306,8 +299,7 @@ def findings(
                 fresh = rule_findings(narrow, narrow, user_rules)
             else:
                 fresh = rule_findings(source, corpus, user_rules)
-            parts.keep(rule_keys, fresh)
-            found += fresh
+            found += parts.keep(rule_keys, fresh)
     if scanners:
         reserved = {*DETECTORS, *(rule.name for rule in user_rules), "scanner-error", "scanner-timeout"}
         identities = [scanner_identity(scanner) if callable(scanner) else None for scanner in scanners]
@@ -327,8 +319,7 @@ def findings(
                 only=ids if (len(missed_rows) < len(scannable) or only is not None) else None,
             )
             fresh = [f for f in fresh if f.list_order in scanned]
-            parts.keep(scan_keys, fresh, unless=frozenset({"scanner-timeout"}))
-            found += fresh
+            found += parts.keep(scan_keys, fresh, unless=frozenset({"scanner-timeout"}))
     if store is not None:
         store.save()
     if only is not None:

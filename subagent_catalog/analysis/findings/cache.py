@@ -31,7 +31,7 @@ import inspect
 import os
 import stat
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -203,7 +203,7 @@ class FindingsCache:
     misses: int = 0
     rejected: int = 0
     root: str = ""
-    _used: set[str] | None = None
+    _used: set[str] = field(default_factory=set)
     _dirty: bool = False
 
     @classmethod
@@ -247,7 +247,7 @@ class FindingsCache:
             self.misses += 1
             return None
         self.hits += 1
-        self._mark(key)
+        self._used.add(key)
         return [row for row in rows if row is not None]
 
     def put(self, key: str, found: Iterable[Finding]) -> None:
@@ -262,13 +262,8 @@ class FindingsCache:
         self.entries[key] = [
             [f.kind, f.severity, f.message, f.evidence, f.turn, f.step, f.seq, f.seq_end] for f in found
         ]
-        self._mark(key)
-        self._dirty = True
-
-    def _mark(self, key: str) -> None:
-        if self._used is None:
-            self._used = set()
         self._used.add(key)
+        self._dirty = True
 
     def save(self) -> str | None:
         """Write the file atomically when an entry changed; its path, or ``None`` (``status`` says why not).
@@ -288,7 +283,7 @@ class FindingsCache:
             return None
         entries = self.entries
         if len(entries) > MAX_ENTRIES:
-            entries = {key: value for key, value in entries.items() if key in (self._used or set())}
+            entries = {key: value for key, value in entries.items() if key in self._used}
         body = orjson.dumps({"format": FINDINGS_FORMAT, "root": self.root, "entries": entries})
         if len(body) + len(_MAGIC) + _MAC_BYTES > MAX_FINDINGS_FILE_BYTES:
             self.status = "not saved: larger than the findings cache's size limit"
@@ -407,7 +402,7 @@ class Parts:
             >>> parts = Parts(store, {0: "p|1|2|3|4|5"})
             >>> row = {"list_order": 0, "session_id": "s", "project_dir": "p"}
             >>> _, todo, keys = parts.split([row], "retry-storm", 3)
-            >>> parts.keep(keys, [Finding(0, "s", "p", "retry-storm", "warn", "3 retries")])
+            >>> _ = parts.keep(keys, [Finding(0, "s", "p", "retry-storm", "warn", "3 retries")])
             >>> [f.message for f in parts.split([row], "retry-storm", 3)[0]], parts.split([row], "retry-storm", 4)[1]
             (['3 retries'], [{'list_order': 0, 'session_id': 's', 'project_dir': 'p'}])
         """
@@ -428,18 +423,22 @@ class Parts:
             ]
         return found, missed, keys
 
-    def keep(self, keys: dict[int, str], found: list[Finding], *, unless: frozenset[str] = frozenset()) -> None:
+    def keep(
+        self, keys: dict[int, str], found: list[Finding], *, unless: frozenset[str] = frozenset()
+    ) -> list[Finding]:
         """Store each computed session's findings under its key (none: an empty entry), unless one is of ``unless``.
+
+        Returns ``found``.
 
         Examples:
             >>> store = FindingsCache("/nowhere/findings.json", "new", False, {})
-            >>> Parts(store, {}).keep({0: "k"}, [Finding(0, "s", "p", "scanner-timeout", "info", "m")],
-            ...                       unless=frozenset({"scanner-timeout"}))
+            >>> _ = Parts(store, {}).keep({0: "k"}, [Finding(0, "s", "p", "scanner-timeout", "info", "m")],
+            ...                           unless=frozenset({"scanner-timeout"}))
             >>> store.entries
             {}
         """
         if self.store is None:
-            return
+            return found
         by_order: dict[int, list[Finding]] = {}
         for finding in found:
             by_order.setdefault(finding.list_order, []).append(finding)
@@ -447,3 +446,4 @@ class Parts:
             mine = by_order.get(order, [])
             if not any(finding.kind in unless for finding in mine):
                 self.store.put(key, mine)
+        return found

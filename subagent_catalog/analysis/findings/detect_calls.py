@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from subagent_catalog.analysis.findings.log_events import Events, events_of, typed
+from subagent_catalog.analysis.findings.log_events import Events, events_for
 from subagent_catalog.analysis.findings.options import FindingOptions
 from subagent_catalog.analysis.findings.schema import Finding
 from subagent_catalog.frames.corpus import Corpus
@@ -94,12 +94,9 @@ def tool_loop(
     found: list[Finding] = []
     least = options.tool_loop_calls
     suspected = loop_suspects(rows, least)
-    kinds = frozenset({"tool/call"})
-    unread = [row for row, _ in suspected if typed(events, row["list_order"], kinds) is None]
-    logs = events_of(corpus, unread, kinds) if unread else {}
+    logs = events_for(corpus, [row for row, _ in suspected], frozenset({"tool/call"}), events)
     for row, suspects in suspected:
-        calls = typed(events, row["list_order"], kinds)
-        arguments = {e.seq: _argument_text(e.data) for e in (calls if calls is not None else logs[row["list_order"]])}
+        arguments = {e.seq: _argument_text(e.data) for e in logs[row["list_order"]]}
         for suspect in suspects:
             for run in _runs(suspect, lambda c, known=arguments: known.get(c["seq"]), least):
                 text = arguments.get(run[0]["seq"])

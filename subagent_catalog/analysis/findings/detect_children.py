@@ -7,11 +7,12 @@ names. Only parents are read: a session with a child in the corpus, or with a ca
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import polars as pl
 
-from subagent_catalog.analysis.findings.log_events import Events, events_of, typed
+from subagent_catalog.analysis.findings.log_events import Events, events_for, events_of
 from subagent_catalog.analysis.findings.options import FindingOptions
 from subagent_catalog.analysis.findings.schema import Finding
 from subagent_catalog.analysis.findings.spawns import (
@@ -81,15 +82,12 @@ def parent_spawns(
     records = dict(
         corpus.sessions.filter(pl.col("list_order").is_in(orders)).select("list_order", "tool_call_records").iter_rows()
     )
-    shared = {order: typed(events, order, SPAWN_EVENT_TYPES) for order in orders}
-    unread = [row for row in parents if shared[row["list_order"]] is None]
-    fresh = events_of(corpus, unread, SPAWN_EVENT_TYPES) if unread else {}
+    logs = events_for(corpus, parents, SPAWN_EVENT_TYPES, events)
     found: dict[int, ParentSpawns] = {}
     waiting: dict[int, list[dict[str, Any]]] = {}
     for row in parents:
         order = row["list_order"]
-        own = shared[order]
-        calls = parent_calls({**row, "tool_call_records": records.get(order)}, own if own is not None else fresh[order])
+        calls = parent_calls({**row, "tool_call_records": records.get(order)}, logs[order])
         found[order] = calls
         waiting[order] = waiting_children(calls, children.get(row["session_id"], []))
     kids = [child for group in waiting.values() for child in group]
@@ -126,15 +124,11 @@ def fan_out(rows: dict[int, dict[str, Any]], spawns: dict[int, ParentSpawns], op
         for turn, started in sorted(by_turn.items()):
             if len(started) < options.fan_out_children:
                 continue
-            tools: dict[str, int] = {}
-            for spawn in started:
-                tools[spawn.name or "?"] = tools.get(spawn.name or "?", 0) + 1
+            tools = Counter(spawn.name or "?" for spawn in started)
             prompts = [s.prompt for s in started if s.prompt]
             found.append(
-                Finding(
-                    order,
-                    row["session_id"],
-                    row["project_dir"],
+                Finding.about(
+                    row,
                     "fan-out",
                     "warn",
                     f"started {len(started)} subagents in turn {turn} ("
@@ -176,10 +170,8 @@ def duplicate_task(rows: dict[int, dict[str, Any]], spawns: dict[int, ParentSpaw
             children = [s.child_id for s in same if s.child_id is not None]
             named = f": {', '.join(children)}" if children else ""
             found.append(
-                Finding(
-                    order,
-                    row["session_id"],
-                    row["project_dir"],
+                Finding.about(
+                    row,
                     "duplicate-task",
                     "warn",
                     f"{len(same)} subagents started with the same task prompt{named}",
@@ -224,10 +216,8 @@ def unread_child(rows: dict[int, dict[str, Any]], spawns: dict[int, ParentSpawns
             else:
                 continue
             found.append(
-                Finding(
-                    order,
-                    row["session_id"],
-                    row["project_dir"],
+                Finding.about(
+                    row,
                     "unread-child",
                     "warn",
                     message,

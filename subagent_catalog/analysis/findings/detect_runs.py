@@ -114,10 +114,8 @@ def unexamined(rows: list[dict[str, Any]]) -> list[Finding]:
         cause = row.get("read_cause") or verdict
         seen = "not examined" if verdict == "skipped" else f"examined up to line {line}" if line else "examined in part"
         found.append(
-            Finding(
-                row["list_order"],
-                row["session_id"],
-                row.get("project_dir"),
+            Finding.about(
+                row,
                 "unexamined",
                 "info",
                 f"log {seen} ({cause}): its findings are a lower bound",

@@ -11,7 +11,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from subagent_catalog.analysis.findings.log_events import Events, events_of, typed
+from subagent_catalog.analysis.findings.log_events import Events, events_for
 from subagent_catalog.analysis.findings.options import FindingOptions
 from subagent_catalog.analysis.findings.schema import Finding
 from subagent_catalog.frames.corpus import Corpus
@@ -24,14 +24,6 @@ CONTEXT_ERROR = re.compile(r"context[ _-]?(length|window|limit|overflow)|too man
 
 RETRY = frozenset({"llm/retry"})
 TURN_END = frozenset({"turn/end"})
-
-
-def _read(corpus: Corpus, rows: list[dict[str, Any]], kinds: frozenset[str], events: Events | None) -> Events:
-    """The rows' events of these types: from ``events`` where it read them, else read now."""
-    shared = {row["list_order"]: typed(events, row["list_order"], kinds) for row in rows}
-    unread = [row for row in rows if shared[row["list_order"]] is None]
-    fresh = events_of(corpus, unread, kinds) if unread else {}
-    return {order: got if got is not None else fresh[order] for order, got in shared.items()}
 
 
 def _failure(data: Any) -> str:
@@ -63,7 +55,7 @@ def retry_storm(
     """
     found: list[Finding] = []
     readable = [row for row in rows if (row.get("event_count") or 0) > 0]
-    logs = _read(corpus, readable, RETRY, events)
+    logs = events_for(corpus, readable, RETRY, events)
     for row in readable:
         order = row["list_order"]
         by_turn: dict[int, list[Any]] = {}
@@ -76,10 +68,8 @@ def retry_storm(
             steps = sorted({e.step for e in retries if e.step is not None})
             reasons = Counter(_failure(e.data) for e in retries).most_common()
             found.append(
-                Finding(
-                    order,
-                    row["session_id"],
-                    row["project_dir"],
+                Finding.about(
+                    row,
                     "retry-storm",
                     "warn",
                     f"{len(retries)} model calls retried in turn {turn} ({_steps(steps)})",
@@ -105,12 +95,10 @@ def _near_limit(row: dict[str, Any], options: FindingOptions) -> Finding | None:
     if share is None or share < options.context_share:
         return None
     samples = [s for s in row.get("usage_samples") or [] if not s.get("in_seed")]
-    first = None
-    for sample in samples:
-        prompt = _prompt(sample)
-        if prompt is not None and window and prompt / window >= options.context_share:
-            first = sample
-            break
+    over = (
+        s for s in samples if (prompt := _prompt(s)) is not None and window and prompt / window >= options.context_share
+    )
+    first = next(over, None)
     if first is None:  # the window changed during the run: the peak's step
         first = next((s for s in samples if _prompt(s) == row.get("peak_context_tokens")), None)
     where = f" (first at turn {first.get('turn')}, step {first.get('step')})" if first is not None else ""
@@ -154,13 +142,9 @@ def context_growth(
         >>> [(f.session_id, f.severity) for f in context_growth(corpus, rows, FindingOptions())]
         [('context-yes', 'warn'), ('context-error', 'error')]
     """
-    found: list[Finding] = []
-    for row in rows:
-        near = _near_limit(row, options)
-        if near is not None:
-            found.append(near)
+    found = [near for near in (_near_limit(row, options) for row in rows) if near is not None]
     failed = [row for row in rows if row.get("turns_error")]
-    logs = _read(corpus, failed, TURN_END, events)
+    logs = events_for(corpus, failed, TURN_END, events)
     for row in failed:
         for event in logs[row["list_order"]]:
             code, message = _turn_error(event.data)

@@ -23,7 +23,7 @@ from subagent_catalog.read.jsvalue import is_safe_integer
 from subagent_catalog.read.paths import Compression
 from subagent_catalog.read.search_scan import healthy_parts, line_spans
 
-__all__ = ["Event", "Events", "events_of", "own_events", "read_wanted", "typed"]
+__all__ = ["Event", "Events", "events_for", "events_of", "own_events", "read_wanted"]
 
 
 class Event(NamedTuple):
@@ -187,15 +187,18 @@ Events = Mapping[int, list[Event]]
 """Sessions' own events by ``list_order`` (``read_wanted``)."""
 
 
-def typed(events: Events | None, order: int, types: frozenset[str]) -> list[Event] | None:
-    """The events of ``order`` of these types from a shared read, or ``None`` when it did not read that log.
+def events_for(corpus: Corpus, rows: list[dict[str, Any]], types: frozenset[str], events: Events | None) -> Events:
+    """The rows' own events of these types by ``list_order``: from ``events`` where that read their log, else read now.
 
     Examples:
-        >>> typed({1: [Event(0, None, 1, None, "turn/end", {}, None)]}, 1, frozenset({"turn/end"}))[0].type
-        'turn/end'
-        >>> typed(None, 1, frozenset({"turn/end"})) is None
-        True
+        >>> read = {1: [Event(0, None, 1, None, "turn/end", {}, None), Event(1, None, 1, None, "llm/retry", {}, None)]}
+        >>> [e.type for e in events_for(None, [{"list_order": 1}], frozenset({"turn/end"}), read)[1]]  # none read now
+        ['turn/end']
     """
-    if events is None or order not in events:
-        return None
-    return [event for event in events[order] if event.type in types]
+    read = events or {}
+    unread = [row for row in rows if row["list_order"] not in read]
+    fresh = events_of(corpus, unread, types) if unread else {}
+    return {
+        order: fresh[order] if order in fresh else [event for event in read[order] if event.type in types]
+        for order in (row["list_order"] for row in rows)
+    }

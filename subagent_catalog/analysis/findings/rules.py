@@ -133,31 +133,30 @@ def load_rules(path: str | os.PathLike[str]) -> list[Rule]:
         >>> [(rule.name, rule.pattern, rule.regex, rule.scope, rule.severity) for rule in load_rules(path)]
         [('todo', 'TODO', False, 'message', 'warn')]
     """
+    where = f"rules file {os.fspath(path)!r}"
     try:
         data = read_regular(path, limit=MAX_RULES_BYTES + 1)
     except NotRegularFileError as error:
-        raise FindingsError(f"rules file {os.fspath(path)!r}: {error}", hint="give a regular TOML file") from None
+        raise FindingsError(f"{where}: {error}", hint="give a regular TOML file") from None
     except OSError as error:
-        raise FindingsError(
-            f"cannot read rules file {os.fspath(path)!r}: {error.strerror or error}", hint=_HINT
-        ) from None
+        raise FindingsError(f"cannot read {where}: {error.strerror or error}", hint=_HINT) from None
     if len(data) > MAX_RULES_BYTES:
-        raise FindingsError(f"rules file {os.fspath(path)!r} is larger than {MAX_RULES_BYTES:,} bytes", hint=_HINT)
+        raise FindingsError(f"{where} is larger than {MAX_RULES_BYTES:,} bytes", hint=_HINT)
     try:
         document = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise FindingsError(f"rules file {os.fspath(path)!r} is not UTF-8 TOML: {error}", hint=_HINT) from None
+        raise FindingsError(f"{where} is not UTF-8 TOML: {error}", hint=_HINT) from None
     unknown = sorted(set(document) - {"rule"})
     if unknown:
-        raise FindingsError(f"rules file {os.fspath(path)!r}: unknown table {unknown[0]!r}", hint=_HINT)
+        raise FindingsError(f"{where}: unknown table {unknown[0]!r}", hint=_HINT)
     tables = document.get("rule", [])
     if not isinstance(tables, list):
-        raise FindingsError(f"rules file {os.fspath(path)!r}: write each rule as [[rule]]", hint=_HINT)
-    rules = [_rule(table, f"rules file {os.fspath(path)!r}, rule {n + 1}") for n, table in enumerate(tables)]
+        raise FindingsError(f"{where}: write each rule as [[rule]]", hint=_HINT)
+    rules = [_rule(table, f"{where}, rule {n + 1}") for n, table in enumerate(tables)]
     names = [rule.name for rule in rules]
     twice = sorted({name for name in names if names.count(name) > 1})
     if twice:
-        raise FindingsError(f"rules file {os.fspath(path)!r}: rule {twice[0]!r} is defined twice", hint=_HINT)
+        raise FindingsError(f"{where}: rule {twice[0]!r} is defined twice", hint=_HINT)
     return rules
 
 
@@ -180,14 +179,12 @@ def rule_findings(source: Source, corpus: Corpus, rules: Sequence[Rule]) -> list
         if fields is not None:
             hits = hits.filter(pl.col("field").is_in(list(fields)))
         hits = hits.sort("list_order", "seq", "block", "start")
-        for (order,), rows in hits.group_by("list_order", maintain_order=True):
+        for _, rows in hits.group_by("list_order", maintain_order=True):
             first = rows.row(0, named=True)
             count = int(rows["matches"].sum())
             found.append(
-                Finding(
-                    int(order),
-                    first["session_id"],
-                    first["project_dir"],
+                Finding.about(
+                    first,
                     rule.name,
                     rule.severity,
                     f"{rule.message or f'matches rule {rule.name}'} ({count} match{'es' if count != 1 else ''})",

@@ -151,14 +151,8 @@ def scanner_findings(
                     status, value = result.get(timeout=max(0.0, deadline - time.monotonic()))
                 except multiprocessing.TimeoutError:
                     stuck = True
-                    found.append(
-                        Finding.about(
-                            session,
-                            "scanner-timeout",
-                            "info",
-                            f"scanner {name} ran past {timeout_s:g} s on this log: its findings here are unknown",
-                        )
-                    )
+                    why = f"scanner {name} ran past {timeout_s:g} s on this log: its findings here are unknown"
+                    found.append(Finding.about(session, "scanner-timeout", "info", why))
                     continue
                 if status == "error":
                     found.append(
@@ -167,11 +161,8 @@ def scanner_findings(
                     continue
                 for kind, severity, message, evidence, turn, step, seq, seq_end in value:
                     if kind in taken:
-                        found.append(
-                            Finding.about(
-                                session, "scanner-error", "info", f"scanner {name} used a reserved kind {kind!r}"
-                            )
-                        )
+                        why = f"scanner {name} used a reserved kind {kind!r}"
+                        found.append(Finding.about(session, "scanner-error", "info", why))
                         continue
                     found.append(
                         Finding.about(

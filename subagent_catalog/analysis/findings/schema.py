@@ -9,7 +9,7 @@ orders it (``list_order``, then ``seq`` with unknown positions last, then ``kind
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 import polars as pl
@@ -112,24 +112,6 @@ def finding_frame(found: list[Finding]) -> pl.DataFrame:
         >>> finding_frame(rows).select("session_id", "kind", "seq").rows()
         [('a', 'fan-out', 4), ('b', 'stalled', None)]
     """
-    frame = pl.DataFrame(
-        [
-            (
-                f.list_order,
-                f.session_id,
-                f.project_dir,
-                f.kind,
-                f.severity,
-                f.turn,
-                f.step,
-                f.seq,
-                f.seq_end,
-                f.message,
-                clip_evidence(f.evidence),
-            )
-            for f in found
-        ],
-        schema=FINDING_SCHEMA,
-        orient="row",
-    )
+    rows = [{**asdict(f), "evidence": clip_evidence(f.evidence)} for f in found]
+    frame = pl.DataFrame(rows, schema=FINDING_SCHEMA)
     return frame.sort(["list_order", "seq", "seq_end", "kind", "message"], nulls_last=True, maintain_order=True)

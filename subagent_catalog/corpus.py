@@ -10,7 +10,7 @@ location is opened (nothing read yet), anything else read as a corpus root.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 from subagent_catalog.bounds import WORKERS
@@ -277,17 +277,3 @@ def _read_facts(
             progress(hits + done, len(files))
         cached[index] = None  # handed on: assembly keeps columns, not facts
         yield item
-
-
-def iter_paths(corpus: Corpus) -> Iterable[str]:
-    """Paths of every session file, in list() order.
-
-    Examples:
-        >>> import tempfile
-        >>> list(iter_paths(read_corpus(tempfile.mkdtemp())))
-        []
-    """
-    return corpus.sessions["path"].to_list()
-
-
-ProgressCallback = Callable[[int, int], None]

@@ -20,7 +20,7 @@ from subagent_catalog.read import fastpath, typed_read
 from subagent_catalog.read.event_rows import EventRowStream, event_rows, event_stream, first_own_seq
 from subagent_catalog.read.inspect_migrate import InspectFailure
 from subagent_catalog.read.inspect_rules import validate_cold_read
-from subagent_catalog.read.jsvalue import is_safe_integer, js_number, json_text
+from subagent_catalog.read.jsvalue import is_safe_integer, json_text
 from subagent_catalog.read.limits import (
     MAX_JS_STRING,
     MAX_PLAINTEXT_BYTES,
@@ -607,13 +607,3 @@ def log_event_stream(path: str, compression: Compression) -> EventRowStream | No
     except (OSError, FileTooLargeError):
         return None
     return event_stream(data, compression) if stable else None
-
-
-def js_created_at(meta: dict[str, Any]) -> float:
-    """A header's ``createdAt`` as the double upstream sorts by.
-
-    Examples:
-        >>> js_created_at({"createdAt": 3})
-        3.0
-    """
-    return js_number(meta["createdAt"])

@@ -515,13 +515,6 @@ def _dump(record: Any) -> bytes:
         return dumps(record)
 
 
-def _last_index(records: list[bytes], needle: bytes) -> int | None:
-    for position in range(len(records) - 1, -1, -1):
-        if needle in records[position]:
-            return position
-    return None
-
-
 def encode_session(
     head: dict[str, Any],
     events: Sequence[dict[str, Any]],

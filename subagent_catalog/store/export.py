@@ -269,12 +269,7 @@ def _suspicious_names(location: Location, names_parts: list[str], data_dir: str,
     """Write the names that can make a lookup fail (in several projects, flat files and their stems); its part."""
     if not names_parts:
         return None
-    names = pl.scan_parquet(
-        [location.full(name) for name in names_parts],
-        hive_partitioning=False,
-        glob=False,
-        storage_options=location.storage_options,
-    )
+    names = location.scan(names_parts)
     # Names grouped by their 64-bit hashes (8 bytes a name, not the text): a name in two project
     # directories spans two top-level indexes; a collision only adds a candidate, checked exactly later.
     spans = (
@@ -298,16 +293,6 @@ def _suspicious_names(location: Location, names_parts: list[str], data_dir: str,
     return writer.files["_scratch"][0]
 
 
-def _scan(location: Location, files: list[str], **options: Any) -> pl.LazyFrame:
-    return pl.scan_parquet(
-        [location.full(name) for name in files],
-        hive_partitioning=False,
-        glob=False,
-        storage_options=location.storage_options,
-        **options,
-    )
-
-
 def _fix_duplicates(
     location: Location,
     data_dir: str,
@@ -319,7 +304,7 @@ def _fix_duplicates(
     writer = PartWriter(location, data_dir, next(tasks))
     if not files.get("sessions"):
         return Duplicates([], [], [], []), writer
-    scanned = _scan(location, files["sessions"], include_file_paths="_part")
+    scanned = location.scan(files["sessions"], include_file_paths="_part")
     listed = scanned.filter(pl.col("listed") & pl.col("session_id").is_not_null())
     # Ids compared by their 64-bit hashes first (8 bytes a session, not the text); true duplicates are
     # then told apart exactly among the few candidates (find_duplicates).

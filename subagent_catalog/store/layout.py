@@ -7,7 +7,6 @@ paths and object-store URLs alike.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from typing import Any, Literal
 
@@ -202,15 +201,3 @@ def is_url(path: str) -> bool:
         (True, False)
     """
     return "://" in path
-
-
-def join_location(base: str, relative: str) -> str:
-    """A file name under an archive location (local path or URL).
-
-    Examples:
-        >>> join_location("s3://bucket/arch/", "gen-000001/sessions")
-        's3://bucket/arch/gen-000001/sessions'
-    """
-    if is_url(base):
-        return base.rstrip("/") + "/" + relative
-    return os.path.join(base, *relative.split("/"))

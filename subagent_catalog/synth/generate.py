@@ -294,15 +294,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.manifest and os.path.realpath(args.manifest).startswith(os.path.realpath(args.out) + os.sep):
         parser.error("--manifest must not be inside the corpus")
     try:
-        stats = generate(
-            args.out,
-            sessions=args.sessions,
-            seed=args.seed,
-            compression=args.compression,
-            damaged_fraction=args.damaged_fraction,
-            jobs=args.jobs,
-            profile=args.profile,
-        )
+        stats = generate(**{name: value for name, value in vars(args).items() if name != "manifest"})
     except SubagentCatalogError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

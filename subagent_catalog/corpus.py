@@ -118,8 +118,9 @@ def read_corpus(
     found = discover(root_path, compression)  # "auto": the encoding is chosen during the walk
     chosen = found.compression
     directory = _cache_directory(cache)
-    frames = None
+    frames = store = None
     if directory is not False:
+        from subagent_catalog.store.cache import FactsCache
         from subagent_catalog.store.frames_cache import FramesCache
 
         frames = FramesCache(found, directory=directory, prices=table.digest())
@@ -128,7 +129,7 @@ def read_corpus(
             if hit is not None:
                 (progress or quiet)(len(found.files), len(found.files))
                 return hit
-    store = _open_cache(root_path, chosen, directory)
+        store = FactsCache.load(root_path, chosen, directory=directory)
     facts_list = _read_facts(
         found.files, chosen, want_events=events, jobs=jobs, progress=progress or quiet, store=store
     )
@@ -234,14 +235,6 @@ def _cache_directory(cache: bool | str | os.PathLike[str]) -> Literal[False] | s
     if cache is True and os.environ.get("SUBAGENT_CATALOG_CACHE", "").lower() in ("off", "0", "no", "false"):
         return False
     return None if cache is True else os.fspath(cache)
-
-
-def _open_cache(root: str, compression: Compression, directory: Literal[False] | str | None) -> FactsCache | None:
-    if directory is False:
-        return None
-    from subagent_catalog.store.cache import FactsCache
-
-    return FactsCache.load(root, compression, directory=directory)
 
 
 def _read_facts(

@@ -509,8 +509,7 @@ def pack_rows(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _dump(record: Any) -> bytes:
     try:
-        encoded: bytes = orjson.dumps(record)
-        return encoded
+        return orjson.dumps(record)
     except TypeError:
         return dumps(record)
 

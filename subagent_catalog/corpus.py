@@ -10,7 +10,7 @@ location is opened (nothing read yet), anything else read as a corpus root.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 from subagent_catalog.bounds import WORKERS
@@ -118,8 +118,9 @@ def read_corpus(
     found = discover(root_path, compression)  # "auto": the encoding is chosen during the walk
     chosen = found.compression
     directory = _cache_directory(cache)
-    frames = None
+    frames = store = None
     if directory is not False:
+        from subagent_catalog.store.cache import FactsCache
         from subagent_catalog.store.frames_cache import FramesCache
 
         frames = FramesCache(found, directory=directory, prices=table.digest())
@@ -128,7 +129,7 @@ def read_corpus(
             if hit is not None:
                 (progress or quiet)(len(found.files), len(found.files))
                 return hit
-    store = _open_cache(root_path, chosen, directory)
+        store = FactsCache.load(root_path, chosen, directory=directory)
     facts_list = _read_facts(
         found.files, chosen, want_events=events, jobs=jobs, progress=progress or quiet, store=store
     )
@@ -236,14 +237,6 @@ def _cache_directory(cache: bool | str | os.PathLike[str]) -> Literal[False] | s
     return None if cache is True else os.fspath(cache)
 
 
-def _open_cache(root: str, compression: Compression, directory: Literal[False] | str | None) -> FactsCache | None:
-    if directory is False:
-        return None
-    from subagent_catalog.store.cache import FactsCache
-
-    return FactsCache.load(root, compression, directory=directory)
-
-
 def _read_facts(
     files: list[SessionFile],
     compression: Compression,
@@ -277,17 +270,3 @@ def _read_facts(
             progress(hits + done, len(files))
         cached[index] = None  # handed on: assembly keeps columns, not facts
         yield item
-
-
-def iter_paths(corpus: Corpus) -> Iterable[str]:
-    """Paths of every session file, in list() order.
-
-    Examples:
-        >>> import tempfile
-        >>> list(iter_paths(read_corpus(tempfile.mkdtemp())))
-        []
-    """
-    return corpus.sessions["path"].to_list()
-
-
-ProgressCallback = Callable[[int, int], None]

@@ -38,16 +38,8 @@ def source_column(files: Iterable[SessionFile]) -> pl.Series | None:
         >>> source_column([plain]) is None, source_column([plain, linked]).to_list()
         (True, [None, b'/r/p/b/t'])
     """
-    column: list[bytes | None] = []
-    differs = False
-    for file in files:
-        source = file.read_path
-        if source and source != file.path:
-            column.append(os.fsencode(source))
-            differs = True
-        else:
-            column.append(None)
-    return pl.Series("source", column, dtype=pl.Binary) if differs else None
+    column = [os.fsencode(f.read_path) if f.read_path and f.read_path != f.path else None for f in files]
+    return pl.Series("source", column, dtype=pl.Binary) if any(value is not None for value in column) else None
 
 
 @dataclass

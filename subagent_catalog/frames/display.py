@@ -275,8 +275,7 @@ def corpus_html(corpus: CorpusLike) -> str:
         parts.append(table_html(by_kind, max_rows=30, caption="problems by kind"))
     else:
         parts.append("<div>no problems</div>")
-    parts.append(runs_html(sessions))
-    parts.append("</div>")
+    parts += [runs_html(sessions), "</div>"]
     return "".join(parts)
 
 

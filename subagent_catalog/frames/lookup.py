@@ -149,11 +149,6 @@ def holders_in(project_names: Mapping[str, set[str]]) -> Holders:
     projects = sorted(project_names, key=os.fsencode)
 
     def holders(names: set[str]) -> list[tuple[str, set[str]]]:
-        out = []
-        for project in projects:
-            held = names & project_names[project]
-            if held:
-                out.append((project, held))
-        return out
+        return [(project, held) for project in projects if (held := names & project_names[project])]
 
     return holders

@@ -319,18 +319,8 @@ def entry_row(entry: FoundEntry) -> dict[str, Any]:
         >>> entry_row(FoundEntry("/r/x", "ignored-root-file", "root-level file"))["scope"]
         'entry'
     """
-    return {
-        "scope": "corpus" if entry.fails_listing else "entry",
-        "kind": entry.kind,
-        "severity": entry.severity,
-        "fails_listing": entry.fails_listing,
-        "path": display_path(entry.path),
-        "path_bytes": os.fsencode(entry.path),
-        "session_id": None,
-        "line": None,
-        "offset": None,
-        "message": entry.message,
-    }
+    scope = "corpus" if entry.fails_listing else "entry"
+    return problem_row(scope, entry.kind, entry.severity, entry.fails_listing, entry.path, None, entry.message, None)
 
 
 class FrameChunks:
@@ -435,25 +425,13 @@ class FrameChunks:
         for sub, d in enumerate(facts.descriptors):
             self.descriptors.add(
                 {
+                    **vars(d),  # seq, payload, status and the verdict's fields, under their column names
                     "session_id": session_id,
                     "path": file.path,
-                    "seq": d.seq,
                     "time_ms": d.time,
                     "in_seed": d.seq < seed,
                     "is_last": d.seq == last_seq,
-                    "payload": d.payload,
                     "valid": d.status == "valid",
-                    "status": d.status,
-                    "reason": d.reason,
-                    "version": d.version,
-                    "mode": d.mode,
-                    "provider": d.provider,
-                    "label": d.label,
-                    "agent_provider": d.agent_provider,
-                    "agent_model": d.agent_model,
-                    "persona": d.persona,
-                    "tool_allow": d.tool_allow,
-                    "tool_deny": d.tool_deny,
                     "project_dir": file.project_dir,
                     "archive_order": order,
                     "archive_sub": sub,

@@ -64,11 +64,10 @@ def price_table(prices: Prices | PriceTable | None = None) -> PriceTable:
 _FILE_HINT = "give a TOML file (a table per model) or a .csv file (columns model,input,output,cache_read,cache_write)"
 
 
-def _read_file(path: str) -> dict[str, ModelPrice]:
+def _read_file(where: str) -> dict[str, ModelPrice]:
     """A price table file's entries (see the module docstring for its rules)."""
-    where = path
     try:
-        data = read_regular(path, limit=MAX_TABLE_BYTES + 1)  # a FIFO never blocks, a device is never read
+        data = read_regular(where, limit=MAX_TABLE_BYTES + 1)  # a FIFO never blocks, a device is never read
     except OSError as error:
         raise PricesError(
             f"cannot read the price table {where!r}: {error.strerror or error}", hint=_FILE_HINT

@@ -21,7 +21,6 @@ PROVIDER_ALIASES: dict[str, str] = {"deepseek-official": "deepseek"}
 """dsh provider route ids whose ``genai-prices`` provider id differs."""
 
 _MILLION = 1_000_000
-_MINUTE_MS = 60_000
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 MAX_PRICE = 1_000_000.0

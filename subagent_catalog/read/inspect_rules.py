@@ -34,12 +34,6 @@ ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "surfaceOp", "sourceEv
 _ENVELOPE_SPECIAL = frozenset({"request/header", "request/header-delta", *SURFACE_TYPES})
 
 
-# --- legacy rejections and migrations -------------------------------------------------
-
-
-# --- shapes ----------------------------------------------------------------------------------
-
-
 # --- closers --------------------------------------------------------------------------------
 
 

@@ -139,16 +139,6 @@ def is_record(value: object) -> bool:
     return isinstance(value, (dict, list))
 
 
-def is_plain_object(value: object) -> bool:
-    """An object that is not an array.
-
-    Examples:
-        >>> is_plain_object({}), is_plain_object([])
-        (True, False)
-    """
-    return isinstance(value, dict)
-
-
 def js_strict_equal(a: object, b: object) -> bool:
     """``a === b`` for two independently parsed JSON values.
 

@@ -13,14 +13,14 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from typing import Any, Literal
 
 from subagent_catalog.read import fastpath, typed_read
 from subagent_catalog.read.event_rows import EventRowStream, event_rows, event_stream, first_own_seq
 from subagent_catalog.read.inspect_migrate import InspectFailure
 from subagent_catalog.read.inspect_rules import validate_cold_read
-from subagent_catalog.read.jsvalue import is_safe_integer, js_number, json_text
+from subagent_catalog.read.jsvalue import is_safe_integer, json_text
 from subagent_catalog.read.limits import (
     MAX_JS_STRING,
     MAX_PLAINTEXT_BYTES,
@@ -172,10 +172,6 @@ def _list_verdict(facts: LogFacts, data: bytes, compression: Compression) -> Non
     facts.list_meta = meta
 
 
-def _dump(value: Any) -> str:
-    return json_text(value)
-
-
 def _descriptor_records(events: list[dict[str, Any]]) -> list[DescriptorRecord]:
     from subagent_catalog.read.descriptor import classify_descriptor
 
@@ -183,24 +179,13 @@ def _descriptor_records(events: list[dict[str, Any]]) -> list[DescriptorRecord]:
     for event in events:
         if event.get("type") != "subagent/descriptor":
             continue
-        verdict = classify_descriptor(event.get("data"))
         time = event.get("time")
         records.append(
             DescriptorRecord(
-                seq=int(event["seq"]),
-                time=int(time) if is_safe_integer(time) else None,
-                payload=_dump(event.get("data")),
-                status=verdict.status,
-                reason=verdict.reason,
-                version=verdict.version,
-                mode=verdict.mode,
-                provider=verdict.provider,
-                label=verdict.label,
-                agent_provider=verdict.agent_provider,
-                agent_model=verdict.agent_model,
-                persona=verdict.persona,
-                tool_allow=verdict.tool_allow,
-                tool_deny=verdict.tool_deny,
+                int(event["seq"]),
+                int(time) if is_safe_integer(time) else None,
+                json_text(event.get("data")),
+                *astuple(classify_descriptor(event.get("data"))),  # the verdict's fields, in the record's order
             )
         )
     return records
@@ -311,12 +296,7 @@ def analyse_log(data: bytes, compression: Compression, *, want_events: bool = Fa
         facts.problems.append(ProblemRecord(failure.cause, str(failure), line=facts.read_line, severity="error"))
         return facts
     facts.closers = len(balanced) - len(events)
-    if scan.issue is not None:
-        facts.verdict = "prefix"
-    elif scan.torn_bytes:
-        facts.verdict = "torn-tail"
-    else:
-        facts.verdict = "ok"
+    facts.verdict = "prefix" if scan.issue is not None else "torn-tail" if scan.torn_bytes else "ok"
     facts.unit_failure = facts.unit_failure_live if len(balanced) == len(events) else timing_view_failure(balanced)
     return facts
 
@@ -581,9 +561,7 @@ def read_log_file(
     facts = analyse_log(data, compression, want_events=want_events)
     if not stable:
         message = f"the file changed during each of {STABLE_READ_ATTEMPTS} reads (a writer is appending)"
-        facts.verdict = "failed"
-        facts.read_cause = "unstable-file"
-        facts.read_message = message
+        facts.verdict, facts.read_cause, facts.read_message = "failed", "unstable-file", message
         facts.events = [] if want_events else None
         facts.run = None  # the bytes are not one revision of the file: no facts from them
         facts.problems.append(ProblemRecord("unstable-file", message, severity="error"))
@@ -607,13 +585,3 @@ def log_event_stream(path: str, compression: Compression) -> EventRowStream | No
     except (OSError, FileTooLargeError):
         return None
     return event_stream(data, compression) if stable else None
-
-
-def js_created_at(meta: dict[str, Any]) -> float:
-    """A header's ``createdAt`` as the double upstream sorts by.
-
-    Examples:
-        >>> js_created_at({"createdAt": 3})
-        3.0
-    """
-    return js_number(meta["createdAt"])

@@ -105,10 +105,6 @@ class RunFacts:
     tool_call_records: list[tuple[Any, ...]] = field(default_factory=list)  # ``ToolCallRecord`` fields
 
 
-def _int(value: Any) -> int | None:
-    return int(value) if is_safe_integer(value) else None
-
-
 def _safe_sum(values: list[int]) -> int | None:
     total = sum(values)
     return total if total <= MAX_SAFE_INTEGER else None

@@ -97,11 +97,9 @@ class LogScan:
     events: list[dict[str, Any]]
     committed_bytes: int
     input_bytes: int
-    line_count: int
     issue: PrefixIssue | None = None
     torn_bytes: int = 0
     torn_events: int = 0
-    frames: int = 0
     unparsable_lines: list[int] = field(default_factory=list)
     event_lines: list[int] = field(default_factory=list)
 
@@ -361,18 +359,16 @@ class LineScanner:
         )
 
 
-def _log_scan(scanner: LineScanner, *, torn_bytes: int, torn_events: int = 0, frames: int = 0) -> LogScan:
-    """What a scanner read, as a ``LogScan`` with the torn tail and frames its caller counted."""
+def _log_scan(scanner: LineScanner, *, torn_bytes: int, torn_events: int = 0) -> LogScan:
+    """What a scanner read, as a ``LogScan`` with the torn tail its caller counted."""
     return LogScan(
         meta=scanner.meta,
         events=scanner.events,
         committed_bytes=scanner.committed_bytes,
         input_bytes=scanner.input_bytes,
-        line_count=scanner.line,
         issue=scanner.issue,
         torn_bytes=torn_bytes,
         torn_events=torn_events,
-        frames=frames,
         unparsable_lines=scanner.unparsable,
         event_lines=scanner.event_lines,
     )
@@ -472,12 +468,7 @@ def _scan_zstd_frames(buffer: bytes, frames: FrameScan) -> LogScan:
     if frames.torn_start is not None:
         torn_bytes = len(buffer) - frames.torn_start
         scanner.write(decode_torn_prefix(buffer[frames.torn_start :], budget=budget - scanner.input_bytes))
-    return _log_scan(
-        scanner,
-        torn_bytes=torn_bytes,
-        torn_events=len(scanner.events) - complete_events,
-        frames=len(frames.frames) + (1 if frames.torn_start is not None else 0),
-    )
+    return _log_scan(scanner, torn_bytes=torn_bytes, torn_events=len(scanner.events) - complete_events)
 
 
 def scan_log(buffer: bytes, compression: Compression) -> LogScan:

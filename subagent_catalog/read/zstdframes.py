@@ -149,23 +149,17 @@ def decode_frame(frame: bytes, *, budget: int | None = None) -> bytes:
         b'hi\\n'
     """
     decompressor = _decompressor().decompressobj()
-    if budget is None:
-        out = decompressor.decompress(frame)
+    declared = 0 if budget is None else zstandard.frame_content_size(frame)
+    if budget is not None and declared > budget:
+        raise PlaintextTooLarge(budget, declared)
+    if budget is not None and declared < 0:  # no size declared: decoded a piece at a time
+        out, trailing = _bounded(decompressor, frame, budget)
     else:
-        declared = zstandard.frame_content_size(frame)
-        if declared > budget:
-            raise PlaintextTooLarge(budget, declared)
-        if declared < 0:
-            out, trailing = _bounded(decompressor, frame, budget)
-            if not decompressor.eof:
-                raise zstandard.ZstdError("frame ended before its last block")
-            if trailing:
-                raise zstandard.ZstdError("data after the end of the frame")
-            return out
         out = decompressor.decompress(frame)
+        trailing = bool(decompressor.unused_data)
     if not decompressor.eof:
         raise zstandard.ZstdError("frame ended before its last block")
-    if decompressor.unused_data:
+    if trailing:
         raise zstandard.ZstdError("data after the end of the frame")
     return out
 

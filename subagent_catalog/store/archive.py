@@ -52,7 +52,6 @@ from subagent_catalog.store.layout import (
     ArchiveError,
     Table,
     is_url,
-    join_location,
     table_view,
 )
 from subagent_catalog.store.location import Location, parquet_dataset
@@ -266,13 +265,7 @@ class Archive:
             schema = TABLE_SCHEMAS[table]
             return pl.LazyFrame(schema={k: v for k, v in schema.items() if k not in EVENT_FILE_EXTRA})
         self.check(table)
-        scan = pl.scan_parquet(
-            [join_location(self.path, name) for name in files],
-            hive_partitioning=False,
-            glob=False,
-            storage_options=self.storage_options,
-        )
-        return table_view(table, scan, self.manifest.get("format_version"))
+        return table_view(table, self.location.scan(files), self.manifest.get("format_version"))
 
     @property
     def splits_text(self) -> bool:

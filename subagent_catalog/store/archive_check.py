@@ -187,7 +187,6 @@ def check_table(location: Location, table: str, entry: dict[str, Any], *, comple
     Examples:
         >>> import tempfile
         >>> from subagent_catalog.store.export import export_archive
-        >>> from subagent_catalog.store.manifest import read_manifest_file
         >>> from subagent_catalog.synth.writer import header, write_session
         >>> root, out = tempfile.mkdtemp(), tempfile.mkdtemp()
         >>> _ = write_session(root, header("a", created_at=1), [], "none")

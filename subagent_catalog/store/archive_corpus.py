@@ -180,8 +180,7 @@ class ArchiveCorpus(Corpus):
     @property
     def events(self) -> pl.DataFrame:
         """Every event of every readable log (from the archive, or re-read from the root)."""
-        own = self._archive if self._archive is not None and self._archive.has_events else None
-        table = self._window[0] if self._window is not None else own  # a window's archive (its logs' rows), or its own
+        table = self._event_table()
         if self._events is None and table is not None:
             rows = pl.col("list_order").is_in(self._window[1].implode()) if self._window is not None else pl.lit(True)
             with table.reading("events"):
@@ -191,15 +190,17 @@ class ArchiveCorpus(Corpus):
                     .select(list(EVENT_SCHEMA))
                     .collect()
                 )
-        elif self._events is None and self._archive is not None and not os.path.isdir(self.log_root):
-            raise self._rootless(self._archive)
+        self._require_root()
         return super().events
 
-    def _rootless(self, archive: StoredArchive) -> ArchiveError:
-        return ArchiveError(
-            f"the archive {archive.path!r} holds no events table and its corpus root {self.log_root!r} is not here",
-            hint="re-export with events (export --events, events=True), or open the archive where the root is",
-        )
+    def _require_root(self) -> None:
+        """Raise when the events must be read from the corpus root and it is not here."""
+        if self._events is None and self._archive is not None and not os.path.isdir(self.log_root):
+            raise ArchiveError(
+                f"the archive {self._archive.path!r} holds no events table and its corpus root {self.log_root!r} "
+                "is not here",
+                hint="re-export with events (export --events, events=True), or open the archive where the root is",
+            )
 
     def log_events(self, list_order: int) -> pl.DataFrame:
         """The events of one log (from the archive's events table when it has one, else from the root).
@@ -207,8 +208,7 @@ class ArchiveCorpus(Corpus):
         Raises:
             ArchiveError: no events table and the corpus root is not here.
         """
-        own = self._archive if self._archive is not None and self._archive.has_events else None
-        table = self._window[0] if self._window is not None else own  # a window's archive, or its own
+        table = self._event_table()
         if table is not None and self._events is None:
             with table.reading("events"):
                 frame = (
@@ -218,9 +218,12 @@ class ArchiveCorpus(Corpus):
                     .collect()
                 )
             return frame.cast(pl.Schema(EVENT_SCHEMA))
-        if self._events is None and self._archive is not None and not os.path.isdir(self.log_root):
-            raise self._rootless(self._archive)
-        self._require_inside(self.sessions.with_row_index("_row").filter(pl.col("list_order") == list_order))
+        self._require_root()
+        rows = self.sessions.with_row_index("_row").filter(pl.col("list_order") == list_order)
+        for row, raw, path in rows.select("_row", "path_bytes", "path").iter_rows():
+            if self._sources is not None and self._sources[row] is not None:
+                raw = self._sources[row]
+            self._check_path(os.fsdecode(raw) if raw is not None else path)
         return super().log_events(list_order)
 
     def log_sources(self, *, sessions: Iterable[str] | None = None) -> list[str]:
@@ -233,12 +236,6 @@ class ArchiveCorpus(Corpus):
         for path in paths:
             self._check_path(path)
         return paths
-
-    def _require_inside(self, rows: pl.DataFrame) -> None:
-        for row, raw, path in rows.select("_row", "path_bytes", "path").iter_rows():
-            if self._sources is not None and self._sources[row] is not None:
-                raw = self._sources[row]
-            self._check_path(os.fsdecode(raw) if raw is not None else path)
 
     def _check_path(self, path: str) -> None:
         """Archive paths are data: a log is read only from inside the corpus root the manifest records."""

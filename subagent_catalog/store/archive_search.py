@@ -16,7 +16,7 @@ import polars as pl
 
 from subagent_catalog.frames.schemas import EventFrames
 from subagent_catalog.read.event_text import TEXT_TYPES
-from subagent_catalog.store.layout import DATA_TEXT, ArchiveError, Table, join_location, joined_text
+from subagent_catalog.store.layout import DATA_TEXT, ArchiveError, Table, joined_text
 from subagent_catalog.store.location import Location, iter_parquet
 
 
@@ -100,8 +100,7 @@ def event_frames(
     if not in_order:
 
         def scan(group: list[str]) -> pl.DataFrame:
-            files = [join_location(archive.path, name) for name in group]
-            scan = pl.scan_parquet(files, hive_partitioning=False, glob=False, storage_options=archive.storage_options)
+            scan = archive.location.scan(group)
             if data:
                 scan = joined_text(scan)
             return scan.filter(pushed).select(wanted).collect().filter(where)

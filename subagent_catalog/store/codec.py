@@ -93,10 +93,15 @@ _INT_TYPES: dict[str, Any] = {
 }
 
 
+def _record(name: str, members: list[tuple[str, Any]]) -> Any:
+    """A positional wire record type, decoded strictly."""
+    return msgspec.defstruct(name, members, array_like=True, forbid_unknown_fields=True)
+
+
 def _wire_types(text: Any) -> tuple[Any, Any]:
     """The record types with ``text`` as the type of every string field."""
     optional = text | None
-    problem = msgspec.defstruct(
+    problem = _record(
         "ProblemWire",
         [
             ("kind", text),
@@ -105,10 +110,8 @@ def _wire_types(text: Any) -> tuple[Any, Any]:
             ("offset", int | None),
             ("severity", Literal["error", "warning", "info"]),
         ],
-        array_like=True,
-        forbid_unknown_fields=True,
     )
-    descriptor = msgspec.defstruct(
+    descriptor = _record(
         "DescriptorWire",
         [
             ("seq", int),
@@ -120,20 +123,14 @@ def _wire_types(text: Any) -> tuple[Any, Any]:
             ("tool_allow", list[text] | None),
             ("tool_deny", list[text] | None),
         ],
-        array_like=True,
-        forbid_unknown_fields=True,
     )
-    sample = msgspec.defstruct(
+    sample = _record(
         "UsageSampleWire",
         [(name, optional if name in ("provider", "model") else _INT_TYPES[name]) for name in UsageSample._fields],
-        array_like=True,
-        forbid_unknown_fields=True,
     )
-    call = msgspec.defstruct(
+    call = _record(
         "ToolCallWire",
         [(name, text | None if name in _CALL_TEXT else _INT_TYPES[name]) for name in ToolCallRecord._fields],
-        array_like=True,
-        forbid_unknown_fields=True,
     )
     run_types: dict[str, Any] = {
         **dict.fromkeys(_RUN_LISTS, list[text] | None),
@@ -145,13 +142,11 @@ def _wire_types(text: Any) -> tuple[Any, Any]:
         "usage_samples": list[sample],  # type: ignore[valid-type]
         "tool_call_records": list[call],  # type: ignore[valid-type]
     }
-    run = msgspec.defstruct(
+    run = _record(
         "RunWire",
         [(f.name, run_types.get(f.name, int | None if f.default is None else int)) for f in fields(RunFacts)],
-        array_like=True,
-        forbid_unknown_fields=True,
     )
-    facts = msgspec.defstruct(
+    facts = _record(
         "FactsWire",
         [
             ("size", int),
@@ -179,8 +174,6 @@ def _wire_types(text: Any) -> tuple[Any, Any]:
             ("problems", list[problem]),  # type: ignore[valid-type]
             ("run", run | None),
         ],
-        array_like=True,
-        forbid_unknown_fields=True,
     )
     return facts, (descriptor, problem, run, sample, call)
 

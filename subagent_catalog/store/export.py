@@ -27,7 +27,7 @@ import math
 import os
 import platform
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
@@ -269,12 +269,7 @@ def _suspicious_names(location: Location, names_parts: list[str], data_dir: str,
     """Write the names that can make a lookup fail (in several projects, flat files and their stems); its part."""
     if not names_parts:
         return None
-    names = pl.scan_parquet(
-        [location.full(name) for name in names_parts],
-        hive_partitioning=False,
-        glob=False,
-        storage_options=location.storage_options,
-    )
+    names = location.scan(names_parts)
     # Names grouped by their 64-bit hashes (8 bytes a name, not the text): a name in two project
     # directories spans two top-level indexes; a collision only adds a candidate, checked exactly later.
     spans = (
@@ -298,16 +293,6 @@ def _suspicious_names(location: Location, names_parts: list[str], data_dir: str,
     return writer.files["_scratch"][0]
 
 
-def _scan(location: Location, files: list[str], **options: Any) -> pl.LazyFrame:
-    return pl.scan_parquet(
-        [location.full(name) for name in files],
-        hive_partitioning=False,
-        glob=False,
-        storage_options=location.storage_options,
-        **options,
-    )
-
-
 def _fix_duplicates(
     location: Location,
     data_dir: str,
@@ -319,7 +304,7 @@ def _fix_duplicates(
     writer = PartWriter(location, data_dir, next(tasks))
     if not files.get("sessions"):
         return Duplicates([], [], [], []), writer
-    scanned = _scan(location, files["sessions"], include_file_paths="_part")
+    scanned = location.scan(files["sessions"], include_file_paths="_part")
     listed = scanned.filter(pl.col("listed") & pl.col("session_id").is_not_null())
     # Ids compared by their 64-bit hashes first (8 bytes a session, not the text); true duplicates are
     # then told apart exactly among the few candidates (find_duplicates).
@@ -349,12 +334,17 @@ def _fix_duplicates(
         files["sessions"][index : index + 1] = rewritten.files["sessions"]
         parts.update(rewritten.parts)
         location.delete(name)
+    writer.write("problems", _problems_table(duplicate_problems(duplicates)))
+    return duplicates, writer
+
+
+def _problems_table(rows: Iterable[dict[str, Any]]) -> Any:
+    """Problems rows as an Arrow table of the problems parts' columns."""
     problems = Columns({**PROBLEM_SCHEMA, **PROBLEM_EXTRA})
-    for row in duplicate_problems(duplicates):
+    for row in rows:
         problems.add(row)
     problems.flush()
-    writer.write("problems", problems.table())
-    return duplicates, writer
+    return problems.table()
 
 
 def export_archive(
@@ -502,15 +492,15 @@ def _export(
     # Task numbers name the parts: walk tasks 1..W, then the client's own parts, read tasks, the fix-ups.
     client_tasks = itertools.count(0)
     # Root-level names that are not project directories: problems rows above project level.
-    top_rows = Columns({**PROBLEM_SCHEMA, **PROBLEM_EXTRA})
-    for index, entry in enumerate(top):
-        if not entry.is_dir(follow_symlinks=False):
-            row = entry_row(top_entry(entry))
-            row.update(project_dir=None, archive_group=GROUP_ENTRY, archive_order=index, archive_sub=0)
-            top_rows.add(row)
-    top_rows.flush()
+    top_rows = [
+        dict(
+            entry_row(top_entry(entry)), project_dir=None, archive_group=GROUP_ENTRY, archive_order=index, archive_sub=0
+        )
+        for index, entry in enumerate(top)
+        if not entry.is_dir(follow_symlinks=False)
+    ]
     writer = PartWriter(location, data_dir, next(client_tasks))
-    writer.write("problems", top_rows.table())
+    writer.write("problems", _problems_table(top_rows))
     take(writer)
 
     walks = [WalkTask(job, 1 + i, group) for i, group in enumerate(_chunks(projects, runner.workers * 4))]
@@ -551,11 +541,8 @@ def _export(
     listing = (failing[2], failing[3]) if failing else (file_error[1], file_error[2]) if file_error else (None, None)
     mixed = total and any(count.mismatch for count in counts)
     if mixed or (not total and listing[0] is None):  # as assemble adds them: read_corpus's problems, row for row
-        extra = Columns({**PROBLEM_SCHEMA, **PROBLEM_EXTRA})
-        extra.add(mixed_encodings_row(root) if mixed else empty_root_row(root))
-        extra.flush()
         writer = PartWriter(location, data_dir, next(fixups))
-        writer.write("problems", extra.table())
+        writer.write("problems", _problems_table([mixed_encodings_row(root) if mixed else empty_root_row(root)]))
         take(writer)
     digest = hashlib.sha256("".join(r.digest for r in ordered).encode())
     runner.detail.update(

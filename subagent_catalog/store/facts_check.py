@@ -20,7 +20,7 @@ from typing import Any
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.read.jsvalue import is_negative_zero, is_number, is_safe_integer, js_number
 from subagent_catalog.read.logread import LogFacts
-from subagent_catalog.read.run_facts import INT64_MAX, STATS_FIELDS, TURN_KINDS, RunFacts
+from subagent_catalog.read.run_facts import INT64_MAX, STATS_FIELDS, TOKEN_COUNTS, TURN_KINDS, RunFacts
 from subagent_catalog.read.run_records import ToolCallRecord, UsageSample
 
 HEADER_KEYS = (
@@ -219,18 +219,13 @@ _RUN_COUNTS = (
 )
 _RUN_OPTIONAL = (
     "turn_ms",
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "cache_write_tokens",
-    "reasoning_tokens",
+    *TOKEN_COUNTS,
     *STATS_FIELDS,
     "active_ms",
     "tool_busy_ms",
     "last_context_tokens",
     "peak_context_tokens",
 )
-_SAMPLE_COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
 _CALL_INTS = ("time", "turn", "step", "result_time")
 
 
@@ -280,7 +275,7 @@ def _check_run(facts: LogFacts) -> None:
         _fail("an error message without an error turn")
     if run.last_abort_cause is not None and not run.turns_aborted:
         _fail("an abort cause without an aborted turn")
-    if not run.usage_steps and any(getattr(run, name) is not None for name in _SAMPLE_COUNTS):
+    if not run.usage_steps and any(getattr(run, name) is not None for name in TOKEN_COUNTS):
         _fail("token counts without a usage sample")
     _strings(run.models, "run models", optional=True)
     _strings(run.providers, "run providers", optional=True)
@@ -341,13 +336,13 @@ def _check_samples(run: RunFacts, facts: LogFacts) -> None:
         own += not sample.in_seed
         for name in ("time", "turn", "step"):
             _safe(getattr(sample, name), f"usage sample {name}")
-        for name in _SAMPLE_COUNTS:
+        for name in TOKEN_COUNTS:
             _count(getattr(sample, name), f"usage sample {name}", optional=True)
         _text(sample.provider, "usage sample provider", optional=True)
         _text(sample.model, "usage sample model", optional=True)
     if own != run.usage_steps:
         _fail("the own usage samples are not the usage steps")
-    for name in _SAMPLE_COUNTS:
+    for name in TOKEN_COUNTS:
         values = [getattr(sample, name) for sample in named if not sample.in_seed]
         present = [value for value in values if value is not None]
         total = sum(present) if present else None

@@ -1,17 +1,13 @@
 """The archive's on-disk layout.
 
-The manifest, generations, table schemas, partition names and the
-partitioned Parquet writer; local paths and object-store URLs alike.
+The manifest, generations, table schemas and partition names; local
+paths and object-store URLs alike.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
-import os
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import polars as pl
@@ -20,8 +16,6 @@ from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.rows import DESCRIPTOR_KEYS, PROBLEM_KEYS
 from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
 from subagent_catalog.frames.units import calendar_only
-from subagent_catalog.read.jsvalue import frame_text
-from subagent_catalog.read.paths import Compression
 
 Engine = Literal["local", "dask"]
 
@@ -33,9 +27,6 @@ ARCHIVE_FORMAT = "subagent-catalog-archive"
 
 
 MANIFEST = "manifest.json"
-
-
-FACTS_ROWS_PER_FILE = 65_536
 
 
 TRANSIENT_CAUSES = frozenset({"io-error", "unstable-file"})
@@ -202,96 +193,6 @@ def partition_segment(value: str | None) -> str:
     return "project_dir=_h" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
-def write_part(frame: pl.DataFrame, path: str) -> None:
-    """Write one new Parquet part (created exclusively: never a planted file or link).
-
-    The part is encoded in memory (it is compressed, so smaller than the
-    frame) and written with plain file I/O, so a full disk or a permission
-    problem is an ``OSError`` naming its cause (Polars reports I/O failures
-    of its own writer as opaque ``ComputeError``s).
-
-    Raises:
-        OSError: the file could not be written (full disk, no permission...).
-
-    Examples:
-        >>> import os, tempfile
-        >>> path = os.path.join(tempfile.mkdtemp(), "p.parquet")
-        >>> write_part(pl.DataFrame({"a": [1]}), path)
-        >>> pl.read_parquet(path)["a"].to_list()
-        [1]
-    """
-    buffer = io.BytesIO()
-    frame.write_parquet(buffer, compression=PARQUET_CODEC)
-    with open(path, "xb") as handle:
-        handle.write(buffer.getbuffer())
-
-
-@dataclass
-class TableWriter:
-    """Writes one table's fragments under ``base`` and remembers them (relative to the archive)."""
-
-    archive: str
-    relative: str
-    files: list[str] = field(default_factory=list)
-    rows: int = 0
-
-    def write(self, frame: pl.DataFrame, *, partitioned: bool = True) -> None:
-        """Append a frame as new part files (one per project directory when partitioned)."""
-        if frame.height == 0:
-            return
-        groups: Iterable[tuple[Any, pl.DataFrame]]
-        if partitioned:
-            parts = frame.partition_by("project_dir", maintain_order=True, as_dict=True)
-            groups = ((key[0], part) for key, part in parts.items())
-        else:
-            groups = [(None, frame)]
-        for value, part in groups:
-            folder = f"{self.relative}/{partition_segment(value)}" if partitioned else self.relative
-            name = f"{folder}/part-{len(self.files):06d}.parquet"
-            target = os.path.join(self.archive, *name.split("/"))
-            self.files.append(name)  # before writing: a failed export removes what it began
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            write_part(part, target)
-            self.rows += part.height
-
-    def entry(self, order: list[str] | None) -> dict[str, Any]:
-        """This table's manifest entry: its files, row count, partition key and row order."""
-        return {"files": list(self.files), "rows": self.rows, "partition_by": "project_dir", "order_by": order}
-
-
-def rel_key(file_project: str, file_session: str, compression: Compression) -> bytes:
-    """A log's path below the root, exact (file names need not be UTF-8).
-
-    Examples:
-        >>> rel_key("proj", "abc", "zstd")
-        b'proj/abc/session.jsonl.zstd'
-    """
-    from subagent_catalog.read.paths import log_name
-
-    return os.fsencode(f"{file_project}/{file_session}/{log_name(compression)}")
-
-
-def problem_project(path_bytes: bytes | None, root: str, projects: dict[str, set[str]]) -> str | None:
-    """The project directory a problem lies in (``None`` at or above root level).
-
-    Examples:
-        >>> problem_project(b"/r/proj/abc/session.jsonl", "/r", {"proj": set()})
-        'proj'
-        >>> problem_project(b"/r", "/r", {}) is None
-        True
-    """
-    if path_bytes is None:
-        return None
-    path = os.fsdecode(path_bytes)
-    prefix = root.rstrip(os.sep) + os.sep
-    if not path.startswith(prefix):
-        return None
-    parts = path[len(prefix) :].split(os.sep)
-    if len(parts) > 1 or parts[0] in projects:
-        return frame_text(parts[0])
-    return None
-
-
 def is_url(path: str) -> bool:
     """Whether a location is an object-store URL rather than a local path.
 
@@ -300,15 +201,3 @@ def is_url(path: str) -> bool:
         (True, False)
     """
     return "://" in path
-
-
-def join_location(base: str, relative: str) -> str:
-    """A file name under an archive location (local path or URL).
-
-    Examples:
-        >>> join_location("s3://bucket/arch/", "gen-000001/sessions")
-        's3://bucket/arch/gen-000001/sessions'
-    """
-    if is_url(base):
-        return base.rstrip("/") + "/" + relative
-    return os.path.join(base, *relative.split("/"))

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+import polars as pl
+
 from subagent_catalog.read.regular import read_regular
 from subagent_catalog.store.layout import ArchiveError, is_url
 
@@ -222,6 +224,13 @@ class Location:
             return os.path.join(self.url, *relative.split("/")) if relative else self.url
         return self.url.rstrip("/") + ("/" + relative if relative else "")
 
+    def scan(self, names: list[str], **options: Any) -> pl.LazyFrame:
+        """These Parquet files below this location as one lazy scan, in this order (no globbing, no Hive keys)."""
+        files = [self.full(name) for name in names]
+        return pl.scan_parquet(
+            files, hive_partitioning=False, glob=False, storage_options=self.storage_options, **options
+        )
+
     def _arrow(self, relative: str) -> tuple[Any, str]:
         if not self._fs:
             self._fs.extend(arrow_filesystem(self.url, self.storage_options))
@@ -343,14 +352,17 @@ def read_parquet(location: Location, names: list[str], *, filters: Any = None, c
     """
     import pyarrow.parquet as pq
 
-    if location.local:
-        paths = [location.full(name) for name in names]
-        return pq.read_table(paths, filters=filters, columns=columns, use_threads=False, partitioning=None)
-    filesystem, _ = location._arrow("")
-    paths = [location._arrow(name)[1] for name in names]
+    paths, filesystem = _arrow_paths(location, names)
     return pq.read_table(
         paths, filesystem=filesystem, filters=filters, columns=columns, use_threads=False, partitioning=None
     )
+
+
+def _arrow_paths(location: Location, names: list[str]) -> tuple[list[str], Any]:
+    """The parts' paths for pyarrow and the filesystem they are on (``None``: local)."""
+    if location.local:
+        return [location.full(name) for name in names], None
+    return [location._arrow(name)[1] for name in names], location._arrow("")[0]
 
 
 def parquet_dataset(location: Location, names: list[str]) -> Any:
@@ -366,10 +378,7 @@ def parquet_dataset(location: Location, names: list[str]) -> Any:
     """
     import pyarrow.dataset as ds
 
-    if location.local:
-        return ds.dataset([location.full(name) for name in names], format="parquet", partitioning=None)
-    filesystem, _ = location._arrow("")
-    paths = [location._arrow(name)[1] for name in names]
+    paths, filesystem = _arrow_paths(location, names)
     return ds.dataset(paths, format="parquet", filesystem=filesystem, partitioning=None)
 
 

@@ -14,15 +14,13 @@ directory, of the exact form ``gen-NNNNNN/<table>/project_dir=<segment>/part-NNN
 from __future__ import annotations
 
 import json
-import os
 import re
 from typing import Annotated, Any, Literal
 
 import pydantic
 
-from subagent_catalog.read.regular import read_regular
 from subagent_catalog.store.checksum import DIGEST_BYTES, DIGEST_KEY
-from subagent_catalog.store.layout import ARCHIVE_FORMAT, MANIFEST, ArchiveError
+from subagent_catalog.store.layout import ARCHIVE_FORMAT, ArchiveError
 
 FORMAT_VERSION = 7
 """Written by this version: parts written by workers (named by task), every table partitioned by project
@@ -186,26 +184,3 @@ def _first_problem(error: Exception) -> str:
         place = ".".join(str(part) for part in first["loc"]) or "(top)"
         return f"{place}: {first['msg']}"
     return str(error)
-
-
-def read_manifest_file(out: str) -> dict[str, Any] | None:
-    """A local archive's validated manifest, or ``None`` when the directory has none.
-
-    Raises:
-        ArchiveError: the manifest is unreadable, not ours, or invalid (see ``parse_manifest``).
-
-    Examples:
-        >>> import tempfile
-        >>> read_manifest_file(tempfile.mkdtemp()) is None
-        True
-    """
-    path = os.path.join(out, MANIFEST)
-    try:
-        data = read_regular(path, limit=MAX_MANIFEST_BYTES + 1)  # a FIFO named manifest.json never blocks
-    except FileNotFoundError:
-        return None
-    except OSError as error:
-        raise ArchiveError(
-            f"cannot read {path!r}: {error.strerror or error}", hint="check the path and its permissions"
-        ) from None
-    return parse_manifest(data, where=path)

@@ -139,10 +139,6 @@ class WalkResult(TaskResult):
     counts: list[ProjectCount] = field(default_factory=list)
 
 
-def _writer(job: Job, task: int) -> PartWriter:
-    return PartWriter(job.location, job.data_dir, task)
-
-
 @dataclass
 class CountTask:
     """Count the logs of each encoding in some project directories (for ``compression="auto"``)."""
@@ -244,7 +240,7 @@ def walk_task(task: WalkTask) -> WalkResult:
         result.counts.append(ProjectCount(top, name, len(found.files), found.names is not None, failing, mismatch))
     for columns in (walk, names):
         columns.flush()
-    writer = _writer(job, task.task)
+    writer = PartWriter(job.location, job.data_dir, task.task)
     writer.write("_walk", walk.table())
     writer.write("_names", names.table())
     writer.write("problems", chunks.tables()[2])
@@ -529,7 +525,7 @@ def read_task(task: ReadTask) -> ReadResult:
         events.append(copied)
     facts_rows.flush()
     sessions, descriptors, problems = chunks.tables()
-    writer = _writer(job, task.task)
+    writer = PartWriter(job.location, job.data_dir, task.task)
     writer.write("sessions", sessions)
     writer.write("descriptors", descriptors)
     writer.write("problems", problems)

@@ -509,17 +509,9 @@ def pack_rows(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _dump(record: Any) -> bytes:
     try:
-        encoded: bytes = orjson.dumps(record)
-        return encoded
+        return orjson.dumps(record)
     except TypeError:
         return dumps(record)
-
-
-def _last_index(records: list[bytes], needle: bytes) -> int | None:
-    for position in range(len(records) - 1, -1, -1):
-        if needle in records[position]:
-            return position
-    return None
 
 
 def encode_session(

@@ -28,6 +28,7 @@ import random
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -80,15 +81,6 @@ class SynthStats:
         return asdict(self)
 
 
-# --- the plan ---------------------------------------------------------------------------------
-
-
-# --- events -----------------------------------------------------------------------------------
-
-
-# --- encoding ---------------------------------------------------------------------------------
-
-
 # --- writing ----------------------------------------------------------------------------------
 
 
@@ -131,15 +123,6 @@ def _write_one(index: int) -> tuple[int, str, int, int]:
     path = write_file(log_path(root, head, compression), data)
     count = 0 if plan.damage in ("header-only", "empty-file") else len(events)
     return index, os.path.relpath(path, root), len(data), count
-
-
-def _check_out(out: str) -> None:
-    if os.path.lexists(out) and (not os.path.isdir(out) or os.listdir(out)):
-        raise SubagentCatalogError(
-            f"refusing to write a corpus into {out!r}: it exists and is not an empty directory",
-            hint="pass a new directory (the synthesizer never overwrites)",
-        )
-    os.makedirs(out, exist_ok=True)
 
 
 def _chunks(count: int, size: int) -> Iterator[range]:
@@ -195,7 +178,12 @@ def generate(
     """
     started = time.perf_counter()
     root = os.fspath(out)
-    _check_out(root)
+    if os.path.lexists(root) and (not os.path.isdir(root) or os.listdir(root)):
+        raise SubagentCatalogError(
+            f"refusing to write a corpus into {root!r}: it exists and is not an empty directory",
+            hint="pass a new directory (the synthesizer never overwrites)",
+        )
+    os.makedirs(root, exist_ok=True)
     plans = plan_corpus(sessions, seed, damaged_fraction=damaged_fraction)
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     results: list[tuple[int, str, int, int]] = []
@@ -228,10 +216,7 @@ def _stats(
     results: list[tuple[int, str, int, int]],
     seconds: float,
 ) -> SynthStats:
-    fanout: dict[int, int] = {}
-    for plan in plans:
-        if plan.parent is not None:
-            fanout[plan.parent] = fanout.get(plan.parent, 0) + 1
+    fanout = Counter(plan.parent for plan in plans if plan.parent is not None)
     paths = {index: path for index, path, _, _ in results}
     damaged = [
         DamagedSession(plan.id, paths[plan.index], plan.damage, _damage_detail(plan))
@@ -309,15 +294,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.manifest and os.path.realpath(args.manifest).startswith(os.path.realpath(args.out) + os.sep):
         parser.error("--manifest must not be inside the corpus")
     try:
-        stats = generate(
-            args.out,
-            sessions=args.sessions,
-            seed=args.seed,
-            compression=args.compression,
-            damaged_fraction=args.damaged_fraction,
-            jobs=args.jobs,
-            profile=args.profile,
-        )
+        stats = generate(**{name: value for name, value in vars(args).items() if name != "manifest"})
     except SubagentCatalogError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -26,11 +26,11 @@ CWD = "/work/findings"
 class PlantLog:
     """A log's events with explicit times (``at``: milliseconds after ``T0``) and the shapes upstream writes."""
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, session_id: str, *, at: int = 0) -> None:
         self.session_id = session_id
         self.events: list[dict[str, Any]] = []
         self.turn = 0
-        self.at = 0
+        self.at = at
         self.calls = 0
 
     def add(self, kind: str, data: Any, *, dt: int = 10, **envelope: Any) -> None:
@@ -184,8 +184,7 @@ def planted_child(
         >>> read_corpus(root).sessions.select("session_id", "parent_session", "outcome").row(0)
         ('c1', 'p1', 'completed')
     """
-    log = PlantLog(session_id)
-    log.at = at
+    log = PlantLog(session_id, at=at)
     log.add("subagent/descriptor", descriptor("continuable", label=session_id), dt=1)
     log.turn_start(prompt)
     log.at += work_ms

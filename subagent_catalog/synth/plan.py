@@ -291,45 +291,29 @@ def plan_corpus(sessions: int, seed: int, *, damaged_fraction: float = 0.03) -> 
             created = last_child_time[parent]  # a tie: siblings started in the same millisecond
         last_child_time[parent] = created
         depth = parent_plan.depth + 1
+        descriptor: dict[str, Any] = {}  # a subagent's mode, provider and label (an ordinary fork has none)
         if kind == "subagent":
-            provider: Literal["spawn", "fork"] = "fork" if rng.random() < 0.25 else "spawn"
-            mode: Literal["one-shot", "continuable"] = "one-shot" if rng.random() < 0.55 else "continuable"
-            label = rng.choice(TASKS)
+            provider = "fork" if rng.random() < 0.25 else "spawn"
+            mode = "one-shot" if rng.random() < 0.55 else "continuable"
+            label: str | None = rng.choice(TASKS)
             if mode == "one-shot" and rng.random() < 0.15:
-                label_or_none: str | None = None
-            else:
-                label_or_none = label
-            plan = SessionPlan(
-                index=index,
-                id=session_id,
-                kind="subagent",
-                cwd=parent_plan.cwd,
-                parent=parent,
-                depth=depth,
-                delegation_depth=parent_plan.delegation_depth + 1,
-                created_at=created,
-                size=_own_size(rng, "subagent", False),
-                seeded=provider == "fork",
-                seed_pick=rng.random(),
-                mode=mode,
-                provider=provider,
-                label=label_or_none,
-                extra=_descriptor_extra(rng, mode),
-            )
-        else:
-            plan = SessionPlan(
-                index=index,
-                id=session_id,
-                kind="fork",
-                cwd=parent_plan.cwd,
-                parent=parent,
-                depth=depth,
-                delegation_depth=parent_plan.delegation_depth,
-                created_at=created,
-                size=_own_size(rng, "fork", False),
-                seeded=True,
-                seed_pick=rng.random(),
-            )
+                label = None
+            descriptor = {"mode": mode, "provider": provider, "label": label}
+        plan = SessionPlan(
+            index=index,
+            id=session_id,
+            kind=kind,
+            cwd=parent_plan.cwd,
+            parent=parent,
+            depth=depth,
+            delegation_depth=parent_plan.delegation_depth + (kind == "subagent"),
+            created_at=created,
+            size=_own_size(rng, kind, False),
+            seeded=descriptor.get("provider", "fork") == "fork",
+            seed_pick=rng.random(),
+            extra=_descriptor_extra(rng, descriptor["mode"]) if descriptor else (),
+            **descriptor,
+        )
         plans.append(plan)
         fanout.append(0)
         if depth < MAX_DEPTH:
@@ -380,13 +364,9 @@ def _assign_damage(plans: list[SessionPlan], rng: random.Random, fraction: float
             choice = rng.choice(free)
             if choice not in taken:
                 taken.add(choice)
-                out[choice] = _replace_damage(plans[choice], kind, rng.randrange(1_000_000))
+                out[choice] = replace(plans[choice], damage=kind, damage_variant=rng.randrange(1_000_000))
                 break
     return out
-
-
-def _replace_damage(plan: SessionPlan, kind: DamageKind, variant: int) -> SessionPlan:
-    return replace(plan, damage=kind, damage_variant=variant)
 
 
 DAMAGE_KINDS: tuple[DamageKind, ...] = get_args(DamageKind)

@@ -51,15 +51,13 @@ class _Corpus:
         log.turn_end()
 
     def clean(self, sid: str, at: int) -> None:
-        log = PlantLog(sid)
-        log.at = at
+        log = PlantLog(sid, at=at)
         for turn in range(self.rng.randint(1, 3)):
             self.clean_turn(log, f"task {turn}")
         write_planted_log(self.root, log, cwd=MAIN, at=at)
 
     def loop(self, sid: str, at: int) -> None:
-        log = PlantLog(sid)
-        log.at = at
+        log = PlantLog(sid, at=at)
         self.clean_turn(log, "before")
         planted = self.rng.random() < 0.6
         calls = self.rng.randint(LOOP, LOOP + 3) if planted else LOOP - 1
@@ -76,8 +74,7 @@ class _Corpus:
             self.planted.append((sid, "tool-loop", "warn"))
 
     def storm(self, sid: str, at: int) -> None:
-        log = PlantLog(sid)
-        log.at = at
+        log = PlantLog(sid, at=at)
         planted = self.rng.random() < 0.6
         log.turn_start("build")
         for _ in range(self.rng.randint(STORM, STORM + 3) if planted else STORM - 1):
@@ -91,8 +88,7 @@ class _Corpus:
             self.planted.append((sid, "tool-error-storm", "warn"))
 
     def retry(self, sid: str, at: int) -> None:
-        log = PlantLog(sid)
-        log.at = at
+        log = PlantLog(sid, at=at)
         planted = self.rng.random() < 0.6
         log.turn_start("summarise")
         for attempt in range(self.rng.randint(RETRIES, RETRIES + 2) if planted else RETRIES - 1):
@@ -107,8 +103,7 @@ class _Corpus:
         if self.context_runs >= COST_RUNS - 1:  # fewer priced runs than a cost p95 needs: no cost outlier
             return self.clean(sid, at)
         self.context_runs += 1
-        log = PlantLog(sid)
-        log.at = at
+        log = PlantLog(sid, at=at)
         log.add("request/context", {"provider": "deepseek", "model": "deepseek-chat", "contextWindow": CONTEXT_WINDOW})
         choice = self.rng.random()
         log.turn_start("long task")
@@ -127,8 +122,7 @@ class _Corpus:
 
     def stalled(self, sid: str, at: int, end: int) -> None:
         planted = self.rng.random() < 0.6
-        log = PlantLog(sid)
-        log.at = at if planted else end - self.rng.randint(60_000, STALLED_MS // 2)
+        log = PlantLog(sid, at=at if planted else end - self.rng.randint(60_000, STALLED_MS // 2))
         log.turn_start("never ends")
         log.answer("working")
         write_planted_log(self.root, log, cwd=MAIN, at=log.at - 20)
@@ -143,8 +137,7 @@ class _Corpus:
         duplicated = count >= 3 and rng.random() < 0.4
         if duplicated:
             prompts[2] = prompts[1]
-        parent = PlantLog(sid)
-        parent.at = at
+        parent = PlantLog(sid, at=at)
         parent.turn_start("split the work")
         ends: list[tuple[int, str]] = []
         unread: list[str] = []
@@ -197,8 +190,7 @@ class _Corpus:
         runs = self.rng.randint(COST_RUNS, COST_RUNS + 5)
         for n in range(runs):
             sid = f"p{self.seed}-cost-{n:02d}"
-            log = PlantLog(sid)
-            log.at = end - HOUR + n * 1000
+            log = PlantLog(sid, at=end - HOUR + n * 1000)
             log.turn_start("priced task")
             tokens = 40 * 10_000 if outlier and n == runs - 1 else 10_000
             log.answer("ok", usage={"inputTokens": tokens, "outputTokens": 100})
@@ -235,8 +227,7 @@ def write_planted_corpus(root: str, *, seed: int, runs: int = 40) -> list[Plante
         make = rng.choice(kinds)
         make(f"p{seed}-{slot:03d}", slot * SLOT_MS)
     corpus.costs(end)
-    clock = PlantLog(f"p{seed}-clock")  # the corpus's last event: what "stalled" is measured against
-    clock.at = end
+    clock = PlantLog(f"p{seed}-clock", at=end)  # the corpus's last event: what "stalled" is measured against
     clock.turn_start("last")
     clock.answer("done")
     clock.turn_end()

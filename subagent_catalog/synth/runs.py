@@ -147,10 +147,8 @@ def write_runs(
             surfaceOp="append",
         )
         log.add("step/end", {"turn": log.turn, "step": step}, dt=1)
-        if failed:
-            reason = {"kind": "error", "error": {"message": "provider overloaded", "code": "RATE_LIMITED"}}
-        else:
-            reason = {"kind": "completed"}
+        error = {"message": "provider overloaded", "code": "RATE_LIMITED"}
+        reason = {"kind": "error", "error": error} if failed else {"kind": "completed"}
         log.add("turn/end", {"turn": log.turn, "reason": reason}, dt=gap(1, 20))
         head = header(log.session_id, created_at=log.events[0]["time"] - 1, cwd=cwd)
         write_session(root, head, log.events, compression)
@@ -179,17 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--time-scale", type=float, default=1.0)
     parser.add_argument("--cwd", default="/home/dev/project", help="the working directory (names the project)")
     args = parser.parse_args(argv)
-    written = write_runs(
-        args.out,
-        runs=args.runs,
-        seed=args.seed,
-        error_rate=args.error_rate,
-        tool_failure_rate=args.tool_failure_rate,
-        token_scale=args.token_scale,
-        time_scale=args.time_scale,
-        cwd=args.cwd,
-    )
-    print(json.dumps(asdict(written)))
+    print(json.dumps(asdict(write_runs(**vars(args)))))
     return 0
 
 

@@ -25,7 +25,6 @@ class EventFiles(Protocol):
 
     path: str
     manifest: dict[str, Any]
-    storage_options: dict[str, Any] | None
 
     @property
     def location(self) -> Location:

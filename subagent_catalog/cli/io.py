@@ -13,7 +13,8 @@
   output, archive and engine errors included) and ``OSError`` become one
   ``Error: ...`` line ending with a hint (exit status 1); so does anything
   unexpected, as an internal error (``SUBAGENT_CATALOG_TRACEBACK=1`` shows its
-  traceback). A closed pipe on stdout (``... | head -1``) ends the command
+  traceback). A Rust panic's report, which Polars prints on descriptor 2 before it raises, is kept off
+  stderr (``subagent_catalog.cli.panics``). A closed pipe on stdout (``... | head -1``) ends the command
   quietly with status 141, as a tool killed by ``SIGPIPE``; a closed stdout
   (``>&-``) is one error line.
 """
@@ -31,6 +32,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import click
 
+from subagent_catalog.cli.panics import quiet_panics
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.outputs import PathLike, check_output, open_output
 from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, terminal_frame, terminal_safe
@@ -261,7 +263,8 @@ class CatalogGroup(click.Group):
 
     def main(self, *args: Any, **kwargs: Any) -> Any:  # noqa: D102 - click.Group
         prepare_streams()
-        return super().main(*args, **kwargs)
+        with quiet_panics():  # a Rust panic's report never reaches stderr (cli.panics)
+            return super().main(*args, **kwargs)
 
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:  # noqa: D102 - click.Group
         try:

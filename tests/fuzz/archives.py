@@ -800,8 +800,9 @@ def _hwm_kb() -> int:
         return int(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
 
 
-def _cli(args: list[str]) -> dict[str, Any]:
-    """Run the CLI in this process with descriptors 1 and 2 captured (a Rust panic writes to 2 directly)."""
+def _cli(args: list[str], *, keep_stdout: bool = False) -> dict[str, Any]:
+    """Run the CLI in this process with descriptors 1 and 2 captured (a Rust panic writes to 2 directly);
+    ``keep_stdout`` returns what it printed on stdout too."""
     from subagent_catalog.cli import main
 
     sys.stdout.flush()
@@ -826,7 +827,11 @@ def _cli(args: list[str]) -> dict[str, Any]:
             os.close(saved[0])
             os.close(saved[1])
         err.seek(0)
-        return {"code": code, "stderr": err.read().decode("utf-8", "replace")[-4000:]}
+        result = {"code": code, "stderr": err.read().decode("utf-8", "replace")[-4000:]}
+        if keep_stdout:
+            out.seek(0)
+            result["stdout"] = out.read().decode("utf-8", "replace")
+        return result
 
 
 def _outcome(call: Callable[[], Any], schema: Any = None) -> list[Any]:

@@ -15,6 +15,7 @@ from subagent_catalog.cli.gate import gate_options
 from subagent_catalog.cli.io import check_target, echo, is_stdout, note, output_stream, translate_errors
 from subagent_catalog.cli.options import (
     bounded,
+    format_option,
     load_source,
     protected_paths,
     semantics_option,
@@ -233,14 +234,8 @@ def _check_help() -> str:
 @click.option(
     "--fail-on", default="default", show_default=True, metavar="CHECK[,CHECK...]", callback=_fail_on, help=_check_help()
 )
-@click.option(
-    "-f",
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "markdown"]),
-    default="text",
-    show_default=True,
-    help="Output format: text for terminals, json for machines, markdown for CI job summaries.",
+@format_option(
+    ("text", "json", "markdown"), "Output format: text for terminals, json for machines, markdown for CI job summaries."
 )
 @click.option(
     "--limit",

@@ -13,6 +13,7 @@ from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream
 from subagent_catalog.cli.options import (
     bounded,
     data_output_option,
+    format_option,
     load_source,
     prices_option,
     protected_paths,
@@ -132,15 +133,7 @@ def runs_table(source: Source, table: str, prices: PriceTable, *, outcome: str |
 )
 @prices_option
 @click.option("-n", "--limit", type=bounded(POSITIVE_COUNT), default=None, help="Show at most this many rows.")
-@click.option(
-    "-f",
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "csv"]),
-    default="text",
-    show_default=True,
-    help="text: an aligned table; json: one object per line; csv: the frame.",
-)
+@format_option(("text", "json", "csv"), "text: an aligned table; json: one object per line; csv: the frame.")
 @data_output_option
 @translate_errors
 def runs(

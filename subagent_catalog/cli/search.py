@@ -12,6 +12,7 @@ from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream
 from subagent_catalog.cli.options import (
     bounded,
     data_output_option,
+    format_option,
     load_source,
     note_archive,
     protected_paths,
@@ -42,14 +43,8 @@ if TYPE_CHECKING:
     help="Search only this event type (repeatable; default: messages, tool calls and results, turn ends, descriptors).",
 )
 @click.option("-n", "--limit", type=bounded(POSITIVE_COUNT), default=None, help="Stop after this many hits.")
-@click.option(
-    "-f",
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "csv"]),
-    default="text",
-    show_default=True,
-    help="text: hits grouped by session, one per line; json: one object per line; csv: the frame.",
+@format_option(
+    ("text", "json", "csv"), "text: hits grouped by session, one per line; json: one object per line; csv: the frame."
 )
 @data_output_option
 @translate_errors

@@ -135,12 +135,13 @@ def _bar_chart(
     *,
     category: str,
     color: str,
-    colors: dict[str, str],
     horizontal: bool,
-    category_title: str,
+    colors: dict[str, str] = LISTING_COLOURS,
+    category_title: str | None = None,
     sort: list[str] | None = None,
 ) -> Chart:
     """A stacked bar chart of rows counted by (category, color) (``counted``), with totals on the bars."""
+    category_title = category_title or category
     values = [{category: c, color: s, "count": n} for (c, s), n in counted.items()]
     table = sorted(values, key=lambda v: (str(v[category]), str(v[color])))
     columns = [category_title, color, "count"]
@@ -249,9 +250,7 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
                 Counter(zip(causes, (str(r) for r, d in zip(reasons, diagnostic, strict=True) if d), strict=True)),
                 category="cause",
                 color="reason",
-                colors=LISTING_COLOURS,
                 horizontal=True,
-                category_title="cause",
             )
         )
         del causes, diagnostic, kinds, reasons
@@ -263,9 +262,7 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
                 Counter(zip(_top(listed["provider"].to_list()), outcomes, strict=True)),
                 category="provider",
                 color="outcome",
-                colors=LISTING_COLOURS,
                 horizontal=True,
-                category_title="provider",
             )
         )
         depths = _listed_depths(corpus, listed)
@@ -280,7 +277,6 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
                 counted,
                 category="depth",
                 color="outcome",
-                colors=LISTING_COLOURS,
                 horizontal=False,
                 category_title="delegation depth",
                 sort=order,
@@ -337,9 +333,8 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
                 counts,
                 category=key,
                 color="status",
-                colors=STATUS_COLOURS,
                 horizontal=False,
-                category_title=key,
+                colors=STATUS_COLOURS,
             )
         )
     return charts

@@ -94,16 +94,6 @@ def findings_section(corpus: Corpus, found: pl.DataFrame, *, link: SiteLinks | N
         >>> section["total"], section["runs_total"], section["kinds"][0]["kind"], section["worst"][0]["severity"]
         (11, 11, 'context-growth', 'error')
     """
-    if found.height == 0:
-        return {
-            "total": 0,
-            "runs_total": 0,
-            "kinds": [],
-            "projects": [],
-            "worst": [],
-            "projects_total": 0,
-            "note": None,
-        }
     ranked = found.with_columns(pl.col("severity").replace_strict(list(SEVERITIES), [0, 1, 2]).alias("_rank"))
     runs = (
         ranked.group_by("list_order")
@@ -152,12 +142,11 @@ def findings_section(corpus: Corpus, found: pl.DataFrame, *, link: SiteLinks | N
                 "more": max(0, rows.height - FINDINGS_PER_RUN),
             }
         )
-    projects = _projects(found)
     return {
         "total": found.height,
         "runs_total": runs.height,
         "kinds": _kinds(found),
-        "projects": projects,
+        "projects": _projects(found),
         "projects_total": found["project_dir"].n_unique(),
         "worst": worst,
         "note": None,

@@ -9,7 +9,7 @@ cells go through ``views.text.md_cell`` (the one Markdown escaper).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import date, datetime
+from datetime import date
 from typing import Any
 
 import polars as pl
@@ -239,9 +239,7 @@ def model_cost(row: dict[str, Any]) -> str:
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, date):
+    if isinstance(value, date):  # a datetime too
         return value.isoformat()
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}

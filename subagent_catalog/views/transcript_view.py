@@ -61,9 +61,6 @@ pages by ``show --tree``."""
 NAMED_ROWS = 400
 """Sessions without a label in a page's timeline whose logs are read for a name (the rest show their id)."""
 
-CHILD_NAME = 120
-"""Characters of a child's id a page shows (the whole id in its tooltip, up to 1,000)."""
-
 TREE_DEPTH_DRAWN = 2
 """Levels below a page's session whose bars its timeline draws once its tree has more than ``MAX_BARS``
 sessions (each page draws its own), so the pages of a run grow with its sessions, not its depth squared."""
@@ -163,9 +160,7 @@ def _folded(text: str, *, limit: int, mono: bool, more: int = 0, marker: str = "
         if more > 0
         else ""
     )
-    cut = len(text)
-    if cut > limit:
-        cut = limit
+    cut = min(len(text), limit)
     lines_end = -1
     for _ in range(TEXT_LINES):
         lines_end = text.find("\n", lines_end + 1)
@@ -175,11 +170,10 @@ def _folded(text: str, *, limit: int, mono: bool, more: int = 0, marker: str = "
         cut = lines_end
     if cut >= len(text):
         return f'<div style="{style}">{escape(text)}</div>{clipped}'
-    limit = cut
     return (
-        f'<div style="{style}">{escape(text[:limit])}</div><details><summary style="cursor:pointer;color:#656d76">'
-        f"{len(text) - limit:,} more characters</summary>"
-        f'<div style="{style}">{escape(text[limit:])}</div></details>{clipped}'
+        f'<div style="{style}">{escape(text[:cut])}</div><details><summary style="cursor:pointer;color:#656d76">'
+        f"{len(text) - cut:,} more characters</summary>"
+        f'<div style="{style}">{escape(text[cut:])}</div></details>{clipped}'
     )
 
 

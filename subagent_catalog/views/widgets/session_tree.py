@@ -109,15 +109,17 @@ class SessionTree:
     def _cycle_members(self, in_tree: pl.DataFrame, roots: list[int]) -> list[int]:
         """One member of each parent cycle no root reaches (their subtrees are otherwise invisible)."""
         reached: set[int] = set()
-        stack = list(roots)
-        while stack:
-            key = stack.pop()
-            if key in reached:
-                continue
-            reached.add(key)
-            session_id = self.ids[key]
-            if session_id is not None:
-                stack.extend(self.children.get(session_id, []))
+
+        def reach(stack: list[int]) -> None:  # every session below these, marked reached
+            while stack:
+                key = stack.pop()
+                if key not in reached:
+                    reached.add(key)
+                    session_id = self.ids[key]
+                    if session_id is not None:
+                        stack.extend(self.children.get(session_id, []))
+
+        reach(list(roots))
         if len(reached) == in_tree.height:
             return []
         key_of = {sid: key for key, sid in zip(in_tree["key"].to_list(), in_tree["session_id"].to_list(), strict=True)}
@@ -135,15 +137,7 @@ class SessionTree:
                 current = key_of[parent]
             member = min(seen[seen.index(current) :]) if current in seen else key
             extra.append(member)
-            stack = [member]
-            while stack:
-                item = stack.pop()
-                if item in reached:
-                    continue
-                reached.add(item)
-                sid = self.ids[item]
-                if sid is not None:
-                    stack.extend(self.children.get(sid, []))
+            reach([member])
         return extra
 
     def children_of(self, key: int) -> list[int]:
@@ -338,10 +332,10 @@ def filter_keys(
             )
         )
     if sort == "created":
-        keys: list[int] = frame.sort(["created_at_ms", "key"], nulls_last=True)["key"].to_list()
-        return keys
-    ordered = frame.sort([column, "created_at_ms", "key"], descending=[descending, False, False], nulls_last=True)
-    keys = ordered["key"].to_list()
+        ordered = frame.sort(["created_at_ms", "key"], nulls_last=True)
+    else:
+        ordered = frame.sort([column, "created_at_ms", "key"], descending=[descending, False, False], nulls_last=True)
+    keys: list[int] = ordered["key"].to_list()
     return keys
 
 

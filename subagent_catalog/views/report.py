@@ -26,6 +26,7 @@ import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -217,13 +218,6 @@ def _problem_tables(corpus: Corpus) -> tuple[list[dict[str, Any]], list[dict[str
     return summary, detail[:PROBLEM_ROWS]
 
 
-def _assets() -> tuple[str, str]:
-    from importlib.resources import files
-
-    base = files("subagent_catalog.views").joinpath("templates")
-    return base.joinpath("report.css").read_text("utf-8"), base.joinpath("report.js").read_text("utf-8")
-
-
 def report_stream(
     corpus: Source,
     *,
@@ -317,7 +311,8 @@ def report_stream(
     for entry in (*largest, *damaged):
         entry["href"] = link.href(entry["id"]) if link is not None and not entry["group"] else None
     problem_summary, problem_rows = _problem_tables(corpus)
-    css, js = _assets()
+    templates = files("subagent_catalog.views").joinpath("templates")
+    css, js = (templates.joinpath(name).read_text("utf-8") for name in ("report.css", "report.js"))
     script_hash = base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode("ascii")
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("subagent_catalog.views", "templates"),

@@ -34,15 +34,6 @@ CALLS_PER_TOOL = 10
 """Failing calls listed per tool."""
 
 
-def _row_of(failures: pl.DataFrame, listed: int) -> dict[tuple[str | None, str | None], int]:
-    """The Failed runs table's row of each listed run, by (session id, path)."""
-    shown = failures.head(listed).select("session_id", "path").rows()
-    rows: dict[tuple[str | None, str | None], int] = {}
-    for i, key in enumerate(shown):
-        rows.setdefault(key, i)
-    return rows
-
-
 def errors_section(runs: RunSummary, listed: int) -> dict[str, Any]:
     """The "Errors" section's rows; ``listed`` is how many rows of ``runs.failures`` the Failed runs table shows.
 
@@ -54,7 +45,8 @@ def errors_section(runs: RunSummary, listed: int) -> dict[str, Any]:
         >>> coded[0]["code"], coded[0]["example_row"] is not None, section["total"]
         ('CONTEXT_LENGTH', True, 7)
     """
-    rows = _row_of(runs.failures, listed)
+    shown = runs.failures.head(listed).select("session_id", "path").rows()
+    rows = {key: i for i, key in reversed(list(enumerate(shown)))}  # the Failed runs table's (first) row of a run
     groups = []
     for g in runs.error_groups.head(ERROR_GROUP_ROWS).iter_rows(named=True):
         groups.append(

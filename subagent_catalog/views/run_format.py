@@ -26,10 +26,6 @@ ERROR_GROUP_LINES = 5
 """Error groups the text lists (all of them with ``limit=0``)."""
 
 
-def _join(counts: dict[str, int]) -> str:
-    return ", ".join(f"{key} {value:,}" for key, value in counts.items()) if counts else "none"
-
-
 def _model(row: dict[str, Any]) -> str:
     return f"{row['provider'] or '?'}/{row['model'] or '?'}"
 
@@ -123,7 +119,7 @@ def runs_lines(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
     totals = runs.totals
     failed = runs.failures if limit == 0 else runs.failures.head(limit)
     lines = [
-        f"runs         {_join(runs.outcomes)}",
+        f"runs         {', '.join(f'{key} {value:,}' for key, value in runs.outcomes.items()) or 'none'}",
         f"failed       {runs.failed:,} run{'s' if runs.failed != 1 else ''}",
     ]
     for row in failed.iter_rows(named=True):

@@ -126,10 +126,6 @@ def summary_text(
     return "\n".join(lines)
 
 
-def _json_value(value: Any) -> Any:
-    return value.isoformat() if hasattr(value, "isoformat") else value
-
-
 def summary_json(
     corpus: Source, *, semantics: Semantics = "projection", window: Window | None = None
 ) -> dict[str, Any]:
@@ -142,7 +138,7 @@ def summary_json(
         (26, 7)
     """
     corpus, window, _, counts, runs = _read(corpus, semantics, window, runs_json)
-    facts = {key: _json_value(value) for key, value in counts.items()}
+    facts = {key: value.isoformat() if hasattr(value, "isoformat") else value for key, value in counts.items()}
     if window.bounded:
         facts["window"] = window.describe()
     facts["root_hint"] = root_hint(corpus)

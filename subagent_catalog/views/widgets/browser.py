@@ -501,11 +501,8 @@ class CatalogBrowser(anywidget.AnyWidget, ErrorGroupFilter, FindingLabelFilters)
             self.sort_by = "created"
             self.sort_descending = True
 
-    def _active_filters(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in FILTERS if getattr(self, name) is not None}
-
     def _on_filter_change(self, _change: dict[str, Any]) -> None:
-        filters = self._active_filters()
+        filters = {name: getattr(self, name) for name in FILTERS if getattr(self, name) is not None}
         query = self.search.strip().lower()
         sort = self.sort_by
         if not filters and not query and sort == "created":

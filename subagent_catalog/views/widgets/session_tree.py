@@ -8,13 +8,14 @@ parent cycle no root reaches, then the unlisted files.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any, Literal
 
 import polars as pl
 
 from subagent_catalog.analysis.bins import total_tokens
-from subagent_catalog.catalog.collation import collation_key
+from subagent_catalog.analysis.forest import sibling_order
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.costs import known_costs
 from subagent_catalog.views.widgets.error_filter import ERROR_COLUMNS, error_group_choices, error_group_column
@@ -82,7 +83,7 @@ class SessionTree:
         self.nodes = nodes
         self.ids: list[str | None] = nodes["session_id"].to_list()
         self.parents: list[str | None] = nodes["parent_session"].to_list()
-        self.created: list[int | None] = nodes["created_at_ms"].to_list()
+        self.created: list[float] = [math.inf if ms is None else ms for ms in nodes["created_at_ms"].to_list()]
         self.listed_flags: list[bool] = nodes["listed"].to_list()
         in_tree = nodes.filter(pl.col("listed") & pl.col("session_id").is_not_null())
         present = set(in_tree["session_id"].to_list())
@@ -152,22 +153,10 @@ class SessionTree:
             >>> SessionTree(read_corpus(tempfile.mkdtemp())).children_of(0)
             []
         """
-        cached = self._child_keys.get(key)
-        if cached is not None:
-            return cached
-        created = self.created
-        keys = sorted(self.unsorted_children(key), key=lambda k: (created[k] is None, created[k] or 0))
-        # the ids decide only between siblings created in the same millisecond: the Unicode collation
-        # (slow to load, slow per key) is not needed for the rest
-        start = 0
-        while start < len(keys):
-            end = start + 1
-            while end < len(keys) and created[keys[end]] == created[keys[start]]:
-                end += 1
-            if end - start > 1:
-                keys[start:end] = sorted(keys[start:end], key=lambda k: collation_key(self.ids[k] or ""))
-            start = end
-        self._child_keys[key] = keys
+        keys = self._child_keys.get(key)
+        if keys is None:
+            keys = self._child_keys[key] = list(self.unsorted_children(key))
+            sibling_order(keys, self.created, self.ids)  # type: ignore[arg-type]  # every child has an id
         return keys
 
     def unsorted_children(self, key: int) -> list[int]:

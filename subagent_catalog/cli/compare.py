@@ -120,8 +120,6 @@ def _label(path: str) -> str:
 def compare_command(
     root: str,
     b: str,
-    compression: str,
-    jobs: int | None,
     quiet: bool,
     output: str | None,
     html: str | None,
@@ -204,9 +202,9 @@ def compare_command(
         for pages in (a_pages, b_pages):
             if pages is not None:
                 side_pages(pages, page_dir=page_dir)  # a directory that is no site is refused before any read
-    a_source = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
+    a_source = load_source(root, quiet=quiet)
     same = os.path.realpath(root) == os.path.realpath(b)
-    b_source = a_source if same else load_source(b, compression=compression, jobs=jobs, quiet=quiet)
+    b_source = a_source if same else load_source(b, quiet=quiet)
     protected = [*protected_paths(root, a_source), *protected_paths(b, b_source)]
     for target in (output, html):
         check_target(target, protected)

@@ -68,8 +68,6 @@ def _threshold_options(func: Any) -> Any:
 @translate_errors
 def findings_command(
     root: str,
-    compression: str,
-    jobs: int | None,
     quiet: bool,
     rules: str | None,
     detectors: tuple[str, ...],
@@ -99,7 +97,7 @@ def findings_command(
     from subagent_catalog.views.findings_text import findings_lines, findings_markdown, findings_tally
 
     check_target(output, [root])
-    source = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
+    source = load_source(root, quiet=quiet)
     check_target(output, protected_paths(root, source))
     stalled_s = thresholds.pop("stalled_after_s")
     chosen: Any = "default" if not detectors else [] if detectors == ("none",) else list(detectors)

@@ -99,9 +99,9 @@ TABLE_ROWS = 10_000
 """The table format shows at most this many rows (then a line says how many more): csv and json give all."""
 
 
-def _source(root: str, *, compression: str, jobs: int | None, quiet: bool) -> Source:
+def _source(root: str, *, quiet: bool) -> Source:
     """ROOT by the input rule: an archive (noted on stderr), or the corpus read from it."""
-    source = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
+    source = load_source(root, quiet=quiet)
     note_archive(root, source, verb="reading", quiet=quiet)
     return source
 
@@ -201,8 +201,6 @@ def _headers(values: tuple[str, ...]) -> dict[str, str]:
 @translate_errors
 def otel(
     root: str,
-    compression: str,
-    jobs: int | None,
     quiet: bool,
     sessions: tuple[str, ...],
     output: str | None,
@@ -249,7 +247,7 @@ def otel(
         check_headers(header_map)
     table = price_table(prices)  # a bad price table fails before the corpus is read
     check_target(output, [root])
-    source = _source(root, compression=compression, jobs=jobs, quiet=quiet)
+    source = _source(root, quiet=quiet)
     traces = otlp_parts(
         source,
         sessions=list(sessions) or None,
@@ -378,8 +376,6 @@ def _verify(phoenix: Phoenix, stats: OtlpStats, *, project: str, deadline: float
 @translate_errors
 def sql_command(
     root: str,
-    compression: str,
-    jobs: int | None,
     quiet: bool,
     query: str,
     fmt: str,
@@ -406,7 +402,7 @@ def sql_command(
         raise click.UsageError("--format parquet needs -o FILE")
     check_target(output, [root])
     query_tables(query)  # refuse a bad query before the corpus is read
-    source = _source(root, compression=compression, jobs=jobs, quiet=quiet)
+    source = _source(root, quiet=quiet)
     frame = sql(source, query, memory_limit_mb=memory_limit, threads=threads or THREADS, timeout=timeout)
     to_terminal = is_stdout(output)
     if fmt == "parquet":

@@ -128,8 +128,6 @@ def _live(ctx: click.Context, param: click.Parameter, value: str | None) -> dict
 @translate_errors
 def list_command(
     root: str,
-    compression: str,
-    jobs: int | None,
     quiet: bool,
     parent: str,
     scope: str,
@@ -167,7 +165,7 @@ def list_command(
     if fmt == "parquet" and is_stdout(output):
         raise click.UsageError("--format parquet needs --output FILE")
     check_target(output, [root])
-    corpus = load_frames(root, compression=compression, jobs=jobs, quiet=quiet)
+    corpus = load_frames(root, quiet=quiet)
     check_target(output, protected_paths(root, corpus))
     corpus.require_listing()  # a failing listing is the error to report, before any id
     parent = expand_id(parent, corpus.sessions["session_id"], also=corpus.sessions["parent_session"])

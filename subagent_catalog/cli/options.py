@@ -32,6 +32,8 @@ INPUT = click.Choice(["auto", "corpus", "archive"])
 _INPUT_KEY = "subagent_catalog.input"
 _STORAGE_KEY = "subagent_catalog.storage_options"
 _NO_CACHE_KEY = "subagent_catalog.no_cache"
+_COMPRESSION_KEY = "subagent_catalog.compression"
+_JOBS_KEY = "subagent_catalog.jobs"
 SEMANTICS = click.Choice(["projection", "trace"])
 
 
@@ -97,7 +99,7 @@ def bounded(bound: Bound) -> click.ParamType[Any]:
     return _WholeNumber(bound) if bound.integer else _Number(bound)
 
 
-def _remember(key: str, convert: Callable[[Any], Any] = bool) -> Callable[[click.Context, click.Parameter, Any], Any]:
+def _remember(key: str, convert: Callable[[Any], Any] = lambda value: value) -> Callable[..., Any]:
     """An option's callback keeping its value (``convert``ed) in the context's ``meta[key]``, for ``load_source``."""
 
     def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
@@ -107,8 +109,10 @@ def _remember(key: str, convert: Callable[[Any], Any] = bool) -> Callable[[click
     return callback
 
 
-def corpus_options(func: F) -> F:
+def corpus_options(func: F, *, exposed: bool = True) -> F:
     """Add the ``ROOT`` argument and ``--compression``, ``--jobs``, ``--quiet`` and ``--no-cache``.
+
+    ``exposed=False`` hands ``--compression`` and ``--jobs`` to ``load_source``, not to the command.
 
     Examples:
         >>> [p.name for p in corpus_options(lambda **kw: None).__click_params__]
@@ -129,6 +133,8 @@ def corpus_options(func: F) -> F:
         "--jobs",
         type=bounded(WORKERS),
         default=None,
+        expose_value=exposed,
+        callback=_remember(_JOBS_KEY),
         help="Worker processes for reading logs (default: all cores; 1 reads in-process).",
     )(func)
     func = click.option(
@@ -136,6 +142,8 @@ def corpus_options(func: F) -> F:
         type=COMPRESSION,
         default="auto",
         show_default=True,
+        expose_value=exposed,
+        callback=_remember(_COMPRESSION_KEY),
         help="Encoding to read the root as: zstd (session.jsonl.zstd), none (session.jsonl) or auto (detect).",
     )(func)
     return click.argument("root", type=click.Path(file_okay=True, dir_okay=True, path_type=str))(func)
@@ -184,11 +192,11 @@ def source_options(func: F) -> F:
         default="auto",
         show_default=True,
         expose_value=False,
-        callback=_remember(_INPUT_KEY, str),
+        callback=_remember(_INPUT_KEY),
         help="Read ROOT as an archive (a URL, or a directory holding manifest.json) or a corpus root (auto), "
         "or force one.",
     )(func)
-    return corpus_options(func)
+    return corpus_options(func, exposed=False)
 
 
 def semantics_option(func: F) -> F:
@@ -273,8 +281,10 @@ def prices_option(func: F) -> F:
     )(func)
 
 
-def load_source(root: str, *, compression: str, jobs: int | None, quiet: bool, allow_empty: bool = False) -> Source:
+def load_source(root: str, *, quiet: bool, allow_empty: bool = False) -> Source:
     """Open ROOT by the input rule (``--input``, ``--storage-option``): an archive, or a corpus read from it.
+
+    ``--compression`` and ``--jobs`` (``source_options``: the context's, not the command's) say how.
 
     Raises:
         CorpusRootError: the root is missing or unreadable.
@@ -283,7 +293,7 @@ def load_source(root: str, *, compression: str, jobs: int | None, quiet: bool, a
 
     Examples:
         >>> import tempfile
-        >>> load_source(tempfile.mkdtemp(), compression="auto", jobs=1, quiet=True, allow_empty=True).sessions.height
+        >>> load_source(tempfile.mkdtemp(), quiet=True, allow_empty=True).sessions.height
         0
     """
     from subagent_catalog.views.progress import progress_bar
@@ -296,8 +306,8 @@ def load_source(root: str, *, compression: str, jobs: int | None, quiet: bool, a
             root,
             input=meta.get(_INPUT_KEY, "auto"),
             storage_options=meta.get(_STORAGE_KEY),
-            compression=compression,  # type: ignore[arg-type]
-            jobs=jobs,
+            compression=meta.get(_COMPRESSION_KEY, "auto"),
+            jobs=meta.get(_JOBS_KEY),
             progress=progress,
             cache=use_cache,
             allow_empty=allow_empty,
@@ -322,15 +332,15 @@ def note_archive(root: str, source: Source, *, verb: str, quiet: bool, events: b
     note(f"{verb} the archive {root}" + (f" ({where})" if events else ""), quiet=quiet)
 
 
-def load_frames(root: str, *, compression: str, jobs: int | None, quiet: bool, allow_empty: bool = False) -> Corpus:
+def load_frames(root: str, *, quiet: bool, allow_empty: bool = False) -> Corpus:
     """``load_source``'s corpus frames (``source_corpus``: an archive's collected, events left in the archive).
 
     Examples:
         >>> import tempfile
-        >>> load_frames(tempfile.mkdtemp(), compression="auto", jobs=1, quiet=True, allow_empty=True).sessions.height
+        >>> load_frames(tempfile.mkdtemp(), quiet=True, allow_empty=True).sessions.height
         0
     """
-    source = load_source(root, compression=compression, jobs=jobs, quiet=quiet, allow_empty=allow_empty)
+    source = load_source(root, quiet=quiet, allow_empty=allow_empty)
     return source.to_corpus()
 
 

@@ -138,8 +138,6 @@ def runs_table(source: Source, table: str, prices: PriceTable, *, outcome: str |
 @translate_errors
 def runs(
     root: str,
-    compression: str,
-    jobs: int | None,
     quiet: bool,
     table: str,
     outcome: str | None,
@@ -177,7 +175,7 @@ def runs(
         )
     table_prices = price_table(prices)
     check_target(output, [root])
-    source = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
+    source = load_source(root, quiet=quiet)
     check_target(output, protected_paths(root, source))
     frame = runs_table(source, table, table_prices, outcome=outcome)
     shown = frame.head(limit) if limit is not None else frame

@@ -50,8 +50,6 @@ if TYPE_CHECKING:
 @translate_errors
 def search(
     root: str,
-    compression: str,
-    jobs: int | None,
     quiet: bool,
     pattern: str,
     regex: bool,
@@ -79,7 +77,7 @@ def search(
     from subagent_catalog.analysis.search import search_events
 
     check_target(output, [root])
-    source = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
+    source = load_source(root, quiet=quiet)
     note_archive(root, source, verb="searching", quiet=quiet, events=True)
     check_target(output, protected_paths(root, source))
     hits = search_events(source, pattern, types=list(types) or None, regex=regex, ignore_case=ignore_case, limit=limit)

@@ -51,8 +51,6 @@ from subagent_catalog.views.text import terminal_safe
 @translate_errors
 def show(
     root: str,
-    compression: str,
-    jobs: int | None,
     quiet: bool,
     session_id: str,
     output: str | None,
@@ -96,7 +94,7 @@ def show(
 
     def read() -> Any:
         nonlocal session_id
-        corpus = load_frames(root, compression=compression, jobs=jobs, quiet=quiet)
+        corpus = load_frames(root, quiet=quiet)
         if not tree:
             check_target(output, protected_paths(root, corpus))
         session_id = expand_id(session_id, corpus.sessions["session_id"])  # a unique prefix names its session

@@ -165,18 +165,6 @@ def _timeline_label(forest: Nodes | None, names: NameMap, link: SiteLinks | None
     return label
 
 
-def _table_columns(runs: RunSummary) -> dict[str, Any]:
-    """Each run and tree table's columns (``views.table_columns``), the ranked one first."""
-    cost = "cost" if runs.cost_basis == "cost" else "tokens"
-    return {
-        "failures": columns("runs", first=["message"]),
-        "slowest": columns("runs", first=["active"], drop=["message", "code"]),
-        "costliest": columns("runs", first=[cost], drop=["message", "code"]),
-        "slowest_trees": columns("trees", first=["active"]),
-        "costliest_trees": columns("trees", first=[cost]),
-    }
-
-
 def runs_section(
     corpus: Corpus, runs: RunSummary, forest: Forest | Nodes | None, *, link: SiteLinks | None = None
 ) -> dict[str, Any]:
@@ -246,6 +234,7 @@ def runs_section(
         for r in runs.models.iter_rows(named=True)
     ]
     failing = failing_calls(runs, TOOL_ROWS)
+    ranked = "cost" if runs.cost_basis == "cost" else "tokens"
     called = names_by_id(corpus, [c["session"] for entry in failing for c in entry["calls"]])
     for entry in failing:
         for c in entry["calls"]:
@@ -305,7 +294,13 @@ def runs_section(
         "slowest_trees": [_tree_row(r, nodes, named, link) for r in slowest_trees.iter_rows(named=True)],
         "costliest_trees": [_tree_row(r, nodes, named, link) for r in costliest_trees.iter_rows(named=True)],
         "site": link is not None,
-        "cols": _table_columns(runs),
+        "cols": {  # each run and tree table's columns (``views.table_columns``), the ranked one first
+            "failures": columns("runs", first=["message"]),
+            "slowest": columns("runs", first=["active"], drop=["message", "code"]),
+            "costliest": columns("runs", first=[ranked], drop=["message", "code"]),
+            "slowest_trees": columns("trees", first=["active"]),
+            "costliest_trees": columns("trees", first=[ranked]),
+        },
         "trees_total": runs.trees.height,
         "models": models,
         "unpriced": [

@@ -134,15 +134,6 @@ def _pack(spans: list[tuple[int, int]]) -> list[int]:
     return lanes
 
 
-def _legend(outcomes: dict[str, int]) -> str:
-    items = "".join(
-        f'<span><span class="tl-key" style="background:{palette.outcome_colour(name)}"></span>'
-        f"{escape(name)} {count:,}</span>"
-        for name, count in outcomes.items()
-    )
-    return f'<div class="tl-legend">{items}</div>'
-
-
 def timeline_html(
     rows: pl.DataFrame,
     *,
@@ -267,7 +258,12 @@ def timeline_html(
             f'<p class="tl-note">{spanned.height - drawn.height:,} of the {spanned.height:,} sessions with a span '
             f"are not drawn ({' or '.join(why)}); the curve and the counts include them.</p>"
         )
-    parts.append(_legend(outcomes))
+    legend = "".join(
+        f'<span><span class="tl-key" style="background:{palette.outcome_colour(name)}"></span>'
+        f"{escape(name)} {count:,}</span>"
+        for name, count in outcomes.items()
+    )
+    parts.append(f'<div class="tl-legend">{legend}</div>')
     if unspanned.height:
         names = ", ".join(
             escape(clip(value or "(no id)", 60)) for value in unspanned["session_id"].head(MAX_NAMED).to_list()

@@ -376,19 +376,17 @@ def transcript_fragment(
     seed = [r for r in records if r["in_seed"]]
     own = [r for r in records if not r["in_seed"]]
     parts = ['<div style="font-family:system-ui,sans-serif;font-size:13px;line-height:1.4">']
-    room = TextRoom(budget)
     first = start if isinstance(start, int) else None
+    row = functools.partial(
+        _row_html, start=first, limit=limit, room=TextRoom(budget), hint=hint, anchors=anchors, mention=mention
+    )
     if seed:
-        inner = "".join(
-            _row_html(r, start=first, limit=limit, room=room, hint=hint, anchors=anchors, mention=mention) for r in seed
-        )
         parts.append(
             '<details style="margin:4px 0;color:#57606a"><summary style="cursor:pointer">'
-            f"{len(seed):,} steps inherited from the parent (the fork's seed)</summary>{inner}</details>"
+            f"{len(seed):,} steps inherited from the parent (the fork's seed)</summary>"
+            f"{''.join(map(row, seed))}</details>"
         )
-    parts.extend(
-        _row_html(r, start=first, limit=limit, room=room, hint=hint, anchors=anchors, mention=mention) for r in own
-    )
+    parts.extend(map(row, own))
     if not records:
         parts.append('<div style="color:#656d76">(no events)</div>')
     if max_rows is not None and rows.height > max_rows:

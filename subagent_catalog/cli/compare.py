@@ -175,6 +175,7 @@ def compare_command(
     """
     from subagent_catalog.analysis.compare import compare
     from subagent_catalog.analysis.compare_gate import Condition, evaluate
+    from subagent_catalog.analysis.subset import project_subset
     from subagent_catalog.prices import price_table
     from subagent_catalog.views.compare_text import compare_json, compare_markdown, compare_text
 
@@ -212,13 +213,8 @@ def compare_command(
         label_a or (", ".join(a_projects) if a_projects else _label(root)),
         label_b or (", ".join(b_projects) if b_projects else _label(b)),
     )
-    if a_projects or b_projects:
-        from subagent_catalog.analysis.subset import project_subset
-
-        a_side: Source = project_subset(a_source, a_projects) if a_projects else a_source
-        b_side: Source = project_subset(b_source, b_projects) if b_projects else b_source
-    else:
-        a_side, b_side = a_source, b_source
+    a_side: Source = project_subset(a_source, a_projects) if a_projects else a_source
+    b_side: Source = project_subset(b_source, b_projects) if b_projects else b_source
     how: Any = match  # one of the click.Choice values: a Match
     comparison = compare(
         a_side,

@@ -90,10 +90,7 @@ def runs_table(source: Source, table: str, prices: PriceTable, *, outcome: str |
             "peak_children_running",
         )
     columns = ["list_order", "session_id", "parent_session", "origin", "outcome", "outcome_detail"]
-    if table == "sessions":
-        columns += ["last_error_code", "run_wall_ms", "active_ms", "path"]
-    else:
-        columns += ["run_wall_ms"]
+    columns += ["last_error_code", "run_wall_ms", "active_ms", "path"] if table == "sessions" else ["run_wall_ms"]
     frame = source.table("sessions", [*columns, "input_tokens", "output_tokens", "usage_samples"])
     if table == "sessions" and outcome is not None:
         kept = list(FAILED_OUTCOMES) if outcome == "failed" else [outcome]

@@ -17,7 +17,7 @@ from subagent_catalog.frames.source import Source
 from subagent_catalog.views.columns import UNREAD_BY_SUMMARY
 from subagent_catalog.views.memory import between_stages
 from subagent_catalog.views.run_format import FAILED_LINES, runs_json, runs_lines, runs_markdown
-from subagent_catalog.views.text import md_cell
+from subagent_catalog.views.text import md_cell, printable
 
 T = TypeVar("T")
 
@@ -74,8 +74,6 @@ def summary_text(
         >>> print(summary_text(read_corpus(tempfile.mkdtemp())).splitlines()[1])
         sessions     0 files, 0 listed, 0 projects
     """
-    from subagent_catalog.views.text import printable
-
     corpus, window, shown, facts, runs = _read(corpus, semantics, window, lambda made: runs_lines(made, limit=limit))
     first, last = iso(facts["first_created_ms"]), iso(facts["last_activity_ms"])
     span = f"{first} → {last}" if first and last else "no timestamps"

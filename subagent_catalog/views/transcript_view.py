@@ -39,7 +39,7 @@ from subagent_catalog.views.page_names import page_file as page_file
 from subagent_catalog.views.page_names import page_link as page_link
 from subagent_catalog.views.page_names import safe_href
 from subagent_catalog.views.table_columns import FIT_CSS
-from subagent_catalog.views.transcript_parts import anchor, unique_anchors, user_body
+from subagent_catalog.views.transcript_parts import anchor, facts_html, turns_html, unique_anchors, user_body
 
 TEXT_HEAD = 1_200
 """Characters of a long text shown before the rest is folded away."""
@@ -506,7 +506,6 @@ def transcript_page(
 
     from subagent_catalog.analysis.timeline import tree_timeline
     from subagent_catalog.views.timeline_view import TIMELINE_CSS, timeline_html
-    from subagent_catalog.views.transcript_parts import facts_html, turns_html
     from subagent_catalog.views.waterfall_view import waterfall_html
 
     session, rows, links = _load(corpus, session_id, path)

@@ -397,10 +397,7 @@ class CatalogBrowser(anywidget.AnyWidget, ErrorGroupFilter, FindingLabelFilters)
             >>> browser.toggle("0"); browser.expanded
             ['0']
         """
-        if self._is_open(position):
-            self.collapse(position)
-        else:
-            self.expand(position)
+        (self.collapse if self._is_open(position) else self.expand)(position)
 
     def reveal(self, session: int | str, *, expand: bool = False, select: bool = True) -> str:
         """Show a session in the tree: open its ancestors, scroll to it, select it; returns its position.

@@ -619,8 +619,7 @@ def _fail_if_read(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _patch_reads(monkeypatch: pytest.MonkeyPatch, replacement: object) -> None:
     """Every CLI command reads a corpus through ``replacement`` (``open_source`` reads through ``read_corpus``)."""
-    for name in ("subagent_catalog.corpus.read_corpus", "subagent_catalog.cli.options.read_corpus"):
-        monkeypatch.setattr(name, replacement)
+    monkeypatch.setattr("subagent_catalog.corpus.read_corpus", replacement)
 
 
 def _one_error_line(result: object) -> str:

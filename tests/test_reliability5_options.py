@@ -64,8 +64,7 @@ def _no_read(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object, **kwargs: object) -> None:
         pytest.fail("a corpus was read before the option was refused")
 
-    for name in ("subagent_catalog.corpus.read_corpus", "subagent_catalog.cli.options.read_corpus"):
-        monkeypatch.setattr(name, refuse)
+    monkeypatch.setattr("subagent_catalog.corpus.read_corpus", refuse)
 
 
 def _run(args: list[str]) -> Result:

@@ -120,8 +120,6 @@ def _label(path: str) -> str:
 def compare_command(
     root: str,
     b: str,
-    compression: str,
-    jobs: int | None,
     quiet: bool,
     output: str | None,
     html: str | None,
@@ -177,6 +175,7 @@ def compare_command(
     """
     from subagent_catalog.analysis.compare import compare
     from subagent_catalog.analysis.compare_gate import Condition, evaluate
+    from subagent_catalog.analysis.subset import project_subset
     from subagent_catalog.prices import price_table
     from subagent_catalog.views.compare_text import compare_json, compare_markdown, compare_text
 
@@ -204,9 +203,9 @@ def compare_command(
         for pages in (a_pages, b_pages):
             if pages is not None:
                 side_pages(pages, page_dir=page_dir)  # a directory that is no site is refused before any read
-    a_source = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
+    a_source = load_source(root, quiet=quiet)
     same = os.path.realpath(root) == os.path.realpath(b)
-    b_source = a_source if same else load_source(b, compression=compression, jobs=jobs, quiet=quiet)
+    b_source = a_source if same else load_source(b, quiet=quiet)
     protected = [*protected_paths(root, a_source), *protected_paths(b, b_source)]
     for target in (output, html):
         check_target(target, protected)
@@ -214,13 +213,8 @@ def compare_command(
         label_a or (", ".join(a_projects) if a_projects else _label(root)),
         label_b or (", ".join(b_projects) if b_projects else _label(b)),
     )
-    if a_projects or b_projects:
-        from subagent_catalog.analysis.subset import project_subset
-
-        a_side: Source = project_subset(a_source, a_projects) if a_projects else a_source
-        b_side: Source = project_subset(b_source, b_projects) if b_projects else b_source
-    else:
-        a_side, b_side = a_source, b_source
+    a_side: Source = project_subset(a_source, a_projects) if a_projects else a_source
+    b_side: Source = project_subset(b_source, b_projects) if b_projects else b_source
     how: Any = match  # one of the click.Choice values: a Match
     comparison = compare(
         a_side,

@@ -10,29 +10,7 @@ from subagent_catalog.cli.options import bounded, corpus_options, storage_option
 from subagent_catalog.outputs import OutputError, inside
 from subagent_catalog.views.text import terminal_safe
 
-# --------------------------------------------------------------------------- shared plumbing
-
-
-def refuse_inside(out_dir: str, root: str) -> None:
-    """Refuse an output directory inside the corpus root (by device and inode: links and bind mounts seen through).
-
-    Raises:
-        OutputError: the directory is the root or lies below it.
-
-    Examples:
-        >>> import tempfile
-        >>> refuse_inside(tempfile.mkdtemp(), tempfile.mkdtemp())
-    """
-    if inside(out_dir, root):
-        raise OutputError(
-            f"refusing to write {out_dir!r}: it is inside the corpus {root!r}",
-            hint="corpora are read-only: write outputs outside the corpus root",
-        )
-
-
-# --------------------------------------------------------------------------- export
-
-__all__ = ["export", "refuse_inside", "storage_options"]
+__all__ = ["export"]
 
 
 @click.command()
@@ -119,8 +97,11 @@ def export(
     options = storage_options(storage_option)
     root = local_location(root)  # a file:// URL is the local path it names
     target = local_location(out_dir, options)
-    if not is_url(target):
-        refuse_inside(target, root)
+    if not is_url(target) and inside(target, root):  # by device and inode: links and bind mounts seen through
+        raise OutputError(
+            f"refusing to write {target!r}: it is inside the corpus {root!r}",
+            hint="corpora are read-only: write outputs outside the corpus root",
+        )
     with progress_bar(quiet=quiet, desc="reading logs") as progress:
         manifest = export_archive(
             root,

@@ -7,62 +7,36 @@ from typing import Any
 import click
 
 from subagent_catalog.analysis.findings.options import THRESHOLD_BOUNDS
-from subagent_catalog.bounds import POSITIVE_SECONDS, Bound
+from subagent_catalog.bounds import POSITIVE_SECONDS
 from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors, write_rows
-from subagent_catalog.cli.options import bounded, data_output_option, load_source, protected_paths, source_options
+from subagent_catalog.cli.options import (
+    bounded,
+    data_output_option,
+    format_option,
+    load_source,
+    protected_paths,
+    source_options,
+)
 from subagent_catalog.views.text import terminal_safe
 
 __all__ = ["findings_command"]
 
-_THRESHOLDS: tuple[tuple[str, str, Bound, float, str], ...] = (
-    (
-        "--tool-loop-calls",
-        "tool_loop_calls",
-        THRESHOLD_BOUNDS["tool_loop_calls"],
-        3,
-        "tool-loop: consecutive identical calls.",
-    ),
-    (
-        "--error-storm-failures",
-        "error_storm_failures",
-        THRESHOLD_BOUNDS["error_storm_failures"],
-        5,
-        "tool-error-storm: failed results in a turn.",
-    ),
-    (
-        "--retry-storm-retries",
-        "retry_storm_retries",
-        THRESHOLD_BOUNDS["retry_storm_retries"],
-        3,
-        "retry-storm: model retries in one turn.",
-    ),
-    (
-        "--context-share",
-        "context_share",
-        THRESHOLD_BOUNDS["context_share"],
-        0.9,
-        "context-growth: a prompt's share of its window.",
-    ),
-    (
-        "--fan-out-children",
-        "fan_out_children",
-        THRESHOLD_BOUNDS["fan_out_children"],
-        10,
-        "fan-out: subagents started in one turn.",
-    ),
-    ("--stalled-after", "stalled_after_s", POSITIVE_SECONDS, 3600.0, "stalled: seconds an open run is silent."),
-    (
-        "--cost-outlier-factor",
-        "cost_outlier_factor",
-        THRESHOLD_BOUNDS["cost_outlier_factor"],
-        3.0,
-        "cost-outlier: times the project's p95.",
-    ),
-)
+_THRESHOLDS: dict[str, tuple[float, str]] = {
+    "tool_loop_calls": (3, "tool-loop: consecutive identical calls."),
+    "error_storm_failures": (5, "tool-error-storm: failed results in a turn."),
+    "retry_storm_retries": (3, "retry-storm: model retries in one turn."),
+    "context_share": (0.9, "context-growth: a prompt's share of its window."),
+    "fan_out_children": (10, "fan-out: subagents started in one turn."),
+    "stalled_after_s": (3600.0, "stalled: seconds an open run is silent."),
+    "cost_outlier_factor": (3.0, "cost-outlier: times the project's p95."),
+}
+"""Each threshold option's default and help, by its parameter (``--tool-loop-calls``...; ``--stalled-after`` in s)."""
 
 
 def _threshold_options(func: Any) -> Any:
-    for flag, name, kind, default, text in reversed(_THRESHOLDS):
+    for name, (default, text) in reversed(_THRESHOLDS.items()):
+        flag = "--stalled-after" if name == "stalled_after_s" else "--" + name.replace("_", "-")
+        kind = THRESHOLD_BOUNDS.get(name, POSITIVE_SECONDS)
         func = click.option(flag, name, type=bounded(kind), default=default, show_default=True, help=text)(func)
     return func
 
@@ -86,21 +60,14 @@ def _threshold_options(func: Any) -> Any:
     help="Show only findings of this severity or worse.",
 )
 @_threshold_options
-@click.option(
-    "-f",
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "csv", "md"]),
-    default="text",
-    show_default=True,
-    help="text: findings grouped by session; json: one object per line; csv: the frame; md: a Markdown table.",
+@format_option(
+    ("text", "json", "csv", "md"),
+    "text: findings grouped by session; json: one object per line; csv: the frame; md: a Markdown table.",
 )
 @data_output_option
 @translate_errors
 def findings_command(
     root: str,
-    compression: str,
-    jobs: int | None,
     quiet: bool,
     rules: str | None,
     detectors: tuple[str, ...],
@@ -130,7 +97,7 @@ def findings_command(
     from subagent_catalog.views.findings_text import findings_lines, findings_markdown, findings_tally
 
     check_target(output, [root])
-    source = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
+    source = load_source(root, quiet=quiet)
     check_target(output, protected_paths(root, source))
     stalled_s = thresholds.pop("stalled_after_s")
     chosen: Any = "default" if not detectors else [] if detectors == ("none",) else list(detectors)

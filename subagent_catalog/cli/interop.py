@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -14,6 +13,7 @@ from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream
 from subagent_catalog.cli.options import (
     bounded,
     data_output_option,
+    format_option,
     load_source,
     note_archive,
     prices_option,
@@ -99,9 +99,9 @@ TABLE_ROWS = 10_000
 """The table format shows at most this many rows (then a line says how many more): csv and json give all."""
 
 
-def _source(root: str, *, compression: str, jobs: int | None, quiet: bool) -> Source:
+def _source(root: str, *, quiet: bool) -> Source:
     """ROOT by the input rule: an archive (noted on stderr), or the corpus read from it."""
-    source = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
+    source = load_source(root, quiet=quiet)
     note_archive(root, source, verb="reading", quiet=quiet)
     return source
 
@@ -201,8 +201,6 @@ def _headers(values: tuple[str, ...]) -> dict[str, str]:
 @translate_errors
 def otel(
     root: str,
-    compression: str,
-    jobs: int | None,
     quiet: bool,
     sessions: tuple[str, ...],
     output: str | None,
@@ -249,7 +247,7 @@ def otel(
         check_headers(header_map)
     table = price_table(prices)  # a bad price table fails before the corpus is read
     check_target(output, [root])
-    source = _source(root, compression=compression, jobs=jobs, quiet=quiet)
+    source = _source(root, quiet=quiet)
     traces = otlp_parts(
         source,
         sessions=list(sessions) or None,
@@ -261,6 +259,8 @@ def otel(
     )
     phoenix: Phoenix | None = None
     if endpoint is not None:
+        from subagent_catalog.interop.phoenix_check import phoenix_presence
+
         phoenix = _phoenix(
             endpoint, header_map, source, table, verify=verify, register=register_prices, timeout=timeout, quiet=quiet
         )
@@ -271,7 +271,7 @@ def otel(
             timeout=timeout,
             retry_for=retry_for,
             max_request_bytes=max_request_bytes,
-            present=None if phoenix is None or not verify else _presence(phoenix, project),
+            present=None if phoenix is None or not verify else phoenix_presence(phoenix, project),
         )
         where = f"sent to {endpoint}"
     elif output is not None and is_stdout(output):
@@ -322,12 +322,6 @@ def _phoenix(
     return phoenix
 
 
-def _presence(phoenix: Phoenix, project: str) -> Callable[[Mapping[str, str]], set[str]]:
-    from subagent_catalog.interop.phoenix_check import phoenix_presence
-
-    return phoenix_presence(phoenix, project)
-
-
 def _verify(phoenix: Phoenix, stats: OtlpStats, *, project: str, deadline: float, quiet: bool) -> None:
     """Count the spans Phoenix stored; one line of stored vs sent, an error (exit 1) naming the traces still short."""
     from subagent_catalog.interop.phoenix_check import PhoenixError, verify_phoenix
@@ -354,14 +348,10 @@ def _verify(phoenix: Phoenix, stats: OtlpStats, *, project: str, deadline: float
 @click.command(name="sql")
 @source_options
 @click.argument("query")
-@click.option(
-    "-f",
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "csv", "json", "parquet"]),
+@format_option(
+    ("table", "csv", "json", "parquet"),
+    "table: aligned text; csv; json: one object per line; parquet (needs -o).",
     default="table",
-    show_default=True,
-    help="table: aligned text; csv; json: one object per line; parquet (needs -o).",
 )
 @data_output_option
 @click.option(
@@ -386,8 +376,6 @@ def _verify(phoenix: Phoenix, stats: OtlpStats, *, project: str, deadline: float
 @translate_errors
 def sql_command(
     root: str,
-    compression: str,
-    jobs: int | None,
     quiet: bool,
     query: str,
     fmt: str,
@@ -408,17 +396,13 @@ def sql_command(
         subagent-catalog sql data/sample "select verdict, count(*) from sessions group by all"
         subagent-catalog sql out/sample-archive "select * from problems" --format csv -o problems.csv
     """
-    import polars as pl
-
-    from subagent_catalog.interop.sql import THREADS, sql
+    from subagent_catalog.interop.sql import THREADS, query_tables, sql
 
     if fmt == "parquet" and is_stdout(output):
         raise click.UsageError("--format parquet needs -o FILE")
     check_target(output, [root])
-    from subagent_catalog.interop.sql import query_tables
-
     query_tables(query)  # refuse a bad query before the corpus is read
-    source = _source(root, compression=compression, jobs=jobs, quiet=quiet)
+    source = _source(root, quiet=quiet)
     frame = sql(source, query, memory_limit_mb=memory_limit, threads=threads or THREADS, timeout=timeout)
     to_terminal = is_stdout(output)
     if fmt == "parquet":

@@ -35,7 +35,7 @@ import click
 from subagent_catalog.cli.panics import quiet_panics
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.outputs import PathLike, check_output, open_output
-from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, terminal_frame, terminal_safe
+from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, printable, terminal_frame, terminal_safe
 
 if TYPE_CHECKING:
     import polars as pl
@@ -187,13 +187,6 @@ def _pipe_closed() -> None:
     raise SystemExit(PIPE_CLOSED_STATUS)
 
 
-def _flush_stdout() -> None:
-    stream = sys.stdout
-    if stream is not None and not isinstance(stream, ClosedStream):
-        with stdout_errors():
-            stream.flush()
-
-
 @contextlib.contextmanager
 def stdout_errors() -> Iterator[None]:
     """Re-raise an ``OSError`` from writing to stdout as a ``StreamError`` naming stdout (``EPIPE`` passes).
@@ -276,7 +269,9 @@ class CatalogGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:  # noqa: D102 - click.Group
         try:
             result = super().invoke(ctx)
-            _flush_stdout()
+            if sys.stdout is not None and not isinstance(sys.stdout, ClosedStream):
+                with stdout_errors():
+                    sys.stdout.flush()
             return result
         except click.ClickException as error:
             _escape_message(error)
@@ -292,9 +287,7 @@ class CatalogGroup(click.Group):
         except BaseException as error:  # Exception, and a Rust panic (PanicException derives from BaseException)
             if os.environ.get(TRACEBACK_VARIABLE, "") not in ("", "0"):
                 raise
-            detail = terminal_safe(f"{type(error).__name__}: {error}")
-            if len(detail) > 500:
-                detail = detail[:500] + "…"
+            detail = printable(f"{type(error).__name__}: {error}", limit=500)
             raise click.ClickException(
                 f"internal error: {detail} (hint: this is a bug in subagent-catalog; please report it "
                 f"with the command line, and set {TRACEBACK_VARIABLE}=1 to see the traceback)"

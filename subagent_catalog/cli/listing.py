@@ -15,7 +15,7 @@ from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.conformance import conformance_lines, json_text
 from subagent_catalog.catalog.parents import require_session
 from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors
-from subagent_catalog.cli.options import load_frames, protected_paths, semantics_option, source_options
+from subagent_catalog.cli.options import format_option, load_frames, protected_paths, semantics_option, source_options
 from subagent_catalog.cli.window import window_options
 from subagent_catalog.corpus import open_source
 from subagent_catalog.frames.nearest import expand_id
@@ -104,14 +104,9 @@ def _live(ctx: click.Context, param: click.Parameter, value: str | None) -> dict
     show_default=True,
     help="Direct children, or every subagent below PARENT (pre-order, with parentId and depth).",
 )
-@click.option(
-    "-f",
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "csv", "parquet"]),
-    default="text",
-    show_default=True,
-    help="text: list_agents text; json: upstream row objects; csv/parquet: the full frame with audit columns.",
+@format_option(
+    ("text", "json", "csv", "parquet"),
+    "text: list_agents text; json: upstream row objects; csv/parquet: the full frame with audit columns.",
 )
 @click.option(
     "--live",
@@ -133,8 +128,6 @@ def _live(ctx: click.Context, param: click.Parameter, value: str | None) -> dict
 @translate_errors
 def list_command(
     root: str,
-    compression: str,
-    jobs: int | None,
     quiet: bool,
     parent: str,
     scope: str,
@@ -172,7 +165,7 @@ def list_command(
     if fmt == "parquet" and is_stdout(output):
         raise click.UsageError("--format parquet needs --output FILE")
     check_target(output, [root])
-    corpus = load_frames(root, compression=compression, jobs=jobs, quiet=quiet)
+    corpus = load_frames(root, quiet=quiet)
     check_target(output, protected_paths(root, corpus))
     corpus.require_listing()  # a failing listing is the error to report, before any id
     parent = expand_id(parent, corpus.sessions["session_id"], also=corpus.sessions["parent_session"])

@@ -1,4 +1,4 @@
-"""The options every corpus command shares (``ROOT``, ``--compression``, ``--jobs``...), ``load`` and ``load_source``.
+"""The options every corpus command shares (``ROOT``, ``--compression``, ``--jobs``...) and ``load_source``.
 
 The input rule (one for every command that reads a corpus, ``source_options``):
 ``ROOT`` is an archive when it is an object-store URL (``s3://``, ``gs://``,
@@ -13,14 +13,14 @@ empty root) accept it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import click
 
 from subagent_catalog.bounds import WORKERS, Bound
 from subagent_catalog.cli.io import note
-from subagent_catalog.corpus import open_source, read_corpus
+from subagent_catalog.corpus import open_source
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.source import Source
 from subagent_catalog.views.text import printable
@@ -31,6 +31,9 @@ COMPRESSION = click.Choice(["auto", "zstd", "none"])
 INPUT = click.Choice(["auto", "corpus", "archive"])
 _INPUT_KEY = "subagent_catalog.input"
 _STORAGE_KEY = "subagent_catalog.storage_options"
+_NO_CACHE_KEY = "subagent_catalog.no_cache"
+_COMPRESSION_KEY = "subagent_catalog.compression"
+_JOBS_KEY = "subagent_catalog.jobs"
 SEMANTICS = click.Choice(["projection", "trace"])
 
 
@@ -96,13 +99,20 @@ def bounded(bound: Bound) -> click.ParamType[Any]:
     return _WholeNumber(bound) if bound.integer else _Number(bound)
 
 
-def _remember_no_cache(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
-    ctx.meta["subagent_catalog.no_cache"] = value
-    return value
+def _remember(key: str, convert: Callable[[Any], Any] = lambda value: value) -> Callable[..., Any]:
+    """An option's callback keeping its value (``convert``ed) in the context's ``meta[key]``, for ``load_source``."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        ctx.meta[key] = convert(value)
+        return value
+
+    return callback
 
 
-def corpus_options(func: F) -> F:
+def corpus_options(func: F, *, exposed: bool = True) -> F:
     """Add the ``ROOT`` argument and ``--compression``, ``--jobs``, ``--quiet`` and ``--no-cache``.
+
+    ``exposed=False`` hands ``--compression`` and ``--jobs`` to ``load_source``, not to the command.
 
     Examples:
         >>> [p.name for p in corpus_options(lambda **kw: None).__click_params__]
@@ -112,7 +122,7 @@ def corpus_options(func: F) -> F:
         "--no-cache",
         is_flag=True,
         expose_value=False,
-        callback=_remember_no_cache,
+        callback=_remember(_NO_CACHE_KEY),
         help="Read every log; neither use nor update the facts cache (kept outside the root).",
     )(func)
     func = click.option(
@@ -123,6 +133,8 @@ def corpus_options(func: F) -> F:
         "--jobs",
         type=bounded(WORKERS),
         default=None,
+        expose_value=exposed,
+        callback=_remember(_JOBS_KEY),
         help="Worker processes for reading logs (default: all cores; 1 reads in-process).",
     )(func)
     func = click.option(
@@ -130,19 +142,11 @@ def corpus_options(func: F) -> F:
         type=COMPRESSION,
         default="auto",
         show_default=True,
+        expose_value=exposed,
+        callback=_remember(_COMPRESSION_KEY),
         help="Encoding to read the root as: zstd (session.jsonl.zstd), none (session.jsonl) or auto (detect).",
     )(func)
     return click.argument("root", type=click.Path(file_okay=True, dir_okay=True, path_type=str))(func)
-
-
-def _remember_input(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    ctx.meta[_INPUT_KEY] = value
-    return value
-
-
-def _remember_storage(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
-    ctx.meta[_STORAGE_KEY] = storage_options(values)
-    return values
 
 
 def storage_options(pairs: tuple[str, ...]) -> dict[str, str] | None:
@@ -177,7 +181,7 @@ def source_options(func: F) -> F:
         multiple=True,
         metavar="KEY=VALUE",
         expose_value=False,
-        callback=_remember_storage,
+        callback=_remember(_STORAGE_KEY, storage_options),
         help="For an archive URL ROOT (s3://..., gs://...): a storage option such as aws_endpoint_url=http://h:9000 "
         "(repeatable; credentials may also come from the environment).",
     )(func)
@@ -188,11 +192,11 @@ def source_options(func: F) -> F:
         default="auto",
         show_default=True,
         expose_value=False,
-        callback=_remember_input,
+        callback=_remember(_INPUT_KEY),
         help="Read ROOT as an archive (a URL, or a directory holding manifest.json) or a corpus root (auto), "
         "or force one.",
     )(func)
-    return corpus_options(func)
+    return corpus_options(func, exposed=False)
 
 
 def semantics_option(func: F) -> F:
@@ -218,14 +222,31 @@ def data_output_option(func: F) -> F:
         >>> [p.name for p in data_output_option(lambda **kw: None).__click_params__]
         ['output']
     """
-    option = click.option(
+    return click.option(
         "-o",
         "--output",
         default=None,
         type=click.Path(dir_okay=False, path_type=str),
         help="Write the exact data here instead of stdout ('-'), which is escaped.",
+    )(func)
+
+
+def format_option(choices: Sequence[str], help: str, *, default: str | None = "text") -> Callable[[F], F]:
+    """Add ``-f`` / ``--format`` (the command's ``fmt``): one of ``choices``, ``default`` when not given.
+
+    Examples:
+        >>> [p.name for p in format_option(["text", "csv"], "text or csv.")(lambda **kw: None).__click_params__]
+        ['fmt']
+    """
+    return click.option(
+        "-f",
+        "--format",
+        "fmt",
+        type=click.Choice(choices),
+        default=default,
+        show_default=default is not None,
+        help=help,
     )
-    return option(func)
 
 
 def summary_format_option(func: F) -> F:
@@ -235,16 +256,9 @@ def summary_format_option(func: F) -> F:
         >>> [p.name for p in summary_format_option(lambda **kw: None).__click_params__]
         ['fmt']
     """
-    option = click.option(
-        "-f",
-        "--format",
-        "fmt",
-        type=click.Choice(["text", "json", "md"]),
-        default="text",
-        show_default=True,
-        help="text for terminals, json for machines, md (Markdown) for CI job summaries.",
-    )
-    return option(func)
+    return format_option(
+        ("text", "json", "md"), "text for terminals, json for machines, md (Markdown) for CI job summaries."
+    )(func)
 
 
 def prices_option(func: F) -> F:
@@ -259,42 +273,18 @@ def prices_option(func: F) -> F:
         >>> CliRunner().invoke(cost, ["--prices", "p.toml"]).output.strip()
         'p.toml'
     """
-    option = click.option(
+    return click.option(
         "--prices",
         type=click.Path(dir_okay=False, path_type=str),
         default=None,
         help="A price table (TOML or CSV, USD per million tokens) extending or overriding genai-prices' table.",
-    )
-    return option(func)
+    )(func)
 
 
-def load(root: str, *, compression: str, jobs: int | None, quiet: bool) -> Corpus:
-    """Read a corpus with a progress bar on stderr (unless quiet or not a terminal).
-
-    Raises:
-        CorpusRootError: the root is missing or unreadable.
-
-    Examples:
-        >>> import tempfile
-        >>> load(tempfile.mkdtemp(), compression="auto", jobs=1, quiet=True).sessions.height
-        0
-    """
-    from subagent_catalog.views.progress import progress_bar
-
-    context = click.get_current_context(silent=True)
-    use_cache = not (context is not None and context.meta.get("subagent_catalog.no_cache", False))
-    with progress_bar(quiet=quiet, desc="reading logs") as progress:
-        return read_corpus(
-            root,
-            compression=compression,  # type: ignore[arg-type]
-            jobs=jobs,
-            progress=progress,
-            cache=use_cache,
-        )
-
-
-def load_source(root: str, *, compression: str, jobs: int | None, quiet: bool, allow_empty: bool = False) -> Source:
+def load_source(root: str, *, quiet: bool, allow_empty: bool = False) -> Source:
     """Open ROOT by the input rule (``--input``, ``--storage-option``): an archive, or a corpus read from it.
+
+    ``--compression`` and ``--jobs`` (``source_options``: the context's, not the command's) say how.
 
     Raises:
         CorpusRootError: the root is missing or unreadable.
@@ -303,21 +293,21 @@ def load_source(root: str, *, compression: str, jobs: int | None, quiet: bool, a
 
     Examples:
         >>> import tempfile
-        >>> load_source(tempfile.mkdtemp(), compression="auto", jobs=1, quiet=True, allow_empty=True).sessions.height
+        >>> load_source(tempfile.mkdtemp(), quiet=True, allow_empty=True).sessions.height
         0
     """
     from subagent_catalog.views.progress import progress_bar
 
     context = click.get_current_context(silent=True)
     meta = context.meta if context is not None else {}
-    use_cache = not meta.get("subagent_catalog.no_cache", False)
+    use_cache = not meta.get(_NO_CACHE_KEY, False)
     with progress_bar(quiet=quiet, desc="reading logs") as progress:
         return open_source(
             root,
             input=meta.get(_INPUT_KEY, "auto"),
             storage_options=meta.get(_STORAGE_KEY),
-            compression=compression,  # type: ignore[arg-type]
-            jobs=jobs,
+            compression=meta.get(_COMPRESSION_KEY, "auto"),
+            jobs=meta.get(_JOBS_KEY),
             progress=progress,
             cache=use_cache,
             allow_empty=allow_empty,
@@ -331,6 +321,7 @@ def note_archive(root: str, source: Source, *, verb: str, quiet: bool, events: b
 
     Examples:
         >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
         >>> note_archive("r", read_corpus(tempfile.mkdtemp()), verb="reading", quiet=False)  # a corpus: nothing
     """
     from subagent_catalog.store.archive import Archive
@@ -341,15 +332,15 @@ def note_archive(root: str, source: Source, *, verb: str, quiet: bool, events: b
     note(f"{verb} the archive {root}" + (f" ({where})" if events else ""), quiet=quiet)
 
 
-def load_frames(root: str, *, compression: str, jobs: int | None, quiet: bool, allow_empty: bool = False) -> Corpus:
+def load_frames(root: str, *, quiet: bool, allow_empty: bool = False) -> Corpus:
     """``load_source``'s corpus frames (``source_corpus``: an archive's collected, events left in the archive).
 
     Examples:
         >>> import tempfile
-        >>> load_frames(tempfile.mkdtemp(), compression="auto", jobs=1, quiet=True, allow_empty=True).sessions.height
+        >>> load_frames(tempfile.mkdtemp(), quiet=True, allow_empty=True).sessions.height
         0
     """
-    source = load_source(root, compression=compression, jobs=jobs, quiet=quiet, allow_empty=allow_empty)
+    source = load_source(root, quiet=quiet, allow_empty=allow_empty)
     return source.to_corpus()
 
 
@@ -358,6 +349,7 @@ def protected_paths(root: str, source: Source) -> list[str]:
 
     Examples:
         >>> import tempfile
+        >>> from subagent_catalog.corpus import read_corpus
         >>> root = tempfile.mkdtemp()
         >>> protected_paths(root, read_corpus(root)) == [root, root]
         True

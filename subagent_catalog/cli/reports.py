@@ -15,6 +15,7 @@ from subagent_catalog.cli.gate import gate_options
 from subagent_catalog.cli.io import check_target, echo, is_stdout, note, output_stream, translate_errors
 from subagent_catalog.cli.options import (
     bounded,
+    format_option,
     load_source,
     protected_paths,
     semantics_option,
@@ -43,8 +44,6 @@ from subagent_catalog.views.text import json_terminal, terminal_safe
 @translate_errors
 def summary(
     root: str,
-    compression: str,
-    jobs: int | None,
     quiet: bool,
     semantics: str,
     window: Window,
@@ -71,7 +70,7 @@ def summary(
     """
     from subagent_catalog.views.summary_text import summary_json, summary_markdown, summary_text
 
-    corpus = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
+    corpus = load_source(root, quiet=quiet)
     sem: Any = semantics
     if fmt == "json":
         facts = summary_json(corpus, semantics=sem, window=window)
@@ -121,8 +120,6 @@ def summary(
 def report(
     ctx: click.Context,
     root: str,
-    compression: str,
-    jobs: int | None,
     quiet: bool,
     output: str,
     site: str | None,
@@ -166,7 +163,7 @@ def report(
         check_site(site, protected=[root], names=SITE_NAMES)  # refused before the corpus is read
     else:
         check_target(output, [root])
-    corpus = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
+    corpus = load_source(root, quiet=quiet)
     check_target(output, protected_paths(root, corpus))  # an archive's corpus root is protected too
     if parents:
         frames = corpus.frames(without=UNREAD_BY_REPORT)  # what the report reads anyway
@@ -233,14 +230,8 @@ def _check_help() -> str:
 @click.option(
     "--fail-on", default="default", show_default=True, metavar="CHECK[,CHECK...]", callback=_fail_on, help=_check_help()
 )
-@click.option(
-    "-f",
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "markdown"]),
-    default="text",
-    show_default=True,
-    help="Output format: text for terminals, json for machines, markdown for CI job summaries.",
+@format_option(
+    ("text", "json", "markdown"), "Output format: text for terminals, json for machines, markdown for CI job summaries."
 )
 @click.option(
     "--limit",
@@ -265,8 +256,6 @@ def _check_help() -> str:
 @translate_errors
 def check(
     root: str,
-    compression: str,
-    jobs: int | None,
     quiet: bool,
     fail_on: tuple[str, ...],
     fmt: str,
@@ -309,7 +298,7 @@ def check(
     from subagent_catalog.analysis.gate import run_checks
     from subagent_catalog.views.gate_format import format_json, format_markdown, format_text
 
-    corpus = load_source(root, compression=compression, jobs=jobs, quiet=quiet, allow_empty=True)  # the gate judges it
+    corpus = load_source(root, quiet=quiet, allow_empty=True)  # the gate judges it
     result = run_checks(
         corpus,
         fail_on=fail_on,

@@ -13,6 +13,7 @@ from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream
 from subagent_catalog.cli.options import (
     bounded,
     data_output_option,
+    format_option,
     load_source,
     prices_option,
     protected_paths,
@@ -89,10 +90,7 @@ def runs_table(source: Source, table: str, prices: PriceTable, *, outcome: str |
             "peak_children_running",
         )
     columns = ["list_order", "session_id", "parent_session", "origin", "outcome", "outcome_detail"]
-    if table == "sessions":
-        columns += ["last_error_code", "run_wall_ms", "active_ms", "path"]
-    else:
-        columns += ["run_wall_ms"]
+    columns += ["last_error_code", "run_wall_ms", "active_ms", "path"] if table == "sessions" else ["run_wall_ms"]
     frame = source.table("sessions", [*columns, "input_tokens", "output_tokens", "usage_samples"])
     if table == "sessions" and outcome is not None:
         kept = list(FAILED_OUTCOMES) if outcome == "failed" else [outcome]
@@ -132,21 +130,11 @@ def runs_table(source: Source, table: str, prices: PriceTable, *, outcome: str |
 )
 @prices_option
 @click.option("-n", "--limit", type=bounded(POSITIVE_COUNT), default=None, help="Show at most this many rows.")
-@click.option(
-    "-f",
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "csv"]),
-    default="text",
-    show_default=True,
-    help="text: an aligned table; json: one object per line; csv: the frame.",
-)
+@format_option(("text", "json", "csv"), "text: an aligned table; json: one object per line; csv: the frame.")
 @data_output_option
 @translate_errors
 def runs(
     root: str,
-    compression: str,
-    jobs: int | None,
     quiet: bool,
     table: str,
     outcome: str | None,
@@ -184,7 +172,7 @@ def runs(
         )
     table_prices = price_table(prices)
     check_target(output, [root])
-    source = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
+    source = load_source(root, quiet=quiet)
     check_target(output, protected_paths(root, source))
     frame = runs_table(source, table, table_prices, outcome=outcome)
     shown = frame.head(limit) if limit is not None else frame

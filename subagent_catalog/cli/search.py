@@ -12,6 +12,7 @@ from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream
 from subagent_catalog.cli.options import (
     bounded,
     data_output_option,
+    format_option,
     load_source,
     note_archive,
     protected_paths,
@@ -42,21 +43,13 @@ if TYPE_CHECKING:
     help="Search only this event type (repeatable; default: messages, tool calls and results, turn ends, descriptors).",
 )
 @click.option("-n", "--limit", type=bounded(POSITIVE_COUNT), default=None, help="Stop after this many hits.")
-@click.option(
-    "-f",
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "csv"]),
-    default="text",
-    show_default=True,
-    help="text: hits grouped by session, one per line; json: one object per line; csv: the frame.",
+@format_option(
+    ("text", "json", "csv"), "text: hits grouped by session, one per line; json: one object per line; csv: the frame."
 )
 @data_output_option
 @translate_errors
 def search(
     root: str,
-    compression: str,
-    jobs: int | None,
     quiet: bool,
     pattern: str,
     regex: bool,
@@ -84,7 +77,7 @@ def search(
     from subagent_catalog.analysis.search import search_events
 
     check_target(output, [root])
-    source = load_source(root, compression=compression, jobs=jobs, quiet=quiet)
+    source = load_source(root, quiet=quiet)
     note_archive(root, source, verb="searching", quiet=quiet, events=True)
     check_target(output, protected_paths(root, source))
     hits = search_events(source, pattern, types=list(types) or None, regex=regex, ignore_case=ignore_case, limit=limit)

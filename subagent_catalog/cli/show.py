@@ -11,7 +11,7 @@ import click
 from subagent_catalog.analysis.text import utf8_length
 from subagent_catalog.bounds import COUNT
 from subagent_catalog.cli.io import check_target, echo, is_stdout, note, output_stream, translate_errors
-from subagent_catalog.cli.options import bounded, load_frames, protected_paths, source_options
+from subagent_catalog.cli.options import bounded, format_option, load_frames, protected_paths, source_options
 from subagent_catalog.frames.nearest import expand_id
 from subagent_catalog.views.text import terminal_safe
 
@@ -26,14 +26,11 @@ from subagent_catalog.views.text import terminal_safe
     type=click.Path(path_type=str),
     help="Write to this file instead of stdout ('-' for stdout); with --tree, the directory of the pages.",
 )
-@click.option(
-    "-f",
-    "--format",
-    "fmt",
-    type=click.Choice(["html", "md"]),
-    default=None,
-    help="html (a self-contained page) or md (Markdown). Default: md on stdout, html for an -o file "
+@format_option(
+    ("html", "md"),
+    "html (a self-contained page) or md (Markdown). Default: md on stdout, html for an -o file "
     "(md when its name ends in .md).",
+    default=None,
 )
 @click.option("--path", "log_path", default=None, help="Which log, when several files carry the same session id.")
 @click.option(
@@ -54,8 +51,6 @@ from subagent_catalog.views.text import terminal_safe
 @translate_errors
 def show(
     root: str,
-    compression: str,
-    jobs: int | None,
     quiet: bool,
     session_id: str,
     output: str | None,
@@ -99,7 +94,7 @@ def show(
 
     def read() -> Any:
         nonlocal session_id
-        corpus = load_frames(root, compression=compression, jobs=jobs, quiet=quiet)
+        corpus = load_frames(root, quiet=quiet)
         if not tree:
             check_target(output, protected_paths(root, corpus))
         session_id = expand_id(session_id, corpus.sessions["session_id"])  # a unique prefix names its session

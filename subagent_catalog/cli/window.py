@@ -19,7 +19,7 @@ import click
 
 from subagent_catalog.analysis.window import Window, WindowError, parse_instant
 
-__all__ = ["window_of", "window_options"]
+__all__ = ["window_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -32,24 +32,6 @@ def _instant(ctx: click.Context, param: click.Parameter, value: str | None) -> s
     except WindowError as error:
         raise click.BadParameter(str(error), ctx=ctx, param=param) from error
     return value
-
-
-def window_of(since: str | None, until: str | None, *, now: datetime | None = None) -> Window:
-    """The window of ``--since`` and ``--until`` texts (spans count back from one shared ``now``).
-
-    Raises:
-        click.UsageError: a bound cannot be read, or ``since`` is not before ``until``.
-
-    Examples:
-        >>> window_of("2026-01-02", None).describe()
-        '[2026-01-02 00:00:00 UTC, open)'
-        >>> window_of(None, None).bounded
-        False
-    """
-    try:
-        return Window.of(since, until, now=now or datetime.now(UTC))
-    except WindowError as error:
-        raise click.UsageError(str(error)) from error
 
 
 def window_options(func: F) -> F:
@@ -67,7 +49,11 @@ def window_options(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, since: str | None = None, until: str | None = None, **kwargs: Any) -> Any:
-        return func(*args, window=window_of(since, until), **kwargs)
+        try:  # spans count back from one shared now
+            window = Window.of(since, until, now=datetime.now(UTC))
+        except WindowError as error:  # since not before until
+            raise click.UsageError(str(error)) from error
+        return func(*args, window=window, **kwargs)
 
     command: Any = wrapper
     command = click.option(

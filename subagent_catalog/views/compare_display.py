@@ -201,17 +201,8 @@ def comparison_html(comparison: Comparison) -> str:
     else:
         parts.append("<div>no significant difference (Holm-adjusted p &lt; 0.05 in no table)</div>")
     parts.append("<ul>" + "".join(f"<li>{escape(note)}</li>" for note in comparison.notes) + "</ul></div>")
-    tables = (
-        ("outcomes", comparison.outcomes, None),
-        ("metrics", comparison.metrics, None),
-        ("errors", comparison.errors, None),
-        ("tools", comparison.tools, None),
-        ("models", comparison.models, None),
-        ("health", comparison.health, None),
-        ("tasks", comparison.tasks, None),
-        ("pairs", comparison.pairs, None),
-    )
-    for name, frame, columns in tables:
+    for name in ("outcomes", "metrics", "errors", "tools", "models", "health", "tasks", "pairs"):
+        frame = getattr(comparison, name)
         if frame is not None:
-            parts.append(table_html(frame, max_rows=20, caption=name, columns=columns))
+            parts.append(table_html(frame, max_rows=20, caption=name))
     return "".join(parts)

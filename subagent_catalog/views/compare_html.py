@@ -210,26 +210,13 @@ def compare_page(
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters["clip"] = clip
-    env.filters["keep"] = keep
-    helpers = {
-        "percent": percent,
-        "points": points,
-        "interval": interval,
-        "p_text": p_text,
-        "figure": figure,
-        "figures": figures,
-        "row_figures": row_figures,
-        "interval_svg": interval_svg,
-        "boxes_svg": boxes_svg,
-        "breakable": breakable,
-        "run": run,
-    }
+    env.filters.update(clip=clip, keep=keep)
+    shown = (percent, points, interval, p_text, figure, figures, row_figures, interval_svg, boxes_svg, breakable, run)
+    helpers = {helper.__name__: helper for helper in shown}  # the template calls each by its name
     css = files("subagent_catalog.views").joinpath("templates").joinpath("report.css").read_text("utf-8")
     changed = comparison.pairs.filter(pl.col("change") != "same") if comparison.pairs is not None else None
     metrics = comparison.metrics.to_dicts()
-    template = env.get_template("compare.html.j2")
-    return template.render(
+    return env.get_template("compare.html.j2").render(
         title=title or f"{comparison.b_label} against {comparison.a_label}",
         c=comparison,
         css=Markup(css),

@@ -32,7 +32,8 @@ TOP = 10
 
 
 def _outcome_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
-    headers = ["outcome", "A", "B", "A rate", "B rate", "B - A", f"{round(comparison.confidence * 100)} % interval"]
+    interval_name = f"{round(comparison.confidence * 100)} % interval"
+    headers = ["outcome", "A", "B", "A rate", "B rate", "B - A", interval_name, "p_adj", "better"]
     rows = [
         [
             row["outcome"],
@@ -42,33 +43,31 @@ def _outcome_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
             percent(row["b_rate"]),
             points(row["diff"]),
             interval(row["diff_low"], row["diff_high"]),
+            p_text(row["p_adjusted"]),
+            row["better"] or "",
         ]
         for row in comparison.outcomes.iter_rows(named=True)
     ]
-    return [*headers, "p_adj", "better"], [
-        [*cells, p_text(row["p_adjusted"]), row["better"] or ""]
-        for cells, row in zip(rows, comparison.outcomes.iter_rows(named=True), strict=True)
-    ]
+    return headers, rows
 
 
 def _metric_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
     headers = ["metric", "per", "A median", "B median", "change", "interval", "A mean", "B mean", "change"]
-    rows = []
-    for row in comparison.metrics.iter_rows(named=True):
-        rows.append(
-            [
-                row["metric"],
-                row["level"],
-                *row_figures(row, "median"),
-                percent(row["median_change"], signed=True),
-                interval(row["median_change_low"], row["median_change_high"], unit="%"),
-                *row_figures(row, "mean"),
-                percent(row["mean_change"], signed=True),
-                p_text(row["p_adjusted"]),
-                row["better"] or "",
-                row["note"] or "",
-            ]
-        )
+    rows = [
+        [
+            row["metric"],
+            row["level"],
+            *row_figures(row, "median"),
+            percent(row["median_change"], signed=True),
+            interval(row["median_change_low"], row["median_change_high"], unit="%"),
+            *row_figures(row, "mean"),
+            percent(row["mean_change"], signed=True),
+            p_text(row["p_adjusted"]),
+            row["better"] or "",
+            row["note"] or "",
+        ]
+        for row in comparison.metrics.iter_rows(named=True)
+    ]
     return [*headers, "p_adj", "better", "note"], rows
 
 

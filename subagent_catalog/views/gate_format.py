@@ -35,11 +35,6 @@ def _tolerance(check: CheckResult, result: GateResult) -> str:
     return ", ".join(parts)
 
 
-def _verdict(result: GateResult) -> str:
-    failing = (["empty corpus"] if result.empty_fails else []) + result.failing
-    return f"FAILED: {', '.join(failing)}" if result.failed else "PASSED"
-
-
 def _context_lines(result: GateResult, md: bool) -> list[str]:
     """The empty-corpus and baseline lines (terminal text, or Markdown with values escaped)."""
     show = md_cell if md else printable
@@ -89,8 +84,9 @@ def format_text(result: GateResult, *, limit: int = 20) -> str:
     selected = sum(1 for check in result.checks if check.selected)
     window = f"window: {result.window} by created_at: {result.window_files} of {result.session_files} session files"
     checks = f"{selected} check{'s' if selected != 1 else ''} selected"
+    failing = ", ".join((["empty corpus"] if result.empty_fails else []) + result.failing)
     lines = [
-        f"check: {_verdict(result)} ({checks}, semantics {result.semantics})",
+        f"check: {f'FAILED: {failing}' if result.failed else 'PASSED'} ({checks}, semantics {result.semantics})",
         f"root: {printable(result.root)}",
         *([window] if result.window else []),
         *_context_lines(result, md=False),

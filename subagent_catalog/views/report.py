@@ -26,6 +26,7 @@ import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -184,21 +185,15 @@ def _top_trees(forest: Forest) -> tuple[list[dict[str, Any]], list[dict[str, Any
     return [entry(i) for i in largest], [entry(i) for i in damaged]
 
 
-def _bounded_listing(text: str) -> tuple[str, int]:
-    lines = text.split("\n")
-    hidden = max(0, len(lines) - LISTING_LINES_BOUND)
-    shown = [clip(line, LISTING_LINE_BOUND) for line in lines[:LISTING_LINES_BOUND]]
-    return "\n".join(shown), hidden
-
-
 def _listings(corpus: Source, parents: list[str], semantics: Semantics) -> list[dict[str, Any]]:
     out = []
     for parent in parents:
         entry: dict[str, Any] = {"parent": parent}
         for scope in ("children", "descendants"):
             try:
-                text, hidden = _bounded_listing(list_agents_text(corpus, parent, scope=scope, semantics=semantics))
-                entry[scope] = {"text": text, "hidden": hidden, "lines": text.count("\n") + 1 + hidden}
+                lines = list_agents_text(corpus, parent, scope=scope, semantics=semantics).split("\n")
+                text = "\n".join(clip(line, LISTING_LINE_BOUND) for line in lines[:LISTING_LINES_BOUND])
+                entry[scope] = {"text": text, "hidden": max(0, len(lines) - LISTING_LINES_BOUND), "lines": len(lines)}
             except CatalogError as error:
                 entry[scope] = {"error": str(error)}
         out.append(entry)
@@ -215,13 +210,6 @@ def _problem_tables(corpus: Corpus) -> tuple[list[dict[str, Any]], list[dict[str
     for row in detail[:PROBLEM_ROWS]:
         row["relpath"] = relative_path(row["path"], corpus.root)
     return summary, detail[:PROBLEM_ROWS]
-
-
-def _assets() -> tuple[str, str]:
-    from importlib.resources import files
-
-    base = files("subagent_catalog.views").joinpath("templates")
-    return base.joinpath("report.css").read_text("utf-8"), base.joinpath("report.js").read_text("utf-8")
 
 
 def report_stream(
@@ -317,7 +305,8 @@ def report_stream(
     for entry in (*largest, *damaged):
         entry["href"] = link.href(entry["id"]) if link is not None and not entry["group"] else None
     problem_summary, problem_rows = _problem_tables(corpus)
-    css, js = _assets()
+    templates = files("subagent_catalog.views").joinpath("templates")
+    css, js = (templates.joinpath(name).read_text("utf-8") for name in ("report.css", "report.js"))
     script_hash = base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode("ascii")
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("subagent_catalog.views", "templates"),
@@ -329,9 +318,7 @@ def report_stream(
         # directory, checked for ownership): compiling the report's template costs more than rendering it
         bytecode_cache=_bytecode_cache(),
     )
-    env.filters["clip"] = clip
-    env.filters["human_bytes"] = human_bytes
-    env.filters["minute"] = minute
+    env.filters.update(clip=clip, human_bytes=human_bytes, minute=minute)
     forest_data: dict[str, Any] = {"nodes": [], "roots": []}
     if forest:
         forest_data = {

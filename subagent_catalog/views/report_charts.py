@@ -135,12 +135,13 @@ def _bar_chart(
     *,
     category: str,
     color: str,
-    colors: dict[str, str],
     horizontal: bool,
-    category_title: str,
+    colors: dict[str, str] = LISTING_COLOURS,
+    category_title: str | None = None,
     sort: list[str] | None = None,
 ) -> Chart:
     """A stacked bar chart of rows counted by (category, color) (``counted``), with totals on the bars."""
+    category_title = category_title or category
     values = [{category: c, color: s, "count": n} for (c, s), n in counted.items()]
     table = sorted(values, key=lambda v: (str(v[category]), str(v[color])))
     columns = [category_title, color, "count"]
@@ -198,32 +199,6 @@ def _time_chart(key: str, title: str, note: str, binned: pl.DataFrame, every: st
     return _drawn(chart, draw, max(counts) >= LOG_RATIO * min(counts))
 
 
-def _time_bins(millis: list[int]) -> str:
-    """A bin width for the time chart (a Polars duration): hours up to two days, days up to 120, else weeks."""
-    span = (max(millis) - min(millis)) / 86_400_000 if millis else 0
-    if span <= 2:
-        return "1h"
-    if span <= 120:
-        return "1d"
-    return "1w"
-
-
-def _listed_depths(corpus: Corpus, listed: pl.DataFrame) -> list[str]:
-    """Each listing row's ``delegationDepth`` as a category (``?`` when unknown), by the row's session id.
-
-    The last session of an id wins, as a dict built over the sessions would have it.
-    """
-    ids = listed["id"].unique()
-    sessions = corpus.sessions.select("session_id", "delegation_depth")
-    sessions = sessions.filter(pl.col("session_id").is_in(ids.implode())).unique(
-        "session_id", keep="last", maintain_order=True
-    )  # the listed ids' sessions only: no table of every session's id
-    joined = listed.select(pl.col("id").alias("session_id")).join(
-        sessions, on="session_id", how="left", nulls_equal=True, maintain_order="left"
-    )
-    return joined["delegation_depth"].cast(pl.String).fill_null("?").to_list()
-
-
 def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
     """Every chart of the report for a corpus and its catalog rows (``None``: the listing fails).
 
@@ -249,9 +224,7 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
                 Counter(zip(causes, (str(r) for r, d in zip(reasons, diagnostic, strict=True) if d), strict=True)),
                 category="cause",
                 color="reason",
-                colors=LISTING_COLOURS,
                 horizontal=True,
-                category_title="cause",
             )
         )
         del causes, diagnostic, kinds, reasons
@@ -263,12 +236,19 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
                 Counter(zip(_top(listed["provider"].to_list()), outcomes, strict=True)),
                 category="provider",
                 color="outcome",
-                colors=LISTING_COLOURS,
                 horizontal=True,
-                category_title="provider",
             )
         )
-        depths = _listed_depths(corpus, listed)
+        # each row's delegationDepth by its session id (``?``: unknown), the last session of an id winning
+        sessions = corpus.sessions.select("session_id", "delegation_depth")
+        sessions = sessions.filter(pl.col("session_id").is_in(listed["id"].unique().implode())).unique(
+            "session_id", keep="last", maintain_order=True
+        )  # the listed ids' sessions only: no table of every session's id
+        joined = listed.select(pl.col("id").alias("session_id")).join(
+            sessions, on="session_id", how="left", nulls_equal=True, maintain_order="left"
+        )
+        depths = joined["delegation_depth"].cast(pl.String).fill_null("?").to_list()
+        del sessions, joined
         counted = Counter(zip(depths, outcomes, strict=True))
         del depths
         order = sorted({depth for depth, _ in counted}, key=lambda d: (d == "?", int(d) if d != "?" else 0))
@@ -280,7 +260,6 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
                 counted,
                 category="depth",
                 color="outcome",
-                colors=LISTING_COLOURS,
                 horizontal=False,
                 category_title="delegation depth",
                 sort=order,
@@ -295,7 +274,9 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
         del outcomes, listed
         dated = frame.filter(pl.col("ms").is_between(CALENDAR_MIN_MS, CALENDAR_MAX_MS))
         undated = frame.height - dated.height
-        every = _time_bins(dated["ms"].to_list())
+        millis = dated["ms"].to_list()
+        days = (max(millis) - min(millis)) / 86_400_000 if millis else 0
+        every = "1h" if days <= 2 else "1d" if days <= 120 else "1w"  # hours up to two days, days up to 120, weeks
         binned = dated.select(
             pl.from_epoch("ms", time_unit="ms").dt.truncate(every).dt.epoch("ms").alias("bin"), "outcome"
         )
@@ -337,9 +318,8 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
                 counts,
                 category=key,
                 color="status",
-                colors=STATUS_COLOURS,
                 horizontal=False,
-                category_title=key,
+                colors=STATUS_COLOURS,
             )
         )
     return charts

@@ -34,15 +34,6 @@ CALLS_PER_TOOL = 10
 """Failing calls listed per tool."""
 
 
-def _row_of(failures: pl.DataFrame, listed: int) -> dict[tuple[str | None, str | None], int]:
-    """The Failed runs table's row of each listed run, by (session id, path)."""
-    shown = failures.head(listed).select("session_id", "path").rows()
-    rows: dict[tuple[str | None, str | None], int] = {}
-    for i, key in enumerate(shown):
-        rows.setdefault(key, i)
-    return rows
-
-
 def errors_section(runs: RunSummary, listed: int) -> dict[str, Any]:
     """The "Errors" section's rows; ``listed`` is how many rows of ``runs.failures`` the Failed runs table shows.
 
@@ -54,23 +45,23 @@ def errors_section(runs: RunSummary, listed: int) -> dict[str, Any]:
         >>> coded[0]["code"], coded[0]["example_row"] is not None, section["total"]
         ('CONTEXT_LENGTH', True, 7)
     """
-    rows = _row_of(runs.failures, listed)
-    groups = []
-    for g in runs.error_groups.head(ERROR_GROUP_ROWS).iter_rows(named=True):
-        groups.append(
-            {
-                "code": g["code"],
-                "message": clip(g["message"], 200) if g["message"] else None,
-                "runs": f"{g['runs']:,}",
-                "outcomes": g["outcomes"],
-                "first": clock(g["first_seen_ms"], seconds=False).removesuffix(" UTC") or "–",
-                "last": clock(g["last_seen_ms"], seconds=False).removesuffix(" UTC") or "–",
-                "cost": group_cost(g),
-                "example_id": g["example_session_id"],
-                "example_message": clip(g["example_message"], 300) if g["example_message"] else None,
-                "example_row": rows.get((g["example_session_id"], g["example_path"])),
-            }
-        )
+    shown = runs.failures.head(listed).select("session_id", "path").rows()
+    rows = {key: i for i, key in reversed(list(enumerate(shown)))}  # the Failed runs table's (first) row of a run
+    groups = [
+        {
+            "code": g["code"],
+            "message": clip(g["message"], 200) if g["message"] else None,
+            "runs": f"{g['runs']:,}",
+            "outcomes": g["outcomes"],
+            "first": clock(g["first_seen_ms"], seconds=False).removesuffix(" UTC") or "–",
+            "last": clock(g["last_seen_ms"], seconds=False).removesuffix(" UTC") or "–",
+            "cost": group_cost(g),
+            "example_id": g["example_session_id"],
+            "example_message": clip(g["example_message"], 300) if g["example_message"] else None,
+            "example_row": rows.get((g["example_session_id"], g["example_path"])),
+        }
+        for g in runs.error_groups.head(ERROR_GROUP_ROWS).iter_rows(named=True)
+    ]
     return {"groups": groups, "total": runs.error_groups.height}
 
 
@@ -84,20 +75,17 @@ def error_index(runs: RunSummary, listed: int, nodes: Mapping[str, int] | None) 
         >>> [e for e in index if e["c"]][0]["c"], len(index)
         ('CONTEXT_LENGTH', 7)
     """
-    out = []
     frame = runs.failures.head(INDEX_ROWS).select("session_id", "error_code", "error_message", "outcome_detail")
-    for i, (sid, code, message, detail) in enumerate(frame.iter_rows()):
-        text = message or detail
-        out.append(
-            {
-                "i": sid,
-                "c": code,
-                "m": clip(text, INDEX_MESSAGE) if text else None,
-                "r": i if i < listed else None,
-                "n": nodes.get(sid) if nodes is not None and sid is not None else None,
-            }
-        )
-    return out
+    return [
+        {
+            "i": sid,
+            "c": code,
+            "m": clip(message or detail, INDEX_MESSAGE) if message or detail else None,
+            "r": i if i < listed else None,
+            "n": nodes.get(sid) if nodes is not None and sid is not None else None,
+        }
+        for i, (sid, code, message, detail) in enumerate(frame.iter_rows())
+    ]
 
 
 def failing_calls(runs: RunSummary, tools: int) -> list[dict[str, Any]]:

@@ -69,18 +69,15 @@ def _projects(found: pl.DataFrame) -> list[dict[str, Any]]:
         .sort(["findings", "project_dir"], descending=[True, False], nulls_last=True)
         .head(PROJECT_ROWS)
     )
-    out = []
-    for r in rows.iter_rows(named=True):
-        kinds = pl.Series(r["kind"]).value_counts(sort=True).head(3).rows()
-        out.append(
-            {
-                "project": r["project_dir"],
-                "findings": f"{r['findings']:,}",
-                "runs": f"{r['runs']:,}",
-                "kinds": ", ".join(f"{kind} {count:,}" for kind, count in kinds),
-            }
-        )
-    return out
+    return [
+        {
+            "project": r["project_dir"],
+            "findings": f"{r['findings']:,}",
+            "runs": f"{r['runs']:,}",
+            "kinds": ", ".join(f"{k} {n:,}" for k, n in pl.Series(r["kind"]).value_counts(sort=True).head(3).rows()),
+        }
+        for r in rows.iter_rows(named=True)
+    ]
 
 
 def findings_section(corpus: Corpus, found: pl.DataFrame, *, link: SiteLinks | None = None) -> dict[str, Any]:
@@ -94,16 +91,6 @@ def findings_section(corpus: Corpus, found: pl.DataFrame, *, link: SiteLinks | N
         >>> section["total"], section["runs_total"], section["kinds"][0]["kind"], section["worst"][0]["severity"]
         (11, 11, 'context-growth', 'error')
     """
-    if found.height == 0:
-        return {
-            "total": 0,
-            "runs_total": 0,
-            "kinds": [],
-            "projects": [],
-            "worst": [],
-            "projects_total": 0,
-            "note": None,
-        }
     ranked = found.with_columns(pl.col("severity").replace_strict(list(SEVERITIES), [0, 1, 2]).alias("_rank"))
     runs = (
         ranked.group_by("list_order")
@@ -123,19 +110,17 @@ def findings_section(corpus: Corpus, found: pl.DataFrame, *, link: SiteLinks | N
         label, name = names.get(sid, (None, None)) if sid is not None else (None, None)
         href = link.href(sid) if link is not None else None
         rows = ranked.filter(pl.col("list_order") == run["list_order"]).sort(["_rank", "seq"], descending=[True, False])
-        items = []
-        for row in rows.head(FINDINGS_PER_RUN).iter_rows(named=True):
-            step = f"{href}#seq-{row['seq']}" if href is not None and row["seq"] is not None else None
-            items.append(
-                {
-                    "kind": row["kind"],
-                    "severity": row["severity"],
-                    "where": _where(row),
-                    "href": step,
-                    "message": clip(row["message"], 300),
-                    "evidence": clip(row["evidence"], 300) if row["evidence"] else None,
-                }
-            )
+        items = [
+            {
+                "kind": row["kind"],
+                "severity": row["severity"],
+                "where": _where(row),
+                "href": f"{href}#seq-{row['seq']}" if href is not None and row["seq"] is not None else None,
+                "message": clip(row["message"], 300),
+                "evidence": clip(row["evidence"], 300) if row["evidence"] else None,
+            }
+            for row in rows.head(FINDINGS_PER_RUN).iter_rows(named=True)
+        ]
         kinds = ", ".join(dict.fromkeys(rows["kind"].to_list()))
         worst.append(
             {
@@ -152,12 +137,11 @@ def findings_section(corpus: Corpus, found: pl.DataFrame, *, link: SiteLinks | N
                 "more": max(0, rows.height - FINDINGS_PER_RUN),
             }
         )
-    projects = _projects(found)
     return {
         "total": found.height,
         "runs_total": runs.height,
         "kinds": _kinds(found),
-        "projects": projects,
+        "projects": _projects(found),
         "projects_total": found["project_dir"].n_unique(),
         "worst": worst,
         "note": None,

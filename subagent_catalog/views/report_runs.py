@@ -57,10 +57,6 @@ NAMED_TIMELINE_ROWS = 400
 """Rows without a label per timeline whose logs are read for a name (the rest show their id)."""
 
 
-def _tokens(value: int | None) -> str:
-    return human_count(value)
-
-
 def _named(sid: str | None, names: Mapping[str, tuple[str | None, str | None]], link: SiteLinks | None) -> Markup:
     label, name = names.get(sid, (None, None)) if sid is not None else (None, None)
     if link is not None:
@@ -106,7 +102,7 @@ def _run_row(
         "split": time_split({**row, "run_wall_ms": row["wall_ms"]}),
         "llm": human_duration(row["llm_ms"]),
         "tool": human_duration(row["tool_ms"]),
-        "tokens": _tokens(row["tokens"]),
+        "tokens": human_count(row["tokens"]),
         "cost": run_cost(row),
         "node": node,
         "path": clip(relative_path(row["path"], root), 300),
@@ -124,7 +120,7 @@ def _tree_row(row: dict[str, Any], forest: Nodes | None, tops: NameMap, link: Si
         "peak": row["peak_children_running"],
         "wall": human_duration(row["wall_ms"]),
         "active": human_duration(row["active_ms"]),
-        "tokens": _tokens(row["tokens"]),
+        "tokens": human_count(row["tokens"]),
         "cost": run_cost(row),
     }
 
@@ -169,18 +165,6 @@ def _timeline_label(forest: Nodes | None, names: NameMap, link: SiteLinks | None
     return label
 
 
-def _table_columns(runs: RunSummary) -> dict[str, Any]:
-    """Each run and tree table's columns (``views.table_columns``), the ranked one first."""
-    cost = "cost" if runs.cost_basis == "cost" else "tokens"
-    return {
-        "failures": columns("runs", first=["message"]),
-        "slowest": columns("runs", first=["active"], drop=["message", "code"]),
-        "costliest": columns("runs", first=[cost], drop=["message", "code"]),
-        "slowest_trees": columns("trees", first=["active"]),
-        "costliest_trees": columns("trees", first=[cost]),
-    }
-
-
 def runs_section(
     corpus: Corpus, runs: RunSummary, forest: Forest | Nodes | None, *, link: SiteLinks | None = None
 ) -> dict[str, Any]:
@@ -219,7 +203,6 @@ def runs_section(
         for sid in rows.filter(pl.col("label").is_null())["session_id"].head(NAMED_TIMELINE_ROWS).to_list()
     ]
     named = names_by_id(corpus, [*shown_tops.to_list(), *parents.to_list(), *unlabelled])
-    by_day = runs.by_day.tail(GROUP_ROWS) if runs.by_day.height > GROUP_ROWS else runs.by_day
     timelines = []
     label = _timeline_label(nodes, named, link)
     for row in drawn.iter_rows(named=True):
@@ -241,16 +224,17 @@ def runs_section(
             "seed": r["in_seed"],
             "sessions": f"{r['sessions']:,}",
             "steps": f"{r['steps']:,}",
-            "input": _tokens(r["input_tokens"]),
-            "cache_read": _tokens(r["cache_read_tokens"]),
-            "cache_write": _tokens(r["cache_write_tokens"]),
-            "output": _tokens(r["output_tokens"]),
+            "input": human_count(r["input_tokens"]),
+            "cache_read": human_count(r["cache_read_tokens"]),
+            "cache_write": human_count(r["cache_write_tokens"]),
+            "output": human_count(r["output_tokens"]),
             "cost": model_cost(r),
             "unpriced": r["cost_usd"] is None,
         }
         for r in runs.models.iter_rows(named=True)
     ]
     failing = failing_calls(runs, TOOL_ROWS)
+    ranked = "cost" if runs.cost_basis == "cost" else "tokens"
     called = names_by_id(corpus, [c["session"] for entry in failing for c in entry["calls"]])
     for entry in failing:
         for c in entry["calls"]:
@@ -300,7 +284,7 @@ def runs_section(
         "tool_calls_failed": totals["tool_calls_failed"],
         "by_project": _outcome_rows(runs.by_project.head(GROUP_ROWS), "project_dir", outcomes),
         "projects_total": runs.by_project.height,
-        "by_day": _outcome_rows(by_day, "bin", outcomes),
+        "by_day": _outcome_rows(runs.by_day.tail(GROUP_ROWS), "bin", outcomes),
         "days_total": runs.by_day.height,
         "failures": [_run_row(r, nodes, corpus.root, names, named, link) for r in listed.iter_rows(named=True)],
         "slowest": [_run_row(r, nodes, corpus.root, names, named, link) for r in runs.slowest.iter_rows(named=True)],
@@ -310,7 +294,13 @@ def runs_section(
         "slowest_trees": [_tree_row(r, nodes, named, link) for r in slowest_trees.iter_rows(named=True)],
         "costliest_trees": [_tree_row(r, nodes, named, link) for r in costliest_trees.iter_rows(named=True)],
         "site": link is not None,
-        "cols": _table_columns(runs),
+        "cols": {  # each run and tree table's columns (``views.table_columns``), the ranked one first
+            "failures": columns("runs", first=["message"]),
+            "slowest": columns("runs", first=["active"], drop=["message", "code"]),
+            "costliest": columns("runs", first=[ranked], drop=["message", "code"]),
+            "slowest_trees": columns("trees", first=["active"]),
+            "costliest_trees": columns("trees", first=[ranked]),
+        },
         "trees_total": runs.trees.height,
         "models": models,
         "unpriced": [

@@ -203,15 +203,11 @@ def trends_section(runs: RunSummary) -> dict[str, Any]:
         )
     if ranked.height < by_model.select("provider", "model").unique().height:
         notes.append(f"the per-model chart draws the {TREND_MODELS} models that cost most; the table has the others")
-    table = frame.tail(TREND_ROWS) if frame.height > TREND_ROWS else frame
-    model_table = (
-        runs.trends_by_model.tail(TREND_ROWS) if runs.trends_by_model.height > TREND_ROWS else runs.trends_by_model
-    )
     return {
         "charts": charts,
         "notes": notes,
-        "days": [_row(r) for r in table.iter_rows(named=True)],
+        "days": [_row(r) for r in frame.tail(TREND_ROWS).iter_rows(named=True)],
         "days_total": frame.height,
-        "models": [_row(r) for r in model_table.iter_rows(named=True)],
+        "models": [_row(r) for r in runs.trends_by_model.tail(TREND_ROWS).iter_rows(named=True)],
         "models_total": runs.trends_by_model.height,
     }

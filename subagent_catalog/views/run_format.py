@@ -9,7 +9,7 @@ cells go through ``views.text.md_cell`` (the one Markdown escaper).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import date, datetime
+from datetime import date
 from typing import Any
 
 import polars as pl
@@ -24,10 +24,6 @@ FAILED_LINES = 10
 
 ERROR_GROUP_LINES = 5
 """Error groups the text lists (all of them with ``limit=0``)."""
-
-
-def _join(counts: dict[str, int]) -> str:
-    return ", ".join(f"{key} {value:,}" for key, value in counts.items()) if counts else "none"
 
 
 def _model(row: dict[str, Any]) -> str:
@@ -123,7 +119,7 @@ def runs_lines(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
     totals = runs.totals
     failed = runs.failures if limit == 0 else runs.failures.head(limit)
     lines = [
-        f"runs         {_join(runs.outcomes)}",
+        f"runs         {', '.join(f'{key} {value:,}' for key, value in runs.outcomes.items()) or 'none'}",
         f"failed       {runs.failed:,} run{'s' if runs.failed != 1 else ''}",
     ]
     for row in failed.iter_rows(named=True):
@@ -239,9 +235,7 @@ def model_cost(row: dict[str, Any]) -> str:
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, date):
+    if isinstance(value, date):  # a datetime too
         return value.isoformat()
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}

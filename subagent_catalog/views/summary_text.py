@@ -17,7 +17,7 @@ from subagent_catalog.frames.source import Source
 from subagent_catalog.views.columns import UNREAD_BY_SUMMARY
 from subagent_catalog.views.memory import between_stages
 from subagent_catalog.views.run_format import FAILED_LINES, runs_json, runs_lines, runs_markdown
-from subagent_catalog.views.text import md_cell
+from subagent_catalog.views.text import md_cell, printable
 
 T = TypeVar("T")
 
@@ -74,8 +74,6 @@ def summary_text(
         >>> print(summary_text(read_corpus(tempfile.mkdtemp())).splitlines()[1])
         sessions     0 files, 0 listed, 0 projects
     """
-    from subagent_catalog.views.text import printable
-
     corpus, window, shown, facts, runs = _read(corpus, semantics, window, lambda made: runs_lines(made, limit=limit))
     first, last = iso(facts["first_created_ms"]), iso(facts["last_activity_ms"])
     span = f"{first} → {last}" if first and last else "no timestamps"
@@ -126,10 +124,6 @@ def summary_text(
     return "\n".join(lines)
 
 
-def _json_value(value: Any) -> Any:
-    return value.isoformat() if hasattr(value, "isoformat") else value
-
-
 def summary_json(
     corpus: Source, *, semantics: Semantics = "projection", window: Window | None = None
 ) -> dict[str, Any]:
@@ -142,7 +136,7 @@ def summary_json(
         (26, 7)
     """
     corpus, window, _, counts, runs = _read(corpus, semantics, window, runs_json)
-    facts = {key: _json_value(value) for key, value in counts.items()}
+    facts = {key: value.isoformat() if hasattr(value, "isoformat") else value for key, value in counts.items()}
     if window.bounded:
         facts["window"] = window.describe()
     facts["root_hint"] = root_hint(corpus)

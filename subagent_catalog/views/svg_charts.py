@@ -122,20 +122,25 @@ def _text(
     )
 
 
-def _legend(series: list[str], colours: dict[str, str], top: float, width: float) -> tuple[list[str], float]:
-    """A legend's items laid out in rows under the plot; returns them and the height they take."""
-    parts: list[str] = []
+def _side_title(top: float, height: float, text: str) -> str:
+    """An axis title up the left edge, centred on ``top`` to ``top + height``."""
+    middle = top + height / 2
+    return _text(12, middle, text, anchor="middle", extra=f' transform="rotate(-90 12 {middle:.1f})"')
+
+
+def _legend(body: list[str], series: list[str], colours: dict[str, str], top: float, width: float) -> float:
+    """Add a legend's items to ``body``, laid out in rows under the plot from ``top``; returns where they end."""
     x, y = 0.0, top
     for name in series:
         item = 16 + columns(name) * CHAR + 14
         if x and x + item > width:
             x, y = 0.0, y + 16
-        parts.append(
+        body.append(
             f'<rect class="key" x="{x:.1f}" y="{y:.1f}" width="10" height="10" fill="{colours.get(name, GREY)}"/>'
             + _text(x + 14, y + 9, name)
         )
         x += item
-    return parts, y + 16 - top
+    return top + (y + 16 - top)
 
 
 def _svg(width: float, height: float, body: list[str], label: str) -> str:
@@ -196,19 +201,9 @@ def bar_chart(data: Counts, *, horizontal: bool, colour_title: str, log: bool = 
             if not log:
                 body.append(_text(x + 3, y + band / 2 + 4, f"{totals[category]:,}", size=10, fill=MUTED))
         body.append(_text(left + PLOT_WIDTH / 2, top + height + 28, "count (log)" if log else "count", anchor="middle"))
-        body.append(
-            _text(
-                12,
-                top + height / 2,
-                data.category_title,
-                anchor="middle",
-                extra=f' transform="rotate(-90 12 {top + height / 2:.1f})"',
-            )
-        )
+        body.append(_side_title(top, height, data.category_title))
         width = left + PLOT_WIDTH + 40
-        legend, legend_height = _legend(data.series, data.colours, top + height + 40, width)
-        body += legend
-        return _svg(width, top + height + 40 + legend_height, body, label)
+        return _svg(width, _legend(body, data.series, data.colours, top + height + 40, width), body, label)
     slot = PLOT_WIDTH / max(1, len(data.categories))
     bar = min(slot * 0.8, 60)
     slanted = max((columns(c) for c in data.categories), default=0) * CHAR > slot
@@ -255,19 +250,9 @@ def bar_chart(data: Counts, *, horizontal: bool, colour_title: str, log: bool = 
             body.append(_text(mid, y - 3, f"{totals[category]:,}", anchor="middle", size=10, fill=MUTED))
     under = top + PLOT_HEIGHT + (max(columns(c) for c in data.categories) * CHAR * 0.65 + 18 if slanted else 20)
     body.append(_text(left + PLOT_WIDTH / 2, under + 10, data.category_title, anchor="middle"))
-    body.append(
-        _text(
-            12,
-            top + PLOT_HEIGHT / 2,
-            "count (log)" if log else "count",
-            anchor="middle",
-            extra=f' transform="rotate(-90 12 {top + PLOT_HEIGHT / 2:.1f})"',
-        )
-    )
+    body.append(_side_title(top, PLOT_HEIGHT, "count (log)" if log else "count"))
     width = left + PLOT_WIDTH + 10
-    legend, legend_height = _legend(data.series, data.colours, under + 24, width)
-    body += legend
-    return _svg(width, under + 24 + legend_height, body, label)
+    return _svg(width, _legend(body, data.series, data.colours, under + 24, width), body, label)
 
 
 _HOUR, _DAY = 3_600_000, 86_400_000
@@ -396,19 +381,9 @@ def time_chart(
             )
     under = top + PLOT_HEIGHT + 62
     body.append(_text(left + PLOT_WIDTH / 2, under, category_title, anchor="middle"))
-    body.append(
-        _text(
-            12,
-            top + PLOT_HEIGHT / 2,
-            "count (log)" if log else "count",
-            anchor="middle",
-            extra=f' transform="rotate(-90 12 {top + PLOT_HEIGHT / 2:.1f})"',
-        )
-    )
+    body.append(_side_title(top, PLOT_HEIGHT, "count (log)" if log else "count"))
     width = left + PLOT_WIDTH + 10
-    legend, legend_height = _legend(series, colours, under + 10, width)
-    body += legend
-    return _svg(width, under + 10 + legend_height, body, label)
+    return _svg(width, _legend(body, series, colours, under + 10, width), body, label)
 
 
 @dataclass(frozen=True)
@@ -504,21 +479,11 @@ def line_chart(
                 )
     under = top + PLOT_HEIGHT + 62
     body.append(_text(left + PLOT_WIDTH / 2, under, "day (UTC)", anchor="middle"))
-    body.append(
-        _text(
-            12,
-            top + PLOT_HEIGHT / 2,
-            value_title,
-            anchor="middle",
-            extra=f' transform="rotate(-90 12 {top + PLOT_HEIGHT / 2:.1f})"',
-        )
-    )
+    body.append(_side_title(top, PLOT_HEIGHT, value_title))
     width = left + PLOT_WIDTH + 10
-    legend, legend_height = _legend([line.name for line in lines], colours, under + 10, width)
-    body += legend
+    y = _legend(body, [line.name for line in lines], colours, under + 10, width)
     if any(any(line.lower) for line in lines):
-        y = under + 10 + legend_height
         body.append(f'<circle cx="5" cy="{y + 5:.1f}" r="3.5" fill="#ffffff" stroke="{MUTED}" stroke-width="1.5"/>')
         body.append(_text(14, y + 9, "hollow: a lower bound (≥), some runs' figure unknown"))
-        legend_height += 16
-    return _svg(width, under + 10 + legend_height, body, label)
+        y += 16
+    return _svg(width, y, body, label)

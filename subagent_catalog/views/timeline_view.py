@@ -81,10 +81,6 @@ def default_label(row: dict[str, Any]) -> str:
     return name_html(row.get("session_id"), label=row.get("label"))
 
 
-def _colour(outcome: str | None) -> str:
-    return palette.outcome_colour(outcome)
-
-
 def _curve_path(curve: pl.DataFrame, start: int, span: int, peak: int, height: int) -> str:
     """A step path of the running count over a 1000 x ``height`` box.
 
@@ -136,14 +132,6 @@ def _pack(spans: list[tuple[int, int]]) -> list[int]:
         lanes.append(lane)
         heapq.heappush(free, (end, lane))
     return lanes
-
-
-def _legend(outcomes: dict[str, int]) -> str:
-    items = "".join(
-        f'<span><span class="tl-key" style="background:{_colour(name)}"></span>{escape(name)} {count:,}</span>'
-        for name, count in outcomes.items()
-    )
-    return f'<div class="tl-legend">{items}</div>'
 
 
 def timeline_html(
@@ -232,7 +220,7 @@ def timeline_html(
             parts.append(
                 f'<li class="tl-row"><div class="tl-name" style="padding-left:{indent}px">{make(row)}</div>'
                 f'<div class="tl-track"><span class="tl-bar" title="{escape(clip(tip, 400))}" '
-                f'style="left:{left:.2f}%;width:{width:.2f}%;background:{_colour(row.get("outcome"))}"></span>'
+                f'style="left:{left:.2f}%;width:{width:.2f}%;background:{palette.outcome_colour(row.get("outcome"))}"></span>'
                 "</div></li>"
             )
         parts.append("</ol>")
@@ -250,7 +238,7 @@ def timeline_html(
                 f"M{x:.1f} {lane * lane_h + 0.5:.1f}h{w:.1f}v{lane_h - 1:.1f}h{-w:.1f}z"
             )
         shapes = "".join(
-            f'<path fill="{_colour(name)}" d="{"".join(segments)}"><title>{escape(name)}</title></path>'
+            f'<path fill="{palette.outcome_colour(name)}" d="{"".join(segments)}"><title>{escape(name)}</title></path>'
             for name, segments in paths.items()
         )
         parts.append(
@@ -270,7 +258,12 @@ def timeline_html(
             f'<p class="tl-note">{spanned.height - drawn.height:,} of the {spanned.height:,} sessions with a span '
             f"are not drawn ({' or '.join(why)}); the curve and the counts include them.</p>"
         )
-    parts.append(_legend(outcomes))
+    legend = "".join(
+        f'<span><span class="tl-key" style="background:{palette.outcome_colour(name)}"></span>'
+        f"{escape(name)} {count:,}</span>"
+        for name, count in outcomes.items()
+    )
+    parts.append(f'<div class="tl-legend">{legend}</div>')
     if unspanned.height:
         names = ", ".join(
             escape(clip(value or "(no id)", 60)) for value in unspanned["session_id"].head(MAX_NAMED).to_list()

@@ -63,12 +63,6 @@ def _md_title(row: dict[str, Any], detail: dict[str, Any]) -> str:
     return f"**{_title(row, detail)}**"
 
 
-def _fence(text: str) -> str:
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    ticks = "`" * max(3, longest + 1)
-    return f"{ticks}text\n{text}\n{ticks}"
-
-
 def transcript_markdown(corpus: Source, session_id: str, *, path: str | None = None) -> str:
     """One session's transcript as Markdown; every text from the log is in a fenced block.
 
@@ -165,7 +159,8 @@ def transcript_markdown(corpus: Source, session_id: str, *, path: str | None = N
                 title += f" · partial: {detail.get('partial', 'no assistant/message')}"
             shown, more = _shown(row, detail, room, TEXT_HEAD)
             body = _pretty(shown) if kind == "tool-call" and not more else shown
-            lines += [f"{title} ({stamp})" if stamp else title, "", _fence(body), ""]
+            fence = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", body)), default=0))
+            lines += [f"{title} ({stamp})" if stamp else title, "", f"{fence}text\n{body}\n{fence}", ""]
             if more:
                 command = f"subagent-catalog show {corpus.root} {session['session_id']} --text {row['seq']} -o FILE"
                 lines += [f"*… {more:,} more bytes not shown ({_md(command)} writes the whole text).*", ""]

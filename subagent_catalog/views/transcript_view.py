@@ -39,7 +39,7 @@ from subagent_catalog.views.page_names import page_file as page_file
 from subagent_catalog.views.page_names import page_link as page_link
 from subagent_catalog.views.page_names import safe_href
 from subagent_catalog.views.table_columns import FIT_CSS
-from subagent_catalog.views.transcript_parts import anchor, unique_anchors, user_body
+from subagent_catalog.views.transcript_parts import anchor, facts_html, turns_html, unique_anchors, user_body
 
 TEXT_HEAD = 1_200
 """Characters of a long text shown before the rest is folded away."""
@@ -60,9 +60,6 @@ pages by ``show --tree``."""
 
 NAMED_ROWS = 400
 """Sessions without a label in a page's timeline whose logs are read for a name (the rest show their id)."""
-
-CHILD_NAME = 120
-"""Characters of a child's id a page shows (the whole id in its tooltip, up to 1,000)."""
 
 TREE_DEPTH_DRAWN = 2
 """Levels below a page's session whose bars its timeline draws once its tree has more than ``MAX_BARS``
@@ -163,9 +160,7 @@ def _folded(text: str, *, limit: int, mono: bool, more: int = 0, marker: str = "
         if more > 0
         else ""
     )
-    cut = len(text)
-    if cut > limit:
-        cut = limit
+    cut = min(len(text), limit)
     lines_end = -1
     for _ in range(TEXT_LINES):
         lines_end = text.find("\n", lines_end + 1)
@@ -175,11 +170,10 @@ def _folded(text: str, *, limit: int, mono: bool, more: int = 0, marker: str = "
         cut = lines_end
     if cut >= len(text):
         return f'<div style="{style}">{escape(text)}</div>{clipped}'
-    limit = cut
     return (
-        f'<div style="{style}">{escape(text[:limit])}</div><details><summary style="cursor:pointer;color:#656d76">'
-        f"{len(text) - limit:,} more characters</summary>"
-        f'<div style="{style}">{escape(text[limit:])}</div></details>{clipped}'
+        f'<div style="{style}">{escape(text[:cut])}</div><details><summary style="cursor:pointer;color:#656d76">'
+        f"{len(text) - cut:,} more characters</summary>"
+        f'<div style="{style}">{escape(text[cut:])}</div></details>{clipped}'
     )
 
 
@@ -382,19 +376,17 @@ def transcript_fragment(
     seed = [r for r in records if r["in_seed"]]
     own = [r for r in records if not r["in_seed"]]
     parts = ['<div style="font-family:system-ui,sans-serif;font-size:13px;line-height:1.4">']
-    room = TextRoom(budget)
     first = start if isinstance(start, int) else None
+    row = functools.partial(
+        _row_html, start=first, limit=limit, room=TextRoom(budget), hint=hint, anchors=anchors, mention=mention
+    )
     if seed:
-        inner = "".join(
-            _row_html(r, start=first, limit=limit, room=room, hint=hint, anchors=anchors, mention=mention) for r in seed
-        )
         parts.append(
             '<details style="margin:4px 0;color:#57606a"><summary style="cursor:pointer">'
-            f"{len(seed):,} steps inherited from the parent (the fork's seed)</summary>{inner}</details>"
+            f"{len(seed):,} steps inherited from the parent (the fork's seed)</summary>"
+            f"{''.join(map(row, seed))}</details>"
         )
-    parts.extend(
-        _row_html(r, start=first, limit=limit, room=room, hint=hint, anchors=anchors, mention=mention) for r in own
-    )
+    parts.extend(map(row, own))
     if not records:
         parts.append('<div style="color:#656d76">(no events)</div>')
     if max_rows is not None and rows.height > max_rows:
@@ -514,7 +506,6 @@ def transcript_page(
 
     from subagent_catalog.analysis.timeline import tree_timeline
     from subagent_catalog.views.timeline_view import TIMELINE_CSS, timeline_html
-    from subagent_catalog.views.transcript_parts import facts_html, turns_html
     from subagent_catalog.views.waterfall_view import waterfall_html
 
     session, rows, links = _load(corpus, session_id, path)

@@ -397,10 +397,7 @@ class CatalogBrowser(anywidget.AnyWidget, ErrorGroupFilter, FindingLabelFilters)
             >>> browser.toggle("0"); browser.expanded
             ['0']
         """
-        if self._is_open(position):
-            self.collapse(position)
-        else:
-            self.expand(position)
+        (self.collapse if self._is_open(position) else self.expand)(position)
 
     def reveal(self, session: int | str, *, expand: bool = False, select: bool = True) -> str:
         """Show a session in the tree: open its ancestors, scroll to it, select it; returns its position.
@@ -501,11 +498,8 @@ class CatalogBrowser(anywidget.AnyWidget, ErrorGroupFilter, FindingLabelFilters)
             self.sort_by = "created"
             self.sort_descending = True
 
-    def _active_filters(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in FILTERS if getattr(self, name) is not None}
-
     def _on_filter_change(self, _change: dict[str, Any]) -> None:
-        filters = self._active_filters()
+        filters = {name: getattr(self, name) for name in FILTERS if getattr(self, name) is not None}
         query = self.search.strip().lower()
         sort = self.sort_by
         if not filters and not query and sort == "created":

@@ -354,7 +354,7 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
             names=["scope", "selected_dimension", "split_by", "diagnostics_only", "label_filter", "finding_filter"],
         )
         self.observe(lambda _change: self._on_scale(), names=["log_scale"])
-        self.observe(self._on_selection, names=["selected_value", "selected_split"])
+        self.observe(lambda _change: self._render_table(), names=["selected_value", "selected_split"])
         self._render_chart()
         self._render_table()
 
@@ -403,9 +403,7 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         self.dimension_buttons.value = self.selected_dimension
         self.split_dropdown.value = self.split_by or ""
         self.diagnostics_box.value = self.diagnostics_only
-        with self.hold_trait_notifications():
-            self.selected_value = None
-            self.selected_split = None
+        self.clear_selection()
         self._render_header()
         self._render_chart()
         self._render_table()
@@ -539,13 +537,9 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
             >>> board.pick("child"); board.selected_value
             'child'
         """
+        again = self.selected_value == value and self.selected_split == split
         with self.hold_trait_notifications():
-            if self.selected_value == value and self.selected_split == split:
-                self.selected_value = None
-                self.selected_split = None
-            else:
-                self.selected_value = value
-                self.selected_split = split
+            self.selected_value, self.selected_split = (None, None) if again else (value, split)
 
     def link_browser(self, browser: Any) -> None:
         """Let a click on a row of the table reveal its session in a ``CatalogBrowser`` (``revealed``).
@@ -592,9 +586,6 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         if self.split_by is not None and self.split_by != self.selected_dimension and self.selected_split is not None:
             frame = frame.filter(pl.col(self.split_by) == self.selected_split)
         return frame
-
-    def _on_selection(self, _change: dict[str, Any]) -> None:
-        self._render_table()
 
     def _render_table(self) -> None:
         for (split_value, value), button in self._bar_buttons.items():

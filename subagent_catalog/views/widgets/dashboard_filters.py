@@ -21,6 +21,7 @@ from subagent_catalog.analysis.findings import DETECTORS, FACTS_ONLY, findings
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.store.labels import Labels, session_labels
+from subagent_catalog.views.widgets.finding_filter import label_choices
 
 __all__ = ["RunFilters", "filter_dropdowns", "filter_options", "parse_filter"]
 
@@ -82,11 +83,7 @@ class RunFilters:
             labels = Labels(store, protected=corpus.protected_roots(), must_exist=True)  # only read: it must exist
             sessions = session_labels(sessions.drop("labels", strict=False), labels)
         self.labelled: pl.DataFrame | None = sessions if "labels" in sessions.columns else None
-        self.labels: list[str] = (
-            sorted(self.labelled["labels"].explode().drop_nulls().unique().to_list())
-            if self.labelled is not None
-            else []
-        )
+        self.labels = label_choices(self.labelled["labels"] if self.labelled is not None else None)
         self.kinds: list[str] = list(DETECTORS)
         self.found: pl.DataFrame | None = None
         self.note: str | None = None

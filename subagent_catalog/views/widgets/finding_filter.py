@@ -216,7 +216,7 @@ class FindingLabelFilters(traitlets.HasTraits):
         given = self._store.frame().filter(pl.col("session_id") == self.corpus.sessions["session_id"][key])
         self.selected_labels = given.select("label", "note", "author").to_dicts()
 
-    def _labelled_id(self, session: int | None) -> str:
+    def _labelled(self, session: int | None) -> tuple[Labels, str]:
         key = self.selected if session is None else session
         if self._store is None:
             raise LabelsError("this browser has no label store", hint="CatalogBrowser(corpus, labels='labels.sqlite')")
@@ -225,7 +225,7 @@ class FindingLabelFilters(traitlets.HasTraits):
         session_id = self.corpus.sessions["session_id"][int(key)]
         if session_id is None:
             raise LabelsError("the session has no readable id", hint="labels are kept by session id")
-        return str(session_id)
+        return self._store, str(session_id)
 
     def add_label(
         self, label: str, *, note: str | None = None, author: str | None = None, session: int | None = None
@@ -246,9 +246,8 @@ class FindingLabelFilters(traitlets.HasTraits):
             >>> Labels(path).frame()["label"].to_list(), browser.selected_labels[0]["note"]
             (['confirmed'], 'same grep')
         """
-        session_id = self._labelled_id(session)
-        assert self._store is not None
-        self._store.add(session_id, label, note=note, author=author)
+        store, session_id = self._labelled(session)
+        store.add(session_id, label, note=note, author=author)
         self._labels_changed()
 
     def remove_label(self, label: str, *, session: int | None = None) -> int:
@@ -263,9 +262,8 @@ class FindingLabelFilters(traitlets.HasTraits):
             >>> browser.remove_label("x"), browser.selected_labels
             (1, [])
         """
-        session_id = self._labelled_id(session)
-        assert self._store is not None
-        removed = self._store.remove(session_id, label)
+        store, session_id = self._labelled(session)
+        removed = store.remove(session_id, label)
         self._labels_changed()
         return removed
 

@@ -84,20 +84,6 @@ CHILDREN_SHOWN = 20
 """Child ids the detail pane names (the rest are counted)."""
 
 
-def _children_text(children: list[str]) -> str | None:
-    if not children:
-        return None
-    shown = ", ".join(children[:CHILDREN_SHOWN])
-    more = f" … and {len(children) - CHILDREN_SHOWN} more" if len(children) > CHILDREN_SHOWN else ""
-    return f"{len(children)}: {shown}{more}"
-
-
-def _identity(row: dict[str, Any]) -> str | None:
-    """The identity fact: mode and label, or why a session that is not a subagent has none."""
-    known = " — ".join(str(v) for v in (row["identity_mode"], row["identity_label"]) if v is not None)
-    return known or no_descriptor_expected(row)
-
-
 def detail_html(
     row: dict[str, Any],
     info: dict[str, Any],
@@ -132,6 +118,9 @@ def detail_html(
         >>> "s1" in pane and "diagnostic" not in pane
         True
     """
+    children = info.get("children") or []
+    more = f" … and {len(children) - CHILDREN_SHOWN} more" if len(children) > CHILDREN_SHOWN else ""
+    identity = " — ".join(str(v) for v in (row["identity_mode"], row["identity_label"]) if v is not None)
     facts = [
         ("id", row["session_id"]),
         ("role", info["role"]),
@@ -140,11 +129,11 @@ def detail_html(
         ("created", _when(row["created_at_ms"])),
         ("events from", _span(row.get("first_event_ms"), row.get("last_event_ms"))),
         ("parentSession", row["parent_session"]),
-        ("children", _children_text(info.get("children") or [])),
+        ("children", f"{len(children)}: {', '.join(children[:CHILDREN_SHOWN])}{more}" if children else None),
         ("origin", row["origin"]),
         ("delegationDepth", row["delegation_depth"]),
         ("seedLength", row["seed_length"]),
-        ("identity", _identity(row)),
+        ("identity", identity or no_descriptor_expected(row)),  # or why a session not a subagent has none
         # A root or an ordinary fork has no descriptor by design: its cause is not shown as a fault.
         ("identity cause", row["identity_cause"] if row["origin"] == "subagent" else None),
         ("identity detail", row["identity_detail"]),

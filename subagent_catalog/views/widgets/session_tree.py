@@ -8,13 +8,14 @@ parent cycle no root reaches, then the unlisted files.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any, Literal
 
 import polars as pl
 
 from subagent_catalog.analysis.bins import total_tokens
-from subagent_catalog.catalog.collation import collation_key
+from subagent_catalog.analysis.forest import sibling_order
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.costs import known_costs
 from subagent_catalog.views.widgets.error_filter import ERROR_COLUMNS, error_group_choices, error_group_column
@@ -82,7 +83,7 @@ class SessionTree:
         self.nodes = nodes
         self.ids: list[str | None] = nodes["session_id"].to_list()
         self.parents: list[str | None] = nodes["parent_session"].to_list()
-        self.created: list[int | None] = nodes["created_at_ms"].to_list()
+        self.created: list[float] = [math.inf if ms is None else ms for ms in nodes["created_at_ms"].to_list()]
         self.listed_flags: list[bool] = nodes["listed"].to_list()
         in_tree = nodes.filter(pl.col("listed") & pl.col("session_id").is_not_null())
         present = set(in_tree["session_id"].to_list())
@@ -109,15 +110,17 @@ class SessionTree:
     def _cycle_members(self, in_tree: pl.DataFrame, roots: list[int]) -> list[int]:
         """One member of each parent cycle no root reaches (their subtrees are otherwise invisible)."""
         reached: set[int] = set()
-        stack = list(roots)
-        while stack:
-            key = stack.pop()
-            if key in reached:
-                continue
-            reached.add(key)
-            session_id = self.ids[key]
-            if session_id is not None:
-                stack.extend(self.children.get(session_id, []))
+
+        def reach(stack: list[int]) -> None:  # every session below these, marked reached
+            while stack:
+                key = stack.pop()
+                if key not in reached:
+                    reached.add(key)
+                    session_id = self.ids[key]
+                    if session_id is not None:
+                        stack.extend(self.children.get(session_id, []))
+
+        reach(list(roots))
         if len(reached) == in_tree.height:
             return []
         key_of = {sid: key for key, sid in zip(in_tree["key"].to_list(), in_tree["session_id"].to_list(), strict=True)}
@@ -135,15 +138,7 @@ class SessionTree:
                 current = key_of[parent]
             member = min(seen[seen.index(current) :]) if current in seen else key
             extra.append(member)
-            stack = [member]
-            while stack:
-                item = stack.pop()
-                if item in reached:
-                    continue
-                reached.add(item)
-                sid = self.ids[item]
-                if sid is not None:
-                    stack.extend(self.children.get(sid, []))
+            reach([member])
         return extra
 
     def children_of(self, key: int) -> list[int]:
@@ -158,22 +153,10 @@ class SessionTree:
             >>> SessionTree(read_corpus(tempfile.mkdtemp())).children_of(0)
             []
         """
-        cached = self._child_keys.get(key)
-        if cached is not None:
-            return cached
-        created = self.created
-        keys = sorted(self.unsorted_children(key), key=lambda k: (created[k] is None, created[k] or 0))
-        # the ids decide only between siblings created in the same millisecond: the Unicode collation
-        # (slow to load, slow per key) is not needed for the rest
-        start = 0
-        while start < len(keys):
-            end = start + 1
-            while end < len(keys) and created[keys[end]] == created[keys[start]]:
-                end += 1
-            if end - start > 1:
-                keys[start:end] = sorted(keys[start:end], key=lambda k: collation_key(self.ids[k] or ""))
-            start = end
-        self._child_keys[key] = keys
+        keys = self._child_keys.get(key)
+        if keys is None:
+            keys = self._child_keys[key] = list(self.unsorted_children(key))
+            sibling_order(keys, self.created, self.ids)  # type: ignore[arg-type]  # every child has an id
         return keys
 
     def unsorted_children(self, key: int) -> list[int]:
@@ -338,10 +321,10 @@ def filter_keys(
             )
         )
     if sort == "created":
-        keys: list[int] = frame.sort(["created_at_ms", "key"], nulls_last=True)["key"].to_list()
-        return keys
-    ordered = frame.sort([column, "created_at_ms", "key"], descending=[descending, False, False], nulls_last=True)
-    keys = ordered["key"].to_list()
+        ordered = frame.sort(["created_at_ms", "key"], nulls_last=True)
+    else:
+        ordered = frame.sort([column, "created_at_ms", "key"], descending=[descending, False, False], nulls_last=True)
+    keys: list[int] = ordered["key"].to_list()
     return keys
 
 

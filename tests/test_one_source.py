@@ -128,28 +128,8 @@ def _marks(reason: str | None) -> list[Any]:
     return [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
 
 
-ROOT_GONE = "CorpusRootError: the corpus root 'corpus' is not a directory any more"
-FUNCTION_XFAILS = {
-    **{
-        ("run_summary", form): "issue 51: run_summary(Archive) raises TypeError: LazyFrame is not subscriptable"
-        for form in ("archive", "archive-no-events")
-    },
-    **{
-        ("scan_events", form): "issue 51: scan_events(Archive) raises AttributeError: no attribute 'log_sources'"
-        for form in ("archive", "archive-no-events")
-    },
-    **{
-        ("scan_events", form): "issue 51: scan_events over a window of an archive with events (its root gone) "
-        "gives 0 events, silently"
-        for form in ("window-all", "window-span", "window-narrow")
-    },
-    **{
-        (function, form): f"issue 51: {function} over a bounded window of an archive with events (its root gone) "
-        f"reads the root: {ROOT_GONE}"
-        for function in ("search_events", "search_sessions")
-        for form in ("window-span", "window-narrow")
-    },
-}
+FUNCTION_XFAILS: dict[tuple[str, str], str] = {}
+"""Known library bugs by (function, form): none left (issue 51 fixed those this suite found)."""
 
 
 def _call_id(call: Call) -> str:
@@ -199,11 +179,8 @@ def test_a_window_around_every_session_keeps_each_one_that_has_a_creation_time(f
 
 # --------------------------------------------------------------------------- commands
 
-CLI_XFAILS = {
-    ("report-window", "archive-no-events"): "issue 51: report --since/--until over an archive without events, its "
-    "root gone: 'Error: cannot read the log again: corpus/.../session.jsonl: No such file or directory' (the "
-    "whole archive's report works)",
-}
+CLI_XFAILS: dict[tuple[str, str], str] = {}
+"""Known library bugs by (command line, form): none left."""
 
 
 def _cli_cases() -> list[Any]:
@@ -259,11 +236,8 @@ def test_a_command_gives_the_same_over_every_form(forms: Forms, run: Run, form: 
 
 # --------------------------------------------------------------------------- damaged archives
 
-DAMAGE_XFAILS = {
-    "facts": "issue 51: an incremental export into an archive whose facts part is damaged (digest recomputed) "
-    "does not name the part: 'Error: cannot write the archive 'dr0004': ZSTD decompression failed: Data "
-    "corruption detected (hint: check the path and its permissions)'",
-}
+DAMAGE_XFAILS: dict[str, str] = {}
+"""Known library bugs by damage kind: none left."""
 MUST_SEE = {
     "sessions": {"sql-sessions", "summary", "list"},
     "descriptors": {"sql-descriptors"},

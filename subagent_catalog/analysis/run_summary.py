@@ -25,7 +25,7 @@ from subagent_catalog.analysis.runs import (
 from subagent_catalog.analysis.trees import run_trees, subtree_tokens
 from subagent_catalog.analysis.trends import TREND_SCHEMA, TrendBy, trend_rows
 from subagent_catalog.bounds import COUNT
-from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.catalog.source import source_reads
 from subagent_catalog.frames.costs import known_costs
 from subagent_catalog.frames.outcome import OUTCOMES
 from subagent_catalog.frames.source import Source
@@ -269,11 +269,12 @@ def trends(source: Source, *, by: TrendBy = "day", prices: Prices | PriceTable |
     return trend_rows(rows, usage, by=by)
 
 
-def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, top: int = TOP) -> RunSummary:
+@source_reads
+def run_summary(source: Source, *, prices: Prices | PriceTable | None = None, top: int = TOP) -> RunSummary:
     """How the runs of a corpus ended, which failed, what took long or cost most, per model and tool.
 
     Args:
-        corpus: a read corpus (``Window.corpus`` gives one of a time window).
+        source: a read corpus or an archive (``Window.corpus`` gives one of a time window).
         prices: a price table for the per-model costs (default: genai-prices'; the sessions'
             ``cost_usd`` is what ``read_corpus`` priced).
         top: rows of the slowest and costliest tables (``bounds.COUNT``; a ``BoundError`` otherwise).
@@ -285,7 +286,7 @@ def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, to
         (17, 7, ['auth-refactor', 'rs-01'])
     """
     COUNT.check("top", top)
-    sessions = corpus.sessions
+    sessions = source.to_corpus().sessions
     runs = session_runs(sessions, prices=prices)
     counted = dict(sessions.group_by("outcome").len().iter_rows())
     outcomes: dict[str, int] = {str(name): int(counted[name]) for name in OUTCOMES if counted.get(name)}
@@ -320,7 +321,7 @@ def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, to
     known = runs["cost_usd_known"]
     basis: CostBasis = "cost" if known.len() and (known > 0).any() else "tokens"
     costliest = _costliest(runs, basis, top)
-    trees = run_trees(corpus, prices=prices)
+    trees = run_trees(source, prices=prices)
     failed_sum = pl.sum_horizontal(f"subtree_{name.replace('-', '_')}" for name in FAILED_OUTCOMES)
     tops = (
         trees.filter((pl.col("depth") == 0) & (pl.col("subtree_sessions") > 1))
@@ -342,13 +343,13 @@ def run_summary(corpus: Corpus, *, prices: Prices | PriceTable | None = None, to
         )
         .sort(["sessions", "list_order"], descending=[True, False])
     )
-    calls = tool_calls(corpus)
+    calls = tool_calls(source)
     tools = _tool_table(calls)
-    models = usage_by_model(corpus, by="model", prices=prices)
-    unpriced = unpriced_models(corpus, prices=prices)
+    models = usage_by_model(source, by="model", prices=prices)
+    unpriced = unpriced_models(source, prices=prices)
     totals = _totals(sessions, runs, calls)
     trend_runs = _trend_runs(sessions, runs)
-    per_session = usage_by_model(corpus, by="session", prices=prices)
+    per_session = usage_by_model(source, by="session", prices=prices)
     return RunSummary(
         sessions=sessions.height,
         outcomes=outcomes,

@@ -13,20 +13,25 @@ from typing import Any
 
 import polars as pl
 
-from subagent_catalog.frames.corpus import Corpus, facts_events
+from subagent_catalog.frames.corpus import facts_events
 from subagent_catalog.frames.schemas import EVENT_SCHEMA
+from subagent_catalog.frames.source import Source, require_source
 from subagent_catalog.read.logread import read_log_file
 
 
-def scan_events(corpus: Corpus, *, sessions: Iterable[str] | None = None) -> pl.LazyFrame:
+def scan_events(corpus: Source, *, sessions: Iterable[str] | None = None) -> pl.LazyFrame:
     """A lazy frame of every readable log's events (``corpus.events``' rows, lazily).
 
     Args:
-        corpus: a read corpus (its ``sessions`` frame says which files to read).
+        corpus: a read corpus (its ``sessions`` frame says which files to read), or an archive (its events
+            table, scanned; without one, the logs under its recorded root).
         sessions: only these session ids (skips the other files entirely).
 
     pandas: ``.collect().to_pandas(types_mapper=pd.ArrowDtype)`` gives
     pandas with Arrow-backed columns (nulls, lists and UTC times kept; docs/pandas.md).
+
+    Raises:
+        ArchiveError: an archive without an events table whose corpus root is not here.
 
     Examples:
         >>> import tempfile
@@ -34,6 +39,13 @@ def scan_events(corpus: Corpus, *, sessions: Iterable[str] | None = None) -> pl.
         >>> scan_events(read_corpus(tempfile.mkdtemp())).collect().height
         0
     """
+    corpus = require_source(corpus)
+    corpus.require_events(needed_for="scan_events")  # an archive without events, its root gone: said now
+    stored = corpus.stored_events()
+    if stored is not None:  # the events are stored in files: scanned there
+        if sessions is not None:
+            stored = stored.filter(pl.col("session_id").is_in(list(sessions)))
+        return stored.select(list(EVENT_SCHEMA))
     paths = corpus.log_sources(sessions=sessions)
     compression = corpus.compression
 

@@ -460,8 +460,8 @@ class Archive:
         return self.to_corpus().log_sources(sessions=sessions)
 
     def stored_events(self) -> pl.LazyFrame | None:
-        """The events table, lazily (``None``: the archive holds none)."""
-        return self.events if self.has_events else None
+        """The events table, lazily, in frame order (``None``: the archive holds none)."""
+        return self.events.sort(self.order_by("events"), maintain_order=True) if self.has_events else None
 
     def event_frames(
         self, columns: Sequence[str], *, types: Sequence[str], pushed: pl.Expr, where: pl.Expr, in_order: bool

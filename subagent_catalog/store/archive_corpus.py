@@ -108,7 +108,7 @@ class ArchiveCorpus(Corpus):
         table = self._event_table()
         if table is None:
             return None
-        scan = table.events
+        scan = table.events.sort(table.order_by("events"), maintain_order=True)
         return scan.filter(pl.col("list_order").is_in(self._window[1].implode())) if self._window is not None else scan
 
     def event_frames(
@@ -116,10 +116,19 @@ class ArchiveCorpus(Corpus):
     ) -> EventFrames | None:
         """A search's candidate rows from the archive's files, unless the events are loaded or read from the root.
 
-        A window's frames are searched in their own logs (a search of one must not scan the whole archive).
+        A window's frames are searched in their own logs while the root is here (a narrow window's search
+        must not scan the whole archive), else in the archive's files, its logs' rows only.
         """
+        if self._events is not None:
+            return None
+        if self._window is not None:
+            if os.path.isdir(self.log_root):
+                return None
+            table, orders = self._window
+            mine = where & pl.col("list_order").is_in(orders.implode())
+            return table.event_frames(columns, types=types, pushed=pushed, where=mine, in_order=in_order)
         archive = self._archive
-        if self._events is not None or archive is None:
+        if archive is None:
             return None
         if not archive.has_events and os.path.isdir(archive.log_root):
             return None

@@ -40,6 +40,7 @@ from subagent_catalog.read.event_text import TEXT_TYPES
 from subagent_catalog.read.jsvalue import frame_text
 from subagent_catalog.read.logread import LogFacts
 from subagent_catalog.read.paths import Compression, log_name
+from subagent_catalog.store.archive_check import read_guard
 from subagent_catalog.store.codec import FactsRecordError, dump_facts, load_facts, reader_digest
 from subagent_catalog.store.layout import DATA_TEXT, EVENT_EXTRA, EVENT_FILE_EXTRA, FACTS_SCHEMA, TRANSIENT_CAUSES
 from subagent_catalog.store.location import Location, iter_parquet, read_parquet
@@ -386,18 +387,20 @@ def _previous_facts(job: Job, task: ReadTask, files: list[tuple[int, SessionFile
 
     rels = sorted(rel_path(file, job.compression) for _, file in files)
     out: dict[bytes, tuple[Any, ...]] = {}
+    parts = task.previous.facts
     batches = iter_parquet(
         job.location,
-        task.previous.facts,
+        parts,
         where=pc.field("rel_path_bytes").isin(rels),
         columns=["rel_path_bytes", "list_order", "size", "mtime_ns", "ctime_ns", "inode", "facts"],
         batch_rows=PREVIOUS_BATCH_ROWS,
     )
-    for batch in batches:
-        for row in batch.to_pylist():
-            if row["facts"] is not None and row["rel_path_bytes"] not in out:
-                key = (row["size"], row["mtime_ns"], row["ctime_ns"], row["inode"])
-                out[row["rel_path_bytes"]] = (row["list_order"], key, row["facts"])
+    with read_guard(job.location, lambda: parts):  # a damaged part passed its checks: it is named
+        for batch in batches:
+            for row in batch.to_pylist():
+                if row["facts"] is not None and row["rel_path_bytes"] not in out:
+                    key = (row["size"], row["mtime_ns"], row["ctime_ns"], row["inode"])
+                    out[row["rel_path_bytes"]] = (row["list_order"], key, row["facts"])
     return out
 
 
@@ -442,7 +445,8 @@ def _copy_events(job: Job, task: ReadTask, remap: dict[int, int]) -> Any:
     import pyarrow as pa
 
     assert task.previous is not None
-    table = read_parquet(job.location, task.previous.events, filters=[("list_order", "in", sorted(remap))])
+    with read_guard(job.location, lambda: task.previous.events if task.previous else []):
+        table = read_parquet(job.location, task.previous.events, filters=[("list_order", "in", sorted(remap))])
     renumbered = pa.array([remap[order] for order in table.column("list_order").to_pylist()], type=pa.int64())
     return table.set_column(table.schema.get_field_index("list_order"), "list_order", renumbered)
 

@@ -330,9 +330,8 @@ def check_target(path: str | None, protected: Sequence[PathLike]) -> None:
         ...
         subagent_catalog.outputs.OutputError: cannot write '/nonexistent/x.html': No such file or directory (hint: ...)
     """
-    if path is None or path == "-":
-        return
-    check_output(path, protected=protected)
+    if path is not None and path != "-":
+        check_output(path, protected=protected)
 
 
 @contextlib.contextmanager
@@ -355,12 +354,9 @@ def output_stream(path: str | None, *, protected: Sequence[PathLike] = (), binar
             yield sys.stdout.buffer if binary else sys.stdout
         return
     assert path is not None
-    if binary:
-        with open_output(path, binary=True, protected=protected) as handle:
-            yield handle
-    else:
-        with open_output(path, protected=protected, errors="replace", newline="") as handle:
-            yield handle
+    text: dict[str, Any] = {} if binary else {"errors": "replace", "newline": ""}
+    with open_output(path, binary=binary, protected=protected, **text) as handle:
+        yield handle
 
 
 def write_rows(out: IO[str], frame: pl.DataFrame, fmt: Literal["csv", "json"], *, to_terminal: bool) -> None:

@@ -14,14 +14,14 @@ import click
 from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.conformance import conformance_lines, json_text
 from subagent_catalog.catalog.parents import require_session
-from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors
+from subagent_catalog.cli.io import check_target, is_stdout, note, output_stream, translate_errors, write_rows
 from subagent_catalog.cli.options import format_option, load_frames, protected_paths, semantics_option, source_options
 from subagent_catalog.cli.window import window_options
 from subagent_catalog.corpus import open_source
 from subagent_catalog.frames.nearest import expand_id
 from subagent_catalog.read.jsvalue import js_text
 from subagent_catalog.regular import read_regular
-from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, terminal_frame, terminal_safe
+from subagent_catalog.views.text import json_terminal, terminal_safe
 
 # --------------------------------------------------------------------------- conformance
 
@@ -190,8 +190,7 @@ def list_command(
     frame = window.frame(frame)
     if fmt == "csv":
         with output_stream(output, protected=protected) as out:
-            flat = csv_cells(frame)
-            out.write(csv_safe(terminal_frame(flat) if to_terminal else flat).write_csv())
+            write_rows(out, frame, "csv", to_terminal=to_terminal)
         return
     assert output is not None
     buffer = io.BytesIO()  # written whole, so a full disk is the OSError open_output reports

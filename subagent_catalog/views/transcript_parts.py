@@ -110,10 +110,6 @@ def run_facts(session: dict[str, Any]) -> list[tuple[str, str, Tone]]:
     return facts
 
 
-def _detail(row: dict[str, Any]) -> dict[str, Any]:
-    return orjson.loads(row["detail"]) if row["detail"] else {}
-
-
 def anchor(row: dict[str, Any]) -> str:
     """A row's anchor id on a page: ``seq-N``, ``read-problem`` for the row that says where the read stopped.
 
@@ -217,7 +213,7 @@ def error_list(rows: pl.DataFrame) -> list[dict[str, Any]]:
             "retry": "model call retried",
             "read-problem": "read stopped",
         }.get(kind, kind)
-        code = (_detail(row).get("error") or {}) if kind == "tool-result" else {}
+        code = (orjson.loads(row["detail"] or "{}").get("error") or {}) if kind == "tool-result" else {}
         code_text = code.get("code") if isinstance(code, dict) else None
         text = " ".join(clip(row["text"] or "", 160).split())
         out.append(

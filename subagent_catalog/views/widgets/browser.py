@@ -473,10 +473,8 @@ class CatalogBrowser(anywidget.AnyWidget, ErrorGroupFilter, FindingLabelFilters)
             self.reveal(int(content["key"]), expand=bool(content.get("expand")))
 
     def _send_labels(self, keys: list[int], context: bool) -> None:
-        rows = []
-        for key in keys:
-            info = self.label(key, context=context)
-            rows.append([key, info["text"], info["tooltip"], info["style"], info["outcome"], info["facts"]])
+        infos = [self.label(key, context=context) for key in keys]
+        rows = [[i["key"], i["text"], i["tooltip"], i["style"], i["outcome"], i["facts"]] for i in infos]
         self.send({"type": "labels", "results": context, "rows": rows})
 
     # ---------------------------------------------------------------- filters
@@ -611,18 +609,16 @@ class CatalogBrowser(anywidget.AnyWidget, ErrorGroupFilter, FindingLabelFilters)
         if row["origin"] == "subagent" and listed:
             self._ensure_catalog()
             cat = self._by_path.get(row["path"])
-        role = session_role(row, cat)
-        children_text = descendants_text = "(not listed: upstream cannot use this session as a parent)"
-        if listed:
-            children_text = self._agents_text(exact_id, "children")
-            descendants_text = self._agents_text(exact_id, "descendants")
+        scopes: tuple[Literal["children", "descendants"], ...] = ("children", "descendants")
+        unlisted = "(not listed: upstream cannot use this session as a parent)"
+        agents_text = [self._agents_text(exact_id, scope) if listed else unlisted for scope in scopes]
         return session_info(
             self.corpus,
             key,
             row,
             cat,
-            role=role,
-            agents_text=(children_text, descendants_text),
+            role=session_role(row, cat),
+            agents_text=(agents_text[0], agents_text[1]),
             semantics=self.semantics,
             catalog_error=self._catalog_error,
             lead=lambda events: self._lead(key, events),

@@ -45,12 +45,6 @@ column-priority rule of the report (``views.table_columns``: a narrow output are
 and, narrower still, makes each row a card; the table never scrolls sideways)."""
 
 
-def _parent(value: Any, labels: Mapping[str, str]) -> str:
-    if value is None:
-        return ""
-    return name_html(str(value), label=labels.get(value))
-
-
 def error_of(row: dict[str, Any]) -> tuple[str | None, str | None]:
     """The error message and code of a row: the run's, else a diagnostic's cause detail.
 
@@ -121,7 +115,7 @@ def affected_table_html(frame: pl.DataFrame, *, caption: str, labels: Mapping[st
             if row.get("kind") == "diagnostic"
             else ""
         )
-        tokens = row.get("tokens_total")
+        tokens, parent = row.get("tokens_total"), row.get("parent")
         texts = [
             ("sc-text", name_html(row["id"], label=row.get("label")), ""),
             ("sc-nowrap", escape(outcome), ""),
@@ -136,7 +130,7 @@ def affected_table_html(frame: pl.DataFrame, *, caption: str, labels: Mapping[st
             ("sc-num", "" if tokens is None else f"{tokens:,}", ""),
             ("sc-nowrap", escape(row.get("kind")), ""),
             ("sc-nowrap", escape(row.get("reason_cause")), ""),
-            ("sc-text", _parent(row.get("parent"), labels or {}), ""),
+            ("sc-text", "" if parent is None else name_html(str(parent), label=(labels or {}).get(parent)), ""),
             ("sc-nowrap", escape(row.get("project")), f' title="{escape(row.get("path"))}"'),
         ]
         cells = [

@@ -328,10 +328,6 @@ def filter_keys(
     return keys
 
 
-def _outcome_rank(outcome: str) -> tuple[int, str]:
-    return (FAILED_OUTCOMES.index(outcome) if outcome in FAILED_OUTCOMES else len(FAILED_OUTCOMES), outcome)
-
-
 EXTRA_CAUSES = ("lifecycle-mismatch", "unit-fold-failed", "lookup-failed", "multiple-descriptors")
 
 
@@ -352,7 +348,8 @@ def filter_choices(corpus: Corpus) -> dict[str, list[Any]]:
         {c for c in [*sessions["read_cause"].to_list(), *sessions["identity_cause"].to_list()] if c is not None}
         | set(EXTRA_CAUSES)
     )
-    outcomes = sorted({o for o in sessions["outcome"].to_list() if o is not None}, key=_outcome_rank)
+    rank = {outcome: at for at, outcome in enumerate(FAILED_OUTCOMES)}  # the failed ones first, then by name
+    outcomes = sorted({o for o in sessions["outcome"].to_list() if o is not None}, key=lambda o: (rank.get(o, 99), o))
     return {
         "outcome": [FAILED_CHOICE, *outcomes],
         "error_group": error_group_choices(sessions),

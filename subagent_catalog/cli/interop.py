@@ -47,9 +47,7 @@ def _plain(dtype: Any) -> bool:
 
 
 def _encode(value: object) -> object:
-    if isinstance(value, bytes | bytearray):
-        return value.hex()
-    return str(value)
+    return value.hex() if isinstance(value, bytes | bytearray) else str(value)
 
 
 def _writable(frame: pl.DataFrame) -> pl.DataFrame:

@@ -37,41 +37,36 @@ _JOBS_KEY = "subagent_catalog.jobs"
 SEMANTICS = click.Choice(["projection", "trace"])
 
 
-def _held(
-    kind: click.ParamType[Any], bound: Bound, value: Any, param: click.Parameter | None, ctx: click.Context | None
-) -> Any:
-    """``value`` (the text given, or a default) as a number of ``bound``, or a usage error saying the range."""
-    number: object = value
-    if isinstance(value, str):
-        try:
-            number = int(value) if bound.integer else float(value)
-        except ValueError:
-            number = None
-    if not bound.admits(number):
-        kind.fail(f"{printable(value, limit=60)} is not {bound.describe()}.", param, ctx)
-    return number
+class _Held(click.ParamType[Any]):
+    bound: Bound
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """``value`` (the text given, or a default) as a number of ``bound``, or a usage error saying the range."""
+        number: object = value
+        if isinstance(value, str):
+            try:
+                number = int(value) if self.bound.integer else float(value)
+            except ValueError:
+                number = None
+        if not self.bound.admits(number):
+            self.fail(f"{printable(value, limit=60)} is not {self.bound.describe()}.", param, ctx)
+        return number
 
 
-class _WholeNumber(click.IntRange):
+class _WholeNumber(_Held, click.IntRange):
     name = "integer"
 
     def __init__(self, bound: Bound) -> None:
         super().__init__(min=int(bound.low), max=int(bound.high), min_open=bound.low_open)
         self.bound = bound
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        return _held(self, self.bound, value, param, ctx)
 
-
-class _Number(click.FloatRange):
+class _Number(_Held, click.FloatRange):
     name = "number"
 
     def __init__(self, bound: Bound) -> None:
         super().__init__(min=bound.low, max=bound.high, min_open=bound.low_open)
         self.bound = bound
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        return _held(self, self.bound, value, param, ctx)
 
 
 def bounded(bound: Bound) -> click.ParamType[Any]:
@@ -300,7 +295,6 @@ def load_source(root: str, *, quiet: bool, allow_empty: bool = False) -> Source:
 
     context = click.get_current_context(silent=True)
     meta = context.meta if context is not None else {}
-    use_cache = not meta.get(_NO_CACHE_KEY, False)
     with progress_bar(quiet=quiet, desc="reading logs") as progress:
         return open_source(
             root,
@@ -309,7 +303,7 @@ def load_source(root: str, *, quiet: bool, allow_empty: bool = False) -> Source:
             compression=meta.get(_COMPRESSION_KEY, "auto"),
             jobs=meta.get(_JOBS_KEY),
             progress=progress,
-            cache=use_cache,
+            cache=not meta.get(_NO_CACHE_KEY, False),
             allow_empty=allow_empty,
         )
 
@@ -340,8 +334,7 @@ def load_frames(root: str, *, quiet: bool, allow_empty: bool = False) -> Corpus:
         >>> load_frames(tempfile.mkdtemp(), quiet=True, allow_empty=True).sessions.height
         0
     """
-    source = load_source(root, quiet=quiet, allow_empty=allow_empty)
-    return source.to_corpus()
+    return load_source(root, quiet=quiet, allow_empty=allow_empty).to_corpus()
 
 
 def protected_paths(root: str, source: Source) -> list[str]:

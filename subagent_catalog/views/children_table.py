@@ -153,8 +153,7 @@ def children_table(
         shown = escape(outcome or "?")
         error = clip(row["error"], 300) if row["error"] else ""
         active, cost, tokens = row["active_ms"], row["cost_usd"], row["tokens"]
-        cost_text = row["cost"]
-        cost_cell = f'<span class="unknown">{escape(cost_text)}</span>' if cost is None else escape(cost_text)
+        cost_cell = f'<span class="unknown">{escape(row["cost"])}</span>' if cost is None else escape(row["cost"])
         token_cell = escape(human_count(tokens)) if tokens is not None else '<span class="unknown">unknown</span>'
         cells = [
             f'<td class="num" data-v="{at}">{at:,}</td>',

@@ -102,9 +102,7 @@ def percent(value: float | None, *, signed: bool = False, digits: int = 1) -> st
         >>> percent(0.1234), percent(0.05, signed=True), percent(None)
         ('12.3 %', '+5.0 %', '–')
     """
-    if value is None:
-        return "–"
-    return f"{value * 100:{'+' if signed else ''}.{digits}f} %"
+    return "–" if value is None else f"{value * 100:{'+' if signed else ''}.{digits}f} %"
 
 
 def points(value: float | None) -> str:
@@ -124,9 +122,7 @@ def p_text(value: float | None) -> str:
         >>> p_text(0.0004), p_text(0.0312), p_text(None)
         ('< 0.001', '0.031', '–')
     """
-    if value is None:
-        return "–"
-    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+    return "–" if value is None else "< 0.001" if value < 0.001 else f"{value:.3f}"
 
 
 def interval(low: float | None, high: float | None, *, unit: str = "pp") -> str:

@@ -12,23 +12,21 @@ from subagent_catalog.views.text import md_cell
 __all__ = ["findings_lines", "findings_markdown", "findings_tally", "position"]
 
 
-def position(row: dict[str, object]) -> str:
-    """Where a finding's evidence is: ``turn 3 step 2 seq 40-58``, or ``whole run``.
+def position(row: dict[str, object], *, dash: str = "-") -> str:
+    """Where a finding's evidence is: ``turn 3 step 2 seq 40-58`` (``dash`` between a range's ends), or ``whole run``.
 
     Examples:
         >>> position({"turn": 3, "step": 2, "seq": 40, "seq_end": 58})
         'turn 3 step 2 seq 40-58'
         >>> position({"turn": None, "step": None, "seq": None, "seq_end": None})
         'whole run'
+        >>> position({"turn": None, "step": 1, "seq": 4, "seq_end": 6}, dash="–")
+        'step 1 seq 4–6'
     """
-    parts = []
-    if row.get("turn") is not None:
-        parts.append(f"turn {row['turn']}")
-    if row.get("step") is not None:
-        parts.append(f"step {row['step']}")
+    parts = [f"{name} {row[name]}" for name in ("turn", "step") if row.get(name) is not None]
     if row.get("seq") is not None:
         end = row.get("seq_end")
-        parts.append(f"seq {row['seq']}" + (f"-{end}" if end is not None and end != row["seq"] else ""))
+        parts.append(f"seq {row['seq']}" + (f"{dash}{end}" if end is not None and end != row["seq"] else ""))
     return " ".join(parts) or "whole run"
 
 

@@ -13,9 +13,7 @@ def _status_word(check: CheckResult) -> str:
         return "FAIL"
     if check.status == "unevaluated":
         return "UNEVALUATED" if check.selected else "unevaluated"
-    if check.status in ("warn", "tolerated"):
-        return check.status
-    return "ok"
+    return check.status if check.status in ("warn", "tolerated") else "ok"
 
 
 def _percent(rate: float) -> str:

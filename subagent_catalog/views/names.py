@@ -195,8 +195,7 @@ def _keep_names(corpus: Corpus, memo: dict[int, str | None]) -> None:
     """
     store = derived_store(corpus)
     if store is not None:
-        frame = pl.DataFrame(sorted(memo.items()), schema=_NAMES_SCHEMA, orient="row")
-        store.put(_NAMES_FRAME, frame, corpus)
+        store.put(_NAMES_FRAME, pl.DataFrame(sorted(memo.items()), schema=_NAMES_SCHEMA, orient="row"), corpus)
 
 
 def _names_read(corpus: Corpus) -> dict[int, str | None]:

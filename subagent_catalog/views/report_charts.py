@@ -307,9 +307,7 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
         ),
         ("mode", "Descriptor modes", "Every subagent/descriptor event, by its mode field."),
     ):
-        values = _top(descriptors[key].to_list(), width=VERTICAL_LABEL)
-        counts = Counter(zip(values, statuses, strict=True))
-        del values
+        counts = Counter(zip(_top(descriptors[key].to_list(), width=VERTICAL_LABEL), statuses, strict=True))
         charts.append(
             _bar_chart(
                 key,

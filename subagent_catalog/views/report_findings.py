@@ -17,6 +17,7 @@ from markupsafe import Markup
 from subagent_catalog.analysis.findings.schema import SEVERITIES
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.views.findings_text import position
 from subagent_catalog.views.names import name_html, names_by_id
 from subagent_catalog.views.site_links import SiteLinks
 
@@ -28,14 +29,6 @@ FINDINGS_PER_RUN = 20
 """Findings listed under one run."""
 PROJECT_ROWS = 30
 """Projects the project table lists (the most findings first)."""
-
-
-def _where(row: dict[str, Any]) -> str:
-    parts = [f"{name} {row[name]}" for name in ("turn", "step") if row[name] is not None]
-    if row["seq"] is not None:
-        end = row["seq_end"]
-        parts.append(f"seq {row['seq']}" + (f"–{end}" if end is not None and end != row["seq"] else ""))
-    return " ".join(parts) or "whole run"
 
 
 def _kinds(found: pl.DataFrame) -> list[dict[str, Any]]:
@@ -114,7 +107,7 @@ def findings_section(corpus: Corpus, found: pl.DataFrame, *, link: SiteLinks | N
             {
                 "kind": row["kind"],
                 "severity": row["severity"],
-                "where": _where(row),
+                "where": position(row, dash="–"),
                 "href": f"{href}#seq-{row['seq']}" if href is not None and row["seq"] is not None else None,
                 "message": clip(row["message"], 300),
                 "evidence": clip(row["evidence"], 300) if row["evidence"] else None,

@@ -38,9 +38,7 @@ def _read(
     shown = window.corpus(corpus)
     made = runs(run_summary(shown))
     between_stages(size)
-    rows = None
-    if listing.listing_error is None:
-        rows = window.frame(catalog(listing, semantics=semantics))
+    rows = window.frame(catalog(listing, semantics=semantics)) if listing.listing_error is None else None
     facts = summary_of_rows(shown, semantics, rows)
     return corpus, window, shown, facts, made
 
@@ -88,8 +86,7 @@ def summary_text(
     )
     encoding = f" ({facts['compression']})" if facts["compression"] else ""  # none: no log was read
     lines = [f"corpus       {printable(facts['root'])}{encoding}"]
-    hint = root_hint(corpus)
-    if hint is not None:
+    if (hint := root_hint(corpus)) is not None:
         lines.append(f"hint         {printable(hint)}")
     if window.bounded:
         untimed = window.without_time(corpus.sessions)
@@ -160,8 +157,7 @@ def summary_markdown(
     corpus, window, _, facts, runs = _read(corpus, semantics, window, lambda made: runs_markdown(made, limit=limit))
     root = str(facts["root"]).replace("`", "'")
     lines = [f"# Corpus `{root}`", ""]
-    hint = root_hint(corpus)
-    if hint is not None:
+    if (hint := root_hint(corpus)) is not None:
         lines += [f"> **Hint:** {md_cell(hint)}", ""]
     if window.bounded:
         lines += [f"Window {md_cell(window.describe())} by created_at.", ""]

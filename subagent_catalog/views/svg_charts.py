@@ -79,8 +79,7 @@ def nice_ticks(largest: float, *, count: int = 5) -> list[int]:
         return [0, 1]
     raw = largest / count
     power = 10 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
-    step = max(1, int(step))
+    step = max(1, int(next(m * power for m in (1, 2, 5, 10) if m * power >= raw)))
     top = math.ceil(largest / step) * step
     return list(range(0, top + 1, step))
 
@@ -335,11 +334,8 @@ def time_chart(
         low, high = starts.get(column, (start, start))
         starts[column] = (min(low, start), max(high, start))
     per_column = max(1.0, bin_ms / span * PLOT_WIDTH)
-    if log:
-        largest = max(n for counts in columns_.values() for n in counts.values())
-        ticks = log_ticks(largest)
-    else:
-        ticks = nice_ticks(max(sum(counts.values()) for counts in columns_.values()))
+    largest = max(max(counts.values()) if log else sum(counts.values()) for counts in columns_.values())
+    ticks = log_ticks(largest) if log else nice_ticks(largest)
     left, top = 72.0, 10.0
     scale = _Scale(ticks, PLOT_HEIGHT, log=log)
     body: list[str] = []
@@ -348,8 +344,7 @@ def time_chart(
         body.append(f'<line x1="{left}" x2="{left + PLOT_WIDTH}" y1="{y:.1f}" y2="{y:.1f}" stroke="{GRID}"/>')
         body.append(_text(left - 4, y + 4, f"{t:,}", anchor="end", fill=MUTED))
     for ms, name in time_ticks(first, last, least=min(bin_ms, _DAY)):
-        x = left + (ms - first) / span * PLOT_WIDTH
-        body += _time_tick(x, top, name)
+        body += _time_tick(left + (ms - first) / span * PLOT_WIDTH, top, name)
     lines: dict[str, list[str]] = {name: [] for name in series}
     for column in sorted(columns_):
         counts = columns_[column]
@@ -447,9 +442,7 @@ def line_chart(
         body.append(_text(left - 4, y + 4, fmt(t), anchor="end", fill=MUTED))
     shown = sorted({first, last, *(first + span * i // 4 for i in range(1, 4))}) if days else []
     for ordinal in shown:
-        x = left + (ordinal - first) / span * PLOT_WIDTH
-        name = date.fromordinal(ordinal).isoformat()
-        body += _time_tick(x, top, name)
+        body += _time_tick(left + (ordinal - first) / span * PLOT_WIDTH, top, date.fromordinal(ordinal).isoformat())
     for line in lines:
         colour = colours.get(line.name, GREY)
         segment: list[str] = []

@@ -184,9 +184,7 @@ def csv_cells(frame: pl.DataFrame) -> pl.DataFrame:
     import json
 
     def encode(value: object) -> str | None:
-        if value is None:
-            return None
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+        return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
     nested = [name for name, dtype in frame.schema.items() if dtype.is_nested()]
     if not nested:

@@ -15,7 +15,6 @@ and bars without a start are counted under the chart.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +23,7 @@ import polars as pl
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.units import human_duration, plural
 from subagent_catalog.views import palette
+from subagent_catalog.views.svg_charts import nice_ticks
 
 AGGREGATE_AT = 500
 """Bars drawn one by one; a run with more is drawn in pixel columns."""
@@ -55,14 +55,6 @@ def step_href(seq: int) -> str | None:
         '#seq-12'
     """
     return f"#seq-{seq}"
-
-
-def _ticks(span: int) -> list[int]:
-    """About five offsets (ms) from 0 to ``span`` at a step of 1, 2 or 5 times a power of ten."""
-    raw = max(span, 1) / 5
-    power = 10 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
-    return list(range(0, span + 1, max(1, int(step))))
 
 
 class _Axis:
@@ -215,7 +207,7 @@ def waterfall_html(bars: pl.DataFrame, *, href: Href = step_href, caption: str =
     tracks, where = _tracks(timed, aggregate=aggregate)
     height = TOP + len(tracks) * (TRACK + GAP) + 2
     body: list[str] = []
-    for offset in _ticks(axis.span):
+    for offset in (tick for tick in nice_ticks(axis.span) if tick <= axis.span):  # about five, up to the span
         x = axis.x(first + offset)
         body.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{TOP - 4}" y2="{height}" stroke="#eaeef2"/>')
         body.append(

@@ -568,8 +568,7 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
             True
         """
         with self.hold_trait_notifications():
-            self.selected_value = None
-            self.selected_split = None
+            self.selected_value = self.selected_split = None
 
     def affected(self) -> pl.DataFrame:
         """The sessions behind the selected bar (empty when nothing is selected).

@@ -47,12 +47,6 @@ class ErrorGroupFilter(traitlets.HasTraits):
     ).tag(sync=True)
 
 
-def _label(code: pl.Expr, message: pl.Expr) -> pl.Expr:
-    return (
-        pl.when(code.is_not_null()).then(pl.concat_str(code, pl.lit(" · "), message.fill_null(""))).otherwise(message)
-    )
-
-
 def error_group_column(frame: pl.DataFrame) -> pl.Series:
     """Each row's error group (``CODE · message``), null for a run that did not fail.
 
@@ -70,10 +64,13 @@ def error_group_column(frame: pl.DataFrame) -> pl.Series:
     normal = dict(zip(distinct, (normalise_message(t) for t in distinct), strict=True))
     message = text.replace_strict(normal, default=None, return_dtype=pl.String)
     failed = frame["outcome"].is_in(list(FAILED_OUTCOMES)).fill_null(False)
-    labelled = pl.DataFrame({"code": frame["last_error_code"], "message": message, "failed": failed}).select(
-        pl.when("failed").then(_label(pl.col("code"), pl.col("message"))).alias("error_group")
-    )
-    return labelled["error_group"]
+    return pl.DataFrame({"code": frame["last_error_code"], "message": message, "failed": failed}).select(
+        pl.when(pl.col("failed") & pl.col("code").is_not_null())
+        .then(pl.concat_str("code", pl.lit(" · "), pl.col("message").fill_null("")))
+        .when("failed")
+        .then(pl.col("message"))
+        .alias("error_group")
+    )["error_group"]
 
 
 def error_group_choices(sessions: pl.DataFrame) -> list[str]:

@@ -58,9 +58,7 @@ def label_choices(labels: pl.Series | None) -> list[str]:
         >>> label_choices(pl.Series([["b", "a"], [], None, ["a"]]))
         ['a', 'b']
     """
-    if labels is None:
-        return []
-    return sorted({str(value) for value in labels.explode().drop_nulls().to_list()})
+    return [] if labels is None else sorted({str(value) for value in labels.explode().drop_nulls().to_list()})
 
 
 def _finding_kinds(found: pl.DataFrame, key_of_order: dict[int, int], height: int) -> pl.Series:

@@ -59,9 +59,7 @@ def human_count(value: int | None) -> str:
         >>> [human_count(v) for v in (None, 950, 12_345, 4_100_000, 1_310_000_000)]
         ['—', '950', '12.3 k', '4.1 M', '1.31 B']
     """
-    if value is None:
-        return "—"
-    return units.human_count(value)
+    return "—" if value is None else units.human_count(value)
 
 
 def human_cost(cost: float | None) -> str | None:
@@ -74,9 +72,7 @@ def human_cost(cost: float | None) -> str | None:
         >>> [human_cost(v) for v in (None, 0.0, 0.00055, 0.004, 0.0123, 12.5)]
         [None, '$0', '$0.00055', '$0.0040', '$0.012', '$12.50']
     """
-    if cost is None or math.isnan(cost):
-        return None
-    return units.human_cost(cost, significant=2)
+    return None if cost is None or math.isnan(cost) else units.human_cost(cost, significant=2)
 
 
 def cost_text(row: dict[str, Any]) -> str | None:
@@ -135,9 +131,7 @@ def badge_html(outcome: str | None) -> str:
         >>> badge_html("error")
         '<span class="sc-badge sc-o-error">error</span>'
     """
-    if outcome is None:
-        return ""
-    return f'<span class="sc-badge sc-o-{escape(outcome)}">{escape(outcome)}</span>'
+    return "" if outcome is None else f'<span class="sc-badge sc-o-{escape(outcome)}">{escape(outcome)}</span>'
 
 
 def run_facts_html(row: dict[str, Any], *, name: str | None = None) -> str:

@@ -74,13 +74,12 @@ class SessionTree:
     def __init__(self, corpus: Corpus) -> None:
         sessions = corpus.sessions
         self._child_keys: dict[int, list[int]] = {}
-        nodes = (
+        self.nodes = nodes = (
             sessions.with_row_index("key")
             .with_columns(pl.col("key").cast(pl.Int64))
             .select(*NODE_COLUMNS, total_tokens())
             .with_columns(known_cost_column(sessions))
         )
-        self.nodes = nodes
         self.ids: list[str | None] = nodes["session_id"].to_list()
         self.parents: list[str | None] = nodes["parent_session"].to_list()
         self.created: list[float] = [math.inf if ms is None else ms for ms in nodes["created_at_ms"].to_list()]
@@ -184,11 +183,7 @@ def nodes_table(nodes: pl.DataFrame, rows: list[dict[str, Any]], descriptors: pl
         ['role', 'any_mode', 'any_label', 'error_group']
     """
     columns = ["path", "kind", "mode", "label", "activity", "reason", "cause", "cause_detail"]
-    cat = (
-        pl.DataFrame([{c: r[c] for c in columns} for r in rows], schema=dict.fromkeys(columns, pl.String))
-        if rows
-        else pl.DataFrame(schema=dict.fromkeys(columns, pl.String))
-    )
+    cat = pl.DataFrame([{c: r[c] for c in columns} for r in rows], schema=dict.fromkeys(columns, pl.String))
     last = (
         descriptors.filter(pl.col("is_last"))
         .select("path", pl.col("provider").alias("last_provider"))
@@ -324,8 +319,7 @@ def filter_keys(
         ordered = frame.sort(["created_at_ms", "key"], nulls_last=True)
     else:
         ordered = frame.sort([column, "created_at_ms", "key"], descending=[descending, False, False], nulls_last=True)
-    keys: list[int] = ordered["key"].to_list()
-    return keys
+    return ordered["key"].to_list()
 
 
 EXTRA_CAUSES = ("lifecycle-mismatch", "unit-fold-failed", "lookup-failed", "multiple-descriptors")

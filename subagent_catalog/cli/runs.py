@@ -190,7 +190,6 @@ def runs(
                 fmt_str_lengths=60,
             ):
                 text = str(terminal_frame(shown) if to_terminal else shown)
-            lines = text.split("\n")
-            out.write("".join((terminal_safe(line) if to_terminal else line) + "\n" for line in lines))
+            out.write("".join((terminal_safe(line) if to_terminal else line) + "\n" for line in text.split("\n")))
     if limit is not None and frame.height > limit:
         note(f"{limit} of {frame.height} rows", quiet=quiet)

@@ -190,8 +190,7 @@ def run_facts_html(row: dict[str, Any], *, name: str | None = None) -> str:
         facts.append(("tool calls", escape(f"{row['tool_calls']} ({failed} of {row['tool_calls']} failed)")))
     if row.get("turns"):
         facts.append(("turns, steps", escape(f"{row['turns']}, {row.get('steps') or 0}")))
-    models = row.get("models")
-    if models:
+    if models := row.get("models"):
         facts.append(("models", escape(", ".join(str(m) for m in models))))
     cells = "".join(f"<tr><th>{escape(label)}</th><td>{value}</td></tr>" for label, value in facts)
     title = f'<div class="sc-run-name" title="{escape(name)}">{escape(name)}</div>' if name else ""

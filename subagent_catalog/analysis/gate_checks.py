@@ -99,17 +99,6 @@ def _first_problem(ctx: GateContext, kinds: Iterable[str] | None = None) -> pl.D
     )
 
 
-def _sessions_with(ctx: GateContext, verdict: str, kinds: Iterable[str] | None) -> pl.DataFrame:
-    sessions = ctx.corpus.sessions.filter(pl.col("verdict") == verdict)
-    joined = sessions.join(_first_problem(ctx, kinds), on="path", how="left")
-    return _offenders(
-        joined,
-        cause=pl.coalesce(pl.col("read_cause"), pl.col("list_skip"), pl.col("problem_kind"), pl.lit(verdict)),
-        detail=pl.coalesce(pl.col("read_message"), pl.col("problem_message")),
-        line=pl.coalesce(pl.col("read_line"), pl.col("problem_line")),
-    )
-
-
 def _corpus_error(ctx: GateContext) -> pl.DataFrame:
     corpus = ctx.corpus
     rows = _offenders(
@@ -182,7 +171,14 @@ def _verdict(verdict: str, kinds: Iterable[str] | None) -> Callable[[GateContext
     chosen = tuple(kinds) if kinds is not None else None
 
     def count(ctx: GateContext) -> pl.DataFrame:
-        return _sessions_with(ctx, verdict, chosen)
+        sessions = ctx.corpus.sessions.filter(pl.col("verdict") == verdict)
+        joined = sessions.join(_first_problem(ctx, chosen), on="path", how="left")
+        return _offenders(
+            joined,
+            cause=pl.coalesce(pl.col("read_cause"), pl.col("list_skip"), pl.col("problem_kind"), pl.lit(verdict)),
+            detail=pl.coalesce(pl.col("read_message"), pl.col("problem_message")),
+            line=pl.coalesce(pl.col("read_line"), pl.col("problem_line")),
+        )
 
     return count
 

@@ -393,8 +393,5 @@ def read_problem(text: str, detail: dict[str, Any]) -> dict[str, Any]:
         >>> read_problem("torn-tail: cut", {"read_cause": "torn-tail", "read_line": None})["dsh.read_cause"]
         'torn-tail'
     """
-    out: dict[str, Any] = {"dsh.read_problem": text}
-    for key in ("verdict", "read_cause", "read_line", "read_offset"):
-        if detail.get(key) is not None:
-            out[f"dsh.{key}"] = detail[key]
-    return out
+    named = ("verdict", "read_cause", "read_line", "read_offset")
+    return {"dsh.read_problem": text} | {f"dsh.{key}": detail[key] for key in named if detail.get(key) is not None}

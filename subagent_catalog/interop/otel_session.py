@@ -440,9 +440,7 @@ def _inner_spans(
         yield _span(
             export, f"turn {turn.number}", ctx, agent_ctx, turn.start_ms, turn.end_ms, attributes | ended, status=status
         )
-    by_number: dict[Any, SpanContext] = {}
-    for turn in builder.turns:
-        by_number.setdefault(turn.number, chains[id(turn)])
+    by_number = {turn.number: chains[id(turn)] for turn in reversed(builder.turns)}  # a number's first turn
 
     def parent_of(number: Any) -> SpanContext:
         return by_number.get(number, agent_ctx) if number is not None else agent_ctx

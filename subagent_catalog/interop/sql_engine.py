@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from subagent_catalog.bounds import MEMORY_MB, POSITIVE_SECONDS, WORKERS
 from subagent_catalog.interop.errors import SqlError
-from subagent_catalog.interop.sql_tables import select_list, table_names
+from subagent_catalog.interop.sql_tables import SQL_TABLES, select_list
 
 MEMORY_LIMIT_MB = 2048
 """DuckDB's memory limit (MiB) for a query, and the bound of its result's size."""
@@ -197,7 +197,7 @@ def batches(
             return timeout_error(timeout)
         if isinstance(error, duckdb.OutOfMemoryException) or line.startswith("Out of Memory Error"):
             return memory_error(memory_limit_mb, line)
-        hint = f"the tables are {', '.join(table_names())} (docs/sql.md); files cannot be read or written"
+        hint = f"the tables are {', '.join(SQL_TABLES)} (docs/sql.md); files cannot be read or written"
         return SqlError(line, hint=hint, reason="query")
 
     try:

@@ -99,14 +99,14 @@ def _first_problem(ctx: GateContext, kinds: Iterable[str] | None = None) -> pl.D
     )
 
 
+def _problems(problems: pl.DataFrame) -> pl.DataFrame:
+    """``problems`` rows as offenders: their kind, message and line."""
+    return _offenders(problems, cause=pl.col("kind"), detail=pl.col("message"), line=pl.col("line"))
+
+
 def _corpus_error(ctx: GateContext) -> pl.DataFrame:
     corpus = ctx.corpus
-    rows = _offenders(
-        corpus.problems.filter(pl.col("fails_listing")),
-        cause=pl.col("kind"),
-        detail=pl.col("message"),
-        line=pl.col("line"),
-    )
+    rows = _problems(corpus.problems.filter(pl.col("fails_listing")))
     if corpus.listing_error is not None and rows.height == 0:
         row = {"path": corpus.listing_error_path, "cause": "listing-failed", "detail": corpus.listing_error}
         rows = pl.DataFrame([row], schema=OFFENDER_SCHEMA)
@@ -156,13 +156,7 @@ def _descriptor_status(status: str) -> Callable[[GateContext], pl.DataFrame]:
 
 def _problem_kind(kind: str) -> Callable[[GateContext], pl.DataFrame]:
     def count(ctx: GateContext) -> pl.DataFrame:
-        rows = ctx.corpus.problems.filter(pl.col("kind") == kind)
-        return _offenders(
-            rows,
-            cause=pl.col("kind"),
-            detail=pl.col("message"),
-            line=pl.col("line"),
-        )
+        return _problems(ctx.corpus.problems.filter(pl.col("kind") == kind))
 
     return count
 

@@ -54,19 +54,6 @@ class Forest:
     index: dict[str, int] = field(default_factory=dict)
 
 
-def _created_key(header: dict[str, Any]) -> float:
-    value = header.get("createdAt")
-    return js_number(value) if is_number(value) else float("inf")
-
-
-def _created_text(header: dict[str, Any]) -> str | None:
-    value = header.get("createdAt")
-    if not is_number(value):
-        return None
-    number = js_number(value)
-    return clock(math.floor(number), seconds=False).removesuffix(" UTC") if math.isfinite(number) else None
-
-
 def build_forest(corpus: Corpus, *, semantics: Semantics = "projection") -> Forest:
     """Arrange the listed sessions into trees by ``parentSession``.
 
@@ -137,7 +124,8 @@ def forest_of_rows(corpus: Corpus, frame: pl.DataFrame) -> Forest:
         for header_json, verdict, kind, mode, label, reason, cause, detail in joined.select(columns).iter_rows():
             sid = ids[len(forest.nodes)]
             header = parse_json(header_json)
-            created_keys.append(_created_key(header))
+            created = js_number(header["createdAt"]) if is_number(header.get("createdAt")) else float("inf")
+            created_keys.append(created)
             header_id = str(header.get("id", ""))
             header_ids.append(sid if header_id == sid else header_id)
             parent = header.get("parentSession", _NO_PARENT)
@@ -148,9 +136,8 @@ def forest_of_rows(corpus: Corpus, frame: pl.DataFrame) -> Forest:
             node: dict[str, Any] = {"i": clip(sid, LABEL_BOUND), "k": "s", "n": []}
             if verdict != "ok":
                 node["v"] = one(verdict)
-            created = _created_text(header)
-            if created:
-                node["t"] = one(created)
+            if math.isfinite(created):
+                node["t"] = one(clock(math.floor(created), seconds=False).removesuffix(" UTC"))
             if "parentSession" not in header and isinstance(header.get("cwd"), str):
                 node["w"] = one(clip(header["cwd"], 160))
             if header.get("origin") == "subagent":

@@ -99,25 +99,14 @@ def _first_problem(ctx: GateContext, kinds: Iterable[str] | None = None) -> pl.D
     )
 
 
-def _sessions_with(ctx: GateContext, verdict: str, kinds: Iterable[str] | None) -> pl.DataFrame:
-    sessions = ctx.corpus.sessions.filter(pl.col("verdict") == verdict)
-    joined = sessions.join(_first_problem(ctx, kinds), on="path", how="left")
-    return _offenders(
-        joined,
-        cause=pl.coalesce(pl.col("read_cause"), pl.col("list_skip"), pl.col("problem_kind"), pl.lit(verdict)),
-        detail=pl.coalesce(pl.col("read_message"), pl.col("problem_message")),
-        line=pl.coalesce(pl.col("read_line"), pl.col("problem_line")),
-    )
+def _problems(problems: pl.DataFrame) -> pl.DataFrame:
+    """``problems`` rows as offenders: their kind, message and line."""
+    return _offenders(problems, cause=pl.col("kind"), detail=pl.col("message"), line=pl.col("line"))
 
 
 def _corpus_error(ctx: GateContext) -> pl.DataFrame:
     corpus = ctx.corpus
-    rows = _offenders(
-        corpus.problems.filter(pl.col("fails_listing")),
-        cause=pl.col("kind"),
-        detail=pl.col("message"),
-        line=pl.col("line"),
-    )
+    rows = _problems(corpus.problems.filter(pl.col("fails_listing")))
     if corpus.listing_error is not None and rows.height == 0:
         row = {"path": corpus.listing_error_path, "cause": "listing-failed", "detail": corpus.listing_error}
         rows = pl.DataFrame([row], schema=OFFENDER_SCHEMA)
@@ -167,13 +156,7 @@ def _descriptor_status(status: str) -> Callable[[GateContext], pl.DataFrame]:
 
 def _problem_kind(kind: str) -> Callable[[GateContext], pl.DataFrame]:
     def count(ctx: GateContext) -> pl.DataFrame:
-        rows = ctx.corpus.problems.filter(pl.col("kind") == kind)
-        return _offenders(
-            rows,
-            cause=pl.col("kind"),
-            detail=pl.col("message"),
-            line=pl.col("line"),
-        )
+        return _problems(ctx.corpus.problems.filter(pl.col("kind") == kind))
 
     return count
 
@@ -182,7 +165,14 @@ def _verdict(verdict: str, kinds: Iterable[str] | None) -> Callable[[GateContext
     chosen = tuple(kinds) if kinds is not None else None
 
     def count(ctx: GateContext) -> pl.DataFrame:
-        return _sessions_with(ctx, verdict, chosen)
+        sessions = ctx.corpus.sessions.filter(pl.col("verdict") == verdict)
+        joined = sessions.join(_first_problem(ctx, chosen), on="path", how="left")
+        return _offenders(
+            joined,
+            cause=pl.coalesce(pl.col("read_cause"), pl.col("list_skip"), pl.col("problem_kind"), pl.lit(verdict)),
+            detail=pl.coalesce(pl.col("read_message"), pl.col("problem_message")),
+            line=pl.coalesce(pl.col("read_line"), pl.col("problem_line")),
+        )
 
     return count
 

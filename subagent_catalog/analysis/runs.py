@@ -80,16 +80,6 @@ def checked_total(*names: str) -> pl.Expr:
     return pl.when(pl.any_horizontal(pl.col(name).is_not_null() for name in names)).then(total)
 
 
-def _sum_or_null(name: str) -> pl.Expr:
-    """The column's sum, ``null`` when no row has a value (a count no sample reported is unknown, not 0)."""
-    return pl.when(pl.col(name).is_not_null().any()).then(checked_sum(name)).otherwise(None).alias(name)
-
-
-def _overflowed(name: str) -> pl.Expr:
-    """Whether the column has values whose sum does not fit 64 bits (``checked_sum`` is null)."""
-    return pl.col(name).is_not_null().any() & checked_sum(name).is_null()
-
-
 @source_reads
 def usage_by_model(
     source: Source,
@@ -132,14 +122,17 @@ def usage_by_model(
         pl.len().cast(pl.Int64).alias("steps"),
         pl.col("time_ms").min().alias("first_ms"),
         pl.col("time_ms").max().alias("last_ms"),
-        *(_sum_or_null(name) for name in TOKEN_COLUMNS),
+        # a count no sample reported is unknown (null), not 0; a sum past 64 bits is null, flagged in _over
+        *(pl.when(pl.col(name).is_not_null().any()).then(checked_sum(name)).alias(name) for name in TOKEN_COLUMNS),
         pl.when(pl.col("cost_usd").is_not_null().all())
         .then(ordered_sum("cost_usd", "list_order", "seq"))
         .alias("cost_usd"),
         ordered_sum("cost_usd", "list_order", "seq", fill=0.0).alias("cost_usd_known"),
         pl.col("cost_usd").is_null().sum().cast(pl.Int64).alias("unpriced_steps"),
         pl.col("price_source").drop_nulls().first().alias("price_source"),
-        pl.any_horizontal(_overflowed(name) for name in TOKEN_COLUMNS).alias("_over"),
+        pl.any_horizontal(pl.col(n).is_not_null().any() & checked_sum(n).is_null() for n in TOKEN_COLUMNS).alias(
+            "_over"
+        ),
     )
     parts = ("input_tokens", "cache_read_tokens", "cache_write_tokens")
     billed = checked_total(*parts)

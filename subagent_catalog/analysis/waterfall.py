@@ -74,20 +74,9 @@ def _span(start: int | None, end: int | None) -> str:
 
 
 def _bar(kind: WaterfallKind, row: dict[str, Any], start: int | None, end: int | None, label: str) -> dict[str, Any]:
-    return {
-        "kind": kind,
-        "turn": row["turn"],
-        "step": row["step"],
-        "seq": row["seq"],
-        "start_ms": start,
-        "end_ms": end,
-        "ttft_ms": None,
-        "lane": None,
-        "failed": False,
-        "partial": False,
-        "outcome": None,
-        "label": label,
-    }
+    bar: dict[str, Any] = dict.fromkeys(WATERFALL_SCHEMA)  # ttft_ms, lane and outcome: None
+    bar.update(kind=kind, turn=row["turn"], step=row["step"], seq=row["seq"], start_ms=start, end_ms=end)
+    return bar | {"failed": False, "partial": False, "label": label}
 
 
 def _turns(own: list[dict[str, Any]]) -> list[dict[str, Any]]:

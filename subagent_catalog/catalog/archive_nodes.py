@@ -189,7 +189,10 @@ def chain(source: TableSource, parent: Any) -> list[Node]:
     current = parent
     while isinstance(current, str) and current not in seen:
         if len(nodes) == QUERIED_LEVELS:  # a long chain: walk the rest over the keys, then load it at once
-            return nodes + _chain_by_keys(source, current, seen)
+            keys = listing_keys(source)
+            orders = chain_orders(keys, key_lookup(keys.frame), current, seen)
+            by_order = {node.order: node for node in load_nodes(source, pl.col("list_order").is_in(orders))}
+            return nodes + [by_order[order] for order in orders]
         seen.add(current)
         node = node_by_id(source, current)
         if node is None:
@@ -197,13 +200,6 @@ def chain(source: TableSource, parent: Any) -> list[Node]:
         nodes.append(node)
         current = node.header.get("parentSession", MISSING)
     return nodes
-
-
-def _chain_by_keys(source: TableSource, current: str, seen: set[str]) -> list[Node]:
-    keys = listing_keys(source)
-    orders = chain_orders(keys, key_lookup(keys.frame), current, seen)
-    by_order = {node.order: node for node in load_nodes(source, pl.col("list_order").is_in(orders))}
-    return [by_order[order] for order in orders]
 
 
 KeyLookup = dict[tuple[int, str], tuple[int, int | None, str | None]]

@@ -25,23 +25,23 @@ from subagent_catalog.read.paths import MISSING
 
 
 def _all_parent_keys(model: Model) -> list[Any]:
-    parents: list[Any] = []
-    seen: set[Any] = set()
-    for node in model.nodes:
-        if map_key(node.id) not in seen:
-            seen.add(map_key(node.id))
-            parents.append(node.id)
-    for node in model.nodes:
-        value = node.header.get("parentSession", MISSING)
-        if value is not MISSING and map_key(value) not in seen and not isinstance(value, (dict, list)):
-            seen.add(map_key(value))
-            parents.append(value)
-    return parents
+    """Every session id, then every other scalar ``parentSession`` value, each key once, in first-seen order."""
+    parents: dict[Any, Any] = {}
+    ids = [node.id for node in model.nodes]
+    for value in ids + [node.header.get("parentSession", MISSING) for node in model.nodes]:
+        if value is not MISSING and not isinstance(value, (dict, list)):
+            parents.setdefault(map_key(value), value)
+    return list(parents.values())
 
 
-def _resolved(model: Model, semantics: Semantics, live: Mapping[str, str]) -> dict[str, Row | None]:
+def _resolved(
+    corpus: CorpusSource, semantics: Semantics, live: Mapping[str, str] | None
+) -> tuple[Model, dict[str, Row | None]]:
+    """The in-memory model and every subagent's resolved row (``None``: not listed)."""
+    model = build_model(corpus)
+    live_map = check_live(model, live)
     resolve = RESOLVERS[semantics]
-    return {node.id: resolve(node, model, live) for node in model.nodes if node.origin_subagent}
+    return model, {node.id: resolve(node, model, live_map) for node in model.nodes if node.origin_subagent}
 
 
 def reference_catalog(
@@ -59,9 +59,7 @@ def reference_catalog(
         >>> reference_catalog(corpus).equals(catalog(corpus))
         True
     """
-    model = build_model(corpus)
-    live_map = check_live(model, live)
-    resolved = _resolved(model, semantics, live_map)
+    model, resolved = _resolved(corpus, semantics, live)
     out: list[dict[str, Any]] = []
     for parent in _all_parent_keys(model):
         head = {"parent": js_string(parent), "parent_json": json_text(parent)}
@@ -93,9 +91,7 @@ def reference_catalog_descendants(
         >>> reference_catalog_descendants(corpus).equals(catalog_descendants(corpus))
         True
     """
-    model = build_model(corpus)
-    live_map = check_live(model, live)
-    resolved = _resolved(model, semantics, live_map)
+    model, resolved = _resolved(corpus, semantics, live)
     # A session sits below every one of its ancestors, so one row's values repeat once per
     # ancestor: n^2 copies of a 100 MiB label in a long chain. Each distinct row is built once
     # and the output gathers it by index; a Polars gather shares string buffers, not bytes.

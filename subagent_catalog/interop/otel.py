@@ -47,7 +47,7 @@ from subagent_catalog.errors import UnknownSessionError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.nearest import nearest_ids
 from subagent_catalog.frames.source import Source
-from subagent_catalog.interop.otel_attributes import Export, PriceFunction, table_price
+from subagent_catalog.interop.otel_attributes import Export, PriceFunction, StepUsage
 from subagent_catalog.interop.otel_conventions import (
     GEN_AI_SCHEMA_URL,
     MAX_TEXT,
@@ -75,7 +75,7 @@ from subagent_catalog.interop.otlp_export import (
     traces_endpoint,
     write_otlp_json,
 )
-from subagent_catalog.prices import Prices, PriceTable, price_table
+from subagent_catalog.prices import SAMPLE_COLUMNS, Prices, PriceTable, price_table, request_cost
 from subagent_catalog.version import __version__
 
 __all__ = [
@@ -128,8 +128,15 @@ def export_settings(
     scope = InstrumentationScope(
         SCOPE_NAME, __version__, GEN_AI_SCHEMA_URL, {"dsh.conventions": conventions_text(), "dsh.max_text": max_text}
     )
-    chosen = price if price is not None else table_price(price_table(prices))
-    return Export(resource, scope, conventions, max_text, chosen, export_id)
+    if price is not None:
+        return Export(resource, scope, conventions, max_text, price, export_id)
+    table = price_table(prices)
+
+    def priced(usage: StepUsage) -> float | None:  # a step's cost as ``usage_by_model`` prices it (at its end time)
+        counts = {name: getattr(usage, name) for name in SAMPLE_COLUMNS[3:]}
+        return request_cost(table, usage.provider, usage.model, usage.time_ms, counts)
+
+    return Export(resource, scope, conventions, max_text, priced, export_id)
 
 
 @dataclass(slots=True)

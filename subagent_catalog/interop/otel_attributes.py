@@ -32,7 +32,6 @@ from subagent_catalog.interop.otel_conventions import (
     clip,
     wants,
 )
-from subagent_catalog.prices import SAMPLE_COLUMNS, PriceTable, request_cost
 from subagent_catalog.read.jsvalue import is_safe_integer
 
 JSON = "application/json"
@@ -81,23 +80,6 @@ class StepUsage:
 
 PriceFunction = Callable[[StepUsage], float | None]
 """Gives a model step's cost in USD (``None``: unknown); ``to_otlp(price=...)`` fills ``llm.cost.total``."""
-
-
-def table_price(table: PriceTable) -> PriceFunction:
-    """The price function of a price table: a step's cost as ``usage_by_model`` prices it (at its end time).
-
-    Examples:
-        >>> from subagent_catalog.prices import price_table
-        >>> price = table_price(price_table({"p/m": {"input": 2, "output": 4}}))
-        >>> price(StepUsage("p", "m", 1_000_000, 0, time_ms=0)), price(StepUsage("p", "x", 5))
-        (2.0, None)
-    """
-
-    def price(usage: StepUsage) -> float | None:
-        counts = {name: getattr(usage, name) for name in SAMPLE_COLUMNS[3:]}
-        return request_cost(table, usage.provider, usage.model, usage.time_ms, counts)
-
-    return price
 
 
 @dataclass(frozen=True)
@@ -161,20 +143,6 @@ def _io(export: Export, value: str | None, output: str | None, *, mime: str = TE
 
 def _session(session: dict[str, Any]) -> dict[str, Any]:
     return {OI.SESSION_ID: session["session_id"], "dsh.session.id": session["session_id"]}
-
-
-def agent_name(session: dict[str, Any]) -> str:
-    """The AGENT span's name: the subagent's label or the session id.
-
-    Examples:
-        >>> agent_name({"session_id": "s1", "identity_label": None, "origin": None})
-        'session s1'
-        >>> agent_name({"session_id": "c1", "identity_label": "Find tests", "origin": "subagent"})
-        'subagent Find tests'
-    """
-    if session.get("origin") == "subagent":
-        return f"subagent {session.get('identity_label') or session['session_id']}"
-    return f"session {session['session_id']}"
 
 
 def agent(
@@ -375,17 +343,6 @@ def tool(
     return out
 
 
-def tool_error_text(error: Any, result: str | None) -> str:
-    """The status description of a failed tool call: the error's message, else the result text (200 characters).
-
-    Examples:
-        >>> tool_error_text({"message": "denied"}, "x"), tool_error_text(None, "no such file")
-        ('denied', 'no such file')
-    """
-    message = error.get("message") if isinstance(error, dict) else error if isinstance(error, str) else None
-    return (clip(message if isinstance(message, str) else result or "tool error", 200)) or "tool error"
-
-
 def read_problem(text: str, detail: dict[str, Any]) -> dict[str, Any]:
     """The attributes of the ``dsh.read_problem`` event of a damaged log.
 
@@ -393,8 +350,5 @@ def read_problem(text: str, detail: dict[str, Any]) -> dict[str, Any]:
         >>> read_problem("torn-tail: cut", {"read_cause": "torn-tail", "read_line": None})["dsh.read_cause"]
         'torn-tail'
     """
-    out: dict[str, Any] = {"dsh.read_problem": text}
-    for key in ("verdict", "read_cause", "read_line", "read_offset"):
-        if detail.get(key) is not None:
-            out[f"dsh.{key}"] = detail[key]
-    return out
+    named = ("verdict", "read_cause", "read_line", "read_offset")
+    return {"dsh.read_problem": text} | {f"dsh.{key}": detail[key] for key in named if detail.get(key) is not None}

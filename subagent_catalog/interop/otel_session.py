@@ -29,6 +29,7 @@ from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode,
 from subagent_catalog.analysis.findings.spawns import call_prompt
 from subagent_catalog.interop import otel_attributes as attrs
 from subagent_catalog.interop.otel_attributes import Export, Message
+from subagent_catalog.interop.otel_conventions import clip
 from subagent_catalog.interop.otel_outcome import run_status, turn_status
 
 _STARTED = re.compile(r"started subagent (\S+)\s*\Z")
@@ -409,9 +410,11 @@ def session_span_stream(
         parent, spawn = parent(builder.first_user)
     agent_attributes = attrs.agent(export, session, builder.first_user, builder.last_assistant, spawn) | outcome
     agent_attributes |= extra or {}
+    label = session.get("identity_label") or session["session_id"]  # a subagent's span is named by its label
+    name = f"subagent {label}" if session.get("origin") == "subagent" else f"session {session['session_id']}"
     agent = _span(
         export,
-        attrs.agent_name(session),
+        name,
         agent_ctx,
         parent,
         start_ms,
@@ -440,9 +443,7 @@ def _inner_spans(
         yield _span(
             export, f"turn {turn.number}", ctx, agent_ctx, turn.start_ms, turn.end_ms, attributes | ended, status=status
         )
-    by_number: dict[Any, SpanContext] = {}
-    for turn in builder.turns:
-        by_number.setdefault(turn.number, chains[id(turn)])
+    by_number = {turn.number: chains[id(turn)] for turn in reversed(builder.turns)}  # a number's first turn
 
     def parent_of(number: Any) -> SpanContext:
         return by_number.get(number, agent_ctx) if number is not None else agent_ctx
@@ -465,7 +466,15 @@ def _inner_spans(
             events=retry_events,
         )
     for call in builder.tool_order:
-        description = attrs.tool_error_text(call.error, call.result) if call.is_error else None
+        description: str | None = (
+            None  # a failed call's status: its error's message, else its result text (200 characters)
+        )
+        if call.is_error:
+            error = call.error
+            message = error.get("message") if isinstance(error, dict) else error if isinstance(error, str) else None
+            description = (
+                clip(message if isinstance(message, str) else call.result or "tool error", 200) or "tool error"
+            )
         yield _span(
             export,
             call.name or "tool",

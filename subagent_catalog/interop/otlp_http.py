@@ -308,12 +308,6 @@ class _Connection(http.client.HTTPConnection):
         raise http.client.NotConnected("the connection was closed")
 
 
-def _connection_failed(error: BaseException) -> str:
-    """One line for a connection that failed: its exception's type and message (clipped, on one line)."""
-    detail = " ".join((str(error) or type(error).__name__).split())
-    return f"the connection failed: {type(error).__name__}: {detail[:300]}"
-
-
 def exchange(
     endpoint: Endpoint,
     body: bytes,
@@ -370,7 +364,10 @@ def exchange(
             raise ExchangeError(endpoint.url, f"could not connect: {error}", reason="refused") from None
         dropped = isinstance(error, ConnectionResetError | http.client.RemoteDisconnected)  # before any reply
         reason: ExchangeReason = "dropped" if dropped else "failed"
-        raise ExchangeError(endpoint.url, _connection_failed(error), reason=reason) from None
+        detail = " ".join((str(error) or type(error).__name__).split())  # clipped, on one line
+        raise ExchangeError(
+            endpoint.url, f"the connection failed: {type(error).__name__}: {detail[:300]}", reason=reason
+        ) from None
     finally:
         watchdog.cancel()
         if connection is not None:

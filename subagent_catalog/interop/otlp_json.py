@@ -43,21 +43,6 @@ def _each_span(request: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def request_json(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
-    """The OTLP/JSON form of one export request holding ``spans``.
-
-    Examples:
-        >>> from subagent_catalog.interop.otel_session import context
-        >>> span = ReadableSpan("s", context=context(1, 2), start_time=0, end_time=1)
-        >>> request_json([span])["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["spanId"]
-        '0000000000000002'
-    """
-    request: dict[str, Any] = json_format.MessageToDict(encode_spans(spans), use_integers_for_enums=True)
-    for span in _each_span(request):
-        _ids(span, lambda text: base64.b64decode(text).hex())
-    return request
-
-
 def json_line(spans: Sequence[ReadableSpan]) -> bytes:
     """One line of an OTLP JSON lines file (newline included).
 
@@ -66,7 +51,10 @@ def json_line(spans: Sequence[ReadableSpan]) -> bytes:
         >>> json_line([ReadableSpan("s", context=context(1, 2), start_time=0, end_time=1)]).endswith(b"\\n")
         True
     """
-    return orjson.dumps(request_json(spans)) + b"\n"
+    request: dict[str, Any] = json_format.MessageToDict(encode_spans(spans), use_integers_for_enums=True)
+    for span in _each_span(request):
+        _ids(span, lambda text: base64.b64decode(text).hex())
+    return orjson.dumps(request) + b"\n"
 
 
 def parse_line(line: bytes | str) -> ExportTraceServiceRequest:

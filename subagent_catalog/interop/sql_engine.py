@@ -15,8 +15,8 @@ import duckdb
 import pyarrow as pa
 
 from subagent_catalog.bounds import MEMORY_MB, POSITIVE_SECONDS, WORKERS
-from subagent_catalog.interop.errors import SqlError, SqlErrorReason
-from subagent_catalog.interop.sql_tables import select_list, table_names
+from subagent_catalog.interop.errors import SqlError
+from subagent_catalog.interop.sql_tables import SQL_TABLES, select_list
 
 MEMORY_LIMIT_MB = 2048
 """DuckDB's memory limit (MiB) for a query, and the bound of its result's size."""
@@ -156,23 +156,6 @@ def result_error(memory_limit_mb: int) -> SqlError:
     )
 
 
-def duckdb_error(error: BaseException, *, fired: bool, timeout: float, memory_limit_mb: int) -> SqlError:
-    """DuckDB's error (or pyarrow's, for one raised while the result streams) as a ``SqlError``.
-
-    Examples:
-        >>> duckdb_error(duckdb.InterruptException("INTERRUPT Error"), fired=True, timeout=1, memory_limit_mb=64).reason
-        'timeout'
-    """
-    line = first_line(error)
-    if fired or isinstance(error, duckdb.InterruptException) or line.startswith("INTERRUPT Error"):
-        return timeout_error(timeout)
-    if isinstance(error, duckdb.OutOfMemoryException) or line.startswith("Out of Memory Error"):
-        return memory_error(memory_limit_mb, line)
-    hint = f"the tables are {', '.join(table_names())} (docs/sql.md); files cannot be read or written"
-    reason: SqlErrorReason = "query"
-    return SqlError(line, hint=hint, reason=reason)
-
-
 def batches(
     con: duckdb.DuckDBPyConnection,
     query: str,
@@ -208,7 +191,14 @@ def batches(
     watcher.start()
 
     def fail(error: BaseException) -> SqlError:
-        return duckdb_error(error, fired=fired.is_set(), timeout=timeout, memory_limit_mb=memory_limit_mb)
+        """DuckDB's error (or pyarrow's, for one raised while the result streams) as a ``SqlError``."""
+        line = first_line(error)
+        if fired.is_set() or isinstance(error, duckdb.InterruptException) or line.startswith("INTERRUPT Error"):
+            return timeout_error(timeout)
+        if isinstance(error, duckdb.OutOfMemoryException) or line.startswith("Out of Memory Error"):
+            return memory_error(memory_limit_mb, line)
+        hint = f"the tables are {', '.join(SQL_TABLES)} (docs/sql.md); files cannot be read or written"
+        return SqlError(line, hint=hint, reason="query")
 
     try:
         relation = con.sql(query)

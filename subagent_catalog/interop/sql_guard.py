@@ -53,16 +53,6 @@ _HINTS: dict[str, str] = {
 _DEFAULT_HINT = "the tables are read-only; use a single SELECT (or WITH ... SELECT) query"
 
 
-def refusal_line(kind: str) -> str:
-    """The message of a refused statement type.
-
-    Examples:
-        >>> refusal_line("COPY")
-        'COPY statements are refused: sql runs one read-only query (SELECT, WITH, FROM, VALUES, TABLE, DESCRIBE, ...)'
-    """
-    return f"{kind.replace('_', ' ')} statements are refused: sql runs one read-only query ({_READ_ONLY_TEXT})"
-
-
 def checked_statement(con: duckdb.DuckDBPyConnection, query: str) -> Any:
     """The one read-only statement ``query`` holds, parsed by DuckDB (never bound); else a ``SqlError``.
 
@@ -124,7 +114,8 @@ def checked_statement(con: duckdb.DuckDBPyConnection, query: str) -> Any:
         )
     (statement,), (kind,) = statements, kinds
     if kind not in READ_ONLY:
-        raise SqlError(refusal_line(kind), hint=_HINTS.get(kind, _DEFAULT_HINT), reason="refused")
+        refused = f"{kind.replace('_', ' ')} statements are refused: sql runs one read-only query ({_READ_ONLY_TEXT})"
+        raise SqlError(refused, hint=_HINTS.get(kind, _DEFAULT_HINT), reason="refused")
     return statement
 
 

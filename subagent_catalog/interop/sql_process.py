@@ -63,10 +63,6 @@ def _resident(pid: int) -> int:
         return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def _error_json(error: SqlError) -> bytes:
-    return orjson.dumps({"message": str(error.args[0]), "hint": error.hint, "reason": error.reason})
-
-
 def _query_child(tables: Tables, query: str, memory_limit_mb: int, threads: int, timeout: float) -> Work:
     """What the query's child does: the result as an Arrow IPC stream on ``out``.
 
@@ -117,7 +113,9 @@ def _forked(work: Work, *, timeout: float, bound_mb: int, output_limit: int, sto
                 try:
                     work(out)
                 except SqlError as error:
-                    errors.write(_error_json(error))
+                    errors.write(
+                        orjson.dumps({"message": str(error.args[0]), "hint": error.hint, "reason": error.reason})
+                    )
                     status = 3
         except BaseException:
             status = 4

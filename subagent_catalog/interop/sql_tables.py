@@ -75,16 +75,6 @@ SQL_TABLES: dict[str, SqlTable] = {
 """The tables ``sql`` registers when a query names them (add entries here)."""
 
 
-def table_names() -> list[str]:
-    """The table names a query can use.
-
-    Examples:
-        >>> table_names()[:4]
-        ['sessions', 'descriptors', 'problems', 'events']
-    """
-    return list(SQL_TABLES)
-
-
 def arrow_table(source: Source, name: str) -> tuple[Any, tuple[str, ...]]:
     """The data DuckDB scans for table ``name`` and the columns to show (empty: all).
 

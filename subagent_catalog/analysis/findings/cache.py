@@ -150,16 +150,6 @@ def scanner_identity(scanner: Callable[..., Any]) -> str | None:
     return f"{module}:{qualname}|{hashlib.sha256(source).hexdigest()}"
 
 
-def entry_key(*parts: object) -> str:
-    """The key of an entry: a digest of the code and the parts that decide it.
-
-    Examples:
-        >>> entry_key("tool-loop", "p|1|2|3|4|5", 3) == entry_key("tool-loop", "p|1|2|3|4|5", 4)
-        False
-    """
-    return hashlib.sha256(orjson.dumps([code_digest(), *[str(part) for part in parts]])).hexdigest()
-
-
 def _row(value: Any) -> Row | None:
     """A cached finding checked field by field, or ``None``."""
     if not isinstance(value, list) or len(value) != 8:
@@ -387,7 +377,8 @@ class Parts:
         extra = more(row) if more is not None else ""
         if self.store is None or fingerprint is None or extra is None:
             return None
-        return entry_key(*parts, fingerprint, extra)
+        # a digest of the code and the parts that decide the entry
+        return hashlib.sha256(orjson.dumps([code_digest(), *map(str, (*parts, fingerprint, extra))])).hexdigest()
 
     def split(
         self,

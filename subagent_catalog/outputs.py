@@ -306,14 +306,6 @@ def check_output(
         )
 
 
-def _in_place(path: str) -> bool:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return False
-    return stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode)
-
-
 @contextlib.contextmanager
 def open_output(
     path: PathLike,
@@ -359,7 +351,11 @@ def open_output(
             return os.fdopen(descriptor, "wb")
         return os.fdopen(descriptor, "w", encoding=encoding, errors=errors, newline=newline)
 
-    if _in_place(text):
+    try:
+        mode = os.stat(text).st_mode
+    except OSError:
+        mode = 0
+    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):  # a stream (a terminal, a pipe): written in place
         try:
             handle = fdopen(os.open(text, os.O_WRONLY | getattr(os, "O_NOCTTY", 0)))
         except OSError as error:

@@ -316,9 +316,9 @@ def _slice_files(job: Job, task: ReadTask) -> list[tuple[int, SessionFile]]:
         if not piece.start <= local < piece.stop:
             continue
         project, session = os.fsdecode(row["project_bytes"]), os.fsdecode(row["session_bytes"])
-        path = os.path.join(job.root, project, session, own)
-        stats = [row[name] for name in ("size", "mtime_ns", "inode", "device")]
-        file = SessionFile(path, project, session, True, *stats, os.fsdecode(row["read_path"]), row["ctime_ns"])
+        path, read_path = os.path.join(job.root, project, session, own), os.fsdecode(row["read_path"])
+        size, mtime, inode, device = (row[name] for name in ("size", "mtime_ns", "inode", "device"))
+        file = SessionFile(path, project, session, True, size, mtime, inode, device, read_path, row["ctime_ns"])
         out.append((piece.offset + local - piece.start, file))
     out.sort(key=lambda item: item[0])
     return out

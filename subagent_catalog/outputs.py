@@ -306,14 +306,6 @@ def check_output(
         )
 
 
-def _in_place(path: str) -> bool:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return False
-    return stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode)
-
-
 @contextlib.contextmanager
 def open_output(
     path: PathLike,
@@ -353,14 +345,19 @@ def open_output(
     """
     text = os.fspath(path)
     check_output(text, protected=protected, replace=replace)
-    if _in_place(text):
+
+    def fdopen(descriptor: int) -> IO[Any]:
+        if binary:
+            return os.fdopen(descriptor, "wb")
+        return os.fdopen(descriptor, "w", encoding=encoding, errors=errors, newline=newline)
+
+    try:
+        mode = os.stat(text).st_mode
+    except OSError:
+        mode = 0
+    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):  # a stream (a terminal, a pipe): written in place
         try:
-            raw = os.open(text, os.O_WRONLY | getattr(os, "O_NOCTTY", 0))
-            handle: IO[Any] = (
-                os.fdopen(raw, "wb")
-                if binary
-                else os.fdopen(raw, "w", encoding=encoding, errors=errors, newline=newline)
-            )
+            handle = fdopen(os.open(text, os.O_WRONLY | getattr(os, "O_NOCTTY", 0)))
         except OSError as error:
             raise output_failure(text, error) from error
         try:
@@ -377,12 +374,7 @@ def open_output(
     except OSError as error:
         raise output_failure(text, error) from error
     try:
-        handle = (
-            os.fdopen(descriptor, "wb")
-            if binary
-            else os.fdopen(descriptor, "w", encoding=encoding, errors=errors, newline=newline)
-        )
-        with handle:
+        with fdopen(descriptor) as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
@@ -394,13 +386,11 @@ def open_output(
             os.replace(temporary, text)
         else:
             _put_new(temporary, text)
-    except OSError as error:
+    except BaseException as error:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
-        raise output_failure(text, error) from error
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
+        if isinstance(error, OSError):
+            raise output_failure(text, error) from error
         raise
 
 
@@ -441,9 +431,8 @@ def write_output(
         >>> open(target, "rb").read()
         b'\\x00\\x01'
     """
-    if isinstance(data, bytes):
-        with open_output(path, binary=True, protected=protected, replace=replace) as handle:
-            handle.write(data)
-    else:
-        with open_output(path, protected=protected, encoding=encoding, errors=errors, replace=replace) as handle:
-            handle.write(data)
+    binary = isinstance(data, bytes)
+    with open_output(
+        path, binary=binary, protected=protected, encoding=encoding, errors=errors, replace=replace
+    ) as out:
+        out.write(data)

@@ -21,12 +21,6 @@ from subagent_catalog.read.paths import (
     project_dir_name,
 )
 
-
-def _expected_log_path(root: str, meta: dict[str, Any], compression: Compression) -> str:
-    project = project_dir_name(meta.get("cwd", MISSING))
-    return os.path.join(root, project, encode_segment(meta["id"]), log_name(compression))
-
-
 _PROBES: dict[str, Callable[[str], Any]] = {
     "exists": os.path.exists,
     "lexists": os.path.lexists,
@@ -173,7 +167,8 @@ def identity_error(
         'corrupt session log "/r/_no-cwd/a/session.jsonl": header id "b" and cwd identify "/r/_no-cwd/b/session.jsonl"'
     """
     try:
-        expected = _expected_log_path(root, meta, compression)
+        project = project_dir_name(meta.get("cwd", MISSING))
+        expected = os.path.join(root, project, encode_segment(meta["id"]), log_name(compression))
     except (PathIdentityError, TypeError) as error:
         return f'corrupt session log "{path}": header id cannot name a storage path ({error})'
     if path == expected or _same_file(path, expected, probes):

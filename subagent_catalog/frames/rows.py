@@ -396,30 +396,12 @@ class FrameChunks:
         session_id = row[_SESSION_ID]
         for sub, record in enumerate(facts.problems, 1):
             fatal = record.kind in LISTING_FATAL_KINDS
-            self._problem(
-                problem_row(
-                    "corpus" if fatal else "file",
-                    record.kind,
-                    record.severity,
-                    fatal,
-                    file.path,
-                    session_id,
-                    record.message,
-                    record.line,
-                    record.offset,
-                ),
-                order,
-                sub,
-                file.project_dir,
-            )
+            where = ("corpus" if fatal else "file", record.kind, record.severity, fatal, file.path, session_id)
+            self._problem(problem_row(*where, record.message, record.line, record.offset), order, sub, file.project_dir)
         extra = time_problems(row[_CREATED_MS], facts.first_time, facts.last_time)
         for sub, (message, line) in enumerate(extra, len(facts.problems) + 1):
-            self._problem(
-                problem_row("file", TIME_OUT_OF_RANGE, "warning", False, file.path, session_id, message, line),
-                order,
-                sub,
-                file.project_dir,
-            )
+            problem = problem_row("file", TIME_OUT_OF_RANGE, "warning", False, file.path, session_id, message, line)
+            self._problem(problem, order, sub, file.project_dir)
         seed = seed_length(facts)
         last_seq = facts.descriptors[-1].seq if facts.descriptors else None
         for sub, d in enumerate(facts.descriptors):

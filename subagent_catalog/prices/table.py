@@ -161,14 +161,20 @@ class PriceTable:
         # one of the model's few price periods (a fixed price needs no time at all)
         if _fixed(info):
             price = info.prices
+        elif minute is None:
+            return None, None, "no time"
         else:
-            moment = _moment(minute)
-            if moment is None:
-                return None, None, "no time" if minute is None else "time out of range"
+            try:
+                moment = _EPOCH + timedelta(minutes=minute)  # years 1 to 9999 only
+            except OverflowError:
+                return None, None, "time out of range"
             price = info.get_prices(moment)
         period = self._periods.get(id(price))
         if period is None:
-            period = self._periods[id(price)] = (price, _genai_rates(price, name), _tiers(price))
+            from genai_prices.types import TieredPrices
+
+            tiered = any(isinstance(value, TieredPrices) for value in vars(price).values())  # by request size
+            period = self._periods[id(price)] = (price, _genai_rates(price, name), price if tiered else None)
         return period[1], period[2], None
 
     def period(self, provider: str | None, model: str | None) -> int:
@@ -204,16 +210,6 @@ FOREVER = 1 << 40
 """A period no price changes within (minutes): a fixed price, or no price at all."""
 
 
-def _moment(minute: int | None) -> datetime | None:
-    """The UTC datetime of a minute since the epoch; ``None`` without one, or outside years 1 to 9999."""
-    if minute is None:
-        return None
-    try:
-        return _EPOCH + timedelta(minutes=minute)
-    except OverflowError:
-        return None
-
-
 def _period(info: Any) -> int:
     """The largest number of minutes dividing every UTC boundary of a model's dated and daily prices (1 if unsure)."""
     from genai_prices.types import StartDateConstraint, TimeOfDateConstraint
@@ -243,13 +239,6 @@ def _fixed(info: Any) -> bool:
     from genai_prices.types import ModelPrice as GenaiPrice
 
     return isinstance(info.prices, GenaiPrice)
-
-
-def _tiers(price: Any) -> Any:
-    """The price when any of its units has tiers by request size, else ``None``."""
-    from genai_prices.types import TieredPrices
-
-    return price if any(isinstance(value, TieredPrices) for value in vars(price).values()) else None
 
 
 def _user_rates(entry: ModelPrice, source: str) -> Rates:

@@ -198,15 +198,11 @@ class LogsSeen:
 _FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
 
 
-def _name_bytes(entry: os.DirEntry[str]) -> bytes:
-    return entry.name.encode(_FS_ENCODING, _FS_ERRORS)  # os.fsencode, without its checks per call
-
-
 def _sorted_entries(path: str) -> list[os.DirEntry[str]]:
     with os.scandir(path) as iterator:
         entries = list(iterator)
     if len(entries) > 1:
-        entries.sort(key=_name_bytes)
+        entries.sort(key=lambda entry: entry.name.encode(_FS_ENCODING, _FS_ERRORS))  # os.fsencode, unchecked
     return entries
 
 

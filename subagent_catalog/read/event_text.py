@@ -329,9 +329,7 @@ def event_steps(event: dict[str, Any]) -> tuple[Any, Any, Any]:
         (('step/start', 1, 2), ('x', None, None))
     """
     data = event.get("data")
-    if isinstance(data, dict):
-        return event.get("type"), data.get("turn"), data.get("step")
-    return event.get("type"), None, None
+    return event.get("type"), _get(data, "turn"), _get(data, "step")
 
 
 def log_texts(events: list[dict[str, Any]]) -> list[Text]:

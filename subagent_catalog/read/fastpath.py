@@ -182,13 +182,6 @@ def _events(body: bytes) -> tuple[list[dict[str, Any]], int] | None:
     return events, expected
 
 
-def _plain_parts(data: bytes) -> tuple[bytes, bytes] | None:
-    header_end = data.find(b"\n")
-    if header_end == -1:
-        return None
-    return data[: header_end + 1], data[header_end + 1 :]
-
-
 def _zstd_parts(data: bytes) -> tuple[bytes, bytes] | None:
     from subagent_catalog.read.zstdframes import decode_frame, scan_frames
 
@@ -231,7 +224,11 @@ def split_log(data: bytes, compression: Compression) -> tuple[dict[str, Any], by
     from subagent_catalog.read.zstdframes import ZstdStructureError
 
     try:
-        parts = _zstd_parts(data) if compression == "zstd" else _plain_parts(data)
+        if compression == "zstd":
+            parts = _zstd_parts(data)
+        else:
+            end = data.find(b"\n") + 1  # past the header line
+            parts = (data[:end], data[end:]) if end else None
         if parts is None:
             return None
         header, body = parts

@@ -108,13 +108,6 @@ class LogFacts:
     events_ipc: bytes | None = None
 
 
-def _first_line_plain(data: bytes) -> tuple[bytes | None, str | None]:
-    newline = data.find(b"\n")
-    if newline == -1:
-        return None, ("empty file" if not data else "no complete first line (no newline)")
-    return data[:newline], None
-
-
 def _first_line_zstd(data: bytes) -> tuple[bytes | None, str | None, str | None]:
     """(line, skip reason, whole-listing error) as upstream's readFirstZstdLine."""
     import zstandard
@@ -143,33 +136,28 @@ def _list_verdict(facts: LogFacts, data: bytes, compression: Compression) -> Non
     if compression == "zstd":
         line, skip, error = _first_line_zstd(data)
     else:
-        line, skip = _first_line_plain(data)
-        error = None
-    if error is not None:
-        facts.list_error = error
-        facts.problems.append(ProblemRecord("zstd-header-frame", error, line=1, offset=0, severity="error"))
-        return
-    if line is not None and exceeds_js_string(line):
+        newline, error = data.find(b"\n"), None
+        line = data[:newline] if newline != -1 else None
+        skip = None if line is not None else "empty file" if not data else "no complete first line (no newline)"
+    kind = "zstd-header-frame"
+    if error is None and line is not None and exceeds_js_string(line):
         # upstream's list() decodes the first line to a string outside any try: the listing fails
         error = f"the header line ({len(line)} bytes) is longer than the longest JavaScript string"
+        kind = "header-too-long"
+    if error is not None:
         facts.list_error = error
-        facts.problems.append(ProblemRecord("header-too-long", error, line=1, offset=0, severity="error"))
+        facts.problems.append(ProblemRecord(kind, error, line=1, offset=0, severity="error"))
         return
-    if line is None:
+    if line is not None:
+        try:
+            facts.list_meta, skip = parse_list_header(line)
+        except LogReadError as retired:
+            facts.list_error = str(retired)
+            facts.problems.append(ProblemRecord("retired-header-fields", str(retired), line=1, severity="error"))
+            return
+    if facts.list_meta is None:
         facts.list_skip = skip
         facts.problems.append(ProblemRecord("header-skipped", f"list() skips this file: {skip}", line=1))
-        return
-    try:
-        meta, why = parse_list_header(line)
-    except LogReadError as retired:
-        facts.list_error = str(retired)
-        facts.problems.append(ProblemRecord("retired-header-fields", str(retired), line=1, severity="error"))
-        return
-    if meta is None:
-        facts.list_skip = why
-        facts.problems.append(ProblemRecord("header-skipped", f"list() skips this file: {why}", line=1))
-        return
-    facts.list_meta = meta
 
 
 def _descriptor_records(events: list[dict[str, Any]]) -> list[DescriptorRecord]:
@@ -223,11 +211,9 @@ def _identity_facts(facts: LogFacts, fold: IdentityFold, dropped_descriptor: boo
             if dropped_descriptor
             else "the log holds no subagent/descriptor event"
         )
-    elif fold.last.status == "unknown-version":
-        facts.identity_cause = "unknown-descriptor-version"
-        facts.identity_detail = f"last descriptor (seq {fold.last_seq}): {fold.last.reason}"
     else:
-        facts.identity_cause = "malformed-descriptor"
+        unknown = fold.last.status == "unknown-version"
+        facts.identity_cause = "unknown-descriptor-version" if unknown else "malformed-descriptor"
         facts.identity_detail = f"last descriptor (seq {fold.last_seq}): {fold.last.reason}"
 
 

@@ -105,11 +105,6 @@ class RunFacts:
     tool_call_records: list[tuple[Any, ...]] = field(default_factory=list)  # ``ToolCallRecord`` fields
 
 
-def _safe_sum(values: list[int]) -> int | None:
-    total = sum(values)
-    return total if total <= MAX_SAFE_INTEGER else None
-
-
 INT64_MAX = (1 << 63) - 1
 TOKEN_COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
 """The ``RunFacts`` token sums (``USAGE_FIELDS`` of the own samples)."""
@@ -349,7 +344,7 @@ class Fold:
             run.last_turn_open = True
         run.first_ms, run.last_ms = first, last
         if self.turn_times:
-            run.turn_ms = _safe_sum(self.turn_times)
+            run.turn_ms = total if (total := sum(self.turn_times)) <= MAX_SAFE_INTEGER else None
         if self.headers:
             run.models, run.providers = list(self.models), list(self.providers)
         run.tools = sorted(self.tools)

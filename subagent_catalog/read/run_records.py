@@ -93,10 +93,6 @@ def _count(value: Any) -> int | None:
     return int(value) if is_safe_integer(value) and value >= 0 else None
 
 
-def _positive(value: Any) -> int | None:
-    return int(value) if is_safe_integer(value) and value > 0 else None
-
-
 def _text(value: Any) -> str | None:
     return value if type(value) is str else None
 
@@ -140,7 +136,7 @@ class UsageFold:
 
         Like upstream's ``contextPressure``, the last one wins: one without a window removes the window.
         """
-        self.window = window if type(window) is int and 0 < window <= MAX_SAFE_INTEGER else _positive(window)
+        self.window = int(window) if is_safe_integer(window) and window > 0 else None
 
     def sample(self, seq: int, time: Any, turn: Any, step: Any, usage: Any, in_seed: bool) -> None:
         """A usage sample of step ``(turn, step)`` at ``seq``: it replaces the step's earlier one."""

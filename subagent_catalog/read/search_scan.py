@@ -196,17 +196,9 @@ def _candidates(body: bytes, needle: Needle) -> list[Candidate] | None:
                 if text is not None and _keep(needle, text):
                     last = chunks[-1]
                     turn, step = _turn_step(last.get("data"))
+                    seq = int(last["seq"])
                     candidates.append(
-                        (
-                            int(last["seq"]),
-                            _int(last.get("time")),
-                            "assistant/chunk",
-                            turn,
-                            step,
-                            text,
-                            fields or "",
-                            int(last["seq"]),
-                        )
+                        (seq, _int(last.get("time")), "assistant/chunk", turn, step, text, fields or "", seq)
                     )
     if needle.mode == "all":
         spans = []

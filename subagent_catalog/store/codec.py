@@ -428,35 +428,27 @@ def dump_facts(facts: LogFacts) -> bytes | None:
     return FACTS_MAGIC + tag + data
 
 
+def _text_fields(item: Any) -> tuple[Any, ...]:
+    return tuple(map(_text, msgspec.structs.astuple(item)))
+
+
 def _facts(wire: Any, wtf8: bool) -> LogFacts:
     astuple = msgspec.structs.astuple
     values = dict(zip(_FACTS_FIELDS, astuple(wire), strict=True))
     values["list_meta"] = _decode_header(wire.list_meta)
     values["read_meta"] = _decode_header(wire.read_meta)
+    record = _text_fields if wtf8 else astuple  # how a WTF-8 record's strings are read back
     if wtf8:
         values = {name: _text(value) if type(value) is not list else value for name, value in values.items()}
-        values["descriptors"] = [DescriptorRecord(*map(_text, astuple(item))) for item in wire.descriptors]
-        values["problems"] = [ProblemRecord(*map(_text, astuple(item))) for item in wire.problems]
-        values["run"] = None if wire.run is None else _run(wire.run, _text)
-    else:
-        values["descriptors"] = [DescriptorRecord(*astuple(item)) for item in wire.descriptors]
-        values["problems"] = [ProblemRecord(*astuple(item)) for item in wire.problems]
-        values["run"] = None if wire.run is None else _run(wire.run, None)
+    values["descriptors"] = [DescriptorRecord(*record(item)) for item in wire.descriptors]
+    values["problems"] = [ProblemRecord(*record(item)) for item in wire.problems]
+    values["run"] = None
+    if (run := wire.run) is not None:
+        parts = [_text(value) if wtf8 and type(value) is not list else value for value in astuple(run)]
+        parts[_SAMPLES_AT] = [record(item) for item in run.usage_samples]
+        parts[_CALLS_AT] = [record(item) for item in run.tool_call_records]
+        values["run"] = RunFacts(*parts)
     return LogFacts(**values)
-
-
-def _run(wire: Any, text: Any) -> RunFacts:
-    """``RunFacts`` from its wire record (``text``: how a WTF-8 record's strings are read back, or ``None``)."""
-    astuple = msgspec.structs.astuple
-    if text is None:
-        values = list(astuple(wire))
-        values[_SAMPLES_AT] = [astuple(item) for item in wire.usage_samples]
-        values[_CALLS_AT] = [astuple(item) for item in wire.tool_call_records]
-    else:
-        values = [text(value) if type(value) is not list else value for value in astuple(wire)]
-        values[_SAMPLES_AT] = [tuple(map(text, astuple(item))) for item in wire.usage_samples]
-        values[_CALLS_AT] = [tuple(map(text, astuple(item))) for item in wire.tool_call_records]
-    return RunFacts(*values)
 
 
 def load_facts(blob: bytes, *, size: int | None = None) -> LogFacts:

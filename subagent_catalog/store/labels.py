@@ -210,14 +210,9 @@ class Labels:
         """Take a label off a session (``label=None``: every label of it); returns how many were removed."""
         if not os.path.exists(self.path):
             return 0
+        where, values = ("", (session_id,)) if label is None else (" and label = ?", (session_id, label))
         with self._connect(write=True) as connection:
-            if label is None:
-                cursor = connection.execute("delete from labels where session_id = ?", (session_id,))
-            else:
-                cursor = connection.execute(
-                    "delete from labels where session_id = ? and label = ?", (session_id, label)
-                )
-            return cursor.rowcount
+            return connection.execute(f"delete from labels where session_id = ?{where}", values).rowcount
 
     def frame(self) -> pl.DataFrame:
         """Every label, in the order they were given (``LABEL_SCHEMA``); an absent store has none.

@@ -95,22 +95,18 @@ class Manifest(_Model):
 def _check_files(manifest: Manifest) -> None:
     if not GENERATION.fullmatch(manifest.data_dir):
         raise ValueError(f"data_dir {manifest.data_dir!r} is not a generation directory name")
-    named: list[tuple[str, str, list[str]]] = [
-        *((name, name, getattr(manifest.tables, name).files) for name in ("sessions", "descriptors", "problems")),
-        ("events", "events", manifest.tables.events.files),
-        ("fingerprints", "facts", manifest.fingerprints.files),
+    entries = [
+        *((name, getattr(manifest.tables, name)) for name in Tables.model_fields),
+        ("fingerprints", manifest.fingerprints),
     ]
-    for field_name, table, files in named:
-        for index, name in enumerate(files):
+    for field_name, entry in entries:
+        table = "facts" if field_name == "fingerprints" else field_name
+        for index, name in enumerate(entry.files):
             match = _TABLE_FILE.fullmatch(name)
             if match is None or match["gen"] != manifest.data_dir or (match["facts"] or match["table"]) != table:
                 raise ValueError(
                     f"{field_name}.files[{index}] = {name[:120]!r} is not a {table} file of {manifest.data_dir}"
                 )
-    entries = [
-        *((name, getattr(manifest.tables, name)) for name in Tables.model_fields),
-        ("fingerprints", manifest.fingerprints),
-    ]
     for field_name, entry in entries:
         for key in ("file_rows", "file_bytes", DIGEST_KEY):
             values = getattr(entry, key)

@@ -191,6 +191,10 @@ def _require(path: str, what: str) -> None:
         )
 
 
+_FILE_STATS = ("size", "mtime_ns", "ctime_ns", "inode", "device")
+"""The stat fields of a ``SessionFile`` the walk's and the facts' parts keep (the facts have no ``device``)."""
+
+
 def walk_task(task: WalkTask) -> WalkResult:
     """Walk the task's project directories and write the scratch tables and the walk's problems.
 
@@ -226,11 +230,7 @@ def walk_task(task: WalkTask) -> WalkResult:
                     "project_bytes": project_bytes,
                     "session_bytes": os.fsencode(file.session_dir),
                     "read_path": os.fsencode(file.read_path),
-                    "size": file.size,
-                    "mtime_ns": file.mtime_ns,
-                    "ctime_ns": file.ctime_ns,
-                    "inode": file.inode,
-                    "device": file.device,
+                    **{name: getattr(file, name) for name in _FILE_STATS},
                 }
             )
         for item in sorted(found.names or ()):
@@ -316,18 +316,9 @@ def _slice_files(job: Job, task: ReadTask) -> list[tuple[int, SessionFile]]:
         if not piece.start <= local < piece.stop:
             continue
         project, session = os.fsdecode(row["project_bytes"]), os.fsdecode(row["session_bytes"])
-        file = SessionFile(
-            path=os.path.join(job.root, project, session, own),
-            project_dir=project,
-            session_dir=session,
-            regular=True,
-            size=row["size"],
-            mtime_ns=row["mtime_ns"],
-            inode=row["inode"],
-            device=row["device"],
-            read_path=os.fsdecode(row["read_path"]),
-            ctime_ns=row["ctime_ns"],
-        )
+        path, read_path = os.path.join(job.root, project, session, own), os.fsdecode(row["read_path"])
+        size, mtime, inode, device = (row[name] for name in ("size", "mtime_ns", "inode", "device"))
+        file = SessionFile(path, project, session, True, size, mtime, inode, device, read_path, row["ctime_ns"])
         out.append((piece.offset + local - piece.start, file))
     out.sort(key=lambda item: item[0])
     return out
@@ -515,10 +506,7 @@ def read_task(task: ReadTask) -> ReadResult:
                 "rel_path_bytes": rel,
                 "project_dir": frame_text(file.project_dir),
                 "list_order": order,
-                "size": file.size,
-                "mtime_ns": file.mtime_ns,
-                "ctime_ns": file.ctime_ns,
-                "inode": file.inode,
+                **{name: getattr(file, name) for name in _FILE_STATS},
                 "facts": blob if cacheable else None,
             }
         )

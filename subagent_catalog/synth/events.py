@@ -480,13 +480,12 @@ def pack_rows(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     def flush() -> None:
         if len(run) >= 2 and run_key is not None:
             first = run[0]
+            tool = run_key[0] == "tool-call-delta"
             data: dict[str, Any] = {"turn": run_key[1], "step": run_key[2], "index": run_key[3]}
-            if run_key[0] == "tool-call-delta":
-                data["id"] = run_key[4]
-                data["name"] = run_key[5]
+            if tool:
+                data["id"], data["name"] = run_key[4], run_key[5]
             data["dt"] = [run[i + 1]["time"] - run[i]["time"] for i in range(len(run) - 1)]
-            member = "argumentsDelta" if run_key[0] == "tool-call-delta" else "text"
-            data["args" if run_key[0] == "tool-call-delta" else "texts"] = [e["data"]["chunk"][member] for e in run]
+            data["args" if tool else "texts"] = [e["data"]["chunk"]["argumentsDelta" if tool else "text"] for e in run]
             out.append({"type": _ROW_TAG[run_key[0]], "seq0": first["seq"], "time0": first["time"], "data": data})
         else:
             out.extend(run)
@@ -494,15 +493,10 @@ def pack_rows(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
     for event in events:
         key = _packable(event)
-        if key is not None and run and key == run_key and event["seq"] == run[-1]["seq"] + 1:
-            run.append(event)
-            continue
-        flush()
-        run_key = key
-        if key is not None:
-            run.append(event)
-        else:
-            out.append(event)
+        if not (key is not None and run and key == run_key and event["seq"] == run[-1]["seq"] + 1):
+            flush()
+            run_key = key
+        (run if key is not None else out).append(event)
     flush()
     return out
 

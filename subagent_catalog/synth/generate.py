@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -93,19 +93,6 @@ def _init_worker(
     small_session_events.cache_clear()
 
 
-def _head(plan: SessionPlan, seed_length: int | None) -> dict[str, Any]:
-    parent = worker_plans()[plan.parent].id if plan.parent is not None else None
-    return header(
-        plan.id,
-        created_at=plan.created_at,
-        cwd=plan.cwd,
-        parent=parent,
-        seed_length=seed_length,
-        subagent=plan.kind == "subagent",
-        delegation_depth=plan.delegation_depth,
-    )
-
-
 def _write_one(index: int) -> tuple[int, str, int, int]:
     plan = worker_plans()[index]
     root: str = WORKER["root"]
@@ -117,17 +104,20 @@ def _write_one(index: int) -> tuple[int, str, int, int]:
 
         compressor = WORKER[slot] = zstandard.ZstdCompressor(level=3, write_checksum=True)
     events, seed_length = (small_session_events if WORKER.get("profile") == "small" else session_events)(index)
-    head = _head(plan, seed_length)
+    head = header(
+        plan.id,
+        created_at=plan.created_at,
+        cwd=plan.cwd,
+        parent=worker_plans()[plan.parent].id if plan.parent is not None else None,
+        seed_length=seed_length,
+        subagent=plan.kind == "subagent",
+        delegation_depth=plan.delegation_depth,
+    )
     rng = random.Random(f"subagent_catalog.synth:damage:{WORKER['seed']}:{index}")
     data = encode_session(head, events, seed_length, compression, damage=plan.damage, rng=rng, compressor=compressor)
     path = write_file(log_path(root, head, compression), data)
     count = 0 if plan.damage in ("header-only", "empty-file") else len(events)
     return index, os.path.relpath(path, root), len(data), count
-
-
-def _chunks(count: int, size: int) -> Iterator[range]:
-    for low in range(0, count, size):
-        yield range(low, min(count, low + size))
 
 
 def _write_range(indices: range) -> list[tuple[int, str, int, int]]:
@@ -202,7 +192,9 @@ def generate(
         with process_pool(
             workers, initializer=_init_worker, initargs=(plans, root, compression, seed, profile)
         ) as pool:
-            for batch in pool.map(_write_range, _chunks(sessions, 32 if profile == "full" else 512)):
+            size = 32 if profile == "full" else 512
+            chunks = (range(low, min(sessions, low + size)) for low in range(0, sessions, size))
+            for batch in pool.map(_write_range, chunks):
                 results.extend(batch)
                 report(len(results), sessions)
     return _stats(root, compression, seed, plans, results, time.perf_counter() - started)

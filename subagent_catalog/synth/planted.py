@@ -101,7 +101,8 @@ class _Corpus:
 
     def context(self, sid: str, at: int) -> None:
         if self.context_runs >= COST_RUNS - 1:  # fewer priced runs than a cost p95 needs: no cost outlier
-            return self.clean(sid, at)
+            self.clean(sid, at)
+            return
         self.context_runs += 1
         log = PlantLog(sid, at=at)
         log.add("request/context", {"provider": "deepseek", "model": "deepseek-chat", "contextWindow": CONTEXT_WINDOW})
@@ -118,7 +119,6 @@ class _Corpus:
             if choice < 0.6:
                 self.planted.append((sid, "context-growth", "warn"))
         write_planted_log(self.root, log, cwd=CONTEXT, at=at)
-        return None
 
     def stalled(self, sid: str, at: int, end: int) -> None:
         planted = self.rng.random() < 0.6
@@ -182,7 +182,6 @@ class _Corpus:
         self.planted.extend((sid, "unread-child", "warn") for _ in unread)
         if runaway is not None:
             self.planted.append((runaway, "runaway-child", "warn"))
-        return None
 
     def costs(self, end: int) -> None:
         """A project of equal-cost runs, one of them (sometimes) far above its p95."""

@@ -245,14 +245,9 @@ def pack_chunk_runs(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         run.clear()
 
     for event in events:
-        if packable(event) and (not run or continues(run[-1], event)):
-            run.append(event)
-            continue
-        flush()
-        if packable(event):
-            run.append(event)
-        else:
-            out.append(event)
+        if run and not (packable(event) and continues(run[-1], event)):
+            flush()
+        (run if packable(event) else out).append(event)
     flush()
     return out
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import polars as pl
 
-from subagent_catalog.analysis.findings.schema import EVIDENCE_CLIP
+from subagent_catalog.analysis.findings.schema import EVIDENCE_CLIP, finding_counts
 from subagent_catalog.views.text import md_cell
 
 __all__ = ["findings_lines", "findings_markdown", "findings_tally", "position"]
@@ -68,10 +68,10 @@ def findings_tally(found: pl.DataFrame) -> str:
     """
     if found.height == 0:
         return "0 findings"
-    severities = ", ".join(
-        f"{severity} {count}" for severity, count in found.group_by("severity").len().sort("severity").iter_rows()
+    severities, kinds = (
+        ", ".join(f"{v} {n}" for v, n in finding_counts(found, by).sort(by).select(by, "findings").rows())
+        for by in ("severity", "kind")
     )
-    kinds = ", ".join(f"{kind} {count}" for kind, count in found.group_by("kind").len().sort("kind").iter_rows())
     sessions = found["list_order"].n_unique()
     plural = "s" if found.height != 1 else ""
     return f"{found.height} finding{plural} in {sessions} session{'s' if sessions != 1 else ''} ({severities}; {kinds})"

@@ -14,7 +14,7 @@ from typing import Any
 import polars as pl
 from markupsafe import Markup
 
-from subagent_catalog.analysis.findings.schema import SEVERITIES
+from subagent_catalog.analysis.findings.schema import SEVERITIES, finding_counts
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.views.findings_text import position
@@ -32,26 +32,15 @@ PROJECT_ROWS = 30
 
 
 def _kinds(found: pl.DataFrame) -> list[dict[str, Any]]:
-    ranked = found.with_columns(pl.col("severity").replace_strict(list(SEVERITIES), [0, 1, 2]).alias("_rank"))
-    rows = (
-        ranked.group_by("kind")
-        .agg(
-            pl.len().alias("findings"),
-            pl.col("list_order").n_unique().alias("runs"),
-            pl.col("project_dir").n_unique().alias("projects"),
-            pl.col("_rank").max().alias("_worst"),
-        )
-        .sort(["findings", "kind"], descending=[True, False])
-    )
     return [
         {
             "kind": r["kind"],
-            "severity": SEVERITIES[r["_worst"]],
+            "severity": r["worst"],
             "findings": f"{r['findings']:,}",
             "runs": f"{r['runs']:,}",
             "projects": f"{r['projects']:,}",
         }
-        for r in rows.iter_rows(named=True)
+        for r in finding_counts(found, "kind").iter_rows(named=True)
     ]
 
 

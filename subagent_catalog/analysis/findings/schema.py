@@ -21,6 +21,7 @@ __all__ = [
     "Finding",
     "Severity",
     "clip_evidence",
+    "finding_counts",
     "finding_frame",
 ]
 
@@ -115,3 +116,30 @@ def finding_frame(found: list[Finding]) -> pl.DataFrame:
     rows = [{**asdict(f), "evidence": clip_evidence(f.evidence)} for f in found]
     frame = pl.DataFrame(rows, schema=FINDING_SCHEMA)
     return frame.sort(["list_order", "seq", "seq_end", "kind", "message"], nulls_last=True, maintain_order=True)
+
+
+def finding_counts(found: pl.DataFrame, by: str) -> pl.DataFrame:
+    """Findings counted by one column (``kind``, ``severity``, ``project_dir``): the one tally every view shows.
+
+    Columns: ``by``, ``findings``, ``runs`` (sessions with one), ``projects`` and ``worst`` (severity);
+    the most findings first, then by ``by``.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.analysis.findings import findings
+        >>> found = findings(read_corpus("data/findings"), detectors=["tool-loop", "stalled"])
+        >>> finding_counts(found, "kind").rows()
+        [('stalled', 1, 1, 1, 'warn'), ('tool-loop', 1, 1, 1, 'warn')]
+    """
+    ranks = list(range(len(SEVERITIES)))
+    worst = pl.col("severity").replace_strict(list(SEVERITIES), ranks, return_dtype=pl.Int64).max()
+    return (
+        found.group_by(by)
+        .agg(
+            pl.len().cast(pl.Int64).alias("findings"),
+            pl.col("list_order").n_unique().cast(pl.Int64).alias("runs"),
+            pl.col("project_dir").n_unique().cast(pl.Int64).alias("projects"),
+            worst.replace_strict(ranks, list(SEVERITIES), return_dtype=pl.String).alias("worst"),
+        )
+        .sort(["findings", by], descending=[True, False], nulls_last=True)
+    )

@@ -24,6 +24,7 @@ import polars as pl
 import traitlets
 
 from subagent_catalog.analysis.findings import FACTS_ONLY, FINDING_SCHEMA, Rule, findings, load_rules
+from subagent_catalog.analysis.findings.schema import finding_counts
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.store.labels import Labels, LabelsError, session_labels
@@ -38,15 +39,13 @@ def finding_choices(found: pl.DataFrame, rule_names: Sequence[str] = ()) -> list
     """The ``finding`` filter's values: ``ANY_FINDING``, the kinds found (most runs first), the rules that found none.
 
     Examples:
-        >>> found = pl.DataFrame({"list_order": [0, 1, 1], "kind": ["stalled", "tool-loop", "stalled"]})
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.analysis.findings import findings
+        >>> found = findings(read_corpus("data/findings"), detectors=["tool-loop", "stalled"])
         >>> finding_choices(found, ["aws-key"])
         ['(any finding)', 'stalled', 'tool-loop', 'aws-key']
     """
-    runs = (
-        found.group_by("kind")
-        .agg(pl.col("list_order").n_unique().alias("n"))
-        .sort(["n", "kind"], descending=[True, False])
-    )
+    runs = finding_counts(found, "kind").sort(["runs", "kind"], descending=[True, False])
     kinds = [str(kind) for kind in runs["kind"].to_list()]
     return [ANY_FINDING, *kinds, *(name for name in rule_names if name not in kinds)]
 

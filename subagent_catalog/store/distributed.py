@@ -170,7 +170,9 @@ def _connect(stack: ExitStack, scheduler: str | None, workers: int) -> Any:
                 threads_per_worker=1,
                 host="127.0.0.1",
                 dashboard_address="127.0.0.1:0",
-                silence_logs=logging.ERROR,
+                # its workers' task errors come back through the futures; what they log alone is a heartbeat
+                # racing the cluster's own shutdown (a traceback on stderr after a good export)
+                silence_logs=logging.CRITICAL,
             )
         )
         client = stack.enter_context(dask_distributed.Client(cluster))

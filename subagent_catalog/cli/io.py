@@ -32,7 +32,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import click
 
-from subagent_catalog.cli.panics import quiet_panics
+from subagent_catalog.cli.panics import TRACEBACK_VARIABLE, quiet_panics, traceback_wanted
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.outputs import PathLike, check_output, open_output
 from subagent_catalog.views.text import csv_cells, csv_safe, json_terminal, printable, terminal_frame, terminal_safe
@@ -44,9 +44,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 PIPE_CLOSED_STATUS = 141
 """Exit status when stdout's reader went away: 128 + SIGPIPE, what a shell reports for a killed tool."""
-
-TRACEBACK_VARIABLE = "SUBAGENT_CATALOG_TRACEBACK"
-"""Set it (to anything but empty or 0) to get the traceback of an internal error instead of one line."""
 
 _OS_HINTS = {
     errno.ENOENT: "check the path",
@@ -285,7 +282,7 @@ class CatalogGroup(click.Group):
         except (KeyboardInterrupt, SystemExit, GeneratorExit):
             raise
         except BaseException as error:  # Exception, and a Rust panic (PanicException derives from BaseException)
-            if os.environ.get(TRACEBACK_VARIABLE, "") not in ("", "0"):
+            if traceback_wanted():
                 raise
             detail = printable(f"{type(error).__name__}: {error}", limit=500)
             raise click.ClickException(

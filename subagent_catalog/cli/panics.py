@@ -40,10 +40,22 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 
-__all__ = ["PanicFilter", "quiet_panics"]
+__all__ = ["TRACEBACK_VARIABLE", "PanicFilter", "quiet_panics", "traceback_wanted"]
 
 TRACEBACK_VARIABLE = "SUBAGENT_CATALOG_TRACEBACK"
-"""Set (to anything but empty or 0), nothing is filtered: the panic reports show with the traceback."""
+"""Set (to anything but empty or 0): an internal error shows its traceback (``cli.io``), and nothing is
+filtered here (the panic reports show with it)."""
+
+
+def traceback_wanted() -> bool:
+    """Whether ``TRACEBACK_VARIABLE`` asks for tracebacks (set to anything but empty or ``0``).
+
+    Examples:
+        >>> traceback_wanted() == (os.environ.get("SUBAGENT_CATALOG_TRACEBACK", "") not in ("", "0"))
+        True
+    """
+    return os.environ.get(TRACEBACK_VARIABLE, "") not in ("", "0")
+
 
 PIPE_BYTES = 1 << 20
 """The pipe's capacity asked for (Linux caps it at ``/proc/sys/fs/pipe-max-size``): a burst of panic
@@ -250,7 +262,7 @@ def quiet_panics() -> Iterator[None]:
         >>> with quiet_panics():
         ...     print("kept", file=sys.stderr)
     """
-    if os.name != "posix" or os.environ.get(TRACEBACK_VARIABLE, "") not in ("", "0"):
+    if os.name != "posix" or traceback_wanted():
         yield
         return
     if not _active.acquire(blocking=False):

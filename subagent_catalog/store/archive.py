@@ -471,7 +471,7 @@ class Archive:
         Raises:
             ArchiveError: no events table and the corpus root is not here.
         """
-        if not self.has_events and not is_url(self.log_root) and os.path.isdir(self.log_root):
+        if not self.has_events and self.events_available():
             return None
         return event_frames(self, columns, types=types, pushed=pushed, where=where, in_order=in_order)
 

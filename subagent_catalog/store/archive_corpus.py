@@ -106,8 +106,10 @@ class ArchiveCorpus(Corpus):
     def stored_events(self) -> pl.LazyFrame | None:
         """The events of these frames' logs in the archive's events table, lazily (``None``: read from the root)."""
         table = self._event_table()
-        if table is None:
-            return None
+        return None if table is None else self._stored_in(table)
+
+    def _stored_in(self, table: StoredArchive) -> pl.LazyFrame:
+        """``table``'s events of these frames' logs, in frame order (a window's: its logs' rows only)."""
         scan = table.events.sort(table.order_by("events"), maintain_order=True)
         return scan.filter(pl.col("list_order").is_in(self._window[1].implode())) if self._window is not None else scan
 
@@ -127,12 +129,9 @@ class ArchiveCorpus(Corpus):
             table, orders = self._window
             mine = where & pl.col("list_order").is_in(orders.implode())
             return table.event_frames(columns, types=types, pushed=pushed, where=mine, in_order=in_order)
-        archive = self._archive
-        if archive is None:
+        if self._archive is None:
             return None
-        if not archive.has_events and os.path.isdir(archive.log_root):
-            return None
-        return archive.event_frames(columns, types=types, pushed=pushed, where=where, in_order=in_order)
+        return self._archive.event_frames(columns, types=types, pushed=pushed, where=where, in_order=in_order)
 
     def events_available(self) -> bool:
         """Whether events can be read: from the archive's events table, or its corpus root while that is here."""
@@ -164,7 +163,8 @@ class ArchiveCorpus(Corpus):
 
     def read_error(self, error: BaseException) -> Exception | None:
         """The archive's error for a damaged file another reader met (``Archive.read_error``)."""
-        return None if self._archive is None else self._archive.read_error(error)
+        origin = self.origin
+        return None if origin is None else origin.read_error(error)
 
     def _rebase(self, there: str) -> None:
         """Read the logs under ``there`` (the archive's ``log_root``), not under the relative root recorded.
@@ -191,14 +191,8 @@ class ArchiveCorpus(Corpus):
         """Every event of every readable log (from the archive, or re-read from the root)."""
         table = self._event_table()
         if self._events is None and table is not None:
-            rows = pl.col("list_order").is_in(self._window[1].implode()) if self._window is not None else pl.lit(True)
             with table.reading("events"):
-                self._events = (
-                    table.events.filter(rows)
-                    .sort(table.order_by("events"), maintain_order=True)
-                    .select(list(EVENT_SCHEMA))
-                    .collect()
-                )
+                self._events = self._stored_in(table).select(list(EVENT_SCHEMA)).collect()
         self._require_root()
         return super().events
 

@@ -159,7 +159,7 @@ def read_wanted(
     wanted = [(row, types) for row, types in wants if row.get("verdict") != "skipped" and types]
     out: dict[int, list[Event]] = {}
     fast: list[tuple[dict[str, Any], frozenset[str]]] = []
-    if corpus.stored_events() is None:  # its logs are read in place (not an archive's events files)
+    if wanted and corpus.stored_events() is None:  # its logs are read in place (not an archive's events files)
         fast = [(row, types) for row, types in wanted if row.get("verdict") == "ok"]
     if fast:
         readable = corpus.sessions.filter(pl.col("verdict") != "skipped").sort("list_order")["list_order"].to_list()

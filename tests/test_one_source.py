@@ -445,8 +445,8 @@ def test_quiet_panics_answers_isatty_as_the_real_stderr() -> None:
     assert done.returncode == 0 and done.stdout == b"True\n"
 
 
-@pytest.mark.parametrize("backtrace", ["0", "1", "full"])
-def test_a_polars_panic_reading_a_damaged_page_prints_no_panic_text(forms: Forms, backtrace: str) -> None:
+def _search_panicking(forms: Forms, **env: str) -> tuple[str, subprocess.CompletedProcess[str]]:
+    """``search`` over the archive whose events page makes Polars panic, in a child with ``env``; and its part."""
     location, part = _damaged(forms, "events-panic")
     done = subprocess.run(
         [sys.executable, "-m", "subagent_catalog", "search", location, "e", "-q"],
@@ -454,23 +454,20 @@ def test_a_polars_panic_reading_a_damaged_page_prints_no_panic_text(forms: Forms
         text=True,
         timeout=300,
         cwd=forms.work,
-        env={**os.environ, "PYTHONPATH": str(REPO), "RUST_BACKTRACE": backtrace},
+        env={**os.environ, "PYTHONPATH": str(REPO), **env},
         check=False,
     )
+    return part, done
+
+
+@pytest.mark.parametrize("backtrace", ["0", "1", "full"])
+def test_a_polars_panic_reading_a_damaged_page_prints_no_panic_text(forms: Forms, backtrace: str) -> None:
+    part, done = _search_panicking(forms, RUST_BACKTRACE=backtrace)
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 1 and len(lines) == 1 and lines[0].startswith("Error: "), done.stderr[-3000:]
     assert part in lines[0] and "(hint: " in lines[0]
 
 
 def test_the_panic_is_real_its_report_shows_with_the_traceback_variable(forms: Forms) -> None:
-    location, _ = _damaged(forms, "events-panic")
-    done = subprocess.run(
-        [sys.executable, "-m", "subagent_catalog", "search", location, "e", "-q"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=forms.work,
-        env={**os.environ, "PYTHONPATH": str(REPO), "RUST_BACKTRACE": "0", "SUBAGENT_CATALOG_TRACEBACK": "1"},
-        check=False,
-    )
+    _, done = _search_panicking(forms, RUST_BACKTRACE="0", SUBAGENT_CATALOG_TRACEBACK="1")
     assert done.returncode == 1 and "panicked at" in done.stderr, done.stderr[-3000:]

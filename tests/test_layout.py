@@ -300,3 +300,59 @@ def _public_functions(name: str) -> list[str]:
 @pytest.mark.parametrize("name", MODULES)
 def test_every_public_function_has_an_example(name: str) -> None:
     assert _public_functions(name) == [], f"{name}: public functions without an Examples section"
+
+
+AGGREGATES = frozenset({"group_by", "value_counts", "n_unique", "agg", "mean", "median", "quantile", "sum", "Counter"})
+"""Calls that make a figure from rows: ``views/`` leaves them to ``analysis/`` (issue 51)."""
+
+LAYOUT = {
+    "subagent_catalog.views.transcript_tree:many_children": "groups children's ids per parent to page them",
+    "subagent_catalog.views.transcript_tree:preorder": "sizes subtrees to place rows in the page's tree",
+    "subagent_catalog.views.widgets.session_tree:__init__": "groups children's keys per parent to draw the tree",
+    "subagent_catalog.views.widgets.pane_steps:pane_steps_html": "sums the characters drawn, for its budget",
+    "subagent_catalog.views.svg_charts:columns": "sums a label's character widths",
+    "subagent_catalog.views.svg_charts:bar_chart": "stacks a bar's parts to draw it",
+    "subagent_catalog.views.svg_charts:time_chart": "stacks a column's parts to scale the axis",
+    "subagent_catalog.views.waterfall_view:_aggregated": "sums the starts under one pixel column",
+    "subagent_catalog.views.waterfall_view:waterfall_html": "counts the bars this page's links cannot reach",
+}
+"""Sums and groupings that lay a page out or page it, not figures of the runs: ``module:function``."""
+
+
+def _aggregates(name: str) -> list[str]:
+    """The aggregating calls a module makes (``frame.group_by(...)``, ``Counter(...)``...) outside ``LAYOUT``."""
+    tree = ast.parse(_source(name).read_text(encoding="utf-8"))
+    found = []
+    functions = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)]
+    allowed = {
+        id(inner)
+        for function in functions
+        if f"{name}:{function.name}" in LAYOUT
+        for inner in ast.walk(function)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and id(node) not in allowed:
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if called in AGGREGATES:
+                found.append(f"line {node.lineno}: {called}")
+    return found
+
+
+def test_every_layout_exception_names_a_function_that_aggregates() -> None:
+    for key in LAYOUT:
+        name, function = key.split(":")
+        tree = ast.parse(_source(name).read_text(encoding="utf-8"))
+        assert any(isinstance(n, ast.FunctionDef) and n.name == function for n in ast.walk(tree)), key
+
+
+@pytest.mark.parametrize("name", [m for m in MODULES if _unit(m) == "views"])
+def test_views_format_what_they_are_handed_and_count_nothing_themselves(name: str) -> None:
+    assert _aggregates(name) == [], f"{name}: compute the figure in analysis/ (analysis.tallies has tally)"
+
+
+def test_the_aggregate_check_finds_each_kind_of_count(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = tmp_path / "probe.py"
+    module.write_text("from collections import Counter\ndef f(rows):\n    return Counter(rows), rows.group_by('a')\n")
+    monkeypatch.setattr(sys.modules[__name__], "_source", lambda name: module)
+    assert _aggregates("subagent_catalog.views.probe") == ["line 3: Counter", "line 3: group_by"]

@@ -244,7 +244,7 @@ def test_only_large_jobs_wait_between_stages(monkeypatch: Any) -> None:
 def test_top_trees_and_default_parents_equal_their_sorted_definitions(tmp_path: Path) -> None:
     """The largest and most damaged trees, and the default parents, as full sorts of every root would give them."""
     from subagent_catalog.analysis.forest import parents_of_forest
-    from subagent_catalog.views.report import TOP_TREES, _top_trees
+    from subagent_catalog.views.report import TOP_TREES
 
     corpus = read_corpus(_mixed_corpus(tmp_path), jobs=1, cache=False)
     forest = build_forest(corpus)
@@ -261,7 +261,7 @@ def test_top_trees_and_default_parents_equal_their_sorted_definitions(tmp_path: 
     ]
     largest = sorted(entries, key=lambda e: (-e["sessions"], -e["agents"]))[:TOP_TREES]
     damaged = sorted((e for e in entries if e["damaged"]), key=lambda e: (-e["damaged"], -e["agents"]))[:TOP_TREES]
-    assert _top_trees(forest) == (largest, damaged)
+    assert forest.top_trees(TOP_TREES) == (largest, damaged)
     ids = {node: sid for sid, node in forest.index.items()}
     roots = [i for i in forest.roots if forest.nodes[i]["k"] != "g"]
     ordered = [i for i in roots if forest.nodes[i].get("a")] + [i for i in roots if not forest.nodes[i].get("a")]

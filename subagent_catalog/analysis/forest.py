@@ -6,6 +6,7 @@ totals per subtree; ``default_parents`` picks the parents a report shows.
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 from array import array
@@ -52,6 +53,40 @@ class Forest:
     nodes: list[dict[str, Any]] = field(default_factory=list)
     roots: list[int] = field(default_factory=list)
     index: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def root_sessions(self) -> int:
+        """The top-level nodes that are sessions (groups aside)."""
+        return sum(1 for i in self.roots if self.nodes[i]["k"] != "g")
+
+    def top_trees(self, limit: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The ``limit`` largest trees and the ``limit`` most damaged, made without a dict per root.
+
+        Largest by sessions, then subagent rows below; most damaged by diagnostics below, then
+        subagent rows; ties keep the roots' order. Each entry: ``node``, ``id``, ``group``,
+        ``sessions``, ``agents``, ``damaged``.
+
+        Examples:
+            >>> from subagent_catalog.corpus import read_corpus
+            >>> largest, damaged = build_forest(read_corpus("data/sample")).top_trees(1)
+            >>> largest[0]["id"], largest[0]["sessions"]
+            ('auth-refactor', 4)
+        """
+        nodes = self.nodes
+
+        def size(index: int) -> int:
+            return int(nodes[index].get("z", 0)) + int(nodes[index]["k"] != "g")
+
+        def entry(index: int) -> dict[str, Any]:
+            node = nodes[index]
+            kind = {"sessions": size(index), "agents": node.get("a", 0), "damaged": node.get("e", 0)}
+            return {"node": index, "id": node["i"], "group": node["k"] == "g", **kind}
+
+        # ``nsmallest`` is ``sorted(...)[:n]``: ties keep the roots' order.
+        largest = heapq.nsmallest(limit, self.roots, key=lambda i: (-size(i), -nodes[i].get("a", 0)))
+        hurt = (i for i in self.roots if nodes[i].get("e", 0))
+        damaged = heapq.nsmallest(limit, hurt, key=lambda i: (-nodes[i]["e"], -nodes[i].get("a", 0)))
+        return [entry(i) for i in largest], [entry(i) for i in damaged]
 
 
 def build_forest(corpus: Corpus, *, semantics: Semantics = "projection") -> Forest:

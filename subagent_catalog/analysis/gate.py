@@ -169,6 +169,16 @@ class GateResult:
     baseline: str | None = None
 
     @property
+    def selected_checks(self) -> int:
+        """The checks selected to fail the gate."""
+        return sum(1 for check in self.checks if check.selected)
+
+    @property
+    def new_offenders(self) -> int:
+        """The offenders no baseline holds, over every check."""
+        return sum(check.new for check in self.checks)
+
+    @property
     def denominator(self) -> int:
         """What ``max_rate`` divides by: the session files (of the window, when there is one)."""
         return self.session_files if self.window_files is None else self.window_files

@@ -610,3 +610,32 @@ def session_transcript(
     problems = corpus.problems.filter((pl.col("path") == session["path"]) & (pl.col("kind") == kind))
     problem = problems.row(0, named=True) if problems.height else None
     return pl.concat([rows, read_problem_row(session, rows, problem)])
+
+
+def turn_summary(rows: pl.DataFrame) -> pl.DataFrame:
+    """One row per own turn of ``transcript`` rows: what a page's turn table shows, in turn order.
+
+    Columns ``turn``, ``row`` (the index in ``rows`` of the turn's first row), ``start_ms``, ``took``
+    (ms; null when a time is unknown), ``steps``, ``calls``, ``failed`` (error rows) and ``ended``
+    (the turn's end kind, ``open`` when it never ended).
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> turns = turn_summary(transcript(read_corpus("data/sample"), "auth-refactor"))
+        >>> turns.select("turn", "ended", "calls").rows()
+        [(1, 'completed', 1), (2, 'error', 1)]
+    """
+    own = rows.with_row_index("row").filter(~pl.col("in_seed") & pl.col("turn").is_not_null())
+    end = pl.col("name").filter(pl.col("kind") == "turn-end").first()
+    return own.group_by("turn", maintain_order=True).agg(
+        pl.col("row").first().cast(pl.Int64),
+        pl.col("time_ms").min().alias("start_ms"),
+        (pl.col("last_time_ms").max() - pl.col("time_ms").min()).alias("took"),
+        pl.col("step").drop_nulls().n_unique().cast(pl.Int64).alias("steps"),
+        (pl.col("kind") == "tool-call").sum().cast(pl.Int64).alias("calls"),
+        pl.col("is_error").fill_null(False).sum().cast(pl.Int64).alias("failed"),
+        pl.when((pl.col("kind") == "turn-end").any())
+        .then(pl.when(end.is_null() | (end == "")).then(pl.lit("?")).otherwise(end))
+        .otherwise(pl.lit("open"))
+        .alias("ended"),
+    )

@@ -162,3 +162,19 @@ def trend_rows(runs: pl.DataFrame, usage: pl.DataFrame | None, *, by: TrendBy = 
         )
     grouped = pl.concat([part.select(parts[0].columns) for part in parts], how="vertical_relaxed")
     return _ordered(grouped, by)
+
+
+def top_models(by_model: pl.DataFrame, limit: int) -> pl.DataFrame:
+    """The ``limit`` models that cost most over ``trends_by_model`` rows: ``provider``, ``model``, known cost, tokens.
+
+    Ties go to the most tokens, then the names.
+
+    Examples:
+        >>> rows = pl.DataFrame({"provider": ["p", "p", "q"], "model": ["a", "a", "b"],
+        ...     "cost_usd_known": [1.0, 2.0, 2.5], "tokens": [1, 2, 3]})
+        >>> top_models(rows, 1).rows()
+        [('p', 'a', 3.0, 3)]
+    """
+    totals = by_model.group_by("provider", "model").agg(pl.col("cost_usd_known").sum(), pl.col("tokens").sum())
+    order = ["cost_usd_known", "tokens", "provider", "model"]
+    return totals.sort(order, descending=[True, True, False, False], nulls_last=True).head(limit)

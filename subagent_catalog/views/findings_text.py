@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import polars as pl
 
-from subagent_catalog.analysis.findings.schema import EVIDENCE_CLIP, finding_counts
+from subagent_catalog.analysis.findings.schema import EVIDENCE_CLIP, finding_counts, worst_runs
 from subagent_catalog.views.text import md_cell
 
 __all__ = ["findings_lines", "findings_markdown", "findings_tally", "position"]
@@ -42,7 +42,7 @@ def findings_lines(found: pl.DataFrame) -> Iterator[str]:
           warn   tool-loop  turn 1 step 1 seq 4-20: read_file called 4 times in a row with the same arguments (16 bytes)
                  read_file({"path": "a.py"})
     """
-    counts = dict(found.group_by("list_order").len().iter_rows())
+    counts = dict(finding_counts(found, "list_order").select("list_order", "findings").iter_rows())
     current: int | None = None
     for row in found.iter_rows(named=True):
         if row["list_order"] != current:
@@ -72,7 +72,7 @@ def findings_tally(found: pl.DataFrame) -> str:
         ", ".join(f"{v} {n}" for v, n in finding_counts(found, by).sort(by).select(by, "findings").rows())
         for by in ("severity", "kind")
     )
-    sessions = found["list_order"].n_unique()
+    sessions = worst_runs(found).height
     plural = "s" if found.height != 1 else ""
     return f"{found.height} finding{plural} in {sessions} session{'s' if sessions != 1 else ''} ({severities}; {kinds})"
 

@@ -45,7 +45,7 @@ def _context_lines(result: GateResult, md: bool) -> list[str]:
         lines.append(
             f"{'**Baseline**' if md else 'baseline'}: {show(result.baseline, limit=400)}: "
             f"{result.known} offenders already in it (not counted), "
-            f"{sum(check.new for check in result.checks)} new"
+            f"{result.new_offenders} new"
         )
     return lines
 
@@ -79,7 +79,7 @@ def format_text(result: GateResult, *, limit: int = 20) -> str:
         >>> print(format_text(run_checks(read_corpus(tempfile.mkdtemp()))).splitlines()[0])
         check: FAILED: empty corpus (8 checks selected, semantics projection)
     """
-    selected = sum(1 for check in result.checks if check.selected)
+    selected = result.selected_checks
     window = f"window: {result.window} by created_at: {result.window_files} of {result.session_files} session files"
     checks = f"{selected} check{'s' if selected != 1 else ''} selected"
     failing = ", ".join((["empty corpus"] if result.empty_fails else []) + result.failing)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
-import heapq
 import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
@@ -35,7 +34,8 @@ import polars as pl
 from subagent_catalog.analysis.findings import FACTS_ONLY, findings
 from subagent_catalog.analysis.forest import DEFAULT_PARENT_CAP, Forest, forest_of_rows, parents_of_forest
 from subagent_catalog.analysis.run_summary import run_summary
-from subagent_catalog.analysis.summary import SEVERITY_ORDER, human_bytes, minute, summary_of_rows
+from subagent_catalog.analysis.summary import human_bytes, minute, summary_of_rows
+from subagent_catalog.analysis.tallies import problem_tables
 from subagent_catalog.analysis.text import LABEL_BOUND, clip
 from subagent_catalog.analysis.window import Window
 from subagent_catalog.catalog.listing import list_agents_text
@@ -154,31 +154,6 @@ def default_title(root: str) -> str:
 # --------------------------------------------------------------------------- page
 
 
-def _top_trees(forest: Forest) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The largest trees and the most damaged (``TOP_TREES`` each), made without a dict per root."""
-    nodes = forest.nodes
-
-    def size(index: int) -> int:
-        return int(nodes[index].get("z", 0)) + int(nodes[index]["k"] != "g")
-
-    def entry(index: int) -> dict[str, Any]:
-        node = nodes[index]
-        return {
-            "node": index,
-            "id": node["i"],
-            "group": node["k"] == "g",
-            "sessions": size(index),
-            "agents": node.get("a", 0),
-            "damaged": node.get("e", 0),
-        }
-
-    # ``nsmallest`` is ``sorted(...)[:n]``: ties keep the roots' order.
-    largest = heapq.nsmallest(TOP_TREES, forest.roots, key=lambda i: (-size(i), -nodes[i].get("a", 0)))
-    hurt = (i for i in forest.roots if nodes[i].get("e", 0))
-    damaged = heapq.nsmallest(TOP_TREES, hurt, key=lambda i: (-nodes[i]["e"], -nodes[i].get("a", 0)))
-    return [entry(i) for i in largest], [entry(i) for i in damaged]
-
-
 def _listings(corpus: Source, parents: list[str], semantics: Semantics) -> list[dict[str, Any]]:
     out = []
     for parent in parents:
@@ -195,15 +170,11 @@ def _listings(corpus: Source, parents: list[str], semantics: Semantics) -> list[
 
 
 def _problem_tables(corpus: Corpus) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    problems = corpus.problems
-    rank = {name: i for i, name in enumerate(SEVERITY_ORDER)}
-    summary = problems.group_by("severity", "kind", "scope", "fails_listing").len().rename({"len": "count"}).to_dicts()
-    summary.sort(key=lambda r: (rank.get(r["severity"], 9), not r["fails_listing"], -r["count"], r["kind"]))
-    detail = problems.with_row_index("order").to_dicts()
-    detail.sort(key=lambda r: (rank.get(r["severity"], 9), not r["fails_listing"], r["order"]))
-    for row in detail[:PROBLEM_ROWS]:
+    summary, detail = problem_tables(corpus.problems)
+    rows = detail.head(PROBLEM_ROWS).to_dicts()
+    for row in rows:
         row["relpath"] = relative_path(row["path"], corpus.root)
-    return summary, detail[:PROBLEM_ROWS]
+    return summary.to_dicts(), rows
 
 
 def report_stream(
@@ -294,8 +265,8 @@ def report_stream(
     places = node_places(corpus, forest) if forest else None
     chosen = list(parents) if parents is not None else (parents_of_forest(forest, DEFAULT_PARENT_CAP) if forest else [])
     listings = _listings(listing, chosen, semantics) if listed else []
-    roots_total = sum(1 for i in forest.roots if forest.nodes[i]["k"] != "g") if forest else 0
-    largest, damaged = _top_trees(forest) if forest else ([], [])
+    roots_total = forest.root_sessions if forest else 0
+    largest, damaged = forest.top_trees(TOP_TREES) if forest else ([], [])
     for entry in (*largest, *damaged):
         entry["href"] = link.href(entry["id"]) if link is not None and not entry["group"] else None
     problem_summary, problem_rows = _problem_tables(corpus)

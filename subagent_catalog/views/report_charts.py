@@ -8,8 +8,6 @@ Polars, the drawing from a few small functions. Every label is made visible
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -17,14 +15,11 @@ from typing import Any
 
 import polars as pl
 
+from subagent_catalog.analysis.chart_counts import folded_tally, listing_counts
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.frames.units import CALENDAR_MAX_MS, CALENDAR_MIN_MS
 from subagent_catalog.views import svg_charts
 from subagent_catalog.views.palette import LISTING_COLOURS, STATUS_COLOURS
-
-TOP_CATEGORIES = 15
-
 
 HORIZONTAL_LABEL = 36
 
@@ -90,40 +85,25 @@ LOG_RATIO = 20
 """A chart gets a log-scale view when its largest count is at least this many times its smallest."""
 
 
-def _top(values: list[str | None], limit: int = TOP_CATEGORIES, width: int = HORIZONTAL_LABEL) -> list[str]:
-    """Bound categories: clip long names, keep the ``limit`` most frequent, fold the rest into ``(other)``.
-
-    Names are cut here, to ``width`` columns (a wide or astral character takes two).
-    """
-    shown: dict[str, str] = {}  # each distinct value is cut once (a large corpus repeats a few names)
-    named = [
-        "(none)"
-        if value is None
-        else shown[value]
-        if value in shown
-        else shown.setdefault(value, _clip_columns(chart_text(clip(value)), width))
-        for value in values
-    ]
-    keep = {name for name, _ in Counter(named).most_common(limit)}
-    return [name if name in keep else "(other)" for name in named]
+def _label(width: int) -> Callable[[str], str]:
+    """A category's label: made visible (``chart_text``) and cut to ``width`` columns."""
+    return lambda value: _clip_columns(chart_text(clip(value)), width)
 
 
 def _clip_columns(text: str, width: int) -> str:
-    """``text`` cut to ``width`` columns, ellipsis included (wide and astral characters take two)."""
-    widths = [2 if char > "\uffff" or unicodedata.east_asian_width(char) in "WF" else 1 for char in text]
-    if sum(widths) <= width:
+    """``text`` cut to ``width`` columns, ellipsis included."""
+    if svg_charts.columns(text) <= width:
         return text
     used = kept = 0
-    for columns in widths:
-        if used + columns > width - 1:
+    for char in text:
+        if used + svg_charts.columns(char) > width - 1:
             break
-        used, kept = used + columns, kept + 1
+        used, kept = used + svg_charts.columns(char), kept + 1
     return text[:kept] + "…"
 
 
-def _series(colours: dict[str, str], counted: Counter[tuple[Any, Any]]) -> list[str]:
+def _series(colours: dict[str, str], present: set[str]) -> list[str]:
     """The colours drawn, in the palette's order, then any the palette does not name (sorted)."""
-    present = {str(s) for _, s in counted}
     return [name for name in colours if name in present] + sorted(present - set(colours))
 
 
@@ -131,37 +111,34 @@ def _bar_chart(
     key: str,
     title: str,
     note: str,
-    counted: Counter[tuple[Any, Any]],
+    counted: pl.DataFrame,
     *,
     category: str,
     color: str,
     horizontal: bool,
     colors: dict[str, str] = LISTING_COLOURS,
     category_title: str | None = None,
-    sort: list[str] | None = None,
+    in_order: bool = False,
 ) -> Chart:
-    """A stacked bar chart of rows counted by (category, color) (``counted``), with totals on the bars."""
+    """A stacked bar chart of a ``folded_tally`` (``counted``), with totals on the bars.
+
+    Bars go the largest first when ``horizontal``, in ``counted``'s order when ``in_order``, else by name.
+    """
     category_title = category_title or category
-    values = [{category: c, color: s, "count": n} for (c, s), n in counted.items()]
-    table = sorted(values, key=lambda v: (str(v[category]), str(v[color])))
-    columns = [category_title, color, "count"]
-    rows = [[v[category], v[color], v["count"]] for v in table]
-    chart = Chart(key, title, note, None, columns, rows)
-    if not values:
+    pairs = [(str(c), str(s), n) for c, s, n in counted.select("category", "colour", "count").iter_rows()]
+    rows: list[list[Any]] = [[c, s, n] for c, s, n in sorted(pairs)]
+    chart = Chart(key, title, note, None, [category_title, color, "count"], rows)
+    if not pairs:
         return chart
-    totals: Counter[str] = Counter()
-    for (name, _), n in counted.items():
-        totals[str(name)] += n
-    if sort is not None:
-        order = sort
-    elif horizontal:
-        order = sorted(totals, key=lambda name: (-totals[name], name))
-    else:
-        order = sorted(totals)
+    order = list(dict.fromkeys(c for c, _, _ in pairs))
     data = svg_charts.Counts(
-        order, _series(colors, counted), {(str(c), str(s)): n for (c, s), n in counted.items()}, colors, category_title
+        order if horizontal or in_order else sorted(order),
+        _series(colors, {s for _, s, _ in pairs}),
+        {(c, s): n for c, s, n in pairs},
+        colors,
+        category_title,
     )
-    counts = counted.values()
+    counts = [n for _, _, n in pairs]
     return _drawn(
         chart,
         lambda log: svg_charts.bar_chart(data, horizontal=horizontal, colour_title=color, log=log, label=title),
@@ -169,10 +146,9 @@ def _bar_chart(
     )
 
 
-def _time_chart(key: str, title: str, note: str, binned: pl.DataFrame, every: str, category_title: str) -> Chart:
+def _time_chart(key: str, title: str, note: str, counted: pl.DataFrame, every: str, category_title: str) -> Chart:
     """Listing rows by (createdAt bin, outcome) on a time axis; the table names each bin in UTC."""
-    counted = binned.group_by("bin", "outcome").len().sort("bin", "outcome")
-    starts, names, counts = counted["bin"].to_list(), counted["outcome"].to_list(), counted["len"].to_list()
+    starts, names, counts = counted["bin"].to_list(), counted["outcome"].to_list(), counted["count"].to_list()
     rows = [
         [(datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)).strftime("%Y-%m-%dT%H:%M:%SZ"), name, n]
         for ms, name, n in zip(starts, names, counts, strict=True)
@@ -182,7 +158,7 @@ def _time_chart(key: str, title: str, note: str, binned: pl.DataFrame, every: st
         return chart
     bin_ms = {"1h": 3_600_000, "1d": 86_400_000, "1w": 7 * 86_400_000}[every]
     bins = list(zip(starts, names, counts, strict=True))
-    series = _series(LISTING_COLOURS, Counter({(0, name): 1 for name in names}))
+    series = _series(LISTING_COLOURS, set(names))
 
     def draw(log: bool) -> str:
         return svg_charts.time_chart(
@@ -210,81 +186,47 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
     """
     charts: list[Chart] = []
     if rows is not None:
-        # Column lists, never a dict per row: a large corpus has hundreds of thousands of listing rows.
-        listed = rows.filter(pl.col("kind").is_in(["child", "diagnostic"]))
-        kinds, reasons = listed["kind"].to_list(), listed["reason"].to_list()
-        outcomes = ["child" if kind == "child" else str(reason) for kind, reason in zip(kinds, reasons, strict=True)]
-        diagnostic = [kind == "diagnostic" for kind in kinds]
-        causes = _top([c for c, d in zip(listed["cause"].to_list(), diagnostic, strict=True) if d], 25)
+        counts = listing_counts(rows, corpus.sessions, label=_label(HORIZONTAL_LABEL))
         charts.append(
             _bar_chart(
                 "reason-cause",
                 "Diagnostics by reason and cause",
                 "Each diagnostic row once; the cause is the audit column behind upstream's reason.",
-                Counter(zip(causes, (str(r) for r, d in zip(reasons, diagnostic, strict=True) if d), strict=True)),
+                counts.reason_cause,
                 category="cause",
                 color="reason",
                 horizontal=True,
             )
         )
-        del causes, diagnostic, kinds, reasons
         charts.append(
             _bar_chart(
                 "provider",
                 "Listing rows by provider",
                 "Provider of the child's last descriptor; (none) when it has none.",
-                Counter(zip(_top(listed["provider"].to_list()), outcomes, strict=True)),
+                counts.provider,
                 category="provider",
                 color="outcome",
                 horizontal=True,
             )
         )
-        # each row's delegationDepth by its session id (``?``: unknown), the last session of an id winning
-        sessions = corpus.sessions.select("session_id", "delegation_depth")
-        sessions = sessions.filter(pl.col("session_id").is_in(listed["id"].unique().implode())).unique(
-            "session_id", keep="last", maintain_order=True
-        )  # the listed ids' sessions only: no table of every session's id
-        joined = listed.select(pl.col("id").alias("session_id")).join(
-            sessions, on="session_id", how="left", nulls_equal=True, maintain_order="left"
-        )
-        depths = joined["delegation_depth"].cast(pl.String).fill_null("?").to_list()
-        del sessions, joined
-        counted = Counter(zip(depths, outcomes, strict=True))
-        del depths
-        order = sorted({depth for depth, _ in counted}, key=lambda d: (d == "?", int(d) if d != "?" else 0))
         charts.append(
             _bar_chart(
                 "depth",
                 "Listing rows by delegation depth",
                 "delegationDepth from the child's header.",
-                counted,
+                counts.depth,
                 category="depth",
                 color="outcome",
                 horizontal=False,
                 category_title="delegation depth",
-                sort=order,
+                in_order=True,
             )
         )
-        # A time axis names dates: a createdAt past year 9999 is left off it, and the note counts it.
-        created = listed["created_at_ms"]
-        frame = pl.DataFrame(
-            {"ms": created, "outcome": pl.Series(outcomes, dtype=pl.String)},
-            schema={"ms": pl.Int64, "outcome": pl.String},
-        ).filter(pl.col("ms").is_not_null())
-        del outcomes, listed
-        dated = frame.filter(pl.col("ms").is_between(CALENDAR_MIN_MS, CALENDAR_MAX_MS))
-        undated = frame.height - dated.height
-        millis = dated["ms"].to_list()
-        days = (max(millis) - min(millis)) / 86_400_000 if millis else 0
-        every = "1h" if days <= 2 else "1d" if days <= 120 else "1w"  # hours up to two days, days up to 120, weeks
-        binned = dated.select(
-            pl.from_epoch("ms", time_unit="ms").dt.truncate(every).dt.epoch("ms").alias("bin"), "outcome"
-        )
-        unit = {"1h": "hour", "1d": "day", "1w": "week"}[every]
+        unit = {"1h": "hour", "1d": "day", "1w": "week"}[counts.every]
         left_off = (
-            f" {undated:,} row{'' if undated == 1 else 's'} with a createdAt outside years 1 to 9999 "
+            f" {counts.undated:,} row{'' if counts.undated == 1 else 's'} with a createdAt outside years 1 to 9999 "
             "(problems: time-out-of-range) not drawn."
-            if undated
+            if counts.undated
             else ""
         )
         charts.append(
@@ -292,13 +234,11 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
                 "time",
                 f"Listing rows over time (per {unit})",
                 "By the child's createdAt (UTC)." + left_off,
-                binned,
-                every,
+                counts.time,
+                counts.every,
                 f"created ({unit}, UTC)",
             )
         )
-    descriptors = corpus.descriptors
-    statuses = descriptors["status"].to_list()
     for key, title, note in (
         (
             "version",
@@ -307,17 +247,8 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
         ),
         ("mode", "Descriptor modes", "Every subagent/descriptor event, by its mode field."),
     ):
-        counts = Counter(zip(_top(descriptors[key].to_list(), width=VERTICAL_LABEL), statuses, strict=True))
+        counted = folded_tally(corpus.descriptors, key, "status", label=_label(VERTICAL_LABEL))
         charts.append(
-            _bar_chart(
-                key,
-                title,
-                note,
-                counts,
-                category=key,
-                color="status",
-                horizontal=False,
-                colors=STATUS_COLOURS,
-            )
+            _bar_chart(key, title, note, counted, category=key, color="status", horizontal=False, colors=STATUS_COLOURS)
         )
     return charts

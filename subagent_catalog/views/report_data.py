@@ -16,7 +16,7 @@ from typing import Any
 import polars as pl
 
 from subagent_catalog.analysis.forest import Forest
-from subagent_catalog.analysis.summary import SEVERITY_ORDER
+from subagent_catalog.analysis.tallies import worst_problem_lines
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.frames.corpus import Corpus
 
@@ -45,18 +45,6 @@ def relative_path(path: str | None, root: str) -> str:
     return path if relative.startswith("..") else relative
 
 
-def _problem_lines(corpus: Corpus) -> dict[str, tuple[int, str]]:
-    """For each file with a located problem: (line, problem kind) of its most severe one."""
-    rank = {name: i for i, name in enumerate(SEVERITY_ORDER)}
-    found: dict[str, tuple[int, int, str]] = {}
-    located = corpus.problems.filter(pl.col("line").is_not_null() & pl.col("path").is_not_null())
-    for row in located.select("path", "line", "severity", "kind").iter_rows(named=True):
-        key = (rank.get(row["severity"], 9), row["line"], row["kind"])
-        if row["path"] not in found or key < found[row["path"]]:
-            found[row["path"]] = key
-    return {path: (line, kind) for path, (_, line, kind) in found.items()}
-
-
 def diagnostic_rows(corpus: Corpus, rows: pl.DataFrame, forest: Forest) -> list[dict[str, Any]]:
     """One dict per diagnostic row of ``rows`` (catalog rows), sorted by reason, cause, path.
 
@@ -74,7 +62,7 @@ def diagnostic_rows(corpus: Corpus, rows: pl.DataFrame, forest: Forest) -> list[
         >>> diagnostic_rows(corpus, rows, forest_of_rows(corpus, rows))
         []
     """
-    lines = _problem_lines(corpus)
+    lines = {path: (line, kind) for path, line, kind in worst_problem_lines(corpus.problems).iter_rows()}
     out: list[dict[str, Any]] = []
     columns = ("id", "parent", "reason", "cause", "cause_detail", "path", "project_dir")
     for row in rows.filter(pl.col("kind") == "diagnostic").select(*columns).iter_rows(named=True):

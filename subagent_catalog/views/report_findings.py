@@ -14,7 +14,7 @@ from typing import Any
 import polars as pl
 from markupsafe import Markup
 
-from subagent_catalog.analysis.findings.schema import SEVERITIES, finding_counts
+from subagent_catalog.analysis.findings.schema import finding_counts, project_counts, severity_rank, worst_runs
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.views.findings_text import position
@@ -44,21 +44,15 @@ def _kinds(found: pl.DataFrame) -> list[dict[str, Any]]:
     ]
 
 
-def _projects(found: pl.DataFrame) -> list[dict[str, Any]]:
-    rows = (
-        found.group_by("project_dir")
-        .agg(pl.len().alias("findings"), pl.col("list_order").n_unique().alias("runs"), pl.col("kind"))
-        .sort(["findings", "project_dir"], descending=[True, False], nulls_last=True)
-        .head(PROJECT_ROWS)
-    )
+def _projects(projects: pl.DataFrame) -> list[dict[str, Any]]:
     return [
         {
             "project": r["project_dir"],
             "findings": f"{r['findings']:,}",
             "runs": f"{r['runs']:,}",
-            "kinds": ", ".join(f"{k} {n:,}" for k, n in pl.Series(r["kind"]).value_counts(sort=True).head(3).rows()),
+            "kinds": ", ".join(f"{k['kind']} {k['findings']:,}" for k in r["top_kinds"]),
         }
-        for r in rows.iter_rows(named=True)
+        for r in projects.head(PROJECT_ROWS).iter_rows(named=True)
     ]
 
 
@@ -73,17 +67,7 @@ def findings_section(corpus: Corpus, found: pl.DataFrame, *, link: SiteLinks | N
         >>> section["total"], section["runs_total"], section["kinds"][0]["kind"], section["worst"][0]["severity"]
         (11, 11, 'context-growth', 'error')
     """
-    ranked = found.with_columns(pl.col("severity").replace_strict(list(SEVERITIES), [0, 1, 2]).alias("_rank"))
-    runs = (
-        ranked.group_by("list_order")
-        .agg(
-            pl.col("session_id").first(),
-            pl.col("project_dir").first(),
-            pl.col("_rank").max().alias("_worst"),
-            pl.len().alias("count"),
-        )
-        .sort(["_worst", "count", "list_order"], descending=[True, True, False])
-    )
+    runs, projects = worst_runs(found), project_counts(found)
     shown = runs.head(FINDING_RUN_ROWS)
     names = names_by_id(corpus, [sid for sid in shown["session_id"].to_list() if sid is not None])
     worst = []
@@ -91,7 +75,9 @@ def findings_section(corpus: Corpus, found: pl.DataFrame, *, link: SiteLinks | N
         sid = run["session_id"]
         label, name = names.get(sid, (None, None)) if sid is not None else (None, None)
         href = link.href(sid) if link is not None else None
-        rows = ranked.filter(pl.col("list_order") == run["list_order"]).sort(["_rank", "seq"], descending=[True, False])
+        rows = found.filter(pl.col("list_order") == run["list_order"]).sort(
+            severity_rank(), "seq", descending=[True, False], maintain_order=True
+        )
         items = [
             {
                 "kind": row["kind"],
@@ -111,8 +97,8 @@ def findings_section(corpus: Corpus, found: pl.DataFrame, *, link: SiteLinks | N
                     if link is not None
                     else name_html(sid, label=label, name=name)
                 ),
-                "severity": SEVERITIES[run["_worst"]],
-                "count": f"{run['count']:,}",
+                "severity": run["worst"],
+                "count": f"{run['findings']:,}",
                 "kinds": kinds,
                 "project": run["project_dir"],
                 "items": items,
@@ -123,8 +109,8 @@ def findings_section(corpus: Corpus, found: pl.DataFrame, *, link: SiteLinks | N
         "total": found.height,
         "runs_total": runs.height,
         "kinds": _kinds(found),
-        "projects": _projects(found),
-        "projects_total": found["project_dir"].n_unique(),
+        "projects": _projects(projects),
+        "projects_total": projects.height,
         "worst": worst,
         "note": None,
     }

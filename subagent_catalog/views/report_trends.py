@@ -17,6 +17,7 @@ import polars as pl
 from markupsafe import Markup
 
 from subagent_catalog.analysis.run_summary import RunSummary
+from subagent_catalog.analysis.trends import top_models
 from subagent_catalog.frames.units import NO_TIME, OUT_OF_RANGE, human_cost, human_count, human_duration, plural
 from subagent_catalog.views.palette import OKABE_ITO
 from subagent_catalog.views.svg_charts import Line, line_chart
@@ -158,12 +159,7 @@ def trends_section(runs: RunSummary) -> dict[str, Any]:
     ]
     by_model = runs.trends_by_model.filter(pl.col("day").is_not_null() & pl.col("model").is_not_null())
     by_model = by_model.filter(pl.col("day") >= dated["day"].min()) if days else by_model.clear()
-    ranked = (
-        by_model.group_by("provider", "model")
-        .agg(pl.col("cost_usd_known").sum(), pl.col("tokens").sum())
-        .sort(["cost_usd_known", "tokens", "provider", "model"], descending=[True, True, False, False], nulls_last=True)
-        .head(TREND_MODELS)
-    )
+    ranked = top_models(by_model, TREND_MODELS)
     model_lines = []
     model_colours: dict[str, str] = {}
     for i, (provider, model) in enumerate(ranked.select("provider", "model").iter_rows()):

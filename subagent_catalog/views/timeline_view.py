@@ -19,8 +19,9 @@ from typing import Any
 
 import polars as pl
 
+from subagent_catalog.analysis.tallies import tally
 from subagent_catalog.analysis.text import clip
-from subagent_catalog.analysis.timeline import concurrency
+from subagent_catalog.analysis.timeline import concurrency, curve_slices
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.units import clock, human_duration, plural
 from subagent_catalog.views import palette
@@ -96,14 +97,7 @@ def _curve_path(curve: pl.DataFrame, start: int, span: int, peak: int, height: i
         for time_ms, running in curve.iter_rows():
             parts.append(f"H{1000 * (time_ms - start) / span:.1f}V{y(running)}")
     else:
-        slices = (
-            curve.with_columns(
-                ((pl.col("time_ms") - start) * CURVE_POINTS // span).clip(0, CURVE_POINTS - 1).alias("slice")
-            )
-            .group_by("slice", maintain_order=True)
-            .agg(pl.col("running").max().alias("top"), pl.col("running").last().alias("after"))
-            .sort("slice")
-        )
+        slices = curve_slices(curve, start=start, span=span, slices=CURVE_POINTS)
         level = 0
         for index, top, after in slices.iter_rows():
             x, x_end = 1000 * index / CURVE_POINTS, 1000 * (index + 1) / CURVE_POINTS
@@ -181,10 +175,7 @@ def timeline_html(
     span = max(end - start, 1)
     curve = concurrency(rows)
     peak = int(curve["running"].max() or 0) if curve.height else 0  # type: ignore[arg-type]
-    counts = (
-        rows.group_by("outcome").len().sort(["len", "outcome"], descending=[True, False], nulls_last=True).iter_rows()
-    )
-    outcomes = {str(name): int(n) for name, n in counts}
+    outcomes = {str(name): int(n) for name, n in tally(rows, "outcome").iter_rows()}
     ticks = f'<span title="{escape(clock(start))}">{escape(clock(start)[11:19])} UTC</span>' + "".join(
         f"<span>+{escape(human_duration(span * k / 2))}</span>" for k in (1, 2)
     )

@@ -17,6 +17,7 @@ import polars as pl
 
 from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.analysis.text import clip
+from subagent_catalog.analysis.transcript import turn_summary
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.units import clock, context_text, human_cost, human_count, human_duration, time_split
 from subagent_catalog.views.table_columns import columns
@@ -173,26 +174,10 @@ def turn_table(rows: pl.DataFrame) -> list[dict[str, Any]]:
         >>> [(t["turn"], t["ended"], t["calls"]) for t in turns]
         [(1, 'completed', 1), (2, 'error', 1)]
     """
-    own = rows.filter(~pl.col("in_seed") & pl.col("turn").is_not_null())
-    out: list[dict[str, Any]] = []
-    for (turn,), part in own.group_by("turn", maintain_order=True):
-        first = part.row(0, named=True)
-        ends = part.filter(pl.col("kind") == "turn-end")
-        start = part["time_ms"].min()
-        last = part["last_time_ms"].max()
-        out.append(
-            {
-                "turn": turn,
-                "anchor": anchor(first),
-                "start_ms": start,
-                "took": (last - start) if isinstance(start, int) and isinstance(last, int) else None,
-                "steps": part.filter(pl.col("step").is_not_null())["step"].n_unique(),
-                "calls": part.filter(pl.col("kind") == "tool-call").height,
-                "failed": part.filter(pl.col("is_error").fill_null(False)).height,
-                "ended": (ends["name"][0] or "?") if ends.height else "open",
-            }
-        )
-    return out
+    turns = turn_summary(rows).to_dicts()
+    for turn in turns:
+        turn["anchor"] = anchor(rows.row(turn.pop("row"), named=True))
+    return turns
 
 
 def error_list(rows: pl.DataFrame) -> list[dict[str, Any]]:

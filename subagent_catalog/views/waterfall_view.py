@@ -20,6 +20,7 @@ from typing import Any
 
 import polars as pl
 
+from subagent_catalog.analysis.tallies import tally
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.units import human_duration, plural
 from subagent_catalog.views import palette
@@ -189,7 +190,7 @@ def waterfall_html(bars: pl.DataFrame, *, href: Href = step_href, caption: str =
     no_start = bars.height - timed.height
     notes: list[str] = []
     if no_start:
-        kinds = bars.filter(pl.col("start_ms").is_null())["kind"].value_counts(sort=True).rows()
+        kinds = tally(bars.filter(pl.col("start_ms").is_null()), "kind").rows()
         what = ", ".join(f"{count:,} {kind}" for kind, count in kinds)
         notes.append(f"{plural(no_start, 'bar')} not drawn: the log gives no start time ({what})")
     open_ended = timed.filter(pl.col("end_ms").is_null() & (pl.col("kind") != "retry")).height

@@ -23,6 +23,9 @@ __all__ = [
     "clip_evidence",
     "finding_counts",
     "finding_frame",
+    "project_counts",
+    "severity_rank",
+    "worst_runs",
 ]
 
 Severity = Literal["info", "warn", "error"]
@@ -131,15 +134,70 @@ def finding_counts(found: pl.DataFrame, by: str) -> pl.DataFrame:
         >>> finding_counts(found, "kind").rows()
         [('stalled', 1, 1, 1, 'warn'), ('tool-loop', 1, 1, 1, 'warn')]
     """
-    ranks = list(range(len(SEVERITIES)))
-    worst = pl.col("severity").replace_strict(list(SEVERITIES), ranks, return_dtype=pl.Int64).max()
     return (
         found.group_by(by)
         .agg(
             pl.len().cast(pl.Int64).alias("findings"),
             pl.col("list_order").n_unique().cast(pl.Int64).alias("runs"),
             pl.col("project_dir").n_unique().cast(pl.Int64).alias("projects"),
-            worst.replace_strict(ranks, list(SEVERITIES), return_dtype=pl.String).alias("worst"),
+            _severity_name(severity_rank().max()).alias("worst"),
         )
         .sort(["findings", by], descending=[True, False], nulls_last=True)
     )
+
+
+def severity_rank() -> pl.Expr:
+    """A finding's severity as its rank in ``SEVERITIES`` (``info`` 0 to ``error`` 2).
+
+    Examples:
+        >>> pl.DataFrame({"severity": ["error", "info"]}).select(severity_rank())["severity"].to_list()
+        [2, 0]
+    """
+    return pl.col("severity").replace_strict(list(SEVERITIES), range(len(SEVERITIES)), return_dtype=pl.Int64)
+
+
+def _severity_name(rank: pl.Expr) -> pl.Expr:
+    return rank.replace_strict(range(len(SEVERITIES)), list(SEVERITIES), return_dtype=pl.String)
+
+
+def worst_runs(found: pl.DataFrame) -> pl.DataFrame:
+    """The runs with findings, the worst first: ``list_order``, ``session_id``, ``project_dir``, ``worst``.
+
+    ``findings`` counts each run's; the worst is its most severe; ties go to more findings, then list order.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.analysis.findings import findings
+        >>> found = findings(read_corpus("data/findings"), detectors=["tool-loop", "stalled"])
+        >>> worst_runs(found).select("worst", "findings").rows()
+        [('warn', 1), ('warn', 1)]
+    """
+    runs = found.group_by("list_order").agg(
+        pl.col("session_id").first(),
+        pl.col("project_dir").first(),
+        severity_rank().max().alias("worst"),
+        pl.len().cast(pl.Int64).alias("findings"),
+    )
+    runs = runs.sort(["worst", "findings", "list_order"], descending=[True, True, False])
+    return runs.with_columns(_severity_name(pl.col("worst")))
+
+
+def project_counts(found: pl.DataFrame, kinds: int = 3) -> pl.DataFrame:
+    """``finding_counts`` by ``project_dir`` with each project's ``kinds`` most frequent kinds (``top_kinds``).
+
+    ``top_kinds`` is a list of ``{kind, findings}``, the most first, ties by name.
+
+    Examples:
+        >>> from subagent_catalog.corpus import read_corpus
+        >>> from subagent_catalog.analysis.findings import findings
+        >>> found = findings(read_corpus("data/findings"), detectors=["tool-loop", "stalled"])
+        >>> project_counts(found)["top_kinds"].to_list()[0]
+        [{'kind': 'stalled', 'findings': 1}, {'kind': 'tool-loop', 'findings': 1}]
+    """
+    per_kind = found.group_by("project_dir", "kind").len("findings").with_columns(pl.col("findings").cast(pl.Int64))
+    per_kind = per_kind.sort(["findings", "kind"], descending=[True, False])
+    top = per_kind.group_by("project_dir", maintain_order=True).agg(
+        pl.struct("kind", "findings").head(kinds).alias("top_kinds")
+    )
+    counts = finding_counts(found, "project_dir")
+    return counts.join(top, on="project_dir", how="left", nulls_equal=True, maintain_order="left")

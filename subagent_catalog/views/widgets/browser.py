@@ -29,6 +29,7 @@ import anywidget
 import polars as pl
 import traitlets
 
+from subagent_catalog.analysis.tallies import tally
 from subagent_catalog.catalog.listing import list_agents_text
 from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
@@ -177,7 +178,7 @@ class CatalogBrowser(anywidget.AnyWidget, ErrorGroupFilter, FindingLabelFilters)
         self._key_of_order = dict(
             zip(corpus.sessions["list_order"].to_list(), range(corpus.sessions.height), strict=True)
         )
-        listed = int(corpus.sessions["listed"].sum()) if corpus.sessions.height else 0
+        listed = dict(tally(corpus.sessions, "listed").iter_rows()).get(True, 0)
         problems = corpus.problems
         super().__init__(
             banner=listing_error_html(corpus),

@@ -29,6 +29,7 @@ import polars as pl
 import traitlets
 
 from subagent_catalog.analysis.bins import BINS, binned, total_tokens
+from subagent_catalog.analysis.tallies import split_tally
 from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.errors import CatalogError
@@ -416,24 +417,9 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
     def _counts(self) -> pl.DataFrame:
         dimension = self.selected_dimension
         split = self.split_by if self.split_by != dimension else None
-        keys = [split, dimension] if split else [dimension]
-        scoped = self._scope()
-        counts = scoped.group_by(keys).len()
-        if split is None:
-            counts = counts.with_columns(pl.lit(None, pl.String).alias("__split"))
-        else:
-            counts = counts.rename({split: "__split"})
         # one bar order for every group: the bins' order, the values' order, or the largest overall first
-        if dimension in BINNED:
-            ordered = list(BINS[dimension].order)
-        elif dimension in ORDERED_BY_VALUE:
-            ordered = sorted(set(counts[dimension].to_list()))
-        else:
-            totals = scoped.group_by(dimension).len().sort(["len", dimension], descending=[True, False])
-            ordered = totals[dimension].to_list()
-        order = {value: index for index, value in enumerate(ordered)}
-        rank = pl.col(dimension).replace_strict(order, default=len(order), return_dtype=pl.Int64)
-        return counts.sort(["__split", rank, dimension], nulls_last=True)
+        order = BINS[dimension].order if dimension in BINNED else "value" if dimension in ORDERED_BY_VALUE else "count"
+        return split_tally(self._scope(), dimension, split=split, order=order)
 
     def _render_chart(self) -> None:
         counts = self._counts()
@@ -441,19 +427,18 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         self._bar_buttons = {}
         drawn: list[tuple[str | None, str, int]] = []
         items: list[widgets.Widget] = []
-        peak = max([1, *counts["len"].to_list()])
-        groups = counts.partition_by("__split", maintain_order=True) if counts.height else []
+        peak = max([1, *counts["count"].to_list()])
+        groups = counts.partition_by("split", maintain_order=True) if counts.height else []
         for group in groups:
-            split_value = group["__split"][0]
-            total = int(group["len"].sum())
+            split_value, total = group["split"][0], int(group["total"][0])
             if self.split_by is not None and self.split_by != dimension:
                 items.append(
                     widgets.HTML(
                         f'<div style="font-weight:600;margin-top:6px">{escape(DIMENSIONS[self.split_by])} = '
-                        f"{escape(split_value)} ({int(group['len'].sum())})</div>"
+                        f"{escape(split_value)} ({total})</div>"
                     )
                 )
-            for value, count in group.select(dimension, "len").head(MAX_BARS).iter_rows():
+            for value, count in group.select(dimension, "count").head(MAX_BARS).iter_rows():
                 items.append(self._bar(split_value, value, int(count), peak, total))
                 drawn.append((split_value, value, int(count)))
             if group.height > MAX_BARS:

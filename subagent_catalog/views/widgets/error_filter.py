@@ -13,6 +13,7 @@ import polars as pl
 import traitlets
 
 from subagent_catalog.analysis.error_groups import normalise_message
+from subagent_catalog.analysis.tallies import tally
 from subagent_catalog.views.widgets.run_facts import FAILED_OUTCOMES
 
 __all__ = ["ERROR_COLUMNS", "FILTERS", "ErrorGroupFilter", "error_group_choices", "error_group_column"]
@@ -85,5 +86,4 @@ def error_group_choices(sessions: pl.DataFrame) -> list[str]:
     groups = error_group_column(sessions.select("outcome", *ERROR_COLUMNS)).drop_nulls()
     if groups.is_empty():
         return []
-    counted = groups.value_counts(name="n").sort(["n", "error_group"], descending=[True, False])
-    return [str(value) for value in counted["error_group"].to_list()]
+    return [str(value) for value in tally(groups.to_frame(), "error_group")["error_group"].to_list()]

@@ -1,13 +1,18 @@
-"""One colour per outcome for every view: the report, ``show`` pages, the browser and the dashboard.
+"""One colour per outcome for every view: the report, ``show`` pages, the waterfall, the browser and the dashboard.
 
-The colours are Okabe and Ito's colour-blind-safe set (``Color Universal
+The outcome colours are Okabe and Ito's colour-blind-safe set (``Color Universal
 Design``), so an outcome looks the same in every view and stays apart from
-the others under the common colour-vision deficiencies. Pure data and three
-tiny functions: no view keeps colours of its own. Each view draws its legend
-(the report's outcome key and chart legends, the timelines', the browser's).
+the others under the common colour-vision deficiencies. A series that is not an
+outcome (runs per day, a percentile, tokens, a model, a waterfall's model and tool
+bars) is drawn from ``SERIES_COLOURS``, none of which is an outcome's, so a line
+never reads as an outcome. Pure data and a few tiny functions: no view keeps
+colours of its own. Each view draws its legend (the report's outcome key and
+chart legends, the timelines', the waterfall's, the browser's).
 """
 
 from __future__ import annotations
+
+from subagent_catalog.frames.display import escape
 
 OKABE_ITO = {
     "black": "#000000",
@@ -54,7 +59,29 @@ STATUS_COLOURS = {
 }
 """The colour of each descriptor status."""
 
+SERIES_COLOURS = {
+    "indigo": "#332288",
+    "wine": "#882255",
+    "olive": "#999933",
+    "teal": "#44AA99",
+    "rose": "#CC6677",
+    "sand": "#DDCC77",
+    "lavender": "#B4AEE0",
+    "slate": "#8C959F",
+}
+"""Colours of series that are not outcomes (Paul Tol's muted scheme, colour-blind safe, and a light indigo):
+none is an outcome's (``OUTCOME_COLOURS``)."""
+
+SERIES_ORDER = ("indigo", "wine", "olive", "teal", "rose")
+"""The series colours a chart of several lines takes, in turn (``series_colour``)."""
+
 _LIGHT = {OKABE_ITO["yellow"], OKABE_ITO["sky-blue"], OKABE_ITO["orange"], "#CCCCCC", GREY}
+
+BADGE_CSS = (
+    ".badge{display:inline-block;padding:0 7px;border-radius:10px;font-size:11.5px;line-height:18px;"
+    "background:#eaeef2;color:#1f2328;white-space:nowrap;margin-right:4px}"
+)
+"""A badge's shape, for a page without the report's style sheet (``outcome_css`` colours it per outcome)."""
 
 
 def outcome_colour(outcome: str | None) -> str:
@@ -65,6 +92,16 @@ def outcome_colour(outcome: str | None) -> str:
         ('#D55E00', '#56B4E9', '#999999')
     """
     return OUTCOME_COLOURS.get(outcome or "", GREY)
+
+
+def series_colour(index: int) -> str:
+    """The colour of a chart's ``index``-th series that is not an outcome (``SERIES_ORDER``, in turn).
+
+    Examples:
+        >>> series_colour(0), series_colour(5) == series_colour(0), series_colour(1) in OUTCOME_COLOURS.values()
+        ('#332288', True, False)
+    """
+    return SERIES_COLOURS[SERIES_ORDER[index % len(SERIES_ORDER)]]
 
 
 def ink(fill: str) -> str:
@@ -88,3 +125,22 @@ def outcome_css(selector: str = ".o-{outcome}") -> str:
         f"{selector.format(outcome=name)}{{background:{fill};color:{ink(fill)}}}"
         for name, fill in OUTCOME_COLOURS.items()
     )
+
+
+def outcome_badge(outcome: str | None, text: str | None = None) -> str:
+    """An outcome as a badge (escaped HTML): ``outcome_css(".badge.o-{outcome}")`` colours it, ``?`` for none.
+
+    Args:
+        outcome: the outcome (``frames.outcome.OUTCOMES``; another word is drawn grey).
+        text: what the badge says (default the outcome).
+
+    Examples:
+        >>> outcome_badge("error"), outcome_badge(None)
+        ('<span class="badge o-error">error</span>', '<span class="badge o-other">?</span>')
+    """
+    name = outcome if outcome in OUTCOME_COLOURS else "other"
+    return f'<span class="badge o-{name}">{escape(text if text is not None else outcome or "?")}</span>'
+
+
+OUTCOME_BADGE_CSS = BADGE_CSS + outcome_css(".badge.o-{outcome}")
+"""A page's style for ``outcome_badge`` (a page without the report's style sheet: ``show`` pages)."""

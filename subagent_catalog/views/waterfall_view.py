@@ -99,7 +99,7 @@ def _bar_svg(bar: dict[str, Any], axis: _Axis, y: float, href: Href) -> str:
         colour = palette.outcome_colour(bar["outcome"]) if kind == "turn" else FAILED if bar["failed"] else TOOL
         inner = _rect(x, y + 1, 4, "#ffffff", f' stroke="{colour}" stroke-width="1.5"', height=TRACK - 2)
     elif kind == "turn":
-        inner = _rect(x, y, axis.x(end) - x, palette.outcome_colour(bar["outcome"]))
+        inner = _rect(x, y, axis.x(end) - x, palette.outcome_colour(bar["outcome"]), ' stroke="#ffffff"')
     elif kind == "model":
         ttft = bar["ttft_ms"]
         opacity = ' fill-opacity="0.55"' if bar["partial"] else ""

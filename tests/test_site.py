@@ -292,10 +292,10 @@ def test_a_child_without_a_page_is_marked_no_page(sample: Any, sample_site: Path
     # show --tree: the top's parent has no page in the directory; every other page links the top and its parent
     write_tree_pages(sample, "auth-refactor", tmp_path / "pages")
     top = _nav(tmp_path / "pages" / "auth-refactor.html")
-    assert "run-webapp-1" in top and "(no page)" in top and "index.html" not in top
+    assert "run-webapp-1" in top and "(no page)" in top and "the top of this tree" not in top
     for name in ("scan-tests.html", "write-migration.html", "check-sql.html"):
         nav = _nav(tmp_path / "pages" / name)
-        assert '<a href="index.html">← the top of this tree</a>' in nav and "(no page)" not in nav
+        assert '<a href="auth-refactor.html">← the top of this tree</a>' in nav and "(no page)" not in nav
     assert '<a href="write-migration.html">' in _nav(tmp_path / "pages" / "check-sql.html")
 
 

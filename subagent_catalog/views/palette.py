@@ -69,19 +69,9 @@ SERIES_COLOURS = {
     "lavender": "#B4AEE0",
     "slate": "#8C959F",
 }
-"""Colours of series that are not outcomes (Paul Tol's muted scheme, colour-blind safe, and a light indigo):
-none is an outcome's (``OUTCOME_COLOURS``)."""
-
-SERIES_ORDER = ("indigo", "wine", "olive", "teal", "rose")
-"""The series colours a chart of several lines takes, in turn (``series_colour``)."""
+"""Colours of series that are not outcomes (Paul Tol's muted set, colour-blind safe): none is an outcome's."""
 
 _LIGHT = {OKABE_ITO["yellow"], OKABE_ITO["sky-blue"], OKABE_ITO["orange"], "#CCCCCC", GREY}
-
-BADGE_CSS = (
-    ".badge{display:inline-block;padding:0 7px;border-radius:10px;font-size:11.5px;line-height:18px;"
-    "background:#eaeef2;color:#1f2328;white-space:nowrap;margin-right:4px}"
-)
-"""A badge's shape, for a page without the report's style sheet (``outcome_css`` colours it per outcome)."""
 
 
 def outcome_colour(outcome: str | None) -> str:
@@ -92,16 +82,6 @@ def outcome_colour(outcome: str | None) -> str:
         ('#D55E00', '#56B4E9', '#999999')
     """
     return OUTCOME_COLOURS.get(outcome or "", GREY)
-
-
-def series_colour(index: int) -> str:
-    """The colour of a chart's ``index``-th series that is not an outcome (``SERIES_ORDER``, in turn).
-
-    Examples:
-        >>> series_colour(0), series_colour(5) == series_colour(0), series_colour(1) in OUTCOME_COLOURS.values()
-        ('#332288', True, False)
-    """
-    return SERIES_COLOURS[SERIES_ORDER[index % len(SERIES_ORDER)]]
 
 
 def ink(fill: str) -> str:
@@ -142,5 +122,8 @@ def outcome_badge(outcome: str | None, text: str | None = None) -> str:
     return f'<span class="badge o-{name}">{escape(text if text is not None else outcome or "?")}</span>'
 
 
-OUTCOME_BADGE_CSS = BADGE_CSS + outcome_css(".badge.o-{outcome}")
-"""A page's style for ``outcome_badge`` (a page without the report's style sheet: ``show`` pages)."""
+OUTCOME_BADGE_CSS = (
+    ".badge{display:inline-block;padding:0 7px;border-radius:10px;font-size:11.5px;line-height:18px;"
+    "white-space:nowrap;margin-right:4px}" + outcome_css(".badge.o-{outcome}")
+)
+"""The style of ``outcome_badge`` for a page without the report's style sheet (``show`` pages)."""

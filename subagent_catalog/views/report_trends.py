@@ -19,7 +19,7 @@ from markupsafe import Markup
 
 from subagent_catalog.analysis.run_summary import RunSummary
 from subagent_catalog.frames.units import NO_TIME, OUT_OF_RANGE, human_cost, human_count, human_duration, plural
-from subagent_catalog.views.palette import SERIES_COLOURS, series_colour
+from subagent_catalog.views.palette import SERIES_COLOURS
 from subagent_catalog.views.svg_charts import Line, line_chart
 
 TREND_DAYS = 120
@@ -179,7 +179,7 @@ def trends_section(runs: RunSummary) -> dict[str, Any]:
                 [values[d][1] if d in values else False for d in dated["day"].to_list()],
             )
         )
-        model_colours[name] = series_colour(i)
+        model_colours[name] = SERIES_COLOURS[("indigo", "wine", "olive", "teal", "rose")[i % 5]]
     charts.append(
         _chart(
             "Known cost per day by model",

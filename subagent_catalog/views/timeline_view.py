@@ -39,9 +39,6 @@ CURVE_POINTS = 200
 """Slices of the concurrency curve past which each slice is drawn at the most sessions running in it (the
 peak stays exact), so the curve's size does not grow with the tree."""
 
-OUTCOME_COLOURS = palette.OUTCOME_COLOURS
-"""The colour of each outcome (``frames.outcome.OUTCOMES``) in every timeline: ``views.palette``'s."""
-
 TIMELINE_CSS = (
     ".tl{margin:8px 0 18px;min-width:0}"
     ".tl figcaption{font-size:13px;margin-bottom:4px;overflow-wrap:anywhere}"

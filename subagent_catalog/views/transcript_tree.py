@@ -1,15 +1,14 @@
 """A whole run as linked transcript pages: one page per session of a tree, every link resolving.
 
 ``write_tree_pages`` writes ``transcript_page`` for a session and every session below it
-(``tree_timeline``'s tree: ``parentSession`` links, forks included) into one directory, each
-page named ``page_file(id)`` (the id itself when it is plain lower-case; no two ids share a
-name). Every page but the top's links back to the top (``index.html``) and up to its parent; a page
-links its parent and children only when their pages are in the same directory (the top's parent is
-named, marked "(no page)"). Each page with children draws the timeline of its own subtree,
-cut from the top's (the tree is walked once, in depth-first order, so a subtree is a slice), with
-at most ``TREE_MAX_DRAWN`` bars, only ``TREE_DEPTH_DRAWN`` levels down past ``MAX_BARS`` sessions,
-and a curve of at most ``CURVE_POINTS`` slices: a page's size does not grow with the tree's depth
-or width. A page lists its first ``MAX_CHILD_LINKS`` children in a sortable table
+(``tree_timeline``'s tree: ``parentSession`` links, forks included) into one directory, each page named
+``page_file(id)`` (the id itself when it is plain lower-case; no two ids share a name). Every page but
+the top's links back to the top and up to its parent; a page links its parent and children only when
+their pages are in the same directory (else "(no page)"). Each page with children draws the timeline of
+its own subtree, cut from the top's (the tree is walked once, in depth-first order, so a subtree is a
+slice), with at most ``TREE_MAX_DRAWN`` bars, only ``TREE_DEPTH_DRAWN`` levels down past ``MAX_BARS``
+sessions, and a curve of at most ``CURVE_POINTS`` slices: a page's size does not grow with the tree's
+depth or width. A page lists its first ``MAX_CHILD_LINKS`` children in a sortable table
 (``views.children_table``) and links a further page (``children_file``) for each next
 ``MAX_CHILD_LINKS``. ``index.html`` is the top's page again (the site's start page).
 
@@ -43,9 +42,6 @@ from subagent_catalog.views.transcript_view import MAX_CHILD_LINKS, transcript_p
 
 SITE_NAMES = re.compile(f"{PAGE_NAME.pattern}|{CHILDREN_NAME.pattern}")
 """The names of the files a tree's directory holds (besides its ``manifest.json``)."""
-
-TREE_HOME = (INDEX_FILE, "the top of this tree")
-"""Where every page of a tree but the top's links back to: the top's page again (``index.html``)."""
 
 PAGE_MARKER = b'<meta name="generator" content="subagent-catalog">'
 """What the head of every page holds (a page an interrupted run wrote is recognised by it)."""
@@ -109,8 +105,8 @@ def children_page(
 ) -> str:
     """The ``part``-th page (from 2) of a session's children: a sortable table of ``MAX_CHILD_LINKS``, and the ways on.
 
-    ``home`` is the site's start page (its ``href`` and name), linked first; a child without a page
-    is marked "(no page)".
+    The first way is the site's start page (``home``: its ``href`` and name); a child without a page is
+    marked "(no page)".
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
@@ -124,7 +120,7 @@ def children_page(
     names = names_by_id(corpus, chunk)
     table = children_table(children_rows(corpus, chunk), names=names, href=link.get, first=first + 1, marked=True)
     back = link.get(session_id)
-    ways = [f'<a href="{escape(home[0])}">← {escape(home[1])}</a>'] if home is not None else []
+    ways = [f'<a href="{escape(home[0])}">← {escape(home[1])}</a>'] if home else []
     ways += [f'<a href="{escape(back)}">the session</a>'] if back else []
     if part > 2:
         ways.append(f'<a href="{children_file(session_id, part - 1)}">previous {MAX_CHILD_LINKS:,} children</a>')
@@ -223,6 +219,7 @@ def write_tree_pages(
         *(children_file(sid, part) for sid, more in parts.items() for part in more),
     ]
     ordered, places = preorder(rows)
+    top_id = top["session_id"]
     depths = dict(rows.select("list_order", "depth").iter_rows())
     found = findings(corpus, sessions=list(named))  # each page lists its session's
     written: list[Path] = []
@@ -233,7 +230,7 @@ def write_tree_pages(
             below = ordered.slice(at, size).with_columns(pl.col("depth") - depths[order])
             log = paths.get(order) if order != top["list_order"] else top["path"]
             more = children_file(sid, 2) if sid in parts else None
-            home = TREE_HOME if sid != top["session_id"] else None
+            home = (link[top_id], "the top of this tree") if sid != top_id and top_id in link else None
             page = transcript_page(
                 corpus, sid, path=log, link=link.get, tree=below, more_children=more, found=found, home=home
             )
@@ -241,7 +238,7 @@ def write_tree_pages(
             if sid == top["session_id"] and INDEX_FILE not in site.written:  # the start page: the top's again
                 site.write(INDEX_FILE, page)  # not counted among the pages (``TreePages.index``)
             for part in parts.get(sid, ()):
-                more_page = children_page(corpus, sid, many[sid], part, link=link, home=TREE_HOME)
+                more_page = children_page(corpus, sid, many[sid], part, link=link, home=home)
                 written.append(Path(site.write(children_file(sid, part), more_page)))
         removed = site.commit()
     return TreePages(

@@ -239,15 +239,18 @@ _STARTED = re.compile(r"started subagent (\S+)\s*\Z")
 """A background start's tool result: ``started subagent <id>`` (``interop.otel_session`` reads it too)."""
 
 
+def _child_named(kind: str, text: str | None, detail: dict[str, Any]) -> str | None:
+    """The child a row names: a start's (``started subagent <id>``), or a subagent notice's sender."""
+    if kind == "tool-result" and text:
+        found = _STARTED.search(text[-2_000:])
+        return found.group(1) if found else None
+    sender = (detail.get("source") or {}).get("sender") if detail.get("source_name") == "subagent notice" else None
+    return sender if kind == "user" and isinstance(sender, str) and sender else None
+
+
 def _mentioned(row: dict[str, Any], detail: dict[str, Any], mention: Callable[[str], str]) -> str:
     """The child a row names, as ``mention`` draws it: a start's child, or a notice's sender."""
-    child = None
-    if row["kind"] == "tool-result" and row["text"]:
-        found = _STARTED.search(row["text"][-2_000:])
-        child = found.group(1) if found else None
-    elif row["kind"] == "user" and detail.get("source_name") == "subagent notice":
-        sender = (detail.get("source") or {}).get("sender")
-        child = sender if isinstance(sender, str) and sender else None
+    child = _child_named(row["kind"], row["text"], detail)
     if child is None:
         return ""
     what = "started" if row["kind"] == "tool-result" else "from"
@@ -405,17 +408,13 @@ def transcript_fragment(
 
 def _mentioned_ids(rows: pl.DataFrame) -> list[str]:
     """The children a transcript's rows name (``started subagent <id>`` results, subagent notices' senders)."""
-    found: list[str] = []
-    for kind, text, detail in rows.select("kind", "text", "detail").iter_rows():
-        if kind == "tool-result" and text and "started subagent" in text:
-            hit = _STARTED.search(text[-2_000:])
-            if hit:
-                found.append(hit.group(1))
-        elif kind == "user" and detail and "subagent notice" in detail:
-            sender = (orjson.loads(detail).get("source") or {}).get("sender")
-            if isinstance(sender, str) and sender:
-                found.append(sender)
-    return found
+    found = (
+        _child_named(kind, text, orjson.loads(detail) if kind == "user" else {})
+        for kind, text, detail in rows.select("kind", "text", "detail").iter_rows()
+        if (kind == "tool-result" and text and "started subagent" in text)
+        or (kind == "user" and detail and "subagent notice" in detail)
+    )
+    return [child for child in found if child is not None]
 
 
 def _load(corpus: Corpus, session_id: str, path: str | None) -> tuple[dict[str, Any], pl.DataFrame, SessionLinks]:

@@ -65,7 +65,6 @@ SERIES_COLOURS = {
     "olive": "#999933",
     "teal": "#44AA99",
     "rose": "#CC6677",
-    "sand": "#DDCC77",
     "lavender": "#B4AEE0",
     "slate": "#8C959F",
 }
@@ -108,11 +107,7 @@ def outcome_css(selector: str = ".o-{outcome}") -> str:
 
 
 def outcome_badge(outcome: str | None, text: str | None = None) -> str:
-    """An outcome as a badge (escaped HTML): ``outcome_css(".badge.o-{outcome}")`` colours it, ``?`` for none.
-
-    Args:
-        outcome: the outcome (``frames.outcome.OUTCOMES``; another word is drawn grey).
-        text: what the badge says (default the outcome).
+    """An outcome as a badge saying ``text`` (default the outcome; escaped), grey for a word the palette lacks.
 
     Examples:
         >>> outcome_badge("error"), outcome_badge(None)

@@ -20,14 +20,11 @@ from subagent_catalog.views.page_names import page_file
 MAX_SITE_PAGES = 2_000
 """Session pages ``report --site`` writes at most (the sessions the report names first)."""
 
-NO_PAGE = "no page: this site has no page for it"
-"""Why a session a site's page names has no page, when nothing more is known."""
-
 NO_PAGE_CSS = ".nopage{color:#57606a;font-size:11px;cursor:help}"
 """The mark's style (for a page's ``<style>``)."""
 
 
-def no_page_mark(why: str = NO_PAGE) -> str:
+def no_page_mark(why: str = "no page: this site has no page for it") -> str:
     """The mark beside a session a site names without a page: ``(no page)``, saying why on hover.
 
     Examples:
@@ -122,4 +119,4 @@ class SiteLinks:
         shown = name_html(session_id, label=label, name=name, href=href)
         if href is not None:
             return shown
-        return f"{shown} {no_page_mark(self.why(session_id) or NO_PAGE)}"
+        return f"{shown} {no_page_mark(self.why(session_id) or '')}"

@@ -514,7 +514,7 @@ def transcript_page(
 
     from subagent_catalog.analysis.timeline import tree_timeline
     from subagent_catalog.views.timeline_view import TIMELINE_CSS, timeline_html
-    from subagent_catalog.views.waterfall_view import waterfall_html
+    from subagent_catalog.views.waterfall_view import WATERFALL_CSS, waterfall_html
 
     session, rows, links = _load(corpus, session_id, path)
     rows = unique_anchors(rows)  # one id per row: an assistant step's rows share a seq
@@ -566,7 +566,9 @@ def transcript_page(
         title=(f"{title} · {short_id(sid)}" if sid is not None else title) if title else f"Session {sid or '(no id)'}",
         heading=Markup(named_html(sid)) if title else None,
         label=session["identity_label"] if title is None else None,
-        fit_css=Markup(FIT_CSS + NAME_CSS + CHILDREN_CSS + FINDINGS_BOX_CSS + OUTCOME_BADGE_CSS + NO_PAGE_CSS),
+        fit_css=Markup(
+            FIT_CSS + NAME_CSS + CHILDREN_CSS + FINDINGS_BOX_CSS + OUTCOME_BADGE_CSS + NO_PAGE_CSS + WATERFALL_CSS
+        ),
         parent_html=Markup(named_html(links.parent, parent_href, mark=links.parent_found)),
         home=(safe_href(home[0]), home[1]) if home is not None else None,
         where=[(name, text) for name, text in where if text],

@@ -8,7 +8,7 @@ model step is split into its wait for the first token and its decode, tool calls
 parallel calls are side by side, all in the palette's series colours (no outcome's); a failed call
 and a retried model call are drawn in the error colour. Each bar is a link to its step (``#seq-N``,
 the page's anchor of the transcript row), with a tooltip saying what it is. The drawing keeps
-``MIN_PX`` pixels of width (a narrow screen scrolls it sideways), so no label is drawn below 9 px.
+750 px of width on a page (``WATERFALL_CSS``: a narrow screen scrolls it), so no label is under 9 px.
 
 Past ``AGGREGATE_AT`` bars the drawing is aggregated into ``COLUMNS`` pixel columns per track:
 consecutive busy columns are one bar (its link goes to the first step that starts in it) and
@@ -46,8 +46,8 @@ PLOT = WIDTH - LEFT - 10
 FONT = 12
 """The labels' size in SVG units."""
 
-MIN_PX = 750
-"""The narrowest the drawing is shown (pixels): its labels stay at least ``FONT * MIN_PX / WIDTH`` = 9 px."""
+WATERFALL_CSS = "figure.sc-wf svg{min-width:750px}"
+"""A page's style: the drawing at least 750 px wide (a narrow screen scrolls it), so its labels stay >= 9 px."""
 
 TTFT, DECODE = palette.SERIES_COLOURS["lavender"], palette.SERIES_COLOURS["indigo"]
 TOOL, FAILED = palette.SERIES_COLOURS["slate"], palette.OUTCOME_COLOURS["error"]
@@ -275,7 +275,7 @@ def waterfall_html(
     )
     svg = (
         f'<svg viewBox="0 0 {WIDTH} {height}" role="img" '
-        f'aria-label="{escape(head)}" style="display:block;width:100%;min-width:{MIN_PX}px;height:auto" '
+        f'aria-label="{escape(head)}" style="display:block;width:100%;height:auto" '
         'font-family="system-ui, sans-serif">' + "".join(body) + "</svg>"
     )
     keys = [

@@ -325,10 +325,7 @@ def _aggregates(name: str) -> list[str]:
     found = []
     functions = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)]
     allowed = {
-        id(inner)
-        for function in functions
-        if f"{name}:{function.name}" in LAYOUT
-        for inner in ast.walk(function)
+        id(inner) for function in functions if f"{name}:{function.name}" in LAYOUT for inner in ast.walk(function)
     }
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and id(node) not in allowed:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -91,3 +92,80 @@ def test_the_dashboard_draws_outcomes_with_the_palette(corpus: Corpus) -> None:
     for name in SHOWN:
         track = board._bar(None, name, 1, 2, 2).children[1]
         assert f"background:{palette.OUTCOME_COLOURS[name]}" in track.value
+
+
+# ------------------------------------------------------------------ issue 57, point 6: one palette in every view
+
+OUTCOME_FILLS = {colour.upper() for colour in palette.OUTCOME_COLOURS.values()}
+
+
+def _badge_colours(page: str) -> dict[str, str]:
+    """Each outcome a page's style sheet colours ``.badge.o-<outcome>`` with (upper-case fill)."""
+    return {name: fill.upper() for name, fill in re.findall(r"\.badge\.o-([\w-]+)\{background:(#[0-9A-Fa-f]{6})", page)}
+
+
+def test_show_pages_draw_each_outcome_in_its_own_colour(corpus: Corpus) -> None:
+    """Today every failure of a ``show`` page is the same red (``.bad``): facts, turns and children tables."""
+    from subagent_catalog.views.transcript_view import transcript_page
+
+    sessions = corpus.sessions.filter(pl.col("session_id").is_not_null())
+    drawn: dict[str, str] = {}
+    for outcome in (*SHOWN, "completed", "max-tokens"):
+        hits = sessions.filter(pl.col("outcome") == outcome)
+        if hits.height == 0:
+            continue
+        page = transcript_page(corpus, hits["session_id"][0])
+        colours = _badge_colours(page)
+        facts = page[page.index('<table class="facts">') : page.index("</table>", page.index('<table class="facts">'))]
+        assert f'<span class="badge o-{outcome}">{outcome}</span>' in facts  # the outcome fact: its badge
+        assert colours[outcome] == palette.OUTCOME_COLOURS[outcome].upper()
+        drawn[outcome] = colours[outcome]
+        for ended in re.findall(r'<td class="[^"]*" data-h="ended"><span class="badge o-([\w-]+)">', page):
+            assert colours[ended] == palette.outcome_colour(ended).upper()  # the turns table's ends
+        assert 'class="bad">' + outcome not in page
+    assert set(SHOWN) <= set(drawn) and len(set(drawn.values())) == len(drawn)  # one colour per outcome
+    parent = sessions.filter(pl.col("session_id").is_in(sessions["parent_session"].drop_nulls().to_list()))
+    page = transcript_page(corpus, parent["session_id"][0])
+    table = page[page.index('id="children-table"') : page.index("</table>", page.index('id="children-table"'))]
+    kids = re.findall(r'<td><span class="badge o-([\w-]+)">', table)
+    assert kids and all(_badge_colours(page)[name] == palette.outcome_colour(name).upper() for name in kids)
+
+
+def test_trend_series_take_no_outcome_colour(corpus: Corpus) -> None:
+    """Today Trends draw p50, p95 and tokens (and runs, cost, the models) in outcome colours."""
+    from subagent_catalog.analysis.run_summary import run_summary
+    from subagent_catalog.views.report_trends import trends_section
+
+    charts = [chart for chart in trends_section(run_summary(corpus))["charts"] if chart["svg"]]
+    assert {chart["key"] for chart in charts} >= {"runs", "tokens", "active", "cost"}
+    for chart in charts:
+        drawn = re.findall(r'<(?:polyline|circle)[^>]* stroke="(#[0-9A-Fa-f]{6})"', str(chart["svg"]))
+        strokes = {c.upper() for c in drawn}
+        strokes -= {"#57606A"}  # the legend's hollow key (a lower bound), in the text's grey
+        assert strokes and not strokes & OUTCOME_FILLS, (chart["key"], strokes)
+        assert strokes <= {c.upper() for c in palette.SERIES_COLOURS.values()}
+
+
+def test_the_waterfall_draws_turns_in_their_outcome_colour_and_steps_in_none(tmp_path: Path) -> None:
+    """Today a failed turn is drawn at 60 % (an error turn reads as "aborted" orange) and steps in outcome colours."""
+    from subagent_catalog.analysis.transcript import transcript
+    from subagent_catalog.analysis.waterfall import waterfall
+    from subagent_catalog.synth.writer import EventLog, header, write_session
+    from subagent_catalog.views.waterfall_view import waterfall_html
+
+    log = EventLog("w")
+    for kind in ("completed", "aborted", "error"):
+        log.turn_start()
+        log.user(f"a turn that ends {kind}")
+        log.assistant("thinking", chunks=2)
+        log.tool_round(f"c-{kind}", "ok")
+        log.add("turn/end", {"turn": log.turn, "reason": {"kind": kind}})
+    write_session(tmp_path, header("w", created_at=1), log.events, "none")
+    html = waterfall_html(waterfall(transcript(read_corpus(tmp_path, cache=False), "w")))
+    bars = re.findall(r'<a href="[^"]*" class="sc-wf-bar"><title>([^<]*)</title>(.*?)</a>', html)
+    turns = {title.split(" · ")[1]: inner for title, inner in bars if title.startswith("turn ")}
+    assert set(turns) == {"completed", "aborted", "error"}
+    for outcome, inner in turns.items():
+        assert f'fill="{palette.OUTCOME_COLOURS[outcome]}"' in inner and "opacity" not in inner, (outcome, inner)
+    steps = "".join(inner for title, inner in bars if not title.startswith("turn "))
+    assert steps and not _fills(steps) & OUTCOME_FILLS  # model and tool bars: series colours, no outcome's

@@ -234,3 +234,74 @@ def test_report_site_of_an_archive_links_pages_made_from_its_tables(tmp_path: Pa
     assert "auth-refactor.html" in {page.name for page in site.pages} and broken_links(tmp_path / "site") == []
     page = (tmp_path / "site" / "auth-refactor.html").read_text(encoding="utf-8")
     assert 'id="children-table"' in page and "context length exceeded" in page
+
+
+# ------------------------------------------------------------------ issue 57, point 10: the site is no set of dead ends
+
+
+def _nav(path: Path) -> str:
+    page = path.read_text(encoding="utf-8")
+    return page[page.index('<nav id="up">') : page.index("</nav>", page.index('<nav id="up">'))]
+
+
+def _session_pages(directory: Path, corpus: Any) -> dict[str, Path]:
+    from subagent_catalog.views.page_names import page_file
+
+    ids = corpus.sessions["session_id"].drop_nulls().unique().to_list()
+    return {sid: directory / page_file(sid) for sid in ids if (directory / page_file(sid)).is_file()}
+
+
+def test_every_page_of_a_report_site_links_back_to_the_report_and_up_to_its_parent(
+    sample: Any, sample_site: Path
+) -> None:
+    """Today none of a site's session pages links to the report, and a parent without a page is a dead end."""
+    from subagent_catalog.views.page_names import page_file
+
+    parents = dict(sample.sessions.select("session_id", "parent_session").iter_rows())
+    pages = _session_pages(sample_site, sample)
+    assert len(pages) == len(list(sample_site.glob("*.html"))) - 1  # every page but the report is a session's
+    for sid, path in pages.items():
+        nav = _nav(path)
+        assert '<a href="index.html">← the report</a>' in nav, sid
+        parent = parents[sid]
+        if parent is not None and parent in parents:  # a parent a log carries: its page is in the site too
+            assert f'<a href="{page_file(parent)}">' in nav.split("parent:")[1], sid
+    assert broken_links(sample_site) == []
+
+
+def test_a_site_grants_a_page_with_its_ancestors_pages_within_the_cap() -> None:
+    from subagent_catalog.views.site_links import SiteLinks
+
+    links = SiteLinks.of(["root", "mid", "leaf"], cap=2, parents={"leaf": "mid", "mid": "root"})
+    assert links.href("leaf") is None and links.refused == 1  # three pages do not fit in two
+    assert links.href("mid") == "mid.html" and list(links.granted) == ["mid", "root"]
+    assert links.href("leaf") is None and links.why("leaf") == "no page: the site holds at most 2 session pages"
+
+
+def test_a_child_without_a_page_is_marked_no_page(sample: Any, sample_site: Path, tmp_path: Path) -> None:
+    """Today a child without a page is named as if it were a page's whole story: no mark."""
+    page = (sample_site / "seed-source.html").read_text(encoding="utf-8")  # its child stillborn-fork has no page
+    assert not (sample_site / "stillborn-fork.html").exists()
+    table = page[page.index('id="children-table"') : page.index("</table>", page.index('id="children-table"'))]
+    row = next(row for row in table.split("<tr>") if "stillborn-fork" in row)
+    assert 'class="nopage"' in row and "(no page)" in row
+    linked = next(
+        row for row in (sample_site / "run-webapp-1.html").read_text().split("<tr>") if "auth-refactor" in row
+    )
+    assert "(no page)" not in linked and 'href="auth-refactor.html"' in linked
+    # show --tree: the top's parent has no page in the directory; every other page links the top and its parent
+    write_tree_pages(sample, "auth-refactor", tmp_path / "pages")
+    top = _nav(tmp_path / "pages" / "auth-refactor.html")
+    assert "run-webapp-1" in top and "(no page)" in top and "the top of this tree" not in top
+    for name in ("scan-tests.html", "write-migration.html", "check-sql.html"):
+        nav = _nav(tmp_path / "pages" / name)
+        assert '<a href="auth-refactor.html">← the top of this tree</a>' in nav and "(no page)" not in nav
+    assert '<a href="write-migration.html">' in _nav(tmp_path / "pages" / "check-sql.html")
+
+
+def test_the_children_caption_sits_with_its_table(sample_site: Path) -> None:
+    """Today the caption ("children (3): click a header to sort") is above the waterfall, the table below it."""
+    page = (sample_site / "auth-refactor.html").read_text(encoding="utf-8")
+    caption = page.index("children (2): click a header to sort")
+    between = page[caption : page.index('id="children-table"')]
+    assert "<figure" not in between and len(between) < 300

@@ -170,3 +170,21 @@ def test_a_deep_tree_draws_its_nearest_levels_and_says_how_many_it_leaves_out() 
     assert f"peak {size - 1:,} running" in page  # the curve counts every session below the top
     capped = timeline_html(rows, max_drawn=100)
     assert "100 sessions packed in" in capped and "past the first 100 by depth" in capped
+
+
+def test_the_timeline_axis_falls_at_round_steps_and_ends_inside_the_chart() -> None:
+    """Issue 57, point 10: today the axis reads the span's half and whole (``+16 min 40 s``, ``+33 min 20 s``)."""
+    import re
+
+    from subagent_catalog.views.timeline_view import timeline_html
+
+    spans = {"start_ms": [0, 10], "end_ms": [2_000_000, 60]}
+    rows = pl.DataFrame({"session_id": ["top", "a"], "depth": [0, 1], "outcome": ["completed", "error"], **spans})
+    rows = rows.with_columns(label=pl.Series([None, "a"], dtype=pl.String))
+    axis = re.search(r'<div class="tl-axis">(.*?)</div>', timeline_html(rows))
+    assert axis is not None
+    ticks = re.findall(r'<span( class=tl-end)? style="left:([\d.]+)%">\+([^<]*)</span>', axis.group(1))
+    assert [(text, float(left)) for _, left, text in ticks] == [("20 min", 60.0)]
+    rows = rows.with_columns(end_ms=pl.Series([60_000, 60]))
+    axis = re.search(r'<div class="tl-axis">(.*?)</div>', timeline_html(rows))
+    assert axis is not None and '<span class=tl-end style="left:100.00%">+1 min</span>' in axis.group(1)

@@ -282,3 +282,81 @@ def test_the_browser_pane_has_the_waterfall_and_the_last_error(run75: tuple[Corp
     last = [anchor(r) for r in transcript(corpus, "run75").to_dicts() if r["is_error"]][-1]
     assert 'class="sc-wf"' in browser.detail and "jump to error" in browser.detail
     assert f'id="{last}"' in browser.detail and f'<a href="#{last}">last</a>' in browser.detail
+
+
+# ------------------------------------------------------------------ issue 57, point 10: a readable axis
+
+
+def _span_bars(span_ms: int) -> pl.DataFrame:
+    rows = [
+        {"kind": "turn", "seq": 1, "start_ms": 0, "end_ms": span_ms, "outcome": "completed", "failed": False,
+         "partial": False, "label": "turn 1 · completed"},
+        {"kind": "tool", "seq": 2, "start_ms": 10, "end_ms": span_ms // 2, "lane": 0, "failed": False,
+         "partial": False, "label": "tool shell"},
+    ]  # fmt: skip
+    return pl.DataFrame(rows, schema=WATERFALL_SCHEMA)
+
+
+def _labels(html: str) -> list[tuple[float, str, str, int]]:
+    """The axis labels: (x, anchor, text, font size)."""
+    found = re.findall(
+        r'<text x="([\d.]+)" y="\d+" font-size="(\d+)" fill="#57606a" text-anchor="(\w+)">([^<]*)</text>', html
+    )
+    return [(float(x), anchor, text, int(size)) for x, size, anchor, text in found]
+
+
+@pytest.mark.parametrize(
+    ("span_ms", "expected"),
+    [
+        (2_000_000, ["+0 ms", "+10 min", "+20 min", "+30 min"]),  # today: +8 min 20 s, …, +33 min 20 s
+        (60_000, ["+0 ms", "+20 s", "+40 s", "+1 min"]),
+        (5_400_000, ["+0 ms", "+20 min", "+40 min", "+1 h", "+1 h 20 min"]),
+        (900, ["+0 ms", "+200 ms", "+400 ms", "+600 ms", "+800 ms"]),
+    ],
+)
+def test_the_axis_ticks_fall_at_round_steps_of_time(span_ms: int, expected: list[str]) -> None:
+    assert [label[2] for label in _labels(waterfall_html(_span_bars(span_ms)))] == expected
+
+
+@pytest.mark.parametrize("span_ms", [60_000, 3_600_000, 1_000, 20_000])
+def test_no_axis_label_is_clipped_at_the_drawings_edge(span_ms: int) -> None:
+    """Today a tick at the span's end is centred on the edge: ``+1 min`` shows as ``+1 mi``."""
+    html = waterfall_html(_span_bars(span_ms))
+    view = re.search(r'<svg viewBox="0 0 (\d+) \d+"', html)
+    assert view is not None
+    labels, right_edge = _labels(html), int(view.group(1))
+    assert labels[-1][0] > right_edge - 40  # a tick at (or near) the right edge
+    for x, side, text, size in labels:
+        width = len(text) * size * 0.62  # a generous width of a system-ui digit string
+        left, right = {"middle": (x - width / 2, x + width / 2), "end": (x - width, x), "start": (x, x + width)}[side]
+        assert left >= 0 and right <= right_edge, (text, side, x)
+
+
+def test_a_forks_waterfall_counts_from_its_first_own_event(tmp_path: Path) -> None:
+    """Today ``+0 ms`` is a fork's first turn although its page counts offsets from its first own event."""
+    from subagent_catalog.views.waterfall_view import LEFT, PLOT
+
+    parent = EventLog("p")
+    parent.turn_start()
+    parent.user("seed")
+    parent.turn_end()
+    write_session(tmp_path, header("p", created_at=1), parent.events, "none")
+    fork = EventLog("f", time=parent.time)
+    fork.events = [dict(event) for event in parent.events]  # the seed: the parent's history
+    seed = len(fork.events)
+    fork.add("session/end-seed", {}, dt=1_000)  # its first own event
+    fork.add("turn/start", {"turn": 2}, dt=40_000)
+    fork.turn = 2
+    fork.user("own work")
+    fork.add("turn/end", {"turn": 2, "reason": {"kind": "completed"}}, dt=40_000)
+    write_session(tmp_path, header("f", created_at=2, parent="p", seed_length=seed), fork.events, "none")
+    corpus = read_corpus(tmp_path, cache=False)
+    page = transcript_page(corpus, "f")
+    assert "offsets from the session's first own event" in page
+    turns = re.search(r'data-h="starts">([^<]*)</td>', page)
+    assert turns is not None and turns.group(1) == "+40 s"  # the turns table counts from the first own event
+    own = [e["time"] for e in fork.events[seed:]]
+    turn = re.search(r'<title>turn 2 · completed[^<]*</title><rect x="([\d.]+)"', page)
+    assert turn is not None
+    expected = LEFT + (own[1] - own[0]) / (own[-1] - own[0]) * PLOT  # +40 s of 80 s: the middle of the plot
+    assert abs(float(turn.group(1)) - expected) < 1.0

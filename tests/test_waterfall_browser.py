@@ -148,3 +148,49 @@ def test_the_detail_pane_jumps_to_the_last_error_of_a_75_turn_run(chromium_brows
         assert errors == []
     finally:
         context.close()
+
+
+# Issue 57, point 10: each axis and track label of the waterfall as drawn (CSS px), and where it ends
+# against the drawing's box; null until the figure has a width.
+LABELS = """() => {
+    const svg = document.querySelector('figure.sc-wf svg');
+    if (!svg) return null;
+    const box = svg.getBoundingClientRect();
+    if (!box.width) return null;
+    const scale = box.width / svg.viewBox.baseVal.width;
+    const scroll = svg.parentElement;
+    return {
+        width: Math.round(box.width), scrolls: scroll.scrollWidth > scroll.clientWidth,
+        labels: [...svg.querySelectorAll('text')].map(t => {
+            const r = t.getBoundingClientRect();
+            return {text: t.textContent, px: +t.getAttribute('font-size') * scale,
+                    left: r.left - box.left, right: box.right - r.right};
+        }),
+    };
+}"""
+
+
+@pytest.mark.parametrize("width", [390, 1024, 1400])
+def test_the_waterfalls_labels_are_readable_and_whole_at_every_width(
+    chromium_browser: Any, corpus: Corpus, tmp_path: Path, width: int
+) -> None:
+    """Today at 390 px the labels are about 3 px high and the last tick label is cut (``+1 mi``)."""
+    from tests.lab import settle
+
+    path = tmp_path / "run75.html"
+    path.write_text(transcript_page(corpus, "run75"), encoding="utf-8")
+    # settle evaluates its probe: the page's Content-Security-Policy (no eval) is bypassed for the test's scripts
+    context = chromium_browser.new_context(viewport={"width": width, "height": 900}, bypass_csp=True)
+    page = context.new_page()
+    try:
+        page.goto(path.resolve().as_uri(), wait_until="load")
+        drawn = settle(page, LABELS)
+        assert drawn["labels"] and min(label["px"] for label in drawn["labels"]) >= 9, drawn
+        ticks = [label for label in drawn["labels"] if label["text"].startswith("+")]
+        assert len(ticks) >= 3 and all(t["left"] >= -0.5 and t["right"] >= -0.5 for t in ticks), ticks
+        assert drawn["scrolls"] == (width == 390)  # a phone scrolls the drawing sideways; a desktop shows it whole
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.evaluate("document.querySelector('figure.sc-wf').scrollIntoView()")
+        page.screenshot(path=str(ARTIFACTS / f"waterfall-{width}.png"))
+    finally:
+        context.close()

@@ -10,7 +10,9 @@ browser tests use), put in each state and captured:
 - ``report-390.png``: the summary and the diagnostics table at 390 px;
 - ``report-listing-fails.png``: the banner and summary of a failing listing;
 - ``report-runs.png`` and ``report-runs-390.png``: the Runs section at 1,400 and 390 px;
-- ``show-tree.png``: the ``show --tree`` page of the largest tree (run facts, timeline, turns).
+- ``show-tree.png``: the ``show --tree`` page of the largest tree (run facts, timeline, turns);
+- ``show-tree-1024.png`` and ``show-tree-390.png``: a page of a child of it at 1,024 and 390 px, at its
+  way back (to the tree's top and its parent) and its waterfall.
 
 Usage (from the repository root)::
 
@@ -61,6 +63,14 @@ def _tree_pages(work: Path) -> Path:
     corpus = read_corpus(work / "nightly", jobs=1, cache=False)
     largest = run_summary(corpus).trees["session_id"][0]
     return write_tree_pages(corpus, largest, work / "pages").top
+
+
+def _child_page(top: Path) -> Path:
+    """A page of the tree other than the top's: the first that links up to a parent."""
+    for page in sorted(top.parent.glob("*.html")):
+        if page.name not in ("index.html", top.name) and "the top of this tree" in page.read_text(encoding="utf-8"):
+            return page
+    return top
 
 
 def _top(page: Any) -> None:
@@ -125,7 +135,11 @@ def main(argv: list[str] | None = None) -> int:
             )
             _shoot(browser, url, args.out / "report-runs.png", 1400, 1500, _runs)
             _shoot(browser, url, args.out / "report-runs-390.png", 390, 1600, _runs)
-            _shoot(browser, _tree_pages(Path(scratch)).resolve().as_uri(), args.out / "show-tree.png", 1100, 1400, _top)
+            top = _tree_pages(Path(scratch))
+            _shoot(browser, top.resolve().as_uri(), args.out / "show-tree.png", 1100, 1400, _top)
+            child = _child_page(top).resolve().as_uri()
+            _shoot(browser, child, args.out / "show-tree-1024.png", 1024, 1000, _top)
+            _shoot(browser, child, args.out / "show-tree-390.png", 390, 1000, _top)
         finally:
             browser.close()
     return 0

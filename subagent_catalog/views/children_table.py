@@ -7,6 +7,7 @@ a cell whose value is unknown (a cost no price covers, tokens a log does not rep
 shows ``unknown`` (never ``0``) and sorts last both ways. ``SORT_JS`` is the page's one inline
 script (no network; the page's Content-Security-Policy allows it by its hash, ``SORT_JS_HASH``):
 clicking a header sorts the rows.
+Each outcome is a badge in its ``views.palette`` colour (the page includes ``palette.OUTCOME_BADGE_CSS``).
 A page lists at most ``CHILDREN_PER_PAGE`` children; ``show --tree`` writes further pages of them.
 """
 
@@ -19,13 +20,15 @@ from typing import Any
 
 import polars as pl
 
-from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES, session_runs
+from subagent_catalog.analysis.run_summary import session_runs
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.units import human_count, human_duration
 from subagent_catalog.views.names import name_html
+from subagent_catalog.views.palette import outcome_badge
 from subagent_catalog.views.run_format import run_cost
+from subagent_catalog.views.site_links import no_page_mark
 
 CHILDREN_PER_PAGE = 1_000
 """Children one page's table lists; the rest are on further pages (``show --tree``) or counted."""
@@ -123,6 +126,7 @@ def children_table(
     names: Mapping[str, tuple[str | None, str | None]],
     href: Callable[[str], str | None],
     first: int = 1,
+    marked: bool = False,
 ) -> str:
     """The children as an escaped, sortable ``<table class="kids">`` (``SORT_JS`` sorts it by a clicked header).
 
@@ -131,6 +135,7 @@ def children_table(
         names: each child's label and name (``views.names.names_by_id``).
         href: a child's page, or ``None`` when it has none (named, not linked).
         first: the number of the first row (a further page of children starts past the first).
+        marked: a site's page: a child without a page is marked "(no page)" (``site_links.no_page_mark``).
 
     Examples:
         >>> rows = [{"id": "c1", "label": "<fix>", "outcome": "error", "error": "boom", "active_ms": 1500,
@@ -148,9 +153,9 @@ def children_table(
     for at, row in enumerate(rows, start=first):
         sid = row["id"]
         label, name = names.get(sid, (row["label"], None))
-        named = name_html(sid, label=label or row["label"], name=name, href=href(sid))
-        outcome = row["outcome"]
-        shown = escape(outcome or "?")
+        target = href(sid)
+        named = name_html(sid, label=label or row["label"], name=name, href=target)
+        named += f" {no_page_mark()}" if marked and target is None else ""
         error = clip(row["error"], 300) if row["error"] else ""
         active, cost, tokens = row["active_ms"], row["cost_usd"], row["tokens"]
         cost_cell = f'<span class="unknown">{escape(row["cost"])}</span>' if cost is None else escape(row["cost"])
@@ -158,7 +163,7 @@ def children_table(
         cells = [
             f'<td class="num" data-v="{at}">{at:,}</td>',
             f"<td>{named}</td>",
-            f'<td><span class="bad">{shown}</span></td>' if outcome in FAILED_OUTCOMES else f"<td>{shown}</td>",
+            f"<td>{outcome_badge(row['outcome'])}</td>",
             f'<td class="err">{escape(error)}</td>',
             f'<td class="num" data-v="{"" if active is None else active}">{escape(human_duration(active))}</td>',
             f'<td class="num" data-v="{"" if cost is None else repr(float(cost))}">{cost_cell}</td>',

@@ -1,13 +1,18 @@
-"""One colour per outcome for every view: the report, ``show`` pages, the browser and the dashboard.
+"""One colour per outcome for every view: the report, ``show`` pages, the waterfall, the browser and the dashboard.
 
-The colours are Okabe and Ito's colour-blind-safe set (``Color Universal
+The outcome colours are Okabe and Ito's colour-blind-safe set (``Color Universal
 Design``), so an outcome looks the same in every view and stays apart from
-the others under the common colour-vision deficiencies. Pure data and three
-tiny functions: no view keeps colours of its own. Each view draws its legend
-(the report's outcome key and chart legends, the timelines', the browser's).
+the others under the common colour-vision deficiencies. A series that is not an
+outcome (runs per day, a percentile, tokens, a model, a waterfall's model and tool
+bars) is drawn from ``SERIES_COLOURS``, none of which is an outcome's, so a line
+never reads as an outcome. Pure data and a few tiny functions: no view keeps
+colours of its own. Each view draws its legend (the report's outcome key and
+chart legends, the timelines', the waterfall's, the browser's).
 """
 
 from __future__ import annotations
+
+from subagent_catalog.frames.display import escape
 
 OKABE_ITO = {
     "black": "#000000",
@@ -54,6 +59,17 @@ STATUS_COLOURS = {
 }
 """The colour of each descriptor status."""
 
+SERIES_COLOURS = {
+    "indigo": "#332288",
+    "wine": "#882255",
+    "olive": "#999933",
+    "teal": "#44AA99",
+    "rose": "#CC6677",
+    "lavender": "#B4AEE0",
+    "slate": "#8C959F",
+}
+"""Colours of series that are not outcomes (Paul Tol's muted set, colour-blind safe): none is an outcome's."""
+
 _LIGHT = {OKABE_ITO["yellow"], OKABE_ITO["sky-blue"], OKABE_ITO["orange"], "#CCCCCC", GREY}
 
 
@@ -88,3 +104,21 @@ def outcome_css(selector: str = ".o-{outcome}") -> str:
         f"{selector.format(outcome=name)}{{background:{fill};color:{ink(fill)}}}"
         for name, fill in OUTCOME_COLOURS.items()
     )
+
+
+def outcome_badge(outcome: str | None, text: str | None = None) -> str:
+    """An outcome as a badge saying ``text`` (default the outcome; escaped), grey for a word the palette lacks.
+
+    Examples:
+        >>> outcome_badge("error"), outcome_badge(None)
+        ('<span class="badge o-error">error</span>', '<span class="badge o-other">?</span>')
+    """
+    name = outcome if outcome in OUTCOME_COLOURS else "other"
+    return f'<span class="badge o-{name}">{escape(text if text is not None else outcome or "?")}</span>'
+
+
+OUTCOME_BADGE_CSS = (
+    ".badge{display:inline-block;padding:0 7px;border-radius:10px;font-size:11.5px;line-height:18px;"
+    "white-space:nowrap;margin-right:4px}" + outcome_css(".badge.o-{outcome}")
+)
+"""The style of ``outcome_badge`` for a page without the report's style sheet (``show`` pages)."""

@@ -33,13 +33,14 @@ from subagent_catalog.frames.units import (
     time_split,
 )
 from subagent_catalog.views.names import name_html, names_by_id, run_row_names, session_name
+from subagent_catalog.views.palette import OUTCOME_COLOURS
 from subagent_catalog.views.report_data import relative_path
 from subagent_catalog.views.report_errors import error_index, errors_section, failing_calls
 from subagent_catalog.views.report_trends import trends_section
 from subagent_catalog.views.run_format import model_cost, run_cost, total_tokens
 from subagent_catalog.views.site_links import SiteLinks
 from subagent_catalog.views.table_columns import columns
-from subagent_catalog.views.timeline_view import OUTCOME_COLOURS, timeline_html
+from subagent_catalog.views.timeline_view import timeline_html
 
 FAILURE_ROWS = 200
 """Failed sessions the page lists (the count says how many there are)."""

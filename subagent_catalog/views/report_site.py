@@ -3,10 +3,11 @@
 ``write_report_site`` renders the report with a ``views.site_links.SiteLinks``: every session a row
 names (the failed, slowest and costliest runs, their parents, the slowest and costliest trees, the
 timelines, the largest and most damaged trees) links to its page, for at most ``MAX_SITE_PAGES``
-sessions in the order the report names them; a name without a page says why, and the report says how
-many have none. Each page is ``transcript_page`` (its children in a sortable table, its parent and
-children linked when they have pages too); a session with more than ``MAX_CHILD_LINKS`` children
-gets further pages of them. ``report -o FILE`` (one self-contained file) is unchanged.
+sessions in the order the report names them (with their ancestors' pages); a name without a page says
+why, and the report says how many have none. Each page is ``transcript_page`` (a link back to the
+report and up to its parent, its children in a sortable table, "(no page)" beside those without);
+a session with more than ``MAX_CHILD_LINKS`` children gets further pages of them. ``report -o FILE``
+(one self-contained file) is unchanged.
 
 The directory is an output site (``views.output_site``, as ``show --tree`` writes): ``DIR/manifest.json``
 names what this command wrote; a non-empty directory without it is refused, and no file it did not
@@ -32,6 +33,9 @@ from subagent_catalog.views.report import report_stream
 from subagent_catalog.views.site_links import MAX_SITE_PAGES, SiteLinks
 from subagent_catalog.views.transcript_tree import SITE_NAMES, children_page, many_children
 from subagent_catalog.views.transcript_view import MAX_CHILD_LINKS, transcript_page
+
+HOME = (INDEX_FILE, "the report")
+"""Where every page of a report site links back to."""
 
 SITE_MARKER = b'<meta name="generator" content="subagent-catalog'
 """What the head of the report and of every page holds (a file an interrupted run wrote is recognised by it)."""
@@ -90,7 +94,7 @@ def write_report_site(
     first = corpus.sessions.sort("list_order").filter(pl.col("session_id").is_not_null())
     first = first.unique("session_id", keep="first", maintain_order=True)
     paths = dict(first.select("session_id", "path").iter_rows())
-    links = SiteLinks.of(paths, cap=max_pages)
+    links = SiteLinks.of(paths, cap=max_pages, parents=dict(first.select("session_id", "parent_session").iter_rows()))
     report = "".join(
         report_stream(source, parents=parents, semantics=semantics, title=title, window=window, link=links)
     )
@@ -111,10 +115,12 @@ def write_report_site(
         del report
         for sid, name in links.granted.items():
             more = children_file(sid, 2) if sid in parts else None
-            page = transcript_page(source, sid, path=paths[sid], link=links.page, more_children=more, found=found)
+            page = transcript_page(
+                source, sid, path=paths[sid], link=links.page, more_children=more, found=found, home=HOME
+            )
             written.append(Path(site.write(name, page)))
             for part in parts.get(sid, ()):
-                more_page = children_page(corpus, sid, many[sid], part, link=links.granted)
+                more_page = children_page(corpus, sid, many[sid], part, link=links.granted, home=HOME)
                 written.append(Path(site.write(children_file(sid, part), more_page)))
         removed = site.commit()
     return ReportSite(index=index, pages=written, refused=links.refused, removed=removed)

@@ -1,7 +1,8 @@
 """The report's "Trends" section: runs, failures, cost, tokens and active time by UTC day and by model.
 
 ``trends_section`` turns ``RunSummary.trends`` and ``trends_by_model`` into line charts
-(``views.svg_charts.line_chart``, coloured from ``views.palette``) and bounded table rows. An
+(``views.svg_charts.line_chart``, coloured from ``views.palette``'s series colours: no line is an
+outcome, so none takes an outcome's colour) and bounded table rows. An
 unknown value is never drawn or shown as 0: a day whose cost leaves runs of unknown cost out is a
 hollow point and a ``≥`` figure with the count beside it; the percentiles say how many runs' active
 time is unknown. The ``out of range`` and ``no time`` bins have no place on a day axis: they are
@@ -19,7 +20,7 @@ from markupsafe import Markup
 from subagent_catalog.analysis.run_summary import RunSummary
 from subagent_catalog.analysis.trends import top_models
 from subagent_catalog.frames.units import NO_TIME, OUT_OF_RANGE, human_cost, human_count, human_duration, plural
-from subagent_catalog.views.palette import OKABE_ITO
+from subagent_catalog.views.palette import SERIES_COLOURS
 from subagent_catalog.views.svg_charts import Line, line_chart
 
 TREND_DAYS = 120
@@ -31,7 +32,6 @@ TREND_ROWS = 40
 TREND_MODELS = 5
 """Models the per-model cost chart draws (those that cost most, then used the most tokens)."""
 
-_MODEL_COLOURS = [OKABE_ITO[name] for name in ("blue", "orange", "bluish-green", "reddish-purple", "vermillion")]
 _BIN_TEXT = {NO_TIME: "(no time)", OUT_OF_RANGE: "(out of range)"}
 
 
@@ -111,12 +111,12 @@ def trends_section(runs: RunSummary) -> dict[str, Any]:
         return Line(name, [None if v is None else float(v) for v in values], lower or [False] * len(values))
 
     colours = {
-        "runs": OKABE_ITO["blue"],
-        "failed": OKABE_ITO["vermillion"],
-        "known cost": OKABE_ITO["blue"],
-        "tokens": OKABE_ITO["reddish-purple"],
-        "p50": OKABE_ITO["bluish-green"],
-        "p95": OKABE_ITO["orange"],
+        "runs": SERIES_COLOURS["indigo"],
+        "failed": SERIES_COLOURS["wine"],
+        "known cost": SERIES_COLOURS["indigo"],
+        "tokens": SERIES_COLOURS["teal"],
+        "p50": SERIES_COLOURS["indigo"],
+        "p95": SERIES_COLOURS["olive"],
     }
     cost = line("known cost", [r["cost_usd_known"] for r in rows], [r["cost_unknown"] > 0 for r in rows])
     charts = [
@@ -175,7 +175,7 @@ def trends_section(runs: RunSummary) -> dict[str, Any]:
                 [values[d][1] if d in values else False for d in dated["day"].to_list()],
             )
         )
-        model_colours[name] = _MODEL_COLOURS[i % len(_MODEL_COLOURS)]
+        model_colours[name] = SERIES_COLOURS[("indigo", "wine", "olive", "teal", "rose")[i % 5]]
     charts.append(
         _chart(
             "Known cost per day by model",

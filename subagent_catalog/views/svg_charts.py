@@ -84,6 +84,35 @@ def nice_ticks(largest: float, *, count: int = 5) -> list[int]:
     return list(range(0, top + 1, step))
 
 
+DURATION_STEPS_MS = (
+    *(m * 10**k for k in range(3) for m in (1, 2, 5)),
+    *(s * 1_000 for s in (1, 2, 5, 10, 20, 30)),
+    *(m * 60_000 for m in (1, 2, 5, 10, 20, 30)),
+    *(h * 3_600_000 for h in (1, 2, 5, 10)),
+)
+"""The steps of a duration axis: 1, 2, 5 x 10^k ms; then 1, 2, 5, 10, 20, 30 s and min; 1, 2, 5, 10 h (then days)."""
+
+
+def duration_ticks(span_ms: float, *, count: int = 5) -> list[int]:
+    """Offsets (ms) from 0 up to ``span_ms`` at a round step of time, about ``count`` steps (``DURATION_STEPS_MS``).
+
+    Examples:
+        >>> duration_ticks(2_000_000)  # 0, 10, 20 and 30 min (never ``+33 min 20 s``)
+        [0, 600000, 1200000, 1800000]
+        >>> duration_ticks(60_000), duration_ticks(7)
+        ([0, 20000, 40000, 60000], [0, 2, 4, 6])
+        >>> duration_ticks(9 * 86_400_000)[1]  # past ten hours a step: whole days
+        172800000
+    """
+    raw = max(span_ms, 1) / count
+    step = next((s for s in DURATION_STEPS_MS if s >= raw), None)
+    if step is None:
+        days = raw / 86_400_000
+        power = 10 ** math.floor(math.log10(days))
+        step = next(m * power for m in (1, 2, 5, 10) if m * power >= days) * 86_400_000
+    return list(range(0, int(span_ms) + 1, int(step)))
+
+
 def log_ticks(largest: int) -> list[int]:
     """Tick values for a log count axis: 1, 2, 5, 10, 20, 50, … up to the first past ``largest``.
 

@@ -1,11 +1,12 @@
 """A tree of runs over time (a Gantt chart with a concurrency curve) as self-contained, escaped HTML.
 
-``timeline_html`` draws ``analysis.timeline.tree_timeline`` rows: a step curve of how many
-sessions ran at once (``concurrency``), then one bar per session from its first to its last own
-event, coloured by outcome, each row labelled (the caller's cell: a reveal button in the report, a
-page link in ``show --tree``). Past ``max_bars`` sessions the bars are packed into lanes and drawn
-as one SVG path per outcome, so a 1,000-child hub is a handful of nodes, not thousands. A session
-without a span (it never logged an event of its own) is named under the chart, never dropped.
+``timeline_html`` draws ``analysis.timeline.tree_timeline`` rows: a step curve of how many sessions
+ran at once (``concurrency``), then one bar per session from its first to its last own event,
+coloured by outcome (``views.palette``), on an axis at round steps of time, each row labelled (the
+caller's cell: a reveal button in the report, a page link in ``show --tree``). Past ``max_bars``
+sessions the bars are packed into lanes and drawn as one SVG path per outcome, so a 1,000-child hub
+is a handful of nodes, not thousands. A session without a span (it never logged an event of its own)
+is named under the chart, never dropped.
 
 Nothing is fetched and nothing runs: the markup is plain HTML and inline SVG with classes styled
 by ``TIMELINE_CSS`` (the page includes it once), every text from the corpus escaped.
@@ -26,6 +27,7 @@ from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.units import clock, human_duration, plural
 from subagent_catalog.views import palette
 from subagent_catalog.views.names import name_html
+from subagent_catalog.views.svg_charts import duration_ticks
 
 MAX_BARS = 60
 """Sessions drawn one labelled row each; a larger tree is drawn in packed lanes."""
@@ -40,14 +42,12 @@ CURVE_POINTS = 200
 """Slices of the concurrency curve past which each slice is drawn at the most sessions running in it (the
 peak stays exact), so the curve's size does not grow with the tree."""
 
-OUTCOME_COLOURS = palette.OUTCOME_COLOURS
-"""The colour of each outcome (``frames.outcome.OUTCOMES``) in every timeline: ``views.palette``'s."""
-
 TIMELINE_CSS = (
     ".tl{margin:8px 0 18px;min-width:0}"
     ".tl figcaption{font-size:13px;margin-bottom:4px;overflow-wrap:anywhere}"
-    ".tl .tl-axis{display:flex;flex-wrap:wrap;justify-content:space-between;font-size:11px;color:#656d76;gap:0 6px;"
-    "margin-left:var(--tl-name,32%)}"
+    ".tl .tl-axis{position:relative;height:15px;font-size:11px;color:#656d76;margin-left:var(--tl-name,32%)}"
+    ".tl .tl-axis span{position:absolute;top:0;white-space:nowrap;transform:translateX(-50%)}"
+    ".tl .tl-axis span:first-child{transform:none}.tl .tl-axis span.tl-end{transform:translateX(-100%)}"
     ".tl .tl-curve{display:grid;grid-template-columns:var(--tl-name,32%) 1fr;align-items:end;"
     "border-bottom:1px solid #d8dee4}"
     ".tl .tl-curve span{font-size:11px;color:#656d76;padding-right:6px;text-align:right}"
@@ -176,8 +176,11 @@ def timeline_html(
     curve = concurrency(rows)
     peak = int(curve["running"].max() or 0) if curve.height else 0  # type: ignore[arg-type]
     outcomes = {str(name): int(n) for name, n in tally(rows, "outcome").iter_rows()}
-    ticks = f'<span title="{escape(clock(start))}">{escape(clock(start)[11:19])} UTC</span>' + "".join(
-        f"<span>+{escape(human_duration(span * k / 2))}</span>" for k in (1, 2)
+    ticks = f'<span style="left:0" title="{escape(clock(start))}">{escape(clock(start)[11:19])} UTC</span>' + "".join(
+        f'<span{" class=tl-end" if tick > 0.85 * span else ""} style="left:{100 * tick / span:.2f}%">'
+        f"+{escape(human_duration(tick))}</span>"
+        for tick in duration_ticks(span, count=3)
+        if tick >= 0.35 * span  # the start's clock takes the first third
     )
     parts = [f'<figure class="tl">{head}']
     parts.append(

@@ -20,6 +20,7 @@ from subagent_catalog.analysis.text import clip
 from subagent_catalog.analysis.transcript import turn_summary
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.units import clock, context_text, human_cost, human_count, human_duration, time_split
+from subagent_catalog.views.palette import outcome_badge
 from subagent_catalog.views.table_columns import columns
 
 Tone = Literal["", "ok", "warn", "bad"]
@@ -218,10 +219,15 @@ def facts_html(session: dict[str, Any]) -> str:
         >>> "<table" in facts_html({"outcome": "completed", "origin": None, "parent_session": None})
         True
     """
-    cells = "".join(
-        f'<tr><th>{escape(label)}</th><td style="{TONE_STYLES[tone]}">{escape(text)}</td></tr>'
-        for label, text, tone in run_facts(session)
-    )
+    outcome = session.get("outcome")
+
+    def cell(label: str, text: str, tone: Tone) -> str:
+        if label == "outcome":  # a badge in the outcome's colour (``views.palette``), then why
+            why = text.removeprefix(outcome or "?").removeprefix(": ")
+            return f"<td>{outcome_badge(outcome)}{escape(why)}</td>"
+        return f'<td style="{TONE_STYLES[tone]}">{escape(text)}</td>'
+
+    cells = "".join(f"<tr><th>{escape(fact[0])}</th>{cell(*fact)}</tr>" for fact in run_facts(session))
     return f'<table class="facts">{cells}</table>'
 
 
@@ -249,7 +255,7 @@ def turns_html(rows: pl.DataFrame, start: int | None) -> str:
                 "steps": str(t["steps"]),
                 "calls": str(t["calls"]),
                 "errors": f'<span class="{"bad" if t["failed"] else ""}">{t["failed"]}</span>',
-                "ended": f'<span class="{"bad" if t["ended"] in FAILED_OUTCOMES else ""}">{escape(t["ended"])}</span>',
+                "ended": outcome_badge(t["ended"], t["ended"]),
             }
 
         body = "".join(

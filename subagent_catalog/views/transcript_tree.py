@@ -1,14 +1,14 @@
 """A whole run as linked transcript pages: one page per session of a tree, every link resolving.
 
 ``write_tree_pages`` writes ``transcript_page`` for a session and every session below it
-(``tree_timeline``'s tree: ``parentSession`` links, forks included) into one directory, each
-page named ``page_file(id)`` (the id itself when it is plain lower-case; no two ids share a
-name). A page links its parent and children only when their pages are in the same directory (the
-top's parent is named, not linked). Each page with children draws the timeline of its own subtree,
-cut from the top's (the tree is walked once, in depth-first order, so a subtree is a slice), with
-at most ``TREE_MAX_DRAWN`` bars, only ``TREE_DEPTH_DRAWN`` levels down past ``MAX_BARS`` sessions,
-and a curve of at most ``CURVE_POINTS`` slices: a page's size does not grow with the tree's depth
-or width. A page lists its first ``MAX_CHILD_LINKS`` children in a sortable table
+(``tree_timeline``'s tree: ``parentSession`` links, forks included) into one directory, each page named
+``page_file(id)`` (the id itself when it is plain lower-case; no two ids share a name). Every page but
+the top's links back to the top and up to its parent; a page links its parent and children only when
+their pages are in the same directory (else "(no page)"). Each page with children draws the timeline of
+its own subtree, cut from the top's (the tree is walked once, in depth-first order, so a subtree is a
+slice), with at most ``TREE_MAX_DRAWN`` bars, only ``TREE_DEPTH_DRAWN`` levels down past ``MAX_BARS``
+sessions, and a curve of at most ``CURVE_POINTS`` slices: a page's size does not grow with the tree's
+depth or width. A page lists its first ``MAX_CHILD_LINKS`` children in a sortable table
 (``views.children_table``) and links a further page (``children_file``) for each next
 ``MAX_CHILD_LINKS``. ``index.html`` is the top's page again (the site's start page).
 
@@ -36,6 +36,8 @@ from subagent_catalog.views.children_table import CHILDREN_CSS, SORT_JS, SORT_JS
 from subagent_catalog.views.names import NAME_CSS, name_html, names_by_id
 from subagent_catalog.views.output_site import check_site, claim_site
 from subagent_catalog.views.page_names import CHILDREN_NAME, INDEX_FILE, PAGE_NAME, children_file, page_file
+from subagent_catalog.views.palette import OUTCOME_BADGE_CSS
+from subagent_catalog.views.site_links import NO_PAGE_CSS
 from subagent_catalog.views.transcript_view import MAX_CHILD_LINKS, transcript_page
 
 SITE_NAMES = re.compile(f"{PAGE_NAME.pattern}|{CHILDREN_NAME.pattern}")
@@ -92,8 +94,19 @@ def preorder(rows: pl.DataFrame) -> tuple[pl.DataFrame, dict[int, tuple[int, int
     return ordered, {node: (at, sizes[node]) for at, node in enumerate(sequence)}
 
 
-def children_page(corpus: Corpus, session_id: str, children: list[str], part: int, *, link: dict[str, str]) -> str:
+def children_page(
+    corpus: Corpus,
+    session_id: str,
+    children: list[str],
+    part: int,
+    *,
+    link: dict[str, str],
+    home: tuple[str, str] | None = None,
+) -> str:
     """The ``part``-th page (from 2) of a session's children: a sortable table of ``MAX_CHILD_LINKS``, and the ways on.
+
+    The first way is the site's start page (``home``: its ``href`` and name); a child without a page is
+    marked "(no page)".
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
@@ -105,9 +118,10 @@ def children_page(corpus: Corpus, session_id: str, children: list[str], part: in
     first = (part - 1) * MAX_CHILD_LINKS
     chunk = children[first : first + MAX_CHILD_LINKS]
     names = names_by_id(corpus, chunk)
-    table = children_table(children_rows(corpus, chunk), names=names, href=link.get, first=first + 1)
+    table = children_table(children_rows(corpus, chunk), names=names, href=link.get, first=first + 1, marked=True)
     back = link.get(session_id)
-    ways = [f'<a href="{escape(back)}">the session</a>'] if back else []
+    ways = [f'<a href="{escape(home[0])}">← {escape(home[1])}</a>'] if home else []
+    ways += [f'<a href="{escape(back)}">the session</a>'] if back else []
     if part > 2:
         ways.append(f'<a href="{children_file(session_id, part - 1)}">previous {MAX_CHILD_LINKS:,} children</a>')
     if first + MAX_CHILD_LINKS < len(children):
@@ -120,7 +134,7 @@ def children_page(corpus: Corpus, session_id: str, children: list[str], part: in
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
         f"script-src 'sha256-{SORT_JS_HASH}'\">\n"
         f'<meta name="referrer" content="no-referrer">\n<title>{escape(title)} of {escape(clip(session_id, 200))}'
-        f"</title>\n<style>{NAME_CSS}{CHILDREN_CSS}a{{color:#0969da}}.bad{{color:#b62324;font-weight:600}}</style>\n"
+        f"</title>\n<style>{NAME_CSS}{CHILDREN_CSS}{OUTCOME_BADGE_CSS}{NO_PAGE_CSS}a{{color:#0969da}}</style>\n"
         "</head>\n"
         '<body style="font-family:system-ui,sans-serif;font-size:13px;max-width:1000px;margin:0 auto;padding:12px">\n'
         f"<h1 style='font-size:18px;overflow-wrap:anywhere'>{escape(title)} of "
@@ -205,6 +219,7 @@ def write_tree_pages(
         *(children_file(sid, part) for sid, more in parts.items() for part in more),
     ]
     ordered, places = preorder(rows)
+    top_id = top["session_id"]
     depths = dict(rows.select("list_order", "depth").iter_rows())
     found = findings(corpus, sessions=list(named))  # each page lists its session's
     written: list[Path] = []
@@ -215,12 +230,15 @@ def write_tree_pages(
             below = ordered.slice(at, size).with_columns(pl.col("depth") - depths[order])
             log = paths.get(order) if order != top["list_order"] else top["path"]
             more = children_file(sid, 2) if sid in parts else None
-            page = transcript_page(corpus, sid, path=log, link=link.get, tree=below, more_children=more, found=found)
+            home = (link[top_id], "the top of this tree") if sid != top_id and top_id in link else None
+            page = transcript_page(
+                corpus, sid, path=log, link=link.get, tree=below, more_children=more, found=found, home=home
+            )
             written.append(Path(site.write(link[sid], page)))
             if sid == top["session_id"] and INDEX_FILE not in site.written:  # the start page: the top's again
                 site.write(INDEX_FILE, page)  # not counted among the pages (``TreePages.index``)
             for part in parts.get(sid, ()):
-                more_page = children_page(corpus, sid, many[sid], part, link=link)
+                more_page = children_page(corpus, sid, many[sid], part, link=link, home=home)
                 written.append(Path(site.write(children_file(sid, part), more_page)))
         removed = site.commit()
     return TreePages(

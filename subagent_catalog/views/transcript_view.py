@@ -38,6 +38,8 @@ from subagent_catalog.views.names import NAME_CSS, name_html, names_by_id, sessi
 from subagent_catalog.views.page_names import page_file as page_file
 from subagent_catalog.views.page_names import page_link as page_link
 from subagent_catalog.views.page_names import safe_href
+from subagent_catalog.views.palette import OUTCOME_BADGE_CSS, outcome_colour
+from subagent_catalog.views.site_links import NO_PAGE_CSS, no_page_mark
 from subagent_catalog.views.table_columns import FIT_CSS
 from subagent_catalog.views.transcript_parts import anchor, facts_html, turns_html, unique_anchors, user_body
 
@@ -237,15 +239,18 @@ _STARTED = re.compile(r"started subagent (\S+)\s*\Z")
 """A background start's tool result: ``started subagent <id>`` (``interop.otel_session`` reads it too)."""
 
 
+def _child_named(kind: str, text: str | None, detail: dict[str, Any]) -> str | None:
+    """The child a row names: a start's (``started subagent <id>``), or a subagent notice's sender."""
+    if kind == "tool-result" and text:
+        found = _STARTED.search(text[-2_000:])
+        return found.group(1) if found else None
+    sender = (detail.get("source") or {}).get("sender") if detail.get("source_name") == "subagent notice" else None
+    return sender if kind == "user" and isinstance(sender, str) and sender else None
+
+
 def _mentioned(row: dict[str, Any], detail: dict[str, Any], mention: Callable[[str], str]) -> str:
     """The child a row names, as ``mention`` draws it: a start's child, or a notice's sender."""
-    child = None
-    if row["kind"] == "tool-result" and row["text"]:
-        found = _STARTED.search(row["text"][-2_000:])
-        child = found.group(1) if found else None
-    elif row["kind"] == "user" and detail.get("source_name") == "subagent notice":
-        sender = (detail.get("source") or {}).get("sender")
-        child = sender if isinstance(sender, str) and sender else None
+    child = _child_named(row["kind"], row["text"], detail)
     if child is None:
         return ""
     what = "started" if row["kind"] == "tool-result" else "from"
@@ -286,6 +291,9 @@ def _row_body(
         text = row["text"] or ""
         short = text if len(text) <= 200 else text[:200] + "…"
         weight = ";font-weight:600;background:#fff5f5" if row["is_error"] else ""
+        if kind == "turn-end" and row["name"]:  # a turn's end in its outcome's colour (an edge, as the steps')
+            colour, weight = "#1f2328", f";border-left:4px solid {outcome_colour(row['name'])};padding-left:6px"
+            weight += ";font-weight:600" if row["is_error"] else ""
         return (
             f'<div{ident} style="color:{colour};font-size:12px;margin:3px 0;overflow-wrap:anywhere{weight}">{meta}'
             f'{escape(label)}<span style="font-family:ui-monospace,monospace">{escape(short)}</span></div>'
@@ -400,17 +408,13 @@ def transcript_fragment(
 
 def _mentioned_ids(rows: pl.DataFrame) -> list[str]:
     """The children a transcript's rows name (``started subagent <id>`` results, subagent notices' senders)."""
-    found: list[str] = []
-    for kind, text, detail in rows.select("kind", "text", "detail").iter_rows():
-        if kind == "tool-result" and text and "started subagent" in text:
-            hit = _STARTED.search(text[-2_000:])
-            if hit:
-                found.append(hit.group(1))
-        elif kind == "user" and detail and "subagent notice" in detail:
-            sender = (orjson.loads(detail).get("source") or {}).get("sender")
-            if isinstance(sender, str) and sender:
-                found.append(sender)
-    return found
+    found = (
+        _child_named(kind, text, orjson.loads(detail) if kind == "user" else {})
+        for kind, text, detail in rows.select("kind", "text", "detail").iter_rows()
+        if (kind == "tool-result" and text and "started subagent" in text)
+        or (kind == "user" and detail and "subagent notice" in detail)
+    )
+    return [child for child in found if child is not None]
 
 
 def _load(corpus: Corpus, session_id: str, path: str | None) -> tuple[dict[str, Any], pl.DataFrame, SessionLinks]:
@@ -463,6 +467,7 @@ def transcript_page(
     tree: pl.DataFrame | None = None,
     more_children: str | None = None,
     found: pl.DataFrame | None = None,
+    home: tuple[str, str] | None = None,
 ) -> str:
     """A self-contained HTML page of one session's transcript: run facts, turns, errors, timeline, steps.
 
@@ -486,6 +491,9 @@ def transcript_page(
             ``MAX_CHILD_LINKS`` (``show --tree`` writes it); without it they are counted.
         found: the corpus's findings (``analysis.findings.findings``): this session's are listed
             under its facts, each linked to its step; ``None`` lists none.
+        home: the ``href`` and name of the site's start page the page links back to (``report --site``:
+            ``("index.html", "the report")``); with ``link``, a parent or child without a page is
+            marked "(no page)".
 
     Raises:
         SessionLookupError: no log (or several logs) with this id.
@@ -506,7 +514,7 @@ def transcript_page(
 
     from subagent_catalog.analysis.timeline import tree_timeline
     from subagent_catalog.views.timeline_view import TIMELINE_CSS, timeline_html
-    from subagent_catalog.views.waterfall_view import waterfall_html
+    from subagent_catalog.views.waterfall_view import WATERFALL_CSS, waterfall_html
 
     session, rows, links = _load(corpus, session_id, path)
     rows = unique_anchors(rows)  # one id per row: an assistant step's rows share a seq
@@ -526,9 +534,10 @@ def transcript_page(
     mentioned = _mentioned_ids(rows)
     named = names_by_id(corpus, [s for s in (sid, links.parent, *listed, *unlabelled, *mentioned) if s is not None])
 
-    def named_html(other: str | None, target: str | None = None) -> str:
+    def named_html(other: str | None, target: str | None = None, *, mark: bool = False) -> str:
         label, name = named.get(other, (None, None)) if other is not None else (None, None)
-        return name_html(other, label=label, name=name, href=target)
+        shown = name_html(other, label=label, name=name, href=target)
+        return f"{shown} {no_page_mark()}" if mark and link is not None and target is None else shown
 
     if tree is not None and links.children and sid is not None:
 
@@ -549,6 +558,7 @@ def transcript_page(
         ("path", session["path"]),
         ("created", _clock(session["created_at_ms"])),
     ]
+    parent_href = href(links.parent) if links.parent is not None and links.parent_found else None
     own_label, own_name = named.get(sid, (session["identity_label"], None)) if sid is not None else (None, None)
     title = session_name(own_label, own_name)
     page: str = page_template("transcript.html.j2").render(
@@ -556,10 +566,11 @@ def transcript_page(
         title=(f"{title} · {short_id(sid)}" if sid is not None else title) if title else f"Session {sid or '(no id)'}",
         heading=Markup(named_html(sid)) if title else None,
         label=session["identity_label"] if title is None else None,
-        fit_css=Markup(FIT_CSS + NAME_CSS + CHILDREN_CSS + FINDINGS_BOX_CSS),
-        parent_html=Markup(
-            named_html(links.parent, href(links.parent) if links.parent is not None and links.parent_found else None)
+        fit_css=Markup(
+            FIT_CSS + NAME_CSS + CHILDREN_CSS + FINDINGS_BOX_CSS + OUTCOME_BADGE_CSS + NO_PAGE_CSS + WATERFALL_CSS
         ),
+        parent_html=Markup(named_html(links.parent, parent_href, mark=links.parent_found)),
+        home=(safe_href(home[0]), home[1]) if home is not None else None,
         where=[(name, text) for name, text in where if text],
         facts=Markup(facts_html(session)),
         findings=Markup(
@@ -569,16 +580,18 @@ def transcript_page(
         linked=link is not None,
         root=corpus.root,
         parent=links.parent,
-        parent_href=href(links.parent) if links.parent is not None and links.parent_found else None,
+        parent_href=parent_href,
         parent_found=links.parent_found,
-        children=Markup(children_table(children_rows(corpus, listed), names=named, href=href)) if listed else "",
+        children=Markup(children_table(children_rows(corpus, listed), names=named, href=href, marked=link is not None))
+        if listed
+        else "",
         children_shown=len(listed),
         sort_js=Markup(SORT_JS),
         script_hash=SORT_JS_HASH,
         children_total=len(links.children),
         more_children=safe_href(more_children) if more_children else None,
         timeline=Markup(timeline),
-        waterfall=Markup(waterfall_html(waterfall(rows))),
+        waterfall=Markup(waterfall_html(waterfall(rows), start=start)),
         turns=Markup(turns_html(rows, start)),
         steps=rows.height,
         body=Markup(

@@ -1,10 +1,14 @@
 """A run's waterfall (``analysis.waterfall``) as escaped HTML with inline SVG: turns, model steps, tool calls.
 
-One time axis, offsets from the run's first bar. Turns are bands coloured by how they ended
-(``views.palette``'s outcome colours); a model step is split into its wait for the first token and
-its decode; tool calls sit in lanes, so parallel calls are side by side; a failed call, a failed
-turn and a retried model call are drawn in the palette's error colour. Each bar is a link to its
-step (``#seq-N``, the page's anchor of the transcript row), with a tooltip saying what it is.
+One time axis at round steps (``svg_charts.duration_ticks``), offsets from the page's start (a
+``show`` page's: the session's first own event, so a fork's ``+0`` is its own first event, not its
+first turn) or else the run's first bar. Turns are bands in their outcome's colour
+(``views.palette``, at full strength: a failed turn reads as its outcome, not as a paler one); a
+model step is split into its wait for the first token and its decode, tool calls sit in lanes, so
+parallel calls are side by side, all in the palette's series colours (no outcome's); a failed call
+and a retried model call are drawn in the error colour. Each bar is a link to its step (``#seq-N``,
+the page's anchor of the transcript row), with a tooltip saying what it is. The drawing keeps
+750 px of width on a page (``WATERFALL_CSS``: a narrow screen scrolls it), so no label is under 9 px.
 
 Past ``AGGREGATE_AT`` bars the drawing is aggregated into ``COLUMNS`` pixel columns per track:
 consecutive busy columns are one bar (its link goes to the first step that starts in it) and
@@ -24,7 +28,7 @@ from subagent_catalog.analysis.tallies import tally
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.units import human_duration, plural
 from subagent_catalog.views import palette
-from subagent_catalog.views.svg_charts import nice_ticks
+from subagent_catalog.views.svg_charts import duration_ticks
 
 AGGREGATE_AT = 500
 """Bars drawn one by one; a run with more is drawn in pixel columns."""
@@ -35,13 +39,19 @@ COLUMNS = 300
 MAX_LANES = 12
 """Lanes drawn per kind (model steps, tool calls); bars of further lanes share the last (the caption says so)."""
 
-WIDTH, LEFT, TRACK, GAP, TOP = 1000, 90, 14, 3, 20
+WIDTH, LEFT, TRACK, GAP, TOP = 1000, 90, 14, 3, 22
 """The SVG's width, its label gutter, a track's height, the gap between tracks, the axis's height."""
 
 PLOT = WIDTH - LEFT - 10
 
-TTFT, DECODE = palette.OKABE_ITO["sky-blue"], palette.OKABE_ITO["blue"]
-TOOL, FAILED = "#8c959f", palette.OUTCOME_COLOURS["error"]
+FONT = 12
+"""The labels' size in SVG units."""
+
+WATERFALL_CSS = "figure.sc-wf svg{min-width:750px}"
+"""A page's style: the drawing at least 750 px wide (a narrow screen scrolls it), so its labels stay >= 9 px."""
+
+TTFT, DECODE = palette.SERIES_COLOURS["lavender"], palette.SERIES_COLOURS["indigo"]
+TOOL, FAILED = palette.SERIES_COLOURS["slate"], palette.OUTCOME_COLOURS["error"]
 BUSY = "#b6c2cf"
 
 Href = Callable[[int], str | None]
@@ -90,8 +100,7 @@ def _bar_svg(bar: dict[str, Any], axis: _Axis, y: float, href: Href) -> str:
         colour = palette.outcome_colour(bar["outcome"]) if kind == "turn" else FAILED if bar["failed"] else TOOL
         inner = _rect(x, y + 1, 4, "#ffffff", f' stroke="{colour}" stroke-width="1.5"', height=TRACK - 2)
     elif kind == "turn":
-        extra = ' fill-opacity="0.35"' if not bar["failed"] else ' fill-opacity="0.6"'
-        inner = _rect(x, y, axis.x(end) - x, palette.outcome_colour(bar["outcome"]), extra)
+        inner = _rect(x, y, axis.x(end) - x, palette.outcome_colour(bar["outcome"]), ' stroke="#ffffff"')
     elif kind == "model":
         ttft = bar["ttft_ms"]
         opacity = ' fill-opacity="0.55"' if bar["partial"] else ""
@@ -167,13 +176,26 @@ def _aggregated(bars: list[dict[str, Any]], axis: _Axis, y: float, href: Href, k
     return parts
 
 
-def waterfall_html(bars: pl.DataFrame, *, href: Href = step_href, caption: str = "Waterfall") -> str:
+def _tick(x: float, offset: int) -> str:
+    """An axis label, drawn whole: one that would pass the drawing's right edge ends at its tick instead."""
+    text = f"+{human_duration(offset)}"
+    anchor = "end" if x + len(text) * FONT * 0.3 > WIDTH - 2 else "middle"
+    return (
+        f'<text x="{x:.1f}" y="{TOP - 8}" font-size="{FONT}" fill="#57606a" text-anchor="{anchor}">'
+        f"{escape(text)}</text>"
+    )
+
+
+def waterfall_html(
+    bars: pl.DataFrame, *, href: Href = step_href, caption: str = "Waterfall", start: int | None = None
+) -> str:
     """The waterfall of one run as a ``<figure>`` of escaped HTML and inline SVG (no script, nothing fetched).
 
     Args:
         bars: ``analysis.waterfall.waterfall`` rows.
         href: the link of a step by its ``seq`` (default the page's ``#seq-N``); ``None`` leaves it unlinked.
         caption: the figure's first words.
+        start: the time (epoch ms) offsets count from (a page's first own event); default the first bar's.
 
     Examples:
         >>> from subagent_catalog.analysis.waterfall import WATERFALL_SCHEMA
@@ -202,23 +224,23 @@ def waterfall_html(bars: pl.DataFrame, *, href: Href = step_href, caption: str =
             f"no step has a time; {escape('; '.join(notes))}</figcaption></figure>"
         )
     first = int(timed["start_ms"].min())  # type: ignore[arg-type]
+    first = min(first, start) if start is not None else first
     last = int(max(timed["start_ms"].max(), timed["end_ms"].max() or first))  # type: ignore[type-var, arg-type]
     axis = _Axis(first, last)
     aggregate = timed.filter(pl.col("kind") != "turn").height > AGGREGATE_AT or timed.height > 2 * AGGREGATE_AT
     tracks, where = _tracks(timed, aggregate=aggregate)
     height = TOP + len(tracks) * (TRACK + GAP) + 2
     body: list[str] = []
-    for offset in (tick for tick in nice_ticks(axis.span) if tick <= axis.span):  # about five, up to the span
+    for offset in duration_ticks(axis.span):  # about five, at a round step, up to the span
         x = axis.x(first + offset)
         body.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{TOP - 4}" y2="{height}" stroke="#eaeef2"/>')
-        body.append(
-            f'<text x="{x:.1f}" y="{TOP - 7}" font-size="10" fill="#57606a" text-anchor="middle">'
-            f"+{escape(human_duration(offset))}</text>"
-        )
+        body.append(_tick(x, offset))
     for index, (_kind, name, _lane) in enumerate(tracks):
         if name:
-            y = TOP + index * (TRACK + GAP) + TRACK - 3
-            body.append(f'<text x="{LEFT - 6}" y="{y}" font-size="11" fill="#1f2328" text-anchor="end">{name}</text>')
+            y = TOP + index * (TRACK + GAP) + TRACK - 2
+            body.append(
+                f'<text x="{LEFT - 6}" y="{y}" font-size="{FONT}" fill="#1f2328" text-anchor="end">{name}</text>'
+            )
     records = timed.to_dicts()
     shared = 0
     if aggregate:
@@ -254,16 +276,15 @@ def waterfall_html(bars: pl.DataFrame, *, href: Href = step_href, caption: str =
     )
     svg = (
         f'<svg viewBox="0 0 {WIDTH} {height}" role="img" '
-        f'aria-label="{escape(head)}" style="display:block;width:100%;height:auto" font-family="system-ui, sans-serif">'
-        + "".join(body)
-        + "</svg>"
+        f'aria-label="{escape(head)}" style="display:block;width:100%;height:auto" '
+        'font-family="system-ui, sans-serif">' + "".join(body) + "</svg>"
     )
     keys = [
         (TTFT, "wait for the first token"),
         (DECODE, "model decode" if not aggregate else "model step"),
         (TOOL, "tool call"),
         (FAILED, "failed"),
-        (palette.outcome_colour("completed"), "turn (coloured by how it ended)"),
+        (palette.outcome_colour("completed"), "turn (in its outcome's colour)"),
     ]
     legend = "".join(
         f'<span style="white-space:nowrap"><span style="display:inline-block;width:10px;height:10px;'
@@ -274,7 +295,7 @@ def waterfall_html(bars: pl.DataFrame, *, href: Href = step_href, caption: str =
     return (
         '<figure class="sc-wf" style="margin:8px 0 14px;min-width:0">'
         f'<figcaption style="font-size:13px;margin-bottom:2px;overflow-wrap:anywhere">{escape(head)}</figcaption>'
-        f"{svg}"
+        f'<div class="sc-wf-scroll" style="overflow-x:auto;max-width:100%">{svg}</div>'
         f'<div style="font-size:11px;color:#57606a;display:flex;flex-wrap:wrap;gap:2px 10px;margin-top:3px">'
         f"{legend}</div>"
         f'<div class="sc-wf-notes" style="font-size:12px;color:#57606a">{note}</div></figure>'

@@ -32,7 +32,7 @@ from subagent_catalog.analysis.compare_stats import (
     relative_changes,
 )
 from subagent_catalog.analysis.compare_tasks import Match, match_tasks
-from subagent_catalog.analysis.error_groups import normalise_message
+from subagent_catalog.analysis.error_groups import group_failures
 from subagent_catalog.analysis.run_filter import describe_filter, filter_runs
 from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.bounds import RESAMPLES, SEED
@@ -196,6 +196,7 @@ _METRIC_SCHEMA: dict[str, Any] = {
     "p_adjusted": pl.Float64,
     "significant": pl.Boolean,
     "better": pl.String,
+    "not_comparable": pl.String,
     "note": pl.String,
 }
 
@@ -204,44 +205,66 @@ def _values(frame: pl.DataFrame, column: str) -> np.ndarray[Any, Any]:
     return frame[column].drop_nulls().cast(pl.Float64).to_numpy()
 
 
-def _cost_unknown(frame: pl.DataFrame, level: str) -> int:
-    """Runs (trees) of the side whose cost is unknown (a tree: any session of it)."""
-    return int(frame["cost_usd"].is_null().sum() if level == "run" else (frame["cost_unknown"] > 0).sum())
+def _unknown(frame: pl.DataFrame, level: str, name: str, column: str) -> int:
+    """Runs (trees) of the side whose value is not whole: unknown cost, no value, a tree with a session without one."""
+    if level == "tree":
+        return int((frame["cost_unknown" if name == "cost" else f"{column}_unknown"] > 0).sum())
+    return int(frame["cost_usd" if name == "cost" else column].is_null().sum())
+
+
+def not_comparable(metric: str, unit: str, sides: list[tuple[int, int, bool, int]]) -> str | None:
+    """Why a metric's figures are not A's and B's whole figures (``None``: they are), from each side's counts.
+
+    ``sides`` holds A's and B's ``(unknown, n, lower_bound, total)``. A side is not whole when some of its
+    runs (trees) have an unknown cost, when its figure is a lower bound (a tree with a session without a
+    value), or when it has runs but no value at all. Such a row is not tested and a gate on it fails.
+
+    Examples:
+        >>> not_comparable("cost", "runs", [(0, 30, False, 30), (30, 0, False, 30)])
+        "B's cost is unknown for 30 of 30 runs"
+        >>> not_comparable("tokens", "trees", [(2, 30, True, 30), (0, 30, False, 30)])
+        "A's tokens are unknown for 2 of 30 trees (its figure is a lower bound)"
+        >>> not_comparable("tokens", "runs", [(2, 28, False, 30), (0, 30, False, 30)]) is None   # left out, said
+        True
+    """
+    said = []
+    verb = "are" if metric.endswith("s") else "is"
+    for tag, (unknown, n, bound, total) in zip("AB", sides, strict=True):
+        if unknown and (metric == "cost" or n == 0 or bound):
+            tail = " (its figure is a lower bound)" if bound else ""
+            said.append(f"{tag}'s {metric} {verb} unknown for {unknown:,} of {total:,} {unit}{tail}")
+    return " and ".join(said) or None
 
 
 def _metrics(a: Side, b: Side, *, seed: int, resamples: int, confidence: float) -> pl.DataFrame:
     """Each metric per run and per tree (docs/compare.md, "Unknown figures": what is tested and what is a bound).
 
-    A value left out (null) is never 0. Cost: a side whose every cost is unknown has no figure; one with
-    some unknown has its runs' known parts, a lower bound (``a_lower_bound``); either way cost is not
-    tested (no change, interval, p-value, ``better``) since a bound is not the figure.
+    A value left out (null) is never 0. A side whose figure is not whole (``not_comparable``: a cost unknown
+    for some runs, a tree's sum without some of its sessions, no value at all) is not tested (no change,
+    interval, p-value, ``better``) since a bound is not the figure; its figures are lower bounds
+    (``a_lower_bound``) over the known parts, or none when nothing is known.
     """
     rows = []
     nested = bool((a.runs["depth"] > 0).any() or (b.runs["depth"] > 0).any())
     for level, fa, fb in (("run", a.runs, b.runs), ("tree", a.trees, b.trees)):
         unit = "runs" if level == "run" else "trees"
         for index, (name, column) in enumerate(RUN_METRICS.items()):
-            va, vb = _values(fa, column), _values(fb, column)
-            notes = []
-            if name == "cost":
-                unknown_a, unknown_b = _cost_unknown(fa, level), _cost_unknown(fb, level)
-                va = va[:0] if unknown_a == fa.height else va  # every cost unknown: no figure, not a bound of 0
-                vb = vb[:0] if unknown_b == fb.height else vb
-                bound_a, bound_b = bool(unknown_a and va.size), bool(unknown_b and vb.size)
-                tested = not (unknown_a or unknown_b)
-                if not tested:
-                    notes.append(
-                        f"not tested: {unknown_a} / {unknown_b} {unit} of unknown cost (≥ is a lower bound, "
-                        "the known part, and – a side with no known cost)"
-                    )
-            else:
-                unknown_a, unknown_b = fa.height - va.size, fb.height - vb.size
-                bound_a = bound_b = False
-                tested = True
-                if unknown_a or unknown_b:
-                    notes.append(f"{unknown_a} / {unknown_b} without a value, left out")
+            values, counts = [], []
+            for frame in (fa, fb):
+                known, unknown = _values(frame, column), _unknown(frame, level, name, column)
+                if name == "cost" and unknown == frame.height:
+                    known = known[:0]  # every cost unknown: no figure, not a bound of 0
+                # a figure over known parts: a cost's, or a tree's sum without some of its sessions
+                partial = unknown > 0 and (name == "cost" or level == "tree") and unknown > frame.height - known.size
+                values.append(known)
+                counts.append((unknown, int(known.size), bool(partial and known.size), frame.height))
+            (va, vb), ((unknown_a, *_), (unknown_b, *_)) = values, counts
+            why = not_comparable(name, unit, counts)
+            notes = [f"not comparable: {why}"] if why else []
+            if why is None and (unknown_a or unknown_b):
+                notes.append(f"{unknown_a:,} / {unknown_b:,} {unit} without a value, left out")
             salt = seed * 1000 + (0 if level == "run" else 100) + index
-            if tested:
+            if why is None:
                 changes = relative_changes(va, vb, seed=salt, resamples=resamples, confidence=confidence)
                 p, b_greater = rank_test(va, vb)
             else:
@@ -257,13 +280,14 @@ def _metrics(a: Side, b: Side, *, seed: int, resamples: int, confidence: float) 
                     "b_n": int(vb.size),
                     "a_unknown": unknown_a,
                     "b_unknown": unknown_b,
-                    "a_lower_bound": bound_a,
-                    "b_lower_bound": bound_b,
+                    "a_lower_bound": counts[0][2],
+                    "b_lower_bound": counts[1][2],
                     **{f"a_{key}": value for key, value in describe(va).items()},
                     **{f"b_{key}": value for key, value in describe(vb).items()},
                     **changes,
                     "b_greater": b_greater,
                     "p_value": p,
+                    "not_comparable": why,
                     "note": "; ".join(notes) or None,
                     "_sign": 0 if b_greater is None else np.sign(b_greater - 0.5),
                 }
@@ -274,7 +298,7 @@ def _metrics(a: Side, b: Side, *, seed: int, resamples: int, confidence: float) 
 
 def _models(a: Side, b: Side, confidence: float) -> pl.DataFrame:
     keys = ["provider", "model"]
-    kept = ["sessions", "steps", "billed_input_tokens", "output_tokens", "cost_usd_known", "unpriced_steps"]
+    kept = ["sessions", "steps", "billed_input_tokens", "output_tokens", "cost_usd", "cost_usd_known", "unpriced_steps"]
 
     def own(side: Side, tag: str) -> pl.DataFrame:
         frame = side.models.filter(~pl.col("in_seed")).select(*keys, *kept)
@@ -294,7 +318,7 @@ def _models(a: Side, b: Side, confidence: float) -> pl.DataFrame:
         "provider": pl.String,
         "model": pl.String,
         "side": pl.String,
-        **{f"{tag}_{name}": pl.Float64 if name == "cost_usd_known" else pl.Int64 for tag in "ab" for name in kept},
+        **{f"{tag}_{name}": pl.Float64 if name.startswith("cost") else pl.Int64 for tag in "ab" for name in kept},
         **_sides(pl.Float64, "share"),
         **_PROPORTION_SCHEMA,
     }
@@ -340,31 +364,17 @@ def _tools(a: Side, b: Side, confidence: float) -> pl.DataFrame:
     return frame.sort(["a_failed", "b_failed", "name"], descending=[True, True, False], nulls_last=True)
 
 
-def _error_groups(side: Side) -> pl.DataFrame:
-    runs = side.runs.filter(pl.col("error_code").is_not_null() | pl.col("error_message").is_not_null())
-    normal = {text: normalise_message(text) for text in runs["error_message"].unique().drop_nulls()}
-    message = pl.col("error_message").replace_strict(normal, default=None, return_dtype=pl.String)
-    return (
-        runs.with_columns(message.alias("message"))
-        .group_by(pl.col("error_code").alias("code"), "message")
-        .agg(
-            pl.len().cast(pl.Int64).alias("count"),
-            pl.col("error_message").sort_by("list_order").first().alias("example"),
-            pl.col("session_id").sort_by("list_order").first().alias("example_session"),
-        )
-    )
-
-
 def _errors(a: Side, b: Side, confidence: float) -> pl.DataFrame:
+    """The failed runs of each side grouped as the report groups them (``group_failures``), joined by group."""
     keys = ["code", "message"]
-    ga, gb = _error_groups(a), _error_groups(b)
-    joined = ga.rename({"count": "a", "example": "a_example", "example_session": "a_example_session"}).join(
-        gb.rename({"count": "b", "example": "b_example", "example_session": "b_example_session"}),
-        on=keys,
-        how="full",
-        coalesce=True,
-        nulls_equal=True,
-    )
+    kept = {"runs": "", "outcomes": "_outcomes", "example_message": "_example"}
+    kept["example_session_id"] = "_example_session"
+
+    def groups(side: Side, tag: str) -> pl.DataFrame:
+        frame = group_failures(side.runs.filter(pl.col("outcome").is_in(FAILED_OUTCOMES)))
+        return frame.select(*keys, *(pl.col(name).alias(tag + end) for name, end in kept.items()))
+
+    joined = groups(a, "a").join(groups(b, "b"), on=keys, how="full", coalesce=True, nulls_equal=True)
     rows = []
     n_a, n_b = a.runs.height, b.runs.height
     for row in joined.sort(keys, nulls_last=True).iter_rows(named=True):
@@ -377,6 +387,7 @@ def _errors(a: Side, b: Side, confidence: float) -> pl.DataFrame:
             "b": k_b,
             "a_rate": _rate(k_a, n_a),
             "b_rate": _rate(k_b, n_b),
+            "outcomes": row["b_outcomes"] or row["a_outcomes"],
             "example": row["b_example"] or row["a_example"],
             "a_example_session": row["a_example_session"],
             "b_example_session": row["b_example_session"],
@@ -390,6 +401,7 @@ def _errors(a: Side, b: Side, confidence: float) -> pl.DataFrame:
         "change": pl.String,
         **dict.fromkeys("ab", pl.Int64),
         **_sides(pl.Float64, "rate"),
+        "outcomes": pl.String,
         "example": pl.String,
         **_sides(pl.String, "example_session"),
         **_PROPORTION_SCHEMA,
@@ -542,8 +554,8 @@ def _notes(comparison: Comparison, a: Side, b: Side) -> list[str]:
     notes = [
         "intervals: Newcomb's hybrid score interval for a difference of proportions; a percentile bootstrap "
         f"({comparison.resamples} resamples, seed {comparison.seed}) for a relative change; "
-        f"{round(comparison.confidence * 100)} % each",
-        "tests: Fisher's exact (χ² above 10,000 runs), Mann-Whitney U; p_adjusted: Holm's method within each table",
+        f"{round(comparison.confidence * 100)}% each",
+        "tests: Fisher's exact (χ² above 10,000 runs), Mann-Whitney U; p adj.: Holm's method within each table",
     ]
     unknown_a, unknown_b = comparison.cost_unknown
     if unknown_a or unknown_b:

@@ -205,44 +205,39 @@ def _values(frame: pl.DataFrame, column: str) -> np.ndarray[Any, Any]:
     return frame[column].drop_nulls().cast(pl.Float64).to_numpy()
 
 
-def _unknown(frame: pl.DataFrame, level: str, name: str, column: str) -> int:
-    """Runs (trees) of the side whose value is not whole: unknown cost, no value, a tree with a session without one."""
-    if level == "tree":
-        return int((frame["cost_unknown" if name == "cost" else f"{column}_unknown"] > 0).sum())
-    return int(frame["cost_usd" if name == "cost" else column].is_null().sum())
+def _cost_unknown(frame: pl.DataFrame, level: str) -> int:
+    """Runs (trees) of the side whose cost is unknown (a tree: any session of it)."""
+    return int(frame["cost_usd"].is_null().sum() if level == "run" else (frame["cost_unknown"] > 0).sum())
 
 
 def not_comparable(metric: str, unit: str, sides: list[tuple[int, int, bool, int]]) -> str | None:
     """Why a metric's figures are not A's and B's whole figures (``None``: they are), from each side's counts.
 
     ``sides`` holds A's and B's ``(unknown, n, lower_bound, total)``. A side is not whole when some of its
-    runs (trees) have an unknown cost, when its figure is a lower bound (a tree with a session without a
-    value), or when it has runs but no value at all. Such a row is not tested and a gate on it fails.
+    runs (trees) have an unknown cost (its figure is then a lower bound, or none), or when it has runs but
+    no value at all. Such a row is not tested and a gate on it fails.
 
     Examples:
         >>> not_comparable("cost", "runs", [(0, 30, False, 30), (30, 0, False, 30)])
         "B's cost is unknown for 30 of 30 runs"
-        >>> not_comparable("tokens", "trees", [(2, 30, True, 30), (0, 30, False, 30)])
-        "A's tokens are unknown for 2 of 30 trees (its figure is a lower bound)"
         >>> not_comparable("tokens", "runs", [(2, 28, False, 30), (0, 30, False, 30)]) is None   # left out, said
         True
     """
     said = []
-    verb = "are" if metric.endswith("s") else "is"
     for tag, (unknown, n, bound, total) in zip("AB", sides, strict=True):
         if unknown and (metric == "cost" or n == 0 or bound):
             tail = " (its figure is a lower bound)" if bound else ""
-            said.append(f"{tag}'s {metric} {verb} unknown for {unknown:,} of {total:,} {unit}{tail}")
+            said.append(f"{tag}'s {metric} is unknown for {unknown:,} of {total:,} {unit}{tail}")
     return " and ".join(said) or None
 
 
 def _metrics(a: Side, b: Side, *, seed: int, resamples: int, confidence: float) -> pl.DataFrame:
     """Each metric per run and per tree (docs/compare.md, "Unknown figures": what is tested and what is a bound).
 
-    A value left out (null) is never 0. A side whose figure is not whole (``not_comparable``: a cost unknown
-    for some runs, a tree's sum without some of its sessions, no value at all) is not tested (no change,
-    interval, p-value, ``better``) since a bound is not the figure; its figures are lower bounds
-    (``a_lower_bound``) over the known parts, or none when nothing is known.
+    A value left out (null; a tree's sum without some of its sessions' values) is never 0. A side whose
+    figure is not whole (``not_comparable``: a cost unknown for some runs, no value at all) is not tested
+    (no change, interval, p-value, ``better``) since a bound is not the figure; its cost figures are lower
+    bounds (``a_lower_bound``) over the known parts, or none when nothing is known.
     """
     rows = []
     nested = bool((a.runs["depth"] > 0).any() or (b.runs["depth"] > 0).any())
@@ -251,18 +246,19 @@ def _metrics(a: Side, b: Side, *, seed: int, resamples: int, confidence: float) 
         for index, (name, column) in enumerate(RUN_METRICS.items()):
             values, counts = [], []
             for frame in (fa, fb):
-                known, unknown = _values(frame, column), _unknown(frame, level, name, column)
-                if name == "cost" and unknown == frame.height:
-                    known = known[:0]  # every cost unknown: no figure, not a bound of 0
-                # a figure over known parts: a cost's, or a tree's sum without some of its sessions
-                partial = unknown > 0 and (name == "cost" or level == "tree") and unknown > frame.height - known.size
+                # a tree's sum without some of its sessions' values is left out; every cost unknown: no figure
+                whole = frame.filter(pl.col(f"{column}_unknown") == 0) if level == "tree" and name != "cost" else frame
+                known = _values(whole, column)
+                unknown = _cost_unknown(frame, level) if name == "cost" else frame.height - known.size
+                known = known[:0] if unknown == frame.height else known
                 values.append(known)
-                counts.append((unknown, int(known.size), bool(partial and known.size), frame.height))
+                counts.append((unknown, int(known.size), name == "cost" and unknown > 0 < known.size, frame.height))
             (va, vb), ((unknown_a, *_), (unknown_b, *_)) = values, counts
             why = not_comparable(name, unit, counts)
             notes = [f"not comparable: {why}"] if why else []
             if why is None and (unknown_a or unknown_b):
-                notes.append(f"{unknown_a:,} / {unknown_b:,} {unit} without a value, left out")
+                what = "a whole value" if level == "tree" else "a value"
+                notes.append(f"{unknown_a:,} / {unknown_b:,} {unit} without {what}, left out")
             salt = seed * 1000 + (0 if level == "run" else 100) + index
             if why is None:
                 changes = relative_changes(va, vb, seed=salt, resamples=resamples, confidence=confidence)
@@ -309,8 +305,12 @@ def _models(a: Side, b: Side, confidence: float) -> pl.DataFrame:
     rows = []
     for row in joined.iter_rows(named=True):
         k_a, k_b = row["a_sessions"] or 0, row["b_sessions"] or 0
-        side = "both" if k_a and k_b else "a only" if k_a else "b only"
-        out = {"side": side, **row, "a_share": _rate(k_a, a.runs.height), "b_share": _rate(k_b, b.runs.height)}
+        out = {
+            "side": _side(k_a, k_b),
+            **row,
+            "a_share": _rate(k_a, a.runs.height),
+            "b_share": _rate(k_b, b.runs.height),
+        }
         out.update(_proportions(k_a, a.runs.height, k_b, b.runs.height, confidence))
         rows.append(out)
     _adjust(rows)
@@ -329,28 +329,22 @@ def _codes(codes: list[dict[str, Any]] | None) -> str | None:
     return ", ".join(f"{c['code']} ×{c['count']}" for c in codes[:3]) if codes else None
 
 
+def _side(k_a: int, k_b: int) -> str:
+    return "both" if k_a and k_b else "a only" if k_a else "b only"
+
+
 def _tools(a: Side, b: Side, confidence: float) -> pl.DataFrame:
     def own(side: Side, tag: str) -> pl.DataFrame:
         return side.tools.rename({"calls": f"{tag}_calls", "failed": f"{tag}_failed", "codes": f"{tag}_codes"})
 
     joined = own(a, "a").join(own(b, "b"), on="name", how="full", coalesce=True, nulls_equal=True)
     rows = []
-    for row in joined.sort("name", nulls_last=True).iter_rows(named=True):
-        n_a, n_b, k_a, k_b = (int(row[key] or 0) for key in ("a_calls", "b_calls", "a_failed", "b_failed"))
-        out = {
-            "name": row["name"],
-            "side": "both" if n_a and n_b else "a only" if n_a else "b only",
-            "a_calls": n_a,
-            "b_calls": n_b,
-            "a_failed": k_a,
-            "b_failed": k_b,
-            "a_failure_rate": _rate(k_a, n_a),
-            "b_failure_rate": _rate(k_b, n_b),
-            "a_top_error_codes": _codes(row["a_codes"]),
-            "b_top_error_codes": _codes(row["b_codes"]),
-            **_proportions(k_a, n_a, k_b, n_b, confidence),
-        }
-        rows.append(out)
+    counts = pl.col("a_calls", "b_calls", "a_failed", "b_failed").fill_null(0)
+    for row in joined.with_columns(counts).sort("name", nulls_last=True).iter_rows(named=True):
+        n_a, n_b, k_a, k_b = (row[key] for key in ("a_calls", "b_calls", "a_failed", "b_failed"))
+        codes = {f"{tag}_top_error_codes": _codes(row[f"{tag}_codes"]) for tag in "ab"}
+        rate = {"a_failure_rate": _rate(k_a, n_a), "b_failure_rate": _rate(k_b, n_b)}
+        rows.append({**row, "side": _side(n_a, n_b), **rate, **codes, **_proportions(k_a, n_a, k_b, n_b, confidence)})
     _adjust(rows, lambda row: "lower")
     schema = {
         "name": pl.String,
@@ -366,34 +360,31 @@ def _tools(a: Side, b: Side, confidence: float) -> pl.DataFrame:
 
 def _errors(a: Side, b: Side, confidence: float) -> pl.DataFrame:
     """The failed runs of each side grouped as the report groups them (``group_failures``), joined by group."""
-    keys = ["code", "message"]
-    kept = {"runs": "", "outcomes": "_outcomes", "example_message": "_example"}
-    kept["example_session_id"] = "_example_session"
 
     def groups(side: Side, tag: str) -> pl.DataFrame:
+        named = {"runs": "", "outcomes": "_outcomes", "example_message": "_example", "example_session_id": "_session"}
         frame = group_failures(side.runs.filter(pl.col("outcome").is_in(FAILED_OUTCOMES)))
-        return frame.select(*keys, *(pl.col(name).alias(tag + end) for name, end in kept.items()))
+        return frame.select("code", "message", *(pl.col(name).alias(tag + end) for name, end in named.items()))
 
+    keys = ["code", "message"]
     joined = groups(a, "a").join(groups(b, "b"), on=keys, how="full", coalesce=True, nulls_equal=True)
     rows = []
     n_a, n_b = a.runs.height, b.runs.height
-    for row in joined.sort(keys, nulls_last=True).iter_rows(named=True):
-        k_a, k_b = int(row["a"] or 0), int(row["b"] or 0)
-        out = {
-            "code": row["code"],
-            "message": row["message"],
-            "change": "new" if not k_a else "vanished" if not k_b else "both",
-            "a": k_a,
-            "b": k_b,
-            "a_rate": _rate(k_a, n_a),
-            "b_rate": _rate(k_b, n_b),
-            "outcomes": row["b_outcomes"] or row["a_outcomes"],
-            "example": row["b_example"] or row["a_example"],
-            "a_example_session": row["a_example_session"],
-            "b_example_session": row["b_example_session"],
-            **_proportions(k_a, n_a, k_b, n_b, confidence),
-        }
-        rows.append(out)
+    for row in joined.with_columns(pl.col("a", "b").fill_null(0)).sort(keys, nulls_last=True).iter_rows(named=True):
+        k_a, k_b = row["a"], row["b"]
+        rows.append(
+            {
+                **row,
+                "change": {"a only": "vanished", "b only": "new"}.get(_side(k_a, k_b), "both"),
+                "a_rate": _rate(k_a, n_a),
+                "b_rate": _rate(k_b, n_b),
+                "outcomes": row["b_outcomes"] or row["a_outcomes"],
+                "example": row["b_example"] or row["a_example"],
+                "a_example_session": row["a_session"],
+                "b_example_session": row["b_session"],
+                **_proportions(k_a, n_a, k_b, n_b, confidence),
+            }
+        )
     _adjust(rows, lambda row: "lower")
     schema = {
         "code": pl.String,

@@ -43,7 +43,7 @@ class Side:
     runs: pl.DataFrame
     """One row per session: ``list_order``, ``session_id``, ``root_list_order``, ``depth``, ``outcome``, and
     what ``group_failures`` reads (``outcome_detail``, ``error_code``, ``error_message``, ``start_ms``,
-    ``wall_ms``, ``path``), ``cost_usd`` (null: unknown), ``cost_usd_known`` (its known part), ``tokens``
+    ``wall_ms``; ``path`` null), ``cost_usd`` (null: unknown), ``cost_usd_known`` (its known part), ``tokens``
     (billed: input + cache read + cache write + output; null when the usage could not be read), ``active_ms``,
     ``steps``, ``tool_calls``, ``tool_results_failed``, in list order."""
     trees: pl.DataFrame
@@ -73,7 +73,6 @@ def _runs(source: Source, table: PriceTable) -> pl.DataFrame:
         "run_first_ms",
         "created_at_ms",
         "run_wall_ms",
-        "path",
         "active_ms",
         "steps",
         "usage_steps",
@@ -95,7 +94,7 @@ def _runs(source: Source, table: PriceTable) -> pl.DataFrame:
             pl.col("last_error_message").alias("error_message"),
             pl.coalesce("run_first_ms", "created_at_ms").alias("start_ms"),
             pl.col("run_wall_ms").alias("wall_ms"),
-            "path",
+            pl.lit(None, pl.String).alias("path"),  # an example's path is not shown: no path column is scanned
             "cost_usd",
             "cost_usd_known",
             pl.when(pl.col("usage_steps").is_not_null()).then(checked_total(*_TOKENS)).cast(pl.Int64).alias("tokens"),

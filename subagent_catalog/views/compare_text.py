@@ -167,10 +167,7 @@ def _sections(comparison: Comparison, limit: int) -> list[tuple[str, tuple[list[
     sections = [
         ("Outcomes (share of runs)", _outcome_rows(comparison)),
         ("Metrics (median and mean; change of B over A with its bootstrap interval)", _metric_rows(comparison)),
-        (
-            "Error groups: failed runs, grouped as the report groups them (new and vanished first)",
-            _error_rows(comparison, limit),
-        ),
+        ("Error groups (failed runs, as in the report; new and vanished first)", _error_rows(comparison, limit)),
         ("Tools (failed / calls)", _tool_rows(comparison, limit)),
         ("Models (runs served, cost)", _model_rows(comparison, limit)),
         ("Health (rows that differ)", _health_rows(comparison)),

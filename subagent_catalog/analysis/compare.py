@@ -4,7 +4,7 @@
 ``Comparison`` of frames, B against A: ``outcomes`` (counts and rates per outcome, Newcomb's interval of
 the difference, Fisher's exact or χ² test), ``metrics`` (cost, tokens, active time, steps, tool calls and
 failed tool results per run and per tree: median, p90, mean, the relative change with a seeded bootstrap
-interval, Mann-Whitney), ``models``, ``tools``, ``errors`` (error groups, new and vanished first),
+interval, Mann-Whitney), ``models``, ``tools``, ``errors`` (the report's groups of failed runs, new first),
 ``health`` (read verdicts, listing rows, descriptor statuses and versions, problems) and, with
 ``match``, ``tasks`` and ``pairs`` (runs paired by title or first prompt). The p-values of each table
 are one family, adjusted by Holm's method (``p_adjusted``); ``better`` names the side whose value is

@@ -189,6 +189,38 @@ def _lead(comparison: Comparison) -> list[str]:
     return lines
 
 
+def _document(comparison: Comparison, gates: Sequence[GateResult], limit: int, *, md: bool) -> str:
+    """The terminal text, or Markdown (``md``): the lead, what changed, the tables, the gates, the notes."""
+    cell, item = (md_cell, "- ") if md else (str, "  ")
+    heading = (lambda title: ["", f"### {title}", ""]) if md else (lambda title: ["", title])
+    lines = [*_lead(comparison), ""]
+    if md:
+        labels = f"B = {md_cell(comparison.b_label)} against A = {md_cell(comparison.a_label)}"
+        lines = [f"## Comparison: {labels}", "", *map(md_cell, lines[1:])]
+    found = headline(comparison)
+    if found:
+        lines.append(f"{'**Changed significantly**' if md else 'Changed significantly'} (Holm-adjusted p < 0.05):")
+        lines += [item + cell(line) for line in found]
+    else:
+        lines.append("No significant difference (no Holm-adjusted p-value below 0.05).")
+    lines += ["", cell(unadjusted(comparison))]
+    for title, (headers, rows) in _sections(comparison, limit):
+        lines += heading(title)
+        if not rows:
+            lines.append("(none)" if md else "  (none)")
+        elif md:
+            lines += ["| " + " | ".join(md_cell(h) for h in headers) + " |", "|" + "---|" * len(headers)]
+            lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in rows]
+        else:
+            lines += _aligned(headers, rows)
+    marks = ("❌", "✅") if md else ("FAIL", "ok  ")
+    if gates:
+        lines += heading("Gates")
+        lines += [f"{item}{marks[gate.holds is False]}{' ' if md else '  '}{cell(gate.detail)}" for gate in gates]
+    lines += heading("Notes") + [f"{'- ' if md else '  - '}{cell(note)}" for note in comparison.notes]
+    return "\n".join(lines) + "\n"
+
+
 def compare_text(comparison: Comparison, *, gates: Sequence[GateResult] = (), limit: int = TOP) -> str:
     """The terminal summary: what changed significantly, the tables, the gates and the notes.
 
@@ -199,22 +231,7 @@ def compare_text(comparison: Comparison, *, gates: Sequence[GateResult] = (), li
         >>> print(compare_text(compare(corpus, corpus)).splitlines()[3])
         No significant difference (no Holm-adjusted p-value below 0.05).
     """
-    lines = [*_lead(comparison), ""]
-    found = headline(comparison)
-    if found:
-        lines.append("Changed significantly (Holm-adjusted p < 0.05):")
-        lines.extend(f"  {line}" for line in found)
-    else:
-        lines.append("No significant difference (no Holm-adjusted p-value below 0.05).")
-    lines.append(unadjusted(comparison))
-    for title, (headers, rows) in _sections(comparison, limit):
-        lines += ["", title]
-        lines += _aligned(headers, rows) if rows else ["  (none)"]
-    if gates:
-        lines += ["", "Gates"]
-        lines += [f"  {'FAIL' if gate.holds is not False else 'ok  '}  {gate.detail}" for gate in gates]
-    lines += ["", "Notes"] + [f"  - {note}" for note in comparison.notes]
-    return "\n".join(lines) + "\n"
+    return _document(comparison, gates, limit, md=False)
 
 
 def compare_markdown(comparison: Comparison, *, gates: Sequence[GateResult] = (), limit: int = TOP) -> str:
@@ -227,28 +244,7 @@ def compare_markdown(comparison: Comparison, *, gates: Sequence[GateResult] = ()
         >>> compare_markdown(compare(corpus, corpus)).splitlines()[0]
         '## Comparison: B = B against A = A'
     """
-    lines = [f"## Comparison: B = {md_cell(comparison.b_label)} against A = {md_cell(comparison.a_label)}", ""]
-    lines += [md_cell(line) for line in _lead(comparison)[1:]] + [""]
-    found = headline(comparison)
-    if found:
-        lines.append("**Changed significantly** (Holm-adjusted p < 0.05):")
-        lines += [f"- {md_cell(line)}" for line in found]
-    else:
-        lines.append("No significant difference (no Holm-adjusted p-value below 0.05).")
-    lines += ["", md_cell(unadjusted(comparison))]
-    for title, (headers, rows) in _sections(comparison, limit):
-        lines += ["", f"### {title}", ""]
-        if not rows:
-            lines.append("(none)")
-            continue
-        lines.append("| " + " | ".join(md_cell(h) for h in headers) + " |")
-        lines.append("|" + "---|" * len(headers))
-        lines += ["| " + " | ".join(md_cell(cell) for cell in row) + " |" for row in rows]
-    if gates:
-        lines += ["", "### Gates", ""]
-        lines += [f"- {'❌' if gate.holds is not False else '✅'} {md_cell(gate.detail)}" for gate in gates]
-    lines += ["", "### Notes", ""] + [f"- {md_cell(note)}" for note in comparison.notes]
-    return "\n".join(lines) + "\n"
+    return _document(comparison, gates, limit, md=True)
 
 
 def _plain(value: Any) -> Any:

@@ -115,11 +115,13 @@ class Comparison:
         )
 
 
-def _proportions(k_a: int, n_a: int, k_b: int, n_b: int, confidence: float) -> dict[str, Any]:
+def _proportions(k_a: int, n_a: int, k_b: int, n_b: int, confidence: float, share: str = "rate") -> dict[str, Any]:
+    """Each side's share (``a_<share>``, ``b_<share>``), their difference with its interval and test."""
     diff, low, high = newcomb_interval(k_a, n_a, k_b, n_b, confidence=confidence)
     p, test = proportion_test(k_a, n_a, k_b, n_b)
     sign = np.sign(diff) if diff is not None else 0  # which side is higher (``_adjust`` reads and drops it)
-    return {"diff": diff, "diff_low": low, "diff_high": high, "p_value": p, "test": test, "_sign": sign}
+    shares = {f"a_{share}": _rate(k_a, n_a), f"b_{share}": _rate(k_b, n_b)}
+    return {**shares, "diff": diff, "diff_low": low, "diff_high": high, "p_value": p, "test": test, "_sign": sign}
 
 
 def _rate(k: int, n: int) -> float | None:
@@ -171,9 +173,7 @@ def _outcomes(a: Side, b: Side, confidence: float) -> pl.DataFrame:
         k_a, k_b = int(count_a.get(outcome, 0)), int(count_b.get(outcome, 0))
         if not k_a and not k_b:
             continue
-        row = {"outcome": outcome, "a": k_a, "b": k_b, "a_rate": _rate(k_a, n_a), "b_rate": _rate(k_b, n_b)}
-        row.update(_proportions(k_a, n_a, k_b, n_b, confidence))
-        rows.append(row)
+        rows.append({"outcome": outcome, "a": k_a, "b": k_b, **_proportions(k_a, n_a, k_b, n_b, confidence)})
 
     def better(row: dict[str, Any]) -> str | None:
         return "higher" if row["outcome"] == "completed" else "lower" if row["outcome"] in FAILED_OUTCOMES else None
@@ -305,14 +305,8 @@ def _models(a: Side, b: Side, confidence: float) -> pl.DataFrame:
     rows = []
     for row in joined.iter_rows(named=True):
         k_a, k_b = row["a_sessions"] or 0, row["b_sessions"] or 0
-        out = {
-            "side": _side(k_a, k_b),
-            **row,
-            "a_share": _rate(k_a, a.runs.height),
-            "b_share": _rate(k_b, b.runs.height),
-        }
-        out.update(_proportions(k_a, a.runs.height, k_b, b.runs.height, confidence))
-        rows.append(out)
+        shares = _proportions(k_a, a.runs.height, k_b, b.runs.height, confidence, "share")
+        rows.append({"side": _side(k_a, k_b), **row, **shares})
     _adjust(rows)
     schema = {
         "provider": pl.String,
@@ -343,8 +337,8 @@ def _tools(a: Side, b: Side, confidence: float) -> pl.DataFrame:
     for row in joined.with_columns(counts).sort("name", nulls_last=True).iter_rows(named=True):
         n_a, n_b, k_a, k_b = (row[key] for key in ("a_calls", "b_calls", "a_failed", "b_failed"))
         codes = {f"{tag}_top_error_codes": _codes(row[f"{tag}_codes"]) for tag in "ab"}
-        rate = {"a_failure_rate": _rate(k_a, n_a), "b_failure_rate": _rate(k_b, n_b)}
-        rows.append({**row, "side": _side(n_a, n_b), **rate, **codes, **_proportions(k_a, n_a, k_b, n_b, confidence)})
+        rates = _proportions(k_a, n_a, k_b, n_b, confidence, "failure_rate")
+        rows.append({**row, "side": _side(n_a, n_b), **codes, **rates})
     _adjust(rows, lambda row: "lower")
     schema = {
         "name": pl.String,
@@ -376,8 +370,6 @@ def _errors(a: Side, b: Side, confidence: float) -> pl.DataFrame:
             {
                 **row,
                 "change": {"a only": "vanished", "b only": "new"}.get(_side(k_a, k_b), "both"),
-                "a_rate": _rate(k_a, n_a),
-                "b_rate": _rate(k_b, n_b),
                 "outcomes": row["b_outcomes"] or row["a_outcomes"],
                 "example": row["b_example"] or row["a_example"],
                 "a_example_session": row["a_session"],
@@ -420,12 +412,10 @@ def _health(a: Side, b: Side, confidence: float) -> pl.DataFrame:
         aspect = row["aspect"]
         k_a, k_b = int(row["a"] or 0), int(row["b"] or 0)
         n_a, n_b = int(totals["a"].get(aspect) or 0), int(totals["b"].get(aspect) or 0)
-        out = {"aspect": aspect, "value": row["value"], "a": k_a, "b": k_b, "a_total": n_a, "b_total": n_b}
-        out.update({"a_share": _rate(k_a, n_a), "b_share": _rate(k_b, n_b)})
+        out = {**row, "a": k_a, "b": k_b, "a_total": n_a, "b_total": n_b}
+        out.update(_proportions(k_a, n_a, k_b, n_b, confidence, "share"))
         if aspect in ("problem", "listing"):  # a file can have several problems: a count, not a proportion
             out.update(dict.fromkeys(_PROPORTION_COLUMNS))
-        else:
-            out.update(_proportions(k_a, n_a, k_b, n_b, confidence))
         rows.append(out)
 
     def better(row: dict[str, Any]) -> str | None:

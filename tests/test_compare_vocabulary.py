@@ -132,7 +132,7 @@ def test_words_intervals_unadjusted_thresholds_in_range_labels_that_exist(
     failing: tuple[str, str], tmp_path: Path
 ) -> None:
     a, b = failing
-    line = "Each row's 95% interval is not adjusted for the table's other rows; only p adj. is (Holm's method)."
+    line = "The per-row intervals are not adjusted for the table's other rows; only p adj. is (Holm's method)."
     page = tmp_path / "c.html"
     for fmt in ("text", "md"):
         code, out, _ = _compare(a, b, "--format", fmt, "--html", str(page), "-o", str(tmp_path / f"c.{fmt}"))

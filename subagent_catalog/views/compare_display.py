@@ -20,6 +20,9 @@ from subagent_catalog.views.run_format import model_cost
 P_ADJ = "p adj."
 """The Holm-adjusted p-value's name in every comparison view's headers and lines (JSON's key is ``p_adjusted``)."""
 
+UNADJUSTED = f"The per-row intervals are not adjusted for the table's other rows; only {P_ADJ} is (Holm's method)."
+"""The line every comparison view puts under its verdict: the p-values are adjusted, the intervals are not."""
+
 MONEY_DIGITS = 2
 """Significant digits of a cost below $1 in every comparison view (``$0.0037`` beside ``$0.0050``); cents above."""
 
@@ -193,22 +196,6 @@ def headline(comparison: Comparison) -> list[str]:
     return lines
 
 
-def unadjusted(comparison: Comparison) -> str:
-    """The line every view puts beside the verdict: the per-row intervals are not adjusted, the p-values are.
-
-    Examples:
-        >>> from subagent_catalog.corpus import read_corpus
-        >>> from subagent_catalog.analysis.compare import compare
-        >>> corpus = read_corpus("tests/data/run-facts")
-        >>> unadjusted(compare(corpus, corpus))
-        "Each row's 95% interval is not adjusted for the table's other rows; only p adj. is (Holm's method)."
-    """
-    return (
-        f"Each row's {round(comparison.confidence * 100)}% interval is not adjusted for the table's other rows; "
-        f"only {P_ADJ} is (Holm's method)."
-    )
-
-
 def comparison_html(comparison: Comparison) -> str:
     """The notebook display of a comparison: the headline, the notes, then each table's first rows.
 
@@ -230,7 +217,7 @@ def comparison_html(comparison: Comparison) -> str:
         parts.append(f"<div>Changed significantly (Holm-adjusted p &lt; 0.05):</div><ul>{items}</ul>")
     else:
         parts.append("<div>no significant difference (Holm-adjusted p &lt; 0.05 in no table)</div>")
-    parts.append(f"<div>{escape(unadjusted(comparison))}</div>")
+    parts.append(f"<div>{escape(UNADJUSTED)}</div>")
     parts.append("<ul>" + "".join(f"<li>{escape(note)}</li>" for note in comparison.notes) + "</ul></div>")
     for name in ("outcomes", "metrics", "errors", "tools", "models", "health", "tasks", "pairs"):
         frame = getattr(comparison, name)

@@ -22,6 +22,7 @@ from subagent_catalog.analysis.compare import Comparison
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.views.compare_display import (
     P_ADJ,
+    UNADJUSTED,
     figures,
     headline,
     interval,
@@ -30,7 +31,6 @@ from subagent_catalog.views.compare_display import (
     points,
     row_figures,
     side_model_cost,
-    unadjusted,
 )
 from subagent_catalog.views.palette import BETTER_COLOURS, outcome_css
 
@@ -238,7 +238,7 @@ def compare_page(
         c=comparison,
         css=Markup(css),
         headline=headline(comparison),
-        unadjusted=unadjusted(comparison),
+        unadjusted=UNADJUSTED,
         outcome_span=_span(comparison.outcomes),
         tool_span=_span(comparison.tools),
         outcomes=comparison.outcomes.to_dicts(),

@@ -18,6 +18,7 @@ from subagent_catalog.analysis.compare import Comparison
 from subagent_catalog.analysis.compare_gate import GateResult
 from subagent_catalog.views.compare_display import (
     P_ADJ,
+    UNADJUSTED,
     headline,
     interval,
     p_text,
@@ -25,7 +26,6 @@ from subagent_catalog.views.compare_display import (
     points,
     row_figures,
     side_model_cost,
-    unadjusted,
 )
 from subagent_catalog.views.text import md_cell
 
@@ -203,7 +203,7 @@ def _document(comparison: Comparison, gates: Sequence[GateResult], limit: int, *
         lines += [item + cell(line) for line in found]
     else:
         lines.append("No significant difference (no Holm-adjusted p-value below 0.05).")
-    lines += ["", cell(unadjusted(comparison))]
+    lines += ["", cell(UNADJUSTED)]
     for title, (headers, rows) in _sections(comparison, limit):
         lines += heading(title)
         if not rows:

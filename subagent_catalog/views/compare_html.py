@@ -214,20 +214,8 @@ def compare_page(
         lstrip_blocks=True,
     )
     env.filters.update(clip=clip, keep=keep)
-    shown = (
-        percent,
-        points,
-        interval,
-        p_text,
-        figures,
-        row_figures,
-        side_model_cost,
-        interval_svg,
-        boxes_svg,
-        breakable,
-        run,
-    )
-    helpers = {helper.__name__: helper for helper in shown}  # the template calls each by its name
+    shown = (percent, points, interval, p_text, figures, row_figures, side_model_cost, interval_svg, boxes_svg)
+    helpers = {helper.__name__: helper for helper in (*shown, breakable, run)}  # the template calls each by its name
     css = files("subagent_catalog.views").joinpath("templates").joinpath("report.css").read_text("utf-8")
     css += outcome_css(".badge.o-{outcome}")  # the report's outcome colours; the direction's apart from them
     css += "".join(f".badge.better-{side}{{background:{fill};color:#ffffff}}" for side, fill in BETTER_COLOURS.items())

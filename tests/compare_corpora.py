@@ -52,6 +52,32 @@ def with_errors(source: Path, out: Path, count: int) -> list[str]:
     return changed
 
 
+def recovered(log: Path) -> str:
+    """Make a completed one-turn log end its turn in error, then run a second turn that completes; its id.
+
+    The run completed after an earlier error: not a failure (its ``last_error_*`` are set all the same).
+    """
+    lines = log.read_text().splitlines()
+    end = json.loads(lines[-1])
+    assert end["type"] == "turn/end" and end["data"]["reason"]["kind"] == "completed", log
+    end["data"]["reason"] = {"kind": "error", "error": {"message": "recovered from this", "code": "RECOVERED"}}
+    seq, time = end["seq"], end["time"]
+    more = [
+        end,
+        {"type": "turn/start", "seq": seq + 1, "time": time + 1, "data": {"turn": 2}},
+        {"type": "turn/end", "seq": seq + 2, "time": time + 2, "data": {"turn": 2, "reason": {"kind": "completed"}}},
+    ]
+    lines[-1:] = [json.dumps(event, separators=(",", ":")) for event in more]
+    log.write_text("\n".join(lines) + "\n")
+    return str(json.loads(lines[0])["id"])
+
+
+def renamed_model(root: Path, model: str, count: int | None = None) -> None:
+    """Name ``model`` (one no price table knows) in the steps of the first ``count`` logs (all: ``None``)."""
+    for log in _logs(root)[:count]:
+        log.write_text(log.read_text().replace('"deepseek-v4-flash"', json.dumps(model)))
+
+
 def same_files(a: Path, b: Path) -> bool:
     """Whether two roots hold the same relative paths."""
     names = [sorted(os.path.relpath(p, root) for p in root.rglob("*") if p.is_file()) for root in (a, b)]

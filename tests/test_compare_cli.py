@@ -81,7 +81,7 @@ def test_text_leads_with_what_changed(roots: tuple[str, str]) -> None:
     lines = output.splitlines()
     assert lines[0].startswith("compare: B = b against A = a")
     assert lines[3] == "Changed significantly (Holm-adjusted p < 0.05):"
-    assert "error rate 0.0 % → 30.0 % (+30.0 pp" in lines[5]
+    assert "error rate 0.0% → 30.0% (+30.0 pp" in lines[5]
 
 
 def test_json_holds_every_frame_and_the_gates(roots: tuple[str, str]) -> None:

@@ -4,7 +4,7 @@
 ``Comparison`` of frames, B against A: ``outcomes`` (counts and rates per outcome, Newcomb's interval of
 the difference, Fisher's exact or χ² test), ``metrics`` (cost, tokens, active time, steps, tool calls and
 failed tool results per run and per tree: median, p90, mean, the relative change with a seeded bootstrap
-interval, Mann-Whitney), ``models``, ``tools``, ``errors`` (error groups, new and vanished first),
+interval, Mann-Whitney), ``models``, ``tools``, ``errors`` (the report's groups of failed runs, new first),
 ``health`` (read verdicts, listing rows, descriptor statuses and versions, problems) and, with
 ``match``, ``tasks`` and ``pairs`` (runs paired by title or first prompt). The p-values of each table
 are one family, adjusted by Holm's method (``p_adjusted``); ``better`` names the side whose value is
@@ -32,7 +32,7 @@ from subagent_catalog.analysis.compare_stats import (
     relative_changes,
 )
 from subagent_catalog.analysis.compare_tasks import Match, match_tasks
-from subagent_catalog.analysis.error_groups import normalise_message
+from subagent_catalog.analysis.error_groups import group_failures
 from subagent_catalog.analysis.run_filter import describe_filter, filter_runs
 from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.bounds import RESAMPLES, SEED
@@ -115,11 +115,13 @@ class Comparison:
         )
 
 
-def _proportions(k_a: int, n_a: int, k_b: int, n_b: int, confidence: float) -> dict[str, Any]:
+def _proportions(k_a: int, n_a: int, k_b: int, n_b: int, confidence: float, share: str = "rate") -> dict[str, Any]:
+    """Each side's share (``a_<share>``, ``b_<share>``), their difference with its interval and test."""
     diff, low, high = newcomb_interval(k_a, n_a, k_b, n_b, confidence=confidence)
     p, test = proportion_test(k_a, n_a, k_b, n_b)
     sign = np.sign(diff) if diff is not None else 0  # which side is higher (``_adjust`` reads and drops it)
-    return {"diff": diff, "diff_low": low, "diff_high": high, "p_value": p, "test": test, "_sign": sign}
+    shares = {f"a_{share}": _rate(k_a, n_a), f"b_{share}": _rate(k_b, n_b)}
+    return {**shares, "diff": diff, "diff_low": low, "diff_high": high, "p_value": p, "test": test, "_sign": sign}
 
 
 def _rate(k: int, n: int) -> float | None:
@@ -171,9 +173,7 @@ def _outcomes(a: Side, b: Side, confidence: float) -> pl.DataFrame:
         k_a, k_b = int(count_a.get(outcome, 0)), int(count_b.get(outcome, 0))
         if not k_a and not k_b:
             continue
-        row = {"outcome": outcome, "a": k_a, "b": k_b, "a_rate": _rate(k_a, n_a), "b_rate": _rate(k_b, n_b)}
-        row.update(_proportions(k_a, n_a, k_b, n_b, confidence))
-        rows.append(row)
+        rows.append({"outcome": outcome, "a": k_a, "b": k_b, **_proportions(k_a, n_a, k_b, n_b, confidence)})
 
     def better(row: dict[str, Any]) -> str | None:
         return "higher" if row["outcome"] == "completed" else "lower" if row["outcome"] in FAILED_OUTCOMES else None
@@ -196,6 +196,7 @@ _METRIC_SCHEMA: dict[str, Any] = {
     "p_adjusted": pl.Float64,
     "significant": pl.Boolean,
     "better": pl.String,
+    "not_comparable": pl.String,
     "note": pl.String,
 }
 
@@ -209,39 +210,57 @@ def _cost_unknown(frame: pl.DataFrame, level: str) -> int:
     return int(frame["cost_usd"].is_null().sum() if level == "run" else (frame["cost_unknown"] > 0).sum())
 
 
+def not_comparable(metric: str, unit: str, sides: list[tuple[int, int, bool, int]]) -> str | None:
+    """Why a metric's figures are not A's and B's whole figures (``None``: they are), from each side's counts.
+
+    ``sides`` holds A's and B's ``(unknown, n, lower_bound, total)``. A side is not whole when some of its
+    runs (trees) have an unknown cost (its figure is then a lower bound, or none), or when it has runs but
+    no value at all. Such a row is not tested and a gate on it fails.
+
+    Examples:
+        >>> not_comparable("cost", "runs", [(0, 30, False, 30), (30, 0, False, 30)])
+        "B's cost is unknown for 30 of 30 runs"
+        >>> not_comparable("tokens", "runs", [(2, 28, False, 30), (0, 30, False, 30)]) is None   # left out, said
+        True
+    """
+    said = []
+    for tag, (unknown, n, bound, total) in zip("AB", sides, strict=True):
+        if unknown and (metric == "cost" or n == 0 or bound):
+            tail = " (its figure is a lower bound)" if bound else ""
+            said.append(f"{tag}'s {metric} is unknown for {unknown:,} of {total:,} {unit}{tail}")
+    return " and ".join(said) or None
+
+
 def _metrics(a: Side, b: Side, *, seed: int, resamples: int, confidence: float) -> pl.DataFrame:
     """Each metric per run and per tree (docs/compare.md, "Unknown figures": what is tested and what is a bound).
 
-    A value left out (null) is never 0. Cost: a side whose every cost is unknown has no figure; one with
-    some unknown has its runs' known parts, a lower bound (``a_lower_bound``); either way cost is not
-    tested (no change, interval, p-value, ``better``) since a bound is not the figure.
+    A value left out (null; a tree's sum without some of its sessions' values) is never 0. A side whose
+    figure is not whole (``not_comparable``: a cost unknown for some runs, no value at all) is not tested
+    (no change, interval, p-value, ``better``) since a bound is not the figure; its cost figures are lower
+    bounds (``a_lower_bound``) over the known parts, or none when nothing is known.
     """
     rows = []
     nested = bool((a.runs["depth"] > 0).any() or (b.runs["depth"] > 0).any())
     for level, fa, fb in (("run", a.runs, b.runs), ("tree", a.trees, b.trees)):
         unit = "runs" if level == "run" else "trees"
         for index, (name, column) in enumerate(RUN_METRICS.items()):
-            va, vb = _values(fa, column), _values(fb, column)
-            notes = []
-            if name == "cost":
-                unknown_a, unknown_b = _cost_unknown(fa, level), _cost_unknown(fb, level)
-                va = va[:0] if unknown_a == fa.height else va  # every cost unknown: no figure, not a bound of 0
-                vb = vb[:0] if unknown_b == fb.height else vb
-                bound_a, bound_b = bool(unknown_a and va.size), bool(unknown_b and vb.size)
-                tested = not (unknown_a or unknown_b)
-                if not tested:
-                    notes.append(
-                        f"not tested: {unknown_a} / {unknown_b} {unit} of unknown cost (≥ is a lower bound, "
-                        "the known part, and – a side with no known cost)"
-                    )
-            else:
-                unknown_a, unknown_b = fa.height - va.size, fb.height - vb.size
-                bound_a = bound_b = False
-                tested = True
-                if unknown_a or unknown_b:
-                    notes.append(f"{unknown_a} / {unknown_b} without a value, left out")
+            values, counts = [], []
+            for frame in (fa, fb):
+                # a tree's sum without some of its sessions' values is left out; every cost unknown: no figure
+                whole = frame.filter(pl.col(f"{column}_unknown") == 0) if level == "tree" and name != "cost" else frame
+                known = _values(whole, column)
+                unknown = _cost_unknown(frame, level) if name == "cost" else frame.height - known.size
+                known = known[:0] if unknown == frame.height else known
+                values.append(known)
+                counts.append((unknown, int(known.size), name == "cost" and unknown > 0 < known.size, frame.height))
+            (va, vb), ((unknown_a, *_), (unknown_b, *_)) = values, counts
+            why = not_comparable(name, unit, counts)
+            notes = [f"not comparable: {why}"] if why else []
+            if why is None and (unknown_a or unknown_b):
+                what = "a whole value" if level == "tree" else "a value"
+                notes.append(f"{unknown_a:,} / {unknown_b:,} {unit} without {what}, left out")
             salt = seed * 1000 + (0 if level == "run" else 100) + index
-            if tested:
+            if why is None:
                 changes = relative_changes(va, vb, seed=salt, resamples=resamples, confidence=confidence)
                 p, b_greater = rank_test(va, vb)
             else:
@@ -257,13 +276,14 @@ def _metrics(a: Side, b: Side, *, seed: int, resamples: int, confidence: float) 
                     "b_n": int(vb.size),
                     "a_unknown": unknown_a,
                     "b_unknown": unknown_b,
-                    "a_lower_bound": bound_a,
-                    "b_lower_bound": bound_b,
+                    "a_lower_bound": counts[0][2],
+                    "b_lower_bound": counts[1][2],
                     **{f"a_{key}": value for key, value in describe(va).items()},
                     **{f"b_{key}": value for key, value in describe(vb).items()},
                     **changes,
                     "b_greater": b_greater,
                     "p_value": p,
+                    "not_comparable": why,
                     "note": "; ".join(notes) or None,
                     "_sign": 0 if b_greater is None else np.sign(b_greater - 0.5),
                 }
@@ -274,7 +294,7 @@ def _metrics(a: Side, b: Side, *, seed: int, resamples: int, confidence: float) 
 
 def _models(a: Side, b: Side, confidence: float) -> pl.DataFrame:
     keys = ["provider", "model"]
-    kept = ["sessions", "steps", "billed_input_tokens", "output_tokens", "cost_usd_known", "unpriced_steps"]
+    kept = ["sessions", "steps", "billed_input_tokens", "output_tokens", "cost_usd", "cost_usd_known", "unpriced_steps"]
 
     def own(side: Side, tag: str) -> pl.DataFrame:
         frame = side.models.filter(~pl.col("in_seed")).select(*keys, *kept)
@@ -285,16 +305,14 @@ def _models(a: Side, b: Side, confidence: float) -> pl.DataFrame:
     rows = []
     for row in joined.iter_rows(named=True):
         k_a, k_b = row["a_sessions"] or 0, row["b_sessions"] or 0
-        side = "both" if k_a and k_b else "a only" if k_a else "b only"
-        out = {"side": side, **row, "a_share": _rate(k_a, a.runs.height), "b_share": _rate(k_b, b.runs.height)}
-        out.update(_proportions(k_a, a.runs.height, k_b, b.runs.height, confidence))
-        rows.append(out)
+        shares = _proportions(k_a, a.runs.height, k_b, b.runs.height, confidence, "share")
+        rows.append({"side": _side(k_a, k_b), **row, **shares})
     _adjust(rows)
     schema = {
         "provider": pl.String,
         "model": pl.String,
         "side": pl.String,
-        **{f"{tag}_{name}": pl.Float64 if name == "cost_usd_known" else pl.Int64 for tag in "ab" for name in kept},
+        **{f"{tag}_{name}": pl.Float64 if name.startswith("cost") else pl.Int64 for tag in "ab" for name in kept},
         **_sides(pl.Float64, "share"),
         **_PROPORTION_SCHEMA,
     }
@@ -305,28 +323,22 @@ def _codes(codes: list[dict[str, Any]] | None) -> str | None:
     return ", ".join(f"{c['code']} ×{c['count']}" for c in codes[:3]) if codes else None
 
 
+def _side(k_a: int, k_b: int) -> str:
+    return "both" if k_a and k_b else "a only" if k_a else "b only"
+
+
 def _tools(a: Side, b: Side, confidence: float) -> pl.DataFrame:
     def own(side: Side, tag: str) -> pl.DataFrame:
         return side.tools.rename({"calls": f"{tag}_calls", "failed": f"{tag}_failed", "codes": f"{tag}_codes"})
 
     joined = own(a, "a").join(own(b, "b"), on="name", how="full", coalesce=True, nulls_equal=True)
     rows = []
-    for row in joined.sort("name", nulls_last=True).iter_rows(named=True):
-        n_a, n_b, k_a, k_b = (int(row[key] or 0) for key in ("a_calls", "b_calls", "a_failed", "b_failed"))
-        out = {
-            "name": row["name"],
-            "side": "both" if n_a and n_b else "a only" if n_a else "b only",
-            "a_calls": n_a,
-            "b_calls": n_b,
-            "a_failed": k_a,
-            "b_failed": k_b,
-            "a_failure_rate": _rate(k_a, n_a),
-            "b_failure_rate": _rate(k_b, n_b),
-            "a_top_error_codes": _codes(row["a_codes"]),
-            "b_top_error_codes": _codes(row["b_codes"]),
-            **_proportions(k_a, n_a, k_b, n_b, confidence),
-        }
-        rows.append(out)
+    counts = pl.col("a_calls", "b_calls", "a_failed", "b_failed").fill_null(0)
+    for row in joined.with_columns(counts).sort("name", nulls_last=True).iter_rows(named=True):
+        n_a, n_b, k_a, k_b = (row[key] for key in ("a_calls", "b_calls", "a_failed", "b_failed"))
+        codes = {f"{tag}_top_error_codes": _codes(row[f"{tag}_codes"]) for tag in "ab"}
+        rates = _proportions(k_a, n_a, k_b, n_b, confidence, "failure_rate")
+        rows.append({**row, "side": _side(n_a, n_b), **codes, **rates})
     _adjust(rows, lambda row: "lower")
     schema = {
         "name": pl.String,
@@ -340,49 +352,31 @@ def _tools(a: Side, b: Side, confidence: float) -> pl.DataFrame:
     return frame.sort(["a_failed", "b_failed", "name"], descending=[True, True, False], nulls_last=True)
 
 
-def _error_groups(side: Side) -> pl.DataFrame:
-    runs = side.runs.filter(pl.col("error_code").is_not_null() | pl.col("error_message").is_not_null())
-    normal = {text: normalise_message(text) for text in runs["error_message"].unique().drop_nulls()}
-    message = pl.col("error_message").replace_strict(normal, default=None, return_dtype=pl.String)
-    return (
-        runs.with_columns(message.alias("message"))
-        .group_by(pl.col("error_code").alias("code"), "message")
-        .agg(
-            pl.len().cast(pl.Int64).alias("count"),
-            pl.col("error_message").sort_by("list_order").first().alias("example"),
-            pl.col("session_id").sort_by("list_order").first().alias("example_session"),
-        )
-    )
-
-
 def _errors(a: Side, b: Side, confidence: float) -> pl.DataFrame:
+    """The failed runs of each side grouped as the report groups them (``group_failures``), joined by group."""
+
+    def groups(side: Side, tag: str) -> pl.DataFrame:
+        named = {"runs": "", "outcomes": "_outcomes", "example_message": "_example", "example_session_id": "_session"}
+        frame = group_failures(side.runs.filter(pl.col("outcome").is_in(FAILED_OUTCOMES)))
+        return frame.select("code", "message", *(pl.col(name).alias(tag + end) for name, end in named.items()))
+
     keys = ["code", "message"]
-    ga, gb = _error_groups(a), _error_groups(b)
-    joined = ga.rename({"count": "a", "example": "a_example", "example_session": "a_example_session"}).join(
-        gb.rename({"count": "b", "example": "b_example", "example_session": "b_example_session"}),
-        on=keys,
-        how="full",
-        coalesce=True,
-        nulls_equal=True,
-    )
+    joined = groups(a, "a").join(groups(b, "b"), on=keys, how="full", coalesce=True, nulls_equal=True)
     rows = []
     n_a, n_b = a.runs.height, b.runs.height
-    for row in joined.sort(keys, nulls_last=True).iter_rows(named=True):
-        k_a, k_b = int(row["a"] or 0), int(row["b"] or 0)
-        out = {
-            "code": row["code"],
-            "message": row["message"],
-            "change": "new" if not k_a else "vanished" if not k_b else "both",
-            "a": k_a,
-            "b": k_b,
-            "a_rate": _rate(k_a, n_a),
-            "b_rate": _rate(k_b, n_b),
-            "example": row["b_example"] or row["a_example"],
-            "a_example_session": row["a_example_session"],
-            "b_example_session": row["b_example_session"],
-            **_proportions(k_a, n_a, k_b, n_b, confidence),
-        }
-        rows.append(out)
+    for row in joined.with_columns(pl.col("a", "b").fill_null(0)).sort(keys, nulls_last=True).iter_rows(named=True):
+        k_a, k_b = row["a"], row["b"]
+        rows.append(
+            {
+                **row,
+                "change": {"a only": "vanished", "b only": "new"}.get(_side(k_a, k_b), "both"),
+                "outcomes": row["b_outcomes"] or row["a_outcomes"],
+                "example": row["b_example"] or row["a_example"],
+                "a_example_session": row["a_session"],
+                "b_example_session": row["b_session"],
+                **_proportions(k_a, n_a, k_b, n_b, confidence),
+            }
+        )
     _adjust(rows, lambda row: "lower")
     schema = {
         "code": pl.String,
@@ -390,6 +384,7 @@ def _errors(a: Side, b: Side, confidence: float) -> pl.DataFrame:
         "change": pl.String,
         **dict.fromkeys("ab", pl.Int64),
         **_sides(pl.Float64, "rate"),
+        "outcomes": pl.String,
         "example": pl.String,
         **_sides(pl.String, "example_session"),
         **_PROPORTION_SCHEMA,
@@ -417,12 +412,10 @@ def _health(a: Side, b: Side, confidence: float) -> pl.DataFrame:
         aspect = row["aspect"]
         k_a, k_b = int(row["a"] or 0), int(row["b"] or 0)
         n_a, n_b = int(totals["a"].get(aspect) or 0), int(totals["b"].get(aspect) or 0)
-        out = {"aspect": aspect, "value": row["value"], "a": k_a, "b": k_b, "a_total": n_a, "b_total": n_b}
-        out.update({"a_share": _rate(k_a, n_a), "b_share": _rate(k_b, n_b)})
+        out = {**row, "a": k_a, "b": k_b, "a_total": n_a, "b_total": n_b}
+        out.update(_proportions(k_a, n_a, k_b, n_b, confidence, "share"))
         if aspect in ("problem", "listing"):  # a file can have several problems: a count, not a proportion
             out.update(dict.fromkeys(_PROPORTION_COLUMNS))
-        else:
-            out.update(_proportions(k_a, n_a, k_b, n_b, confidence))
         rows.append(out)
 
     def better(row: dict[str, Any]) -> str | None:
@@ -542,8 +535,8 @@ def _notes(comparison: Comparison, a: Side, b: Side) -> list[str]:
     notes = [
         "intervals: Newcomb's hybrid score interval for a difference of proportions; a percentile bootstrap "
         f"({comparison.resamples} resamples, seed {comparison.seed}) for a relative change; "
-        f"{round(comparison.confidence * 100)} % each",
-        "tests: Fisher's exact (χ² above 10,000 runs), Mann-Whitney U; p_adjusted: Holm's method within each table",
+        f"{round(comparison.confidence * 100)}% each",
+        "tests: Fisher's exact (χ² above 10,000 runs), Mann-Whitney U; p adj.: Holm's method within each table",
     ]
     unknown_a, unknown_b = comparison.cost_unknown
     if unknown_a or unknown_b:

@@ -12,7 +12,8 @@ A condition is ``NAME[.low|.high] OP NUMBER[UNIT]``:
 * ``OP`` is ``>``, ``>=``, ``<`` or ``<=``; ``NUMBER`` may carry a sign;
 * ``UNIT`` is ``pp`` (percentage points: a rate's difference B - A), ``%`` (a metric's relative change,
   B over A) or nothing (the difference B - A itself: a share for a rate, the metric's unit for a metric —
-  USD, tokens, ms, counts).
+  USD, tokens, ms, counts). A threshold the figure can never reach is refused: a rate's difference is
+  -1 to 1 as a share (``error_rate>2`` would be 200 %), -100pp to +100pp; a relative change is -100% or more.
 
 A condition *holds* when B's figure against A's satisfies it; a figure that cannot be computed (no run
 on a side, a median of 0 on A) is ``unknown``, and a gate treats an unknown condition as failing. So is
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
@@ -49,6 +50,14 @@ _GRAMMAR = re.compile(
 )
 
 Op = Literal[">", ">=", "<", "<="]
+
+_POSSIBLE: dict[str, tuple[float, float, str]] = {
+    "": (-1.0, 1.0, "a rate's difference B - A as a share lies between -1 and 1"),
+    "pp": (-100.0, 100.0, "a rate's difference B - A lies between -100pp and +100pp"),
+    "%": (-100.0, float("inf"), "a relative change is -100% or more"),
+}
+"""The values a figure can take, by the condition's unit (a rate without one is a share); a threshold outside
+them is refused, since the condition could never decide (``error_rate>2`` is 200 %)."""
 
 
 class CompareGateError(SubagentCatalogError, ValueError):
@@ -81,8 +90,8 @@ def parse_condition(text: str) -> Condition:
     """A condition from its text (module docstring: the grammar).
 
     Raises:
-        CompareGateError: the text does not follow the grammar, names no figure, or mixes a unit or a bound
-            with a figure that has none.
+        CompareGateError: the text does not follow the grammar, names no figure, mixes a unit or a bound
+            with a figure that has none, or has a threshold outside the figure's possible values.
 
     Examples:
         >>> parse_condition("error_rate>+2pp")
@@ -93,6 +102,10 @@ def parse_condition(text: str) -> Condition:
         Traceback (most recent call last):
         ...
         subagent_catalog.analysis.compare_gate.CompareGateError: 'cost_median>2pp': pp is for rates ...
+        >>> parse_condition("error_rate>2")
+        Traceback (most recent call last):
+        ...
+        subagent_catalog.analysis.compare_gate.CompareGateError: 'error_rate>2' can never decide: a rate's ...
     """
     found = _GRAMMAR.match(text)
     if found is None:
@@ -116,7 +129,16 @@ def parse_condition(text: str) -> Condition:
             hint="use .low/.high with NAME_median or NAME_mean and %",
         )
     op: Op = found["op"]  # type: ignore[assignment]
-    return Condition(text.strip(), name, bound, op, float(found["number"]), unit)  # type: ignore[arg-type]
+    threshold = float(found["number"])
+    possible = _POSSIBLE[unit] if rate or unit else None
+    if possible is not None and not possible[0] <= threshold <= possible[1]:
+        raise CompareGateError(
+            f"{text!r} can never decide: {possible[2]}",
+            hint="-100% is a figure of 0 on B: no change is smaller"
+            if unit == "%"
+            else "a rate's difference in percentage points is NUMBERpp, e.g. 'error_rate>+2pp'",
+        )
+    return Condition(text.strip(), name, bound, op, threshold, unit)  # type: ignore[arg-type]
 
 
 def _rate_figures(comparison: Comparison, name: str) -> tuple[float | None, float | None, float | None]:
@@ -131,26 +153,6 @@ def _rate_figures(comparison: Comparison, name: str) -> tuple[float | None, floa
         runs_a, runs_b = comparison.runs
         counts = [int(rows["a"].sum() or 0), runs_a, int(rows["b"].sum() or 0), runs_b]
     return newcomb_interval(counts[0], counts[1], counts[2], counts[3], confidence=comparison.confidence)
-
-
-def _not_comparable(comparison: Comparison, row: dict[str, Any]) -> str | None:
-    """Why a metric row's figures are not B's and A's whole figures (``None``: they are).
-
-    Cost: a side with any run (tree) of unknown cost has a lower bound or no figure. Any metric: a side
-    with runs but no value of it.
-    """
-    if not row:
-        return None
-    level = row["level"]
-    totals = comparison.runs if level == "run" else comparison.trees
-    unit = "runs" if level == "run" else "trees"
-    said = []
-    for tag, total in zip("AB", totals, strict=True):
-        unknown, n = row[f"{tag.lower()}_unknown"], row[f"{tag.lower()}_n"]
-        if unknown and (row["metric"] == "cost" or n == 0):
-            bound = " (its figure is a lower bound)" if row[f"{tag.lower()}_lower_bound"] else ""
-            said.append(f"{tag}'s {row['metric']} is unknown for {unknown:,} of {total:,} {unit}{bound}")
-    return " and ".join(said) or None
 
 
 def evaluate(comparison: Comparison, condition: Condition) -> GateResult:
@@ -177,7 +179,7 @@ def evaluate(comparison: Comparison, condition: Condition) -> GateResult:
         metric = bare[: -len(stat) - 1]
         rows = comparison.metrics.filter((pl.col("level") == level) & (pl.col("metric") == metric))
         row = rows.row(0, named=True) if rows.height else {}
-        why = _not_comparable(comparison, row)
+        why = row.get("not_comparable")  # compare's own verdict: the row is not tested either
         if why is not None:
             return GateResult(condition, None, None, f"{condition.text}: not comparable: {why}")
         if condition.unit == "%":

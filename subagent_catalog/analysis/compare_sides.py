@@ -41,15 +41,17 @@ class Side:
     """What ``compare`` reads of one corpus or archive (``read_side``)."""
 
     runs: pl.DataFrame
-    """One row per session: ``list_order``, ``session_id``, ``root_list_order``, ``depth``, ``outcome``,
-    ``error_code``, ``error_message``, ``cost_usd`` (null: unknown), ``cost_usd_known`` (its known part), ``tokens``
+    """One row per session: ``list_order``, ``session_id``, ``root_list_order``, ``depth``, ``outcome``, and
+    what ``group_failures`` reads (``outcome_detail``, ``error_code``, ``error_message``, ``start_ms``,
+    ``wall_ms``; ``path`` null), ``cost_usd`` (null: unknown), ``cost_usd_known`` (its known part), ``tokens``
     (billed: input + cache read + cache write + output; null when the usage could not be read), ``active_ms``,
     ``steps``, ``tool_calls``, ``tool_results_failed``, in list order."""
     trees: pl.DataFrame
     """One row per tree (a session without a resolved parent, and every session below it): ``root_list_order``,
     ``sessions``, ``failed`` (sessions of a failed outcome), the ``RUN_METRICS`` columns summed exactly (null past
     2^63 - 1, never wrapped: ``checked_sum``; ``tokens`` is the run tables' ``subtree_tokens``; ``cost_usd_known``
-    the known part; ``cost_unknown`` counts the sessions of unknown cost; a sum is null when no session has a
+    the known part; ``cost_unknown`` counts the sessions of unknown cost, ``<column>_unknown`` those without
+    a value of each other column (the tree's sum is then a lower bound); a sum is null when no session has a
     value)."""
     models: pl.DataFrame
     """``usage_by_model(by="model")`` of the session's own steps."""
@@ -65,8 +67,12 @@ def _runs(source: Source, table: PriceTable) -> pl.DataFrame:
         "list_order",
         "session_id",
         "outcome",
+        "outcome_detail",
         "last_error_code",
         "last_error_message",
+        "run_first_ms",
+        "created_at_ms",
+        "run_wall_ms",
         "active_ms",
         "steps",
         "usage_steps",
@@ -83,8 +89,12 @@ def _runs(source: Source, table: PriceTable) -> pl.DataFrame:
             "list_order",
             "session_id",
             "outcome",
+            "outcome_detail",
             pl.col("last_error_code").alias("error_code"),
             pl.col("last_error_message").alias("error_message"),
+            pl.coalesce("run_first_ms", "created_at_ms").alias("start_ms"),
+            pl.col("run_wall_ms").alias("wall_ms"),
+            pl.lit(None, pl.String).alias("path"),  # an example's path is not shown: no path column is scanned
             "cost_usd",
             "cost_usd_known",
             pl.when(pl.col("usage_steps").is_not_null()).then(checked_total(*_TOKENS)).cast(pl.Int64).alias("tokens"),
@@ -180,6 +190,7 @@ def _tree_rows(source: Source, runs: pl.DataFrame, table: PriceTable) -> tuple[p
             pl.col("cost_usd").is_null().sum().cast(pl.Int64).alias("cost_unknown"),
             pl.col("cost_usd_known").sort_by("list_order").cum_sum().last().alias("cost_usd_known"),
             *(pl.when(pl.col(column).is_not_null().any()).then(checked_sum(column)).alias(column) for column in summed),
+            *(pl.col(name).is_null().sum().cast(pl.Int64).alias(f"{name}_unknown") for name in [*summed, "tokens"]),
         )
         .join(tokens, on="root_list_order", how="left")
         .sort("root_list_order")

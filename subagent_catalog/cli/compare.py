@@ -148,8 +148,9 @@ def compare_command(
     rule and options. Prints what changed significantly (Holm-adjusted p < 0.05)
     first, then outcome rates with Newcomb intervals and Fisher's exact test,
     cost, tokens, active time, steps and tool calls per run and per tree with
-    bootstrap intervals of their change and Mann-Whitney tests, new and vanished
-    error groups, tools, models and the data-quality health of both sides.
+    bootstrap intervals of their change and Mann-Whitney tests (the intervals
+    are not adjusted, the p-values are), the failed runs' error groups as the
+    report groups them, tools, models and the data-quality health of both sides.
 
     --a-project and --b-project compare project directories of a corpus (A and
     B may be one root, read once). --label, --without-label (labels of the
@@ -160,7 +161,8 @@ def compare_command(
     HTML page names to each side's transcript pages (show --tree -o DIR).
 
     Exit status: 1 when a --fail-on condition holds (or its figure is unknown,
-    or not known whole: a cost while a side has runs of unknown cost), else 0.
+    or not known whole: a cost while a side has runs of unknown cost), else 0;
+    2 for a condition whose threshold the figure can never reach (error_rate>2).
 
     \b
     Examples:

@@ -15,6 +15,13 @@ import polars as pl
 from subagent_catalog.analysis.compare import Comparison
 from subagent_catalog.frames.display import BOX, escape, table_html
 from subagent_catalog.frames.units import MISSING, human_cost, human_count, human_duration
+from subagent_catalog.views.run_format import model_cost
+
+P_ADJ = "p adj."
+"""The Holm-adjusted p-value's name in every comparison view's headers and lines (JSON's key is ``p_adjusted``)."""
+
+UNADJUSTED = f"The per-row intervals are not adjusted for the table's other rows; only {P_ADJ} is (Holm's method)."
+"""The line every comparison view puts under its verdict: the p-values are adjusted, the intervals are not."""
 
 MONEY_DIGITS = 2
 """Significant digits of a cost below $1 in every comparison view (``$0.0037`` beside ``$0.0050``); cents above."""
@@ -95,14 +102,27 @@ def row_figures(row: Mapping[str, Any], stat: str) -> tuple[str, str]:
     return a_text, b_text
 
 
+def side_model_cost(row: Mapping[str, Any], side: str) -> str:
+    """A ``models`` row's cost on one side as the report's model table writes it (``model_cost``); ``–`` unused.
+
+    Examples:
+        >>> row = {"a_sessions": 3, "a_cost_usd": None, "a_cost_usd_known": 0.0, "a_unpriced_steps": 4, "b_sessions": 0}
+        >>> side_model_cost(row, "a"), side_model_cost(row, "b")
+        ('unpriced', '–')
+    """
+    if not row[f"{side}_sessions"]:
+        return MISSING
+    return model_cost({name: row[f"{side}_{name}"] for name in ("cost_usd", "cost_usd_known", "unpriced_steps")})
+
+
 def percent(value: float | None, *, signed: bool = False, digits: int = 1) -> str:
-    """A share or change as a percentage (``–`` when unknown).
+    """A share or change as a percentage, written as the report writes a share (``5.6%``; ``–`` when unknown).
 
     Examples:
         >>> percent(0.1234), percent(0.05, signed=True), percent(None)
-        ('12.3 %', '+5.0 %', '–')
+        ('12.3%', '+5.0%', '–')
     """
-    return "–" if value is None else f"{value * 100:{'+' if signed else ''}.{digits}f} %"
+    return "–" if value is None else f"{value * 100:{'+' if signed else ''}.{digits}f}%"
 
 
 def points(value: float | None) -> str:
@@ -130,11 +150,11 @@ def interval(low: float | None, high: float | None, *, unit: str = "pp") -> str:
 
     Examples:
         >>> interval(0.01, 0.2), interval(-0.1, 0.05, unit="%"), interval(None, 0.1)
-        ('[+1.0, +20.0] pp', '[-10.0, +5.0] %', '–')
+        ('[+1.0, +20.0] pp', '[-10.0, +5.0]%', '–')
     """
     if low is None or high is None:
         return "–"
-    suffix = " pp" if unit == "pp" else " %"
+    suffix = " pp" if unit == "pp" else "%"
     return f"[{low * 100:+.1f}, {high * 100:+.1f}]{suffix}"
 
 
@@ -153,7 +173,8 @@ def headline(comparison: Comparison) -> list[str]:
     for row in found.get("outcomes", pl.DataFrame()).iter_rows(named=True):
         lines.append(
             f"{row['outcome']} rate {percent(row['a_rate'])} → {percent(row['b_rate'])} "
-            f"({points(row['diff'])}, {interval(row['diff_low'], row['diff_high'])}, p_adj {p_text(row['p_adjusted'])})"
+            f"({points(row['diff'])}, {interval(row['diff_low'], row['diff_high'])}, "
+            f"{P_ADJ} {p_text(row['p_adjusted'])})"
         )
     for row in found.get("metrics", pl.DataFrame()).iter_rows(named=True):
         a_median, b_median = row_figures(row, "median")
@@ -161,7 +182,7 @@ def headline(comparison: Comparison) -> list[str]:
             f"{row['metric']} per {row['level']}: median {a_median} → {b_median} "
             f"({percent(row['median_change'], signed=True)}, "
             f"{interval(row['median_change_low'], row['median_change_high'], unit='%')}), "
-            f"p_adj {p_text(row['p_adjusted'])}"
+            f"{P_ADJ} {p_text(row['p_adjusted'])}"
         )
     for name, key in (("tools", "name"), ("models", "model"), ("errors", "message"), ("health", "value")):
         for row in found.get(name, pl.DataFrame()).iter_rows(named=True):
@@ -170,7 +191,7 @@ def headline(comparison: Comparison) -> list[str]:
     for row in found.get("tasks", pl.DataFrame()).iter_rows(named=True):
         lines.append(
             f"paired {row['metric']}: B higher in {row['b_higher']}, A in {row['a_higher']} of {row['pairs']} "
-            f"pairs, p_adj {p_text(row['p_adjusted'])}"
+            f"pairs, {P_ADJ} {p_text(row['p_adjusted'])}"
         )
     return lines
 
@@ -196,6 +217,7 @@ def comparison_html(comparison: Comparison) -> str:
         parts.append(f"<div>Changed significantly (Holm-adjusted p &lt; 0.05):</div><ul>{items}</ul>")
     else:
         parts.append("<div>no significant difference (Holm-adjusted p &lt; 0.05 in no table)</div>")
+    parts.append(f"<div>{escape(UNADJUSTED)}</div>")
     parts.append("<ul>" + "".join(f"<li>{escape(note)}</li>" for note in comparison.notes) + "</ul></div>")
     for name in ("outcomes", "metrics", "errors", "tools", "models", "health", "tasks", "pairs"):
         frame = getattr(comparison, name)

@@ -21,7 +21,8 @@ from markupsafe import Markup, escape
 from subagent_catalog.analysis.compare import Comparison
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.views.compare_display import (
-    figure,
+    P_ADJ,
+    UNADJUSTED,
     figures,
     headline,
     interval,
@@ -29,7 +30,9 @@ from subagent_catalog.views.compare_display import (
     percent,
     points,
     row_figures,
+    side_model_cost,
 )
+from subagent_catalog.views.palette import BETTER_COLOURS, outcome_css
 
 WIDTH = 260
 """Width of each drawing's coordinates (its ``viewBox``); on the page a drawing takes its cell's width."""
@@ -57,7 +60,7 @@ def interval_svg(
 ) -> Markup:
     """A difference and its interval on an axis from ``-span`` to ``+span`` with 0 marked (empty when unknown).
 
-    Green when B is the better side, red when A is, grey when neither is (``better``). The drawing
+    ``BETTER_COLOURS``' green when B is the better side, red when A is, grey when neither is (``better``). The drawing
     stretches to its cell; the dot is a round cap of a constant width, so it stays round.
 
     Examples:
@@ -69,7 +72,7 @@ def interval_svg(
     if diff is None or low is None or high is None:
         return Markup("")
     zero = _x(0, -span, span)
-    colour = {"b": "#2da44e", "a": "#e45756"}.get(better or "", "#656d76")
+    colour = BETTER_COLOURS.get(better or "", "#656d76")
     dot = _x(diff, -span, span)
     parts = [
         _svg("ci", 18, f"{points(diff)} {interval(low, high)}"),
@@ -116,10 +119,10 @@ def boxes_svg(row: dict[str, Any]) -> Markup:
 
 
 def keep(text: str) -> str:
-    """A figure that never breaks across lines but after a comma (``[+12.9, +61.0] %``, ``< 0.001``).
+    """A figure that never breaks across lines but after a comma (``[+1.0, +20.0] pp``, ``< 0.001``).
 
     Examples:
-        >>> keep("[+12.9, +61.0] %") == "[+12.9, +61.0]\u00a0%", keep("< 0.001") == "<\u00a00.001"
+        >>> keep("[+1.0, +20.0] pp") == "[+1.0, +20.0]\u00a0pp", keep("< 0.001") == "<\u00a00.001"
         (True, True)
     """
     return text.replace(" ", "\u00a0").replace(",\u00a0", ", ")
@@ -211,9 +214,11 @@ def compare_page(
         lstrip_blocks=True,
     )
     env.filters.update(clip=clip, keep=keep)
-    shown = (percent, points, interval, p_text, figure, figures, row_figures, interval_svg, boxes_svg, breakable, run)
-    helpers = {helper.__name__: helper for helper in shown}  # the template calls each by its name
+    shown = (percent, points, interval, p_text, figures, row_figures, side_model_cost, interval_svg, boxes_svg)
+    helpers = {helper.__name__: helper for helper in (*shown, breakable, run)}  # the template calls each by its name
     css = files("subagent_catalog.views").joinpath("templates").joinpath("report.css").read_text("utf-8")
+    css += outcome_css(".badge.o-{outcome}")  # the report's outcome colours; the direction's apart from them
+    css += "".join(f".badge.better-{side}{{background:{fill};color:#ffffff}}" for side, fill in BETTER_COLOURS.items())
     changed = comparison.pairs.filter(pl.col("change") != "same") if comparison.pairs is not None else None
     metrics = comparison.metrics.to_dicts()
     return env.get_template("compare.html.j2").render(
@@ -221,6 +226,7 @@ def compare_page(
         c=comparison,
         css=Markup(css),
         headline=headline(comparison),
+        unadjusted=UNADJUSTED,
         outcome_span=_span(comparison.outcomes),
         tool_span=_span(comparison.tools),
         outcomes=comparison.outcomes.to_dicts(),
@@ -236,5 +242,6 @@ def compare_page(
         changed_total=changed.height if changed is not None else 0,
         a_colour=A_COLOUR,
         b_colour=B_COLOUR,
+        P_ADJ=P_ADJ,
         **helpers,
     )

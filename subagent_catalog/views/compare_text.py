@@ -17,13 +17,15 @@ import polars as pl
 from subagent_catalog.analysis.compare import Comparison
 from subagent_catalog.analysis.compare_gate import GateResult
 from subagent_catalog.views.compare_display import (
-    figures,
+    P_ADJ,
+    UNADJUSTED,
     headline,
     interval,
     p_text,
     percent,
     points,
     row_figures,
+    side_model_cost,
 )
 from subagent_catalog.views.text import md_cell
 
@@ -32,8 +34,8 @@ TOP = 10
 
 
 def _outcome_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
-    interval_name = f"{round(comparison.confidence * 100)} % interval"
-    headers = ["outcome", "A", "B", "A rate", "B rate", "B - A", interval_name, "p_adj", "better"]
+    interval_name = f"{round(comparison.confidence * 100)}% interval"
+    headers = ["outcome", "A", "B", "A rate", "B rate", "B - A", interval_name, P_ADJ, "better"]
     rows = [
         [
             row["outcome"],
@@ -68,7 +70,7 @@ def _metric_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
         ]
         for row in comparison.metrics.iter_rows(named=True)
     ]
-    return [*headers, "p_adj", "better", "note"], rows
+    return [*headers, P_ADJ, "better", "note"], rows
 
 
 def _error_rows(comparison: Comparison, limit: int) -> tuple[list[str], list[list[str]]]:
@@ -77,13 +79,14 @@ def _error_rows(comparison: Comparison, limit: int) -> tuple[list[str], list[lis
             row["change"],
             row["code"] or "",
             row["message"] or "",
+            row["outcomes"] or "",
             f"{row['a']:,}",
             f"{row['b']:,}",
             p_text(row["p_adjusted"]),
         ]
         for row in comparison.errors.head(limit).iter_rows(named=True)
     ]
-    return ["change", "code", "message", "A", "B", "p_adj"], rows
+    return ["change", "code", "message", "outcomes", "A", "B", P_ADJ], rows
 
 
 def _tool_rows(comparison: Comparison, limit: int) -> tuple[list[str], list[list[str]]]:
@@ -100,25 +103,23 @@ def _tool_rows(comparison: Comparison, limit: int) -> tuple[list[str], list[list
         ]
         for row in comparison.tools.head(limit).iter_rows(named=True)
     ]
-    return ["tool", "side", "A failed", "B failed", "B - A", "interval", "p_adj", "top codes"], rows
+    return ["tool", "side", "A failed", "B failed", "B - A", "interval", P_ADJ, "top codes"], rows
 
 
 def _model_rows(comparison: Comparison, limit: int) -> tuple[list[str], list[list[str]]]:
-    rows = []
-    for row in comparison.models.head(limit).iter_rows(named=True):
-        a_cost, b_cost = figures(row["a_cost_usd_known"], row["b_cost_usd_known"], "USD")
-        rows.append(
-            [
-                f"{row['provider'] or '?'}/{row['model'] or '?'}",
-                row["side"],
-                f"{row['a_sessions'] or 0:,}",
-                f"{row['b_sessions'] or 0:,}",
-                a_cost + (" (unpriced steps)" if row["a_unpriced_steps"] else ""),
-                b_cost + (" (unpriced steps)" if row["b_unpriced_steps"] else ""),
-                points(row["diff"]),
-            ]
-        )
-    return ["model", "side", "A runs", "B runs", "A known cost", "B known cost", "share B - A"], rows
+    rows = [
+        [
+            f"{row['provider'] or '?'}/{row['model'] or '?'}",
+            row["side"],
+            f"{row['a_sessions'] or 0:,}",
+            f"{row['b_sessions'] or 0:,}",
+            side_model_cost(row, "a"),
+            side_model_cost(row, "b"),
+            points(row["diff"]),
+        ]
+        for row in comparison.models.head(limit).iter_rows(named=True)
+    ]
+    return ["model", "side", "A runs", "B runs", "A cost", "B cost", "share B - A"], rows
 
 
 def _health_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
@@ -134,7 +135,7 @@ def _health_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
         ]
         for row in differ.iter_rows(named=True)
     ]
-    return ["aspect", "value", "A", "B", "B - A", "p_adj"], rows
+    return ["aspect", "value", "A", "B", "B - A", P_ADJ], rows
 
 
 def _task_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
@@ -151,7 +152,7 @@ def _task_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
         ]
         for row in tasks.iter_rows(named=True)
     ]
-    return ["paired", "pairs", "B higher", "A higher", "test", "p_adj", "better"], rows
+    return ["paired", "pairs", "B higher", "A higher", "test", P_ADJ, "better"], rows
 
 
 def _aligned(headers: Sequence[str], rows: list[list[str]], indent: str = "  ") -> list[str]:
@@ -166,9 +167,9 @@ def _sections(comparison: Comparison, limit: int) -> list[tuple[str, tuple[list[
     sections = [
         ("Outcomes (share of runs)", _outcome_rows(comparison)),
         ("Metrics (median and mean; change of B over A with its bootstrap interval)", _metric_rows(comparison)),
-        ("Error groups (new and vanished first)", _error_rows(comparison, limit)),
+        ("Error groups (failed runs, as in the report; new and vanished first)", _error_rows(comparison, limit)),
         ("Tools (failed / calls)", _tool_rows(comparison, limit)),
-        ("Models (runs served, known cost)", _model_rows(comparison, limit)),
+        ("Models (runs served, cost)", _model_rows(comparison, limit)),
         ("Health (rows that differ)", _health_rows(comparison)),
     ]
     if comparison.tasks is not None:
@@ -188,6 +189,38 @@ def _lead(comparison: Comparison) -> list[str]:
     return lines
 
 
+def _document(comparison: Comparison, gates: Sequence[GateResult], limit: int, *, md: bool) -> str:
+    """The terminal text, or Markdown (``md``): the lead, what changed, the tables, the gates, the notes."""
+    cell, item = (md_cell, "- ") if md else (str, "  ")
+    heading = (lambda title: ["", f"### {title}", ""]) if md else (lambda title: ["", title])
+    lines = [*_lead(comparison), ""]
+    if md:
+        labels = f"B = {md_cell(comparison.b_label)} against A = {md_cell(comparison.a_label)}"
+        lines = [f"## Comparison: {labels}", "", *map(md_cell, lines[1:])]
+    found = headline(comparison)
+    if found:
+        lines.append(f"{'**Changed significantly**' if md else 'Changed significantly'} (Holm-adjusted p < 0.05):")
+        lines += [item + cell(line) for line in found]
+    else:
+        lines.append("No significant difference (no Holm-adjusted p-value below 0.05).")
+    lines += ["", cell(UNADJUSTED)]
+    for title, (headers, rows) in _sections(comparison, limit):
+        lines += heading(title)
+        if not rows:
+            lines.append("(none)" if md else "  (none)")
+        elif md:
+            lines += ["| " + " | ".join(md_cell(h) for h in headers) + " |", "|" + "---|" * len(headers)]
+            lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in rows]
+        else:
+            lines += _aligned(headers, rows)
+    marks = ("❌", "✅") if md else ("FAIL", "ok  ")
+    if gates:
+        lines += heading("Gates")
+        lines += [f"{item}{marks[gate.holds is False]}{' ' if md else '  '}{cell(gate.detail)}" for gate in gates]
+    lines += heading("Notes") + [f"{'- ' if md else '  - '}{cell(note)}" for note in comparison.notes]
+    return "\n".join(lines) + "\n"
+
+
 def compare_text(comparison: Comparison, *, gates: Sequence[GateResult] = (), limit: int = TOP) -> str:
     """The terminal summary: what changed significantly, the tables, the gates and the notes.
 
@@ -198,21 +231,7 @@ def compare_text(comparison: Comparison, *, gates: Sequence[GateResult] = (), li
         >>> print(compare_text(compare(corpus, corpus)).splitlines()[3])
         No significant difference (no Holm-adjusted p-value below 0.05).
     """
-    lines = [*_lead(comparison), ""]
-    found = headline(comparison)
-    if found:
-        lines.append("Changed significantly (Holm-adjusted p < 0.05):")
-        lines.extend(f"  {line}" for line in found)
-    else:
-        lines.append("No significant difference (no Holm-adjusted p-value below 0.05).")
-    for title, (headers, rows) in _sections(comparison, limit):
-        lines += ["", title]
-        lines += _aligned(headers, rows) if rows else ["  (none)"]
-    if gates:
-        lines += ["", "Gates"]
-        lines += [f"  {'FAIL' if gate.holds is not False else 'ok  '}  {gate.detail}" for gate in gates]
-    lines += ["", "Notes"] + [f"  - {note}" for note in comparison.notes]
-    return "\n".join(lines) + "\n"
+    return _document(comparison, gates, limit, md=False)
 
 
 def compare_markdown(comparison: Comparison, *, gates: Sequence[GateResult] = (), limit: int = TOP) -> str:
@@ -225,27 +244,7 @@ def compare_markdown(comparison: Comparison, *, gates: Sequence[GateResult] = ()
         >>> compare_markdown(compare(corpus, corpus)).splitlines()[0]
         '## Comparison: B = B against A = A'
     """
-    lines = [f"## Comparison: B = {md_cell(comparison.b_label)} against A = {md_cell(comparison.a_label)}", ""]
-    lines += [md_cell(line) for line in _lead(comparison)[1:]] + [""]
-    found = headline(comparison)
-    if found:
-        lines.append("**Changed significantly** (Holm-adjusted p < 0.05):")
-        lines += [f"- {md_cell(line)}" for line in found]
-    else:
-        lines.append("No significant difference (no Holm-adjusted p-value below 0.05).")
-    for title, (headers, rows) in _sections(comparison, limit):
-        lines += ["", f"### {title}", ""]
-        if not rows:
-            lines.append("(none)")
-            continue
-        lines.append("| " + " | ".join(md_cell(h) for h in headers) + " |")
-        lines.append("|" + "---|" * len(headers))
-        lines += ["| " + " | ".join(md_cell(cell) for cell in row) + " |" for row in rows]
-    if gates:
-        lines += ["", "### Gates", ""]
-        lines += [f"- {'❌' if gate.holds is not False else '✅'} {md_cell(gate.detail)}" for gate in gates]
-    lines += ["", "### Notes", ""] + [f"- {md_cell(note)}" for note in comparison.notes]
-    return "\n".join(lines) + "\n"
+    return _document(comparison, gates, limit, md=True)
 
 
 def _plain(value: Any) -> Any:

@@ -70,6 +70,10 @@ SERIES_COLOURS = {
 }
 """Colours of series that are not outcomes (Paul Tol's muted set, colour-blind safe): none is an outcome's."""
 
+BETTER_COLOURS = {"b": "#1a7f37", "a": "#cf222e"}
+"""A comparison's direction: the colour of "B better" (B improved on A, a group vanished) and of "A better"
+(B got worse, a group is new). A green and a red kept apart from the outcome colours (the words say it too)."""
+
 _LIGHT = {OKABE_ITO["yellow"], OKABE_ITO["sky-blue"], OKABE_ITO["orange"], "#CCCCCC", GREY}
 
 

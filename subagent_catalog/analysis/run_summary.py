@@ -157,6 +157,24 @@ class RunSummary:
         """
         return _costliest(self.trees, self.cost_basis, n)
 
+    def listed_failures(self, cap: int, examples: int = 0) -> pl.DataFrame:
+        """The failed runs a page lists, in ``failures`` order: each failed outcome's first ``cap`` runs, and the
+        example run of each of the first ``examples`` error groups (so every example shown is a listed row).
+
+        A long table reaches every outcome: a corpus of 800 ``error`` runs still lists its ``aborted`` ones.
+
+        Examples:
+            >>> from subagent_catalog.corpus import read_corpus
+            >>> runs = run_summary(read_corpus("data/sample"))
+            >>> runs.listed_failures(1)["outcome"].to_list()
+            ['error', 'aborted', 'max-tokens', 'open', 'unreadable']
+            >>> runs.listed_failures(1, examples=99).height == runs.failures.height   # every run is an example here
+            True
+        """
+        wanted = self.error_groups["example_path"].head(examples)  # a log's path names its failure row
+        first = pl.int_range(pl.len()).over("outcome") < cap
+        return self.failures.filter(first | pl.col("path").is_in(wanted.implode()))
+
 
 def _costliest(frame: pl.DataFrame | pl.LazyFrame, basis: CostBasis, n: int) -> pl.DataFrame:
     """The ``n`` rows with the largest known cost (or tokens), none whose figure is 0 or unknown; ties in list order."""

@@ -17,7 +17,7 @@ import polars as pl
 from markupsafe import Markup
 
 from subagent_catalog.analysis.forest import Forest
-from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES, RunSummary
+from subagent_catalog.analysis.run_summary import RunSummary
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.analysis.timeline import tree_timeline
 from subagent_catalog.frames.corpus import Corpus
@@ -34,15 +34,21 @@ from subagent_catalog.frames.units import (
 )
 from subagent_catalog.views.names import name_html, names_by_id, run_row_names, session_name
 from subagent_catalog.views.report_data import relative_path
-from subagent_catalog.views.report_errors import error_index, errors_section, failing_calls
+from subagent_catalog.views.report_errors import (
+    ERROR_GROUP_ROWS,
+    error_index,
+    errors_section,
+    failing_calls,
+    listed_rows,
+)
 from subagent_catalog.views.report_trends import trends_section
 from subagent_catalog.views.run_format import model_cost, run_cost, total_tokens
 from subagent_catalog.views.site_links import SiteLinks
 from subagent_catalog.views.table_columns import columns
 from subagent_catalog.views.timeline_view import OUTCOME_COLOURS, timeline_html
 
-FAILURE_ROWS = 200
-"""Failed sessions the page lists (the count says how many there are)."""
+FAILURE_ROWS = 50
+"""Failed sessions the page lists of each failed outcome (each outcome says how many more it has)."""
 
 GROUP_ROWS = 40
 """Projects and days the outcome tables list (the most failed projects, the latest days)."""
@@ -106,6 +112,8 @@ def _run_row(
         "cost": run_cost(row),
         "node": node,
         "path": clip(relative_path(row["path"], root), 300),
+        "anchor": None,
+        "head": None,
     }
 
 
@@ -123,6 +131,22 @@ def _tree_row(row: dict[str, Any], forest: Nodes | None, tops: NameMap, link: Si
         "tokens": human_count(row["tokens"]),
         "cost": run_cost(row),
     }
+
+
+def _failure_rows(rows: list[dict[str, Any]], runs: RunSummary) -> list[dict[str, Any]]:
+    """The Failed runs table's rows, each anchored (``fail-N``); each outcome's first row heads it (``head``):
+    its runs, how many are listed and how many more there are."""
+    listed: dict[str, int] = {}
+    for row in rows:
+        listed[row["outcome"]] = listed.get(row["outcome"], 0) + 1
+    seen: set[str] = set()
+    for index, row in enumerate(rows):
+        row["anchor"] = f"fail-{index}"
+        if row["outcome"] not in seen:
+            seen.add(row["outcome"])
+            total = runs.outcomes.get(row["outcome"], 0)
+            row["head"] = {"total": total, "listed": listed[row["outcome"]], "more": total - listed[row["outcome"]]}
+    return rows
 
 
 _BIN_TEXT = {NO_TIME: "(no time)", OUT_OF_RANGE: "(out of range: before year 1 or after 9999)"}
@@ -186,7 +210,8 @@ def runs_section(
     nodes = forest.index if isinstance(forest, Forest) else forest
     outcomes = list(runs.outcomes)
     totals = runs.totals
-    listed = runs.failures.head(FAILURE_ROWS)
+    listed = runs.listed_failures(FAILURE_ROWS, ERROR_GROUP_ROWS)
+    row_of = listed_rows(listed)
     names = run_row_names(corpus, [listed, runs.slowest, runs.costliest])
     slowest_trees, costliest_trees = runs.slowest_trees(), runs.costliest_trees()
     drawn = runs.trees.head(TIMELINES)
@@ -255,7 +280,7 @@ def runs_section(
     return {
         "sessions": runs.sessions,
         "failed": runs.failed,
-        "failed_outcomes": [name for name in FAILED_OUTCOMES if name in runs.outcomes],
+        "per_outcome": FAILURE_ROWS,
         "outcomes": runs.outcomes,
         "outcome_names": outcomes,
         "colours": OUTCOME_COLOURS,
@@ -286,7 +311,9 @@ def runs_section(
         "projects_total": runs.by_project.height,
         "by_day": _outcome_rows(runs.by_day.tail(GROUP_ROWS), "bin", outcomes),
         "days_total": runs.by_day.height,
-        "failures": [_run_row(r, nodes, corpus.root, names, named, link) for r in listed.iter_rows(named=True)],
+        "failures": _failure_rows(
+            [_run_row(r, nodes, corpus.root, names, named, link) for r in listed.iter_rows(named=True)], runs
+        ),
         "slowest": [_run_row(r, nodes, corpus.root, names, named, link) for r in runs.slowest.iter_rows(named=True)],
         "costliest": [
             _run_row(r, nodes, corpus.root, names, named, link) for r in runs.costliest.iter_rows(named=True)
@@ -310,8 +337,8 @@ def runs_section(
         "tools": tools,
         "tools_total": runs.tools.height,
         "failing_calls": failing,
-        "errors": errors_section(runs, FAILURE_ROWS),
-        "error_index": error_index(runs, FAILURE_ROWS, nodes),
+        "errors": errors_section(runs, row_of),
+        "error_index": error_index(runs, row_of, nodes),
         "trends": trends_section(runs),
         "timelines": timelines,
         "timelines_total": runs.trees.height,

@@ -158,10 +158,10 @@ class RunSummary:
         return _costliest(self.trees, self.cost_basis, n)
 
     def listed_failures(self, cap: int, examples: int = 0) -> pl.DataFrame:
-        """The failed runs a page lists, in ``failures`` order: each failed outcome's first ``cap`` runs, and the
-        example run of each of the first ``examples`` error groups (so every example shown is a listed row).
+        """The failed runs a page lists, in ``failures`` order: each failed outcome's first ``cap`` runs.
 
-        A long table reaches every outcome: a corpus of 800 ``error`` runs still lists its ``aborted`` ones.
+        And the example run of each of the first ``examples`` error groups (so every example shown is a
+        listed row). A long table reaches every outcome: 800 ``error`` runs never hide the ``aborted`` ones.
 
         Examples:
             >>> from subagent_catalog.corpus import read_corpus

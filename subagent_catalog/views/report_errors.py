@@ -3,10 +3,10 @@
 ``errors_section`` gives the failed runs grouped by error code and normalised message
 (``RunSummary.error_groups``): runs, outcomes, first and last seen, the known cost with the runs of
 unknown cost, and an example linked to its row of the "Failed runs" table (``fail-N``: the table lists each
-shown group's example, ``RunSummary.listed_failures``). ``error_index`` is what the report's search matches besides the tree: each failed run's
-code and message (bounded), with its row and tree node. ``failing_calls`` lists, per tool of the
-Tools table, its calls answered with an error (``tool-fails-N`` anchors the tool's first call), so the
-table's failed counts lead to them.
+shown group's example, ``RunSummary.listed_failures``). ``error_index`` is what the report's search matches
+besides the tree: each failed run's code and message (bounded), with its row and tree node. ``failing_calls``
+lists, per tool of the Tools table, its calls answered with an error (``tool-fails-N`` anchors the tool's first
+call), so the table's failed counts lead to them.
 """
 
 from __future__ import annotations

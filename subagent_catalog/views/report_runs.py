@@ -10,6 +10,7 @@ the events of the listed rows only, when the source has events.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -134,17 +135,11 @@ def _tree_row(row: dict[str, Any], forest: Nodes | None, tops: NameMap, link: Si
 
 
 def _failure_rows(rows: list[dict[str, Any]], runs: RunSummary) -> list[dict[str, Any]]:
-    """The Failed runs table's rows, each anchored (``fail-N``); each outcome's first row heads it (``head``):
-    its runs, how many are listed and how many more there are."""
-    listed: dict[str, int] = {}
-    for row in rows:
-        listed[row["outcome"]] = listed.get(row["outcome"], 0) + 1
-    seen: set[str] = set()
+    """The Failed runs rows, anchored ``fail-N``; an outcome's first row heads it: its runs, listed, more."""
+    listed = Counter(row["outcome"] for row in rows)
     for index, row in enumerate(rows):
-        row["anchor"] = f"fail-{index}"
-        if row["outcome"] not in seen:
-            seen.add(row["outcome"])
-            total = runs.outcomes.get(row["outcome"], 0)
+        row["anchor"], total = f"fail-{index}", runs.outcomes.get(row["outcome"], 0)
+        if index == 0 or rows[index - 1]["outcome"] != row["outcome"]:
             row["head"] = {"total": total, "listed": listed[row["outcome"]], "more": total - listed[row["outcome"]]}
     return rows
 

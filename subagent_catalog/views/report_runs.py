@@ -317,7 +317,7 @@ def runs_section(
         "costliest_trees": [_tree_row(r, nodes, named, link) for r in costliest_trees.iter_rows(named=True)],
         "site": link is not None,
         "cols": {  # each run and tree table's columns (``views.table_columns``), the ranked one first
-            "failures": columns("runs", first=["message"]),
+            "failures": columns("runs", first=["message"], drop=["outcome"]),  # its outcome heads its group
             "slowest": columns("runs", first=["active"], drop=["message", "code"]),
             "costliest": columns("runs", first=[ranked], drop=["message", "code"]),
             "slowest_trees": columns("trees", first=["active"]),

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from markupsafe import Markup
+
 Priority = Literal[1, 2, 3]
 """1: always shown (also on a card); 2: hidden in a narrow box; 3: hidden first."""
 
@@ -245,6 +247,28 @@ def columns(table: str, *, first: Sequence[str] = (), drop: Sequence[str] = ()) 
     rest = [column for column in TABLES[table] if column.key not in first and column.key not in drop]
     head = [column for column in rest if column.key == "reveal"]
     return head + lead + [column for column in rest if column.key != "reveal"]
+
+
+def fit_caption(cols: Sequence[Column]) -> Markup:
+    r"""A fitted table's "+N columns" control, its first child: shown by ``FIT_CSS`` when its box hides columns.
+
+    One count per width: N is the number of columns hidden there; checked, it shows them all.
+
+    Examples:
+        >>> str(fit_caption(columns("roots")))
+        ''
+        >>> import re
+        >>> re.findall(r'class="c(\d)">([^<]*)', fit_caption(columns("trend_models")))
+        [('3', '+2 columns'), ('2', '+4 columns'), ('0', 'every column shown')]
+    """
+    hidden = {p: sum(1 for c in cols if c.priority >= p) for p in HIDE_BELOW}
+    counts = "".join(f'<span class="c{p}">+{n} column{"s" if n != 1 else ""}</span>' for p, n in hidden.items() if n)
+    if not counts:
+        return Markup("")
+    return Markup(
+        '<caption class="cols"><label title="show every column (the table then scrolls sideways)">'
+        f'<input type="checkbox" class="cols-all"> {counts}<span class="c0">every column shown</span></label></caption>'
+    )
 
 
 def fit_css() -> str:

@@ -34,24 +34,15 @@ CALLS_PER_TOOL = 10
 """Failing calls listed per tool."""
 
 
-def listed_rows(listed: pl.DataFrame) -> dict[str, int]:
-    """The Failed runs table's row of each run it lists, by the run's log path (``RunSummary.listed_failures``).
-
-    Examples:
-        >>> listed_rows(pl.DataFrame({"path": ["/c/a.jsonl", "/c/b.jsonl"]}))
-        {'/c/a.jsonl': 0, '/c/b.jsonl': 1}
-    """
-    return {path: i for i, path in enumerate(listed["path"].to_list())}
-
-
 def errors_section(runs: RunSummary, rows: Mapping[str, int]) -> dict[str, Any]:
-    """The "Errors" section's rows; ``rows`` gives the Failed runs table's row of a run by its path (``listed_rows``).
+    """The "Errors" section's rows; ``rows`` gives the Failed runs table's row of a run by its log's path.
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
         >>> from subagent_catalog.analysis.run_summary import run_summary
         >>> runs = run_summary(read_corpus("data/sample"))
-        >>> section = errors_section(runs, listed_rows(runs.listed_failures(1, ERROR_GROUP_ROWS)))
+        >>> listed = runs.listed_failures(1, ERROR_GROUP_ROWS)["path"].to_list()
+        >>> section = errors_section(runs, {path: i for i, path in enumerate(listed)})
         >>> coded = [g for g in section["groups"] if g["code"]]
         >>> coded[0]["code"], all(g["example_row"] is not None for g in section["groups"]), section["total"]
         ('CONTEXT_LENGTH', True, 7)
@@ -77,7 +68,7 @@ def errors_section(runs: RunSummary, rows: Mapping[str, int]) -> dict[str, Any]:
 def error_index(runs: RunSummary, rows: Mapping[str, int], nodes: Mapping[str, int] | None) -> list[dict[str, Any]]:
     """The failed runs the report's search matches by error: id, code, message, Failed-runs row and tree node.
 
-    ``rows`` gives the Failed runs table's row of a run by its path (``listed_rows``).
+    ``rows`` gives the Failed runs table's row of a run by its log's path.
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus

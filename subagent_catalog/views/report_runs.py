@@ -10,7 +10,6 @@ the events of the listed rows only, when the source has events.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,13 +34,7 @@ from subagent_catalog.frames.units import (
 )
 from subagent_catalog.views.names import name_html, names_by_id, run_row_names, session_name
 from subagent_catalog.views.report_data import relative_path
-from subagent_catalog.views.report_errors import (
-    ERROR_GROUP_ROWS,
-    error_index,
-    errors_section,
-    failing_calls,
-    listed_rows,
-)
+from subagent_catalog.views.report_errors import ERROR_GROUP_ROWS, error_index, errors_section, failing_calls
 from subagent_catalog.views.report_trends import trends_section
 from subagent_catalog.views.run_format import model_cost, run_cost, total_tokens
 from subagent_catalog.views.site_links import SiteLinks
@@ -113,8 +106,6 @@ def _run_row(
         "cost": run_cost(row),
         "node": node,
         "path": clip(relative_path(row["path"], root), 300),
-        "anchor": None,
-        "head": None,
     }
 
 
@@ -132,16 +123,6 @@ def _tree_row(row: dict[str, Any], forest: Nodes | None, tops: NameMap, link: Si
         "tokens": human_count(row["tokens"]),
         "cost": run_cost(row),
     }
-
-
-def _failure_rows(rows: list[dict[str, Any]], runs: RunSummary) -> list[dict[str, Any]]:
-    """The Failed runs rows, anchored ``fail-N``; an outcome's first row heads it: its runs, listed, more."""
-    listed = Counter(row["outcome"] for row in rows)
-    for index, row in enumerate(rows):
-        row["anchor"], total = f"fail-{index}", runs.outcomes.get(row["outcome"], 0)
-        if index == 0 or rows[index - 1]["outcome"] != row["outcome"]:
-            row["head"] = {"total": total, "listed": listed[row["outcome"]], "more": total - listed[row["outcome"]]}
-    return rows
 
 
 _BIN_TEXT = {NO_TIME: "(no time)", OUT_OF_RANGE: "(out of range: before year 1 or after 9999)"}
@@ -206,7 +187,7 @@ def runs_section(
     outcomes = list(runs.outcomes)
     totals = runs.totals
     listed = runs.listed_failures(FAILURE_ROWS, ERROR_GROUP_ROWS)
-    row_of = listed_rows(listed)
+    row_of = {path: i for i, path in enumerate(listed["path"].to_list())}  # a listed run's row (``fail-N``)
     names = run_row_names(corpus, [listed, runs.slowest, runs.costliest])
     slowest_trees, costliest_trees = runs.slowest_trees(), runs.costliest_trees()
     drawn = runs.trees.head(TIMELINES)
@@ -306,9 +287,7 @@ def runs_section(
         "projects_total": runs.by_project.height,
         "by_day": _outcome_rows(runs.by_day.tail(GROUP_ROWS), "bin", outcomes),
         "days_total": runs.by_day.height,
-        "failures": _failure_rows(
-            [_run_row(r, nodes, corpus.root, names, named, link) for r in listed.iter_rows(named=True)], runs
-        ),
+        "failures": [_run_row(r, nodes, corpus.root, names, named, link) for r in listed.iter_rows(named=True)],
         "slowest": [_run_row(r, nodes, corpus.root, names, named, link) for r in runs.slowest.iter_rows(named=True)],
         "costliest": [
             _run_row(r, nodes, corpus.root, names, named, link) for r in runs.costliest.iter_rows(named=True)

@@ -311,6 +311,7 @@ LAYOUT = {
     "subagent_catalog.views.widgets.session_tree:__init__": "groups children's keys per parent to draw the tree",
     "subagent_catalog.views.widgets.pane_steps:pane_steps_html": "sums the characters drawn, for its budget",
     "subagent_catalog.views.svg_charts:columns": "sums a label's character widths",
+    "subagent_catalog.views.table_columns:fit_caption": "counts the columns a narrow box hides",
     "subagent_catalog.views.svg_charts:bar_chart": "stacks a bar's parts to draw it",
     "subagent_catalog.views.svg_charts:time_chart": "stacks a column's parts to scale the axis",
     "subagent_catalog.views.waterfall_view:_aggregated": "sums the starts under one pixel column",

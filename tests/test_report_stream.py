@@ -36,7 +36,7 @@ from subagent_catalog.views.memory import release_freed_memory
 from subagent_catalog.views.report import render_report, report_stream, script_json, script_json_chunks, write_report
 from subagent_catalog.views.report_charts import report_charts
 from subagent_catalog.views.report_data import diagnostic_rows, node_index, node_places
-from subagent_catalog.views.report_errors import error_index
+from subagent_catalog.views.report_errors import ERROR_GROUP_ROWS, error_index
 from subagent_catalog.views.report_runs import FAILURE_ROWS
 from tests.test_report import T0, _session, build_hostile, build_mixed
 from tests.test_report import w as writer
@@ -92,6 +92,8 @@ def test_the_page_embeds_the_forest_data_as_computed_directly(tmp_path: Path) ->
         corpus = read_corpus(root, jobs=1, cache=False)
         rows = catalog(corpus)
         forest = forest_of_rows(corpus, rows)
+        summary = run_summary(corpus)
+        listed = summary.listed_failures(FAILURE_ROWS, ERROR_GROUP_ROWS)["path"].to_list()
         names = run_names(corpus).join(corpus.sessions.select("list_order", "session_id"), on="list_order")
         for sid, name in names.select("session_id", "name").iter_rows():  # roots and forks carry their run's name
             node = forest.nodes[forest.index[sid]] if sid in forest.index else None
@@ -102,7 +104,7 @@ def test_the_page_embeds_the_forest_data_as_computed_directly(tmp_path: Path) ->
             "roots": forest.roots,
             "places": node_places(corpus, forest),
             "diagnostics": diagnostic_rows(corpus, rows, forest),
-            "errors": error_index(run_summary(corpus), FAILURE_ROWS, forest.index),
+            "errors": error_index(summary, {path: i for i, path in enumerate(listed)}, forest.index),
         }
         assert _blob(render_report(corpus)) == script_json(expected)
 

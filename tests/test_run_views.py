@@ -122,6 +122,55 @@ def test_report_runs_escape_corpus_text(tmp_path: Path) -> None:
     assert "<b>x</b>" not in runs and "<i>E</i>" not in runs
 
 
+def _failed_run(root: Path, sid: str, start: int, kind: str, code: str | None = None) -> None:
+    """A one-turn run that ends ``kind`` (``open``: its turn never ends) at ``start`` ms."""
+    log = EventLog(sid, time=start)
+    log.turn_start()
+    log.user(f"task {sid}")
+    if kind == "error":
+        log.add("turn/end", {"turn": log.turn, "reason": {"kind": "error", "error": {"message": "boom", "code": code}}})
+    elif kind != "open":
+        log.turn_end(kind)
+    write_session(root, header(sid, created_at=start), log.events, "none")
+
+
+def test_every_failed_outcome_is_listed_and_every_error_example_links_to_its_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 57 point 8: a cap per outcome (3 here): five error, five max-tokens and four open runs all reach the
+    page, each outcome says how many more it has, and every error group's example is a link to a row of the page
+    (the LATE group's one run starts after the first three errors)."""
+    from subagent_catalog.views import report_runs
+
+    monkeypatch.setattr(report_runs, "FAILURE_ROWS", 3)
+    for i in range(4):
+        _failed_run(tmp_path, f"err-{i}", 1_700_000_000_000 + i, "error", "EARLY")
+    _failed_run(tmp_path, "err-late", 1_700_000_009_000, "error", "LATE")
+    for i in range(5):
+        _failed_run(tmp_path, f"max-{i}", 1_700_000_000_000 + i, "max-tokens")
+    for i in range(4):
+        _failed_run(tmp_path, f"open-{i}", 1_700_000_000_000 + i, "open")
+    page = render_report(read_corpus(tmp_path, cache=False, jobs=1))
+    table = page[page.index('id="run-failures-table"') :]
+    table = table[: table.index("</table>")]
+    listed = re.findall(r'<tr class="run o-row-([a-z-]+)"', table)
+    assert {outcome: listed.count(outcome) for outcome in set(listed)} == {"error": 4, "max-tokens": 3, "open": 3}
+    for outcome, total, more in (("error", 5, 1), ("max-tokens", 5, 2), ("open", 4, 1)):
+        [head] = re.findall(rf'<tr class="og" id="fail-o-{outcome}">(.*?)</tr>', table, flags=re.S)
+        assert f"{total} runs" in head and f"<b>{more} more</b>" in head and f"--outcome {outcome}" in head
+        assert f'href="#fail-o-{outcome}"' in page  # the line above the table leads to each outcome
+    errors = page[page.index('<table class="data small" id="error-groups">') :]
+    errors = errors[errors.index("<tbody>") : errors.index("</table>")]
+    rows = re.findall(r"<tr>.*?</tr>", errors, flags=re.S)
+    assert len(rows) == 4  # EARLY, LATE, max-tokens and the open runs
+    for row in rows:
+        [target] = re.findall(r'c-example[^>]*><a href="#(fail-\d+)"', row)
+        assert f'id="{target}"' in table
+    [late] = [row for row in rows if "LATE" in row]
+    [target] = re.findall(r'href="#(fail-\d+)"', late)
+    assert re.search(rf'id="{target}">.*?err-late', table, flags=re.S)
+
+
 # --------------------------------------------------------------------------- summary formats
 
 

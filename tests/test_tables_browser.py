@@ -8,6 +8,7 @@ the viewport. Every wait is for a state (the page loaded, the diagnostics table 
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from subagent_catalog.synth import writer as w
 from subagent_catalog.synth.generate import generate
 from subagent_catalog.views.report import write_report
 from subagent_catalog.views.transcript_tree import write_tree_pages
+from tests.lab import settle
 
 pytestmark = pytest.mark.browser
 
@@ -78,8 +80,10 @@ def pages(corpora: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) ->
     return found
 
 
-def _open(browser: Any, path: Path, width: int) -> tuple[Any, Any, list[str]]:
-    context = browser.new_context(viewport={"width": width, "height": 900})
+def _open(browser: Any, path: Path, width: int, *, settles: bool = False) -> tuple[Any, Any, list[str]]:
+    """The page at ``width`` px, loaded; ``settles``: ``lab.settle`` may wait on it (its probe is evaluated, which
+    the report's Content-Security-Policy forbids: bypassed for that test alone)."""
+    context = browser.new_context(viewport={"width": width, "height": 900}, bypass_csp=settles)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -141,12 +145,59 @@ def test_a_failed_runs_error_is_inside_the_viewport_at_390(
         error.scroll_into_view_if_needed()
         box = error.bounding_box()
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390 and box["height"] > 0
-        # the card names the run by its label and shows its outcome
-        assert row.locator("td.c-name .nm-t").is_visible() and row.locator("td.c-outcome .badge").is_visible()
+        # the card names the run by its label; its outcome heads its group (issue 57 point 8)
+        assert row.locator("td.c-name .nm-t").is_visible() and page.locator("#fail-o-error .badge").is_visible()
         assert "Refactor the extremely" in str(row.locator("td.c-name").text_content())
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
         ARTIFACTS.mkdir(exist_ok=True)
         page.locator("#run-failures-table").screenshot(path=str(ARTIFACTS / f"tables-{which}-failures-390.png"))
+        assert errors == []
+    finally:
+        context.close()
+
+
+RANKINGS = ("runs-slowest", "runs-costliest", "trees-slowest", "trees-costliest", "runs-models")
+"""The report's rankings: every column shows on a desktop (issue 57 point 7)."""
+
+# Per ranking: its headings hidden, and the "+N columns" control's text when it shows (else null).
+COLUMNS = """() => RANKINGS.map(id => {
+  const table = document.getElementById(id);
+  const hidden = [...table.querySelectorAll(':scope > thead th')].filter(th => getComputedStyle(th).display === 'none');
+  const control = table.querySelector(':scope > caption.cols');
+  const shown = control && getComputedStyle(control).display !== 'none' ? control.innerText.trim() : null;
+  return [id, hidden.map(th => th.textContent.trim()), shown];
+})""".replace("RANKINGS", json.dumps(RANKINGS))
+
+
+@pytest.mark.parametrize("width", [1024, 1400])
+def test_every_ranking_column_shows_on_a_desktop(chromium_browser: Any, pages: dict[str, Path], width: int) -> None:
+    context, page, errors = _open(chromium_browser, pages["report-synth"], width, settles=True)
+    try:
+        assert settle(page, COLUMNS) == [[table, [], None] for table in RANKINGS]
+        for table in RANKINGS:  # each heading inside the viewport, the tree rankings full width
+            for box in page.locator(f"#{table} thead th").evaluate_all("t => t.map(h => h.getBoundingClientRect())"):
+                assert box["width"] > 0 and box["x"] >= 0 and box["x"] + box["width"] <= width
+        assert page.evaluate(OVERFLOWING) == [] and page.evaluate("document.documentElement.scrollWidth") <= width
+        assert errors == []
+    finally:
+        context.close()
+
+
+def test_hidden_columns_are_counted_and_revealed_at_390(chromium_browser: Any, pages: dict[str, Path]) -> None:
+    context, page, errors = _open(chromium_browser, pages["report-synth"], 390, settles=True)
+    try:
+        for table, hidden, control in settle(page, COLUMNS):
+            assert hidden and control == f"+{len(hidden)} columns", table  # the control says how many are hidden
+            page.locator(f"#{table} caption.cols label").click()
+            cells = f"""() => {{
+              const row = document.querySelector('#{table} tbody tr');
+              return [[...row.children].filter(td => td.textContent.trim() && getComputedStyle(td).display === 'none')
+                        .length, document.querySelector('#{table} caption.cols').innerText.trim()];
+            }}"""
+            assert settle(page, cells) == [0, "every column shown"], table  # every cell of the card shows
+            assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.locator("#trees-slowest").screenshot(path=str(ARTIFACTS / "tables-trees-slowest-all-390.png"))
         assert errors == []
     finally:
         context.close()

@@ -10,6 +10,7 @@ browser tests use), put in each state and captured:
 - ``report-390.png``: the summary and the diagnostics table at 390 px;
 - ``report-listing-fails.png``: the banner and summary of a failing listing;
 - ``report-runs.png`` and ``report-runs-390.png``: the Runs section at 1,400 and 390 px;
+- ``report-rankings-1024.png``: the slowest and costliest runs and trees at 1,024 px, every column shown;
 - ``show-tree.png``: the ``show --tree`` page of the largest tree (run facts, timeline, turns);
 - ``show-tree-1024.png`` and ``show-tree-390.png``: a page of a child of it at 1,024 and 390 px, at its
   way back (to the tree's top and its parent) and its waterfall.
@@ -105,6 +106,10 @@ def _runs(page: Any) -> None:
     page.evaluate("document.getElementById('runs').scrollIntoView()")
 
 
+def _rankings(page: Any) -> None:
+    page.evaluate("document.getElementById('runs-slowest').scrollIntoView(); window.scrollBy(0, -90)")
+
+
 def _phone(page: Any) -> None:
     page.evaluate("document.getElementById('summary').scrollIntoView()")
 
@@ -135,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             _shoot(browser, url, args.out / "report-runs.png", 1400, 1500, _runs)
             _shoot(browser, url, args.out / "report-runs-390.png", 390, 1600, _runs)
+            _shoot(browser, url, args.out / "report-rankings-1024.png", 1024, 1500, _rankings)
             top = _tree_pages(Path(scratch))
             _shoot(browser, top.resolve().as_uri(), args.out / "show-tree.png", 1100, 1400, _top)
             child = _child_page(top).resolve().as_uri()

@@ -29,7 +29,7 @@ from subagent_catalog.catalog.source import source_reads
 from subagent_catalog.frames.costs import known_costs
 from subagent_catalog.frames.outcome import OUTCOMES
 from subagent_catalog.frames.source import Source
-from subagent_catalog.frames.units import NO_TIME, calendar_day
+from subagent_catalog.frames.units import NO_TIME, calendar_day, plural
 from subagent_catalog.prices import Prices, PriceTable
 
 FAILED_OUTCOMES: tuple[str, ...] = (
@@ -156,6 +156,24 @@ class RunSummary:
         nothing is priced.
         """
         return _costliest(self.trees, self.cost_basis, n)
+
+    def listed_failures(self, cap: int, examples: int = 0) -> pl.DataFrame:
+        """The failed runs a page lists, in ``failures`` order: each failed outcome's first ``cap`` runs.
+
+        And the example run of each of the first ``examples`` error groups (so every example shown is a
+        listed row). A long table reaches every outcome: 800 ``error`` runs never hide the ``aborted`` ones.
+
+        Examples:
+            >>> from subagent_catalog.corpus import read_corpus
+            >>> runs = run_summary(read_corpus("data/sample"))
+            >>> runs.listed_failures(1)["outcome"].to_list()
+            ['error', 'aborted', 'max-tokens', 'open', 'unreadable']
+            >>> runs.listed_failures(1, examples=99).height == runs.failures.height   # every run is an example here
+            True
+        """
+        wanted = self.error_groups["example_path"].head(examples)  # a log's path names its failure row
+        first = pl.int_range(pl.len()).over("outcome") < cap
+        return self.failures.filter(first | pl.col("path").is_in(wanted.implode()))
 
 
 def _costliest(frame: pl.DataFrame | pl.LazyFrame, basis: CostBasis, n: int) -> pl.DataFrame:
@@ -400,10 +418,6 @@ def _totals(sessions: pl.DataFrame, runs: pl.DataFrame, calls: pl.DataFrame) -> 
     }
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
-
-
 def _notes(totals: dict[str, Any], unpriced: pl.DataFrame, basis: CostBasis, models: pl.DataFrame) -> list[str]:
     """What the figures leave out, one sentence each (``RunSummary.notes``)."""
     notes = []
@@ -416,14 +430,14 @@ def _notes(totals: dict[str, Any], unpriced: pl.DataFrame, basis: CostBasis, mod
         if totals["usage_unknown"]:
             parts.append(f"{totals['usage_unknown']:,} whose usage could not be read")
         notes.append(
-            f"cost: {_plural(totals['cost_unknown'], 'session')} of unknown cost ({'; '.join(parts)}); "
+            f"cost: {plural(totals['cost_unknown'], 'session')} of unknown cost ({'; '.join(parts)}); "
             "a cost that includes one is shown as a lower bound (≥)"
         )
     if basis == "tokens" and totals["cost_unknown"]:
         notes.append("nothing is priced: the costliest runs and trees are ranked by tokens")
     if totals["usage_unknown"]:
         notes.append(
-            f"tokens: {_plural(totals['usage_unknown'], 'session')} whose usage could not be read; "
+            f"tokens: {plural(totals['usage_unknown'], 'session')} whose usage could not be read; "
             "the token totals leave them out (≥)"
         )
     per_model = [f"{r['provider'] or '?'}/{r['model'] or '?'}" for r in models.filter("overflow").iter_rows(named=True)]

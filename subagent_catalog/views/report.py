@@ -55,7 +55,7 @@ from subagent_catalog.views.report_data import diagnostic_rows, node_index, node
 from subagent_catalog.views.report_findings import findings_section
 from subagent_catalog.views.report_runs import runs_section
 from subagent_catalog.views.site_links import SiteLinks
-from subagent_catalog.views.table_columns import FIT_CSS, TABLES, columns
+from subagent_catalog.views.table_columns import FIT_CSS, TABLES, columns, fit_caption
 from subagent_catalog.views.timeline_view import TIMELINE_CSS
 
 __all__ = ["default_title", "render_report", "report_stream", "script_json", "script_json_chunks", "write_report"]
@@ -283,7 +283,7 @@ def report_stream(
         # directory, checked for ownership): compiling the report's template costs more than rendering it
         bytecode_cache=_bytecode_cache(),
     )
-    env.filters.update(clip=clip, human_bytes=human_bytes, minute=minute)
+    env.filters.update(clip=clip, human_bytes=human_bytes, minute=minute, fit_caption=fit_caption)
     forest_data: dict[str, Any] = {"nodes": [], "roots": []}
     if forest:
         forest_data = {

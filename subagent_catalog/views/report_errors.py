@@ -2,11 +2,11 @@
 
 ``errors_section`` gives the failed runs grouped by error code and normalised message
 (``RunSummary.error_groups``): runs, outcomes, first and last seen, the known cost with the runs of
-unknown cost, and an example linked to its row of the "Failed runs" table (``fail-N``) when the table
-lists it. ``error_index`` is what the report's search matches besides the tree: each failed run's
-code and message (bounded), with its row and tree node. ``failing_calls`` lists, per tool of the
-Tools table, its calls answered with an error (``tool-fails-N`` anchors the tool's first call), so the
-table's failed counts lead to them.
+unknown cost, and an example linked to its row of the "Failed runs" table (``fail-N``: the table lists each
+shown group's example, ``RunSummary.listed_failures``). ``error_index`` is what the report's search matches
+besides the tree: each failed run's code and message (bounded), with its row and tree node. ``failing_calls``
+lists, per tool of the Tools table, its calls answered with an error (``tool-fails-N`` anchors the tool's first
+call), so the table's failed counts lead to them.
 """
 
 from __future__ import annotations
@@ -34,19 +34,19 @@ CALLS_PER_TOOL = 10
 """Failing calls listed per tool."""
 
 
-def errors_section(runs: RunSummary, listed: int) -> dict[str, Any]:
-    """The "Errors" section's rows; ``listed`` is how many rows of ``runs.failures`` the Failed runs table shows.
+def errors_section(runs: RunSummary, rows: Mapping[str, int]) -> dict[str, Any]:
+    """The "Errors" section's rows; ``rows`` gives the Failed runs table's row of a run by its log's path.
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
         >>> from subagent_catalog.analysis.run_summary import run_summary
-        >>> section = errors_section(run_summary(read_corpus("data/sample")), 200)
+        >>> runs = run_summary(read_corpus("data/sample"))
+        >>> listed = runs.listed_failures(1, ERROR_GROUP_ROWS)["path"].to_list()
+        >>> section = errors_section(runs, {path: i for i, path in enumerate(listed)})
         >>> coded = [g for g in section["groups"] if g["code"]]
-        >>> coded[0]["code"], coded[0]["example_row"] is not None, section["total"]
+        >>> coded[0]["code"], all(g["example_row"] is not None for g in section["groups"]), section["total"]
         ('CONTEXT_LENGTH', True, 7)
     """
-    shown = runs.failures.head(listed).select("session_id", "path").rows()
-    rows = {key: i for i, key in reversed(list(enumerate(shown)))}  # the Failed runs table's (first) row of a run
     groups = [
         {
             "code": g["code"],
@@ -58,33 +58,35 @@ def errors_section(runs: RunSummary, listed: int) -> dict[str, Any]:
             "cost": group_cost(g),
             "example_id": g["example_session_id"],
             "example_message": clip(g["example_message"], 300) if g["example_message"] else None,
-            "example_row": rows.get((g["example_session_id"], g["example_path"])),
+            "example_row": rows.get(g["example_path"]),
         }
         for g in runs.error_groups.head(ERROR_GROUP_ROWS).iter_rows(named=True)
     ]
     return {"groups": groups, "total": runs.error_groups.height}
 
 
-def error_index(runs: RunSummary, listed: int, nodes: Mapping[str, int] | None) -> list[dict[str, Any]]:
+def error_index(runs: RunSummary, rows: Mapping[str, int], nodes: Mapping[str, int] | None) -> list[dict[str, Any]]:
     """The failed runs the report's search matches by error: id, code, message, Failed-runs row and tree node.
+
+    ``rows`` gives the Failed runs table's row of a run by its log's path.
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
         >>> from subagent_catalog.analysis.run_summary import run_summary
-        >>> index = error_index(run_summary(read_corpus("data/sample")), 200, None)
+        >>> index = error_index(run_summary(read_corpus("data/sample")), {}, None)
         >>> [e for e in index if e["c"]][0]["c"], len(index)
         ('CONTEXT_LENGTH', 7)
     """
-    frame = runs.failures.head(INDEX_ROWS).select("session_id", "error_code", "error_message", "outcome_detail")
+    frame = runs.failures.head(INDEX_ROWS).select("session_id", "error_code", "error_message", "outcome_detail", "path")
     return [
         {
             "i": sid,
             "c": code,
             "m": clip(message or detail, INDEX_MESSAGE) if message or detail else None,
-            "r": i if i < listed else None,
+            "r": rows.get(path),
             "n": nodes.get(sid) if nodes is not None and sid is not None else None,
         }
-        for i, (sid, code, message, detail) in enumerate(frame.iter_rows())
+        for sid, code, message, detail, path in frame.iter_rows()
     ]
 
 

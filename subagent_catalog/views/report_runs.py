@@ -17,7 +17,7 @@ import polars as pl
 from markupsafe import Markup
 
 from subagent_catalog.analysis.forest import Forest
-from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES, RunSummary
+from subagent_catalog.analysis.run_summary import RunSummary
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.analysis.timeline import tree_timeline
 from subagent_catalog.frames.corpus import Corpus
@@ -35,15 +35,15 @@ from subagent_catalog.frames.units import (
 from subagent_catalog.views.names import name_html, names_by_id, run_row_names, session_name
 from subagent_catalog.views.palette import OUTCOME_COLOURS
 from subagent_catalog.views.report_data import relative_path
-from subagent_catalog.views.report_errors import error_index, errors_section, failing_calls
+from subagent_catalog.views.report_errors import ERROR_GROUP_ROWS, error_index, errors_section, failing_calls
 from subagent_catalog.views.report_trends import trends_section
 from subagent_catalog.views.run_format import model_cost, run_cost, total_tokens
 from subagent_catalog.views.site_links import SiteLinks
 from subagent_catalog.views.table_columns import columns
 from subagent_catalog.views.timeline_view import timeline_html
 
-FAILURE_ROWS = 200
-"""Failed sessions the page lists (the count says how many there are)."""
+FAILURE_ROWS = 50
+"""Failed sessions the page lists of each failed outcome (each outcome says how many more it has)."""
 
 GROUP_ROWS = 40
 """Projects and days the outcome tables list (the most failed projects, the latest days)."""
@@ -187,7 +187,8 @@ def runs_section(
     nodes = forest.index if isinstance(forest, Forest) else forest
     outcomes = list(runs.outcomes)
     totals = runs.totals
-    listed = runs.failures.head(FAILURE_ROWS)
+    listed = runs.listed_failures(FAILURE_ROWS, ERROR_GROUP_ROWS)
+    row_of = {path: i for i, path in enumerate(listed["path"].to_list())}  # a listed run's row (``fail-N``)
     names = run_row_names(corpus, [listed, runs.slowest, runs.costliest])
     slowest_trees, costliest_trees = runs.slowest_trees(), runs.costliest_trees()
     drawn = runs.trees.head(TIMELINES)
@@ -256,7 +257,7 @@ def runs_section(
     return {
         "sessions": runs.sessions,
         "failed": runs.failed,
-        "failed_outcomes": [name for name in FAILED_OUTCOMES if name in runs.outcomes],
+        "per_outcome": FAILURE_ROWS,
         "outcomes": runs.outcomes,
         "outcome_names": outcomes,
         "colours": OUTCOME_COLOURS,
@@ -296,7 +297,7 @@ def runs_section(
         "costliest_trees": [_tree_row(r, nodes, named, link) for r in costliest_trees.iter_rows(named=True)],
         "site": link is not None,
         "cols": {  # each run and tree table's columns (``views.table_columns``), the ranked one first
-            "failures": columns("runs", first=["message"]),
+            "failures": columns("runs", first=["message"], drop=["outcome"]),  # its outcome heads its group
             "slowest": columns("runs", first=["active"], drop=["message", "code"]),
             "costliest": columns("runs", first=[ranked], drop=["message", "code"]),
             "slowest_trees": columns("trees", first=["active"]),
@@ -311,8 +312,8 @@ def runs_section(
         "tools": tools,
         "tools_total": runs.tools.height,
         "failing_calls": failing,
-        "errors": errors_section(runs, FAILURE_ROWS),
-        "error_index": error_index(runs, FAILURE_ROWS, nodes),
+        "errors": errors_section(runs, row_of),
+        "error_index": error_index(runs, row_of, nodes),
         "trends": trends_section(runs),
         "timelines": timelines,
         "timelines_total": runs.trees.height,

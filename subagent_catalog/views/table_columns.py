@@ -6,7 +6,7 @@ Each table is a tuple of ``Column`` (its key, heading, priority). A table sits i
 cells, each with its heading. ``columns`` puts the column a table is ranked by (and, for
 failures, the error) first and makes it priority 1, so the ranked figure never leaves the box.
 No table scrolls sideways: its cells wrap (``overflow-wrap: anywhere``) and the rule drops the
-least needed columns instead.
+least needed columns instead, and says so: a "+N columns" control shows them all (``fit_css``).
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
+
+from markupsafe import Markup
 
 Priority = Literal[1, 2, 3]
 """1: always shown (also on a card); 2: hidden in a narrow box; 3: hidden first."""
@@ -42,8 +44,9 @@ class Column:
         return f"p{self.priority} c-{self.key}" + (" num" if self.num else "")
 
 
-HIDE_BELOW: dict[int, int] = {3: 1000, 2: 640}
-"""Box width (CSS px) under which columns of each priority are hidden."""
+HIDE_BELOW: dict[int, int] = {3: 900, 2: 640}
+"""Box width (CSS px) under which columns of each priority are hidden (a desktop's box, 1,024 px wide or
+more, hides none)."""
 
 CARDS_BELOW = 440
 """Box width (CSS px) under which rows become stacked cards of their priority-1 cells."""
@@ -98,7 +101,7 @@ TABLES: dict[str, tuple[Column, ...]] = {
         Column("reveal", "tree", 1),
         Column("root", "root", 1),
         Column("sessions", "sessions", 1, num=True),
-        Column("agents", "subagents", 2, num=True),
+        Column("agents", "subagents", 1, num=True),
         Column("damaged", "diagnostics", 1, num=True),
     ),
     "models": (
@@ -246,13 +249,39 @@ def columns(table: str, *, first: Sequence[str] = (), drop: Sequence[str] = ()) 
     return head + lead + [column for column in rest if column.key != "reveal"]
 
 
+def fit_caption(cols: Sequence[Column]) -> Markup:
+    r"""A fitted table's "+N columns" control, its first child: shown by ``FIT_CSS`` when its box hides columns.
+
+    One count per width: N is the number of columns hidden there; checked, it shows them all.
+
+    Examples:
+        >>> str(fit_caption(columns("roots")))
+        ''
+        >>> import re
+        >>> re.findall(r'class="c(\d)">([^<]*)', fit_caption(columns("trend_models")))
+        [('3', '+2 columns'), ('2', '+4 columns'), ('0', 'every column shown')]
+    """
+    hidden = {p: sum(1 for c in cols if c.priority >= p) for p in HIDE_BELOW}
+    counts = "".join(f'<span class="c{p}">+{n} column{"s" if n != 1 else ""}</span>' for p, n in hidden.items() if n)
+    if not counts:
+        return Markup("")
+    return Markup(
+        '<caption class="cols"><label title="show every column (the table then scrolls sideways)">'
+        f'<input type="checkbox" class="cols-all"> {counts}<span class="c0">every column shown</span></label></caption>'
+    )
+
+
 def fit_css() -> str:
     """The CSS of the rule, made from ``HIDE_BELOW`` and ``CARDS_BELOW`` (the same on every page).
 
+    A table whose box hides columns shows its ``cols`` caption (the report's ``fit_head``): a checkbox
+    "+N columns" (N: the columns hidden at that width) that shows them all, the table then scrolling sideways.
+
     Examples:
-        >>> "@container fit (max-width: 999.98px)" in fit_css()
+        >>> "@container fit (max-width: 899.98px)" in fit_css()
         True
     """
+    every = ".fit:has(.cols-all:checked)"
     rules = [
         ".fit{container:fit/inline-size;max-width:100%;min-width:0}",
         ".fit>table{width:100%;max-width:100%}",
@@ -260,21 +289,32 @@ def fit_css() -> str:
         ".fit th,.fit th *{white-space:normal;overflow-wrap:normal}",
         ".fit>table>tbody>tr>td.num{white-space:nowrap;overflow-wrap:normal}",
         ".fit td .note{white-space:normal;display:block;font-size:11px;color:#656d76}",
+        ".fit>table>caption.cols{display:none;text-align:right;font-size:12px;padding:0 0 2px}",
+        ".fit .cols label{cursor:pointer;color:#0969da;white-space:nowrap}.fit .cols span{display:none}",
     ]
     for priority, width in sorted(HIDE_BELOW.items(), reverse=True):
         hidden = ",".join(f".fit .p{p}" for p in range(priority, 4))
-        rules.append(f"@container fit (max-width: {width - 0.02:.2f}px){{{hidden}{{display:none}}}}")
+        rules.append(
+            f"@container fit (max-width: {width - 0.02:.2f}px){{{hidden}{{display:none}}"
+            ".fit>table>caption.cols{display:table-caption}"
+            + "".join(f".fit .cols .c{q}{{display:{'inline' if q == priority else 'none'}}}" for q in HIDE_BELOW)
+            + "}"
+        )
+    rules.append(  # "+N columns" checked: every column, the label reads "fewer columns"
+        ",".join(f"{every} .p{p}" for p in range(2, 4)) + "{display:table-cell}"
+        f"{every}{{overflow-x:auto}}{every} .cols span{{display:none}}{every} .cols .c0{{display:inline}}"
+    )
     rules.append(
         f"@container fit (max-width: {CARDS_BELOW - 0.02:.2f}px){{"
         ".fit>table,.fit>table>tbody,.fit>table>tbody>tr,.fit>table>tbody>tr>td{display:block;width:auto}"
-        ".fit>table>thead{display:none}"
+        ".fit>table>thead{display:none}.fit>table>caption.cols{display:block}"
         ".fit>table>tbody>tr{display:flex;flex-direction:column;border:1px solid #d8dee4;border-radius:6px;"
         "margin:0 0 8px;padding:4px 8px}"
         + "".join(f".fit .c-{key}{{order:{i - len(CARD_FIRST)}}}" for i, key in enumerate(CARD_FIRST))
         + ".fit .c-reveal{order:9}"
         ".fit>table>tbody>tr>td{border:0;padding:2px 0;text-align:left;white-space:normal}"
         '.fit>table>tbody>tr>td[data-h]::before{content:attr(data-h) ": ";color:#656d76;font-size:11px}'
-        ".fit>table>tbody>tr>td:empty{display:none}"
+        f".fit>table>tbody>tr>td:empty{{display:none}}{every}>table>tbody>tr>td:not(:empty){{display:block}}"
         "}"
     )
     return "".join(rules)

@@ -21,7 +21,7 @@ from subagent_catalog.analysis.transcript import turn_summary
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.units import clock, context_text, human_cost, human_count, human_duration, time_split
 from subagent_catalog.views.palette import outcome_badge
-from subagent_catalog.views.table_columns import columns
+from subagent_catalog.views.table_columns import columns, fit_caption
 
 Tone = Literal["", "ok", "warn", "bad"]
 """How a header fact is marked: plain, good, a warning, a failure."""
@@ -270,7 +270,7 @@ def turns_html(rows: pl.DataFrame, start: int | None) -> str:
         head = "".join(f'<th class="{c.classes}">{escape(c.heading)}</th>' for c in cols)
         parts.append(
             f'<details class="turns" open><summary>{len(turns):,} turn{"s" if len(turns) != 1 else ""}</summary>'
-            f'<div class="fit"><table class="turns"><thead><tr>{head}</tr></thead>'
+            f'<div class="fit"><table class="turns">{fit_caption(cols)}<thead><tr>{head}</tr></thead>'
             f"<tbody>{body}</tbody></table></div></details>"
         )
     if errors:

@@ -71,6 +71,17 @@ def normalise_message(message: str | None, *, clip: int = 160) -> str | None:
     return text if len(text) <= clip else text[: clip - 1] + "…"
 
 
+def error_messages(text: pl.Series) -> pl.Series:
+    """``normalise_message`` over a column, each distinct text normalised once.
+
+    Examples:
+        >>> error_messages(pl.Series(["took 5 ms", "took 7 ms", None])).to_list()
+        ['took <n> ms', 'took <n> ms', None]
+    """
+    normal = {value: normalise_message(value) for value in text.unique().drop_nulls().to_list()}
+    return text.replace_strict(normal, default=None, return_dtype=pl.String)
+
+
 def _outcome_counts(frame: pl.DataFrame) -> pl.DataFrame:
     """``code``, ``message`` and the ``outcomes`` text of each group (most runs first, then ``OUTCOMES`` order)."""
     rank = {name: i for i, name in enumerate(OUTCOMES)}
@@ -120,10 +131,7 @@ def group_failures(failures: pl.DataFrame) -> pl.DataFrame:
     frame = frame.with_columns(
         pl.when(pl.col("_seen").is_between(-(2**63), 2**63 - 1)).then(pl.col("_seen")).cast(pl.Int64).alias("_seen")
     )
-    normal = {text: normalise_message(text) for text in frame["_text"].unique().drop_nulls()}  # each text once
-    frame = frame.with_columns(
-        pl.col("_text").replace_strict(normal, default=None, return_dtype=pl.String).alias("message")
-    )
+    frame = frame.with_columns(error_messages(frame["_text"]).alias("message"))
     groups = frame.group_by("code", "message").agg(
         pl.len().cast(pl.Int64).alias("runs"),
         pl.col("_seen").min().alias("first_seen_ms"),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import polars as pl
 import traitlets
 
-from subagent_catalog.analysis.error_groups import normalise_message
+from subagent_catalog.analysis.error_groups import error_messages
 from subagent_catalog.analysis.tallies import tally
 from subagent_catalog.views.widgets.run_facts import FAILED_OUTCOMES
 
@@ -60,10 +60,7 @@ def error_group_column(frame: pl.DataFrame) -> pl.Series:
         >>> error_group_column(frame).to_list()
         ['NETWORK · timeout after <n> ms', 'parent', None]
     """
-    text = frame.select(pl.coalesce("last_error_message", "outcome_detail", "outcome").alias("t"))["t"]
-    distinct = text.unique().drop_nulls().to_list()
-    normal = dict(zip(distinct, (normalise_message(t) for t in distinct), strict=True))
-    message = text.replace_strict(normal, default=None, return_dtype=pl.String)
+    message = error_messages(frame.select(pl.coalesce("last_error_message", "outcome_detail", "outcome")).to_series())
     failed = frame["outcome"].is_in(list(FAILED_OUTCOMES)).fill_null(False)
     return pl.DataFrame({"code": frame["last_error_code"], "message": message, "failed": failed}).select(
         pl.when(pl.col("failed") & pl.col("code").is_not_null())

@@ -214,39 +214,13 @@ class _Tree:
     def sums(self, name: str, values: array[Any], present: bytearray | None = None) -> None:
         """Each node's value plus its counted descendants' (null when neither it nor one of them has a value).
 
-        Integer values (never negative) whose total passes 64 bits take ``checked_sums``.
+        Integer values (never negative) whose total passes 64 bits are checked: a node whose sum does not
+        fit is null, never wrapped, and which nodes that is comes out as the column ``overflow:<name>``
+        (``run_trees`` folds them into ``subtree_tokens_overflow``).
         """
         present = present if present is not None else bytearray(b"\x01") * len(values)
-        if values.typecode == "q" and sum(values) > _INT64_MAX:
-            self.checked_sums(name, values, present)
-            return
         parent, counted = self.parent, self.counted
         below = array(values.typecode, bytes(values.itemsize * len(values)))
-        seen = bytearray(len(values))
-        for node in self.order:
-            up = parent[node]
-            if up == -1:
-                continue
-            if counted[node] and present[node]:
-                mine = values[node] + below[node]
-            elif seen[node]:
-                mine = below[node]
-            else:
-                continue
-            below[up] += mine
-            seen[up] = 1
-        own, under = _present(name, "v", "p"), _present(name, "b", "s")
-        either = (pl.col(f"{name}:p") == 1) | (pl.col(f"{name}:s") == 1)
-        self._add(name, (values, present, below, seen), pl.when(either).then(own.fill_null(0) + under.fill_null(0)))
-
-    def checked_sums(self, name: str, values: array[int], present: bytearray) -> None:
-        """``sums`` of values whose total passes 64 bits: a node whose sum does not fit is null, never wrapped.
-
-        Which nodes that is comes out as the column ``overflow:<name>`` (``run_trees`` folds them into
-        ``subtree_tokens_overflow``).
-        """
-        parent, counted = self.parent, self.counted
-        below = array("q", bytes(8 * len(values)))
         seen, over = bytearray(len(values)), bytearray(len(values))
         for node in self.order:
             up = parent[node]
@@ -268,6 +242,9 @@ class _Tree:
             seen[up] = 1
         own, under = _present(name, "v", "p"), _present(name, "b", "s")
         either = (pl.col(f"{name}:p") == 1) | (pl.col(f"{name}:s") == 1)
+        if not (values.typecode == "q" and sum(values) > _INT64_MAX):
+            self._add(name, (values, present, below, seen), pl.when(either).then(own.fill_null(0) + under.fill_null(0)))
+            return
         wide = own.fill_null(0).cast(pl.Int128) + under.fill_null(0).cast(pl.Int128)
         made = pl.when(either & (pl.col(f"{name}:o") == 0)).then(wide.cast(pl.Int64, strict=False))
         self._pending[f"{name}:o"] = pl.Series(over, dtype=pl.UInt8)
@@ -374,7 +351,7 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
     tree.extremes("subtree_last_ms", *own("run_last_ms"), largest=True)
     tree.sums("subtree_active_ms", *own("active_ms"))
     for name in _SUMS:
-        tree.sums(f"subtree_{name}", *own(name))  # a token sum past 64 bits is null (``checked_sums``)
+        tree.sums(f"subtree_{name}", *own(name))  # a token sum past 64 bits is null (``sums``)
     tree.sums("subtree_usage_unknown", _ints(data["usage_steps"].is_null().cast(pl.Int64)))
     tree.sums("subtree_cost_unknown", _ints(costs["cost_usd"].is_null().cast(pl.Int64)))
     tree.sums("subtree_cost_usd_known", _filled(costs["cost_usd_known"].fill_null(0.0), array("d")))

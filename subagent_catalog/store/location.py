@@ -237,6 +237,14 @@ class Location:
         filesystem, base = self._fs
         return filesystem, base + ("/" + relative if relative else "")
 
+    def footer(self, relative: str) -> Any:
+        """A Parquet file's footer (``pyarrow.parquet.FileMetaData``), read by pyarrow."""
+        pq: Any = importlib.import_module("pyarrow.parquet")
+        if self.local:
+            return pq.read_metadata(self.full(relative))
+        filesystem, path = self._arrow(relative)
+        return pq.read_metadata(path, filesystem=filesystem)
+
     def write_new(self, relative: str, data: bytes | memoryview) -> None:
         """Create a file that must not exist yet (locally: exclusive, never through a link).
 
@@ -397,14 +405,7 @@ def parquet_column_min(location: Location, name: str, column: str) -> int | None
         >>> parquet_column_min(here, "p.parquet", "a"), parquet_column_min(here, "p.parquet", "b")
         (3, None)
     """
-    import pyarrow.parquet as pq
-
-    if location.local:
-        metadata = pq.read_metadata(location.full(name))
-    else:
-        filesystem, path = location._arrow(name)
-        metadata = pq.read_metadata(path, filesystem=filesystem)
-    return footer_column_min(metadata, column)
+    return footer_column_min(location.footer(name), column)
 
 
 def footer_column_min(metadata: Any, column: str) -> int | None:

@@ -104,23 +104,6 @@ def _existing_directory(path: PathLike) -> str | None:
         current = os.path.dirname(current)
 
 
-def _ancestry(path: PathLike) -> list[tuple[int, int]]:
-    """The identities of the deepest existing directory at or above ``path`` and of all its ancestors."""
-    current = _existing_directory(path)
-    if current is None:
-        return []
-    out: list[tuple[int, int]] = []
-    real = os.path.realpath(current)
-    while True:
-        with contextlib.suppress(OSError):
-            info = os.stat(real)
-            out.append((info.st_dev, info.st_ino))
-        parent = os.path.dirname(real)
-        if parent == real:
-            return out
-        real = parent
-
-
 def _unescape(field: str) -> str:
     """A ``/proc/self/mountinfo`` path field (spaces, tabs, newlines and backslashes are octal escapes)."""
     return re.sub(r"\\([0-7]{3})", lambda match: chr(int(match.group(1), 8)), field)
@@ -195,8 +178,14 @@ def inside(path: PathLike, directory: PathLike) -> bool:
     existing = _existing_directory(path)
     if existing is None:
         return False
-    if target in _ancestry(existing):
-        return True
+    real = os.path.realpath(existing)
+    while True:  # it, or one of the directories above it, is ``directory``
+        with contextlib.suppress(OSError):
+            if identity(real) == target:
+                return True
+        if os.path.dirname(real) == real:
+            break
+        real = os.path.dirname(real)
     here, there = fs_place(existing), fs_place(directory)
     return here is not None and there is not None and here[0] == there[0] and _below(here[1], there[1])
 

@@ -164,6 +164,7 @@ def _corpus_frames(corpus: Corpus, predicate: pl.Expr, pattern: str, options: di
     work = list(zip(corpus.log_sources(), healthy, strict=True))
     rows: list[tuple[Any, ...]] = []
     keys: list[tuple[int, str | None, str]] = []
+    schema = [*_CANDIDATE_SCHEMA.items(), ("list_order", pl.Int64)]
     for index, (session_id, found) in enumerate(scan_logs(work, corpus.compression, needle, jobs=corpus._jobs)):
         if found:
             keys.append((len(found), session_id, projects[index]))
@@ -171,20 +172,15 @@ def _corpus_frames(corpus: Corpus, predicate: pl.Expr, pattern: str, options: di
         flush = options["limit"] is not None or len(rows) >= 50_000 or (index + 1) % SCAN_BATCH_LOGS == 0
         if flush or index + 1 == len(work):
             if rows:
-                yield _scan_frame(rows, keys), orders[index + 1] if index + 1 < len(orders) else None
+                columns = zip(*rows, strict=True)  # column by column: much cheaper than rows of long texts
+                frame = pl.DataFrame(
+                    [pl.Series(name, values, dtype=kind) for (name, kind), values in zip(schema, columns, strict=True)]
+                ).with_columns(
+                    pl.Series("session_id", [sid for n, sid, _ in keys for _ in range(n)], dtype=pl.String),
+                    pl.Series("project_dir", [project for n, _, project in keys for _ in range(n)], dtype=pl.String),
+                )
+                yield frame, orders[index + 1] if index + 1 < len(orders) else None
             rows, keys = [], []
-
-
-def _scan_frame(rows: list[tuple[Any, ...]], keys: list[tuple[int, str | None, str]]) -> pl.DataFrame:
-    schema = {**_CANDIDATE_SCHEMA, "list_order": pl.Int64}
-    columns = zip(*rows, strict=True)  # column by column: much cheaper than rows of long texts
-    frame = pl.DataFrame(
-        [pl.Series(name, values, dtype=kind) for (name, kind), values in zip(schema.items(), columns, strict=True)]
-    )
-    return frame.with_columns(
-        pl.Series("session_id", [sid for n, sid, _ in keys for _ in range(n)], dtype=pl.String),
-        pl.Series("project_dir", [project for n, _, project in keys for _ in range(n)], dtype=pl.String),
-    )
 
 
 def _check(pattern: str, types: Sequence[str] | None, limit: int | None, context: int) -> list[str]:

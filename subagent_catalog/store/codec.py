@@ -428,16 +428,12 @@ def dump_facts(facts: LogFacts) -> bytes | None:
     return FACTS_MAGIC + tag + data
 
 
-def _text_fields(item: Any) -> tuple[Any, ...]:
-    return tuple(map(_text, msgspec.structs.astuple(item)))
-
-
 def _facts(wire: Any, wtf8: bool) -> LogFacts:
     astuple = msgspec.structs.astuple
     values = dict(zip(_FACTS_FIELDS, astuple(wire), strict=True))
     values["list_meta"] = _decode_header(wire.list_meta)
     values["read_meta"] = _decode_header(wire.read_meta)
-    record = _text_fields if wtf8 else astuple  # how a WTF-8 record's strings are read back
+    record = (lambda item: tuple(map(_text, astuple(item)))) if wtf8 else astuple  # a WTF-8 record's strings
     if wtf8:
         values = {name: _text(value) if type(value) is not list else value for name, value in values.items()}
     values["descriptors"] = [DescriptorRecord(*record(item)) for item in wire.descriptors]

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from subagent_catalog.analysis.runs import checked_total
+from subagent_catalog.analysis.runs import INT64_MAX, checked_total
 from subagent_catalog.catalog.source import source_reads
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.costs import session_costs
@@ -56,9 +56,6 @@ _COLUMNS = [
 
 _TOKENS = _SUMS[:5]
 """The token counts: the sums that can pass 64 bits (a count is at most 2^63 - 1 a session, a tree holds many)."""
-
-_INT64_MAX = (1 << 63) - 1
-
 
 _CHUNK = 1 << 16
 """Values converted between a Series and an array at a time (a Python list of this many at most)."""
@@ -242,7 +239,7 @@ class _Tree:
             seen[up] = 1
         own, under = _present(name, "v", "p"), _present(name, "b", "s")
         either = (pl.col(f"{name}:p") == 1) | (pl.col(f"{name}:s") == 1)
-        if not (values.typecode == "q" and sum(values) > _INT64_MAX):
+        if not (values.typecode == "q" and sum(values) > INT64_MAX):
             self._add(name, (values, present, below, seen), pl.when(either).then(own.fill_null(0) + under.fill_null(0)))
             return
         wide = own.fill_null(0).cast(pl.Int128) + under.fill_null(0).cast(pl.Int128)

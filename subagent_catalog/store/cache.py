@@ -469,18 +469,6 @@ def _read_cache_file(path: str, root: str, compression: Compression, key: bytes 
     return entries, "loaded"
 
 
-def _bounded(entries: dict[str, Entry]) -> list[str]:
-    """The keys to write: sorted, within ``MAX_CACHE_ENTRIES`` and ``MAX_CACHE_FILE_BYTES`` of records."""
-    keys, total = [], 0
-    budget = MAX_CACHE_FILE_BYTES // 2  # room for the paths, the other columns and the Arrow framing
-    for name in sorted(entries)[:MAX_CACHE_ENTRIES]:
-        total += len(entries[name][5]) + len(name) + 64
-        if total > budget:
-            break
-        keys.append(name)
-    return keys
-
-
 def _array(pa: Any, kind: Any, values: list[Any]) -> Any:
     """A column of the file (no nulls) made from its buffers.
 
@@ -529,7 +517,13 @@ def _write_cache_file(path: str, entries: dict[str, Entry], root: str, compressi
     pa: Any = importlib.import_module("pyarrow")
     ipc: Any = importlib.import_module("pyarrow.ipc")
 
-    keys = _bounded(entries)
+    keys: list[str] = []  # sorted, within MAX_CACHE_ENTRIES and MAX_CACHE_FILE_BYTES of records
+    total, budget = 0, MAX_CACHE_FILE_BYTES // 2  # room for the paths, the other columns and the Arrow framing
+    for name in sorted(entries)[:MAX_CACHE_ENTRIES]:
+        total += len(entries[name][5]) + len(name) + 64
+        if total > budget:
+            break
+        keys.append(name)
     types = [pa.binary(), pa.int64(), pa.int64(), pa.int64(), pa.uint64(), pa.uint64(), pa.large_binary()]
     schema = pa.schema(list(zip(_COLUMNS, types, strict=True)), metadata=_metadata(root, compression))
     sink = pa.BufferOutputStream()

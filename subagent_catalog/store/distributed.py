@@ -246,21 +246,11 @@ def run_dask(
                 future.cancel()
 
 
-def _workers_alive(client: Any, scheduler: str | None) -> int:
-    try:
-        return len(client.scheduler_info(n_workers=-1).get("workers", {}))
-    except (OSError, TimeoutError) as error:
-        where = repr(scheduler) if scheduler is not None else "of the local cluster"
-        raise EngineError(
-            f"lost the connection to the Dask scheduler {where}: {error}",
-            hint="check that the scheduler is still running, then re-run the export",
-        ) from error
-
-
 def _wait_for_one(running: Any, client: Any, scheduler: str | None) -> None:
     """Block until a batch is done; give up when no worker has been alive for ``WORKER_LOST_SECONDS``."""
     checked = time.monotonic()
     lost_since: float | None = None
+    where = repr(scheduler) if scheduler is not None else "of the local cluster"
     while not running.has_ready() and not running.is_empty():
         with running.thread_condition:
             running.thread_condition.wait(timeout=0.1)
@@ -268,12 +258,18 @@ def _wait_for_one(running: Any, client: Any, scheduler: str | None) -> None:
         if now - checked < WORKER_CHECK_SECONDS:
             continue
         checked = now
-        if _workers_alive(client, scheduler):
+        try:
+            alive = len(client.scheduler_info(n_workers=-1).get("workers", {}))
+        except (OSError, TimeoutError) as error:
+            raise EngineError(
+                f"lost the connection to the Dask scheduler {where}: {error}",
+                hint="check that the scheduler is still running, then re-run the export",
+            ) from error
+        if alive:
             lost_since = None
         elif lost_since is None:
             lost_since = now
         elif now - lost_since >= WORKER_LOST_SECONDS:
-            where = repr(scheduler) if scheduler is not None else "of the local cluster"
             raise EngineError(
                 f"no Dask worker of the scheduler {where} has been alive for {WORKER_LOST_SECONDS:g} s "
                 f"while {running.count()} task(s) wait",

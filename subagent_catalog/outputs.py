@@ -109,21 +109,6 @@ def _unescape(field: str) -> str:
     return re.sub(r"\\([0-7]{3})", lambda match: chr(int(match.group(1), 8)), field)
 
 
-def _mounts() -> list[tuple[str, str]]:
-    """(mount point, the directory of its file system mounted there) of this process's mounts, in mount order."""
-    try:
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as handle:
-            lines = handle.read().splitlines()
-    except OSError:
-        return []
-    out = []
-    for line in lines:
-        fields = line.split(" ")
-        if len(fields) > 5:
-            out.append((_unescape(fields[4]), _unescape(fields[3])))
-    return out
-
-
 def _below(path: str, base: str) -> bool:
     return path == base or path.startswith(base.rstrip("/") + "/")
 
@@ -146,10 +131,16 @@ def fs_place(path: PathLike) -> tuple[int, str] | None:
         device = os.stat(real).st_dev
     except OSError:
         return None
-    best: tuple[str, str] | None = None
-    for point, source in _mounts():
-        if _below(real, point) and (best is None or len(point) >= len(best[0])):
-            best = (point, source)
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as handle:
+            mounts = [line.split(" ") for line in handle.read().splitlines()]
+    except OSError:
+        return None
+    best: tuple[str, str] | None = None  # (mount point, the directory of its file system mounted there)
+    for fields in mounts:
+        point = _unescape(fields[4]) if len(fields) > 5 else None
+        if point is not None and _below(real, point) and (best is None or len(point) >= len(best[0])):
+            best = (point, _unescape(fields[3]))
     if best is None:
         return None
     point, source = best

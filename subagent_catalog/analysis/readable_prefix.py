@@ -60,6 +60,7 @@ def readable_events(session: dict[str, Any]) -> pl.DataFrame:
             except (zstandard.ZstdError, ValueError, MemoryError):  # a damaged or oversized frame: stop there
                 break
         text = b"".join(parts)
+        del parts
     if line is not None:
         cut = 0
         for _ in range(max(0, int(line) - 1)):

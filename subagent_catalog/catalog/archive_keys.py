@@ -123,7 +123,7 @@ def listing_keys(source: TableSource) -> ListingKeys:
     if odd.height:
         plain = plain.filter(~pl.col("order").is_in(odd["order"].implode()))
     frame = pl.concat([plain, odd]).sort("order")
-    del plain
+    del plain, rows
     # Every key text as an integer (a dense rank: exact, and far cheaper than hashing strings per join).
     texts = pl.concat([frame["n_text"], frame["p_text"]]).rank("dense").cast(pl.Int64)
     frame = frame.with_columns(texts[: frame.height].alias("n_id"), texts[frame.height :].alias("p_id"))
@@ -160,11 +160,7 @@ def listing_keys(source: TableSource) -> ListingKeys:
         .join(named, on=["n_kind", "n_id"], how="left", maintain_order="left")
         .with_columns(pl.col("has_children").fill_null(False))
     )
-    return ListingKeys(_with_ties(frame, values), parents, values)
-
-
-def _with_ties(frame: pl.DataFrame, values: dict[int, tuple[Any, Any]]) -> pl.DataFrame:
-    """Add ``tie``: siblings with equal ``createdAt`` are ordered by ``localeCompare`` of their ids."""
+    # ``tie``: siblings with equal ``createdAt`` are ordered by ``localeCompare`` of their ids.
     tied = frame.filter(pl.col("prank").is_not_null() & (pl.len().over("prank", "created") > 1))
     ids = [
         text if kind == KEY_TEXT else values[order][0]
@@ -175,4 +171,5 @@ def _with_ties(frame: pl.DataFrame, values: dict[int, tuple[Any, Any]]) -> pl.Da
     ties = pl.DataFrame(
         {"order": tied["order"], "tie": [rank[key] for key in keys]}, schema={"order": pl.Int64, "tie": pl.Int64}
     )
-    return frame.join(ties, on="order", how="left", maintain_order="left").with_columns(pl.col("tie").fill_null(0))
+    frame = frame.join(ties, on="order", how="left", maintain_order="left").with_columns(pl.col("tie").fill_null(0))
+    return ListingKeys(frame, parents, values)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from subagent_catalog.errors import PricesError
-from subagent_catalog.prices.table import _HINT, ModelPrice, PriceTable, _entries, _shown
+from subagent_catalog.prices.table import _HINT, PriceTable, _entries, _shown
 from subagent_catalog.regular import read_regular
 
 MAX_TABLE_BYTES = 1 << 20
@@ -53,7 +53,25 @@ def price_table(prices: Prices | PriceTable | None = None) -> PriceTable:
     if prices is None:
         return PriceTable()
     if isinstance(prices, (str, os.PathLike)):
-        return PriceTable(_read_file(os.fspath(prices)))
+        where = os.fspath(prices)  # a file: see the module docstring for its rules
+        try:
+            data = read_regular(where, limit=MAX_TABLE_BYTES + 1)  # a FIFO never blocks, a device is never read
+        except OSError as error:
+            raise PricesError(
+                f"cannot read the price table {where!r}: {error.strerror or error}", hint=_FILE_HINT
+            ) from None
+        if len(data) > MAX_TABLE_BYTES:
+            raise PricesError(f"{where}: larger than {MAX_TABLE_BYTES >> 20} MiB, not a price table", hint=_FILE_HINT)
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as error:
+            line = data[: error.start].count(b"\n") + 1
+            raise PricesError(
+                f"{where}, line {line}: not UTF-8 (byte {error.start})", hint="save it as UTF-8"
+            ) from None
+        if os.path.splitext(where)[1].lower() == ".csv":
+            return PriceTable(_entries(_csv_items(text, where), where))
+        return PriceTable(_entries(_toml_items(text, where), where, lambda name: _toml_line(text, name)))
     if not isinstance(prices, Mapping):
         raise PricesError(
             f"a price table is a mapping or the path of a TOML or CSV file, not {type(prices).__name__}", hint=_HINT
@@ -62,26 +80,6 @@ def price_table(prices: Prices | PriceTable | None = None) -> PriceTable:
 
 
 _FILE_HINT = "give a TOML file (a table per model) or a .csv file (columns model,input,output,cache_read,cache_write)"
-
-
-def _read_file(where: str) -> dict[str, ModelPrice]:
-    """A price table file's entries (see the module docstring for its rules)."""
-    try:
-        data = read_regular(where, limit=MAX_TABLE_BYTES + 1)  # a FIFO never blocks, a device is never read
-    except OSError as error:
-        raise PricesError(
-            f"cannot read the price table {where!r}: {error.strerror or error}", hint=_FILE_HINT
-        ) from None
-    if len(data) > MAX_TABLE_BYTES:
-        raise PricesError(f"{where}: larger than {MAX_TABLE_BYTES >> 20} MiB, not a price table", hint=_FILE_HINT)
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        raise PricesError(f"{where}, line {line}: not UTF-8 (byte {error.start})", hint="save it as UTF-8") from None
-    if os.path.splitext(where)[1].lower() == ".csv":
-        return _entries(_csv_items(text, where), where)
-    return _entries(_toml_items(text, where), where, lambda name: _toml_line(text, name))
 
 
 _CSV_COLUMNS = ("model", "input", "output", "cache_read", "cache_write")

@@ -199,10 +199,16 @@ class PriceTable:
         return FOREVER if located is None or _fixed(located[1]) else _period(located[1])
 
     def _genai_model(self, provider: str, model: str) -> tuple[str, Any] | None:
-        """(source name, ``genai-prices`` model info) of a provider's model, looked up once."""
+        """(``genai-prices <version>: provider/model``, its model info) of a model, found once (``None``: unknown)."""
         key = (provider, model)
         if key not in self._models:
-            self._models[key] = _genai_model(provider, model)
+            from genai_prices import __version__, data_snapshot
+
+            try:
+                _, info = data_snapshot.get_snapshot().find_provider_model(model, None, provider, None)
+                self._models[key] = f"genai-prices {__version__}: {provider}/{info.id}", info
+            except LookupError:
+                self._models[key] = None
         return self._models[key]
 
 
@@ -264,17 +270,6 @@ def _genai_version() -> str:
     from importlib.metadata import version
 
     return version("genai-prices")
-
-
-def _genai_model(provider: str, model: str) -> tuple[str, Any] | None:
-    """(``genai-prices <version>: provider/model``, its model info), or ``None`` when it does not know the model."""
-    from genai_prices import __version__, data_snapshot
-
-    try:
-        _, info = data_snapshot.get_snapshot().find_provider_model(model, None, provider, None)
-    except LookupError:
-        return None
-    return f"genai-prices {__version__}: {provider}/{info.id}", info
 
 
 def _genai_rates(price: Any, source: str) -> Rates:

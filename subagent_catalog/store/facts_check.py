@@ -284,13 +284,7 @@ def _check_run(facts: LogFacts) -> None:
     _strings(run.tools, "run tools")
     if run.tools != sorted(run.tools) or len(run.tools) > run.tool_calls:
         _fail("run tools are not sorted, or more tools than tool calls")
-    _check_times(run)
-    _check_samples(run, facts)
-    _check_calls(run, facts)
-
-
-def _check_times(run: RunFacts) -> None:
-    """Active and tool-busy time: unions inside the run's span (``read.run_time``); the context sizes."""
+    # Active and tool-busy time: unions inside the run's span (``read.run_time``); the context sizes.
     if (run.active_ms is None) != (run.first_ms is None) or (run.tool_busy_ms is None) != (run.first_ms is None):
         _fail("active or tool-busy time without the run's times, or times without them")
     if run.first_ms is not None and not (
@@ -307,6 +301,8 @@ def _check_times(run: RunFacts) -> None:
         and (not run.usage_steps or (run.last_context_tokens or 0) > run.peak_context_tokens)
     ):
         _fail("a context size without a usage sample, or a last size over the peak")
+    _check_samples(run, facts)
+    _check_calls(run, facts)
 
 
 def _safe(value: Any, name: str) -> None:

@@ -124,13 +124,13 @@ class SynthLog(EventLog):
             "agent/inbox/spliced", {"target": "next-turn", "start": 0, "inserted": [message]}, dt=self.gap(1000, 90_000)
         )
 
-    def _user(self, text: str, source: dict[str, Any] | None = None) -> dict[str, Any]:
-        """A user message of ``text`` with a fresh id."""
+    def _user(self, text: str, source: dict[str, Any] | None = None, ident: str | None = None) -> dict[str, Any]:
+        """A user message of ``text`` (with a fresh id unless given one)."""
         return {
             "content": [{"type": "text", "text": text}],
             "source": source or {"kind": "user"},
             "role": "user",
-            "id": self.message_id(),
+            "id": ident or self.message_id(),
         }
 
     def user_message(self, text: str, *, source: dict[str, Any] | None = None) -> None:
@@ -397,12 +397,7 @@ def session_events(index: int) -> tuple[tuple[dict[str, Any], ...], int | None]:
         last = unknown_done and len(log.events) + 1 - own_start >= plan.size
         if last and variants.killed():
             # Killed before its turn/end: a message queued meanwhile is the log's last event (the same count).
-            queued = {
-                "content": [{"type": "text", "text": "Are you still there?"}],
-                "source": {"kind": "user"},
-                "role": "user",
-                "id": new_uuid(variants.rng),
-            }
+            queued = log._user("Are you still there?", ident=new_uuid(variants.rng))
             log.add("agent/inbox/spliced", {"target": "next-turn", "start": 0, "inserted": [queued]}, dt=1)
         else:
             log.turn_end()

@@ -183,25 +183,6 @@ def _corpus_frames(corpus: Corpus, predicate: pl.Expr, pattern: str, options: di
             rows, keys = [], []
 
 
-def _check(pattern: str, types: Sequence[str] | None, limit: int | None, context: int) -> list[str]:
-    if not isinstance(pattern, str) or pattern == "":
-        raise SearchError(
-            f"the pattern must be a non-empty string, not {pattern!r}",
-            hint='pass the text to look for, e.g. search_events(corpus, "timeout")',
-        )
-    if isinstance(types, str) or (types is not None and not all(isinstance(t, str) for t in types)):
-        raise SearchError(
-            f"types must be a list of event type names, not {types!r}",
-            hint='pass a list, e.g. types=["tool/result"]',
-        )
-    chosen = list(DEFAULT_TYPES if types is None else types)
-    if not chosen:
-        raise SearchError("types is empty: no event would be searched", hint="leave types=None for DEFAULT_TYPES")
-    COUNT.check("limit", limit, error=SearchError, hint="pass limit=100, say, or None", optional=True)
-    COUNT.check("context", context, error=SearchError, hint="pass context=40, say")
-    return chosen
-
-
 def search_events(
     source: Source,
     pattern: str,
@@ -274,7 +255,21 @@ def search_events(
         >>> search_events(read_corpus(root), "type").height    # keys are not text
         0
     """
-    chosen = _check(pattern, types, limit, context)
+    if not isinstance(pattern, str) or pattern == "":
+        raise SearchError(
+            f"the pattern must be a non-empty string, not {pattern!r}",
+            hint='pass the text to look for, e.g. search_events(corpus, "timeout")',
+        )
+    if isinstance(types, str) or (types is not None and not all(isinstance(t, str) for t in types)):
+        raise SearchError(
+            f"types must be a list of event type names, not {types!r}",
+            hint='pass a list, e.g. types=["tool/result"]',
+        )
+    chosen = list(DEFAULT_TYPES if types is None else types)
+    if not chosen:
+        raise SearchError("types is empty: no event would be searched", hint="leave types=None for DEFAULT_TYPES")
+    COUNT.check("limit", limit, error=SearchError, hint="pass limit=100, say, or None", optional=True)
+    COUNT.check("context", context, error=SearchError, hint="pass context=40, say")
     compiled = compile_pattern(pattern, regex=regex, ignore_case=ignore_case)
     if limit == 0:
         return pl.DataFrame(schema=SEARCH_SCHEMA)

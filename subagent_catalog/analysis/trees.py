@@ -136,45 +136,6 @@ def _parent_links(data: pl.DataFrame) -> array[int]:
     return _ints(found.fill_null(-1))
 
 
-def _resolve(parent: array[int]) -> bytearray:
-    """Cut the links that close a cycle (``parent`` is changed in place); which nodes are on a cycle."""
-    state = bytearray(len(parent))  # 0 unseen, 1 on the current walk, 2 done
-    in_cycle = bytearray(len(parent))
-    for start in range(len(parent)):
-        path = []
-        node = start
-        while node != -1 and state[node] == 0:
-            state[node] = 1
-            path.append(node)
-            node = parent[node]
-        if node != -1 and state[node] == 1:  # the walk came back to itself: a cycle from ``node`` on
-            for member in path[path.index(node) :]:
-                in_cycle[member] = 1
-                parent[member] = -1
-        for member in path:
-            state[member] = 2
-    return in_cycle
-
-
-def _depths(parent: array[int]) -> tuple[array[int], array[int]]:
-    """Each node's depth (edges from its root) and root index, in a forest."""
-    depth = array("q", [-1]) * len(parent)
-    root = array("q", range(len(parent)))
-    for start in range(len(parent)):
-        path = []
-        node = start
-        while node != -1 and depth[node] == -1:
-            path.append(node)
-            node = parent[node]
-        base, top = (-1, -1) if node == -1 else (depth[node], root[node])
-        for member in reversed(path):
-            base += 1
-            depth[member] = base
-            top = member if top == -1 else top
-            root[member] = top
-    return depth, root
-
-
 @dataclass
 class _Tree:
     """The resolved forest: parent links (-1: none), which nodes count, children before their parents."""
@@ -315,8 +276,35 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
     data, costs = _tree_data(source, table)
     size = data.height
     parent = _parent_links(data)
-    in_cycle = _resolve(parent)
-    depth, root = _depths(parent)
+    # Cut the links that close a cycle (``in_cycle``: the nodes on one).
+    state, in_cycle = bytearray(size), bytearray(size)  # state: 0 unseen, 1 on the current walk, 2 done
+    for start in range(size):
+        path = []
+        node = start
+        while node != -1 and state[node] == 0:
+            state[node] = 1
+            path.append(node)
+            node = parent[node]
+        if node != -1 and state[node] == 1:  # the walk came back to itself: a cycle from ``node`` on
+            for member in path[path.index(node) :]:
+                in_cycle[member] = 1
+                parent[member] = -1
+        for member in path:
+            state[member] = 2
+    # Each node's depth (edges from its root) and root index, in the forest left.
+    depth, root = array("q", [-1]) * size, array("q", range(size))
+    for start in range(size):
+        path = []
+        node = start
+        while node != -1 and depth[node] == -1:
+            path.append(node)
+            node = parent[node]
+        base, top = (-1, -1) if node == -1 else (depth[node], root[node])
+        for member in reversed(path):
+            base += 1
+            depth[member] = base
+            top = member if top == -1 else top
+            root[member] = top
     # Every input column the roll-up reads, made in one query (a small corpus pays per query, not per row).
     filled = ("run_first_ms", "run_last_ms", "active_ms", *_SUMS)
     subagent = (pl.col("origin") == "subagent").fill_null(False)

@@ -196,7 +196,26 @@ class PriceTable:
         ):
             return FOREVER
         located = self._genai_model(PROVIDER_ALIASES.get(provider, provider), model)
-        return FOREVER if located is None or _fixed(located[1]) else _period(located[1])
+        if located is None or _fixed(located[1]):
+            return FOREVER
+        from genai_prices.types import StartDateConstraint, TimeOfDateConstraint
+
+        # the largest number of minutes dividing every UTC boundary of its dated and daily prices (1 if unsure)
+        step = 1440  # a date changes at UTC midnight
+        for conditional in located[1].prices:
+            constraint = conditional.constraint
+            if constraint is None or isinstance(constraint, StartDateConstraint):
+                continue
+            if not isinstance(constraint, TimeOfDateConstraint):
+                return 1  # a kind of period this code does not know: price every minute
+            for moment in (constraint.start_time, constraint.end_time):
+                offset = moment.utcoffset()
+                seconds = moment.hour * 3600 + moment.minute * 60 + moment.second
+                seconds -= int(offset.total_seconds()) if offset is not None else 0
+                if seconds % 60 or moment.microsecond:
+                    return 1
+                step = math.gcd(step, (seconds // 60) % 1440)
+        return step or 1
 
     def _genai_model(self, provider: str, model: str) -> tuple[str, Any] | None:
         """(``genai-prices <version>: provider/model``, its model info) of a model, found once (``None``: unknown)."""
@@ -214,27 +233,6 @@ class PriceTable:
 
 FOREVER = 1 << 40
 """A period no price changes within (minutes): a fixed price, or no price at all."""
-
-
-def _period(info: Any) -> int:
-    """The largest number of minutes dividing every UTC boundary of a model's dated and daily prices (1 if unsure)."""
-    from genai_prices.types import StartDateConstraint, TimeOfDateConstraint
-
-    step = 1440  # a date changes at UTC midnight
-    for conditional in info.prices:
-        constraint = conditional.constraint
-        if constraint is None or isinstance(constraint, StartDateConstraint):
-            continue
-        if not isinstance(constraint, TimeOfDateConstraint):
-            return 1  # a kind of period this code does not know: price every minute
-        for moment in (constraint.start_time, constraint.end_time):
-            offset = moment.utcoffset()
-            seconds = moment.hour * 3600 + moment.minute * 60 + moment.second
-            seconds -= int(offset.total_seconds()) if offset is not None else 0
-            if seconds % 60 or moment.microsecond:
-                return 1
-            step = math.gcd(step, (seconds // 60) % 1440)
-    return step or 1
 
 
 def _fixed(info: Any) -> bool:

@@ -104,41 +104,9 @@ def _existing_directory(path: PathLike) -> str | None:
         current = os.path.dirname(current)
 
 
-def _ancestry(path: PathLike) -> list[tuple[int, int]]:
-    """The identities of the deepest existing directory at or above ``path`` and of all its ancestors."""
-    current = _existing_directory(path)
-    if current is None:
-        return []
-    out: list[tuple[int, int]] = []
-    real = os.path.realpath(current)
-    while True:
-        with contextlib.suppress(OSError):
-            info = os.stat(real)
-            out.append((info.st_dev, info.st_ino))
-        parent = os.path.dirname(real)
-        if parent == real:
-            return out
-        real = parent
-
-
 def _unescape(field: str) -> str:
     """A ``/proc/self/mountinfo`` path field (spaces, tabs, newlines and backslashes are octal escapes)."""
     return re.sub(r"\\([0-7]{3})", lambda match: chr(int(match.group(1), 8)), field)
-
-
-def _mounts() -> list[tuple[str, str]]:
-    """(mount point, the directory of its file system mounted there) of this process's mounts, in mount order."""
-    try:
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as handle:
-            lines = handle.read().splitlines()
-    except OSError:
-        return []
-    out = []
-    for line in lines:
-        fields = line.split(" ")
-        if len(fields) > 5:
-            out.append((_unescape(fields[4]), _unescape(fields[3])))
-    return out
 
 
 def _below(path: str, base: str) -> bool:
@@ -163,10 +131,16 @@ def fs_place(path: PathLike) -> tuple[int, str] | None:
         device = os.stat(real).st_dev
     except OSError:
         return None
-    best: tuple[str, str] | None = None
-    for point, source in _mounts():
-        if _below(real, point) and (best is None or len(point) >= len(best[0])):
-            best = (point, source)
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as handle:
+            mounts = [line.split(" ") for line in handle.read().splitlines()]
+    except OSError:
+        return None
+    best: tuple[str, str] | None = None  # (mount point, the directory of its file system mounted there)
+    for fields in mounts:
+        point = _unescape(fields[4]) if len(fields) > 5 else None
+        if point is not None and _below(real, point) and (best is None or len(point) >= len(best[0])):
+            best = (point, _unescape(fields[3]))
     if best is None:
         return None
     point, source = best
@@ -195,8 +169,14 @@ def inside(path: PathLike, directory: PathLike) -> bool:
     existing = _existing_directory(path)
     if existing is None:
         return False
-    if target in _ancestry(existing):
-        return True
+    real = os.path.realpath(existing)
+    while True:  # it, or one of the directories above it, is ``directory``
+        with contextlib.suppress(OSError):
+            if identity(real) == target:
+                return True
+        if os.path.dirname(real) == real:
+            break
+        real = os.path.dirname(real)
     here, there = fs_place(existing), fs_place(directory)
     return here is not None and there is not None and here[0] == there[0] and _below(here[1], there[1])
 

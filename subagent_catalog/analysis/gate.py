@@ -258,13 +258,6 @@ class GateResult:
         }
 
 
-def _outside(corpus: Corpus, window: Window | None) -> pl.Series | None:
-    """The paths of the session files a bounded window leaves out (``None``: no window)."""
-    if window is None or not window.bounded:
-        return None
-    return corpus.sessions.filter(~window.expr("created_at_ms", pl.Int64()))["path"]  # exact in any year
-
-
 EMPTY_HINT = (
     "is it the right directory, and mounted? A root holds <project>/<session>/session.jsonl or "
     "session.jsonl.zstd; pass --allow-empty if an empty corpus is expected"
@@ -385,7 +378,9 @@ def run_checks(
     chosen = (*chosen, *(c.name for c in CHECKS if c.name not in chosen and (c.name in counts or c.name in rates)))
     ctx = GateContext(corpus.frames(without=UNREAD_BY_GATE), semantics, listing=corpus)  # listed out of core
     corpus = ctx.corpus  # a corpus, or an archive's frames
-    outside = _outside(corpus, window)
+    bounded = window if window is not None and window.bounded else None
+    # the paths of the session files a bounded window leaves out (created_at_ms: exact in any year)
+    outside = None if bounded is None else corpus.sessions.filter(~bounded.expr("created_at_ms", pl.Int64()))["path"]
     files = corpus.sessions.height
     window_files = None if outside is None else files - outside.len()
     denominator = files if window_files is None else window_files
@@ -427,7 +422,7 @@ def run_checks(
         result = CheckResult(gate.name, gate.description, True, "unevaluated", 0, offenders)
         results.append(_judge(result, offenders, denominator))
     chosen = (*chosen, *(gate.name for gate in finding_gates))
-    shown = window.describe() if window is not None and window.bounded else None
+    shown = None if bounded is None else bounded.describe()
     return GateResult(
         root=corpus.root,
         semantics=semantics,

@@ -83,22 +83,6 @@ def _offenders(frame: pl.DataFrame, **columns: pl.Expr) -> pl.DataFrame:
     return frame.select(exprs) if frame.height else pl.DataFrame(schema=OFFENDER_SCHEMA)
 
 
-def _first_problem(ctx: GateContext, kinds: Iterable[str] | None = None) -> pl.DataFrame:
-    """The first problem message per path (optionally of the given kinds)."""
-    problems = ctx.corpus.problems
-    if kinds is not None:
-        problems = problems.filter(pl.col("kind").is_in(list(kinds)))
-    return (
-        problems.filter(pl.col("scope") == "file")
-        .group_by("path", maintain_order=True)
-        .agg(
-            pl.col("kind").first().alias("problem_kind"),
-            pl.col("message").first().alias("problem_message"),
-            pl.col("line").first().alias("problem_line"),
-        )
-    )
-
-
 def _problems(problems: pl.DataFrame) -> pl.DataFrame:
     """``problems`` rows as offenders: their kind, message and line."""
     return _offenders(problems, cause=pl.col("kind"), detail=pl.col("message"), line=pl.col("line"))
@@ -165,8 +149,16 @@ def _verdict(verdict: str, kinds: Iterable[str] | None) -> Callable[[GateContext
     chosen = tuple(kinds) if kinds is not None else None
 
     def count(ctx: GateContext) -> pl.DataFrame:
+        problems = ctx.corpus.problems.filter(pl.col("scope") == "file")
+        if chosen is not None:
+            problems = problems.filter(pl.col("kind").is_in(list(chosen)))
+        first = problems.group_by("path", maintain_order=True).agg(  # the first problem of each path
+            pl.col("kind").first().alias("problem_kind"),
+            pl.col("message").first().alias("problem_message"),
+            pl.col("line").first().alias("problem_line"),
+        )
         sessions = ctx.corpus.sessions.filter(pl.col("verdict") == verdict)
-        joined = sessions.join(_first_problem(ctx, chosen), on="path", how="left")
+        joined = sessions.join(first, on="path", how="left")
         return _offenders(
             joined,
             cause=pl.coalesce(pl.col("read_cause"), pl.col("list_skip"), pl.col("problem_kind"), pl.lit(verdict)),

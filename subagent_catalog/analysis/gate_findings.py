@@ -77,13 +77,6 @@ def parse_finding_gates(values: Sequence[str], rules: Sequence[Rule] = ()) -> li
     return gates
 
 
-def _where() -> pl.Expr:
-    seq = pl.col("seq").cast(pl.String)
-    span = pl.when(pl.col("seq_end").is_not_null() & (pl.col("seq_end") != pl.col("seq")))
-    seqs = span.then(pl.format("seq {}-{}", seq, pl.col("seq_end"))).otherwise(pl.format("seq {}", seq))
-    return pl.when(pl.col("seq").is_null()).then(pl.lit("whole run")).otherwise(seqs)
-
-
 def finding_offenders(
     source: Source, corpus: Corpus, gates: Sequence[FindingGate], rules: str | os.PathLike[str] | None
 ) -> dict[str, pl.DataFrame]:
@@ -104,6 +97,10 @@ def finding_offenders(
     wanted = [rule for rule in loaded if any(gate.kind == rule.name for gate in gates)]
     found = findings(source, detectors=detectors, rules=wanted) if gates else None
     paths = corpus.sessions.select("list_order", "path")
+    seq = pl.col("seq").cast(pl.String)
+    span = pl.when(pl.col("seq_end").is_not_null() & (pl.col("seq_end") != pl.col("seq")))
+    seqs = span.then(pl.format("seq {}-{}", seq, pl.col("seq_end"))).otherwise(pl.format("seq {}", seq))
+    where = pl.when(pl.col("seq").is_null()).then(pl.lit("whole run")).otherwise(seqs)
     out: dict[str, pl.DataFrame] = {}
     for gate in gates:
         if gate.kind not in DETECTORS and gate.kind not in names:  # pragma: no cover - parse_finding_gates refuses it
@@ -115,7 +112,7 @@ def finding_offenders(
             pl.col("session_id").cast(pl.String),
             pl.col("path").cast(pl.String),
             pl.col("kind").alias("cause"),
-            pl.format("{}: {} ({})", "severity", "message", _where()).alias("detail"),
+            pl.format("{}: {} ({})", "severity", "message", where).alias("detail"),
             pl.lit(None, pl.Int64).alias("line"),
         )
     return out

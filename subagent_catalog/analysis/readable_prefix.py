@@ -21,23 +21,6 @@ from subagent_catalog.read.logread import analyse_log, read_stable_bytes
 from subagent_catalog.read.zstdframes import decode_frame, scan_frames
 
 
-def _plaintext(data: bytes, encoding: str | None) -> bytes:
-    """The log's JSONL text: as it is, or its zstd frames decoded in order up to the first that fails."""
-    if encoding != "zstd":
-        return data
-    try:
-        frames = scan_frames(data).frames
-    except ValueError:
-        return b""
-    out: list[bytes] = []
-    for start, end in frames:
-        try:
-            out.append(decode_frame(data[start:end]))
-        except (zstandard.ZstdError, ValueError, MemoryError):  # a damaged or oversized frame: stop there
-            break
-    return b"".join(out)
-
-
 def readable_events(session: dict[str, Any]) -> pl.DataFrame:
     """The events of a failed log's lines before its damage (empty when none can be recovered).
 
@@ -64,7 +47,20 @@ def readable_events(session: dict[str, Any]) -> pl.DataFrame:
         data, _ = read_stable_bytes(path, exact=True)
     except OSError:
         return empty
-    text = _plaintext(data, session.get("encoding"))
+    text = data
+    if session.get("encoding") == "zstd":  # its frames decoded in order up to the first that fails
+        try:
+            frames = scan_frames(data).frames
+        except ValueError:
+            return empty
+        parts: list[bytes] = []
+        for start, end in frames:
+            try:
+                parts.append(decode_frame(data[start:end]))
+            except (zstandard.ZstdError, ValueError, MemoryError):  # a damaged or oversized frame: stop there
+                break
+        text = b"".join(parts)
+        del parts
     if line is not None:
         cut = 0
         for _ in range(max(0, int(line) - 1)):

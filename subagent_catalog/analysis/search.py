@@ -164,6 +164,7 @@ def _corpus_frames(corpus: Corpus, predicate: pl.Expr, pattern: str, options: di
     work = list(zip(corpus.log_sources(), healthy, strict=True))
     rows: list[tuple[Any, ...]] = []
     keys: list[tuple[int, str | None, str]] = []
+    schema = [*_CANDIDATE_SCHEMA.items(), ("list_order", pl.Int64)]
     for index, (session_id, found) in enumerate(scan_logs(work, corpus.compression, needle, jobs=corpus._jobs)):
         if found:
             keys.append((len(found), session_id, projects[index]))
@@ -171,39 +172,15 @@ def _corpus_frames(corpus: Corpus, predicate: pl.Expr, pattern: str, options: di
         flush = options["limit"] is not None or len(rows) >= 50_000 or (index + 1) % SCAN_BATCH_LOGS == 0
         if flush or index + 1 == len(work):
             if rows:
-                yield _scan_frame(rows, keys), orders[index + 1] if index + 1 < len(orders) else None
+                columns = zip(*rows, strict=True)  # column by column: much cheaper than rows of long texts
+                frame = pl.DataFrame(
+                    [pl.Series(name, values, dtype=kind) for (name, kind), values in zip(schema, columns, strict=True)]
+                ).with_columns(
+                    pl.Series("session_id", [sid for n, sid, _ in keys for _ in range(n)], dtype=pl.String),
+                    pl.Series("project_dir", [project for n, _, project in keys for _ in range(n)], dtype=pl.String),
+                )
+                yield frame, orders[index + 1] if index + 1 < len(orders) else None
             rows, keys = [], []
-
-
-def _scan_frame(rows: list[tuple[Any, ...]], keys: list[tuple[int, str | None, str]]) -> pl.DataFrame:
-    schema = {**_CANDIDATE_SCHEMA, "list_order": pl.Int64}
-    columns = zip(*rows, strict=True)  # column by column: much cheaper than rows of long texts
-    frame = pl.DataFrame(
-        [pl.Series(name, values, dtype=kind) for (name, kind), values in zip(schema.items(), columns, strict=True)]
-    )
-    return frame.with_columns(
-        pl.Series("session_id", [sid for n, sid, _ in keys for _ in range(n)], dtype=pl.String),
-        pl.Series("project_dir", [project for n, _, project in keys for _ in range(n)], dtype=pl.String),
-    )
-
-
-def _check(pattern: str, types: Sequence[str] | None, limit: int | None, context: int) -> list[str]:
-    if not isinstance(pattern, str) or pattern == "":
-        raise SearchError(
-            f"the pattern must be a non-empty string, not {pattern!r}",
-            hint='pass the text to look for, e.g. search_events(corpus, "timeout")',
-        )
-    if isinstance(types, str) or (types is not None and not all(isinstance(t, str) for t in types)):
-        raise SearchError(
-            f"types must be a list of event type names, not {types!r}",
-            hint='pass a list, e.g. types=["tool/result"]',
-        )
-    chosen = list(DEFAULT_TYPES if types is None else types)
-    if not chosen:
-        raise SearchError("types is empty: no event would be searched", hint="leave types=None for DEFAULT_TYPES")
-    COUNT.check("limit", limit, error=SearchError, hint="pass limit=100, say, or None", optional=True)
-    COUNT.check("context", context, error=SearchError, hint="pass context=40, say")
-    return chosen
 
 
 def search_events(
@@ -278,7 +255,21 @@ def search_events(
         >>> search_events(read_corpus(root), "type").height    # keys are not text
         0
     """
-    chosen = _check(pattern, types, limit, context)
+    if not isinstance(pattern, str) or pattern == "":
+        raise SearchError(
+            f"the pattern must be a non-empty string, not {pattern!r}",
+            hint='pass the text to look for, e.g. search_events(corpus, "timeout")',
+        )
+    if isinstance(types, str) or (types is not None and not all(isinstance(t, str) for t in types)):
+        raise SearchError(
+            f"types must be a list of event type names, not {types!r}",
+            hint='pass a list, e.g. types=["tool/result"]',
+        )
+    chosen = list(DEFAULT_TYPES if types is None else types)
+    if not chosen:
+        raise SearchError("types is empty: no event would be searched", hint="leave types=None for DEFAULT_TYPES")
+    COUNT.check("limit", limit, error=SearchError, hint="pass limit=100, say, or None", optional=True)
+    COUNT.check("context", context, error=SearchError, hint="pass context=40, say")
     compiled = compile_pattern(pattern, regex=regex, ignore_case=ignore_case)
     if limit == 0:
         return pl.DataFrame(schema=SEARCH_SCHEMA)

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from subagent_catalog.analysis.runs import checked_total
+from subagent_catalog.analysis.runs import INT64_MAX, checked_total
 from subagent_catalog.catalog.source import source_reads
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.costs import session_costs
@@ -56,9 +56,6 @@ _COLUMNS = [
 
 _TOKENS = _SUMS[:5]
 """The token counts: the sums that can pass 64 bits (a count is at most 2^63 - 1 a session, a tree holds many)."""
-
-_INT64_MAX = (1 << 63) - 1
-
 
 _CHUNK = 1 << 16
 """Values converted between a Series and an array at a time (a Python list of this many at most)."""
@@ -139,45 +136,6 @@ def _parent_links(data: pl.DataFrame) -> array[int]:
     return _ints(found.fill_null(-1))
 
 
-def _resolve(parent: array[int]) -> bytearray:
-    """Cut the links that close a cycle (``parent`` is changed in place); which nodes are on a cycle."""
-    state = bytearray(len(parent))  # 0 unseen, 1 on the current walk, 2 done
-    in_cycle = bytearray(len(parent))
-    for start in range(len(parent)):
-        path = []
-        node = start
-        while node != -1 and state[node] == 0:
-            state[node] = 1
-            path.append(node)
-            node = parent[node]
-        if node != -1 and state[node] == 1:  # the walk came back to itself: a cycle from ``node`` on
-            for member in path[path.index(node) :]:
-                in_cycle[member] = 1
-                parent[member] = -1
-        for member in path:
-            state[member] = 2
-    return in_cycle
-
-
-def _depths(parent: array[int]) -> tuple[array[int], array[int]]:
-    """Each node's depth (edges from its root) and root index, in a forest."""
-    depth = array("q", [-1]) * len(parent)
-    root = array("q", range(len(parent)))
-    for start in range(len(parent)):
-        path = []
-        node = start
-        while node != -1 and depth[node] == -1:
-            path.append(node)
-            node = parent[node]
-        base, top = (-1, -1) if node == -1 else (depth[node], root[node])
-        for member in reversed(path):
-            base += 1
-            depth[member] = base
-            top = member if top == -1 else top
-            root[member] = top
-    return depth, root
-
-
 @dataclass
 class _Tree:
     """The resolved forest: parent links (-1: none), which nodes count, children before their parents."""
@@ -214,39 +172,13 @@ class _Tree:
     def sums(self, name: str, values: array[Any], present: bytearray | None = None) -> None:
         """Each node's value plus its counted descendants' (null when neither it nor one of them has a value).
 
-        Integer values (never negative) whose total passes 64 bits take ``checked_sums``.
+        Integer values (never negative) whose total passes 64 bits are checked: a node whose sum does not
+        fit is null, never wrapped, and which nodes that is comes out as the column ``overflow:<name>``
+        (``run_trees`` folds them into ``subtree_tokens_overflow``).
         """
         present = present if present is not None else bytearray(b"\x01") * len(values)
-        if values.typecode == "q" and sum(values) > _INT64_MAX:
-            self.checked_sums(name, values, present)
-            return
         parent, counted = self.parent, self.counted
         below = array(values.typecode, bytes(values.itemsize * len(values)))
-        seen = bytearray(len(values))
-        for node in self.order:
-            up = parent[node]
-            if up == -1:
-                continue
-            if counted[node] and present[node]:
-                mine = values[node] + below[node]
-            elif seen[node]:
-                mine = below[node]
-            else:
-                continue
-            below[up] += mine
-            seen[up] = 1
-        own, under = _present(name, "v", "p"), _present(name, "b", "s")
-        either = (pl.col(f"{name}:p") == 1) | (pl.col(f"{name}:s") == 1)
-        self._add(name, (values, present, below, seen), pl.when(either).then(own.fill_null(0) + under.fill_null(0)))
-
-    def checked_sums(self, name: str, values: array[int], present: bytearray) -> None:
-        """``sums`` of values whose total passes 64 bits: a node whose sum does not fit is null, never wrapped.
-
-        Which nodes that is comes out as the column ``overflow:<name>`` (``run_trees`` folds them into
-        ``subtree_tokens_overflow``).
-        """
-        parent, counted = self.parent, self.counted
-        below = array("q", bytes(8 * len(values)))
         seen, over = bytearray(len(values)), bytearray(len(values))
         for node in self.order:
             up = parent[node]
@@ -268,6 +200,9 @@ class _Tree:
             seen[up] = 1
         own, under = _present(name, "v", "p"), _present(name, "b", "s")
         either = (pl.col(f"{name}:p") == 1) | (pl.col(f"{name}:s") == 1)
+        if not (values.typecode == "q" and sum(values) > INT64_MAX):
+            self._add(name, (values, present, below, seen), pl.when(either).then(own.fill_null(0) + under.fill_null(0)))
+            return
         wide = own.fill_null(0).cast(pl.Int128) + under.fill_null(0).cast(pl.Int128)
         made = pl.when(either & (pl.col(f"{name}:o") == 0)).then(wide.cast(pl.Int64, strict=False))
         self._pending[f"{name}:o"] = pl.Series(over, dtype=pl.UInt8)
@@ -341,8 +276,35 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
     data, costs = _tree_data(source, table)
     size = data.height
     parent = _parent_links(data)
-    in_cycle = _resolve(parent)
-    depth, root = _depths(parent)
+    # Cut the links that close a cycle (``in_cycle``: the nodes on one).
+    state, in_cycle = bytearray(size), bytearray(size)  # state: 0 unseen, 1 on the current walk, 2 done
+    for start in range(size):
+        path = []
+        node = start
+        while node != -1 and state[node] == 0:
+            state[node] = 1
+            path.append(node)
+            node = parent[node]
+        if node != -1 and state[node] == 1:  # the walk came back to itself: a cycle from ``node`` on
+            for member in path[path.index(node) :]:
+                in_cycle[member] = 1
+                parent[member] = -1
+        for member in path:
+            state[member] = 2
+    # Each node's depth (edges from its root) and root index, in the forest left.
+    depth, root = array("q", [-1]) * size, array("q", range(size))
+    for start in range(size):
+        path = []
+        node = start
+        while node != -1 and depth[node] == -1:
+            path.append(node)
+            node = parent[node]
+        base, top = (-1, -1) if node == -1 else (depth[node], root[node])
+        for member in reversed(path):
+            base += 1
+            depth[member] = base
+            top = member if top == -1 else top
+            root[member] = top
     # Every input column the roll-up reads, made in one query (a small corpus pays per query, not per row).
     filled = ("run_first_ms", "run_last_ms", "active_ms", *_SUMS)
     subagent = (pl.col("origin") == "subagent").fill_null(False)
@@ -374,7 +336,7 @@ def run_trees(source: Source, *, scope: Scope = "lineage", prices: Prices | Pric
     tree.extremes("subtree_last_ms", *own("run_last_ms"), largest=True)
     tree.sums("subtree_active_ms", *own("active_ms"))
     for name in _SUMS:
-        tree.sums(f"subtree_{name}", *own(name))  # a token sum past 64 bits is null (``checked_sums``)
+        tree.sums(f"subtree_{name}", *own(name))  # a token sum past 64 bits is null (``sums``)
     tree.sums("subtree_usage_unknown", _ints(data["usage_steps"].is_null().cast(pl.Int64)))
     tree.sums("subtree_cost_unknown", _ints(costs["cost_usd"].is_null().cast(pl.Int64)))
     tree.sums("subtree_cost_usd_known", _filled(costs["cost_usd_known"].fill_null(0.0), array("d")))

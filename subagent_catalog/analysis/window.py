@@ -115,11 +115,6 @@ def parse_instant(text: str, *, now: datetime | None = None) -> datetime:
     raise WindowError(f"not a time: {text!r}", hint=_HINT)
 
 
-def _bound(value: datetime | str | None, now: datetime | None) -> datetime | None:
-    """A bound as given, or read by ``parse_instant`` (``Window`` makes a naive datetime UTC)."""
-    return value if value is None or isinstance(value, datetime) else parse_instant(value, now=now)
-
-
 @dataclasses.dataclass(frozen=True)
 class Window:
     """A half-open time window ``[since, until)`` over session creation times.
@@ -170,7 +165,8 @@ class Window:
             ...
             subagent_catalog.analysis.window.WindowError: empty window: ...
         """
-        return cls(_bound(since, now), _bound(until, now))
+        low, high = (b if b is None or isinstance(b, datetime) else parse_instant(b, now=now) for b in (since, until))
+        return cls(low, high)
 
     @property
     def bounded(self) -> bool:

@@ -84,34 +84,6 @@ class ListingKeys:
         return exact[0] if is_node else exact[1]
 
 
-def _plain_keys(sessions: pl.LazyFrame) -> pl.LazyFrame:
-    return sessions.select(
-        pl.col("list_order").alias("order"),
-        pl.lit(KEY_TEXT, pl.UInt8).alias("n_kind"),
-        pl.col("session_id").alias("n_text"),
-        pl.when(pl.col("parent_session").is_not_null()).then(pl.lit(KEY_TEXT, pl.UInt8)).alias("p_kind"),
-        pl.col("parent_session").alias("p_text"),
-        pl.col("parent_session").is_not_null().alias("named"),
-        (pl.col("origin") == "subagent").fill_null(False).alias("subagent"),
-        pl.col("created_at_ms").cast(pl.Float64).alias("created"),
-    )
-
-
-def _odd_keys(rows: pl.DataFrame) -> tuple[pl.DataFrame, dict[int, tuple[Any, Any]]]:
-    values: dict[int, tuple[Any, Any]] = {}
-    out: list[tuple[Any, ...]] = []
-    for order, text in rows.iter_rows():
-        header = parse_json(text)
-        ident, parent = header["id"], header.get("parentSession", MISSING)
-        values[order] = (ident, parent)
-        node = value_key(ident) or (KEY_ESCAPED, json_text(ident))
-        key = None if parent is MISSING else value_key(parent)
-        subagent = header.get("origin") == "subagent"
-        created = js_number(header["createdAt"]) + 0.0  # + 0.0: -0 sorts as 0
-        out.append((order, *node, *(key or (None, None)), parent is not MISSING, subagent, created))
-    return pl.DataFrame(out, schema=KEY_SCHEMA, orient="row"), values
-
-
 def listing_keys(source: TableSource) -> ListingKeys:
     """Every listed session's keys, parents in order, ``hasChildren`` and sibling ties, as columns.
 
@@ -125,12 +97,33 @@ def listing_keys(source: TableSource) -> ListingKeys:
     require_listing(source)
     sessions = source.scan("sessions").filter(pl.col("listed"))
     # Two scans: the odd rows need header_json, the plain keys (all but those few) do not.
-    odd, values = _odd_keys(sessions.filter(_ODD).select("list_order", "header_json").collect(engine="streaming"))
-    plain = _plain_keys(sessions).collect(engine="streaming").cast(pl.Schema(KEY_SCHEMA))
+    values: dict[int, tuple[Any, Any]] = {}  # the odd rows' exact (id, parentSession), from their header
+    rows: list[tuple[Any, ...]] = []
+    for order, text in sessions.filter(_ODD).select("list_order", "header_json").collect(engine="streaming").rows():
+        header = parse_json(text)
+        ident, parent = header["id"], header.get("parentSession", MISSING)
+        values[order] = (ident, parent)
+        node = value_key(ident) or (KEY_ESCAPED, json_text(ident))
+        key = None if parent is MISSING else value_key(parent)
+        subagent = header.get("origin") == "subagent"
+        created = js_number(header["createdAt"]) + 0.0  # + 0.0: -0 sorts as 0
+        rows.append((order, *node, *(key or (None, None)), parent is not MISSING, subagent, created))
+    odd = pl.DataFrame(rows, schema=KEY_SCHEMA, orient="row")
+    plain = sessions.select(
+        pl.col("list_order").alias("order"),
+        pl.lit(KEY_TEXT, pl.UInt8).alias("n_kind"),
+        pl.col("session_id").alias("n_text"),
+        pl.when(pl.col("parent_session").is_not_null()).then(pl.lit(KEY_TEXT, pl.UInt8)).alias("p_kind"),
+        pl.col("parent_session").alias("p_text"),
+        pl.col("parent_session").is_not_null().alias("named"),
+        (pl.col("origin") == "subagent").fill_null(False).alias("subagent"),
+        pl.col("created_at_ms").cast(pl.Float64).alias("created"),
+    ).collect(engine="streaming")
+    plain = plain.cast(pl.Schema(KEY_SCHEMA))
     if odd.height:
         plain = plain.filter(~pl.col("order").is_in(odd["order"].implode()))
     frame = pl.concat([plain, odd]).sort("order")
-    del plain
+    del plain, rows
     # Every key text as an integer (a dense rank: exact, and far cheaper than hashing strings per join).
     texts = pl.concat([frame["n_text"], frame["p_text"]]).rank("dense").cast(pl.Int64)
     frame = frame.with_columns(texts[: frame.height].alias("n_id"), texts[frame.height :].alias("p_id"))
@@ -167,11 +160,7 @@ def listing_keys(source: TableSource) -> ListingKeys:
         .join(named, on=["n_kind", "n_id"], how="left", maintain_order="left")
         .with_columns(pl.col("has_children").fill_null(False))
     )
-    return ListingKeys(_with_ties(frame, values), parents, values)
-
-
-def _with_ties(frame: pl.DataFrame, values: dict[int, tuple[Any, Any]]) -> pl.DataFrame:
-    """Add ``tie``: siblings with equal ``createdAt`` are ordered by ``localeCompare`` of their ids."""
+    # ``tie``: siblings with equal ``createdAt`` are ordered by ``localeCompare`` of their ids.
     tied = frame.filter(pl.col("prank").is_not_null() & (pl.len().over("prank", "created") > 1))
     ids = [
         text if kind == KEY_TEXT else values[order][0]
@@ -182,4 +171,5 @@ def _with_ties(frame: pl.DataFrame, values: dict[int, tuple[Any, Any]]) -> pl.Da
     ties = pl.DataFrame(
         {"order": tied["order"], "tie": [rank[key] for key in keys]}, schema={"order": pl.Int64, "tie": pl.Int64}
     )
-    return frame.join(ties, on="order", how="left", maintain_order="left").with_columns(pl.col("tie").fill_null(0))
+    frame = frame.join(ties, on="order", how="left", maintain_order="left").with_columns(pl.col("tie").fill_null(0))
+    return ListingKeys(frame, parents, values)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from subagent_catalog.errors import PricesError
-from subagent_catalog.prices.table import _HINT, ModelPrice, PriceTable, _entries, _shown
+from subagent_catalog.prices.table import _HINT, PriceTable, _entries, _shown
 from subagent_catalog.regular import read_regular
 
 MAX_TABLE_BYTES = 1 << 20
@@ -53,7 +53,43 @@ def price_table(prices: Prices | PriceTable | None = None) -> PriceTable:
     if prices is None:
         return PriceTable()
     if isinstance(prices, (str, os.PathLike)):
-        return PriceTable(_read_file(os.fspath(prices)))
+        where = os.fspath(prices)  # a file: see the module docstring for its rules
+        try:
+            data = read_regular(where, limit=MAX_TABLE_BYTES + 1)  # a FIFO never blocks, a device is never read
+        except OSError as error:
+            raise PricesError(
+                f"cannot read the price table {where!r}: {error.strerror or error}", hint=_FILE_HINT
+            ) from None
+        if len(data) > MAX_TABLE_BYTES:
+            raise PricesError(f"{where}: larger than {MAX_TABLE_BYTES >> 20} MiB, not a price table", hint=_FILE_HINT)
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as error:
+            line = data[: error.start].count(b"\n") + 1
+            raise PricesError(
+                f"{where}, line {line}: not UTF-8 (byte {error.start})", hint="save it as UTF-8"
+            ) from None
+        if os.path.splitext(where)[1].lower() == ".csv":
+            return PriceTable(_entries(_csv_items(text, where), where))
+        # a TOML table: a malformed line is named
+        for number, row in enumerate(text.split("\n"), 1):
+            if row.count(".") > MAX_TOML_LINE_DOTS and _bare_dots(row) > MAX_TOML_LINE_DOTS:
+                raise PricesError(
+                    f"{where}, line {number}: more than {MAX_TOML_LINE_DOTS} dots outside quotes",
+                    hint="a price table's keys are at most model.field: quote a model name that holds dots",
+                )
+        if text.count("\n[") >= MAX_TABLE_MODELS:  # a table per model at most: refused before parsing
+            raise PricesError(f"{where}: more than {MAX_TABLE_MODELS:,} tables", hint=_FILE_HINT)
+        try:
+            table = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as error:
+            raise PricesError(f"{where}: not TOML ({error})", hint=_TOML_HINT) from None
+        except RecursionError:
+            raise PricesError(f"{where}: not a price table (nested too deeply)", hint=_TOML_HINT) from None
+        if len(table) > MAX_TABLE_MODELS:
+            raise PricesError(f"{where}: more than {MAX_TABLE_MODELS:,} models", hint=_FILE_HINT)
+        items = [(name, entry, None) for name, entry in table.items()]
+        return PriceTable(_entries(items, where, lambda name: _toml_line(text, name)))
     if not isinstance(prices, Mapping):
         raise PricesError(
             f"a price table is a mapping or the path of a TOML or CSV file, not {type(prices).__name__}", hint=_HINT
@@ -62,26 +98,6 @@ def price_table(prices: Prices | PriceTable | None = None) -> PriceTable:
 
 
 _FILE_HINT = "give a TOML file (a table per model) or a .csv file (columns model,input,output,cache_read,cache_write)"
-
-
-def _read_file(where: str) -> dict[str, ModelPrice]:
-    """A price table file's entries (see the module docstring for its rules)."""
-    try:
-        data = read_regular(where, limit=MAX_TABLE_BYTES + 1)  # a FIFO never blocks, a device is never read
-    except OSError as error:
-        raise PricesError(
-            f"cannot read the price table {where!r}: {error.strerror or error}", hint=_FILE_HINT
-        ) from None
-    if len(data) > MAX_TABLE_BYTES:
-        raise PricesError(f"{where}: larger than {MAX_TABLE_BYTES >> 20} MiB, not a price table", hint=_FILE_HINT)
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        raise PricesError(f"{where}, line {line}: not UTF-8 (byte {error.start})", hint="save it as UTF-8") from None
-    if os.path.splitext(where)[1].lower() == ".csv":
-        return _entries(_csv_items(text, where), where)
-    return _entries(_toml_items(text, where), where, lambda name: _toml_line(text, name))
 
 
 _CSV_COLUMNS = ("model", "input", "output", "cache_read", "cache_write")
@@ -144,27 +160,6 @@ def _csv_items(text: str, where: str) -> list[tuple[Any, Any, int | None]]:
 
 
 _TOML_HINT = 'a TOML table per model: ["provider/model"] then input = 0.2, output = 0.4 (or a .csv file)'
-
-
-def _toml_items(text: str, where: str) -> list[tuple[Any, Any, int | None]]:
-    """(model, prices, ``None``) of each top-level entry of a TOML table; ``PricesError`` naming a malformed line."""
-    for number, line in enumerate(text.split("\n"), 1):
-        if line.count(".") > MAX_TOML_LINE_DOTS and _bare_dots(line) > MAX_TOML_LINE_DOTS:
-            raise PricesError(
-                f"{where}, line {number}: more than {MAX_TOML_LINE_DOTS} dots outside quotes",
-                hint="a price table's keys are at most model.field: quote a model name that holds dots",
-            )
-    if text.count("\n[") >= MAX_TABLE_MODELS:  # a table per model at most: refused before parsing
-        raise PricesError(f"{where}: more than {MAX_TABLE_MODELS:,} tables", hint=_FILE_HINT)
-    try:
-        table = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise PricesError(f"{where}: not TOML ({error})", hint=_TOML_HINT) from None
-    except RecursionError:
-        raise PricesError(f"{where}: not a price table (nested too deeply)", hint=_TOML_HINT) from None
-    if len(table) > MAX_TABLE_MODELS:
-        raise PricesError(f"{where}: more than {MAX_TABLE_MODELS:,} models", hint=_FILE_HINT)
-    return [(name, entry, None) for name, entry in table.items()]
 
 
 def _bare_dots(line: str) -> int:

@@ -196,39 +196,43 @@ class PriceTable:
         ):
             return FOREVER
         located = self._genai_model(PROVIDER_ALIASES.get(provider, provider), model)
-        return FOREVER if located is None or _fixed(located[1]) else _period(located[1])
+        if located is None or _fixed(located[1]):
+            return FOREVER
+        from genai_prices.types import StartDateConstraint, TimeOfDateConstraint
+
+        # the largest number of minutes dividing every UTC boundary of its dated and daily prices (1 if unsure)
+        step = 1440  # a date changes at UTC midnight
+        for conditional in located[1].prices:
+            constraint = conditional.constraint
+            if constraint is None or isinstance(constraint, StartDateConstraint):
+                continue
+            if not isinstance(constraint, TimeOfDateConstraint):
+                return 1  # a kind of period this code does not know: price every minute
+            for moment in (constraint.start_time, constraint.end_time):
+                offset = moment.utcoffset()
+                seconds = moment.hour * 3600 + moment.minute * 60 + moment.second
+                seconds -= int(offset.total_seconds()) if offset is not None else 0
+                if seconds % 60 or moment.microsecond:
+                    return 1
+                step = math.gcd(step, (seconds // 60) % 1440)
+        return step or 1
 
     def _genai_model(self, provider: str, model: str) -> tuple[str, Any] | None:
-        """(source name, ``genai-prices`` model info) of a provider's model, looked up once."""
+        """(``genai-prices <version>: provider/model``, its model info) of a model, found once (``None``: unknown)."""
         key = (provider, model)
         if key not in self._models:
-            self._models[key] = _genai_model(provider, model)
+            from genai_prices import __version__, data_snapshot
+
+            try:
+                _, info = data_snapshot.get_snapshot().find_provider_model(model, None, provider, None)
+                self._models[key] = f"genai-prices {__version__}: {provider}/{info.id}", info
+            except LookupError:
+                self._models[key] = None
         return self._models[key]
 
 
 FOREVER = 1 << 40
 """A period no price changes within (minutes): a fixed price, or no price at all."""
-
-
-def _period(info: Any) -> int:
-    """The largest number of minutes dividing every UTC boundary of a model's dated and daily prices (1 if unsure)."""
-    from genai_prices.types import StartDateConstraint, TimeOfDateConstraint
-
-    step = 1440  # a date changes at UTC midnight
-    for conditional in info.prices:
-        constraint = conditional.constraint
-        if constraint is None or isinstance(constraint, StartDateConstraint):
-            continue
-        if not isinstance(constraint, TimeOfDateConstraint):
-            return 1  # a kind of period this code does not know: price every minute
-        for moment in (constraint.start_time, constraint.end_time):
-            offset = moment.utcoffset()
-            seconds = moment.hour * 3600 + moment.minute * 60 + moment.second
-            seconds -= int(offset.total_seconds()) if offset is not None else 0
-            if seconds % 60 or moment.microsecond:
-                return 1
-            step = math.gcd(step, (seconds // 60) % 1440)
-    return step or 1
 
 
 def _fixed(info: Any) -> bool:
@@ -264,17 +268,6 @@ def _genai_version() -> str:
     from importlib.metadata import version
 
     return version("genai-prices")
-
-
-def _genai_model(provider: str, model: str) -> tuple[str, Any] | None:
-    """(``genai-prices <version>: provider/model``, its model info), or ``None`` when it does not know the model."""
-    from genai_prices import __version__, data_snapshot
-
-    try:
-        _, info = data_snapshot.get_snapshot().find_provider_model(model, None, provider, None)
-    except LookupError:
-        return None
-    return f"genai-prices {__version__}: {provider}/{info.id}", info
 
 
 def _genai_rates(price: Any, source: str) -> Rates:

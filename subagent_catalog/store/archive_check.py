@@ -215,7 +215,7 @@ def check_table(location: Location, table: str, entry: dict[str, Any], *, comple
             if digests is not None:
                 metadata = _verified_footer(location, name, where, size, digests[index])
             else:
-                metadata = _footer(location, name)
+                metadata = location.footer(name)
             if metadata.serialized_size > MAX_FOOTER_BYTES:
                 raise _damaged(where, f"has a Parquet footer of {metadata.serialized_size} bytes")
             arrow_schema = metadata.schema.to_arrow_schema()
@@ -249,15 +249,6 @@ FOOTER_KEEP = 4 * 1024 * 1024
 """The last bytes of a part kept while it is hashed, to parse its footer from (a larger footer is read again)."""
 
 
-def _footer(location: Location, name: str) -> Any:
-    """A part's Parquet footer, read by pyarrow (its top level only is used unless the part was verified)."""
-    pq: Any = importlib.import_module("pyarrow.parquet")
-    if location.local:
-        return pq.read_metadata(location.full(name))
-    filesystem, path = location._arrow(name)
-    return pq.read_metadata(path, filesystem=filesystem)
-
-
 def _verified_footer(location: Location, name: str, where: str, size: int, digest: str) -> Any:
     """Hash a part's bytes and compare them with the manifest's digest; then its footer, parsed from those bytes.
 
@@ -283,7 +274,7 @@ def _verified_footer(location: Location, name: str, where: str, size: int, diges
     if tail[-4:] == b"PAR1" and 0 < length <= len(tail) - 8:
         pq: Any = importlib.import_module("pyarrow.parquet")
         return pq.read_metadata(pa.BufferReader(tail[-(length + 8) :]))
-    return _footer(location, name)  # a footer larger than FOOTER_KEEP (the bytes matched a moment ago)
+    return location.footer(name)  # a footer larger than FOOTER_KEEP (the bytes matched a moment ago)
 
 
 def _size(location: Location, name: str, where: str) -> int:

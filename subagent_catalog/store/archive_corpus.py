@@ -135,8 +135,7 @@ class ArchiveCorpus(Corpus):
 
     def events_available(self) -> bool:
         """Whether events can be read: from the archive's events table, or its corpus root while that is here."""
-        origin = self.origin
-        return origin is None or origin.events_available()
+        return self.origin is None or self.origin.events_available()
 
     def require_events(self, *, needed_for: str) -> None:
         """Raise when the archive holds no events table and its corpus root is not here.
@@ -149,8 +148,7 @@ class ArchiveCorpus(Corpus):
 
     def protected_roots(self) -> list[str]:
         """The archive's directory and its recorded corpus root (a window's: those of the archive it came from)."""
-        origin = self.origin
-        return super().protected_roots() if origin is None else origin.protected_roots()
+        return super().protected_roots() if self.origin is None else self.origin.protected_roots()
 
     def keeps_caches(self) -> bool:
         """No: the logs an archive's frames name may not be here (nor be what was exported)."""
@@ -158,13 +156,11 @@ class ArchiveCorpus(Corpus):
 
     def reading(self) -> AbstractContextManager[None]:
         """The guard of the archive these frames come from: their events are read from its files."""
-        origin = self.origin
-        return nullcontext() if origin is None else origin.reading()
+        return nullcontext() if self.origin is None else self.origin.reading()
 
     def read_error(self, error: BaseException) -> Exception | None:
         """The archive's error for a damaged file another reader met (``Archive.read_error``)."""
-        origin = self.origin
-        return None if origin is None else origin.read_error(error)
+        return None if self.origin is None else self.origin.read_error(error)
 
     def _rebase(self, there: str) -> None:
         """Read the logs under ``there`` (the archive's ``log_root``), not under the relative root recorded.

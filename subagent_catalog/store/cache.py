@@ -145,17 +145,6 @@ class CacheKeyError(OSError):
     """The cache directory's key file exists but cannot be trusted (or cannot be made)."""
 
 
-def _own_private_file(fd: int, what: str) -> os.stat_result:
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
-        raise CacheKeyError(errno.EINVAL, f"{what} is not a regular file")
-    if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        raise CacheKeyError(errno.EPERM, f"{what} belongs to another user")
-    if info.st_mode & 0o077:
-        raise CacheKeyError(errno.EPERM, f"{what} is readable or writable by others")
-    return info
-
-
 def read_key(directory: str) -> bytes | None:
     """The MAC key of a cache directory, or ``None`` when it has none yet.
 
@@ -176,7 +165,13 @@ def read_key(directory: str) -> bytes | None:
             return None
         raise CacheKeyError(error.errno, f"the cache key cannot be opened ({error.strerror})") from None
     with os.fdopen(fd, "rb") as handle:
-        info = _own_private_file(fd, "the cache key")
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise CacheKeyError(errno.EINVAL, "the cache key is not a regular file")
+        if hasattr(os, "getuid") and info.st_uid != os.getuid():
+            raise CacheKeyError(errno.EPERM, "the cache key belongs to another user")
+        if info.st_mode & 0o077:
+            raise CacheKeyError(errno.EPERM, "the cache key is readable or writable by others")
         key = handle.read(_KEY_BYTES + 1)
     if info.st_size != _KEY_BYTES or len(key) != _KEY_BYTES:
         raise CacheKeyError(errno.EINVAL, "the cache key file does not hold one key")
@@ -474,18 +469,6 @@ def _read_cache_file(path: str, root: str, compression: Compression, key: bytes 
     return entries, "loaded"
 
 
-def _bounded(entries: dict[str, Entry]) -> list[str]:
-    """The keys to write: sorted, within ``MAX_CACHE_ENTRIES`` and ``MAX_CACHE_FILE_BYTES`` of records."""
-    keys, total = [], 0
-    budget = MAX_CACHE_FILE_BYTES // 2  # room for the paths, the other columns and the Arrow framing
-    for name in sorted(entries)[:MAX_CACHE_ENTRIES]:
-        total += len(entries[name][5]) + len(name) + 64
-        if total > budget:
-            break
-        keys.append(name)
-    return keys
-
-
 def _array(pa: Any, kind: Any, values: list[Any]) -> Any:
     """A column of the file (no nulls) made from its buffers.
 
@@ -534,7 +517,13 @@ def _write_cache_file(path: str, entries: dict[str, Entry], root: str, compressi
     pa: Any = importlib.import_module("pyarrow")
     ipc: Any = importlib.import_module("pyarrow.ipc")
 
-    keys = _bounded(entries)
+    keys: list[str] = []  # sorted, within MAX_CACHE_ENTRIES and MAX_CACHE_FILE_BYTES of records
+    total, budget = 0, MAX_CACHE_FILE_BYTES // 2  # room for the paths, the other columns and the Arrow framing
+    for name in sorted(entries)[:MAX_CACHE_ENTRIES]:
+        total += len(entries[name][5]) + len(name) + 64
+        if total > budget:
+            break
+        keys.append(name)
     types = [pa.binary(), pa.int64(), pa.int64(), pa.int64(), pa.uint64(), pa.uint64(), pa.large_binary()]
     schema = pa.schema(list(zip(_COLUMNS, types, strict=True)), metadata=_metadata(root, compression))
     sink = pa.BufferOutputStream()

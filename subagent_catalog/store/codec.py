@@ -298,15 +298,6 @@ def _encode_header(meta: dict[str, Any] | None) -> msgspec.Raw:
     return msgspec.Raw(data)
 
 
-def _bigint(data: Any) -> int:
-    if type(data) is not bytes:
-        raise FactsRecordError("a big integer node does not hold bytes")
-    number = int.from_bytes(data, "little", signed=True)
-    if _INT64_MIN <= number <= _UINT64_MAX or len(data) != (number.bit_length() + 8) // 8:
-        raise FactsRecordError("a big integer node is not in its shortest form")
-    return number
-
-
 def _untree(tree: _Tree) -> Any:
     """The value of a flattened tree, without recursion; any malformed tree raises ``FactsRecordError``."""
     kinds, values, blobs = tree.kinds, tree.values, tree.blobs
@@ -328,7 +319,12 @@ def _untree(tree: _Tree) -> Any:
                 raise FactsRecordError("a header container's count is out of range")
             value = fresh = {} if kind == _KIND_DICT else []
         elif kind == _KIND_BIGINT:
-            value = _bigint(next(datas, b""))
+            data = next(datas, b"")
+            if type(data) is not bytes:
+                raise FactsRecordError("a big integer node does not hold bytes")
+            value = int.from_bytes(data, "little", signed=True)
+            if _INT64_MIN <= value <= _UINT64_MAX or len(data) != (value.bit_length() + 8) // 8:
+                raise FactsRecordError("a big integer node is not in its shortest form")
         elif kind == _KIND_WTF8:
             value = _from_wtf8(next(datas, b""))
         else:
@@ -428,29 +424,6 @@ def dump_facts(facts: LogFacts) -> bytes | None:
     return FACTS_MAGIC + tag + data
 
 
-def _text_fields(item: Any) -> tuple[Any, ...]:
-    return tuple(map(_text, msgspec.structs.astuple(item)))
-
-
-def _facts(wire: Any, wtf8: bool) -> LogFacts:
-    astuple = msgspec.structs.astuple
-    values = dict(zip(_FACTS_FIELDS, astuple(wire), strict=True))
-    values["list_meta"] = _decode_header(wire.list_meta)
-    values["read_meta"] = _decode_header(wire.read_meta)
-    record = _text_fields if wtf8 else astuple  # how a WTF-8 record's strings are read back
-    if wtf8:
-        values = {name: _text(value) if type(value) is not list else value for name, value in values.items()}
-    values["descriptors"] = [DescriptorRecord(*record(item)) for item in wire.descriptors]
-    values["problems"] = [ProblemRecord(*record(item)) for item in wire.problems]
-    values["run"] = None
-    if (run := wire.run) is not None:
-        parts = [_text(value) if wtf8 and type(value) is not list else value for value in astuple(run)]
-        parts[_SAMPLES_AT] = [record(item) for item in run.usage_samples]
-        parts[_CALLS_AT] = [record(item) for item in run.tool_call_records]
-        values["run"] = RunFacts(*parts)
-    return LogFacts(**values)
-
-
 def load_facts(blob: bytes, *, size: int | None = None) -> LogFacts:
     """Decode and check facts written by ``dump_facts``; anything else raises ``FactsRecordError``.
 
@@ -490,7 +463,23 @@ def load_facts(blob: bytes, *, size: int | None = None) -> LogFacts:
         wire = decoder.decode(memoryview(blob)[len(head) :])
     except (msgspec.DecodeError, RecursionError) as error:
         raise FactsRecordError(f"not a facts record: {error}") from None
-    facts = _facts(wire, head.endswith(_WTF8))
+    wtf8 = head.endswith(_WTF8)
+    astuple = msgspec.structs.astuple
+    values = dict(zip(_FACTS_FIELDS, astuple(wire), strict=True))
+    values["list_meta"] = _decode_header(wire.list_meta)
+    values["read_meta"] = _decode_header(wire.read_meta)
+    record = (lambda item: tuple(map(_text, astuple(item)))) if wtf8 else astuple  # a WTF-8 record's strings
+    if wtf8:
+        values = {name: _text(value) if type(value) is not list else value for name, value in values.items()}
+    values["descriptors"] = [DescriptorRecord(*record(item)) for item in wire.descriptors]
+    values["problems"] = [ProblemRecord(*record(item)) for item in wire.problems]
+    values["run"] = None
+    if (run := wire.run) is not None:
+        parts = [_text(value) if wtf8 and type(value) is not list else value for value in astuple(run)]
+        parts[_SAMPLES_AT] = [record(item) for item in run.usage_samples]
+        parts[_CALLS_AT] = [record(item) for item in run.tool_call_records]
+        values["run"] = RunFacts(*parts)
+    facts = LogFacts(**values)
     check_facts(facts, size=size)
     return facts
 

@@ -1,7 +1,7 @@
 """Where the work of an archive export runs: here, in a local process pool, or on a Dask cluster.
 
 An export is a list of independent tasks (``store.tasks``): each writes its
-own Parquet parts and returns a small result. ``run_local`` runs them in this
+own Parquet parts and returns a small result. ``LocalPool`` runs them in this
 process or a local process pool; ``run_dask`` on the workers of a
 ``dask.distributed`` scheduler, with a bounded number in flight, a one-line
 error for a task that kills its workers or fails on I/O, and a time limit
@@ -26,7 +26,7 @@ from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.forking import process_pool
 from subagent_catalog.store.tasks import RootNotVisibleError
 
-__all__ = ["EngineError", "LocalPool", "RootNotVisibleError", "run_dask", "run_local", "task_failure"]
+__all__ = ["EngineError", "LocalPool", "RootNotVisibleError", "run_dask", "task_failure"]
 
 WORKER_WAIT_SECONDS = 60
 """How long an export waits for the first worker of an external scheduler."""
@@ -137,23 +137,6 @@ class LocalPool:
                 future.cancel()
 
 
-def run_local(
-    func: Callable[[Any], Any],
-    tasks: Sequence[Any],
-    *,
-    jobs: int | None,
-    start: Literal["fork", "spawn"] = "fork",
-) -> Iterator[Any]:
-    """Run ``func`` on each task here, in a pool of its own (see ``LocalPool``).
-
-    Examples:
-        >>> list(run_local(len, ["ab", "c"], jobs=1))
-        [2, 1]
-    """
-    with LocalPool(jobs=jobs, start=start) as pool:
-        yield from pool.run(func, tasks)
-
-
 def _connect(stack: ExitStack, scheduler: str | None, workers: int) -> Any:
     try:
         dask_distributed: Any = importlib.import_module("distributed")
@@ -201,7 +184,6 @@ def run_dask(
     *,
     scheduler: str | None,
     workers: int = 2,
-    on_start: Callable[[dict[str, Any]], None] | None = None,
     client: Any = None,
 ) -> Iterator[Any]:
     """Run ``func`` on each task on a Dask cluster, yielding results as they complete.
@@ -212,7 +194,6 @@ def run_dask(
         scheduler: a scheduler address (``tcp://host:8786``); ``None`` starts a
             local cluster of ``workers`` processes (one thread each) for the call.
         workers: worker processes of the local cluster.
-        on_start: called once with facts about the cluster (address, workers).
         client: a connected ``distributed.Client`` to use (``scheduler`` is then only named in messages).
 
     Raises:
@@ -232,8 +213,6 @@ def run_dask(
             client = _connect(stack, scheduler, workers)
         dask_completed: Any = importlib.import_module("distributed").as_completed
         joined = len(client.scheduler_info().get("workers", {}))
-        if on_start is not None:
-            on_start({"scheduler": scheduler if scheduler is not None else "local-cluster", "workers": joined})
 
         task_of: dict[Any, Any] = {}
 
@@ -267,21 +246,11 @@ def run_dask(
                 future.cancel()
 
 
-def _workers_alive(client: Any, scheduler: str | None) -> int:
-    try:
-        return len(client.scheduler_info(n_workers=-1).get("workers", {}))
-    except (OSError, TimeoutError) as error:
-        where = repr(scheduler) if scheduler is not None else "of the local cluster"
-        raise EngineError(
-            f"lost the connection to the Dask scheduler {where}: {error}",
-            hint="check that the scheduler is still running, then re-run the export",
-        ) from error
-
-
 def _wait_for_one(running: Any, client: Any, scheduler: str | None) -> None:
     """Block until a batch is done; give up when no worker has been alive for ``WORKER_LOST_SECONDS``."""
     checked = time.monotonic()
     lost_since: float | None = None
+    where = repr(scheduler) if scheduler is not None else "of the local cluster"
     while not running.has_ready() and not running.is_empty():
         with running.thread_condition:
             running.thread_condition.wait(timeout=0.1)
@@ -289,12 +258,18 @@ def _wait_for_one(running: Any, client: Any, scheduler: str | None) -> None:
         if now - checked < WORKER_CHECK_SECONDS:
             continue
         checked = now
-        if _workers_alive(client, scheduler):
+        try:
+            alive = len(client.scheduler_info(n_workers=-1).get("workers", {}))
+        except (OSError, TimeoutError) as error:
+            raise EngineError(
+                f"lost the connection to the Dask scheduler {where}: {error}",
+                hint="check that the scheduler is still running, then re-run the export",
+            ) from error
+        if alive:
             lost_since = None
         elif lost_since is None:
             lost_since = now
         elif now - lost_since >= WORKER_LOST_SECONDS:
-            where = repr(scheduler) if scheduler is not None else "of the local cluster"
             raise EngineError(
                 f"no Dask worker of the scheduler {where} has been alive for {WORKER_LOST_SECONDS:g} s "
                 f"while {running.count()} task(s) wait",

@@ -218,53 +218,6 @@ def _reuse(
     return _Reuse(_by_partition(manifest["fingerprints"]["files"]), events, has_events)
 
 
-def _plan_reads(
-    job: Job,
-    counts: list[ProjectCount],
-    walk_part: dict[int, list[str]],
-    names_parts: list[str],
-    suspicious: str | None,
-    reuse: _Reuse,
-    *,
-    batch: int,
-    first_task: int,
-) -> list[ReadTask]:
-    """Cut the walked projects (in list order) into read tasks of at most ``batch`` files."""
-    tasks: list[ReadTask] = []
-    pending: list[Slice] = []
-    size = 0
-    offset = 0
-
-    def close() -> None:
-        nonlocal pending, size
-        if not pending:
-            return
-        segments = sorted({partition_segment(frame_text(piece.name)) for piece in pending})
-        previous = None
-        if reuse.reason is None:
-            previous = Previous(
-                facts=[name for seg in segments for name in reuse.facts.get(seg, [])],
-                events=[name for seg in segments for name in reuse.events.get(seg, [])],
-                events_usable=reuse.has_events,
-            )
-        parts = sorted({name for piece in pending for name in walk_part[piece.top_index]})
-        tasks.append(ReadTask(job, first_task + len(tasks), pending, parts, suspicious, names_parts, previous))
-        pending, size = [], 0
-
-    for count in counts:
-        start = 0
-        while start < count.files:
-            stop = min(count.files, start + batch - size)
-            pending.append(Slice(count.top_index, count.name, start, stop, offset + start))
-            size += stop - start
-            start = stop
-            if size >= batch:
-                close()
-        offset += count.files
-    close()
-    return tasks
-
-
 def _suspicious_names(location: Location, names_parts: list[str], data_dir: str, task: int) -> str | None:
     """Write the names that can make a lookup fail (in several projects, flat files and their stems); its part."""
     if not names_parts:
@@ -520,7 +473,38 @@ def _export(
     next_task = 2 + len(walks)
 
     batch = batch_size or read_batch(total, runner.workers)
-    reads = _plan_reads(job, counts, walk_part, names_parts, suspicious, reuse, batch=batch, first_task=next_task)
+    # The walked projects (in list order) cut into read tasks of at most ``batch`` files.
+    reads: list[ReadTask] = []
+    pending: list[Slice] = []
+    size = offset = 0
+
+    def close() -> None:
+        nonlocal pending, size
+        if not pending:
+            return
+        segments = sorted({partition_segment(frame_text(piece.name)) for piece in pending})
+        previous = None
+        if reuse.reason is None:
+            previous = Previous(
+                facts=[name for seg in segments for name in reuse.facts.get(seg, [])],
+                events=[name for seg in segments for name in reuse.events.get(seg, [])],
+                events_usable=reuse.has_events,
+            )
+        parts = sorted({name for piece in pending for name in walk_part[piece.top_index]})
+        reads.append(ReadTask(job, next_task + len(reads), pending, parts, suspicious, names_parts, previous))
+        pending, size = [], 0
+
+    for count in counts:
+        start = 0
+        while start < count.files:
+            stop = min(count.files, start + batch - size)
+            pending.append(Slice(count.top_index, count.name, start, stop, offset + start))
+            size += stop - start
+            start = stop
+            if size >= batch:
+                close()
+        offset += count.files
+    close()
     next_task += len(reads)
     results: dict[int, ReadResult] = {}
     done = 0

@@ -129,16 +129,6 @@ def check_header(meta: Any, name: str = "header", *, full_read: bool = False) ->
     _json_values(meta, name)
 
 
-def _check_list(facts: LogFacts) -> None:
-    outcomes = [facts.list_meta is not None, facts.list_skip is not None, facts.list_error is not None]
-    if outcomes.count(True) != 1:
-        _fail("not exactly one list() outcome (header, skip reason or listing error)")
-    if facts.list_meta is not None:
-        check_header(facts.list_meta, "list_meta")
-    _text(facts.list_skip, "list_skip", optional=True)
-    _text(facts.list_error, "list_error", optional=True)
-
-
 def _check_read(facts: LogFacts) -> None:
     if facts.verdict not in _VERDICTS:
         _fail(f"verdict {facts.verdict!r} is not one the reader gives")
@@ -164,19 +154,6 @@ def _check_read(facts: LogFacts) -> None:
             _fail("event times are not safe integers")
         if type(facts.first_time) is not int or type(facts.last_time) is not int or facts.first_time > facts.last_time:
             _fail("first_time is after last_time")
-
-
-def _check_identity(facts: LogFacts) -> None:
-    for name in ("identity_mode", "identity_label", "identity_detail", "unit_failure", "unit_failure_live"):
-        _text(getattr(facts, name), name, optional=True)
-    _count(facts.identity_seq, "identity_seq", optional=True)
-    if facts.identity_cause is not None:
-        if facts.identity_cause not in _IDENTITY_CAUSES:
-            _fail(f"identity cause {facts.identity_cause!r} is not one the reader gives")
-        if facts.identity_detail is None or facts.identity_seq is not None or facts.identity_mode is not None:
-            _fail("an identity cause with an identity, or without a detail")
-    elif facts.identity_detail is not None:
-        _fail("an identity detail without a cause")
 
 
 def _check_records(facts: LogFacts) -> None:
@@ -284,13 +261,7 @@ def _check_run(facts: LogFacts) -> None:
     _strings(run.tools, "run tools")
     if run.tools != sorted(run.tools) or len(run.tools) > run.tool_calls:
         _fail("run tools are not sorted, or more tools than tool calls")
-    _check_times(run)
-    _check_samples(run, facts)
-    _check_calls(run, facts)
-
-
-def _check_times(run: RunFacts) -> None:
-    """Active and tool-busy time: unions inside the run's span (``read.run_time``); the context sizes."""
+    # Active and tool-busy time: unions inside the run's span (``read.run_time``); the context sizes.
     if (run.active_ms is None) != (run.first_ms is None) or (run.tool_busy_ms is None) != (run.first_ms is None):
         _fail("active or tool-busy time without the run's times, or times without them")
     if run.first_ms is not None and not (
@@ -307,15 +278,7 @@ def _check_times(run: RunFacts) -> None:
         and (not run.usage_steps or (run.last_context_tokens or 0) > run.peak_context_tokens)
     ):
         _fail("a context size without a usage sample, or a last size over the peak")
-
-
-def _safe(value: Any, name: str) -> None:
-    if value is not None and not (type(value) is int and is_safe_integer(value)):
-        _fail(f"{name} is not a safe integer: {value!r}")
-
-
-def _check_samples(run: RunFacts, facts: LogFacts) -> None:
-    """Usage samples: one per step, in seq order inside the events, own ones counted by ``usage_steps``."""
+    # Usage samples: one per step, in seq order inside the events, own ones counted by ``usage_steps``.
     samples = run.usage_samples
     if type(samples) is not list or len(samples) > facts.event_count:
         _fail("usage samples are not a list, or more samples than events")
@@ -350,10 +313,7 @@ def _check_samples(run: RunFacts, facts: LogFacts) -> None:
             total = None
         if getattr(run, name) != total:
             _fail(f"run {name} is not the sum of the own usage samples")
-
-
-def _check_calls(run: RunFacts, facts: LogFacts) -> None:
-    """Tool call records: each a call, a result or both, inside the events, own calls counted by ``tool_calls``."""
+    # Tool call records: each a call, a result or both, inside the events, own calls counted by ``tool_calls``.
     records = run.tool_call_records
     if type(records) is not list or len(records) > facts.event_count:
         _fail("tool call records are not a list, or more records than events")
@@ -383,6 +343,11 @@ def _check_calls(run: RunFacts, facts: LogFacts) -> None:
         _fail("the own tool call records are not the tool calls")
 
 
+def _safe(value: Any, name: str) -> None:
+    if value is not None and not (type(value) is int and is_safe_integer(value)):
+        _fail(f"{name} is not a safe integer: {value!r}")
+
+
 def check_facts(facts: LogFacts, *, size: int | None = None) -> None:
     """Check that ``facts`` are facts the reader can derive (of a file of ``size`` bytes, when given).
 
@@ -406,8 +371,23 @@ def check_facts(facts: LogFacts, *, size: int | None = None) -> None:
         _fail(f"facts of a {facts.size}-byte file, not of {size} bytes")
     if facts.events is not None or facts.events_ipc is not None:
         _fail("stored facts hold events")
-    _check_list(facts)
+    outcomes = [facts.list_meta is not None, facts.list_skip is not None, facts.list_error is not None]
+    if outcomes.count(True) != 1:
+        _fail("not exactly one list() outcome (header, skip reason or listing error)")
+    if facts.list_meta is not None:
+        check_header(facts.list_meta, "list_meta")
+    _text(facts.list_skip, "list_skip", optional=True)
+    _text(facts.list_error, "list_error", optional=True)
     _check_read(facts)
-    _check_identity(facts)
+    for name in ("identity_mode", "identity_label", "identity_detail", "unit_failure", "unit_failure_live"):
+        _text(getattr(facts, name), name, optional=True)
+    _count(facts.identity_seq, "identity_seq", optional=True)
+    if facts.identity_cause is not None:
+        if facts.identity_cause not in _IDENTITY_CAUSES:
+            _fail(f"identity cause {facts.identity_cause!r} is not one the reader gives")
+        if facts.identity_detail is None or facts.identity_seq is not None or facts.identity_mode is not None:
+            _fail("an identity cause with an identity, or without a detail")
+    elif facts.identity_detail is not None:
+        _fail("an identity detail without a cause")
     _check_records(facts)
     _check_run(facts)

@@ -237,6 +237,14 @@ class Location:
         filesystem, base = self._fs
         return filesystem, base + ("/" + relative if relative else "")
 
+    def footer(self, relative: str) -> Any:
+        """A Parquet file's footer (``pyarrow.parquet.FileMetaData``), read by pyarrow."""
+        pq: Any = importlib.import_module("pyarrow.parquet")
+        if self.local:
+            return pq.read_metadata(self.full(relative))
+        filesystem, path = self._arrow(relative)
+        return pq.read_metadata(path, filesystem=filesystem)
+
     def write_new(self, relative: str, data: bytes | memoryview) -> None:
         """Create a file that must not exist yet (locally: exclusive, never through a link).
 
@@ -296,8 +304,19 @@ class Location:
 
     def delete(self, relative: str) -> bool:
         """Remove one regular file (locally never through a symbolic link); ``False`` when it was not there."""
-        if self.local:
-            return _unlink_inside(self.url, relative)
+        if self.local:  # every directory on the way, and the file, checked not to be a link
+            parts = relative.split("/")
+            path = os.path.join(self.url, *parts)
+            try:
+                for depth in range(1, len(parts)):
+                    if not stat.S_ISDIR(os.lstat(os.path.join(self.url, *parts[:depth])).st_mode):
+                        return False
+                if not stat.S_ISREG(os.lstat(path).st_mode):
+                    return False
+                os.unlink(path)
+            except OSError:
+                return False
+            return True
         filesystem, path = self._arrow(relative)
         try:
             filesystem.delete_file(path)
@@ -397,14 +416,7 @@ def parquet_column_min(location: Location, name: str, column: str) -> int | None
         >>> parquet_column_min(here, "p.parquet", "a"), parquet_column_min(here, "p.parquet", "b")
         (3, None)
     """
-    import pyarrow.parquet as pq
-
-    if location.local:
-        metadata = pq.read_metadata(location.full(name))
-    else:
-        filesystem, path = location._arrow(name)
-        metadata = pq.read_metadata(path, filesystem=filesystem)
-    return footer_column_min(metadata, column)
+    return footer_column_min(location.footer(name), column)
 
 
 def footer_column_min(metadata: Any, column: str) -> int | None:
@@ -484,25 +496,3 @@ def iter_parquet(
             for batch in parquet.iter_batches(batch_size=size, row_groups=[group], columns=columns, use_threads=False):
                 batch.validate(full=True)  # pyarrow does not check UTF-8 when it reads: invalid text stops here
                 yield batch if where is None else pa.Table.from_batches([batch]).filter(where)
-
-
-def _unlink_inside(target: str, relative: str) -> bool:
-    """Remove one file named relative to a local directory, never through a symbolic link."""
-    parts = relative.split("/")
-    current = target
-    for part in parts[:-1]:
-        current = os.path.join(current, part)
-        try:
-            info = os.lstat(current)
-        except OSError:
-            return False
-        if not stat.S_ISDIR(info.st_mode):
-            return False
-    path = os.path.join(current, parts[-1])
-    try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):
-            return False
-        os.unlink(path)
-    except OSError:
-        return False
-    return True

@@ -300,30 +300,6 @@ class ReadResult(TaskResult):
     digest: str = ""
 
 
-def _slice_files(job: Job, task: ReadTask) -> list[tuple[int, SessionFile]]:
-    """The task's files as (list order, walk entry), from the walk's scratch parts."""
-    wanted = [
-        [("top_index", "=", piece.top_index), ("local_index", ">=", piece.start), ("local_index", "<", piece.stop)]
-        for piece in task.slices
-    ]
-    table = read_parquet(job.location, task.walk_parts, filters=wanted)
-    own = log_name(job.compression)
-    by_top = {piece.top_index: piece for piece in task.slices}
-    out: list[tuple[int, SessionFile]] = []
-    for row in table.to_pylist():
-        piece = by_top[row["top_index"]]
-        local = row["local_index"]
-        if not piece.start <= local < piece.stop:
-            continue
-        project, session = os.fsdecode(row["project_bytes"]), os.fsdecode(row["session_bytes"])
-        path, read_path = os.path.join(job.root, project, session, own), os.fsdecode(row["read_path"])
-        size, mtime, inode, device = (row[name] for name in ("size", "mtime_ns", "inode", "device"))
-        file = SessionFile(path, project, session, True, size, mtime, inode, device, read_path, row["ctime_ns"])
-        out.append((piece.offset + local - piece.start, file))
-    out.sort(key=lambda item: item[0])
-    return out
-
-
 def _name_index(job: Job, task: ReadTask, files: list[tuple[int, SessionFile]]) -> tuple[NameIndex, Any]:
     """The suspicious names this task's directories may meet, and ``holders`` for its lookups."""
     index = NameIndex()
@@ -431,17 +407,6 @@ def events_table(order: int, project: str, events: list[tuple[Any, ...]]) -> Any
     return columns.table()
 
 
-def _copy_events(job: Job, task: ReadTask, remap: dict[int, int]) -> Any:
-    """The previous generation's events of reused files, renumbered in the new list order."""
-    import pyarrow as pa
-
-    assert task.previous is not None
-    with read_guard(job.location, lambda: task.previous.events if task.previous else []):
-        table = read_parquet(job.location, task.previous.events, filters=[("list_order", "in", sorted(remap))])
-    renumbered = pa.array([remap[order] for order in table.column("list_order").to_pylist()], type=pa.int64())
-    return table.set_column(table.schema.get_field_index("list_order"), "list_order", renumbered)
-
-
 def read_task(task: ReadTask) -> ReadResult:
     """Read (or reuse) the task's logs and write their rows as parts.
 
@@ -465,7 +430,26 @@ def read_task(task: ReadTask) -> ReadResult:
     _require(job.fs_root, "corpus root")
     for piece in task.slices:
         _require(os.path.join(job.fs_root, piece.name), "project directory")
-    files = _slice_files(job, task)
+    # The task's files as (list order, walk entry), from the walk's scratch parts.
+    wanted = [
+        [("top_index", "=", piece.top_index), ("local_index", ">=", piece.start), ("local_index", "<", piece.stop)]
+        for piece in task.slices
+    ]
+    table = read_parquet(job.location, task.walk_parts, filters=wanted)
+    own = log_name(job.compression)
+    by_top = {piece.top_index: piece for piece in task.slices}
+    files: list[tuple[int, SessionFile]] = []
+    for row in table.to_pylist():
+        piece = by_top[row["top_index"]]
+        local = row["local_index"]
+        if not piece.start <= local < piece.stop:
+            continue
+        project, session = os.fsdecode(row["project_bytes"]), os.fsdecode(row["session_bytes"])
+        path, read_path = os.path.join(job.root, project, session, own), os.fsdecode(row["read_path"])
+        size, mtime, inode, device = (row[name] for name in ("size", "mtime_ns", "inode", "device"))
+        file = SessionFile(path, project, session, True, size, mtime, inode, device, read_path, row["ctime_ns"])
+        files.append((piece.offset + local - piece.start, file))
+    files.sort(key=lambda item: item[0])
     index, holders = _name_index(job, task, files)
     previous = _previous_facts(job, task, files)
     probes: FsProbes | None = RebasedProbes(job.root, job.fs_root) if job.root != job.fs_root else None
@@ -511,8 +495,12 @@ def read_task(task: ReadTask) -> ReadResult:
             }
         )
         chunks.add(order, file, facts)
-    if remap:
-        copied = _copy_events(job, task, remap)
+    if remap:  # the previous generation's events of reused files, renumbered in the new list order
+        assert task.previous is not None
+        with read_guard(job.location, lambda: task.previous.events if task.previous else []):
+            table = read_parquet(job.location, task.previous.events, filters=[("list_order", "in", sorted(remap))])
+        renumbered = pa.array([remap[order] for order in table.column("list_order").to_pylist()], type=pa.int64())
+        copied = table.set_column(table.schema.get_field_index("list_order"), "list_order", renumbered)
         result.events_reused = copied.num_rows
         events.append(copied)
     facts_rows.flush()

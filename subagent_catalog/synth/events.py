@@ -119,29 +119,23 @@ class SynthLog(EventLog):
                 "agent/inbox/spliced", {"target": "next-turn", "start": 0, "removedCount": 1, "inserted": []}, dt=0
             )
             return
-        message = {
-            "content": [{"type": "text", "text": text}],
-            "source": {"kind": "user"},
-            "role": "user",
-            "id": self.message_id(),
-        }
+        message = self._user(text)
         self.add(
             "agent/inbox/spliced", {"target": "next-turn", "start": 0, "inserted": [message]}, dt=self.gap(1000, 90_000)
         )
 
+    def _user(self, text: str, source: dict[str, Any] | None = None, ident: str | None = None) -> dict[str, Any]:
+        """A user message of ``text`` (with a fresh id unless given one)."""
+        return {
+            "content": [{"type": "text", "text": text}],
+            "source": source or {"kind": "user"},
+            "role": "user",
+            "id": ident or self.message_id(),
+        }
+
     def user_message(self, text: str, *, source: dict[str, Any] | None = None) -> None:
         """A ``user/message`` on the surface."""
-        self.add(
-            "user/message",
-            {
-                "content": [{"type": "text", "text": text}],
-                "source": source or {"kind": "user"},
-                "role": "user",
-                "id": self.message_id(),
-            },
-            dt=self.gap(0, 30),
-            surfaceOp="append",
-        )
+        self.add("user/message", self._user(text, source), dt=self.gap(0, 30), surfaceOp="append")
 
     def request_header(self, size: int) -> None:
         """The request header a step sends (system prompt of ``size`` characters).
@@ -239,12 +233,16 @@ class SynthLog(EventLog):
             data["usage"] = usage
         self.add("assistant/message", data, dt=gap, surfaceOp="append")
 
-    def text_step(self, step: int, *, deltas: int, reasoning: int = 0, first: str | None = None) -> None:
-        """A step that ends with a text answer."""
+    def _step_start(self, step: int, first: str | None) -> None:
+        """A ``step/start``; a turn's first step also brings the user's message and the request header."""
         self.add("step/start", {"turn": self.turn, "step": step}, dt=self.gap(5, 40))
         if first is not None:
             self.user_message(first)
             self.request_header(self.rng.randint(2_000, 6_000))
+
+    def text_step(self, step: int, *, deltas: int, reasoning: int = 0, first: str | None = None) -> None:
+        """A step that ends with a text answer."""
+        self._step_start(step, first)
         outcome = self.variants.outcome()
         if outcome == "retried":  # a failed attempt first: its usage sample is replaced by the next one's
             failure = self.variants.failure()
@@ -261,10 +259,7 @@ class SynthLog(EventLog):
         self, step: int, *, arg_deltas: int, reasoning: int, result_size: int, first: str | None = None
     ) -> None:
         """A step that calls a tool and records its result."""
-        self.add("step/start", {"turn": self.turn, "step": step}, dt=self.gap(5, 40))
-        if first is not None:
-            self.user_message(first)
-            self.request_header(self.rng.randint(2_000, 6_000))
+        self._step_start(step, first)
         if self.rng.random() < 0.3:
             self.add(
                 "request/context",
@@ -402,12 +397,7 @@ def session_events(index: int) -> tuple[tuple[dict[str, Any], ...], int | None]:
         last = unknown_done and len(log.events) + 1 - own_start >= plan.size
         if last and variants.killed():
             # Killed before its turn/end: a message queued meanwhile is the log's last event (the same count).
-            queued = {
-                "content": [{"type": "text", "text": "Are you still there?"}],
-                "source": {"kind": "user"},
-                "role": "user",
-                "id": new_uuid(variants.rng),
-            }
+            queued = log._user("Are you still there?", ident=new_uuid(variants.rng))
             log.add("agent/inbox/spliced", {"target": "next-turn", "start": 0, "inserted": [queued]}, dt=1)
         else:
             log.turn_end()

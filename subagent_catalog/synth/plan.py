@@ -277,7 +277,16 @@ def plan_corpus(sessions: int, seed: int, *, damaged_fraction: float = 0.03) -> 
             fanout.append(0)
             recent.append(index)
             continue
-        parent = _pick_parent(rng, kind, quota, remaining_sub, recent, fanout)
+        # A subagent goes to a parent with a quota (a hub) by its share, else to a recent session with room.
+        share = sum(quota.values()) / max(1, remaining_sub) if kind == "subagent" and quota else 0.0
+        parent = min(quota) if share and rng.random() < min(1.0, 1.5 * share) else None
+        for _ in range(8 if parent is None else 0):
+            back = min(len(recent) - 1, int(rng.expovariate(1 / 6)))
+            if fanout[recent[-1 - back]] < MAX_FANOUT and recent[-1 - back] not in quota:
+                parent = recent[-1 - back]
+                break
+        if parent is None:
+            parent = recent[-1] if fanout[recent[-1]] < MAX_FANOUT else recent[0]
         if kind == "subagent":
             remaining_sub -= 1
         parent_plan = plans[parent]
@@ -319,26 +328,6 @@ def plan_corpus(sessions: int, seed: int, *, damaged_fraction: float = 0.03) -> 
         if depth < MAX_DEPTH:
             recent.append(index)
     return _assign_damage(plans, rng, damaged_fraction)
-
-
-def _pick_parent(
-    rng: random.Random,
-    kind: SessionKind,
-    quota: dict[int, int],
-    remaining_sub: int,
-    recent: deque[int],
-    fanout: list[int],
-) -> int:
-    if kind == "subagent" and quota:
-        share = sum(quota.values()) / max(1, remaining_sub)
-        if rng.random() < min(1.0, 1.5 * share):
-            return min(quota)
-    for _ in range(8):
-        back = min(len(recent) - 1, int(rng.expovariate(1 / 6)))
-        candidate = recent[-1 - back]
-        if fanout[candidate] < MAX_FANOUT and candidate not in quota:
-            return candidate
-    return recent[-1] if fanout[recent[-1]] < MAX_FANOUT else recent[0]
 
 
 def _assign_damage(plans: list[SessionPlan], rng: random.Random, fraction: float) -> list[SessionPlan]:

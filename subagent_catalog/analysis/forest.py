@@ -70,7 +70,7 @@ class Forest:
             >>> from subagent_catalog.corpus import read_corpus
             >>> largest, damaged = build_forest(read_corpus("data/sample")).top_trees(1)
             >>> largest[0]["id"], largest[0]["sessions"]
-            ('auth-refactor', 4)
+            ('run-webapp-1', 16)
         """
         nodes = self.nodes
 

@@ -382,7 +382,8 @@ def sql_command(
     threads: int | None,
     timeout: float,
 ) -> None:
-    """Run one read-only SQL QUERY (DuckDB) over the tables sessions, descriptors, problems, events, catalog...
+    """Run one read-only SQL QUERY (DuckDB) over the tables sessions, descriptors, problems, events, catalog,
+    usage_by_model, tool_calls, and run_trees.
 
     ROOT is a corpus root or an archive directory (its Parquet files are read
     directly). The query runs in a sandbox: one SELECT (WITH, FROM, VALUES,

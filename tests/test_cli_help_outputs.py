@@ -70,10 +70,33 @@ def test_the_summary_help_names_every_line_the_summary_prints() -> None:
 def test_the_sql_help_names_every_table_and_only_those() -> None:
     from subagent_catalog.interop.sql_tables import SQL_TABLES
 
-    named = _named_list(_help("sql"), "over the tables ")
+    named = _named_list(_help("sql"), "The tables: ")
     assert named == list(SQL_TABLES)
     for table in named:
         assert _run("sql", SAMPLE, f"select count(*) as n from {table}", "-f", "csv", "-q").startswith("n\n")
+
+
+SHOW_PARTS = {
+    "run facts": "<th>outcome</th>",
+    "findings": 'id="findings"',
+    "parent and children": "<div>parent:",
+    "waterfall": ">Waterfall:",
+    "timeline": '<div class="tl-axis"',
+    "turns": 'class="turns"',
+    "errors": 'id="errors"',
+    "the transcript": 'id="seq-0"',
+}
+"""Where each part ``show --help`` names begins on a page (a part renamed or gone fails the test below)."""
+
+
+def test_the_show_help_names_the_parts_of_a_page_in_their_order(tmp_path: Path) -> None:
+    page = tmp_path / "auth-refactor.html"
+    _run("show", SAMPLE, "auth-refactor", "-o", page, "-q")
+    html = page.read_text(encoding="utf-8")
+    named = _named_list(_help("show"), "The page's parts, in order: ")
+    assert named == list(SHOW_PARTS)
+    at = [html.find(SHOW_PARTS[part]) for part in named]
+    assert -1 not in at and at == sorted(at), dict(zip(named, at, strict=True))
 
 
 COMMANDS = {

@@ -16,6 +16,7 @@ import os
 from typing import Literal
 
 from subagent_catalog.errors import CorpusLevelError, CorpusRootError
+from subagent_catalog.frames.units import plural
 from subagent_catalog.read.discover import LOG_NAMES, holds_logs, list_top
 from subagent_catalog.store.archive import Archive
 from subagent_catalog.store.layout import MANIFEST, is_url
@@ -73,15 +74,13 @@ def inputs_below(folder: str, *, limit: int = 1000) -> tuple[str, str] | None:
     roots = [name for name in names if name not in archives and _is_corpus_root(os.path.join(folder, name))]
     if not archives and not roots:
         return None
-    counts = [
-        f"{len(found)} {kind}{'s' if len(found) != 1 else ''}"
-        for found, kind in ((roots, "corpus root"), (archives, "archive"))
-        if found
-    ]
+    counts = " and ".join(
+        plural(len(found), kind) for found, kind in ((roots, "corpus root"), (archives, "archive")) if found
+    )
     shown = [f"{name}/" for name in roots + archives]
     listed = ", ".join(shown[:10]) + (f" and {len(shown) - 10} more" if len(shown) > 10 else "")
     first = os.path.join(folder, (roots + archives)[0])
-    return f"it holds {' and '.join(counts)}: {listed}", f"pass one of them as ROOT, such as {first!r}"
+    return f"it holds {counts}: {listed}", f"pass one of them as ROOT, such as {first!r}"
 
 
 def misplaced_archive(archive: Archive) -> CorpusLevelError | None:

@@ -25,7 +25,7 @@ from subagent_catalog.analysis.findings.spawns import (
 )
 from subagent_catalog.analysis.summary import iso
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.frames.units import human_duration
+from subagent_catalog.frames.units import human_duration, plural
 
 __all__ = ["duplicate_task", "fan_out", "parent_spawns", "runaway_child", "spawn_parents", "unread_child"]
 
@@ -291,7 +291,7 @@ def runaway_child(rows: dict[int, dict[str, Any]], options: FindingOptions) -> l
             continue
         state = "still running" if row.get("outcome") == "open" else f"ran on ({row.get('outcome')})"
         more = below.get(session, 0)
-        under = f", with {more} runaway descendant{'s' if more != 1 else ''}" if more else ""
+        under = f", with {plural(more, 'runaway descendant')}" if more else ""
         found.append(
             Finding.about(
                 row,

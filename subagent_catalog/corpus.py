@@ -224,10 +224,7 @@ def open_source(
     reason = None if allow_empty else source.empty_reason()
     if reason is not None:
         hint = EMPTY_HINT if isinstance(source, Corpus) else "re-export it from the corpus root that holds the logs"
-        below = inputs_below(path) if isinstance(source, Corpus) else None
-        if below is not None:  # a folder above corpus roots: name them
-            reason, hint = f"no session log under {path!r}: {below[0]}", below[1]
-        raise EmptySourceError(reason, hint=hint)
+        raise (inputs_below(path) if isinstance(source, Corpus) else None) or EmptySourceError(reason, hint=hint)
     return source
 
 

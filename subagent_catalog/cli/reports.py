@@ -305,9 +305,13 @@ def check(
         subagent-catalog check out/sample-archive --format markdown >> "$GITHUB_STEP_SUMMARY"
     """
     from subagent_catalog.analysis.gate import run_checks
+    from subagent_catalog.store.source import inputs_below
     from subagent_catalog.views.gate_format import format_json, format_markdown, format_text
 
     corpus = load_source(root, quiet=quiet, allow_empty=True)  # the gate judges it
+    above = None if gate["allow_empty"] or corpus.session_count() else inputs_below(root)
+    if above is not None:  # a folder above corpus roots is no empty corpus to judge: name them
+        raise above
     result = run_checks(
         corpus,
         fail_on=fail_on,

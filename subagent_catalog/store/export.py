@@ -434,11 +434,10 @@ def export_archive(
                     claim, runner, root, fs_root, chosen, top, projects, events, incremental, batch_size, progress
                 )
                 if not allow_empty and not manifest["row_counts"]["sessions"] and manifest["listing_error"] is None:
-                    what, hint = inputs_below(root) or (  # a folder above corpus roots names them
-                        "refusing to export an empty corpus",
-                        "check the path (is it mounted?); pass --allow-empty (allow_empty=True) to export it",
+                    raise inputs_below(root) or EmptySourceError(  # a folder above corpus roots names them
+                        f"no session log under {root!r}: refusing to export an empty corpus",
+                        hint="check the path (is it mounted?); pass --allow-empty (allow_empty=True) to export it",
                     )
-                    raise EmptySourceError(f"no session log under {root!r}: {what}", hint=hint)
             except BaseException as error:
                 discard(claim)
                 if isinstance(error, OSError):

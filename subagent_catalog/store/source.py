@@ -6,8 +6,8 @@ Everything else a function needs of its input is the ``Source`` interface
 ``input_kind(location)``: an object-store URL, or a local path holding
 ``manifest.json``, is an archive; anything else a corpus root (a ``file://``
 URL is the local path it names). ``misplaced_archive(archive)``: the error of
-an archive exported from a project folder. ``inputs_below(folder)``: the corpus roots and archives a
-folder above them holds, for the error of reading it as one.
+an archive exported from a project folder. ``inputs_below(folder)``: the error of reading a folder above
+corpus roots or archives, naming them.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import Literal
 
-from subagent_catalog.errors import CorpusLevelError, CorpusRootError
+from subagent_catalog.errors import CorpusLevelError, CorpusRootError, EmptySourceError
 from subagent_catalog.frames.units import plural
 from subagent_catalog.read.discover import LOG_NAMES, holds_logs, list_top
 from subagent_catalog.store.archive import Archive
@@ -54,14 +54,14 @@ def _is_corpus_root(path: str) -> bool:
         return False
 
 
-def inputs_below(folder: str, *, limit: int = 1000) -> tuple[str, str] | None:
-    """What a folder without a log holds instead, as an error's (what, hint), or ``None``.
+def inputs_below(folder: str, *, limit: int = 1000) -> EmptySourceError | None:
+    """The error of reading a folder without a log that holds corpus roots or archives: it names them.
 
-    That is the corpus roots and archives among its folders (the first ``limit`` of them, by name).
+    ``None`` when none of its folders (the first ``limit``, by name) is a corpus root or an archive.
 
     Examples:
-        >>> inputs_below("data")
-        ('it holds 2 corpus roots: findings/, sample/', "pass one of them as ROOT, such as 'data/findings'")
+        >>> print(inputs_below("data"))
+        no session log under 'data': it holds 2 corpus roots: findings/, sample/ (hint: pass one of them as ROOT, ...)
         >>> inputs_below("data/sample/_no-cwd") is None
         True
     """
@@ -74,13 +74,14 @@ def inputs_below(folder: str, *, limit: int = 1000) -> tuple[str, str] | None:
     roots = [name for name in names if name not in archives and _is_corpus_root(os.path.join(folder, name))]
     if not archives and not roots:
         return None
-    counts = " and ".join(
-        plural(len(found), kind) for found, kind in ((roots, "corpus root"), (archives, "archive")) if found
-    )
+    counts = " and ".join(plural(len(n), kind) for n, kind in ((roots, "corpus root"), (archives, "archive")) if n)
     shown = [f"{name}/" for name in roots + archives]
     listed = ", ".join(shown[:10]) + (f" and {len(shown) - 10} more" if len(shown) > 10 else "")
     first = os.path.join(folder, (roots + archives)[0])
-    return f"it holds {counts}: {listed}", f"pass one of them as ROOT, such as {first!r}"
+    return EmptySourceError(
+        f"no session log under {folder!r}: it holds {counts}: {listed}",
+        hint=f"pass one of them as ROOT, such as {first!r}",
+    )
 
 
 def misplaced_archive(archive: Archive) -> CorpusLevelError | None:

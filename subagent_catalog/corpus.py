@@ -32,7 +32,7 @@ from subagent_catalog.store.archive import open_archive
 from subagent_catalog.store.labels import Labels, session_labels
 from subagent_catalog.store.layout import is_url
 from subagent_catalog.store.location import local_location
-from subagent_catalog.store.source import InputKind, input_kind, misplaced_archive
+from subagent_catalog.store.source import InputKind, input_kind, inputs_below, misplaced_archive
 
 if TYPE_CHECKING:
     from subagent_catalog.store.cache import FactsCache
@@ -224,7 +224,7 @@ def open_source(
     reason = None if allow_empty else source.empty_reason()
     if reason is not None:
         hint = EMPTY_HINT if isinstance(source, Corpus) else "re-export it from the corpus root that holds the logs"
-        raise EmptySourceError(reason, hint=hint)
+        raise (inputs_below(path) if isinstance(source, Corpus) else None) or EmptySourceError(reason, hint=hint)
     return source
 
 

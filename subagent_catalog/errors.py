@@ -40,18 +40,19 @@ class EmptySourceError(CorpusRootError):
 
 
 class CorpusLevelError(CorpusRootError):
-    """The input is a folder inside a corpus root (a project or a session folder), not a corpus root.
+    """The input is a folder or a log inside a corpus root (a project or a session folder, a log), not a corpus root.
 
     Attributes:
-        level: ``"project"`` (``<root>/<project>``) or ``"session"`` (``<root>/<project>/<session>``).
-        corpus_root: the corpus root that was meant: the parent, or two levels up.
+        level: ``"project"`` (``<root>/<project>``), ``"session"`` (``<root>/<project>/<session>``) or
+            ``"log"`` (``<root>/<project>/<session>/session.jsonl``).
+        corpus_root: the corpus root that was meant: the parent, two or three levels up.
     """
 
     def __init__(
-        self, message: str, *, level: Literal["project", "session"], corpus_root: str, hint: str | None = None
+        self, message: str, *, level: Literal["project", "session", "log"], corpus_root: str, hint: str | None = None
     ) -> None:
         super().__init__(message, hint=hint)
-        self.level: Literal["project", "session"] = level
+        self.level: Literal["project", "session", "log"] = level
         self.corpus_root = corpus_root
 
 

@@ -893,8 +893,12 @@ def test_list_and_report_refuse_an_id_naming_no_session(runner: CliRunner, tmp_p
     for args in (["list", root, "roo"], ["list", root, "fork-x", "--scope", "descendants", "-f", "json"]):
         result = runner.invoke(main, [str(a) for a in args])
         assert result.exit_code == 1 and len(result.stderr.splitlines()) == 1, result.output
-        assert result.stderr.startswith(f"Error: no session {args[2]!r} in the corpus (hint: did you mean ")
-    assert "did you mean root?" in runner.invoke(main, ["list", str(root), "roo"]).stderr
+        assert result.stderr.startswith(f"Error: no session {args[2]!r} in the corpus (hint: ")
+        assert "did you mean " in result.stderr
+    assert (
+        "prefix needs at least 4 characters: did you mean root?"
+        in runner.invoke(main, ["list", str(root), "roo"]).stderr
+    )
     far = runner.invoke(main, ["list", str(root), "zzzzzzzz"])
     assert far.exit_code == 1 and "none of the corpus's" in far.stderr
     assert _run(runner, "list", root, "c-one").output == "(no subagents)\n"  # a session without subagents

@@ -135,6 +135,38 @@ def test_runaway_and_stalled_are_relative_to_the_corpus_not_the_clock() -> None:
     assert findings(corpus, detectors=["stalled"], stalled_after_ms=3 * 3_600_000).height == 0
 
 
+def test_runaway_child_is_a_subagent_its_root_left_running_long_after_its_end(tmp_path: Path) -> None:
+    """Issue 57, point 12: an ordinary fork, a child created after its root's end and an overrun of a
+    second or two are no runaway (15 of the sample's 21 findings were); a subagent started in the root's
+    run that works on for an hour after its end is one, and so is a chain's top only."""
+    from subagent_catalog.synth.pathologies import HOUR, T0, PlantLog, planted_child, write_planted_log
+
+    root = PlantLog("root", at=0)
+    root.turn_start("split the work")
+    root.at += 10 * 60_000  # the root runs 10 min
+    root.answer("done")
+    root.turn_end()
+    write_planted_log(str(tmp_path), root)
+    end = root.at
+    planted_child(str(tmp_path), "overrun-1s", "root", "a", at=end - 5_000, work_ms=6_000)
+    planted_child(str(tmp_path), "overrun-2s", "root", "b", at=end - 5_000, work_ms=7_000)
+    planted_child(str(tmp_path), "after-the-end", "root", "c", at=end + 60_000, work_ms=HOUR)
+    planted_child(str(tmp_path), "runaway", "root", "d", at=end - 5_000, work_ms=HOUR)
+    planted_child(str(tmp_path), "runaway-kid", "runaway", "e", at=end + 60_000, work_ms=HOUR)
+    fork = PlantLog("fork", at=end - 5_000)  # an ordinary fork: a new run of the user's, no subagent origin
+    fork.turn_start("go on from here")
+    fork.at += 2 * HOUR
+    fork.answer("done")
+    fork.turn_end()
+    write_session(str(tmp_path), header("fork", created_at=T0 + end - 5_000, parent="root"), fork.events, "none")
+    found = findings(read_corpus(tmp_path, cache=False), detectors=["runaway-child"])
+    assert found.select("session_id", "message").rows() == [
+        ("runaway", "ran on (completed) 59 min 55 s after its root root ended (completed), with 1 runaway descendant")
+    ]
+    # The relative part: the same hour is within 10 times the root's 10 min.
+    assert findings(read_corpus(tmp_path, cache=False), detectors=["runaway-child"], runaway_share=10).height == 0
+
+
 def test_cost_outlier_needs_enough_runs_of_known_cost() -> None:
     corpus = read_corpus(GOLDEN)
     assert findings(corpus, detectors=["cost-outlier"])["session_id"].to_list() == ["cost-20"]

@@ -246,6 +246,38 @@ def test_every_command_refuses_a_folder_at_the_wrong_level_in_one_line(
     assert os.listdir(out) == []  # no empty report, no archive
 
 
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_refuses_a_session_log_naming_its_corpus_root_in_one_line(tmp_path: Path, command: str) -> None:
+    """Issue 57, point 11: a ``session.jsonl`` path said only "is not a directory" (conformance: a usage error)."""
+    root = build_healthy(tmp_path / "corpus")
+    log = _session_folder(root) / "session.jsonl"
+    out = tmp_path / "out"
+    out.mkdir()
+    line = _one_error_line(_invoke(*_commands(log, out)[command]))
+    assert f"'{log}' is a session log, not a corpus root" in line
+    assert f"pass its corpus root, three levels up: '{root}'" in line
+    assert os.listdir(out) == []
+    with pytest.raises(errors.CorpusLevelError) as raised:
+        read_corpus(log, cache=False)
+    assert (raised.value.level, raised.value.corpus_root) == ("log", str(root))
+
+
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c != "conformance"])  # upstream's lists nothing
+def test_every_command_names_the_corpus_roots_below_a_folder(tmp_path: Path, command: str) -> None:
+    """Issue 57, point 11: a folder one level above two corpus roots said only "no session log under" it."""
+    above = tmp_path / "runs"
+    build_healthy(above / "monday")
+    build_healthy(above / "tuesday")
+    export_archive(above / "monday", above / "archived", jobs=1)
+    (above / "notes").mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    line = _one_error_line(_invoke(*_commands(above, out)[command]))
+    assert f"'{above}': it holds 2 corpus roots and 1 archive: monday/, tuesday/, archived/ (hint: " in line
+    assert line.endswith(f"(hint: pass one of them as ROOT, such as '{above / 'monday'}')"), line
+    assert not (out / "report.html").exists() and not (out / "archive" / "manifest.json").exists()
+
+
 @pytest.mark.parametrize("command", [c for c in COMMANDS if c not in ("check", "conformance")])
 def test_every_command_refuses_an_empty_folder_in_one_line(tmp_path: Path, command: str) -> None:
     empty, out = tmp_path / "empty", tmp_path / "out"

@@ -361,6 +361,26 @@ def test_a_unique_id_prefix_names_its_session_and_an_ambiguous_one_lists_them(tm
     assert report.exit_code == 0 and "run-research-7" in (tmp_path / "r.html").read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["show", "aut"],
+        ["show", "aut", "--tree", "-o", "{out}"],
+        ["list", "aut"],
+        ["report", "-p", "aut", "-o", "{out}"],
+    ],
+    ids=["show", "show-tree", "list", "report"],
+)
+def test_an_id_prefix_under_four_characters_says_a_prefix_needs_four(tmp_path: Path, args: list[str]) -> None:
+    """Issue 57, point 11: ``show ROOT 0c9`` named the ids it might mean but not why it did not take it."""
+    argv = [args[0], str(SAMPLE), *(a.replace("{out}", str(tmp_path / "out")) for a in args[1:]), "-q"]
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 1 and len(result.output.splitlines()) == 1, result.output
+    assert "'aut'" in result.output
+    assert "(hint: an id prefix needs at least 4 characters: did you mean auth-refactor?)" in result.output
+    assert not (tmp_path / "out").exists()
+
+
 # --------------------------------------------------------------------------- friction: progress, project folders
 
 

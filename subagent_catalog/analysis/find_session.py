@@ -8,7 +8,7 @@ import polars as pl
 
 from subagent_catalog.errors import SessionLookupError, UnknownSessionError
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.frames.nearest import nearest_ids
+from subagent_catalog.frames.nearest import unknown_id_hint
 
 __all__ = ["find_session"]
 
@@ -17,7 +17,8 @@ def find_session(corpus: Corpus, session_id: str, *, path: str | None = None) ->
     """The ``sessions`` row of the one log with this id (or at this ``path``).
 
     Raises:
-        UnknownSessionError: no log has the id (the hint names the nearest ids).
+        UnknownSessionError: no log has the id (the hint names the nearest ids, and says when it is a
+            prefix too short to complete: ``frames.nearest.MIN_PREFIX``).
         SessionLookupError: several logs have it and ``path`` does not say
             which, or the id is only a ``parentSession`` other headers name.
 
@@ -33,6 +34,10 @@ def find_session(corpus: Corpus, session_id: str, *, path: str | None = None) ->
         Traceback (most recent call last):
         ...
         subagent_catalog.errors.UnknownSessionError: no session log has id 'a317' (hint: did you mean a317faa2?)
+        >>> find_session(read_corpus(root), "a31")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        subagent_catalog.errors.UnknownSessionError: no ... 'a31' (hint: an id prefix needs at least 4 characters: ...)
     """
     sessions = corpus.sessions.filter(pl.col("session_id") == session_id)
     if path is not None:
@@ -48,8 +53,8 @@ def find_session(corpus: Corpus, session_id: str, *, path: str | None = None) ->
                 session_id=session_id,
                 hint="its log is missing from this root: look for it in the archive it came from",
             )
-        near = nearest_ids(session_id, corpus.sessions["session_id"].to_list())
-        hint = f"did you mean {', '.join(near)}?" if near else "no id is close to it: check the root and --compression"
+        otherwise = "no id is close to it: check the root and --compression"
+        near, hint = unknown_id_hint(session_id, corpus.sessions["session_id"].to_list(), otherwise=otherwise)
         message = f"no session log has id {session_id!r}{where}"
         raise UnknownSessionError(session_id, near, message=message, hint=hint)
     paths = sessions["path"].to_list()

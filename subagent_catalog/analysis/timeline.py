@@ -17,7 +17,7 @@ import polars as pl
 from subagent_catalog.analysis.trees import Scope, run_trees
 from subagent_catalog.catalog.source import source_reads
 from subagent_catalog.errors import UnknownSessionError
-from subagent_catalog.frames.nearest import nearest_ids
+from subagent_catalog.frames.nearest import unknown_id_hint
 from subagent_catalog.frames.source import Source
 
 TIMELINE_SCHEMA: dict[str, pl.DataType] = {
@@ -90,8 +90,7 @@ def tree_timeline(
     )
     matches = trees.filter(pl.col("session_id") == session_id)
     if matches.height == 0:
-        near = nearest_ids(session_id, trees["session_id"].to_list())
-        hint = f"did you mean {', '.join(near)}?" if near else "check the id and the root"
+        near, hint = unknown_id_hint(session_id, trees["session_id"].to_list(), otherwise="check the id and the root")
         raise UnknownSessionError(session_id, near, message=f"no session log has id {session_id!r}", hint=hint)
     top = matches["list_order"][0]
     # Everything below it is in its root's tree: only that tree's links are walked (not a dict of every session).

@@ -14,7 +14,7 @@ import polars as pl
 from subagent_catalog.catalog.model import CorpusSource, as_corpus
 from subagent_catalog.catalog.source import is_table_source, source_reads
 from subagent_catalog.errors import UnknownSessionError
-from subagent_catalog.frames.nearest import nearest_ids
+from subagent_catalog.frames.nearest import unknown_id_hint
 from subagent_catalog.read.jsvalue import frame_text
 
 __all__ = ["known_session_ids", "require_session"]
@@ -63,7 +63,7 @@ def require_session(corpus: CorpusSource, session_id: str) -> None:
     """Raise ``UnknownSessionError`` when ``session_id`` names no session of the corpus.
 
     A known session without subagents passes: its listing is legitimately
-    empty. The error's hint names the nearest known ids (``nearest_ids``).
+    empty. The error's hint names the nearest known ids (``unknown_id_hint``).
 
     Raises:
         UnknownSessionError: the id is neither a session file's id nor a
@@ -88,12 +88,11 @@ def require_session(corpus: CorpusSource, session_id: str) -> None:
     if _names_session(corpus, session_id):
         return
     known = known_session_ids(corpus)
-    nearest = nearest_ids(session_id, known)
+    otherwise = (
+        f"none of the corpus's {len(known)} session ids is close to it: check the id and the root"
+        if known
+        else "the corpus holds no session at all: check the root"
+    )
+    nearest, hint = unknown_id_hint(session_id, known, otherwise=otherwise)
     shown = repr(session_id if len(session_id) <= SHOWN_ID else session_id[:SHOWN_ID] + "…")
-    if nearest:
-        hint = f"did you mean {', '.join(nearest)}?"
-    elif known:
-        hint = f"none of the corpus's {len(known)} session ids is close to it: check the id and the root"
-    else:
-        hint = "the corpus holds no session at all: check the root"
     raise UnknownSessionError(session_id, nearest, message=f"no session {shown} in the corpus", hint=hint)

@@ -27,15 +27,18 @@ _THRESHOLDS: dict[str, tuple[float, str]] = {
     "retry_storm_retries": (3, "retry-storm: model retries in one turn."),
     "context_share": (0.9, "context-growth: a prompt's share of its window."),
     "fan_out_children": (10, "fan-out: subagents started in one turn."),
+    "runaway_after_s": (60.0, "runaway-child: seconds a subagent works on after its root ended..."),
+    "runaway_share": (0.25, "runaway-child: ...and that time's share of the root's wall time."),
     "stalled_after_s": (3600.0, "stalled: seconds an open run is silent."),
     "cost_outlier_factor": (3.0, "cost-outlier: times the project's p95."),
 }
-"""Each threshold option's default and help, by its parameter (``--tool-loop-calls``...; ``--stalled-after`` in s)."""
+"""Each threshold option's default and help, by its parameter (``--tool-loop-calls``...; ``--stalled-after``,
+``--runaway-after`` in s)."""
 
 
 def _threshold_options(func: Any) -> Any:
     for name, (default, text) in reversed(_THRESHOLDS.items()):
-        flag = "--stalled-after" if name == "stalled_after_s" else "--" + name.replace("_", "-")
+        flag = "--" + name.removesuffix("_s").replace("_", "-")
         kind = THRESHOLD_BOUNDS.get(name, POSITIVE_SECONDS)
         func = click.option(flag, name, type=bounded(kind), default=default, show_default=True, help=text)(func)
     return func
@@ -99,13 +102,14 @@ def findings_command(
     check_target(output, [root])
     source = load_source(root, quiet=quiet)
     check_target(output, protected_paths(root, source))
-    stalled_s = thresholds.pop("stalled_after_s")
+    seconds = {name: thresholds.pop(name) for name in ("runaway_after_s", "stalled_after_s")}
     chosen: Any = "default" if not detectors else [] if detectors == ("none",) else list(detectors)
     found = findings(
         source,
         rules=rules,
         detectors=chosen,
-        stalled_after_ms=max(1, round(stalled_s * 1000)),
+        runaway_after_ms=round(seconds["runaway_after_s"] * 1000),
+        stalled_after_ms=max(1, round(seconds["stalled_after_s"] * 1000)),
         **thresholds,
     )
     found = found.filter(pl.col("severity").is_in(list(SEVERITIES[SEVERITIES.index(min_severity) :])))

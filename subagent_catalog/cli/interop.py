@@ -382,12 +382,14 @@ def sql_command(
     threads: int | None,
     timeout: float,
 ) -> None:
-    """Run one read-only SQL QUERY (DuckDB) over the tables sessions, descriptors, problems, events, catalog...
+    """Run one read-only SQL QUERY (DuckDB) over the tables of a corpus or an archive.
 
-    ROOT is a corpus root or an archive directory (its Parquet files are read
-    directly). The query runs in a sandbox: one SELECT (WITH, FROM, VALUES,
-    DESCRIBE, SUMMARIZE, SHOW) or EXPLAIN statement; it can read no file,
-    write none, load no extension, change no setting.
+    The tables: sessions, descriptors, problems, events, catalog,
+    usage_by_model, tool_calls, and run_trees (docs/sql.md). ROOT is a corpus
+    root or an archive directory (its Parquet files are read directly). The
+    query runs in a sandbox: one SELECT (WITH, FROM, VALUES, DESCRIBE,
+    SUMMARIZE, SHOW) or EXPLAIN statement; it can read no file, write none,
+    load no extension, change no setting.
 
     \b
     Examples:

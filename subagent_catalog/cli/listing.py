@@ -27,7 +27,7 @@ from subagent_catalog.views.text import json_terminal, terminal_safe
 
 
 @click.command()
-@click.argument("root", type=click.Path(file_okay=False))
+@click.argument("root", type=click.Path())
 @click.option("--compression", type=click.Choice(["zstd", "none", "auto"]), default="auto")
 @click.option("--semantics", type=click.Choice(["projection", "trace"]), default="projection")
 @click.option("--all-parents", is_flag=True)

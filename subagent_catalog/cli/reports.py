@@ -50,14 +50,18 @@ def summary(
     fmt: str,
     limit: int,
 ) -> None:
-    """Print a short summary of a corpus: sessions, verdicts, bytes, time span, problems, then its runs.
+    """Print a short summary of a corpus: its files, how they read, its problems, then its runs.
 
     ROOT is a corpus root or an archive (a directory holding manifest.json,
     or an s3://, gs:// or file:// URL; see --input and --storage-option).
 
-    The runs part: outcomes, the failed runs (id, outcome, error message and
-    code), run time, tokens, cost per model (unpriced models named), tool
-    calls and failures, the slowest and costliest runs, the largest tree.
+    One line each: corpus (the root, its encoding), sessions, subagents,
+    verdicts, encodings, bytes, time span, descriptors, listing, problems
+    (each kind below it); then the runs: runs (their outcomes), failed (each
+    failed run: id, outcome, error message and code), by error (the error
+    groups), run time, tokens, cost (per model below it; unpriced models
+    named), tools (calls and failures per tool), the slowest and costliest
+    runs, the largest tree, and a note on each total with an unknown part.
     With --since/--until the counts are those of the sessions created in the
     window (the listing is still computed over the whole corpus).
 
@@ -133,9 +137,14 @@ def report(
     ROOT is a corpus root or an archive (a directory holding manifest.json,
     or an s3://, gs:// or file:// URL; see --input and --storage-option).
 
-    The file inlines everything it needs (no network at view time): the
-    summary, the problems, the session tree, distribution charts, the largest
-    and most damaged trees, and the list_agents text of the chosen parents.
+    The file inlines everything it needs (no network at view time). Its
+    sections, in order: Runs (outcomes by project and by day, the failed runs,
+    the slowest and costliest runs and trees, tokens and cost by model, tools,
+    timelines of the largest trees), Errors (the failed runs grouped by error,
+    an example of each), Findings (by kind, project and run; docs/findings.md),
+    Trends (by day), Summary (the corpus, read verdicts, listing rows,
+    descriptors), Diagnostics, Problems, Session tree, Distributions, Largest
+    and most damaged trees, and list_agents text (of the chosen parents).
     When upstream's listing fails as a whole the report still renders the
     summary and the problems under a banner. With --since/--until the page
     shows the sessions created in the window (the listing is still computed
@@ -296,9 +305,13 @@ def check(
         subagent-catalog check out/sample-archive --format markdown >> "$GITHUB_STEP_SUMMARY"
     """
     from subagent_catalog.analysis.gate import run_checks
+    from subagent_catalog.store.source import inputs_below
     from subagent_catalog.views.gate_format import format_json, format_markdown, format_text
 
     corpus = load_source(root, quiet=quiet, allow_empty=True)  # the gate judges it
+    above = None if gate["allow_empty"] or corpus.session_count() else inputs_below(root)
+    if above is not None:  # a folder above corpus roots is no empty corpus to judge: name them
+        raise above
     result = run_checks(
         corpus,
         fail_on=fail_on,

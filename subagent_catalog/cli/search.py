@@ -18,6 +18,7 @@ from subagent_catalog.cli.options import (
     protected_paths,
     source_options,
 )
+from subagent_catalog.frames.units import plural
 from subagent_catalog.views.text import terminal_safe
 
 if TYPE_CHECKING:
@@ -101,5 +102,5 @@ def _grouped(hits: pl.DataFrame) -> Iterator[str]:
         if row["list_order"] != current or current is None:
             current = row["list_order"]
             count = counts[current]
-            yield f"{row['session_id']}  ({row['project_dir']})  {count} hit{'s' if count != 1 else ''}"
+            yield f"{row['session_id']}  ({row['project_dir']})  {plural(count, 'hit')}"
         yield f"  seq {row['seq']}  {row['type']}  {row['field']}: {row['snippet']}"

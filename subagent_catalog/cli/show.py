@@ -66,9 +66,10 @@ def show(
 
     Read from that session's own log (the rest of the corpus is read for
     its parent, its children and the timeline of the tree below it). The
-    page leads with the run facts (outcome, time split, tokens with cache,
-    cost), a table of turns and a list of the errors, each linked to its
-    step. --tree -o DIR writes a page for ID and every session below it,
+    page's parts, in order: run facts (outcome, time split, tokens with
+    cache, cost), findings, parent and children, waterfall (its turns and
+    steps), timeline (of the tree below it), turns (a table), errors (each
+    linked to its step), and the transcript. --tree -o DIR writes a page for ID and every session below it,
     linked to each other; a single page names other sessions without
     linking them. Texts from the log are escaped (html) or fenced (md); a
     log upstream cannot read shows its part before the damage. A page holds at

@@ -40,6 +40,27 @@ MIN_PREFIX = 4
 """The shortest id prefix ``expand_id`` completes (a shorter one is taken as a whole id)."""
 
 
+def unknown_id_hint(wanted: str, known: Iterable[str | None], *, otherwise: str) -> tuple[list[str], str]:
+    """The ids nearest an unknown ``wanted`` (``nearest_ids``) and the error hint naming them (else ``otherwise``).
+
+    A ``wanted`` shorter than ``MIN_PREFIX`` that starts some ids is a prefix too short to complete: the
+    hint says so.
+
+    Examples:
+        >>> unknown_id_hint("0c9", ["0c9b39da", "77"], otherwise="check the id")
+        (['0c9b39da'], 'an id prefix needs at least 4 characters: did you mean 0c9b39da?')
+        >>> unknown_id_hint("0c9b39db", ["0c9b39da"], otherwise="check the id")[1]
+        'did you mean 0c9b39da?'
+        >>> unknown_id_hint("zz", ["0c9b39da"], otherwise="check the id")[1]
+        'check the id'
+    """
+    near = nearest_ids(wanted, known)
+    hint = f"did you mean {', '.join(near)}?" if near else otherwise
+    if len(wanted) < MIN_PREFIX and any(value.startswith(wanted) for value in near):
+        hint = f"an id prefix needs at least {MIN_PREFIX} characters: {hint}"
+    return near, hint
+
+
 def expand_id(wanted: str, known: Iterable[str | None], *, also: Iterable[str | None] = ()) -> str:
     """The id ``wanted`` names: itself when it is an id, else the one id it is a prefix of.
 

@@ -45,7 +45,7 @@ from subagent_catalog.analysis.transcript import session_transcript
 from subagent_catalog.bounds import TEXT_CHARS
 from subagent_catalog.errors import UnknownSessionError
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.frames.nearest import nearest_ids
+from subagent_catalog.frames.nearest import unknown_id_hint
 from subagent_catalog.frames.source import Source
 from subagent_catalog.interop.otel_attributes import Export, PriceFunction, StepUsage
 from subagent_catalog.interop.otel_conventions import (
@@ -245,8 +245,8 @@ def _selected(forest: _Forest, corpus: Corpus, sessions: Sequence[str] | None) -
     for session_id in sessions:
         node = forest.by_id.get(session_id)
         if node is None:
-            near = nearest_ids(session_id, corpus.sessions["session_id"].to_list())
-            hint = f"did you mean {', '.join(near)}?" if near else "check the id (subagent-catalog summary lists them)"
+            otherwise = "check the id (subagent-catalog summary lists them)"
+            near, hint = unknown_id_hint(session_id, corpus.sessions["session_id"].to_list(), otherwise=otherwise)
             message = f"no readable session log has id {session_id!r}"
             raise UnknownSessionError(session_id, near, message=message, hint=hint)
         chosen.append((node, _root_of(node)))

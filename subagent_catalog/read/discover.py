@@ -292,7 +292,7 @@ def check_level(root: str, top: list[os.DirEntry[str]] | None = None, *, logs_be
         ('project', True)
     """
     entries = list_top(root) if top is None else top
-    if logs_below or (logs_below is None and any(_holds_logs(entry) for entry in entries if _is_real_dir(entry))):
+    if logs_below or (logs_below is None and any(holds_logs(entry) for entry in entries if _is_real_dir(entry))):
         return  # a corpus root: a log sits at <root>/<project>/<session>/
     names = {entry.name for entry in entries}
     here = next((name for name in LOG_NAMES if name in names), None)
@@ -327,8 +327,13 @@ def check_level(root: str, top: list[os.DirEntry[str]] | None = None, *, logs_be
     )
 
 
-def _holds_logs(project: os.DirEntry[str]) -> bool:
-    """Whether some session directory of a project directory holds a log (of either encoding)."""
+def holds_logs(project: os.DirEntry[str]) -> bool:
+    """Whether some session directory of a project directory holds a log (of either encoding).
+
+    Examples:
+        >>> [holds_logs(entry) for entry in os.scandir("data") if entry.name == "sample"]
+        [False]
+    """
     try:
         sessions = os.scandir(project.path)
     except OSError:
@@ -378,6 +383,7 @@ def list_top(root: str) -> list[os.DirEntry[str]]:
     """The root's entries in upstream's visiting order (byte order of the names).
 
     Raises:
+        CorpusLevelError: the root is a session log (``session.jsonl[.zstd]``): the hint names its corpus root.
         CorpusRootError: the root is missing, not a directory or unreadable.
 
     Examples:
@@ -389,6 +395,14 @@ def list_top(root: str) -> list[os.DirEntry[str]]:
         raise CorpusRootError(
             f"corpus root {root!r} does not exist",
             hint="check the path; a root holds <project>/<session>/session.jsonl[.zstd]",
+        )
+    if os.path.basename(root) in LOG_NAMES and os.path.isfile(root):
+        meant = os.path.normpath(os.path.join(root, os.pardir, os.pardir, os.pardir))
+        raise CorpusLevelError(
+            f"{root!r} is a session log, not a corpus root",
+            level="log",
+            corpus_root=meant,
+            hint=f"pass its corpus root, three levels up: {meant!r}; a root holds <project>/<session>/session.jsonl",
         )
     if not os.path.isdir(root):
         raise CorpusRootError(

@@ -69,6 +69,7 @@ from subagent_catalog.store.layout import (
 from subagent_catalog.store.location import Location, arrow_filesystem
 from subagent_catalog.store.manifest import FORMAT_VERSION
 from subagent_catalog.store.parts import PartWriter, encode_parquet
+from subagent_catalog.store.source import inputs_below
 from subagent_catalog.store.target import Claim, claim_target, commit, discard, manifest_files, remove_files
 from subagent_catalog.store.tasks import (
     CountTask,
@@ -386,7 +387,7 @@ def export_archive(
                     claim, runner, root, fs_root, chosen, top, projects, events, incremental, batch_size, progress
                 )
                 if not allow_empty and not manifest["row_counts"]["sessions"] and manifest["listing_error"] is None:
-                    raise EmptySourceError(
+                    raise inputs_below(root) or EmptySourceError(  # a folder above corpus roots names them
                         f"no session log under {root!r}: refusing to export an empty corpus",
                         hint="check the path (is it mounted?); pass --allow-empty (allow_empty=True) to export it",
                     )

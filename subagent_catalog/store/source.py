@@ -6,7 +6,8 @@ Everything else a function needs of its input is the ``Source`` interface
 ``input_kind(location)``: an object-store URL, or a local path holding
 ``manifest.json``, is an archive; anything else a corpus root (a ``file://``
 URL is the local path it names). ``misplaced_archive(archive)``: the error of
-an archive exported from a project folder.
+an archive exported from a project folder. ``inputs_below(folder)``: the error of reading a folder above
+corpus roots or archives, naming them.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from __future__ import annotations
 import os
 from typing import Literal
 
-from subagent_catalog.errors import CorpusLevelError
-from subagent_catalog.read.discover import LOG_NAMES
+from subagent_catalog.errors import CorpusLevelError, CorpusRootError, EmptySourceError
+from subagent_catalog.frames.units import plural
+from subagent_catalog.read.discover import LOG_NAMES, holds_logs, list_top
 from subagent_catalog.store.archive import Archive
 from subagent_catalog.store.layout import MANIFEST, is_url
 from subagent_catalog.store.location import local_location
@@ -42,6 +44,44 @@ def input_kind(location: str | os.PathLike[str]) -> Literal["corpus", "archive"]
     if is_url(path) or os.path.lexists(os.path.join(path, MANIFEST)):
         return "archive"
     return "corpus"
+
+
+def _is_corpus_root(path: str) -> bool:
+    """Whether a log sits at ``<path>/<project>/<session>/`` (``False`` for what cannot be read)."""
+    try:
+        return any(holds_logs(entry) for entry in list_top(path) if entry.is_dir(follow_symlinks=False))
+    except CorpusRootError:
+        return False
+
+
+def inputs_below(folder: str, *, limit: int = 1000) -> EmptySourceError | None:
+    """The error of reading a folder without a log that holds corpus roots or archives: it names them.
+
+    ``None`` when none of its folders (the first ``limit``, by name) is a corpus root or an archive.
+
+    Examples:
+        >>> print(inputs_below("data"))
+        no session log under 'data': it holds 2 corpus roots: findings/, sample/ (hint: pass one of them as ROOT, ...)
+        >>> inputs_below("data/sample/_no-cwd") is None
+        True
+    """
+    try:
+        with os.scandir(folder) as entries:
+            names = sorted(entry.name for entry in entries if entry.is_dir(follow_symlinks=False))[:limit]
+    except OSError:
+        return None
+    archives = [name for name in names if os.path.lexists(os.path.join(folder, name, MANIFEST))]
+    roots = [name for name in names if name not in archives and _is_corpus_root(os.path.join(folder, name))]
+    if not archives and not roots:
+        return None
+    counts = " and ".join(plural(len(n), kind) for n, kind in ((roots, "corpus root"), (archives, "archive")) if n)
+    shown = [f"{name}/" for name in roots + archives]
+    listed = ", ".join(shown[:10]) + (f" and {len(shown) - 10} more" if len(shown) > 10 else "")
+    first = os.path.join(folder, (roots + archives)[0])
+    return EmptySourceError(
+        f"no session log under {folder!r}: it holds {counts}: {listed}",
+        hint=f"pass one of them as ROOT, such as {first!r}",
+    )
 
 
 def misplaced_archive(archive: Archive) -> CorpusLevelError | None:

@@ -77,6 +77,7 @@ ROW_COLUMNS = (
     "session_id",
     "project_dir",
     "parent_session",
+    "origin",
     "verdict",
     "event_count",
     "seed_length",
@@ -84,6 +85,7 @@ ROW_COLUMNS = (
     "outcome_detail",
     "created_at_ms",
     "last_event_ms",
+    "run_wall_ms",
     "cost_usd",
     "tools",
     "tool_calls",
@@ -127,6 +129,8 @@ def findings(
     retry_storm_retries: int = 3,
     context_share: float = 0.9,
     fan_out_children: int = 10,
+    runaway_after_ms: int = 60_000,
+    runaway_share: float = 0.25,
     stalled_after_ms: int = 3_600_000,
     cost_outlier_factor: float = 3.0,
     cost_outlier_min_runs: int = 20,
@@ -151,6 +155,8 @@ def findings(
         retry_storm_retries: ``retry-storm``: model-call retries in one turn.
         context_share: ``context-growth``: a prompt's share of its context window.
         fan_out_children: ``fan-out``: subagents started in one turn.
+        runaway_after_ms: ``runaway-child``: how long a subagent works on after its root's end, at least.
+        runaway_share: ``runaway-child``: that time as a share of the root's wall time, at least.
         stalled_after_ms: ``stalled``: an open run's silence before the corpus's last event.
         cost_outlier_factor: ``cost-outlier``: times the project's p95 of known costs.
         cost_outlier_min_runs: ``cost-outlier``: runs of known cost a project's p95 needs.
@@ -184,6 +190,8 @@ def findings(
         retry_storm_retries=retry_storm_retries,
         context_share=context_share,
         fan_out_children=fan_out_children,
+        runaway_after_ms=runaway_after_ms,
+        runaway_share=runaway_share,
         stalled_after_ms=stalled_after_ms,
         cost_outlier_factor=cost_outlier_factor,
         cost_outlier_min_runs=cost_outlier_min_runs,
@@ -281,7 +289,7 @@ def findings(
             fresh += unread_child(by_order, spawns)
         found += parts.keep(parent_keys, fresh)
     if "runaway-child" in chosen:
-        found += runaway_child(by_order)
+        found += runaway_child(by_order, options)
     if "stalled" in chosen:
         found += stalled(rows, options)
     if "cost-outlier" in chosen:

@@ -25,7 +25,7 @@ from subagent_catalog.analysis.findings.spawns import (
 )
 from subagent_catalog.analysis.summary import iso
 from subagent_catalog.frames.corpus import Corpus
-from subagent_catalog.frames.units import human_duration
+from subagent_catalog.frames.units import human_duration, plural
 
 __all__ = ["duplicate_task", "fan_out", "parent_spawns", "runaway_child", "spawn_parents", "unread_child"]
 
@@ -232,26 +232,33 @@ def unread_child(rows: dict[int, dict[str, Any]], spawns: dict[int, ParentSpawns
 
 
 def _root(row: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The top of a session's ``parentSession`` chain within the corpus (a cycle stops where it closes)."""
+    """The run a subagent works for: up its ``parentSession`` chain, the first session not a subagent."""
     root, seen = by_id[row["parent_session"]], {row["session_id"]}
-    while root.get("parent_session") in by_id and root["session_id"] not in seen:
+    while root.get("origin") == "subagent" and root.get("parent_session") in by_id and root["session_id"] not in seen:
         seen.add(root["session_id"])
         root = by_id[root["parent_session"]]
     return root
 
 
-def runaway_child(rows: dict[int, dict[str, Any]]) -> list[Finding]:
-    """``runaway-child``: a subagent whose last event is after its root's last event, the root having ended.
+def runaway_child(rows: dict[int, dict[str, Any]], options: FindingOptions) -> list[Finding]:
+    """``runaway-child``: a subagent its root left running: started before the root's end, working long after it.
 
-    The root is the top of the child's ``parentSession`` chain within the corpus; it has ended when
-    its outcome is not ``open``. A child working on after that worked for nobody. Only the top of a
-    runaway subtree is a finding (its message counts the runaway descendants under it).
+    The root is the run the subagent works for (up its ``parentSession`` chain, the first session that is
+    not a subagent: a root or an ordinary fork), its end its last event when its outcome says it ended
+    (not ``open`` nor ``unreadable``: a damaged log's end is unknown). A subagent (``origin``
+    ``subagent``) created by then whose last event is later by at least ``runaway_after_ms`` and
+    ``runaway_share`` of the root's wall time worked on for nobody. An ordinary fork (a child without
+    that origin) is its own run, and a child created after its root's end was not left running by it:
+    neither is a runaway. Only the top of a runaway subtree is a finding (its message
+    counts the runaway descendants under it).
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
         >>> rows = {row["list_order"]: row for row in read_corpus("data/findings").sessions.iter_rows(named=True)}
-        >>> [(f.session_id, f.message) for f in runaway_child(rows)]
+        >>> [(f.session_id, f.message) for f in runaway_child(rows, FindingOptions())]
         [('runaway-child', 'still running 3 h after its root runaway-root ended (completed)')]
+        >>> runaway_child(rows, FindingOptions(runaway_after_ms=4 * 3_600_000))
+        []
     """
     by_id: dict[str, dict[str, Any]] = {}
     for row in rows.values():
@@ -259,11 +266,14 @@ def runaway_child(rows: dict[int, dict[str, Any]]) -> list[Finding]:
             by_id.setdefault(row["session_id"], row)
     late: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
     for row in by_id.values():
-        if row.get("parent_session") not in by_id or row.get("last_event_ms") is None:
+        if row.get("origin") != "subagent" or row.get("parent_session") not in by_id or row["last_event_ms"] is None:
             continue
         root = _root(row, by_id)
         ended_at = root.get("last_event_ms")
-        if root.get("outcome") not in (None, "open") and ended_at is not None and row["last_event_ms"] > ended_at:
+        if root.get("outcome") in (None, "open", "unreadable") or ended_at is None:
+            continue
+        allowed = max(options.runaway_after_ms, options.runaway_share * (root.get("run_wall_ms") or 0))
+        if row["last_event_ms"] - ended_at >= allowed:
             late[row["session_id"]] = (row, root)
     below: dict[str, int] = {}
     for session, (row, _) in late.items():
@@ -276,12 +286,12 @@ def runaway_child(rows: dict[int, dict[str, Any]]) -> list[Finding]:
                 below[top] = below.get(top, 0) + 1
     found: list[Finding] = []
     for session, (row, root) in late.items():
-        if row.get("parent_session") in late:
-            continue
         ended_at = root["last_event_ms"]
+        if row.get("parent_session") in late or (row.get("created_at_ms") or ended_at) > ended_at:
+            continue
         state = "still running" if row.get("outcome") == "open" else f"ran on ({row.get('outcome')})"
         more = below.get(session, 0)
-        under = f", with {more} runaway descendant{'s' if more != 1 else ''}" if more else ""
+        under = f", with {plural(more, 'runaway descendant')}" if more else ""
         found.append(
             Finding.about(
                 row,

@@ -22,6 +22,8 @@ THRESHOLD_BOUNDS: dict[str, Bound] = {
     "retry_storm_retries": POSITIVE_COUNT,
     "context_share": RATIO.narrow(0, 1, low_open=True),
     "fan_out_children": POSITIVE_COUNT,
+    "runaway_after_ms": MILLISECONDS.narrow(0, low_open=True),
+    "runaway_share": RATIO,
     "stalled_after_ms": MILLISECONDS.narrow(0, low_open=True),
     "cost_outlier_factor": RATIO.narrow(0, low_open=True),
     "cost_outlier_min_runs": POSITIVE_COUNT,
@@ -39,6 +41,8 @@ class FindingOptions:
         retry_storm_retries: ``retry-storm``: this many model-call retries (``llm/retry``) in one turn.
         context_share: ``context-growth``: a prompt at least this share of its context window.
         fan_out_children: ``fan-out``: this many subagents started in one turn.
+        runaway_after_ms: ``runaway-child``: a subagent working on at least this long after its root's end...
+        runaway_share: ``runaway-child``: ...and at least this share of the root's wall time.
         stalled_after_ms: ``stalled``: an open run whose last event is at least this much older than
             the corpus's last event.
         cost_outlier_factor: ``cost-outlier``: a run's known cost above this many times its project's p95.
@@ -62,6 +66,8 @@ class FindingOptions:
     retry_storm_retries: int = 3
     context_share: float = 0.9
     fan_out_children: int = 10
+    runaway_after_ms: int = 60_000
+    runaway_share: float = 0.25
     stalled_after_ms: int = 3_600_000
     cost_outlier_factor: float = 3.0
     cost_outlier_min_runs: int = 20

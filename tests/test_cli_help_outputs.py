@@ -77,10 +77,11 @@ def test_the_sql_help_names_every_table_and_only_those() -> None:
 
 
 SHOW_PARTS = {
+    "the way up": '<nav id="up">',
     "run facts": "<th>outcome</th>",
     "findings": 'id="findings"',
-    "parent and children": "<div>parent:",
     "waterfall": ">Waterfall:",
+    "children": 'id="children"',
     "timeline": '<div class="tl-axis"',
     "turns": 'class="turns"',
     "errors": 'id="errors"',

@@ -66,11 +66,11 @@ def show(
 
     Read from that session's own log (the rest of the corpus is read for
     its parent, its children and the timeline of the tree below it). The
-    page's parts, in order: run facts (outcome, time split, tokens with
-    cache, cost), findings, parent and children, waterfall (its turns and
-    steps), timeline (of the tree below it), turns (a table), errors (each
-    linked to its step), and the transcript. --tree -o DIR writes a page for ID and every session below it,
-    linked to each other; a single page names other sessions without
+    page's parts, in order: the way up (to the report and the parent, if any), run
+    facts (outcome, time split, tokens with cache, cost), findings, waterfall
+    (its turns and steps), children, timeline (of the tree below it), turns
+    (a table), errors (each linked to its step), and the transcript. --tree
+    -o DIR writes a page for ID and every session below it, linked to each other; a single page names other sessions without
     linking them. Texts from the log are escaped (html) or fenced (md); a
     log upstream cannot read shows its part before the damage. A page holds at
     most 100,000 characters of one text and 20,000,000 in all; where it

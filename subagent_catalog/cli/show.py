@@ -70,9 +70,10 @@ def show(
     facts (outcome, time split, tokens with cache, cost), findings, waterfall
     (its turns and steps), children, timeline (of the tree below it), turns
     (a table), errors (each linked to its step), and the transcript. --tree
-    -o DIR writes a page for ID and every session below it, linked to each other; a single page names other sessions without
-    linking them. Texts from the log are escaped (html) or fenced (md); a
-    log upstream cannot read shows its part before the damage. A page holds at
+    -o DIR writes a page for ID and every session below it, linked to each
+    other; a single page names other sessions without linking them. Texts
+    from the log are escaped (html) or fenced (md); a log upstream cannot
+    read shows its part before the damage. A page holds at
     most 100,000 characters of one text and 20,000,000 in all; where it
     clips, it says how many bytes are left out, and --text SEQ writes that
     step's whole text. ID may be a unique prefix of an id (at least 4

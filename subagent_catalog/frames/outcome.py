@@ -14,8 +14,8 @@ The precedence (``session_outcome``), first that applies:
 4. ``no-turns``: no own turn at all (a header-only log, a fork that never ran).
 
 ``outcome_detail`` says what it was: the read cause and message, the error
-message and code, the abort cause (and the hook's reason), the unknown kind,
-or how an open log ends.
+message and code, who aborted it (``aborted by parent``, with the hook's reason), that the model
+hit its output limit (``max-tokens``), the unknown kind, or how an open log ends.
 """
 
 from __future__ import annotations
@@ -38,6 +38,13 @@ Outcome = Literal[
 ]
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 """Every outcome, in the order reports list them."""
+
+
+ABORTERS = ("user", "parent", "hook")
+"""The abort causes that name who aborted a turn: its detail reads ``aborted by parent``."""
+
+MAX_TOKENS_DETAIL = "max-tokens: the model stopped at its output token limit"
+"""The detail of a ``max-tokens`` run (its ``turn/end`` carries no message)."""
 
 
 def session_outcome(
@@ -71,6 +78,10 @@ def session_outcome(
         ('unreadable', 'seq-gap-before-turn-end: gap at line 4')
         >>> session_outcome("ok", RunFacts())
         ('no-turns', None)
+        >>> session_outcome("ok", RunFacts(turns=1, turns_aborted=1, last_turn_outcome="aborted", last_abort_cause="parent"))
+        ('aborted', 'aborted by parent')
+        >>> session_outcome("ok", RunFacts(turns=1, turns_max_tokens=1, last_turn_outcome="max-tokens"))
+        ('max-tokens', 'max-tokens: the model stopped at its output token limit')
     """
     if verdict == "skipped":
         return "unreadable", f"list() skips the file: {list_skip}" if list_skip else "list() skips the file"
@@ -106,7 +117,10 @@ def session_outcome(
         return "error", message or code
     if kind == "aborted":
         cause, reason = run.last_abort_cause, run.last_abort_reason
-        return "aborted", f"{cause}: {reason}" if cause and reason else cause or reason
+        by = f"aborted by {cause}" if cause in ABORTERS else f"aborted ({cause})" if cause else None
+        return "aborted", f"{by}: {reason}" if by and reason else by or reason
+    if kind == "max-tokens":
+        return "max-tokens", MAX_TOKENS_DETAIL
     if kind in TURN_KINDS:
         return kind, None  # type: ignore[return-value]
     return "other", f"turn/end reason kind {kind!r}"

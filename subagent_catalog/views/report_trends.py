@@ -19,6 +19,7 @@ from markupsafe import Markup
 from subagent_catalog.analysis.run_summary import RunSummary
 from subagent_catalog.frames.units import NO_TIME, OUT_OF_RANGE, human_cost, human_count, human_duration, plural
 from subagent_catalog.views.palette import OKABE_ITO
+from subagent_catalog.views.run_format import group_cost
 from subagent_catalog.views.svg_charts import Line, line_chart
 
 TREND_DAYS = 120
@@ -38,24 +39,6 @@ def _unknown(count: int, what: str) -> str:
     return f" ({plural(count, 'run')} {what})" if count else ""
 
 
-def trend_cost(row: dict[str, Any]) -> str:
-    """A trend row's cost: exact, or its known part as a lower bound (``≥``), with the runs of unknown cost.
-
-    Examples:
-        >>> trend_cost({"cost_usd": None, "cost_usd_known": 0.5, "cost_unknown": 2})
-        '≥ $0.50 (2 runs of unknown cost)'
-        >>> trend_cost({"cost_usd": None, "cost_usd_known": 0.0, "cost_unknown": 1})
-        '– (1 run of unknown cost)'
-        >>> trend_cost({"cost_usd": 0.25, "cost_usd_known": 0.25, "cost_unknown": 0})
-        '$0.25'
-    """
-    if row["cost_usd"] is not None:
-        return human_cost(row["cost_usd"])
-    known = row["cost_usd_known"]
-    head = f"≥ {human_cost(known)}" if known else "–"
-    return head + _unknown(row["cost_unknown"], "of unknown cost")
-
-
 def _row(row: dict[str, Any]) -> dict[str, Any]:
     model = (
         None if row["model"] is None and row["provider"] is None else f"{row['provider'] or '?'}/{row['model'] or '?'}"
@@ -65,7 +48,7 @@ def _row(row: dict[str, Any]) -> dict[str, Any]:
         "model": model,
         "runs": f"{row['runs']:,}",
         "failed": row["failed"],
-        "cost": trend_cost(row),
+        "cost": group_cost(row),
         "tokens": human_count(row["tokens"]) + _unknown(row["tokens_unknown"], "without a count"),
         "p50": human_duration(row["active_p50_ms"]),
         "p95": human_duration(row["active_p95_ms"]) + _unknown(row["active_unknown"], "unknown"),

@@ -5,8 +5,8 @@ Each table is a tuple of ``Column`` (its key, heading, priority). A table sits i
 ``p`` are hidden, and below ``CARDS_BELOW`` each row becomes a stacked card of its priority-1
 cells, each with its heading. ``columns`` puts the column a table is ranked by (and, for
 failures, the error) first and makes it priority 1, so the ranked figure never leaves the box.
-No table scrolls sideways: its cells wrap (``overflow-wrap: anywhere``) and the rule drops the
-least needed columns instead.
+No table scrolls sideways: its cells wrap (a word only where it cannot fit, ``overflow-wrap: break-word``;
+messages, details and paths anywhere) and the rule drops the least needed columns instead.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
+
+from subagent_catalog.frames.units import TOKEN_LABELS
 
 Priority = Literal[1, 2, 3]
 """1: always shown (also on a card); 2: hidden in a narrow box; 3: hidden first."""
@@ -106,10 +108,10 @@ TABLES: dict[str, tuple[Column, ...]] = {
         Column("model", "model", 1),
         Column("sessions", "sessions", 2, num=True),
         Column("steps", "steps", 3, num=True),
-        Column("input", "input", 3, num=True),
-        Column("cache_read", "cache read", 3, num=True),
-        Column("cache_write", "cache write", 3, num=True),
-        Column("output", "output", 2, num=True),
+        Column("input", TOKEN_LABELS["input_tokens"], 3, num=True),
+        Column("cache_read", TOKEN_LABELS["cache_read_tokens"], 3, num=True),
+        Column("cache_write", TOKEN_LABELS["cache_write_tokens"], 3, num=True),
+        Column("output", TOKEN_LABELS["output_tokens"], 2, num=True),
         Column("cost", "cost", 1, num=True),
     ),
     "dashboard": (
@@ -256,7 +258,11 @@ def fit_css() -> str:
     rules = [
         ".fit{container:fit/inline-size;max-width:100%;min-width:0}",
         ".fit>table{width:100%;max-width:100%}",
-        ".fit>table>tbody>tr>td{overflow-wrap:anywhere}",
+        # a word breaks only when it cannot fit its line (break-word leaves a column's narrowest width its longest
+        # word: ``anywhere`` let the layout squeeze a short column to a letter, CONTE/XT_/LENGT/H, beside room);
+        # long free text (messages, details, paths) may still break anywhere
+        ".fit>table>tbody>tr>td{overflow-wrap:break-word}",
+        ".fit>table>tbody>tr>td:is(.c-message,.c-detail,.c-path){overflow-wrap:anywhere}",
         ".fit th,.fit th *{white-space:normal;overflow-wrap:normal}",
         ".fit>table>tbody>tr>td.num{white-space:nowrap;overflow-wrap:normal}",
         ".fit td .note{white-space:normal;display:block;font-size:11px;color:#656d76}",

@@ -73,8 +73,8 @@ RUN_COLUMNS = (
 descriptor identity's label, ``start_ms`` its first own event (its ``createdAt`` when it logged none),
 ``wall_ms`` first to last own event, ``active_ms`` the time a turn of its own was open (``tool_busy_ms``: and a
 tool call ran), ``peak_context_share`` its largest prompt over its context window, ``tokens`` input + cache read
-+ cache write + output (the tokens billed; ``run_tokens``), ``cost_usd`` null when unknown and ``cost_usd_known`` its known part
-(``known_costs``)."""
++ cache write + output (the tokens billed; ``run_tokens``), ``cost_usd`` null when unknown and ``cost_usd_known``
+its known part (``known_costs``)."""
 
 _TOKENS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
 

@@ -78,7 +78,8 @@ def session_outcome(
         ('unreadable', 'seq-gap-before-turn-end: gap at line 4')
         >>> session_outcome("ok", RunFacts())
         ('no-turns', None)
-        >>> session_outcome("ok", RunFacts(turns=1, turns_aborted=1, last_turn_outcome="aborted", last_abort_cause="parent"))
+        >>> session_outcome("ok", RunFacts(turns=1, turns_aborted=1, last_turn_outcome="aborted",
+        ...     last_abort_cause="parent"))
         ('aborted', 'aborted by parent')
         >>> session_outcome("ok", RunFacts(turns=1, turns_max_tokens=1, last_turn_outcome="max-tokens"))
         ('max-tokens', 'max-tokens: the model stopped at its output token limit')

@@ -1,5 +1,7 @@
-"""Figures as people read them: counts (``4,125``), token counts (``1.2 M``), costs (``$0.0131``), shares
-(``5.6%``), durations (``1 h 32 min``), times; and the one name of each token quantity (``TOKEN_LABELS``).
+"""Figures as people read them: counts, token counts, costs, shares, durations, times; token quantities' names.
+
+Counts ``4,125``, token counts ``1.2 M``, costs ``$0.0131``, shares ``5.6%``, durations ``1 h 32 min``; the
+one name of each token quantity is ``TOKEN_LABELS``.
 
 The one home of every figure's format: each view (the report and its site, ``summary``, ``runs``,
 ``show`` pages, compare, the widgets, the notebook display) formats run facts with these, so one figure

@@ -29,7 +29,7 @@ from subagent_catalog.catalog.source import source_reads
 from subagent_catalog.frames.costs import known_costs
 from subagent_catalog.frames.outcome import OUTCOMES
 from subagent_catalog.frames.source import Source
-from subagent_catalog.frames.units import NO_TIME, calendar_day
+from subagent_catalog.frames.units import NO_TIME, calendar_day, plural
 from subagent_catalog.prices import Prices, PriceTable
 
 FAILED_OUTCOMES: tuple[str, ...] = (
@@ -183,11 +183,10 @@ def _counts_by(frame: pl.DataFrame, key: str, present: list[str]) -> pl.DataFram
 
 
 def run_tokens() -> pl.Expr:
-    """A session's ``tokens`` (input + cache read + cache write + output), as every run table shows it.
+    """A session's ``tokens``: input + cache read + cache write + output, as every run table shows it.
 
-    Null (unknown) when its usage could not be read (``usage_steps`` null) or a sum passes 64 bits; 0 when
-    its log was read and no step of its own reported usage: nothing billed, as its cost (``$0``) says,
-    so a run never shows ``$0`` beside unknown tokens.
+    Null when its usage could not be read (or a sum passes 64 bits); 0 when no own step reported usage
+    (nothing billed: its cost is ``$0``, never shown beside unknown tokens).
 
     Examples:
         >>> frame = pl.DataFrame({"usage_steps": [2, 0, None], "input_tokens": [5, None, None],
@@ -417,10 +416,6 @@ def _totals(sessions: pl.DataFrame, runs: pl.DataFrame, calls: pl.DataFrame) -> 
     }
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
-
-
 def _notes(totals: dict[str, Any], unpriced: pl.DataFrame, basis: CostBasis, models: pl.DataFrame) -> list[str]:
     """What the figures leave out, one sentence each (``RunSummary.notes``)."""
     notes = []
@@ -433,14 +428,14 @@ def _notes(totals: dict[str, Any], unpriced: pl.DataFrame, basis: CostBasis, mod
         if totals["usage_unknown"]:
             parts.append(f"{totals['usage_unknown']:,} whose usage could not be read")
         notes.append(
-            f"cost: {_plural(totals['cost_unknown'], 'session')} of unknown cost ({'; '.join(parts)}); "
+            f"cost: {plural(totals['cost_unknown'], 'session')} of unknown cost ({'; '.join(parts)}); "
             "a cost that includes one is shown as a lower bound (≥)"
         )
     if basis == "tokens" and totals["cost_unknown"]:
         notes.append("nothing is priced: the costliest runs and trees are ranked by tokens")
     if totals["usage_unknown"]:
         notes.append(
-            f"tokens: {_plural(totals['usage_unknown'], 'session')} whose usage could not be read; "
+            f"tokens: {plural(totals['usage_unknown'], 'session')} whose usage could not be read; "
             "the token totals leave them out (≥)"
         )
     per_model = [f"{r['provider'] or '?'}/{r['model'] or '?'}" for r in models.filter("overflow").iter_rows(named=True)]

@@ -40,13 +40,6 @@ OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 """Every outcome, in the order reports list them."""
 
 
-ABORTERS = ("user", "parent", "hook")
-"""The abort causes that name who aborted a turn: its detail reads ``aborted by parent``."""
-
-MAX_TOKENS_DETAIL = "max-tokens: the model stopped at its output token limit"
-"""The detail of a ``max-tokens`` run (its ``turn/end`` carries no message)."""
-
-
 def session_outcome(
     verdict: str,
     run: RunFacts | None,
@@ -118,10 +111,10 @@ def session_outcome(
         return "error", message or code
     if kind == "aborted":
         cause, reason = run.last_abort_cause, run.last_abort_reason
-        by = f"aborted by {cause}" if cause in ABORTERS else f"aborted ({cause})" if cause else None
+        by = f"aborted by {cause}" if cause in ("user", "parent", "hook") else f"aborted ({cause})" if cause else None
         return "aborted", f"{by}: {reason}" if by and reason else by or reason
     if kind == "max-tokens":
-        return "max-tokens", MAX_TOKENS_DETAIL
+        return "max-tokens", "max-tokens: the model stopped at its output token limit"  # its turn/end says no more
     if kind in TURN_KINDS:
         return kind, None  # type: ignore[return-value]
     return "other", f"turn/end reason kind {kind!r}"

@@ -48,10 +48,8 @@ TOKEN_LABELS: dict[str, str] = {
     "billed_input_tokens": "input + cache",
     "tokens": "total",
 }
-"""Each token quantity's one label, in every view: ``input`` is the uncached prompt tokens only; ``input + cache``
-is input, cache read and cache write (what a model's prompts were billed for); ``total`` adds the output
-(``tokens``); ``reasoning`` is part of the output. Upstream's usage keys (``cacheReadTokens``) read the same
-(``token_label``)."""
+"""Each token quantity's one label in every view: ``input`` is the uncached prompt only, ``input + cache`` adds
+cache read and write (a prompt's billed tokens), ``total`` adds the output too; ``reasoning`` is part of the output."""
 
 OUT_OF_RANGE = "out of range"
 """The bin of a time outside years 1 to 9999 in a per-day (or other calendar) grouping."""
@@ -183,10 +181,8 @@ def share(value: float | None, *, digits: int = 1, signed: bool = False, lower: 
     """A share (a fraction, 0.056) as a percentage: ``5.6%``, no space, ``digits`` decimals (``+`` when ``signed``).
 
     Examples:
-        >>> share(0.056), share(0.825), share(1.0, digits=0), share(None), share(-0.0312, signed=True)
-        ('5.6%', '82.5%', '100%', '–', '-3.1%')
-        >>> share(0.12, signed=True), share(0.4, lower=True)
-        ('+12.0%', '≥ 40.0%')
+        >>> share(0.056), share(1.0, digits=0), share(None), share(0.12, signed=True), share(0.4, lower=True)
+        ('5.6%', '100%', '–', '+12.0%', '≥ 40.0%')
     """
     if value is None or value != value:
         return MISSING

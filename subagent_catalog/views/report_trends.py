@@ -68,10 +68,6 @@ def _chart(
     return {"key": key, "title": title, "svg": Markup(svg) if svg else None}
 
 
-def _counts(value: float) -> str:
-    return human_count(int(value))
-
-
 def trends_section(runs: RunSummary) -> dict[str, Any]:
     """The "Trends" section's values: the charts' SVG, the notes, the per-day and per-model rows.
 
@@ -109,7 +105,7 @@ def trends_section(runs: RunSummary) -> dict[str, Any]:
             [line("runs", dated["runs"].to_list()), line("failed", dated["failed"].to_list())],
             colours,
             "runs",
-            _counts,
+            lambda v: human_count(int(v)),
         ),
         _chart(
             "Cost per day (hollow: a lower bound, some runs' cost unknown)",
@@ -118,7 +114,7 @@ def trends_section(runs: RunSummary) -> dict[str, Any]:
             [cost],
             colours,
             "USD",
-            lambda v: human_cost(v),
+            human_cost,
         ),
         _chart(
             "Tokens per day",
@@ -127,7 +123,7 @@ def trends_section(runs: RunSummary) -> dict[str, Any]:
             [line("tokens", dated["tokens"].to_list(), [r["tokens_unknown"] > 0 for r in rows])],
             colours,
             "tokens",
-            _counts,
+            lambda v: human_count(int(v)),
         ),
         _chart(
             "Active time per run, p50 and p95 per day",
@@ -171,7 +167,7 @@ def trends_section(runs: RunSummary) -> dict[str, Any]:
             model_lines,
             model_colours,
             "USD",
-            lambda v: human_cost(v),
+            human_cost,
         )
     )
     labelled = frame.filter(pl.col("day").is_null())

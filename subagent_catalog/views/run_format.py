@@ -91,8 +91,7 @@ def total_cost(runs: RunSummary) -> str:
         return text
     parts = [f"{totals['unpriced_sessions']:,} unpriced"] if totals["unpriced_sessions"] else []
     parts += [f"{totals['usage_unknown']:,} unreadable"] if totals["usage_unknown"] else []
-    unknown = totals["cost_unknown"]
-    what = f"{unknown:,} session{'' if unknown == 1 else 's'} of unknown cost: {', '.join(parts)}"
+    what = f"{plural(totals['cost_unknown'], 'session')} of unknown cost: {', '.join(parts)}"
     return f"{text} ({what})" if text != "–" else f"unknown ({what}; nothing priced)"
 
 

@@ -19,12 +19,13 @@ from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.units import (
+    MISSING,
     TOKEN_LABELS,
     clock,
     context_text,
-    human_cost,
     human_count,
     human_duration,
+    partial_cost,
     plural,
     time_split,
 )
@@ -104,10 +105,12 @@ def run_facts(session: dict[str, Any]) -> list[tuple[str, str, Tone]]:
         facts.append(("tokens", ", ".join(f"{name} {human_count(value)}" for name, value in counts), ""))
     elif session.get("usage_steps") == 0 and session.get("steps"):
         facts.append(("tokens", f"none reported ({plural(session['steps'], 'step')}, none with usage)", ""))
+    cost = partial_cost(session.get("cost_usd"), session.get("cost_usd_known"))
     if session.get("cost_usd") is not None:
-        facts.append(("cost", human_cost(session["cost_usd"]), ""))
+        facts.append(("cost", cost, ""))
     elif session.get("usage_steps"):
-        facts.append(("cost", "unknown: a model has no price (unpriced_models names it; --prices adds one)", "warn"))
+        why = "a model has no price (unpriced_models names it; --prices adds one)"
+        facts.append(("cost", f"{cost}, the rest unknown: {why}" if cost != MISSING else f"unknown: {why}", "warn"))
     if session.get("tool_calls") is not None:
         failed = session.get("tool_results_failed") or 0
         facts.append(("tool calls", f"{session['tool_calls']:,}, {failed:,} failed", "warn" if failed else ""))

@@ -16,16 +16,9 @@ from subagent_catalog.analysis.timeline import concurrency, tree_timeline
 from subagent_catalog.catalog.source import source_reads
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.source import Source
-from subagent_catalog.frames.units import (
-    MISSING,
-    TOKEN_LABELS,
-    context_text,
-    human_count,
-    human_duration,
-    partial_cost,
-    time_split,
-)
+from subagent_catalog.frames.units import MISSING, human_count, human_duration, partial_cost
 from subagent_catalog.views import palette
+from subagent_catalog.views.transcript_parts import run_facts
 
 FAILED_OUTCOMES = ("error", "aborted", "max-tokens", "blocked", "interrupted", "open", "unreadable")
 """The ``outcome`` values of a run that did not complete (``open``: killed, crashed or still running)."""
@@ -84,7 +77,7 @@ def badge_html(outcome: str | None) -> str:
 
 
 def run_facts_html(row: dict[str, Any], *, name: str | None = None) -> str:
-    """The detail pane's lead: the run's name, outcome and why, time, tokens, cost and tool failures.
+    """The detail pane's lead: the run's name and its facts as a ``show`` page states them (``run_facts``).
 
     Args:
         row: the session's ``corpus.sessions`` row (with ``cost_usd``; ``cost_usd_known`` when it has one).
@@ -97,43 +90,20 @@ def run_facts_html(row: dict[str, Any], *, name: str | None = None) -> str:
         ...        "reasoning_tokens": None, "cost_usd": 0.0004, "tool_calls": 3, "tool_results_failed": 1,
         ...        "turns": 2, "steps": 4, "models": ["deepseek-chat"]}
         >>> pane = run_facts_html(row, name="<b>Fix it</b>")
-        >>> "&lt;b&gt;Fix it" in pane and "5.5 s" in pane and "CONTEXT_LENGTH" in pane and "1 of 3 failed" in pane
+        >>> "&lt;b&gt;Fix it" in pane and "5.5 s" in pane and "CONTEXT_LENGTH" in pane and "3, 1 failed" in pane
         True
         >>> row.update(active_ms=515, tool_busy_ms=300, tool_ms=815, llm_ms=200)
         >>> split = "active 515 ms of 5.5 s wall (model 200 ms, tools busy 300 ms); tool calls summed 815 ms"
         >>> split in run_facts_html(row)
         True
     """
-    facts: list[tuple[str, str]] = []
-    outcome = row.get("outcome")
-    detail = row.get("outcome_detail")
-    if outcome is not None:
-        facts.append(("outcome", badge_html(outcome) + (f" {escape(detail)}" if detail else "")))
-    if row.get("run_wall_ms") is not None:  # busy and model time inside active time inside wall time
-        facts.append(("time", escape(time_split(row))))
-    if row.get("peak_context_tokens") is not None:
-        facts.append(("context", escape(context_text(row))))
-    quantities = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens", "reasoning_tokens")
-    tokens = [
-        f"{human_count(row[column])} {TOKEN_LABELS[column]}" for column in quantities if row.get(column) is not None
+    facts = [
+        (label, badge_html(row["outcome"]) + escape(f" {row.get('outcome_detail') or ''}").rstrip())
+        if label == "outcome" and row.get("outcome") is not None
+        else (label, escape(text))
+        for label, text, _ in run_facts(row)
+        if label != "identity" and (label != "outcome" or row.get("outcome") is not None)
     ]
-    if tokens:
-        facts.append(("tokens", escape(" · ".join(tokens))))
-    cost = partial_cost(row.get("cost_usd"), row.get("cost_usd_known"))
-    if row.get("input_tokens") is None:
-        pass  # no usage reported: no cost to show
-    elif cost != MISSING:
-        partial = " (the rest: a model without a price, <code>unpriced_models</code>)" if cost.startswith("≥") else ""
-        facts.append(("cost", escape(cost) + partial))
-    else:
-        facts.append(("cost", "unknown (a model without a price: <code>unpriced_models</code>)"))
-    if row.get("tool_calls"):
-        failed = row.get("tool_results_failed") or 0
-        facts.append(("tool calls", escape(f"{row['tool_calls']} ({failed} of {row['tool_calls']} failed)")))
-    if row.get("turns"):
-        facts.append(("turns, steps", escape(f"{row['turns']}, {row.get('steps') or 0}")))
-    if models := row.get("models"):
-        facts.append(("models", escape(", ".join(str(m) for m in models))))
     cells = "".join(f"<tr><th>{escape(label)}</th><td>{value}</td></tr>" for label, value in facts)
     title = f'<div class="sc-run-name" title="{escape(name)}">{escape(name)}</div>' if name else ""
     return f'<div class="sc-run">{title}<table class="sc-run-facts">{cells}</table></div>' if facts or title else ""

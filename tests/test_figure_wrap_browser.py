@@ -2,8 +2,8 @@
 
 ``overflow-wrap: anywhere`` on every cell let the table layout squeeze a short column down to a letter:
 the failed runs' error code read ``CONTE/XT_/LENGT/H`` at 1,400 px while the neighbouring columns had
-room. A cell's word now breaks only where it cannot fit (messages, details and paths may still break
-anywhere; ids are opaque). Run with ``pytest -m browser``.
+room. A code, outcome or kind now breaks only where it cannot fit (``table_columns.WHOLE_WORDS``; free
+text, names and paths may still break anywhere, so no table scrolls sideways). Run with ``pytest -m browser``.
 """
 
 from __future__ import annotations
@@ -15,19 +15,19 @@ import pytest
 
 from subagent_catalog.corpus import read_corpus
 from subagent_catalog.views.report import write_report
+from subagent_catalog.views.table_columns import WHOLE_WORDS
 
 pytestmark = pytest.mark.browser
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample"
 
-BROKEN_WORDS = """() => {
+BROKEN_WORDS = """(selector) => {
   const broken = [];
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   let node;
   while ((node = walker.nextNode())) {
-    const cell = node.parentElement.closest('.fit td');
+    const cell = node.parentElement.closest(selector);
     if (!cell || cell.offsetParent === null) continue;
-    if (cell.matches('.c-message,.c-detail,.c-path') || node.parentElement.closest('code.id,code.path')) continue;
     const text = node.textContent;
     let top = null;
     for (let i = 0; i < text.length; i++) {
@@ -56,7 +56,8 @@ def test_no_table_word_breaks_mid_word(chromium_browser: Any, tmp_path: Path, wi
         page = context.new_page()
         page.goto(report.resolve().as_uri())
         page.wait_for_selector("#run-failures-table")
-        assert page.evaluate(BROKEN_WORDS) == []
+        cells = ",".join(f".fit td.c-{key}" for key in WHOLE_WORDS)
+        assert page.evaluate(BROKEN_WORDS, cells) == []
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")  # nothing scrolls sideways
     finally:
         context.close()

@@ -5,8 +5,8 @@ Each table is a tuple of ``Column`` (its key, heading, priority). A table sits i
 ``p`` are hidden, and below ``CARDS_BELOW`` each row becomes a stacked card of its priority-1
 cells, each with its heading. ``columns`` puts the column a table is ranked by (and, for
 failures, the error) first and makes it priority 1, so the ranked figure never leaves the box.
-No table scrolls sideways: its cells wrap (a word only where it cannot fit, ``overflow-wrap: break-word``;
-messages, details and paths anywhere) and the rule drops the least needed columns instead.
+No table scrolls sideways: its cells wrap (``overflow-wrap: anywhere``; the short words of ``WHOLE_WORDS``
+columns only where they cannot fit) and the rule drops the least needed columns instead.
 """
 
 from __future__ import annotations
@@ -49,6 +49,9 @@ HIDE_BELOW: dict[int, int] = {3: 1000, 2: 640}
 
 CARDS_BELOW = 440
 """Box width (CSS px) under which rows become stacked cards of their priority-1 cells."""
+
+WHOLE_WORDS = ("code", "codes", "outcome", "outcomes", "kind", "kinds", "severity", "reason", "cause", "scope", "start")
+"""Columns of short words (codes, outcomes, kinds, dates): a word breaks only where it cannot fit its line."""
 
 CARD_FIRST: tuple[str, ...] = ("name", "outcome")
 """Cells a card shows first, in this order (then the error and the ranked figure, in column order;
@@ -258,11 +261,10 @@ def fit_css() -> str:
     rules = [
         ".fit{container:fit/inline-size;max-width:100%;min-width:0}",
         ".fit>table{width:100%;max-width:100%}",
-        # a word breaks only when it cannot fit its line (break-word leaves a column's narrowest width its longest
-        # word: ``anywhere`` let the layout squeeze a short column to a letter, CONTE/XT_/LENGT/H, beside room);
-        # long free text (messages, details, paths) may still break anywhere
-        ".fit>table>tbody>tr>td{overflow-wrap:break-word}",
-        ".fit>table>tbody>tr>td:is(.c-message,.c-detail,.c-path){overflow-wrap:anywhere}",
+        ".fit>table>tbody>tr>td{overflow-wrap:anywhere}",
+        # short words (codes, outcomes, kinds) break only where they cannot fit: ``anywhere`` let the table layout
+        # squeeze their column to a letter beside columns with room (CONTE/XT_/LENGT/H at 1,400 px)
+        f".fit>table>tbody>tr>td:is({','.join(f'.c-{key}' for key in WHOLE_WORDS)}){{overflow-wrap:break-word}}",
         ".fit th,.fit th *{white-space:normal;overflow-wrap:normal}",
         ".fit>table>tbody>tr>td.num{white-space:nowrap;overflow-wrap:normal}",
         ".fit td .note{white-space:normal;display:block;font-size:11px;color:#656d76}",

@@ -15,13 +15,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from subagent_catalog.analysis.run_names import NAME_CLIP, clip_name, name_from_events, run_names
+from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.analysis.timeline import concurrency, tree_timeline
 from subagent_catalog.corpus import read_corpus
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.units import human_duration
 from subagent_catalog.synth.writer import EventLog, descriptor, header, write_session
 from subagent_catalog.views.widgets import CatalogBrowser, DiagnosticsDashboard
-from subagent_catalog.views.widgets.run_facts import FAILED_CHOICE, FAILED_OUTCOMES, facts_text
+from subagent_catalog.views.widgets.run_facts import FAILED_CHOICE, facts_text
 
 T0 = 1_780_000_000_000
 XSS = "<img src=x onerror=alert(1)>"

@@ -189,11 +189,9 @@ def run_tokens() -> pl.Expr:
     (nothing billed: its cost is ``$0``, never shown beside unknown tokens).
 
     Examples:
-        >>> frame = pl.DataFrame({"usage_steps": [2, 0, None], "input_tokens": [5, None, None],
-        ...     "cache_read_tokens": [1, None, None], "cache_write_tokens": [None, None, None],
-        ...     "output_tokens": [3, None, None]})
+        >>> frame = pl.DataFrame({"usage_steps": [2, 0, None], **dict.fromkeys(_TOKENS, [5, None, None])})
         >>> frame.select(run_tokens())["tokens"].to_list()
-        [9, 0, None]
+        [20, 0, None]
     """
     total = checked_total(*_TOKENS)
     return pl.when(pl.col("usage_steps") == 0).then(pl.lit(0)).otherwise(total).cast(pl.Int64).alias("tokens")

@@ -40,6 +40,31 @@ OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 """Every outcome, in the order reports list them."""
 
 
+def ended_detail(kind: str, text: str | None, reason: str | None, code: str | None) -> str | None:
+    """What a ``turn/end`` of ``kind`` says (``text``: error message or abort cause; a hook's ``reason``; ``code``).
+
+    Examples:
+        >>> ended_detail("error", "hang up", None, "E"), ended_detail("aborted", "hook", "budget", None)
+        ('hang up (E)', 'aborted by hook: budget')
+    """
+    if kind == "error":
+        return f"{text} ({code})" if text is not None and code is not None else text or code
+    if kind == "aborted":
+        by = f"aborted by {text}" if text in ("user", "parent", "hook") else f"aborted ({text})" if text else None
+        return f"{by}: {reason}" if by and reason else by or reason
+    return "max-tokens: the model stopped at its output token limit" if kind == "max-tokens" else None
+
+
+def outcome_text(outcome: str, detail: str | None) -> str:
+    """An outcome with its detail, said once.
+
+    Examples:
+        >>> outcome_text("error", "boom"), outcome_text("aborted", "aborted by user"), outcome_text("open", None)
+        ('error: boom', 'aborted by user', 'open')
+    """
+    return detail if detail and detail.startswith(outcome) else f"{outcome}: {detail}" if detail else outcome
+
+
 def session_outcome(
     verdict: str,
     run: RunFacts | None,
@@ -104,17 +129,10 @@ def session_outcome(
     kind = run.last_turn_outcome
     if kind is None:
         return "other", "the last turn/end has no readable reason"
-    if kind == "error":
-        message, code = run.last_error_message, run.last_error_code
-        if message is not None and code is not None:
-            return "error", f"{message} ({code})"
-        return "error", message or code
-    if kind == "aborted":
-        cause, reason = run.last_abort_cause, run.last_abort_reason
-        by = f"aborted by {cause}" if cause in ("user", "parent", "hook") else f"aborted ({cause})" if cause else None
-        return "aborted", f"{by}: {reason}" if by and reason else by or reason
-    if kind == "max-tokens":
-        return "max-tokens", "max-tokens: the model stopped at its output token limit"  # its turn/end says no more
+    if kind in ("error", "aborted", "max-tokens"):
+        aborted = kind == "aborted"
+        text = run.last_abort_cause if aborted else run.last_error_message
+        return kind, ended_detail(kind, text, run.last_abort_reason if aborted else None, run.last_error_code)  # type: ignore[return-value]
     if kind in TURN_KINDS:
         return kind, None  # type: ignore[return-value]
     return "other", f"turn/end reason kind {kind!r}"

@@ -42,11 +42,17 @@ def _model(row: dict[str, Any]) -> str:
     return f"{row['provider'] or '?'}/{row['model'] or '?'}"
 
 
-def _message(row: dict[str, Any]) -> str:
+def run_message(row: Mapping[str, Any], limit: int = 160) -> str:
+    """What a run's error says (its message, else its outcome's detail) with its code, on one line.
+
+    Examples:
+        >>> run_message({"error_message": "boom", "outcome_detail": None, "error_code": "E1"})
+        'boom (E1)'
+    """
     text = row["error_message"] or row["outcome_detail"] or ""
     if row["error_code"] and row["error_code"] not in text:
         text = f"{text} ({row['error_code']})" if text else row["error_code"]
-    return " ".join(clip(text, 160).split())
+    return " ".join(clip(text, limit).split())
 
 
 def run_cost(row: Mapping[str, Any]) -> str:
@@ -128,7 +134,7 @@ def runs_lines(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
     ]
     for row in failed.iter_rows(named=True):
         name = row["session_id"] if row["session_id"] is not None else f"(no id) {row['path']}"
-        lines.append(f"  {row['outcome']:<11} {clip(name, 60)}  {_message(row)}".rstrip())
+        lines.append(f"  {row['outcome']:<11} {clip(name, 60)}  {run_message(row)}".rstrip())
     if runs.failed > failed.height:
         lines.append(f"  … {runs.failed - failed.height:,} more (subagent-catalog runs, or the report)")
     lines += error_group_lines(runs, limit=ERROR_GROUP_LINES if limit else 0)
@@ -312,7 +318,7 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
                     r["outcome"],
                     r["session_id"] or f"(no id) {r['path']}",
                     r["label"],
-                    _message(r) or None,
+                    run_message(r) or None,
                     clock(r["start_ms"]) or None,
                     human_duration(r["active_ms"]),
                     human_duration(r["wall_ms"]),
@@ -332,7 +338,7 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
             ["runs", "code", "message", "outcomes", "first seen", "last seen", "cost", "example"],
             [
                 [
-                    f"{r['runs']:,}",
+                    exact_count(r["runs"]),
                     r["code"],
                     r["message"],
                     r["outcomes"],
@@ -366,8 +372,8 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
             [
                 [
                     r["name"],
-                    f"{r['calls']:,}",
-                    f"{r['failed']:,}",
+                    exact_count(r["calls"]),
+                    exact_count(r["failed"]),
                     share(r["failure_rate"]),
                     r["top_error_codes"],
                 ]
@@ -378,13 +384,7 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
     lines += _table(
         ["session", "outcome", "active", "wall", "cost"],
         [
-            [
-                r["session_id"],
-                r["outcome"],
-                human_duration(r["active_ms"]),
-                human_duration(r["wall_ms"]),
-                run_cost(r),
-            ]
+            [r["session_id"], r["outcome"], human_duration(r["active_ms"]), human_duration(r["wall_ms"]), run_cost(r)]
             for r in runs.slowest.head(5).iter_rows(named=True)
         ],
     )
@@ -401,7 +401,7 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
     lines += _table(
         ["top session", "sessions", "tokens", "cost"],
         [
-            [r["session_id"], f"{r['sessions']:,}", human_count(r["tokens"]), run_cost(r)]
+            [r["session_id"], exact_count(r["sessions"]), human_count(r["tokens"]), run_cost(r)]
             for r in runs.costliest_trees(5).iter_rows(named=True)
         ],
     )

@@ -50,8 +50,8 @@ HIDE_BELOW: dict[int, int] = {3: 1000, 2: 640}
 CARDS_BELOW = 440
 """Box width (CSS px) under which rows become stacked cards of their priority-1 cells."""
 
-WHOLE_WORDS = ("code", "codes", "error", "tool", "outcome", "outcomes", "kind", "kinds", "severity", "reason", "cause")
-WHOLE_WORDS += ("scope", "start")
+WHOLE_WORDS: tuple[str, ...] = ("code", "codes", "error", "tool", "outcome", "outcomes", "kind", "kinds", "severity")
+WHOLE_WORDS += ("reason", "cause", "scope", "start")
 """Columns of short words (codes, tool and error names, outcomes, kinds, dates): a word breaks only where it cannot
 fit its line."""
 

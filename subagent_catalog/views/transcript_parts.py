@@ -18,6 +18,7 @@ import polars as pl
 from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.frames.display import escape
+from subagent_catalog.frames.outcome import outcome_text
 from subagent_catalog.frames.units import (
     MISSING,
     TOKEN_LABELS,
@@ -80,8 +81,7 @@ def run_facts(session: dict[str, Any]) -> list[tuple[str, str, Tone]]:
     outcome = session.get("outcome") or "?"
     detail = session.get("outcome_detail")
     tone: Tone = "bad" if outcome in FAILED_OUTCOMES else "ok" if outcome == "completed" else ""
-    said = detail if detail and detail.startswith(outcome) else f"{outcome}: {detail}" if detail else outcome
-    facts: list[tuple[str, str, Tone]] = [("outcome", said, tone)]
+    facts: list[tuple[str, str, Tone]] = [("outcome", outcome_text(outcome, detail), tone)]
     facts.append(("identity", *_identity(session)))
     if session.get("run_wall_ms") is not None:
         facts.append(("time", time_split(session), ""))

@@ -29,6 +29,7 @@ import polars as pl
 import traitlets
 
 from subagent_catalog.analysis.bins import BINS, binned, total_tokens
+from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.errors import CatalogError
@@ -41,7 +42,6 @@ from subagent_catalog.views.widgets.dashboard_filters import RunFilters, filter_
 from subagent_catalog.views.widgets.dashboard_reveal import reveal_in, row_clicked
 from subagent_catalog.views.widgets.dashboard_rows import DashboardRows
 from subagent_catalog.views.widgets.dashboard_table import TABLE_ROWS, affected_table_html
-from subagent_catalog.views.widgets.run_facts import FAILED_OUTCOMES
 from subagent_catalog.views.widgets.session_tree import known_cost_column as _known
 
 NONE = "(none)"

@@ -14,11 +14,11 @@ from typing import Any
 
 import polars as pl
 
+from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.units import human_count, human_duration, partial_cost
 from subagent_catalog.views.names import NAME_CSS, name_html
 from subagent_catalog.views.table_columns import FIT_CSS, TABLES
-from subagent_catalog.views.widgets.run_facts import FAILED_OUTCOMES
 
 TABLE_ROWS = 200
 """Rows the table lists (the caption says how many more there are)."""

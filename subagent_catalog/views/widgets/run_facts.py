@@ -16,12 +16,9 @@ from subagent_catalog.analysis.timeline import concurrency, tree_timeline
 from subagent_catalog.catalog.source import source_reads
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.source import Source
-from subagent_catalog.frames.units import MISSING, human_count, human_duration, partial_cost
+from subagent_catalog.frames.units import MISSING, human_count, human_duration, partial_cost, plural
 from subagent_catalog.views import palette
 from subagent_catalog.views.transcript_parts import run_facts
-
-FAILED_OUTCOMES = ("error", "aborted", "max-tokens", "blocked", "interrupted", "open", "unreadable")
-"""The ``outcome`` values of a run that did not complete (``open``: killed, crashed or still running)."""
 
 FAILED_CHOICE = "failed (any)"
 """The outcome filter's choice that matches every ``FAILED_OUTCOMES`` value."""
@@ -50,19 +47,13 @@ def facts_text(row: dict[str, Any]) -> str:
     parts: list[str] = []
     wall, active = row.get("run_wall_ms"), row.get("active_ms")
     if wall is not None:
-        parts.append(
-            human_duration(wall)
-            if active is None or active == wall
-            else f"{human_duration(active)} active of {human_duration(wall)}"
-        )
-    cost = partial_cost(row.get("cost_usd"), row.get("cost_usd_known"))
-    if row.get("tokens") is not None and cost != MISSING:  # no usage: no cost to show
-        parts.append(cost)
-    if row.get("tokens") is not None:
-        parts.append(f"{human_count(row['tokens'])} tok")
-    failed = row.get("tool_results_failed") or 0
-    if failed:
-        parts.append(f"{failed} tool{'' if failed == 1 else 's'} failed")
+        split = active not in (None, wall)
+        parts.append(f"{human_duration(active)} active of {human_duration(wall)}" if split else human_duration(wall))
+    if row.get("tokens") is not None:  # no usage: no cost to show
+        cost = partial_cost(row.get("cost_usd"), row.get("cost_usd_known"))
+        parts += [cost] * (cost != MISSING) + [f"{human_count(row['tokens'])} tok"]
+    if failed := row.get("tool_results_failed"):
+        parts.append(f"{plural(failed, 'tool')} failed")
     return " · ".join(parts)
 
 

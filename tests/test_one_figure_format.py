@@ -120,3 +120,17 @@ def test_the_summary_counts_files_with_a_thousands_separator(tmp_path: Path) -> 
     lines = summary_text(read_corpus(tmp_path, cache=False)).splitlines()
     first = next(line for line in lines if line.startswith("sessions "))
     assert first.startswith("sessions     1,234 files, ")
+
+
+def test_a_show_page_and_the_browser_state_a_partial_cost_as_its_lower_bound() -> None:
+    """A run with priced and unpriced steps: the show page said ``unknown`` where the browser said ``≥ $0.50``.
+
+    Both now state the run's facts once (``transcript_parts.run_facts``): the known part as a lower bound.
+    """
+    from subagent_catalog.views.transcript_parts import run_facts
+    from subagent_catalog.views.widgets.run_facts import run_facts_html
+
+    row = {"outcome": "completed", "cost_usd": None, "cost_usd_known": 0.5, "usage_steps": 2, "input_tokens": 10}
+    cost = dict((label, text) for label, text, _ in run_facts(row))["cost"]
+    assert cost.startswith("≥ $0.50, the rest unknown")
+    assert "≥ $0.50, the rest unknown" in run_facts_html(row)

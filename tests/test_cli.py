@@ -204,7 +204,7 @@ def test_summary(runner: CliRunner, tmp_path: Path) -> None:
     build_mixed(tmp_path)
     result = _run(runner, "summary", tmp_path, "--jobs", "1", "--quiet")
     assert result.exit_code == 0
-    assert "sessions     8 files, 8 listed, 1 projects" in result.output
+    assert "sessions     8 files, 8 listed, 1 project\n" in result.output
     assert "verdicts     ok 7, torn-tail 1" in result.output
     assert "listing      ok; rows (projection): child 4, corrupt 2" in result.output
     assert "torn-tail" in result.output

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from cli_in_process import run_in_process
+
+from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.corpus import read_corpus
-from subagent_catalog.frames.outcome import FAILED_OUTCOMES
 from subagent_catalog.frames.units import human_cost
 from subagent_catalog.synth.generate import generate
 from subagent_catalog.views import palette

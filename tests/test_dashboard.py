@@ -11,11 +11,11 @@ import pytest
 from subagent_catalog.analysis.bins import BINS, binned
 from subagent_catalog.corpus import read_corpus
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.units import human_duration
 from subagent_catalog.synth.generate import generate
 from subagent_catalog.synth.writer import EventLog, descriptor, header, simple_child_events, write_session
 from subagent_catalog.views.widgets import DiagnosticsDashboard
 from subagent_catalog.views.widgets.dashboard import bar_share
-from subagent_catalog.views.widgets.run_facts import human_ms
 
 
 @pytest.fixture(scope="module")
@@ -72,8 +72,8 @@ def test_bars_are_true_to_the_counts_with_shares(skewed: Corpus) -> None:
     assert shares["child"] == 100
     assert shares["corrupt · no-descriptor"] == pytest.approx(100 * 2 / 36, abs=1e-3)
     assert shares["corrupt · unknown-descriptor-version"] == pytest.approx(100 / 36, abs=1e-3)
-    assert board.bar("child").description == "36 · 92.3 %"
-    assert board.bar("corrupt · no-descriptor").description == "2 · 5.1 %"
+    assert board.bar("child").description == "36 · 92.3%"
+    assert board.bar("corrupt · no-descriptor").description == "2 · 5.1%"
 
 
 def test_log_scale_makes_rare_values_visible(skewed: Corpus) -> None:
@@ -109,7 +109,7 @@ def test_picking_a_duration_bin_lists_its_sessions(generated: Corpus) -> None:
     assert expected == [value]  # the bins count active time (idle time is not duration)
     assert "active" in re.findall(r"<th[^>]*>([^<]*)</th>", board.table.value)
     durations = affected["active_ms"].drop_nulls().head(5).to_list()
-    assert all(f">{human_ms(ms)}<" in board.table.value for ms in durations)
+    assert all(f">{human_duration(ms)}<" in board.table.value for ms in durations)
 
 
 def test_tokens_bins_use_the_run_facts(generated: Corpus) -> None:

@@ -94,7 +94,7 @@ def test_the_outcome_reaches_the_otlp_json_line(sample: tuple[Any, list[Any]]) -
         if any(a.key == "dsh.outcome" and a.value.string_value == "aborted" for a in s.attributes)
         and s.name.startswith("subagent")
     ]
-    assert aborted and all(s.status.code == 2 and s.status.message == "aborted: parent" for s in aborted)
+    assert aborted and all(s.status.code == 2 and s.status.message == "aborted by parent" for s in aborted)
 
 
 # item 2: identity

@@ -33,7 +33,7 @@ from subagent_catalog.synth.generate import generate
 from subagent_catalog.views.report import render_report
 from subagent_catalog.views.run_format import costliest_text, run_cost, runs_json, runs_lines, total_cost
 from subagent_catalog.views.widgets import CatalogBrowser, DiagnosticsDashboard
-from subagent_catalog.views.widgets.run_facts import cost_text, facts_text
+from subagent_catalog.views.widgets.run_facts import facts_text
 from tests.partial_corpora import write_overflow, write_partial_tree, write_unpriced
 
 GOLDEN = Path(__file__).parent / "data" / "partial-tree"
@@ -217,7 +217,7 @@ def test_browser_sorts_by_known_cost_and_shows_a_partial_cost_as_a_lower_bound(p
     mixed = partial.sessions["session_id"].to_list().index("mixed-child")
     facts = browser.label(mixed)["facts"]
     known = run_summary(partial).costliest.filter(pl.col("session_id") == "mixed-child")["cost_usd_known"][0]
-    assert cost_text({"cost_usd": None, "cost_usd_known": known}) in facts and "≥ $" in facts
+    assert partial_cost(None, known) in facts and "≥ $" in facts
     browser.selected = mixed
     assert "≥ $" in browser.detail
 
@@ -230,7 +230,7 @@ def test_dashboard_table_shows_a_partial_cost_as_a_lower_bound(partial: Corpus) 
     # each row names its session (label, then the id): the id is the name's whole-id element
     rows = {ids["id"]: row for ids, row in zip(_keyed(html)["t"], _tables(html)["t"], strict=True)}
     known = known_costs(partial.sessions).to_list()[partial.sessions["session_id"].to_list().index("mixed-child")]
-    assert rows["mixed-child"][5] == cost_text({"cost_usd": None, "cost_usd_known": known})
+    assert rows["mixed-child"][5] == partial_cost(None, known)
     assert rows["mixed-child"][5].startswith("≥ $") and rows["lab-root"][5] == "$0.065"
 
 
@@ -335,7 +335,7 @@ def _shown_figures_equal_the_library(corpus: Corpus, runs: RunSummary) -> None:
     keys = dict(zip(corpus.sessions["list_order"].to_list(), range(corpus.sessions.height), strict=True))
     for row in runs.costliest.iter_rows(named=True):
         facts = facts_text({**browser._tree.nodes.row(keys[row["list_order"]], named=True)})
-        assert cost_text(row) in facts.split(" · "), (row["session_id"], facts)
+        assert partial_cost(row["cost_usd"], row["cost_usd_known"]) in facts.split(" · "), (row["session_id"], facts)
 
 
 def summary_lines(corpus: Corpus) -> list[str]:

@@ -139,7 +139,7 @@ def test_summary_facts_and_text(tmp_path: Path) -> None:
     assert facts["descriptor_statuses"] == {"valid": 4, "malformed": 1, "unknown-version": 1}
     assert facts["bytes"] == sum(p.stat().st_size for p in tmp_path.rglob("session.jsonl"))
     text = summary_text(corpus)
-    assert "sessions     10 files, 9 listed, 1 projects" in text
+    assert "sessions     10 files, 9 listed, 1 project\n" in text  # a count agrees with its noun
     assert "verdicts     ok 8, torn-tail 1, skipped 1" in text
     assert "listing      ok; rows (projection): child 4, corrupt 2" in text
     assert "2023-11-14 22:13:20 UTC → " in text

@@ -499,7 +499,10 @@ def _expected_outcome(expected: dict[str, Any]) -> tuple[str, str | None]:
         return kind, f"{expected['last_error_message']} ({expected['last_error_code']})"
     if kind == "aborted":
         cause, reason = expected["last_abort_cause"], expected["last_abort_reason"]
-        return kind, f"{cause}: {reason}" if reason else cause
+        by = f"aborted by {cause}" if cause in ("user", "parent", "hook") else f"aborted ({cause})"
+        return kind, f"{by}: {reason}" if reason else by
+    if kind == "max-tokens":
+        return kind, "max-tokens: the model stopped at its output token limit"
     return kind, None
 
 

@@ -35,9 +35,9 @@ needs_real = pytest.mark.skipif(not REAL.is_dir(), reason="../shared/conformance
 OUTCOME_EXPECTED = {
     "completed": ("completed", None),
     "error": ("error", "rate limit exceeded (RATE_LIMIT)"),
-    "aborted-hook": ("aborted", "hook: token budget exceeded"),
-    "aborted-legacy-disposed": ("aborted", "disposed"),  # a legacy {"kind": "disposed"} turn end
-    "max-tokens": ("max-tokens", None),
+    "aborted-hook": ("aborted", "aborted by hook: token budget exceeded"),
+    "aborted-legacy-disposed": ("aborted", "aborted (disposed)"),  # a legacy {"kind": "disposed"} turn end
+    "max-tokens": ("max-tokens", "max-tokens: the model stopped at its output token limit"),
     "blocked": ("blocked", None),
     "interrupted": ("interrupted", None),
     "unknown-kind": ("other", "turn/end reason kind 'paused'"),

@@ -6,10 +6,10 @@ import polars as pl
 import pytest
 
 from subagent_catalog import error_groups
+from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.corpus import read_corpus
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.views.widgets import CatalogBrowser
-from subagent_catalog.views.widgets.run_facts import FAILED_OUTCOMES
 
 
 @pytest.fixture(scope="module")

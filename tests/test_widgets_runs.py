@@ -15,12 +15,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from subagent_catalog.analysis.run_names import NAME_CLIP, clip_name, name_from_events, run_names
+from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.analysis.timeline import concurrency, tree_timeline
 from subagent_catalog.corpus import read_corpus
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.units import human_duration
 from subagent_catalog.synth.writer import EventLog, descriptor, header, write_session
 from subagent_catalog.views.widgets import CatalogBrowser, DiagnosticsDashboard
-from subagent_catalog.views.widgets.run_facts import FAILED_CHOICE, FAILED_OUTCOMES, facts_text, human_ms
+from subagent_catalog.views.widgets.run_facts import FAILED_CHOICE, facts_text
 
 T0 = 1_780_000_000_000
 XSS = "<img src=x onerror=alert(1)>"
@@ -252,7 +254,7 @@ def test_the_detail_pane_leads_with_the_run_facts_and_the_timeline(runs: Corpus)
     pane = browser.detail
     assert pane.index('class="sc-run"') < pane.index(">role<") and "Fix the flaky test" in pane
     assert pane.index("sc-run") < pane.index("sc-timeline-slot") < pane.index(">role<")
-    assert "10.0 s" in pane  # the root's own events span 10 s
+    assert "10 s" in pane  # the root's own events span 10 s
     browser.selected = browser.find("c-err")
     assert "overloaded (E529)" in browser.detail and "sc-timeline-slot" not in browser.detail
     assert browser.timeline == {}
@@ -346,13 +348,13 @@ def test_a_bar_click_lists_label_outcome_error_and_code(sample: Corpus) -> None:
         row["identity_label"],
         row["last_error_message"],
         row["last_error_code"],
-        human_ms(row["active_ms"]),
+        human_duration(row["active_ms"]),
     ):
         assert f">{text}<" in table, text
     assert f'title="{row["session_id"]}"' in table and 'class="nm-id' in table  # the whole id beside the name
     headings = re.findall(r"<th[^>]*>([^<]*)</th>", table)
     assert headings[2:6] == ["error", "code", "active", "cost"], headings
-    assert f'title="{human_ms(row["run_wall_ms"])} first to last event"' in table
+    assert f'title="{human_duration(row["run_wall_ms"])} first to last event"' in table
 
 
 def test_the_detail_pane_of_a_root_shows_no_identity_cause_and_a_bare_subagent_keeps_it() -> None:

@@ -73,8 +73,8 @@ RUN_COLUMNS = (
 descriptor identity's label, ``start_ms`` its first own event (its ``createdAt`` when it logged none),
 ``wall_ms`` first to last own event, ``active_ms`` the time a turn of its own was open (``tool_busy_ms``: and a
 tool call ran), ``peak_context_share`` its largest prompt over its context window, ``tokens`` input + cache read
-+ cache write + output (the tokens billed), ``cost_usd`` null when unknown and ``cost_usd_known`` its known part
-(``known_costs``)."""
++ cache write + output (the tokens billed; ``run_tokens``), ``cost_usd`` null when unknown and ``cost_usd_known``
+its known part (``known_costs``)."""
 
 _TOKENS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
 
@@ -200,6 +200,21 @@ def _counts_by(frame: pl.DataFrame, key: str, present: list[str]) -> pl.DataFram
     )
 
 
+def run_tokens() -> pl.Expr:
+    """A session's ``tokens``: input + cache read + cache write + output, as every run table shows it.
+
+    Null when its usage could not be read (or a sum passes 64 bits); 0 when no own step reported usage
+    (nothing billed: its cost is ``$0``, never shown beside unknown tokens).
+
+    Examples:
+        >>> frame = pl.DataFrame({"usage_steps": [2, 0, None], **dict.fromkeys(_TOKENS, [5, None, None])})
+        >>> frame.select(run_tokens())["tokens"].to_list()
+        [20, 0, None]
+    """
+    total = checked_total(*_TOKENS)
+    return pl.when(pl.col("usage_steps") == 0).then(pl.lit(0)).otherwise(total).cast(pl.Int64).alias("tokens")
+
+
 def session_runs(sessions: pl.DataFrame, *, prices: Prices | PriceTable | None = None) -> pl.DataFrame:
     """``sessions`` rows as ``RUN_COLUMNS`` (what the run tables show of a session).
 
@@ -209,9 +224,8 @@ def session_runs(sessions: pl.DataFrame, *, prices: Prices | PriceTable | None =
         >>> from subagent_catalog.corpus import read_corpus
         >>> runs = session_runs(read_corpus("tests/data/run-facts").sessions)
         >>> runs.select("session_id", "outcome", "tokens").rows()
-        [('child-1', 'open', 1419), ('parent-1', 'completed', None)]
+        [('child-1', 'open', 1419), ('parent-1', 'completed', 0)]
     """
-    tokens = checked_total(*_TOKENS)
     return sessions.with_columns(known_costs(sessions, prices=prices)).select(
         "list_order",
         "session_id",
@@ -229,7 +243,7 @@ def session_runs(sessions: pl.DataFrame, *, prices: Prices | PriceTable | None =
         "tool_ms",
         "tool_busy_ms",
         "peak_context_share",
-        tokens.cast(pl.Int64).alias("tokens"),
+        run_tokens(),
         "cost_usd",
         "cost_usd_known",
         "path",

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import polars as pl
 
 from subagent_catalog.frames.costs import known_costs
-from subagent_catalog.frames.units import human_count, human_duration, partial_cost
+from subagent_catalog.frames.units import TOKEN_LABELS, human_count, human_duration, partial_cost
 from subagent_catalog.read.jsvalue import frame_text
 
 MAX_CELL_CHARS = 160
@@ -305,20 +305,15 @@ def runs_html(sessions: pl.DataFrame, *, failures: int = 5) -> str:
     items = [(name, int(counted[name])) for name in RUN_ORDER if counted.get(name)]
     items += [(str(name), int(n)) for name, n in counted.items() if name not in RUN_ORDER]
     failed = sessions.filter(pl.col("outcome").is_in(FAILED))
-    tokens = ", ".join(
-        f"{label} {human_count(_total(sessions, name))}"
-        for label, name in (
-            ("input", "input_tokens"),
-            ("cache read", "cache_read_tokens"),
-            ("cache write", "cache_write_tokens"),
-            ("output", "output_tokens"),
-        )
-    )
     costs = sessions["cost_usd"]
     known = known_costs(sessions) if "usage_samples" in sessions.columns else costs.fill_null(0.0)
     cost = partial_cost(None if costs.null_count() else float(costs.sum()), float(known.sum()))
     unpriced = sessions.filter((pl.col("usage_steps").fill_null(0) > 0) & pl.col("cost_usd").is_null()).height
     unread = costs.null_count() - unpriced
+    names = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
+    tokens = ", ".join(
+        f"{TOKEN_LABELS[name]} {human_count(_total(sessions, name), lower=unread > 0)}" for name in names
+    )
     colour = "#b00020" if failed.height else "#1b5e20"
     parts = [
         '<div style="margin-top:6px"><b>Runs</b>: '

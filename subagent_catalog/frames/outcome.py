@@ -14,8 +14,8 @@ The precedence (``session_outcome``), first that applies:
 4. ``no-turns``: no own turn at all (a header-only log, a fork that never ran).
 
 ``outcome_detail`` says what it was: the read cause and message, the error
-message and code, the abort cause (and the hook's reason), the unknown kind,
-or how an open log ends.
+message and code, who aborted it (``aborted by parent``, with the hook's reason), that the model
+hit its output limit (``max-tokens``), the unknown kind, or how an open log ends.
 """
 
 from __future__ import annotations
@@ -38,6 +38,31 @@ Outcome = Literal[
 ]
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 """Every outcome, in the order reports list them."""
+
+
+def ended_detail(kind: str, text: str | None, reason: str | None, code: str | None) -> str | None:
+    """What a ``turn/end`` of ``kind`` says (``text``: error message or abort cause; a hook's ``reason``; ``code``).
+
+    Examples:
+        >>> ended_detail("error", "hang up", None, "E"), ended_detail("aborted", "hook", "budget", None)
+        ('hang up (E)', 'aborted by hook: budget')
+    """
+    if kind == "error":
+        return f"{text} ({code})" if text is not None and code is not None else text or code
+    if kind == "aborted":
+        by = f"aborted by {text}" if text in ("user", "parent", "hook") else f"aborted ({text})" if text else None
+        return f"{by}: {reason}" if by and reason else by or reason
+    return "max-tokens: the model stopped at its output token limit" if kind == "max-tokens" else None
+
+
+def outcome_text(outcome: str, detail: str | None) -> str:
+    """An outcome with its detail, said once.
+
+    Examples:
+        >>> outcome_text("error", "boom"), outcome_text("aborted", "aborted by user"), outcome_text("open", None)
+        ('error: boom', 'aborted by user', 'open')
+    """
+    return detail if detail and detail.startswith(outcome) else f"{outcome}: {detail}" if detail else outcome
 
 
 def session_outcome(
@@ -71,6 +96,11 @@ def session_outcome(
         ('unreadable', 'seq-gap-before-turn-end: gap at line 4')
         >>> session_outcome("ok", RunFacts())
         ('no-turns', None)
+        >>> session_outcome("ok", RunFacts(turns=1, turns_aborted=1, last_turn_outcome="aborted",
+        ...     last_abort_cause="parent"))
+        ('aborted', 'aborted by parent')
+        >>> session_outcome("ok", RunFacts(turns=1, turns_max_tokens=1, last_turn_outcome="max-tokens"))
+        ('max-tokens', 'max-tokens: the model stopped at its output token limit')
     """
     if verdict == "skipped":
         return "unreadable", f"list() skips the file: {list_skip}" if list_skip else "list() skips the file"
@@ -99,14 +129,10 @@ def session_outcome(
     kind = run.last_turn_outcome
     if kind is None:
         return "other", "the last turn/end has no readable reason"
-    if kind == "error":
-        message, code = run.last_error_message, run.last_error_code
-        if message is not None and code is not None:
-            return "error", f"{message} ({code})"
-        return "error", message or code
-    if kind == "aborted":
-        cause, reason = run.last_abort_cause, run.last_abort_reason
-        return "aborted", f"{cause}: {reason}" if cause and reason else cause or reason
+    if kind in ("error", "aborted", "max-tokens"):
+        aborted = kind == "aborted"
+        text = run.last_abort_cause if aborted else run.last_error_message
+        return kind, ended_detail(kind, text, run.last_abort_reason if aborted else None, run.last_error_code)  # type: ignore[return-value]
     if kind in TURN_KINDS:
         return kind, None  # type: ignore[return-value]
     return "other", f"turn/end reason kind {kind!r}"

@@ -1,7 +1,12 @@
-"""Figures as people read them: durations (``1 h 32 min``), costs (``$0.0131``), token counts (``1.2 M``), times.
+"""Figures as people read them: counts, token counts, costs, shares, durations, times; token quantities' names.
 
-Every view (the report, ``summary``, the notebook display, ``show`` pages) formats run facts with these,
-so one figure reads the same everywhere. ``None`` (a figure no event reported) is ``–``, never 0.
+Counts ``4,125``, token counts ``1.2 M``, costs ``$0.0131``, shares ``5.6%``, durations ``1 h 32 min``; the
+one name of each token quantity is ``TOKEN_LABELS``.
+
+The one home of every figure's format: each view (the report and its site, ``summary``, ``runs``,
+``show`` pages, compare, the widgets, the notebook display) formats run facts with these, so one figure
+reads the same everywhere. ``None`` (a figure no event reported) is ``–`` (``MISSING``), never 0; a
+figure built on unknown parts is a lower bound and reads ``≥ …`` (``LOWER``: each formatter's ``lower=``).
 
 Times are epoch milliseconds, exact in the frames' ``*_ms`` columns whatever their value: a log may hold
 any safe integer, up to 2^53 - 1 ms (year 285,428) and down to -(2^53 - 1). A Python ``datetime`` (and so
@@ -31,6 +36,21 @@ CALENDAR_MIN_MS = -62_135_596_800_000
 CALENDAR_MAX_MS = 253_402_300_799_999
 """9999-12-31T23:59:59.999Z: the last millisecond a Python ``datetime`` can hold."""
 
+LOWER = "≥ "
+"""What a view puts before a figure that leaves unknown parts out (a lower bound)."""
+
+TOKEN_LABELS: dict[str, str] = {
+    "input_tokens": "input",
+    "cache_read_tokens": "cache read",
+    "cache_write_tokens": "cache write",
+    "output_tokens": "output",
+    "reasoning_tokens": "reasoning",
+    "billed_input_tokens": "input + cache",
+    "tokens": "total",
+}
+"""Each token quantity's one label in every view: ``input`` is the uncached prompt only, ``input + cache`` adds
+cache read and write (a prompt's billed tokens), ``total`` adds the output too; ``reasoning`` is part of the output."""
+
 OUT_OF_RANGE = "out of range"
 """The bin of a time outside years 1 to 9999 in a per-day (or other calendar) grouping."""
 
@@ -45,17 +65,39 @@ Precision = Literal["minute", "second", "millisecond"]
 _FORMATS: dict[str, str] = {"minute": "-%m-%d %H:%M", "second": "-%m-%d %H:%M:%S", "millisecond": "-%m-%d %H:%M:%S.%f"}
 
 
-def human_duration(ms: float | None) -> str:
-    """A duration in milliseconds in the two largest units that matter.
+def token_label(name: str) -> str:
+    """The label of a token quantity (``TOKEN_LABELS``) by its column name or upstream's usage key.
+
+    Examples:
+        >>> token_label("cache_read_tokens"), token_label("cacheReadTokens"), token_label("inputTokens")
+        ('cache read', 'cache read', 'input')
+        >>> token_label("billed_input_tokens"), token_label("somethingNew")
+        ('input + cache', 'somethingNew')
+    """
+    if name in TOKEN_LABELS:
+        return TOKEN_LABELS[name]
+    column = "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+    return TOKEN_LABELS.get(column, name)
+
+
+def _bound(text: str, lower: bool) -> str:
+    """``text`` marked as a lower bound when ``lower`` (an unknown figure stays ``MISSING``)."""
+    return LOWER + text if lower and text != MISSING else text
+
+
+def human_duration(ms: float | None, *, lower: bool = False) -> str:
+    """A duration in milliseconds in the two largest units that matter (``≥`` before it when ``lower``).
 
     Examples:
         >>> [human_duration(v) for v in (0, 850, 5_524, 92_000, 5_524_119, 200_000_000, None)]
         ['0 ms', '850 ms', '5.5 s', '1 min 32 s', '1 h 32 min', '2 d 7 h', '–']
-        >>> human_duration(-1500)
-        '-1.5 s'
+        >>> human_duration(-1500), human_duration(92_000, lower=True), human_duration(float("nan"))
+        ('-1.5 s', '≥ 1 min 32 s', '–')
     """
-    if ms is None:
+    if ms is None or ms != ms:  # NaN: a pandas missing value
         return MISSING
+    if lower:
+        return _bound(human_duration(ms), lower)
     if ms < 0:
         return "-" + human_duration(-ms)
     if ms < 1000:
@@ -91,7 +133,7 @@ def human_cost(usd: float | None, *, significant: int | None = 2) -> str:
         >>> human_cost(0.0131, significant=None), human_cost(0.000547, significant=None)
         ('$0.0131', '$0.000547')
     """
-    if usd is None:
+    if usd is None or usd != usd:  # NaN: a pandas missing value
         return MISSING
     if usd == 0:
         return "$0"
@@ -106,32 +148,62 @@ def human_cost(usd: float | None, *, significant: int | None = 2) -> str:
     return f"${usd:.3g}" if abs(usd) < 0.001 else f"${usd:.4f}".rstrip("0")
 
 
-def partial_cost(usd: float | None, known: float | None) -> str:
+def partial_cost(usd: float | None, known: float | None, *, unknown: int | None = None, of: str = "session") -> str:
     """A cost that may have unknown parts: ``usd`` when known, else its known part as a lower bound.
 
     ``≥ $13.08`` when part of it is unknown (an unpriced model, an unreadable log) and the known part
-    is more than 0; ``–`` when nothing of it is known. Say beside it what is unknown.
+    is more than 0; ``–`` when nothing of it is known. ``unknown`` (when given and above 0, with ``usd``
+    unknown) says beside it how many ``of`` (sessions, runs) it leaves out: every view says it so.
 
     Examples:
         >>> partial_cost(0.5, 0.5), partial_cost(None, 13.0812), partial_cost(None, 0.0), partial_cost(None, None)
         ('$0.50', '≥ $13.08', '–', '–')
+        >>> partial_cost(None, 13.0812, unknown=2), partial_cost(None, 0.0, unknown=1, of="run")
+        ('≥ $13.08 (2 sessions of unknown cost)', '– (1 run of unknown cost)')
     """
-    if usd is not None:
+    if usd is not None and usd == usd:
         return human_cost(usd)
-    return f"≥ {human_cost(known)}" if known else MISSING
+    text = f"{LOWER}{human_cost(known)}" if known else MISSING
+    return f"{text} ({plural(unknown, of)} of unknown cost)" if unknown else text
 
 
-def human_count(value: int | None) -> str:
-    """A count in thousands, millions, billions or trillions past 10,000 (``–`` when unknown).
+def exact_count(value: int | None, *, lower: bool = False) -> str:
+    """A count of things (sessions, files, runs, calls) in full with thousands separators: ``4,125``.
+
+    Examples:
+        >>> exact_count(5000), exact_count(7), exact_count(None), exact_count(12, lower=True)
+        ('5,000', '7', '–', '≥ 12')
+    """
+    return MISSING if value is None else _bound(f"{value:,}", lower)
+
+
+def share(value: float | None, *, digits: int = 1, signed: bool = False, lower: bool = False) -> str:
+    """A share (a fraction, 0.056) as a percentage: ``5.6%``, no space, ``digits`` decimals (``+`` when ``signed``).
+
+    Examples:
+        >>> share(0.056), share(1.0, digits=0), share(None), share(0.12, signed=True), share(0.4, lower=True)
+        ('5.6%', '100%', '–', '+12.0%', '≥ 40.0%')
+    """
+    if value is None or value != value:
+        return MISSING
+    return _bound(f"{100 * value:{'+' if signed else ''}.{digits}f}%", lower)
+
+
+def human_count(value: int | None, *, lower: bool = False) -> str:
+    """A count in thousands, millions, billions or trillions past 10,000 (``–`` when unknown): token counts.
 
     Examples:
         >>> human_count(950), human_count(12_345), human_count(1_234_567), human_count(None)
         ('950', '12.3 k', '1.23 M', '–')
         >>> human_count(1_310_000_000), human_count(999_999_999), human_count(4 * 10**15)
         ('1.31 B', '1 B', '4,000 T')
+        >>> human_count(1_310_000_000, lower=True)
+        '≥ 1.31 B'
     """
     if value is None:
         return MISSING
+    if lower:
+        return _bound(human_count(value), lower)
     if abs(value) < 10_000:
         return f"{value:,}"
     if abs(value) < 1_000_000:
@@ -316,12 +388,12 @@ def context_text(row: Mapping[str, Any]) -> str:
         >>> context_text({"peak_context_tokens": 900, "peak_context_share": None, "last_context_tokens": None})
         'largest prompt 900 tokens; last prompt –; no window stated'
     """
-    peak, share, window = row.get("peak_context_tokens"), row.get("peak_context_share"), row.get("context_window")
+    peak, peak_share, window = row.get("peak_context_tokens"), row.get("peak_context_share"), row.get("context_window")
     if peak is None:
         return MISSING
     text = f"largest prompt {human_count(peak)} tokens"
-    if share is not None:
-        text += f" ({100 * share:.0f}% of the window at most)"
+    if peak_share is not None:
+        text += f" ({share(peak_share, digits=0)} of the window at most)"
     text += f"; last prompt {human_count(row.get('last_context_tokens'))}"
     return text + (f"; window {human_count(window)}" if window is not None else "; no window stated")
 

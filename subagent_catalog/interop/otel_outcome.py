@@ -17,13 +17,10 @@ from typing import Any
 from opentelemetry.trace import Status, StatusCode
 
 from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
+from subagent_catalog.frames.outcome import ended_detail, outcome_text
 from subagent_catalog.read.run_facts import TURN_KINDS, _turn_reason
 
 __all__ = ["FAILED_OUTCOMES", "run_status", "turn_status"]
-
-
-def _message(outcome: str, detail: str | None) -> str:
-    return f"{outcome}: {detail}" if detail else outcome
 
 
 def run_status(session: dict[str, Any], read_problem: str | None) -> tuple[Status, dict[str, Any]]:
@@ -54,7 +51,7 @@ def run_status(session: dict[str, Any], read_problem: str | None) -> tuple[Statu
     if session.get("verdict") not in ("ok", "skipped", None) and read_problem is not None:
         return Status(StatusCode.ERROR, read_problem), attributes
     if isinstance(outcome, str) and outcome in FAILED_OUTCOMES:
-        return Status(StatusCode.ERROR, _message(outcome, detail)), attributes
+        return Status(StatusCode.ERROR, outcome_text(outcome, detail)), attributes
     return Status(StatusCode.UNSET), attributes
 
 
@@ -66,8 +63,8 @@ def turn_status(reason: Any, closed: bool) -> tuple[Status, dict[str, Any]]:
 
     Examples:
         >>> status, attributes = turn_status({"kind": "aborted", "reason": {"kind": "user"}}, True)
-        >>> status.description, attributes
-        ('aborted: user', {'dsh.outcome': 'aborted', 'dsh.outcome_detail': 'user', 'dsh.error_code': None})
+        >>> status.description, attributes["dsh.outcome_detail"]
+        ('aborted by user', 'aborted by user')
         >>> status, attributes = turn_status({"kind": "completed"}, True)
         >>> status.status_code.name, attributes
         ('UNSET', {})
@@ -78,15 +75,10 @@ def turn_status(reason: Any, closed: bool) -> tuple[Status, dict[str, Any]]:
         detail: str | None = "the turn never ended"
         outcome, code = "open", None
     else:
-        kind, detail, second, code = _turn_reason(reason)
+        kind, text, second, code = _turn_reason(reason)
         outcome = kind if kind in TURN_KINDS else "other"
-        if outcome == "other":
-            detail = kind
-        elif outcome == "aborted" and second:
-            detail = f"{detail}: {second}" if detail else second
-        if outcome == "error" and detail and code:
-            detail = f"{detail} ({code})"
+        detail = kind if outcome == "other" else ended_detail(outcome, text, second, code)
     if outcome not in FAILED_OUTCOMES:
         return Status(StatusCode.UNSET), {}
     attributes = {"dsh.outcome": outcome, "dsh.outcome_detail": detail, "dsh.error_code": code}
-    return Status(StatusCode.ERROR, _message(outcome, detail)), attributes
+    return Status(StatusCode.ERROR, outcome_text(outcome, detail)), attributes

@@ -27,7 +27,7 @@ from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.units import human_count, human_duration
 from subagent_catalog.views.names import name_html
 from subagent_catalog.views.palette import outcome_badge
-from subagent_catalog.views.run_format import run_cost
+from subagent_catalog.views.run_format import run_cost, run_message
 from subagent_catalog.views.site_links import no_page_mark
 
 CHILDREN_PER_PAGE = 1_000
@@ -101,16 +101,13 @@ def children_rows(corpus: Corpus, children: list[str]) -> list[dict[str, Any]]:
             out.append({"id": child, "label": None, "outcome": None, "error": None, "active_ms": None,
                         "cost_usd": None, "cost": "unknown", "tokens": None})  # fmt: skip
             continue
-        message = row["error_message"] or row["outcome_detail"]
-        if row["error_code"] and message and row["error_code"] not in message:
-            message = f"{message} ({row['error_code']})"
         cost = run_cost(row)
         out.append(
             {
                 "id": child,
                 "label": row["label"],
                 "outcome": row["outcome"],
-                "error": message or row["error_code"],
+                "error": run_message(row, 300) or None,
                 "active_ms": row["active_ms"],
                 "cost_usd": row["cost_usd"],
                 "cost": "unknown" if cost == "–" else cost,

@@ -44,6 +44,7 @@ from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.source import Source
+from subagent_catalog.frames.units import exact_count
 from subagent_catalog.outputs import check_output, open_output
 from subagent_catalog.read.jsvalue import js_text
 from subagent_catalog.views import palette
@@ -283,7 +284,9 @@ def report_stream(
         # directory, checked for ownership): compiling the report's template costs more than rendering it
         bytecode_cache=_bytecode_cache(),
     )
-    env.filters.update(clip=clip, human_bytes=human_bytes, minute=minute, fit_caption=fit_caption)
+    env.filters.update(
+        clip=clip, human_bytes=human_bytes, minute=minute, fit_caption=fit_caption, exact_count=exact_count
+    )
     forest_data: dict[str, Any] = {"nodes": [], "roots": []}
     if forest:
         forest_data = {

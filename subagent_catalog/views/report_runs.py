@@ -25,11 +25,13 @@ from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.units import (
     NO_TIME,
     OUT_OF_RANGE,
+    TOKEN_LABELS,
     clock,
     human_count,
     human_duration,
     partial_cost,
     plural,
+    share,
     time_split,
 )
 from subagent_catalog.views.names import name_html, names_by_id, run_row_names, session_name
@@ -249,7 +251,7 @@ def runs_section(
             "calls": f"{r['calls']:,}",
             "failed": r["failed"],
             "no_result": r["no_result"],
-            "rate": "–" if r["failure_rate"] is None else f"{100 * r['failure_rate']:.1f}%",
+            "rate": share(r["failure_rate"]),
             "codes": r["top_error_codes"],
         }
         for r in runs.tools.head(TOOL_ROWS).iter_rows(named=True)
@@ -266,6 +268,7 @@ def runs_section(
         "llm": human_duration(totals["llm_ms"]),
         "tool": human_duration(totals["tool_ms"]),
         "busy": human_duration(totals["tool_busy_ms"]),
+        "labels": TOKEN_LABELS,
         "input": total_tokens(runs, "input_tokens"),
         "cache_read": total_tokens(runs, "cache_read_tokens"),
         "cache_write": total_tokens(runs, "cache_write_tokens"),

@@ -21,6 +21,7 @@ from subagent_catalog.analysis.run_summary import RunSummary
 from subagent_catalog.analysis.trends import top_models
 from subagent_catalog.frames.units import NO_TIME, OUT_OF_RANGE, human_cost, human_count, human_duration, plural
 from subagent_catalog.views.palette import SERIES_COLOURS
+from subagent_catalog.views.run_format import group_cost
 from subagent_catalog.views.svg_charts import Line, line_chart
 
 TREND_DAYS = 120
@@ -39,24 +40,6 @@ def _unknown(count: int, what: str) -> str:
     return f" ({plural(count, 'run')} {what})" if count else ""
 
 
-def trend_cost(row: dict[str, Any]) -> str:
-    """A trend row's cost: exact, or its known part as a lower bound (``≥``), with the runs of unknown cost.
-
-    Examples:
-        >>> trend_cost({"cost_usd": None, "cost_usd_known": 0.5, "cost_unknown": 2})
-        '≥ $0.50 (2 runs of unknown cost)'
-        >>> trend_cost({"cost_usd": None, "cost_usd_known": 0.0, "cost_unknown": 1})
-        '– (1 run of unknown cost)'
-        >>> trend_cost({"cost_usd": 0.25, "cost_usd_known": 0.25, "cost_unknown": 0})
-        '$0.25'
-    """
-    if row["cost_usd"] is not None:
-        return human_cost(row["cost_usd"])
-    known = row["cost_usd_known"]
-    head = f"≥ {human_cost(known)}" if known else "–"
-    return head + _unknown(row["cost_unknown"], "of unknown cost")
-
-
 def _row(row: dict[str, Any]) -> dict[str, Any]:
     model = (
         None if row["model"] is None and row["provider"] is None else f"{row['provider'] or '?'}/{row['model'] or '?'}"
@@ -66,7 +49,7 @@ def _row(row: dict[str, Any]) -> dict[str, Any]:
         "model": model,
         "runs": f"{row['runs']:,}",
         "failed": row["failed"],
-        "cost": trend_cost(row),
+        "cost": group_cost(row),
         "tokens": human_count(row["tokens"]) + _unknown(row["tokens_unknown"], "without a count"),
         "p50": human_duration(row["active_p50_ms"]),
         "p95": human_duration(row["active_p95_ms"]) + _unknown(row["active_unknown"], "unknown"),
@@ -84,10 +67,6 @@ def _chart(
 ) -> dict[str, Any]:
     svg = line_chart(days, lines, colours=colours, value_title=unit, fmt=fmt, label=title) if days else None
     return {"key": key, "title": title, "svg": Markup(svg) if svg else None}
-
-
-def _counts(value: float) -> str:
-    return human_count(int(value))
 
 
 def trends_section(runs: RunSummary) -> dict[str, Any]:
@@ -127,7 +106,7 @@ def trends_section(runs: RunSummary) -> dict[str, Any]:
             [line("runs", dated["runs"].to_list()), line("failed", dated["failed"].to_list())],
             colours,
             "runs",
-            _counts,
+            lambda v: human_count(int(v)),
         ),
         _chart(
             "Cost per day (hollow: a lower bound, some runs' cost unknown)",
@@ -136,7 +115,7 @@ def trends_section(runs: RunSummary) -> dict[str, Any]:
             [cost],
             colours,
             "USD",
-            lambda v: human_cost(v),
+            human_cost,
         ),
         _chart(
             "Tokens per day",
@@ -145,7 +124,7 @@ def trends_section(runs: RunSummary) -> dict[str, Any]:
             [line("tokens", dated["tokens"].to_list(), [r["tokens_unknown"] > 0 for r in rows])],
             colours,
             "tokens",
-            _counts,
+            lambda v: human_count(int(v)),
         ),
         _chart(
             "Active time per run, p50 and p95 per day",
@@ -184,7 +163,7 @@ def trends_section(runs: RunSummary) -> dict[str, Any]:
             model_lines,
             model_colours,
             "USD",
-            lambda v: human_cost(v),
+            human_cost,
         )
     )
     labelled = frame.filter(pl.col("day").is_null())

@@ -16,8 +16,20 @@ import polars as pl
 
 from subagent_catalog.analysis.run_summary import RunSummary
 from subagent_catalog.analysis.text import clip
-from subagent_catalog.frames.units import clock, human_cost, human_count, human_duration, partial_cost, plural
+from subagent_catalog.frames.units import (
+    TOKEN_LABELS,
+    clock,
+    exact_count,
+    human_count,
+    human_duration,
+    partial_cost,
+    plural,
+    share,
+)
 from subagent_catalog.views.text import md_cell
+
+TOKENS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
+"""The token quantities every view lists, in this order (labels: ``frames.units.TOKEN_LABELS``)."""
 
 FAILED_LINES = 10
 """Failed runs the text and Markdown list by default (``limit``)."""
@@ -30,22 +42,23 @@ def _model(row: dict[str, Any]) -> str:
     return f"{row['provider'] or '?'}/{row['model'] or '?'}"
 
 
-def _message(row: dict[str, Any]) -> str:
+def run_message(row: Mapping[str, Any], limit: int = 160) -> str:
+    """What a run's error says (its message, else its outcome's detail) with its code, on one line.
+
+    Examples:
+        >>> run_message({"error_message": "boom", "outcome_detail": None, "error_code": "E1"})
+        'boom (E1)'
+    """
     text = row["error_message"] or row["outcome_detail"] or ""
     if row["error_code"] and row["error_code"] not in text:
         text = f"{text} ({row['error_code']})" if text else row["error_code"]
-    return " ".join(clip(text, 160).split())
+    return " ".join(clip(text, limit).split())
 
 
-def _unknown(count: int | None) -> str:
-    """Beside a lower bound: how many sessions' cost it leaves out."""
-    return f" ({count:,} session{'' if count == 1 else 's'} of unknown cost)" if count else ""
-
-
-def run_cost(row: dict[str, Any]) -> str:
+def run_cost(row: Mapping[str, Any]) -> str:
     """A run's (or a tree's) cost as the views show it: exact, a lower bound ``≥ $x``, or ``–``.
 
-    Beside a lower bound: the sessions of unknown cost it leaves out (``cost_unknown``, a tree's).
+    Beside an unknown part: the sessions of unknown cost it leaves out (``cost_unknown``, a tree's).
 
     Examples:
         >>> run_cost({"cost_usd": None, "cost_usd_known": 13.0812, "cost_unknown": 2})
@@ -53,8 +66,7 @@ def run_cost(row: dict[str, Any]) -> str:
         >>> run_cost({"cost_usd": 0.25, "cost_usd_known": 0.25}), run_cost({"cost_usd": None, "cost_usd_known": 0.0})
         ('$0.25', '–')
     """
-    text = partial_cost(row["cost_usd"], row["cost_usd_known"])
-    return text + _unknown(row.get("cost_unknown")) if text.startswith("≥") else text
+    return partial_cost(row["cost_usd"], row["cost_usd_known"], unknown=row.get("cost_unknown"))
 
 
 def costliest_text(runs: RunSummary, row: dict[str, Any]) -> str:
@@ -85,8 +97,7 @@ def total_cost(runs: RunSummary) -> str:
         return text
     parts = [f"{totals['unpriced_sessions']:,} unpriced"] if totals["unpriced_sessions"] else []
     parts += [f"{totals['usage_unknown']:,} unreadable"] if totals["usage_unknown"] else []
-    unknown = totals["cost_unknown"]
-    what = f"{unknown:,} session{'' if unknown == 1 else 's'} of unknown cost: {', '.join(parts)}"
+    what = f"{plural(totals['cost_unknown'], 'session')} of unknown cost: {', '.join(parts)}"
     return f"{text} ({what})" if text != "–" else f"unknown ({what}; nothing priced)"
 
 
@@ -100,8 +111,7 @@ def total_tokens(runs: RunSummary, name: str) -> str:
         >>> total_tokens(runs, "output_tokens"), total_tokens(runs, "cache_write_tokens")
         ('≥ 4,190', '–')
     """
-    value = runs.totals[name]
-    return f"≥ {human_count(value)}" if value is not None and runs.totals["usage_unknown"] else human_count(value)
+    return human_count(runs.totals[name], lower=bool(runs.totals["usage_unknown"]))
 
 
 def runs_lines(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
@@ -124,7 +134,7 @@ def runs_lines(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
     ]
     for row in failed.iter_rows(named=True):
         name = row["session_id"] if row["session_id"] is not None else f"(no id) {row['path']}"
-        lines.append(f"  {row['outcome']:<11} {clip(name, 60)}  {_message(row)}".rstrip())
+        lines.append(f"  {row['outcome']:<11} {clip(name, 60)}  {run_message(row)}".rstrip())
     if runs.failed > failed.height:
         lines.append(f"  … {runs.failed - failed.height:,} more (subagent-catalog runs, or the report)")
     lines += error_group_lines(runs, limit=ERROR_GROUP_LINES if limit else 0)
@@ -133,16 +143,12 @@ def runs_lines(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
         f"(model {human_duration(totals['llm_ms'])}, tools busy {human_duration(totals['tool_busy_ms'])}; "
         f"tool calls summed {human_duration(totals['tool_ms'])})"
     )
-    counts = [("input", "input_tokens"), ("cache read", "cache_read_tokens"), ("cache write", "cache_write_tokens")]
-    counts.append(("output", "output_tokens"))
-    lines.append("tokens       " + ", ".join(f"{name} {total_tokens(runs, key)}" for name, key in counts))
+    lines.append("tokens       " + ", ".join(f"{TOKEN_LABELS[key]} {total_tokens(runs, key)}" for key in TOKENS))
     lines.append(f"cost         {total_cost(runs)}")
     for row in runs.models.iter_rows(named=True):
         seed = " (fork seeds)" if row["in_seed"] else ""
-        lines.append(
-            f"  {_model(row)}{seed}: {row['steps']:,} steps, {human_count(row['billed_input_tokens'])} in, "
-            f"{human_count(row['output_tokens'])} out, {model_cost(row)}"
-        )
+        counts = ", ".join(f"{TOKEN_LABELS[key]} {human_count(row[key])}" for key in TOKENS)
+        lines.append(f"  {_model(row)}{seed}: {plural(row['steps'], 'step')}, {counts}, {model_cost(row)}")
     lines.append(f"tools        {totals['tool_calls']:,} calls, {totals['tool_calls_failed']:,} failed")
     for row in runs.tools.filter(pl.col("failed") > 0).head(5).iter_rows(named=True):
         lines.append(f"  {row['name']}: {row['failed']:,} of {row['calls']:,} failed ({row['top_error_codes']})")
@@ -170,7 +176,7 @@ def runs_lines(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
 
 
 def group_cost(row: Mapping[str, Any]) -> str:
-    """What an error group's runs cost: exact, a lower bound beside the runs of unknown cost, or ``–``.
+    """What a group of runs cost (an error group, a day of the trends): exact, or a lower bound and its unknown runs.
 
     Examples:
         >>> group_cost({"cost_usd_known": 0.5, "cost_unknown": 0})
@@ -181,10 +187,7 @@ def group_cost(row: Mapping[str, Any]) -> str:
         '– (1 run of unknown cost)'
     """
     unknown = row["cost_unknown"]
-    if not unknown:
-        return human_cost(row["cost_usd_known"])
-    known = f"≥ {human_cost(row['cost_usd_known'])}" if row["cost_usd_known"] else "–"
-    return f"{known} ({plural(unknown, 'run')} of unknown cost)"
+    return partial_cost(None if unknown else row["cost_usd_known"], row["cost_usd_known"], unknown=unknown, of="run")
 
 
 def error_group_lines(runs: RunSummary, *, limit: int = ERROR_GROUP_LINES) -> list[str]:
@@ -195,8 +198,8 @@ def error_group_lines(runs: RunSummary, *, limit: int = ERROR_GROUP_LINES) -> li
         >>> from subagent_catalog.analysis.run_summary import run_summary
         >>> print("\\n".join(error_group_lines(run_summary(read_corpus("data/sample")), limit=2)))
         by error     7 groups of 7 failed runs (error code and message), most runs first
-              1 run   max-tokens  (rs-03, $0.00055)
-              1 run   parent  (rs-01, $0.00055)
+              1 run   max-tokens: the model stopped at its output token limit  (rs-03, $0.00055)
+              1 run   aborted by parent  (rs-01, $0.00055)
           … 5 more groups (subagent-catalog runs --table errors)
     """
     groups = runs.error_groups
@@ -226,12 +229,10 @@ def model_cost(row: dict[str, Any]) -> str:
         >>> model_cost({"cost_usd": None, "cost_usd_known": 0.5, "unpriced_steps": 1})
         '≥ $0.50 (1 step unpriced)'
     """
+    text = partial_cost(row["cost_usd"], row["cost_usd_known"])
     if row["cost_usd"] is not None:
-        return human_cost(row["cost_usd"])
-    if not row["cost_usd_known"]:
-        return "unpriced"
-    steps = row["unpriced_steps"]
-    return f"{partial_cost(None, row['cost_usd_known'])} ({steps:,} step{'' if steps == 1 else 's'} unpriced)"
+        return text
+    return f"{text} ({plural(row['unpriced_steps'], 'step')} unpriced)" if row["cost_usd_known"] else "unpriced"
 
 
 def _plain(value: Any) -> Any:
@@ -317,7 +318,7 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
                     r["outcome"],
                     r["session_id"] or f"(no id) {r['path']}",
                     r["label"],
-                    _message(r) or None,
+                    run_message(r) or None,
                     clock(r["start_ms"]) or None,
                     human_duration(r["active_ms"]),
                     human_duration(r["wall_ms"]),
@@ -337,7 +338,7 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
             ["runs", "code", "message", "outcomes", "first seen", "last seen", "cost", "example"],
             [
                 [
-                    f"{r['runs']:,}",
+                    exact_count(r["runs"]),
                     r["code"],
                     r["message"],
                     r["outcomes"],
@@ -353,13 +354,12 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
             lines += [f"… and {plural(runs.error_groups.height - groups.height, 'more group')}.", ""]
     lines += ["### Tokens and cost by model", ""]
     lines += _table(
-        ["model", "steps", "input (billed)", "output", "cost"],
+        ["model", "steps", *(TOKEN_LABELS[key] for key in TOKENS), "cost"],
         [
             [
                 _model(r) + (" (fork seeds)" if r["in_seed"] else ""),
-                f"{r['steps']:,}",
-                human_count(r["billed_input_tokens"]),
-                human_count(r["output_tokens"]),
+                exact_count(r["steps"]),
+                *(human_count(r[key]) for key in TOKENS),
                 model_cost(r),
             ]
             for r in runs.models.iter_rows(named=True)
@@ -372,9 +372,9 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
             [
                 [
                     r["name"],
-                    f"{r['calls']:,}",
-                    f"{r['failed']:,}",
-                    "–" if r["failure_rate"] is None else f"{100 * r['failure_rate']:.1f}%",
+                    exact_count(r["calls"]),
+                    exact_count(r["failed"]),
+                    share(r["failure_rate"]),
                     r["top_error_codes"],
                 ]
                 for r in runs.tools.head(20).iter_rows(named=True)
@@ -384,13 +384,7 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
     lines += _table(
         ["session", "outcome", "active", "wall", "cost"],
         [
-            [
-                r["session_id"],
-                r["outcome"],
-                human_duration(r["active_ms"]),
-                human_duration(r["wall_ms"]),
-                run_cost(r),
-            ]
+            [r["session_id"], r["outcome"], human_duration(r["active_ms"]), human_duration(r["wall_ms"]), run_cost(r)]
             for r in runs.slowest.head(5).iter_rows(named=True)
         ],
     )
@@ -407,7 +401,7 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
     lines += _table(
         ["top session", "sessions", "tokens", "cost"],
         [
-            [r["session_id"], f"{r['sessions']:,}", human_count(r["tokens"]), run_cost(r)]
+            [r["session_id"], exact_count(r["sessions"]), human_count(r["tokens"]), run_cost(r)]
             for r in runs.costliest_trees(5).iter_rows(named=True)
         ],
     )

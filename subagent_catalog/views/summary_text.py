@@ -14,6 +14,7 @@ from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.source import Source
+from subagent_catalog.frames.units import exact_count, plural
 from subagent_catalog.views.columns import UNREAD_BY_SUMMARY
 from subagent_catalog.views.memory import between_stages
 from subagent_catalog.views.run_format import FAILED_LINES, runs_json, runs_lines, runs_markdown
@@ -44,7 +45,7 @@ def _read(
 
 
 def _join_counts(counts: dict[str, int]) -> str:
-    return ", ".join(f"{key} {value}" for key, value in counts.items()) if counts else "none"
+    return ", ".join(f"{key} {exact_count(value)}" for key, value in counts.items()) if counts else "none"
 
 
 def summary_text(
@@ -80,9 +81,9 @@ def summary_text(
         span += f" ({days:.1f} days)"
     failing = facts["listing_error"] is not None
     listed = (
-        f"none listed (upstream's listing fails; {facts['listed']} with a listable header)"
+        f"none listed (upstream's listing fails; {exact_count(facts['listed'])} with a listable header)"
         if failing
-        else f"{facts['listed']} listed"
+        else f"{exact_count(facts['listed'])} listed"
     )
     encoding = f" ({facts['compression']})" if facts["compression"] else ""  # none: no log was read
     lines = [f"corpus       {printable(facts['root'])}{encoding}"]
@@ -91,29 +92,30 @@ def summary_text(
     if window.bounded:
         untimed = window.without_time(corpus.sessions)
         lines.append(
-            f"window       {window.describe()} by created_at: {shown.sessions.height} of "
-            f"{corpus.sessions.height} files" + (f", {untimed} without created_at left out" if untimed else "")
+            f"window       {window.describe()} by created_at: {exact_count(shown.sessions.height)} of "
+            f"{plural(corpus.sessions.height, 'file')}"
+            + (f", {exact_count(untimed)} without created_at left out" if untimed else "")
         )
     lines += [
-        f"sessions     {facts['files']} files, {listed}, {facts['projects']} projects",
-        f"subagents    {facts['subagent_sessions']} {'' if failing else 'listed '}sessions with origin=subagent"
-        + (" (by header)" if failing else ""),
+        f"sessions     {plural(facts['files'], 'file')}, {listed}, {plural(facts['projects'], 'project')}",
+        f"subagents    {exact_count(facts['subagent_sessions'])} {'' if failing else 'listed '}"
+        "sessions with origin=subagent" + (" (by header)" if failing else ""),
         f"verdicts     {_join_counts(facts['verdicts'])}",
         f"encodings    {_join_counts(facts['encodings'])}",
-        f"bytes        {human_bytes(facts['bytes'])} ({facts['bytes']:,})",
+        f"bytes        {human_bytes(facts['bytes'])} ({exact_count(facts['bytes'])})",
         f"time span    {span}",
-        f"descriptors  {facts['descriptors']} ({_join_counts(facts['descriptor_statuses'])})",
+        f"descriptors  {exact_count(facts['descriptors'])} ({_join_counts(facts['descriptor_statuses'])})",
     ]
     if facts["listing_error"] is not None:
         lines.append(f"listing      FAILS: {printable(facts['listing_error'])}")
     else:
         lines.append(f"listing      ok; rows ({semantics}): {_join_counts(facts['rows'] or {})}")
-    lines.append(f"problems     {facts['problems']} ({_join_counts(facts['problem_severities'])})")
+    lines.append(f"problems     {exact_count(facts['problems'])} ({_join_counts(facts['problem_severities'])})")
     for item in facts["problem_kinds"]:
-        lines.append(f"  {item['count']:>6}  {item['severity']:<8} {item['scope']:<7} {item['kind']}")
+        lines.append(f"  {exact_count(item['count']):>6}  {item['severity']:<8} {item['scope']:<7} {item['kind']}")
     level = shown.problems.filter(pl.col("scope") == "corpus")
     if level.height:
-        lines.append(f"corpus-level problems (first {min(corpus_problems, level.height)} of {level.height}):")
+        lines.append(f"corpus-level problems (first {min(corpus_problems, level.height):,} of {level.height:,}):")
         for row in level.head(corpus_problems).iter_rows(named=True):
             lines.append(f"  - {row['kind']}: {printable(row['message'])}")
             lines.append(f"      {printable(row['path'])}")
@@ -164,13 +166,13 @@ def summary_markdown(
     listing = (
         f"**fails**: {md_cell(facts['listing_error'])}"
         if facts["listing_error"] is not None
-        else f"ok ({', '.join(f'{k} {v:,}' for k, v in (facts['rows'] or {}).items()) or 'no rows'})"
+        else f"ok ({_join_counts(facts['rows'] or {}) if facts['rows'] else 'no rows'})"
     )
     lines += [
         "| sessions | listed | projects | verdicts | problems | listing |",
         "|---|---|---|---|---|---|",
-        f"| {facts['files']:,} | {facts['listed']:,} | {facts['projects']:,} | "
-        f"{md_cell(', '.join(f'{k} {v:,}' for k, v in facts['verdicts'].items()))} | {facts['problems']:,} | "
+        f"| {exact_count(facts['files'])} | {exact_count(facts['listed'])} | {exact_count(facts['projects'])} | "
+        f"{md_cell(_join_counts(facts['verdicts']))} | {exact_count(facts['problems'])} | "
         f"{listing} |",
         "",
     ]

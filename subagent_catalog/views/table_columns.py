@@ -5,8 +5,9 @@ Each table is a tuple of ``Column`` (its key, heading, priority). A table sits i
 ``p`` are hidden, and below ``CARDS_BELOW`` each row becomes a stacked card of its priority-1
 cells, each with its heading. ``columns`` puts the column a table is ranked by (and, for
 failures, the error) first and makes it priority 1, so the ranked figure never leaves the box.
-No table scrolls sideways: its cells wrap (``overflow-wrap: anywhere``) and the rule drops the
-least needed columns instead, and says so: a "+N columns" control shows them all (``fit_css``).
+No table scrolls sideways: its cells wrap (``overflow-wrap: anywhere``; the short words of ``WHOLE_WORDS``
+columns only where they cannot fit) and the rule drops the least needed columns instead, and says so: a
+"+N columns" control shows them all (``fit_css``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from markupsafe import Markup
+
+from subagent_catalog.frames.units import TOKEN_LABELS
 
 Priority = Literal[1, 2, 3]
 """1: always shown (also on a card); 2: hidden in a narrow box; 3: hidden first."""
@@ -50,6 +53,11 @@ more, hides none)."""
 
 CARDS_BELOW = 440
 """Box width (CSS px) under which rows become stacked cards of their priority-1 cells."""
+
+WHOLE_WORDS: tuple[str, ...] = ("code", "codes", "error", "tool", "outcome", "outcomes", "kind", "kinds", "severity")
+WHOLE_WORDS += ("reason", "cause", "scope", "start")
+"""Columns of short words (codes, tool and error names, outcomes, kinds, dates): a word breaks only where it cannot
+fit its line."""
 
 CARD_FIRST: tuple[str, ...] = ("name", "outcome")
 """Cells a card shows first, in this order (then the error and the ranked figure, in column order;
@@ -109,10 +117,10 @@ TABLES: dict[str, tuple[Column, ...]] = {
         Column("model", "model", 1),
         Column("sessions", "sessions", 2, num=True),
         Column("steps", "steps", 3, num=True),
-        Column("input", "input", 3, num=True),
-        Column("cache_read", "cache read", 3, num=True),
-        Column("cache_write", "cache write", 3, num=True),
-        Column("output", "output", 2, num=True),
+        Column("input", TOKEN_LABELS["input_tokens"], 3, num=True),
+        Column("cache_read", TOKEN_LABELS["cache_read_tokens"], 3, num=True),
+        Column("cache_write", TOKEN_LABELS["cache_write_tokens"], 3, num=True),
+        Column("output", TOKEN_LABELS["output_tokens"], 2, num=True),
         Column("cost", "cost", 1, num=True),
     ),
     "dashboard": (
@@ -286,6 +294,9 @@ def fit_css() -> str:
         ".fit{container:fit/inline-size;max-width:100%;min-width:0}",
         ".fit>table{width:100%;max-width:100%}",
         ".fit>table>tbody>tr>td{overflow-wrap:anywhere}",
+        # short words (codes, outcomes, kinds) break only where they cannot fit: ``anywhere`` let the table layout
+        # squeeze their column to a letter beside columns with room (CONTE/XT_/LENGT/H at 1,400 px)
+        f".fit>table>tbody>tr>td:is({','.join(f'.c-{key}' for key in WHOLE_WORDS)}){{overflow-wrap:break-word}}",
         ".fit th,.fit th *{white-space:normal;overflow-wrap:normal}",
         ".fit>table>tbody>tr>td.num{white-space:nowrap;overflow-wrap:normal}",
         ".fit td .note{white-space:normal;display:block;font-size:11px;color:#656d76}",

@@ -19,8 +19,20 @@ from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.analysis.transcript import turn_summary
 from subagent_catalog.frames.display import escape
-from subagent_catalog.frames.units import clock, context_text, human_cost, human_count, human_duration, time_split
+from subagent_catalog.frames.outcome import outcome_text
+from subagent_catalog.frames.units import (
+    MISSING,
+    TOKEN_LABELS,
+    clock,
+    context_text,
+    human_count,
+    human_duration,
+    partial_cost,
+    plural,
+    time_split,
+)
 from subagent_catalog.views.palette import outcome_badge
+from subagent_catalog.views.run_format import TOKENS
 from subagent_catalog.views.table_columns import columns, fit_caption
 
 Tone = Literal["", "ok", "warn", "bad"]
@@ -71,7 +83,7 @@ def run_facts(session: dict[str, Any]) -> list[tuple[str, str, Tone]]:
     outcome = session.get("outcome") or "?"
     detail = session.get("outcome_detail")
     tone: Tone = "bad" if outcome in FAILED_OUTCOMES else "ok" if outcome == "completed" else ""
-    facts: list[tuple[str, str, Tone]] = [("outcome", f"{outcome}: {detail}" if detail else outcome, tone)]
+    facts: list[tuple[str, str, Tone]] = [("outcome", outcome_text(outcome, detail), tone)]
     facts.append(("identity", *_identity(session)))
     if session.get("run_wall_ms") is not None:
         facts.append(("time", time_split(session), ""))
@@ -90,22 +102,17 @@ def run_facts(session: dict[str, Any]) -> list[tuple[str, str, Tone]]:
         facts.append(("turns", text.replace("max_tokens", "max-tokens"), ""))
     if session.get("models"):
         facts.append(("models", ", ".join(str(m) for m in session["models"]), ""))
-    counts = [
-        (name, session.get(column))
-        for name, column in (
-            ("input", "input_tokens"),
-            ("cache read", "cache_read_tokens"),
-            ("cache write", "cache_write_tokens"),
-            ("output", "output_tokens"),
-            ("reasoning", "reasoning_tokens"),
-        )
-    ]
+    counts = [(TOKEN_LABELS[column], session.get(column)) for column in (*TOKENS, "reasoning_tokens")]
     if any(value is not None for _, value in counts):
         facts.append(("tokens", ", ".join(f"{name} {human_count(value)}" for name, value in counts), ""))
+    elif session.get("usage_steps") == 0 and session.get("steps"):
+        facts.append(("tokens", f"none reported ({plural(session['steps'], 'step')}, none with usage)", ""))
+    cost = partial_cost(session.get("cost_usd"), session.get("cost_usd_known"))
     if session.get("cost_usd") is not None:
-        facts.append(("cost", human_cost(session["cost_usd"]), ""))
+        facts.append(("cost", cost, ""))
     elif session.get("usage_steps"):
-        facts.append(("cost", "unknown: a model has no price (unpriced_models names it; --prices adds one)", "warn"))
+        why = "a model has no price (unpriced_models names it; --prices adds one)"
+        facts.append(("cost", f"{cost}, the rest unknown: {why}" if cost != MISSING else f"unknown: {why}", "warn"))
     if session.get("tool_calls") is not None:
         failed = session.get("tool_results_failed") or 0
         facts.append(("tool calls", f"{session['tool_calls']:,}, {failed:,} failed", "warn" if failed else ""))

@@ -24,7 +24,7 @@ from subagent_catalog.analysis.waterfall import waterfall
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.source import Source
-from subagent_catalog.frames.units import clock, human_duration
+from subagent_catalog.frames.units import clock, human_count, human_duration, token_label
 from subagent_catalog.views.children_table import (
     CHILDREN_CSS,
     CHILDREN_PER_PAGE,
@@ -333,7 +333,7 @@ def _row_body(
     usage = detail.get("usage")
     foot = ""
     if isinstance(usage, dict):
-        counts = ", ".join(f"{k.removesuffix('Tokens')} {v:,}" for k, v in usage.items() if isinstance(v, int))
+        counts = ", ".join(f"{token_label(k)} {human_count(v)}" for k, v in usage.items() if type(v) is int)
         foot = f'<div style="color:#656d76;font-size:11px">step tokens: {escape(counts)}</div>'
     return (
         f'<div{ident} style="border-left:4px solid {edge};background:{fill};padding:4px 8px;margin:4px 0;'

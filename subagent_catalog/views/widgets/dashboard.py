@@ -29,6 +29,7 @@ import polars as pl
 import traitlets
 
 from subagent_catalog.analysis.bins import BINS, binned, total_tokens
+from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.analysis.tallies import split_tally
 from subagent_catalog.catalog.model import Semantics
 from subagent_catalog.catalog.tables import catalog
@@ -36,13 +37,12 @@ from subagent_catalog.errors import CatalogError
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.display import escape, listing_error_html
 from subagent_catalog.frames.source import Source
-from subagent_catalog.frames.units import calendar_day, plural
+from subagent_catalog.frames.units import MISSING, calendar_day, plural, share
 from subagent_catalog.views import palette
 from subagent_catalog.views.widgets.dashboard_filters import RunFilters, filter_dropdowns
 from subagent_catalog.views.widgets.dashboard_reveal import reveal_in, row_clicked
 from subagent_catalog.views.widgets.dashboard_rows import DashboardRows
 from subagent_catalog.views.widgets.dashboard_table import TABLE_ROWS, affected_table_html
-from subagent_catalog.views.widgets.run_facts import FAILED_OUTCOMES
 from subagent_catalog.views.widgets.session_tree import known_cost_column as _known
 
 NONE = "(none)"
@@ -460,7 +460,7 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
             colour = palette.LISTING_COLOURS.get(value, palette.GREY)
         else:
             colour = palette.OKABE_ITO["orange" if diagnostic else "blue"]
-        share = f"{100 * count / total:.1f} %" if total else "—"
+        part = share(count / total) if total else MISSING
         track = widgets.HTML(
             '<div style="width:100%;height:18px;background:#f6f8fa;border-radius:2px">'
             f'<div style="width:{share_of_peak}%;min-width:{1 if count else 0}px;height:18px;background:{colour};'
@@ -468,8 +468,8 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
             layout=widgets.Layout(flex="1 1 360px", min_width="120px", max_width="480px", margin="0 6px 0 0"),
         )
         button = widgets.Button(
-            description=f"{count:,} · {share}",
-            tooltip=f"{value}: {plural(count, 'session')}, {share} of {total:,} (click to list them)",
+            description=f"{count:,} · {part}",
+            tooltip=f"{value}: {plural(count, 'session')}, {part} of {total:,} (click to list them)",
             button_style="warning" if diagnostic else "",
             layout=widgets.Layout(width="auto", height="24px", min_width="96px", flex="0 0 auto"),
         )

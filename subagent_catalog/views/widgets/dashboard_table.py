@@ -14,10 +14,11 @@ from typing import Any
 
 import polars as pl
 
+from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.frames.display import escape
+from subagent_catalog.frames.units import human_count, human_duration, partial_cost
 from subagent_catalog.views.names import NAME_CSS, name_html
 from subagent_catalog.views.table_columns import FIT_CSS, TABLES
-from subagent_catalog.views.widgets.run_facts import FAILED_OUTCOMES, cost_text, human_ms
 
 TABLE_ROWS = 200
 """Rows the table lists (the caption says how many more there are)."""
@@ -123,11 +124,15 @@ def affected_table_html(frame: pl.DataFrame, *, caption: str, labels: Mapping[st
             ("sc-code", escape(code), ""),
             (
                 "sc-num",
-                escape(human_ms(row.get("active_ms", row.get("wall_ms")))),
-                f' title="{escape(human_ms(row.get("wall_ms")))} first to last event"',
+                escape(human_duration(row.get("active_ms", row.get("wall_ms")))),
+                f' title="{escape(human_duration(row.get("wall_ms")))} first to last event"',
             ),
-            ("sc-num", escape(cost_text(row) if tokens is not None else None), ""),
-            ("sc-num", "" if tokens is None else f"{tokens:,}", ""),
+            (
+                "sc-num",
+                "" if tokens is None else escape(partial_cost(row.get("cost_usd"), row.get("cost_usd_known"))),
+                "",
+            ),
+            ("sc-num", "" if tokens is None else human_count(tokens), ""),
             ("sc-nowrap", escape(row.get("kind")), ""),
             ("sc-nowrap", escape(row.get("reason_cause")), ""),
             ("sc-text", "" if parent is None else name_html(str(parent), label=(labels or {}).get(parent)), ""),

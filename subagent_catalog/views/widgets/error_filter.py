@@ -13,8 +13,8 @@ import polars as pl
 import traitlets
 
 from subagent_catalog.analysis.error_groups import error_messages
+from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.analysis.tallies import tally
-from subagent_catalog.views.widgets.run_facts import FAILED_OUTCOMES
 
 __all__ = ["ERROR_COLUMNS", "FILTERS", "ErrorGroupFilter", "error_group_choices", "error_group_column"]
 

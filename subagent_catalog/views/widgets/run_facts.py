@@ -6,7 +6,6 @@ browser calls them, and tests call them directly.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,79 +14,17 @@ import polars as pl
 from subagent_catalog.analysis.run_names import name_from_events, run_names
 from subagent_catalog.analysis.timeline import concurrency, tree_timeline
 from subagent_catalog.catalog.source import source_reads
-from subagent_catalog.frames import units
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.source import Source
-from subagent_catalog.frames.units import context_text, time_split
+from subagent_catalog.frames.units import MISSING, human_count, human_duration, partial_cost, plural
 from subagent_catalog.views import palette
-
-FAILED_OUTCOMES = ("error", "aborted", "max-tokens", "blocked", "interrupted", "open", "unreadable")
-"""The ``outcome`` values of a run that did not complete (``open``: killed, crashed or still running)."""
+from subagent_catalog.views.transcript_parts import run_facts
 
 FAILED_CHOICE = "failed (any)"
 """The outcome filter's choice that matches every ``FAILED_OUTCOMES`` value."""
 
 OUTCOME_COLOURS = palette.OUTCOME_COLOURS
 """A colour per outcome (badges and timeline bars; an outcome not here is drawn grey): ``views.palette``'s."""
-
-
-def human_ms(ms: int | float | None) -> str:
-    """A duration for reading: ``850 ms``, ``5.5 s``, ``1 min 32 s``, ``2 h 05 min`` (``—`` when unknown).
-
-    Examples:
-        >>> [human_ms(v) for v in (None, 850, 5_524, 92_000, 5_524_119, 90_061_000)]
-        ['—', '850 ms', '5.5 s', '1 min 32 s', '1 h 32 min', '25 h 01 min']
-    """
-    if ms is None or (isinstance(ms, float) and math.isnan(ms)):
-        return "—"
-    ms = max(0, int(ms))
-    if ms < 1_000:
-        return f"{ms} ms"
-    if ms < 60_000:
-        return f"{ms / 1000:.1f} s"
-    minutes, seconds = divmod(ms // 1000, 60)
-    if minutes < 60:
-        return f"{minutes} min {seconds} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min"
-
-
-def human_count(value: int | None) -> str:
-    """A count for reading: ``950``, ``12.3 k``, ``4.1 M``, ``1.31 B`` (``—`` when unknown).
-
-    Examples:
-        >>> [human_count(v) for v in (None, 950, 12_345, 4_100_000, 1_310_000_000)]
-        ['—', '950', '12.3 k', '4.1 M', '1.31 B']
-    """
-    return "—" if value is None else units.human_count(value)
-
-
-def human_cost(cost: float | None) -> str | None:
-    """A cost in USD for reading (``None`` when unknown: an unpriced model, no usage).
-
-    Cents from $1; below, two significant digits (``frames.units.human_cost``), so a tiny cost
-    keeps its figure and costs side by side read alike.
-
-    Examples:
-        >>> [human_cost(v) for v in (None, 0.0, 0.00055, 0.004, 0.0123, 12.5)]
-        [None, '$0', '$0.00055', '$0.0040', '$0.012', '$12.50']
-    """
-    return None if cost is None or math.isnan(cost) else units.human_cost(cost, significant=2)
-
-
-def cost_text(row: dict[str, Any]) -> str | None:
-    """A session's cost for reading: exact, ``≥ $x`` when part of it is unknown (``cost_usd_known``), or ``None``.
-
-    Examples:
-        >>> cost_text({"cost_usd": 0.0123}), cost_text({"cost_usd": None, "cost_usd_known": 0.0123})
-        ('$0.012', '≥ $0.012')
-        >>> cost_text({"cost_usd": None, "cost_usd_known": 0.0}), cost_text({"cost_usd": None})
-        (None, None)
-    """
-    if row.get("cost_usd") is not None:
-        return human_cost(row["cost_usd"])
-    known = row.get("cost_usd_known")
-    return f"≥ {human_cost(known)}" if known else None
 
 
 def facts_text(row: dict[str, Any]) -> str:
@@ -110,17 +47,13 @@ def facts_text(row: dict[str, Any]) -> str:
     parts: list[str] = []
     wall, active = row.get("run_wall_ms"), row.get("active_ms")
     if wall is not None:
-        parts.append(
-            human_ms(wall) if active is None or active == wall else f"{human_ms(active)} active of {human_ms(wall)}"
-        )
-    cost = cost_text(row) if row.get("tokens") is not None else None  # no usage: no cost to show
-    if cost is not None:
-        parts.append(cost)
-    if row.get("tokens") is not None:
-        parts.append(f"{human_count(row['tokens'])} tok")
-    failed = row.get("tool_results_failed") or 0
-    if failed:
-        parts.append(f"{failed} tool{'' if failed == 1 else 's'} failed")
+        split = active not in (None, wall)
+        parts.append(f"{human_duration(active)} active of {human_duration(wall)}" if split else human_duration(wall))
+    if row.get("tokens") is not None:  # no usage: no cost to show
+        cost = partial_cost(row.get("cost_usd"), row.get("cost_usd_known"))
+        parts += [cost] * (cost != MISSING) + [f"{human_count(row['tokens'])} tok"]
+    if failed := row.get("tool_results_failed"):
+        parts.append(f"{plural(failed, 'tool')} failed")
     return " · ".join(parts)
 
 
@@ -135,7 +68,7 @@ def badge_html(outcome: str | None) -> str:
 
 
 def run_facts_html(row: dict[str, Any], *, name: str | None = None) -> str:
-    """The detail pane's lead: the run's name, outcome and why, time, tokens, cost and tool failures.
+    """The detail pane's lead: the run's name and its facts as a ``show`` page states them (``run_facts``).
 
     Args:
         row: the session's ``corpus.sessions`` row (with ``cost_usd``; ``cost_usd_known`` when it has one).
@@ -148,50 +81,20 @@ def run_facts_html(row: dict[str, Any], *, name: str | None = None) -> str:
         ...        "reasoning_tokens": None, "cost_usd": 0.0004, "tool_calls": 3, "tool_results_failed": 1,
         ...        "turns": 2, "steps": 4, "models": ["deepseek-chat"]}
         >>> pane = run_facts_html(row, name="<b>Fix it</b>")
-        >>> "&lt;b&gt;Fix it" in pane and "5.5 s" in pane and "CONTEXT_LENGTH" in pane and "1 of 3 failed" in pane
+        >>> "&lt;b&gt;Fix it" in pane and "5.5 s" in pane and "CONTEXT_LENGTH" in pane and "3, 1 failed" in pane
         True
         >>> row.update(active_ms=515, tool_busy_ms=300, tool_ms=815, llm_ms=200)
         >>> split = "active 515 ms of 5.5 s wall (model 200 ms, tools busy 300 ms); tool calls summed 815 ms"
         >>> split in run_facts_html(row)
         True
     """
-    facts: list[tuple[str, str]] = []
-    outcome = row.get("outcome")
-    detail = row.get("outcome_detail")
-    if outcome is not None:
-        facts.append(("outcome", badge_html(outcome) + (f" {escape(detail)}" if detail else "")))
-    if row.get("run_wall_ms") is not None:  # busy and model time inside active time inside wall time
-        facts.append(("time", escape(time_split(row, duration=human_ms))))
-    if row.get("peak_context_tokens") is not None:
-        facts.append(("context", escape(context_text(row))))
-    tokens = [
-        f"{human_count(row[column])} {label}"
-        for label, column in (
-            ("input", "input_tokens"),
-            ("output", "output_tokens"),
-            ("cache read", "cache_read_tokens"),
-            ("cache write", "cache_write_tokens"),
-            ("reasoning", "reasoning_tokens"),
-        )
-        if row.get(column) is not None
+    facts = [
+        (label, badge_html(row["outcome"]) + escape(f" {row.get('outcome_detail') or ''}").rstrip())
+        if label == "outcome" and row.get("outcome") is not None
+        else (label, escape(text))
+        for label, text, _ in run_facts(row)
+        if label != "identity" and (label != "outcome" or row.get("outcome") is not None)
     ]
-    if tokens:
-        facts.append(("tokens", escape(" · ".join(tokens))))
-    cost = cost_text(row)
-    if row.get("input_tokens") is None:
-        pass  # no usage reported: no cost to show
-    elif cost is not None:
-        partial = " (the rest: a model without a price, <code>unpriced_models</code>)" if cost.startswith("≥") else ""
-        facts.append(("cost", escape(cost) + partial))
-    else:
-        facts.append(("cost", "unknown (a model without a price: <code>unpriced_models</code>)"))
-    if row.get("tool_calls"):
-        failed = row.get("tool_results_failed") or 0
-        facts.append(("tool calls", escape(f"{row['tool_calls']} ({failed} of {row['tool_calls']} failed)")))
-    if row.get("turns"):
-        facts.append(("turns, steps", escape(f"{row['turns']}, {row.get('steps') or 0}")))
-    if models := row.get("models"):
-        facts.append(("models", escape(", ".join(str(m) for m in models))))
     cells = "".join(f"<tr><th>{escape(label)}</th><td>{value}</td></tr>" for label, value in facts)
     title = f'<div class="sc-run-name" title="{escape(name)}">{escape(name)}</div>' if name else ""
     return f'<div class="sc-run">{title}<table class="sc-run-facts">{cells}</table></div>' if facts or title else ""

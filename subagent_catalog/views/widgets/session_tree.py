@@ -16,11 +16,12 @@ import polars as pl
 
 from subagent_catalog.analysis.bins import total_tokens
 from subagent_catalog.analysis.forest import sibling_order
+from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.costs import known_costs
 from subagent_catalog.views.widgets.error_filter import ERROR_COLUMNS, error_group_choices, error_group_column
 from subagent_catalog.views.widgets.finding_filter import ANY_FINDING
-from subagent_catalog.views.widgets.run_facts import FAILED_CHOICE, FAILED_OUTCOMES
+from subagent_catalog.views.widgets.run_facts import FAILED_CHOICE
 from subagent_catalog.views.widgets.session_detail import ROLES
 
 NODE_COLUMNS = [

@@ -18,18 +18,19 @@ const SORTS = [
   ["failed_tools", "failed tools"],
 ];
 
-// A duration for reading (the same steps as run_facts.human_ms).
+// A duration for reading: the steps of frames.units.human_duration (the one duration format).
 function humanMs(ms) {
-  if (ms === null || ms === undefined || Number.isNaN(ms)) return "—";
-  ms = Math.max(0, Math.round(ms));
-  if (ms < 1000) return `${ms} ms`;
-  if (ms < 60000) return `${(ms / 1000).toFixed(1)} s`;
-  let minutes = Math.floor(ms / 60000);
-  const seconds = Math.floor(ms / 1000) % 60;
-  if (minutes < 60) return `${minutes} min ${seconds} s`;
+  if (ms === null || ms === undefined || Number.isNaN(ms)) return "–";
+  ms = Math.max(0, ms);
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = ms / 1000;
+  if (s < 60) return s < 10 ? `${s.toFixed(1)} s` : `${Math.round(s)} s`;
+  const two = (big, small, a, b) => (small ? `${big} ${a} ${small} ${b}` : `${big} ${a}`);
+  const whole = Math.floor(s), minutes = Math.floor(whole / 60);
+  if (minutes < 60) return two(minutes, whole % 60, "min", "s");
   const hours = Math.floor(minutes / 60);
-  minutes %= 60;
-  return `${hours} h ${String(minutes).padStart(2, "0")} min`;
+  if (hours < 24) return two(hours, minutes % 60, "h", "min");
+  return two(Math.floor(hours / 24), hours % 24, "d", "h");
 }
 
 function typed(value, Type) {

@@ -1,6 +1,6 @@
 """One vocabulary (issue 57): every view states the same failed runs, error groups, cost and colours.
 
-Each view's own output is parsed (summary text and JSON, runs Markdown, the report's HTML, compare's
+Each view's own output is parsed (summary text, JSON and Markdown, the report's HTML, compare's
 JSON against itself, the browser's error-group filter, and the colours of the report, a ``show``
 page, compare's page and the browser) and must agree with the others. The corpora: the sample and a
 generated 400-session corpus; ``make test-cross-view`` adds a generated 5,000-session one
@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_in_process import run_in_process
+from click.testing import CliRunner
 
 from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
+from subagent_catalog.cli import main
 from subagent_catalog.corpus import read_corpus
 from subagent_catalog.frames.units import human_cost
 from subagent_catalog.synth.generate import generate
@@ -33,7 +34,7 @@ CORPORA = ["sample", "synth-400"] + (["synth-5000"] if os.environ.get("SUBAGENT_
 
 
 def _cli(*args: object) -> str:
-    ran = run_in_process([str(a) for a in args])
+    ran = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
     assert ran.exit_code == 0, ran.stderr
     return ran.stdout
 
@@ -59,7 +60,7 @@ def views(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     return {
         "summary_json": json.loads(_cli("summary", root, "--format", "json"))["runs"],
         "summary_text": _cli("summary", root),
-        "runs_md": _cli("runs", root, "--format", "md"),
+        "summary_md": _cli("summary", root, "--format", "md"),
         "report": report.read_text(encoding="utf-8"),
         "compare": compare,
         "show": show_html.read_text(encoding="utf-8"),
@@ -69,6 +70,7 @@ def views(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
 
 
 def _text(html: str) -> str:
+    html = re.sub(r"<wbr\s*/?>|&shy;", "", html)  # a break opportunity is no character
     return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", html)))
 
 
@@ -86,6 +88,7 @@ def test_every_view_states_the_same_failed_run_count(views: dict[str, Any]) -> N
     failed = views["summary_json"]["failed"]
     assert failed == sum(n for outcome, n in views["summary_json"]["outcomes"].items() if outcome in FAILED_OUTCOMES)
     assert re.search(rf"^failed\s+{failed:,} runs?$", views["summary_text"], re.M)
+    assert f"### Failed runs ({failed:,})" in views["summary_md"]
     assert f"of {failed:,} failed run" in _text(_section(views["report"], "errors"))
     assert f"{failed:,} failed run" in _text(_section(views["report"], "runs"))
     compared = {row["outcome"]: row["a"] for row in views["compare"]["outcomes"]}
@@ -115,6 +118,11 @@ def test_every_view_states_the_same_error_groups_with_the_same_counts(views: dic
 def test_every_view_states_the_same_cost_lower_bound_and_unknown_count(views: dict[str, Any]) -> None:
     totals = views["summary_json"]["totals"]
     known, unknown = totals["cost_usd_known"], totals["cost_unknown"]
+    if unknown:
+        assert (
+            f"cost ≥ {human_cost(known)} ({unknown:,} session{'s' if unknown != 1 else ''} of unknown cost"
+            in (views["summary_md"])
+        )
     runs = _text(_section(views["report"], "runs"))
     if unknown:
         assert f"≥ {human_cost(known)} cost (a lower bound)" in runs

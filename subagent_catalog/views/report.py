@@ -376,20 +376,10 @@ def _site_note(link: SiteLinks | None) -> str | None:
     return note + "). A name marked (no page) says why on hover."
 
 
-ROOT_NAME_CAP = 1_000
-"""Roots and forks the report's tree names (label, else title or first prompt), the earliest created first;
-a later one shows its id. Each name costs a scan of its log (about 1.3 ms a log on 2 cores)."""
-
-
 def _root_names(corpus: Corpus) -> dict[str, str]:
-    """The names of the listed sessions that are not subagents (roots, forks), the first ``ROOT_NAME_CAP`` created.
-
-    The tree orders roots by creation, so its first pages are named.
-    """
+    """The names of the listed sessions that are not subagents (roots, forks): label, else title or first prompt."""
     roots = corpus.sessions.filter(pl.col("listed") & pl.col("origin").ne_missing("subagent"))
-    roots = roots.sort("created_at_ms", "session_id", nulls_last=True)
-    ids = roots["session_id"].drop_nulls().head(ROOT_NAME_CAP).to_list()
-    named = names_by_id(corpus, ids)
+    named = names_by_id(corpus, roots["session_id"])
     return {sid: name for sid, (label, title) in named.items() if (name := label or title) is not None}
 
 

@@ -23,6 +23,7 @@ from subagent_catalog.analysis.findings.spawns import (
     parent_calls,
     waiting_children,
 )
+from subagent_catalog.analysis.run_names import name_text
 from subagent_catalog.analysis.summary import iso
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.units import human_duration
@@ -251,7 +252,7 @@ def runaway_child(rows: dict[int, dict[str, Any]]) -> list[Finding]:
         >>> from subagent_catalog.corpus import read_corpus
         >>> rows = {row["list_order"]: row for row in read_corpus("data/findings").sessions.iter_rows(named=True)}
         >>> [(f.session_id, f.message) for f in runaway_child(rows)]
-        [('runaway-child', 'still running 3 h after its root runaway-root ended (completed)')]
+        [('runaway-child', 'still running 3 h after its root background job (runaway-root) ended (completed)')]
     """
     by_id: dict[str, dict[str, Any]] = {}
     for row in rows.values():
@@ -287,7 +288,8 @@ def runaway_child(rows: dict[int, dict[str, Any]]) -> list[Finding]:
                 row,
                 "runaway-child",
                 "warn",
-                f"{state} {human_duration(row['last_event_ms'] - ended_at)} after its root {root['session_id']} "
+                f"{state} {human_duration(row['last_event_ms'] - ended_at)} after its root "
+                f"{name_text(root['session_id'], label=root.get('identity_label'), name=root.get('name'))} "
                 f"ended ({root.get('outcome')}){under}",
                 f"root's last event {iso(ended_at)}, the child's {iso(row['last_event_ms'])}",
             )

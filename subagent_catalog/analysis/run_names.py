@@ -88,7 +88,8 @@ def name_text(
 ) -> str:
     """A session named in plain text: its name (``session_name``) and its short id, ``name (short id)``.
 
-    A session without a name shows its whole id; one without an id ``(no id)`` and its ``path``.
+    A session without a name (or named by its id) shows its whole id; one without an id ``(no id)`` and its
+    ``path``.
 
     Examples:
         >>> name_text("b4a2c0de-1111-4222-8333-944455556666", name="Fix the  flaky test")
@@ -100,7 +101,7 @@ def name_text(
     if session_id is None:
         bare = "(no id)" if path is None else f"(no id) {path}"
         return bare if text is None else f"{text} {bare}"
-    return session_id if text is None else f"{text} ({short_id(session_id)})"
+    return session_id if text is None or text == session_id else f"{text} ({short_id(session_id)})"
 
 
 @source_reads

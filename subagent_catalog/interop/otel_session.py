@@ -387,7 +387,7 @@ def session_span_stream(
         >>> built, spans = session_span_stream(export_settings(), row, session_transcript(corpus, row, events),
         ...                                    events, key="s1", trace=trace_id("s1"), parent=None)
         >>> built.spans, [span.name for span in spans]
-        ([], ['session s1', 'turn 1', 'deepseek/deepseek-chat', 'read_file'])
+        ([], ['fix it (s1)', 'turn 1', 'deepseek/deepseek-chat', 'read_file'])
     """
     builder = _Builder(events)
     read_problem: dict[str, Any] | None = None

@@ -379,8 +379,7 @@ def _site_note(link: SiteLinks | None) -> str | None:
 
 
 def _shown_names(corpus: Corpus, rows: pl.DataFrame) -> dict[str, str]:
-    """The names (label, else title or first prompt) of the roots and forks the tree names, and of the sessions and
-    parents of the diagnostic rows."""
+    """Names (label, else title or first prompt) of the tree's roots and forks and of the diagnostic rows' sessions."""
     roots = corpus.sessions.filter(pl.col("listed") & pl.col("origin").ne_missing("subagent"))["session_id"]
     diagnostic = rows.filter(pl.col("kind") == "diagnostic")
     named = names_by_id(corpus, [*roots, *diagnostic["id"], *diagnostic["parent"]])

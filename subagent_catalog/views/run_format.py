@@ -121,7 +121,7 @@ def runs_lines(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
         >>> print("\\n".join(lines[:3]))
         runs         completed 17, error 1, aborted 1, max-tokens 1, open 1, no-turns 2, unreadable 3
         failed       7 runs
-          error       auth-refactor  context length exceeded (CONTEXT_LENGTH)
+          error       Refactor the auth module (auth-refactor)  context length exceeded (CONTEXT_LENGTH)
     """
     totals = runs.totals
     failed = runs.failures if limit == 0 else runs.failures.head(limit)
@@ -296,7 +296,7 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
         >>> from subagent_catalog.corpus import read_corpus
         >>> from subagent_catalog.analysis.run_summary import run_summary
         >>> text = "\\n".join(runs_markdown(run_summary(read_corpus("data/sample"))))
-        >>> "| error | auth-refactor |" in text, "| local-vllm/qwen3-coder | 4 |" in text
+        >>> "| error | Refactor the auth module (auth-refactor) |" in text, "| local-vllm/qwen3-coder | 4 |" in text
         (True, True)
     """
     totals = runs.totals

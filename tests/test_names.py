@@ -264,24 +264,35 @@ def test_summary_text_and_markdown_name_runs_and_trees(named: Corpus) -> None:
     assert f"| Port module 0 ({CHILDREN[0][:8]}…) |" in markdown and ROOT not in markdown
 
 
+RUNAWAY_ROOT, RUNAWAY_CHILD = "5f1c2d3e-0000-4000-8000-0000000000aa", "9a8b7c6d-0000-4000-8000-0000000000bb"
+
+
+def _write_runaway(root: Path) -> Path:
+    """A root named by its prompt that completed, and a labelled child still running hours after it."""
+    log = EventLog(RUNAWAY_ROOT, time=1_000)
+    log.turn_start()
+    log.user("Ship the release")
+    log.turn_end()
+    write_session(root, header(RUNAWAY_ROOT, created_at=1_000), log.events, "none")
+    child = EventLog(RUNAWAY_CHILD, time=2_000)
+    child.descriptor(descriptor("continuable", label="Watch the build"))
+    child.turn_start()
+    child.time = 10_000_000
+    child.user("still going")
+    write_session(
+        root, header(RUNAWAY_CHILD, created_at=2_000, parent=RUNAWAY_ROOT, subagent=True), child.events, "none"
+    )
+    return root
+
+
 def test_findings_text_names_the_session_and_the_root_in_its_message(tmp_path: Path) -> None:
     """A runaway child: its header line and the message name the sessions, not their 36-character ids."""
     from subagent_catalog.analysis.findings import findings
     from subagent_catalog.views.findings_text import findings_lines, findings_markdown
 
-    root_id, child_id = "5f1c2d3e-0000-4000-8000-0000000000aa", "9a8b7c6d-0000-4000-8000-0000000000bb"
-    log = EventLog(root_id, time=1_000)
-    log.turn_start()
-    log.user("Ship the release")
-    log.turn_end()
-    write_session(tmp_path, header(root_id, created_at=1_000), log.events, "none")
-    child = EventLog(child_id, time=2_000)
-    child.descriptor(descriptor("continuable", label="Watch the build"))
-    child.turn_start()
-    child.time = 10_000_000
-    child.user("still going")
-    write_session(tmp_path, header(child_id, created_at=2_000, parent=root_id, subagent=True), child.events, "none")
-    corpus = read_corpus(tmp_path, cache=False)
+    root_id, child_id = RUNAWAY_ROOT, RUNAWAY_CHILD
+
+    corpus = read_corpus(_write_runaway(tmp_path), cache=False)
     found = findings(corpus, detectors=["runaway-child"])
     assert found["message"].to_list() == [
         f"still running 2 h 46 min after its root Ship the release ({root_id[:8]}…) ended (completed)"
@@ -334,3 +345,15 @@ def test_the_otel_agent_span_is_named_as_the_report_names_the_run(named: Corpus)
     assert agents[TITLED].name == f"Nightly triage ({TITLED[:8]}…)"
     assert agents[CHILDREN[0]].name == f"Port module 0 ({CHILDREN[0][:8]}…)"
     assert agents[ROOT].attributes["dsh.name"] == NAMES[ROOT]
+
+
+def test_the_evidence_on_a_site_page_names_the_sessions(tmp_path: Path) -> None:
+    """``report --site``: the runaway child's page states its finding with the root named, never a bare UUID."""
+    from subagent_catalog.views.page_names import page_file
+    from subagent_catalog.views.report_site import write_report_site
+
+    corpus = read_corpus(_write_runaway(tmp_path / "root"), cache=False)
+    write_report_site(corpus, tmp_path / "site")
+    page = (tmp_path / "site" / page_file(RUNAWAY_CHILD)).read_text()
+    assert f"after its root Ship the release ({RUNAWAY_ROOT[:8]}…) ended (completed)" in page
+    assert _texts_named_by_uuid(page) == [] and RUNAWAY_ROOT + " ended" not in page

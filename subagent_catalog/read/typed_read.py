@@ -140,7 +140,7 @@ _USAGE_SOURCES = frozenset((Header, AssistantEvent, RequestContext))
 _CALL_EVENTS = frozenset((ToolCall, ToolResult, TurnEnd))
 _TOKEN_TYPES = frozenset((ChunkEvent, *ROWS))
 _STEP_EVENTS = frozenset((StepStart, AssistantEvent, StepEnd))
-_TITLE = next(cls for cls in OPAQUE if cls.__struct_config__.tag == "session/title")
+_TITLE: type = next(cls for cls in OPAQUE if cls.__struct_config__.tag == "session/title")
 _NAMING = frozenset((UserEvent, _TITLE))
 
 

@@ -208,8 +208,8 @@ def unread_child(rows: dict[int, dict[str, Any]], spawns: dict[int, ParentSpawns
         row = rows[order]
         for spawn in parent.spawns:
             child = spawn.child_id
-            ended = by_id[child].get("outcome") if child in by_id else None
-            if ended is None or ended == "open":
+            ended = by_id[child].get("outcome") if child is not None and child in by_id else None
+            if child is None or ended is None or ended == "open":
                 continue
             if spawn.route == "continuable" and child not in parent.notices:
                 message = f"child {_named(child, by_id)} ended ({ended}) but its notice never reached the parent"

@@ -461,7 +461,7 @@ class CatalogBrowser(anywidget.AnyWidget, ErrorGroupFilter, FindingLabelFilters)
             context = bool(content.get("results"))
             keys = [int(k) for k in content.get("keys", [])[:LABEL_BATCH] if 0 <= int(k) < self.corpus.sessions.height]
             self._send_labels(keys, context)
-            named = self.name_runs(keys)  # the names read the logs: sent after the labels, as they come
+            named = self.name_runs(keys)  # the rows named since: their labels made again with the name
             if named:
                 self._send_labels(named, context)
         elif kind == "toggle":

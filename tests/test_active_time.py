@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 
 from subagent_catalog import read_corpus, run_summary
+from subagent_catalog.store.manifest import FORMAT_VERSION
 from tests.golden_time import SESSIONS, write_golden
 from tests.test_fastpath import compare
 
@@ -187,7 +188,7 @@ def test_an_archive_before_format_7_reads_the_new_columns_as_unknown(tmp_path: P
 
     export_archive(GOLDEN, tmp_path / "a", jobs=1)
     current = open_archive(tmp_path / "a")
-    assert current.manifest["format_version"] == 7
+    assert current.manifest["format_version"] == FORMAT_VERSION
     assert (
         current.to_corpus()
         .sessions.select(list(SESSIONS_SINCE_7))

@@ -280,7 +280,7 @@ def test_manifest_contents(small_corpus: tuple[Path, Compression], tmp_path: Pat
     assert manifest == returned
     raw = read_corpus(root, cache=False)
     assert manifest["format"] == "subagent-catalog-archive"
-    assert manifest["format_version"] == 7
+    assert manifest["format_version"] == 8
     assert manifest["versions"]["subagent_catalog"] == __import__("subagent_catalog").__version__
     assert manifest["versions"]["polars"] == pl.__version__
     assert manifest["root"] == str(root)

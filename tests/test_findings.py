@@ -306,7 +306,7 @@ def _cli(*args: str) -> tuple[int, str, str]:
 def test_findings_command_text_and_tally() -> None:
     code, out, err = _cli("findings", str(GOLDEN), "-d", "tool-loop", "-d", "stalled")
     assert code == 0
-    assert out.splitlines()[0] == "loop-yes  (--work-findings--)  1 finding"
+    assert out.splitlines()[0] == "read the config (loop-yes)  (--work-findings--)  1 finding"
     assert "tool-loop  turn 1 step 1 seq 4-20: read_file called 4 times" in out
     assert err.strip().endswith("2 findings in 2 sessions (warn 2; stalled 1, tool-loop 1)")
 
@@ -319,13 +319,13 @@ def test_findings_command_json_csv_md_and_severity(tmp_path: Path) -> None:
     code, _, _ = _cli("findings", str(GOLDEN), "--format", "csv", "-o", str(target), "-q")
     assert code == 0 and pl.read_csv(target).height == len(PLANTED)
     code, out, _ = _cli("findings", str(GOLDEN), "--format", "md", "-d", "stalled", "-q")
-    assert out.splitlines()[2].startswith("| stalled-yes | stalled | warn | whole run |")
+    assert out.splitlines()[2].startswith("| never finishes (stalled-yes) | stalled | warn | whole run |")
 
 
 def test_findings_command_rules_only_and_errors(tmp_path: Path) -> None:
     path = _rules(tmp_path, '[[rule]]\nname = "answer"\npattern = "both agree"\n')
     code, out, _ = _cli("findings", str(GOLDEN), "-d", "none", "--rules", str(path), "-q")
-    assert code == 0 and out.splitlines()[0].startswith("dup-parent")
+    assert code == 0 and out.splitlines()[0].startswith("check twice (dup-parent)")
     code, _, err = _cli("findings", str(GOLDEN), "--rules", str(tmp_path / "missing.toml"))
     assert code == 1 and err.startswith("Error: cannot read rules file") and "hint:" in err
     code, _, err = _cli("findings", str(GOLDEN), "-d", "loops")

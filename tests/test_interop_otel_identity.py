@@ -92,7 +92,7 @@ def test_the_outcome_reaches_the_otlp_json_line(sample: tuple[Any, list[Any]]) -
         s
         for s in exported
         if any(a.key == "dsh.outcome" and a.value.string_value == "aborted" for a in s.attributes)
-        and s.name.startswith("subagent")
+        and any(a.key == "dsh.origin" and a.value.string_value == "subagent" for a in s.attributes)
     ]
     assert aborted and all(s.status.code == 2 and s.status.message == "aborted by parent" for s in aborted)
 

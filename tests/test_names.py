@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 import pytest
@@ -17,6 +16,7 @@ import pytest
 from subagent_catalog.analysis.run_names import NAME_CLIP
 from subagent_catalog.corpus import read_corpus
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.read.paths import Compression
 from subagent_catalog.synth.writer import EventLog, descriptor, header, write_session
 from subagent_catalog.views.names import (
     SHORT_ID,
@@ -32,28 +32,34 @@ CHILDREN = [f"7d3b1e90-aaaa-4bbb-8ccc-00000000000{i}" for i in range(3)]
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
-@pytest.fixture(scope="module")
-def named(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
+def write_named(root: Path, compression: Compression = "none") -> None:
     """A root named by its first prompt, a root with a title, and three failing labelled children."""
-    root = tmp_path_factory.mktemp("named")
     log = EventLog(ROOT)
     log.turn_start()
     log.user("Coordinate the <b>refactor</b>")
     log.turn_end()
-    write_session(root, header(ROOT, created_at=1_000), log.events, "none")
+    write_session(root, header(ROOT, created_at=1_000), log.events, compression)
     titled = EventLog(TITLED)
     titled.turn_start()
     titled.user("first words")
     titled.add("session/title", {"title": "Nightly triage"})
     titled.turn_end()
-    write_session(root, header(TITLED, created_at=2_000), titled.events, "none")
+    write_session(root, header(TITLED, created_at=2_000), titled.events, compression)
     for index, sid in enumerate(CHILDREN):
         child = EventLog(sid)
         child.descriptor(descriptor("continuable", label=f"Port module {index}"))
         child.turn_start()
         child.user("go")
         child.add("turn/end", {"turn": child.turn, "reason": {"kind": "error", "error": {"message": "boom"}}})
-        write_session(root, header(sid, created_at=3_000 + index, parent=ROOT, subagent=True), child.events, "none")
+        write_session(
+            root, header(sid, created_at=3_000 + index, parent=ROOT, subagent=True), child.events, compression
+        )
+
+
+@pytest.fixture(scope="module")
+def named(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
+    root = tmp_path_factory.mktemp("named")
+    write_named(root)
     return read_corpus(root, cache=False)
 
 
@@ -154,49 +160,200 @@ def test_the_browser_and_the_dashboard_lead_with_the_label(named: Corpus) -> Non
     assert pl.Series(UUID.findall(table)).is_in([ROOT, *CHILDREN]).all()
 
 
-def test_names_read_for_many_rows_are_kept_with_the_frames_cache(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The report names up to 1,000 roots: a warm run takes their names from the frames cache, reading no log;
-    a changed log is named anew; a few names (a click) are not written."""
-    import subagent_catalog.views.names as names_module
-    from subagent_catalog.views.names import KEEP_NAMES_FROM, run_row_names
+# ---------------------------------------------------------------- the name column (issue 57, point 5)
+
+NAMES = {ROOT: "Coordinate the <b>refactor</b>", TITLED: "Nightly triage", **dict.fromkeys(CHILDREN, "go")}
+"""Each session's ``name``: the title, else the first own human prompt (the children have labels too)."""
+
+
+def _names(frame: pl.DataFrame) -> dict[str, str | None]:
+    return dict(frame.select("session_id", "name").iter_rows())
+
+
+@pytest.mark.parametrize("compression", ["none", "zstd"])
+def test_every_kind_of_source_gives_the_name_column_made_by_the_read(tmp_path: Path, compression: Compression) -> None:
+    """A corpus (plain, zstd), an archive with and without events, its corpus, a window: one column, no log read."""
+    from subagent_catalog.analysis.run_names import run_names
+    from subagent_catalog.analysis.window import window_corpus
+    from subagent_catalog.store.archive import open_archive
+    from subagent_catalog.store.export import export_archive
+
+    write_named(tmp_path / "root", compression)
+    corpus = read_corpus(tmp_path / "root", compression=compression, cache=False)
+    assert _names(corpus.sessions) == NAMES
+    assert corpus.sessions.filter(pl.col("session_id") == TITLED)["prompt"].to_list() == ["first words"]
+    for events in (True, False):
+        out = tmp_path / f"archive-{events}"
+        export_archive(tmp_path / "root", out, events=events, jobs=1, compression=compression)
+        archive = open_archive(out)
+        assert _names(archive.table("sessions", ["session_id", "name"]).collect()) == NAMES
+        assert _names(archive.to_corpus().sessions) == NAMES
+        assert names_by_id(archive, [ROOT]) == {ROOT: (None, NAMES[ROOT])}
+        assert run_names(archive)["name"].to_list() == run_names(corpus)["name"].to_list()
+    window = window_corpus(corpus, since="1970-01-01T00:00:01.500Z", until="1970-01-01T00:00:02.500Z")
+    assert _names(window.sessions) == {TITLED: "Nightly triage"}
+
+
+def test_an_archive_written_before_names_reads_them_as_null_and_the_views_show_ids(tmp_path: Path) -> None:
+    """Format 7 had no title, prompt or name: no error, the names are unknown (null), views fall back to ids."""
+    import json
+    import os
+
+    import pyarrow.parquet as pq
+
+    from subagent_catalog.store.archive import open_archive
+    from subagent_catalog.store.checksum import part_digest
+    from subagent_catalog.store.export import export_archive
+    from subagent_catalog.store.layout import SESSIONS_SINCE_8
+    from subagent_catalog.views.report import render_report
+
+    write_named(tmp_path / "root")
+    export_archive(tmp_path / "root", tmp_path / "a", events=True, jobs=1)
+    manifest = json.loads((tmp_path / "a" / "manifest.json").read_text())
+    entry = manifest["tables"]["sessions"]
+    for index, name in enumerate(entry["files"]):  # the sessions files as format 7 wrote them
+        path = tmp_path / "a" / name
+        pq.write_table(pq.read_table(path).drop_columns(list(SESSIONS_SINCE_8)), path, compression="zstd")
+        entry["file_bytes"][index] = os.path.getsize(path)
+        entry["file_blake2b"][index] = part_digest(path.read_bytes())
+    manifest["format_version"] = 7
+    (tmp_path / "a" / "manifest.json").write_text(json.dumps(manifest))
+    old = open_archive(tmp_path / "a")
+    sessions = old.to_corpus().sessions
+    assert all(sessions[name].null_count() == sessions.height for name in SESSIONS_SINCE_8)
+    assert names_by_id(old, [ROOT, CHILDREN[0]]) == {ROOT: (None, None), CHILDREN[0]: ("Port module 0", None)}
+    page = render_report(old)
+    assert f'<code class="nm-id nm-only nm-clip" title="{ROOT}">{ROOT}</code>' in page  # its id, as before
+
+
+def test_a_frames_cache_from_before_the_name_column_is_not_used(tmp_path: Path) -> None:
+    """A signed frames file whose sessions lack the name columns (an older version's) is a miss: the read names."""
+    import hashlib
+    import hmac
+
+    from subagent_catalog.store import frames_cache
+    from subagent_catalog.store.frames_cache import FramesCache, frames_file
 
     root, cache = tmp_path / "root", tmp_path / "cache"
-    count = KEEP_NAMES_FROM + 5
-    for index in range(count):
-        log = EventLog(f"run-{index:03d}")
-        log.turn_start()
-        log.user(f"task number {index}")
-        log.turn_end()
-        write_session(root, header(f"run-{index:03d}", created_at=1_000 + index), log.events, "none")
+    write_named(root)
+    first = read_corpus(root, compression="none", cache=cache, jobs=1)
+    store: FramesCache = first._derived  # type: ignore[attr-defined]
+    old = {**store._frames, "sessions": first.sessions.drop("title", "prompt", "name")}
+    key = (cache / "facts.key").read_bytes()
+    body = frames_cache._pack({**store._head}, old)
+    mac = hmac.new(key, frames_cache._MAGIC, hashlib.sha256)
+    mac.update(body)
+    Path(frames_file(root, "none", directory=str(cache))).write_bytes(frames_cache._MAGIC + mac.digest() + body)
+    warm = read_corpus(root, compression="none", cache=cache, jobs=1)
+    assert warm._derived.status == "ignored: the cached sessions frame has another schema"  # type: ignore[attr-defined]
+    assert _names(warm.sessions) == NAMES
 
-    def rows(corpus: Corpus) -> pl.DataFrame:
-        return corpus.sessions.select("list_order", pl.col("identity_label").alias("label"))
 
-    first = read_corpus(root, cache=str(cache))
-    expected = run_row_names(first, [rows(first)])
-    assert len(expected) == count and expected[0] == "task number 0"
+def test_summary_text_and_markdown_name_runs_and_trees(named: Corpus) -> None:
+    from subagent_catalog.analysis.run_summary import run_summary
+    from subagent_catalog.views.run_format import runs_lines, runs_markdown
 
-    def no_read(*args: Any, **kwargs: Any) -> pl.DataFrame:
-        raise AssertionError("a log was read for its name")
+    runs = run_summary(named)
+    text = "\n".join(runs_lines(runs))
+    shown = f"Coordinate the <b>refactor</b> ({ROOT[:8]}…)"
+    assert f"largest tree {shown}: 4 sessions" in text
+    assert f"slowest      {shown}" in text or f", {shown}" in text
+    assert f"  error       Port module 0 ({CHILDREN[0][:8]}…)" in text
+    assert _texts_named_by_uuid(text) == [] and ROOT not in text
+    markdown = "\n".join(runs_markdown(runs))
+    assert f"| Port module 0 ({CHILDREN[0][:8]}…) |" in markdown and ROOT not in markdown
 
-    monkeypatch.setattr(names_module, "run_names", no_read)
-    warm = read_corpus(root, cache=str(cache))
-    assert warm is not first and run_row_names(warm, [rows(warm)]) == expected  # no log read
 
-    monkeypatch.undo()
-    next(root.rglob("run-000/session.jsonl")).unlink()
-    changed = EventLog("run-000")
-    changed.turn_start()
-    changed.user("a new first prompt")
-    changed.turn_end()
-    write_session(root, header("run-000", created_at=1_000), changed.events, "none")
-    again = read_corpus(root, cache=str(cache))
-    assert run_row_names(again, [rows(again)])[0] == "a new first prompt"
+RUNAWAY_ROOT, RUNAWAY_CHILD = "5f1c2d3e-0000-4000-8000-0000000000aa", "9a8b7c6d-0000-4000-8000-0000000000bb"
 
-    few = tmp_path / "few"
-    write_session(few, header("solo", created_at=1), EventLog("solo").events, "none")
-    small = read_corpus(few, cache=str(cache))
-    run_row_names(small, [rows(small)])
-    assert small._derived.get("run_names", {"list_order": pl.Int64, "name": pl.String}, small) is None
+
+def _write_runaway(root: Path) -> Path:
+    """A root named by its prompt that completed, and a labelled child still running hours after it."""
+    log = EventLog(RUNAWAY_ROOT, time=1_000)
+    log.turn_start()
+    log.user("Ship the release")
+    log.turn_end()
+    write_session(root, header(RUNAWAY_ROOT, created_at=1_000), log.events, "none")
+    child = EventLog(RUNAWAY_CHILD, time=2_000)
+    child.descriptor(descriptor("continuable", label="Watch the build"))
+    child.turn_start()
+    child.time = 10_000_000
+    child.user("still going")
+    write_session(
+        root, header(RUNAWAY_CHILD, created_at=2_000, parent=RUNAWAY_ROOT, subagent=True), child.events, "none"
+    )
+    return root
+
+
+def test_findings_text_names_the_session_and_the_root_in_its_message(tmp_path: Path) -> None:
+    """A runaway child: its header line and the message name the sessions, not their 36-character ids."""
+    from subagent_catalog.analysis.findings import findings
+    from subagent_catalog.views.findings_text import findings_lines, findings_markdown
+
+    root_id, child_id = RUNAWAY_ROOT, RUNAWAY_CHILD
+
+    corpus = read_corpus(_write_runaway(tmp_path), cache=False)
+    found = findings(corpus, detectors=["runaway-child"])
+    assert found["message"].to_list() == [
+        f"still running 2 h 46 min after its root Ship the release ({root_id[:8]}…) ended (completed)"
+    ]
+    names = names_by_id(corpus, found["session_id"])
+    lines = list(findings_lines(found, names))
+    assert lines[0].startswith(f"Watch the build ({child_id[:8]}…)  (")
+    assert root_id not in "\n".join(lines) and child_id not in "\n".join(lines)
+    assert f"| Watch the build ({child_id[:8]}…) |" in findings_markdown(found, names)
+
+
+def test_the_report_names_the_largest_and_damaged_trees_and_the_diagnostics(named: Corpus) -> None:
+    from subagent_catalog.views.report import render_report
+
+    page = render_report(named)
+    trees = page[page.index("Largest trees</h3>") :]
+    trees = trees[: trees.index("</table>")]
+    assert ">Coordinate the &lt;b&gt;refactor&lt;/b&gt;</bdi>" in trees and _texts_named_by_uuid(trees) == []
+
+
+def test_diagnostic_rows_carry_the_names_of_the_session_and_its_parent(tmp_path: Path) -> None:
+    from subagent_catalog import catalog
+    from subagent_catalog.analysis.forest import forest_of_rows
+    from subagent_catalog.views.report import _shown_names
+    from subagent_catalog.views.report_data import diagnostic_rows
+
+    write_named(tmp_path)
+    orphan = EventLog("b1c2d3e4-0000-4000-8000-0000000000cc")
+    orphan.turn_start()
+    orphan.user("an unlabelled helper")
+    orphan.turn_end()
+    write_session(
+        tmp_path, header(orphan.session_id, created_at=9_000, parent=ROOT, subagent=True), orphan.events, "none"
+    )
+    corpus = read_corpus(tmp_path, cache=False)
+    rows = catalog(corpus)
+    (row,) = diagnostic_rows(corpus, rows, forest_of_rows(corpus, rows), _shown_names(corpus, rows))
+    assert (row["i"], row["n"], row["m"]) == (orphan.session_id, "an unlabelled helper", NAMES[ROOT])
+
+
+def test_the_otel_agent_span_is_named_as_the_report_names_the_run(named: Corpus) -> None:
+    from subagent_catalog.interop.otel import to_otlp
+
+    agents = {
+        span.attributes["dsh.session.id"]: span
+        for span in to_otlp(named)
+        if span.attributes["openinference.span.kind"] == "AGENT"
+    }
+    assert agents[ROOT].name == f"Coordinate the <b>refactor</b> ({ROOT[:8]}…)"
+    assert agents[TITLED].name == f"Nightly triage ({TITLED[:8]}…)"
+    assert agents[CHILDREN[0]].name == f"Port module 0 ({CHILDREN[0][:8]}…)"
+    assert agents[ROOT].attributes["dsh.name"] == NAMES[ROOT]
+
+
+def test_the_evidence_on_a_site_page_names_the_sessions(tmp_path: Path) -> None:
+    """``report --site``: the runaway child's page states its finding with the root named, never a bare UUID."""
+    from subagent_catalog.views.page_names import page_file
+    from subagent_catalog.views.report_site import write_report_site
+
+    corpus = read_corpus(_write_runaway(tmp_path / "root"), cache=False)
+    write_report_site(corpus, tmp_path / "site")
+    page = (tmp_path / "site" / page_file(RUNAWAY_CHILD)).read_text()
+    assert f"after its root Ship the release ({RUNAWAY_ROOT[:8]}…) ended (completed)" in page
+    assert _texts_named_by_uuid(page) == [] and RUNAWAY_ROOT + " ended" not in page

@@ -30,6 +30,7 @@ from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.costs import known_costs
 from subagent_catalog.frames.units import human_count, partial_cost
 from subagent_catalog.synth.generate import generate
+from subagent_catalog.views.names import name_text
 from subagent_catalog.views.report import render_report
 from subagent_catalog.views.run_format import costliest_text, run_cost, runs_json, runs_lines, total_cost
 from subagent_catalog.views.widgets import CatalogBrowser, DiagnosticsDashboard
@@ -190,7 +191,7 @@ def test_summary_shows_the_partial_tree_as_a_lower_bound_with_its_unknown_count(
     assert (first["session_id"], first["cost_usd"], first["cost_unknown"]) == ("lab-root", None, 2)
     assert first["cost_usd_known"] == top["cost_usd_known"] and facts["cost_basis"] == "cost"
     markdown = CliRunner().invoke(main, ["summary", str(GOLDEN), "-q", "--format", "md"]).output
-    assert f"| lab-root | 4 | {human_count(top['tokens'])} | {bound} (2 sessions of unknown cost) |" in markdown
+    assert f" (lab-root) | 4 | {human_count(top['tokens'])} | {bound} (2 sessions of unknown cost) |" in markdown
 
 
 def test_report_shows_the_partial_tree_as_a_lower_bound_with_its_unknown_count(partial: Corpus) -> None:
@@ -249,7 +250,8 @@ def test_a_corpus_whose_models_are_all_unpriced_ranks_by_tokens_and_shows_no_zer
     assert "$0" not in lines["costliest"] and lines["costliest"].endswith("(by tokens: nothing is priced)")
     assert "$0" not in lines["cost"] and "nothing priced" in lines["cost"]
     expected = ", ".join(
-        f"{r['session_id']} {costliest_text(runs, r)}" for r in costliest.head(3).iter_rows(named=True)
+        f"{name_text(r['session_id'], label=r['label'], name=r['name'])} {costliest_text(runs, r)}"
+        for r in costliest.head(3).iter_rows(named=True)
     )
     assert lines["costliest"].startswith(expected)
     page = render_report(corpus)

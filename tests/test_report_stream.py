@@ -33,7 +33,14 @@ from subagent_catalog.corpus import read_corpus
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, PROBLEM_SCHEMA
 from subagent_catalog.views.memory import release_freed_memory
-from subagent_catalog.views.report import render_report, report_stream, script_json, script_json_chunks, write_report
+from subagent_catalog.views.report import (
+    _shown_names,
+    render_report,
+    report_stream,
+    script_json,
+    script_json_chunks,
+    write_report,
+)
 from subagent_catalog.views.report_charts import report_charts
 from subagent_catalog.views.report_data import diagnostic_rows, node_index, node_places
 from subagent_catalog.views.report_errors import ERROR_GROUP_ROWS, error_index
@@ -103,7 +110,7 @@ def test_the_page_embeds_the_forest_data_as_computed_directly(tmp_path: Path) ->
             "nodes": forest.nodes,
             "roots": forest.roots,
             "places": node_places(corpus, forest),
-            "diagnostics": diagnostic_rows(corpus, rows, forest),
+            "diagnostics": diagnostic_rows(corpus, rows, forest, _shown_names(corpus, rows)),
             "errors": error_index(summary, {path: i for i, path in enumerate(listed)}, forest.index),
         }
         assert _blob(render_report(corpus)) == script_json(expected)
@@ -258,6 +265,7 @@ def test_top_trees_and_default_parents_equal_their_sorted_definitions(tmp_path: 
             "sessions": forest.nodes[i].get("z", 0) + (forest.nodes[i]["k"] != "g"),
             "agents": forest.nodes[i].get("a", 0),
             "damaged": forest.nodes[i].get("e", 0),
+            "label": forest.nodes[i].get("l"),
         }
         for i in forest.roots
     ]

@@ -72,6 +72,9 @@ CHILD_EXPECTED: dict[str, Any] = {
     "tool_results": 3,
     "tool_results_failed": 2,  # seq 13 (isError with data.error), seq 31 (isError, no data.error)
     "tool_output_bytes": 12,  # "FAIL\n" 5 + "é" 2 + "abc" 3 + "no" 2
+    "title": None,  # no session/title event
+    "prompt": "run the tests",  # seq 6, its first own user/message (source kind user)
+    "name": "run the tests",  # no title: the prompt
 }
 
 PARENT_EXPECTED: dict[str, Any] = {
@@ -103,6 +106,9 @@ PARENT_EXPECTED: dict[str, Any] = {
     "peak_context_share": None,
     "tool_calls": 1,
     "tools": ["grep"],
+    "title": None,
+    "prompt": None,  # no user/message at all
+    "name": None,
 }
 
 
@@ -325,7 +331,23 @@ def _expected_from_events(
         "tool_results": len(results),
         "tool_results_failed": sum(b["isError"] is True for b in blocks),
         "tool_output_bytes": sum(len(t["text"].encode()) for b in blocks for t in b["content"]),
+        **_names(events, own, cases),
     }
+
+
+def _names(events: tuple[dict[str, Any], ...], own: tuple[dict[str, Any], ...], cases: Counter[str]) -> dict[str, Any]:
+    """The last title of the log (the seed's too), the first own human prompt, and the name: the title, else it."""
+    titles = [e["data"]["title"] for e in events if e["type"] == "session/title" and e["data"]["title"].strip()]
+    prompts = [
+        " ".join(b["text"] for b in e["data"]["content"] if b["type"] == "text")
+        for e in own
+        if e["type"] == "user/message" and e["data"].get("source", {}).get("kind", "user") == "user"
+    ]
+    title = " ".join(titles[-1].split()) if titles else None
+    prompt = next((" ".join(p.split()) for p in prompts if p.strip()), None)
+    cases["titled"] += title is not None
+    assert all(len(text) < 80 for text in (title or "", prompt or ""))  # the generator's are never clipped
+    return {"title": title, "prompt": prompt, "name": title if title is not None else prompt}
 
 
 def _measure(intervals: list[tuple[int, int]], within: list[tuple[int, int]] | None = None) -> int:
@@ -559,5 +581,7 @@ def test_generated_corpus_matches_the_generators_totals(tmp_path: Path) -> None:
         cases["error message"] += expected["last_error_message"] is not None
     session_events.cache_clear()
     assert checked == count and tokens > 0 and seeded > 0  # the totals are not trivial
-    missing = [case for case in (*NEW_CASES, "last outcome not completed", "error message") if not cases[case]]
+    missing = [
+        case for case in (*NEW_CASES, "last outcome not completed", "error message", "titled") if not cases[case]
+    ]
     assert not missing, (missing, cases)

@@ -14,12 +14,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from subagent_catalog.analysis.run_names import NAME_CLIP, clip_name, name_from_events, run_names
+from subagent_catalog.analysis.run_names import NAME_CLIP, clip_name, run_names
 from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.analysis.timeline import concurrency, tree_timeline
 from subagent_catalog.corpus import read_corpus
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.units import human_duration
+from subagent_catalog.read.run_facts import TEXT_CLIP, fold_run
 from subagent_catalog.synth.writer import EventLog, descriptor, header, write_session
 from subagent_catalog.views.widgets import CatalogBrowser, DiagnosticsDashboard
 from subagent_catalog.views.widgets.run_facts import FAILED_CHOICE, facts_text
@@ -111,29 +112,20 @@ def test_run_names_keep_the_order_asked_and_name_unknown_orders_null(runs: Corpu
 
 
 def test_a_forks_name_is_its_own_first_prompt_not_its_seeds() -> None:
-    events = pl.DataFrame(
-        {
-            "type": ["user/message", "user/message"],
-            "seq": [0, 5],
-            "data": [
-                json.dumps({"content": [{"type": "text", "text": "parent's"}], "source": {"kind": "user"}}),
-                json.dumps({"content": "the fork's own", "role": "user"}),
-            ],
-        }
-    )
-    assert name_from_events(events, seed_length=3) == ("the fork's own", "first-message")
-    assert name_from_events(events) == ("parent's", "first-message")
+    events = [
+        {"type": "user/message", "seq": 0, "data": {"content": [{"type": "text", "text": "parent's"}]}},
+        {"type": "user/message", "seq": 5, "data": {"content": "the fork's own", "role": "user"}},
+    ]
+    assert fold_run(events, 3).prompt == "the fork's own"
+    assert fold_run(events).name == "parent's"
 
 
 def test_an_empty_title_falls_back_to_the_prompt() -> None:
-    events = pl.DataFrame(
-        {
-            "type": ["user/message", "session/title"],
-            "seq": [0, 1],
-            "data": [json.dumps({"content": [{"type": "text", "text": "hi"}]}), json.dumps({"title": "  "})],
-        }
-    )
-    assert name_from_events(events) == ("hi", "first-message")
+    events = [
+        {"type": "user/message", "seq": 0, "data": {"content": [{"type": "text", "text": "hi"}]}},
+        {"type": "session/title", "seq": 1, "data": {"title": "  "}},
+    ]
+    assert (fold_run(events).title, fold_run(events).name) == (None, "hi")
 
 
 @given(st.text(max_size=300), st.integers(min_value=1, max_value=120))
@@ -148,9 +140,9 @@ def test_clipped_names_are_one_short_line(text: str, clip: int) -> None:
 
 
 def test_a_long_title_is_clipped() -> None:
-    events = pl.DataFrame({"type": ["session/title"], "seq": [0], "data": [json.dumps({"title": "x" * 500})]})
-    name, _source = name_from_events(events)
-    assert name is not None and len(name) == NAME_CLIP and name.endswith("…")
+    run = fold_run([{"type": "session/title", "seq": 0, "data": {"title": "x" * 500}}])
+    assert run.name is not None and len(run.name) == NAME_CLIP and run.name.endswith("…")
+    assert run.title is not None and len(run.title) == TEXT_CLIP  # what compare --match pairs by
 
 
 # ------------------------------------------------------------------ browser rows

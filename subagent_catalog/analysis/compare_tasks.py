@@ -16,15 +16,11 @@ import polars as pl
 
 from subagent_catalog.analysis.compare_sides import RUN_METRICS, Side
 from subagent_catalog.analysis.compare_stats import ALPHA, holm, paired_tests
-from subagent_catalog.analysis.run_names import run_names
 from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.frames.source import Source
 
 Match = Literal["none", "title", "prompt"]
 """How ``compare`` pairs runs of the two sides: not at all, by title, or by first human prompt."""
-
-KEY_CLIP = 400
-"""Characters of a title or prompt a key keeps."""
 
 TASK_SCHEMA: dict[str, Any] = {
     "metric": pl.String,
@@ -44,12 +40,10 @@ the pairs whose outcome flipped, i.e. McNemar's exact test; a metric: Wilcoxon's
 
 
 def _keys(source: Source, orders: list[int], match: Literal["title", "prompt"]) -> pl.DataFrame:
-    """``list_order`` and ``key`` of the roots asked for that have one."""
-    schema = {"list_order": pl.Int64, "key": pl.String}
-    names = run_names(source, list_orders=orders, clip=KEY_CLIP, titles=match == "title")
-    wanted = "title" if match == "title" else "first-message"
-    rows = names.filter(pl.col("name_source") == wanted).select("list_order", pl.col("name").alias("key"))
-    return rows.cast(schema)  # type: ignore[arg-type]
+    """``list_order`` and ``key`` (the read's ``title`` or ``prompt`` column) of the roots asked for that have one."""
+    column = "title" if match == "title" else "prompt"
+    rows = source.table("sessions", ["list_order", column]).filter(pl.col("list_order").is_in(orders))
+    return source.collect(rows.drop_nulls(column).select("list_order", pl.col(column).alias("key")))
 
 
 def _side_rows(source: Source, side: Side, match: Literal["title", "prompt"]) -> pl.DataFrame:

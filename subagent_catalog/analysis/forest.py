@@ -64,7 +64,7 @@ class Forest:
 
         Largest by sessions, then subagent rows below; most damaged by diagnostics below, then
         subagent rows; ties keep the roots' order. Each entry: ``node``, ``id``, ``group``,
-        ``sessions``, ``agents``, ``damaged``.
+        ``sessions``, ``agents``, ``damaged``, ``label``.
 
         Examples:
             >>> from subagent_catalog.corpus import read_corpus
@@ -80,7 +80,7 @@ class Forest:
         def entry(index: int) -> dict[str, Any]:
             node = nodes[index]
             kind = {"sessions": size(index), "agents": node.get("a", 0), "damaged": node.get("e", 0)}
-            return {"node": index, "id": node["i"], "group": node["k"] == "g", **kind}
+            return {"node": index, "id": node["i"], "group": node["k"] == "g", **kind, "label": node.get("l")}
 
         # ``nsmallest`` is ``sorted(...)[:n]``: ties keep the roots' order.
         largest = heapq.nsmallest(limit, self.roots, key=lambda i: (-size(i), -nodes[i].get("a", 0)))

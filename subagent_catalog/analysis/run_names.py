@@ -1,143 +1,116 @@
 """A readable name for each run: its session title, or its first human prompt, one line and clipped.
 
-dsh names a session with ``session/title`` events (``data.title``; the last one wins, as upstream's
-title projection folds them). A log without one is named by its first own ``user/message`` written
-by a human (``data.source.kind`` ``user``, or no source at all, as older logs have): subagent
-notices, runtime-context snapshots and coordinator relays are not names. Whitespace is folded to
-single spaces and the text is clipped to ``clip`` characters with an ellipsis. The name is plain
-text: a view escapes it (a title may hold markup).
-
-The names come from the events, so each log asked for is read once (a corpus reads the file: a log
-the read found healthy by its title and user-message lines alone, ``read.name_scan``, any other
-with the reader; an archive with events reads its events table); ask for the sessions you show
-(``list_orders``), not all of a large corpus.
+The read names every session once (``read.run_facts``: the ``title``, ``prompt`` and ``name``
+columns of ``sessions``): dsh names a session with ``session/title`` events (``data.title``; the
+last one wins, as upstream's title projection folds them); a log without one is named by its first
+own ``user/message`` written by a human (``data.source.kind`` ``user``, or no source at all, as
+older logs have): subagent notices, runtime-context snapshots and coordinator relays are not
+names. Whitespace is folded to single spaces and the text clipped (``read.run_facts.NAME_CLIP``).
+The name is plain text: a view escapes it (a title may hold markup). No log is read again; an
+archive written before format 8 has no names (null). ``session_name`` is how every view and message
+names a session (its label, else that name) and ``name_text`` with its short id, ``name (0c9b39da…)``
+(``views.names`` adds the HTML).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Literal
 
 import polars as pl
 
 from subagent_catalog.catalog.source import source_reads
-from subagent_catalog.errors import SubagentCatalogError
-from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.source import Source
-from subagent_catalog.read.jsvalue import frame_text
-from subagent_catalog.read.name_scan import name_records
+from subagent_catalog.read.run_facts import NAME_CLIP, clip_name
+
+__all__ = ["NAME_CLIP", "NAME_SCHEMA", "NameSource", "clip_name", "name_text", "run_names", "session_name", "short_id"]
 
 NameSource = Literal["title", "first-message"]
 """Where a run's name came from: the last ``session/title`` event, or the first human ``user/message``."""
 
-NAME_CLIP = 80
-"""Characters a name keeps by default (the rest becomes ``…``)."""
-
 NAME_SCHEMA: dict[str, pl.DataType] = {"list_order": pl.Int64(), "name": pl.String(), "name_source": pl.String()}
 """``run_names``' columns (``name`` and ``name_source`` null when the log has neither a title nor a prompt)."""
 
-_TYPES = ("session/title", "user/message")
+
+SHOWN_CLIP = 60
+"""Characters of a name a view shows (``session_name``'s default)."""
+
+SHORT_ID = 8
+"""Characters of a long session id shown beside its name."""
+
+WHOLE_ID = 14
+"""An id up to this long is shown whole (``run-webapp-1``); a longer one (a 36-character UUID) is shortened."""
 
 
-def clip_name(text: str, clip: int = NAME_CLIP) -> str | None:
-    """Whitespace folded to single spaces and clipped to ``clip`` characters (``None`` when nothing is left).
-
-    A lone surrogate (a JavaScript string may hold one) becomes U+FFFD, as in every text column.
-
-    Examples:
-        >>> clip_name("  Fix the\\n\\nflaky   test  ")
-        'Fix the flaky test'
-        >>> clip_name("a" * 10, clip=5)
-        'aaaa…'
-        >>> clip_name(" \\n ") is None
-        True
-        >>> clip_name("bad \\udc00 title")
-        'bad \\ufffd title'
-    """
-    folded = " ".join(text.split())
-    if not folded:
-        return None
-    return frame_text(folded if len(folded) <= clip else folded[: max(clip - 1, 0)] + "…")
-
-
-def _data(raw: Any) -> Any:
-    if not isinstance(raw, str):
-        return None
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return None
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return " ".join(
-        block["text"]
-        for block in content
-        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
-    )
-
-
-def name_from_events(
-    events: pl.DataFrame, *, seed_length: int | None = None, clip: int = NAME_CLIP
-) -> tuple[str | None, NameSource | None]:
-    """The name of one log from its events (``type``, ``seq``, ``data`` columns), and where it came from.
+def session_name(label: str | None, name: str | None, *, limit: int = SHOWN_CLIP) -> str | None:
+    """A session's name as plain text: its label, else its title or first prompt (``name``), clipped.
 
     Args:
-        events: the log's events, in seq order (``corpus.log_events``' rows).
-        seed_length: a fork's inherited events; its first prompt is looked for after them.
-        clip: characters the name keeps.
+        label: the descriptor identity's label (``identity_label``; ``None`` for a root or a fork).
+        name: the run's name (the ``name`` column: its title, else its first human prompt).
+        limit: characters kept (the rest becomes ``…``).
+
+    Returns:
+        The name, or ``None`` when both are missing or blank (the caller shows the id).
 
     Examples:
-        >>> import json
-        >>> events = pl.DataFrame({"type": ["user/message", "session/title", "session/title"], "seq": [0, 1, 2],
-        ...     "data": [json.dumps({"content": [{"type": "text", "text": "hello there"}],
-        ...                          "source": {"kind": "user"}}),
-        ...              json.dumps({"title": "First"}), json.dumps({"title": "Renamed"})]})
-        >>> name_from_events(events)
-        ('Renamed', 'title')
-        >>> name_from_events(events.head(1))
-        ('hello there', 'first-message')
+        >>> session_name("fix the tests", "Fix CI")
+        'fix the tests'
+        >>> session_name(None, "Fix   the\\nflaky test")
+        'Fix the flaky test'
+        >>> session_name("  ", None) is None
+        True
+        >>> session_name(None, "x" * 100, limit=10)
+        'xxxxxxxxx…'
     """
-    wanted = events.filter(pl.col("type").is_in(_TYPES)).select("type", "seq", "data")
-    for kind, _seq, raw in reversed(wanted.rows()):
-        if kind == "session/title":
-            data = _data(raw)
-            title = data.get("title") if isinstance(data, dict) else None
-            name = clip_name(title, clip) if isinstance(title, str) else None
-            if name is not None:
-                return name, "title"
-    start = seed_length or 0
-    for kind, seq, raw in wanted.rows():
-        if kind != "user/message" or seq is None or seq < start:
-            continue
-        data = _data(raw)
-        if not isinstance(data, dict):
-            continue
-        source = data.get("source")
-        if isinstance(source, dict) and source.get("kind") not in (None, "user"):
-            continue
-        name = clip_name(_text(data.get("content")), clip)
-        if name is not None:
-            return name, "first-message"
-    return None, None
+    for text in (label, name):
+        if text is not None:
+            found = clip_name(text, limit)
+            if found is not None:
+                return found
+    return None
+
+
+def short_id(session_id: str) -> str:
+    """An id as shown beside a name: whole up to ``WHOLE_ID`` characters, else its first ``SHORT_ID`` and ``…``.
+
+    Examples:
+        >>> short_id("b4a2c0de-1111-4222-8333-944455556666")
+        'b4a2c0de…'
+        >>> short_id("run-webapp-1")
+        'run-webapp-1'
+    """
+    return session_id if len(session_id) <= WHOLE_ID else session_id[:SHORT_ID] + "…"
+
+
+def name_text(
+    session_id: str | None, *, label: str | None = None, name: str | None = None, path: str | None = None
+) -> str:
+    """A session named in plain text: its name (``session_name``) and its short id, ``name (short id)``.
+
+    A session without a name (or named by its id) shows its whole id; one without an id ``(no id)`` and its
+    ``path``.
+
+    Examples:
+        >>> name_text("b4a2c0de-1111-4222-8333-944455556666", name="Fix the  flaky test")
+        'Fix the flaky test (b4a2c0de…)'
+        >>> name_text("run-webapp-1"), name_text(None, path="p/session.jsonl")
+        ('run-webapp-1', '(no id) p/session.jsonl')
+    """
+    text = session_name(label, name)
+    if session_id is None:
+        bare = "(no id)" if path is None else f"(no id) {path}"
+        return bare if text is None else f"{text} {bare}"
+    return session_id if text is None or text == session_id else f"{text} ({short_id(session_id)})"
 
 
 @source_reads
-def run_names(
-    source: Source, *, list_orders: Iterable[int] | None = None, clip: int = NAME_CLIP, titles: bool = True
-) -> pl.DataFrame:
+def run_names(source: Source, *, list_orders: Iterable[int] | None = None) -> pl.DataFrame:
     """A readable name for each session: its last ``session/title``, else its first human prompt.
 
     Args:
-        source: a read corpus, or an opened archive (its events table names it; without one, its root's logs).
-        list_orders: only these sessions (``None``: every session; each log is read, one at a time).
-        clip: characters a name keeps.
-        titles: ``False``: name every log by its first human prompt, even one that has a title.
+        source: a read corpus, or an opened archive.
+        list_orders: only these sessions (``None``: every session).
 
     Returns:
         ``NAME_SCHEMA`` rows, one per session asked for (in the order asked, or list order), ``name``
@@ -145,72 +118,13 @@ def run_names(
 
     Examples:
         >>> from subagent_catalog.corpus import read_corpus
-        >>> run_names(read_corpus("data/sample"), list_orders=[0]).columns
-        ['list_order', 'name', 'name_source']
+        >>> run_names(read_corpus("data/sample"), list_orders=[8]).rows()
+        [(8, 'task 1 for run-webapp-1', 'first-message')]
     """
-    frame = source.table("sessions", ["list_order", "seed_length"])
-    asked = None if list_orders is None else [int(order) for order in list_orders]
-    if asked is not None:  # only their seeds, not a dict of every session's
-        frame = frame.filter(pl.col("list_order").is_in(asked))
-    seeds: dict[int, int | None] = dict(frame.collect().rows())
-    orders = list(seeds) if asked is None else asked
-    stored = _stored_events(source, orders)
-    corpus = source.to_corpus() if stored is None else None  # no events files: the logs are read
-    healthy = _healthy_logs(corpus, orders) if corpus is not None else {}
-    rows: list[tuple[int, str | None, str | None]] = []
-    for order in orders:
-        if order not in seeds:
-            rows.append((order, None, None))
-            continue
-        records = name_records(healthy[order], source.compression) if order in healthy else None
-        if records is not None:
-            events = pl.DataFrame(records, schema=_RECORD_SCHEMA, orient="row")
-        elif stored is not None:
-            events = stored.filter(pl.col("list_order") == order)
-        else:
-            assert corpus is not None  # no events files: the logs are read
-            try:
-                events = corpus.log_events(order)
-            except SubagentCatalogError:  # the log vanished since the read (an archive's root is gone): no name
-                rows.append((order, None, None))
-                continue
-        if not titles:
-            events = events.filter(pl.col("type") != "session/title")
-        name, where = name_from_events(events.sort("seq"), seed_length=seeds[order], clip=clip)
-        rows.append((order, name, where))
-    return pl.DataFrame(rows, schema=NAME_SCHEMA, orient="row")
-
-
-_RECORD_SCHEMA = {"type": pl.String(), "seq": pl.Int64(), "data": pl.String()}
-
-
-def _healthy_logs(corpus: Corpus, orders: list[int]) -> dict[int, str]:
-    """The exact paths of the asked logs the read found healthy (their lines can be read as bytes)."""
-    if corpus._events is not None:
-        return {}
-    wanted = corpus.sessions.filter(pl.col("list_order").is_in(orders) & (pl.col("verdict") == "ok"))
-    ids = wanted["session_id"].drop_nulls().unique().to_list()
-    if not ids:
-        return {}
-    # log_sources gives, in list order, the path of every non-skipped row holding one of these ids
-    rows = corpus.sessions.filter((pl.col("verdict") != "skipped") & pl.col("session_id").is_in(ids))
-    rows = rows.sort("list_order").select("list_order", "verdict")
-    try:
-        paths = corpus.log_sources(sessions=ids)
-    except SubagentCatalogError:  # an archive naming a path outside its root: each log says so below
-        return {}
-    asked = set(orders)
-    return {
-        order: path
-        for (order, verdict), path in zip(rows.rows(), paths, strict=True)
-        if verdict == "ok" and order in asked
-    }
-
-
-def _stored_events(source: Source, orders: list[int]) -> pl.DataFrame | None:
-    """The title and message events of these sessions from the files the source stores events in (``None``: none)."""
-    scan = source.stored_events()
-    if scan is None or "list_order" not in scan.collect_schema():
-        return None
-    wanted = scan.filter(pl.col("list_order").is_in(orders) & pl.col("type").is_in(_TYPES))
-    return source.collect(wanted.select("list_order", "type", "seq", "data"))
+    frame = source.table("sessions", ["list_order", "title", "name"])
+    if list_orders is not None:
+        asked = pl.LazyFrame({"list_order": [int(order) for order in list_orders]}, schema={"list_order": pl.Int64})
+        frame = asked.join(frame, on="list_order", how="left", maintain_order="left")
+    where = pl.when(pl.col("name").is_null()).then(None).when(pl.col("title").is_not_null())
+    kind = where.then(pl.lit("title")).otherwise(pl.lit("first-message")).alias("name_source")
+    return source.collect(frame.select("list_order", "name", kind)).cast(NAME_SCHEMA)  # type: ignore[arg-type]

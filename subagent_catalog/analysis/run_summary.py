@@ -51,6 +51,7 @@ RUN_COLUMNS = (
     "list_order",
     "session_id",
     "label",
+    "name",
     "parent_session",
     "project_dir",
     "outcome",
@@ -70,11 +71,11 @@ RUN_COLUMNS = (
     "path",
 )
 """The columns of ``RunSummary.failures``, ``slowest`` and ``costliest``: one session each. ``label`` is the
-descriptor identity's label, ``start_ms`` its first own event (its ``createdAt`` when it logged none),
-``wall_ms`` first to last own event, ``active_ms`` the time a turn of its own was open (``tool_busy_ms``: and a
-tool call ran), ``peak_context_share`` its largest prompt over its context window, ``tokens`` input + cache read
-+ cache write + output (the tokens billed; ``run_tokens``), ``cost_usd`` null when unknown and ``cost_usd_known``
-its known part (``known_costs``)."""
+descriptor identity's label, ``name`` the run's title or first human prompt (``sessions.name``), ``start_ms``
+its first own event (its ``createdAt`` when it logged none), ``wall_ms`` first to last own event, ``active_ms``
+the time a turn of its own was open (``tool_busy_ms``: and a tool call ran), ``peak_context_share`` its largest
+prompt over its context window, ``tokens`` input + cache read + cache write + output (the tokens billed;
+``run_tokens``), ``cost_usd`` null when unknown and ``cost_usd_known`` its known part (``known_costs``)."""
 
 _TOKENS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
 
@@ -117,7 +118,7 @@ class RunSummary:
     ``sessions``, ``subagents``, ``failed``, ``max_depth``, ``peak_children_running``, ``wall_ms``,
     ``active_ms`` (the sessions' active times summed: sessions that ran at once add up), ``tokens``, ``cost_usd``,
     ``cost_usd_known``, ``cost_unknown`` (sessions of unknown cost), ``usage_unknown`` (sessions whose usage could
-    not be read); largest first."""
+    not be read), the top's ``label`` and ``name`` (as ``RUN_COLUMNS``); largest first."""
     models: pl.DataFrame
     """``usage_by_model(by="model")``."""
     unpriced: pl.DataFrame
@@ -230,6 +231,7 @@ def session_runs(sessions: pl.DataFrame, *, prices: Prices | PriceTable | None =
         "list_order",
         "session_id",
         pl.col("identity_label").alias("label"),
+        "name",
         "parent_session",
         "project_dir",
         "outcome",
@@ -373,6 +375,7 @@ def run_summary(source: Source, *, prices: Prices | PriceTable | None = None, to
             pl.col("subtree_cost_unknown").alias("cost_unknown"),
             pl.col("subtree_usage_unknown").alias("usage_unknown"),
         )
+        .join(runs.select("list_order", "label", "name"), on="list_order", how="left")
         .sort(["sessions", "list_order"], descending=[True, False])
     )
     calls = tool_calls(source)

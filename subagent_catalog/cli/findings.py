@@ -98,6 +98,7 @@ def findings_command(
 
     from subagent_catalog.analysis.findings import SEVERITIES, findings
     from subagent_catalog.views.findings_text import findings_lines, findings_markdown, findings_tally
+    from subagent_catalog.views.names import names_by_id
 
     check_target(output, [root])
     source = load_source(root, quiet=quiet)
@@ -114,13 +115,14 @@ def findings_command(
     )
     found = found.filter(pl.col("severity").is_in(list(SEVERITIES[SEVERITIES.index(min_severity) :])))
     to_terminal = is_stdout(output)
+    names = names_by_id(source, found["session_id"]) if fmt in ("md", "text") else None
     with output_stream(output, protected=protected_paths(root, source)) as out:
         if fmt in ("csv", "json"):
             write_rows(out, found, "csv" if fmt == "csv" else "json", to_terminal=to_terminal)
         elif fmt == "md":
-            text = findings_markdown(found) + "\n"
+            text = findings_markdown(found, names) + "\n"
             out.write(terminal_safe(text, keep="\n") if to_terminal else text)
         else:
-            for line in findings_lines(found):
+            for line in findings_lines(found, names):
                 out.write((terminal_safe(line) if to_terminal else line) + "\n")
     note(findings_tally(found), quiet=quiet)

@@ -112,6 +112,9 @@ RUN_SCHEMA: dict[str, Any] = {
     "tool_results": pl.Int64,
     "tool_results_failed": pl.Int64,
     "tool_output_bytes": pl.Int64,
+    "title": pl.String,
+    "prompt": pl.String,
+    "name": pl.String,
 }
 
 USAGE_SAMPLE_TYPE = pl.Struct(

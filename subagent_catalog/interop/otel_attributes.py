@@ -175,6 +175,7 @@ def agent(
         "dsh.delegation_depth": session.get("delegation_depth"),
         "dsh.mode": session.get("identity_mode"),
         "dsh.label": session.get("identity_label"),
+        "dsh.name": session.get("name"),
         "dsh.agent_preset": session.get("agent_preset"),
         "dsh.verdict": session.get("verdict"),
         "dsh.path": session.get("path"),

@@ -27,6 +27,7 @@ from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from subagent_catalog.analysis.findings.spawns import call_prompt
+from subagent_catalog.analysis.run_names import name_text, session_name
 from subagent_catalog.interop import otel_attributes as attrs
 from subagent_catalog.interop.otel_attributes import Export, Message
 from subagent_catalog.interop.otel_conventions import clip
@@ -386,7 +387,7 @@ def session_span_stream(
         >>> built, spans = session_span_stream(export_settings(), row, session_transcript(corpus, row, events),
         ...                                    events, key="s1", trace=trace_id("s1"), parent=None)
         >>> built.spans, [span.name for span in spans]
-        ([], ['session s1', 'turn 1', 'deepseek/deepseek-chat', 'read_file'])
+        ([], ['fix it (s1)', 'turn 1', 'deepseek/deepseek-chat', 'read_file'])
     """
     builder = _Builder(events)
     read_problem: dict[str, Any] | None = None
@@ -410,8 +411,7 @@ def session_span_stream(
         parent, spawn = parent(builder.first_user)
     agent_attributes = attrs.agent(export, session, builder.first_user, builder.last_assistant, spawn) | outcome
     agent_attributes |= extra or {}
-    label = session.get("identity_label") or session["session_id"]  # a subagent's span is named by its label
-    name = f"subagent {label}" if session.get("origin") == "subagent" else f"session {session['session_id']}"
+    name = agent_span_name(session)
     agent = _span(
         export,
         name,
@@ -426,6 +426,23 @@ def session_span_stream(
     )
     built = SessionSpans([], agent_ctx, builder.tool_order, builder.first_user, start_ms)
     return built, itertools.chain((agent,), _inner_spans(export, session, builder, key, trace, agent_ctx))
+
+
+def agent_span_name(session: Mapping[str, Any]) -> str:
+    """An AGENT span's name: the session as every view names it (``name (short id)``), else ``session ID``.
+
+    A subagent without a label or name is ``subagent ID``; a trace list (Phoenix's) reads as the report.
+
+    Examples:
+        >>> agent_span_name({"session_id": "19e18d4e-75f9-4c11-9a6b-7e2f4d1c9b80", "name": "Fix the flaky test"})
+        'Fix the flaky test (19e18d4e…)'
+        >>> agent_span_name({"session_id": "s1", "origin": "subagent"}), agent_span_name({"session_id": "s2"})
+        ('subagent s1', 'session s2')
+    """
+    sid = session["session_id"]
+    if session_name(session.get("identity_label"), session.get("name")) is None:
+        return f"{'subagent' if session.get('origin') == 'subagent' else 'session'} {sid}"
+    return name_text(sid, label=session.get("identity_label"), name=session.get("name"))
 
 
 def _inner_spans(

@@ -15,7 +15,13 @@ tool-busy unions, ``read.run_time``), every step's usage attributed to its
 model and every tool call with its result (``read.run_records``: the seed's
 too, flagged ``in_seed``), and how full the context got (each own step's
 prompt, input + cache read + cache write, against the ``request/context``
-window stated before it).
+window stated before it), and what names it: its last ``session/title``
+(``data.title``, the seed's too, as upstream's title projection folds them)
+and its first own ``user/message`` written by a human (``data.source.kind``
+``user``, or no source, as older logs have: subagent notices, runtime-context
+snapshots and coordinator relays are not prompts), each whitespace-folded and
+clipped (``clip_name``); ``RunFacts.name`` is the title, else the prompt.
+Names are plain text: a view escapes them (a title may hold markup).
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from subagent_catalog.read.jsvalue import MAX_SAFE_INTEGER, is_safe_integer
+from subagent_catalog.read.jsvalue import MAX_SAFE_INTEGER, frame_text, is_safe_integer
 from subagent_catalog.read.run_records import CallFold, UsageFold, UsageSample, utf8_length
 from subagent_catalog.read.run_stats import StatsFold, row_first_token, token_delta
 from subagent_catalog.read.run_time import ActiveFold, time_before
@@ -32,18 +38,36 @@ TURN_KINDS = ("completed", "error", "aborted", "max-tokens", "blocked", "interru
 USAGE_FIELDS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens")
 STATS_FIELDS = ("llm_ms", "tool_ms", "ttft_ms", "ttft_steps", "decode_ms", "decode_tokens")
 """The time-split fields of ``RunFacts`` (upstream's ``sessionStats``; ``None`` only for a sum past safe integers)."""
+TEXT_FIELDS = (
+    "last_turn_outcome",
+    "last_abort_cause",
+    "last_abort_reason",
+    "last_error_message",
+    "last_error_code",
+    "title",
+    "prompt",
+)
+"""The optional text fields of ``RunFacts``."""
 CONTEXT_FIELDS = ("last_context_tokens", "peak_context_tokens", "context_window", "peak_context_share")
 """The context-size fields of ``RunFacts`` (``Fold.finish``; upstream's ``contextPressure``, see ``docs/runs.md``)."""
 
 _IN_SEED = UsageSample._fields.index("in_seed")
 
+TEXT_CLIP = 400
+"""Characters a session's ``title`` and ``prompt`` keep (enough to tell tasks apart: ``compare --match``)."""
+
+NAME_CLIP = 80
+"""Characters a session's ``name`` keeps (the title, else the prompt)."""
+
 __all__ = [
     "CONTEXT_FIELDS",
     "STATS_FIELDS",
+    "TEXT_FIELDS",
     "TURN_KINDS",
     "USAGE_FIELDS",
     "Fold",
     "RunFacts",
+    "clip_name",
     "fold_run",
     "utf8_length",
 ]
@@ -103,6 +127,53 @@ class RunFacts:
     peak_context_share: float | None = None
     usage_samples: list[tuple[Any, ...]] = field(default_factory=list)  # ``UsageSample`` fields
     tool_call_records: list[tuple[Any, ...]] = field(default_factory=list)  # ``ToolCallRecord`` fields
+    title: str | None = None
+    prompt: str | None = None
+
+    @property
+    def name(self) -> str | None:
+        """The session's name: its last title, else its first human prompt, clipped to ``NAME_CLIP``."""
+        text = self.title if self.title is not None else self.prompt
+        return None if text is None else clip_name(text, NAME_CLIP)
+
+
+def clip_name(text: str, clip: int = TEXT_CLIP) -> str | None:
+    """Whitespace folded to single spaces and clipped to ``clip`` characters (``None`` when nothing is left).
+
+    A lone surrogate (a JavaScript string may hold one) becomes U+FFFD, as in every text column.
+
+    Examples:
+        >>> clip_name("  Fix the\\n\\nflaky   test  ")
+        'Fix the flaky test'
+        >>> clip_name("a" * 10, clip=5)
+        'aaaa…'
+        >>> clip_name(" \\n ") is None
+        True
+        >>> clip_name("bad \\udc00 title")
+        'bad \\ufffd title'
+    """
+    folded = " ".join(text.split())
+    if not folded:
+        return None
+    return frame_text(folded if len(folded) <= clip else folded[: max(clip - 1, 0)] + "…")
+
+
+def message_text(content: Any) -> str:
+    """A message's text: its content when a string, else its ``text`` blocks joined by spaces.
+
+    Examples:
+        >>> message_text([{"type": "text", "text": "a"}, {"type": "image"}, {"type": "text", "text": "b"}])
+        'a b'
+    """
+    if type(content) is str:
+        return content
+    if type(content) is not list:
+        return ""
+    return " ".join(
+        block["text"]
+        for block in content
+        if type(block) is dict and block.get("type") == "text" and type(block.get("text")) is str
+    )
 
 
 INT64_MAX = (1 << 63) - 1
@@ -329,6 +400,22 @@ class Fold:
             self.run.tool_results_failed += 1
         self.run.tool_output_bytes += text_bytes
 
+    def title(self, data: Any) -> None:
+        """A ``session/title`` with its ``data``: a non-blank ``data.title`` names the session from here."""
+        title = data.get("title") if type(data) is dict else None
+        name = clip_name(title) if type(title) is str else None
+        if name is not None:
+            self.run.title = name
+
+    def user_message(self, data: Any) -> None:
+        """An own ``user/message`` with its ``data``: the first with text written by a human is the prompt."""
+        if self.run.prompt is not None or type(data) is not dict:
+            return
+        source = data.get("source")
+        if type(source) is dict and source.get("kind") not in (None, "user"):
+            return
+        self.run.prompt = clip_name(message_text(data.get("content")))
+
     def finish(self, first: int | None, last: int | None, *, counts: Any = None, final: int | None = None) -> RunFacts:
         """The run facts, with the own events' time span ``first``..``last`` (``counts``: see ``UsageFold.samples``).
 
@@ -419,6 +506,8 @@ def _fold_seed(fold: Fold, seed: list[dict[str, Any]]) -> None:
             fold.tool_call(event["seq"], event.get("time"), event.get("data"), in_seed=True)
         elif kind == "tool/result":
             fold.tool_result(event, event.get("data"), in_seed=True)
+        elif kind == "session/title":
+            fold.title(event.get("data"))
 
 
 def _chunk(fold: Fold, event: dict[str, Any], seed_length: int) -> None:
@@ -516,6 +605,10 @@ def fold_run(
             fold.header(data)
         elif kind == "request/context":
             fold.context(data)
+        elif kind == "user/message":
+            fold.user_message(data)
+        elif kind == "session/title":
+            fold.title(data)
     if span is not None and not start:
         first, last = span
     else:

@@ -37,6 +37,7 @@ from subagent_catalog.read.inspect_rules import assert_header, check_events, int
 from subagent_catalog.read.jsvalue import MAX_SAFE_INTEGER
 from subagent_catalog.read.run_facts import Fold, utf8_length
 from subagent_catalog.read.typed_events import (
+    OPAQUE,
     ROWS,
     USAGE_COUNTS,
     AssistantEvent,
@@ -139,6 +140,18 @@ _USAGE_SOURCES = frozenset((Header, AssistantEvent, RequestContext))
 _CALL_EVENTS = frozenset((ToolCall, ToolResult, TurnEnd))
 _TOKEN_TYPES = frozenset((ChunkEvent, *ROWS))
 _STEP_EVENTS = frozenset((StepStart, AssistantEvent, StepEnd))
+_TITLE: type = next(cls for cls in OPAQUE if cls.__struct_config__.tag == "session/title")
+_NAMING = frozenset((UserEvent, _TITLE))
+
+
+def _names(fold: Fold, events: list[Any], seed: int) -> None:
+    """The titles (the seed's too) and the own user messages, in log order: what names the session."""
+    for event in events:
+        if type(event) is UserEvent:
+            if event.seq >= seed and fold.run.prompt is None and event.data.source.kind == "user":
+                fold.user_message({"content": [orjson.loads(memoryview(block)) for block in event.data.content]})
+        else:
+            fold.title(orjson.loads(memoryview(event.data)))
 
 
 def _step(data: Any) -> tuple[Any, Any]:
@@ -445,6 +458,7 @@ def _fold(meta: dict[str, Any], events: list[Any]) -> FastFacts:
     _steps(fold, events, types, own)
     markers = _pick(events, types, _MARKERS)
     descriptors = _markers(fold, markers, seed, events, seqs)
+    _names(fold, _pick(events, types, _NAMING), seed)
     first, last = _span(times, span)
     run_first, run_last = _span(times[own:], own_span) if seed else (first, last)
     final = _last_view(events[-1])["time"] if fold.open_turn is not None else None  # where an open turn ends

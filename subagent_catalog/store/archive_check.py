@@ -50,7 +50,7 @@ from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.frames.schemas import DESCRIPTOR_SCHEMA, EVENT_SCHEMA, PROBLEM_SCHEMA, SESSION_SCHEMA
 from subagent_catalog.read.regular import open_regular, regular_file_problem
 from subagent_catalog.store.checksum import DIGEST_KEY, digest_chunks
-from subagent_catalog.store.layout import EVENT_EXTRA, SESSIONS_SINCE_7, TABLE_SCHEMAS, ArchiveError
+from subagent_catalog.store.layout import EVENT_EXTRA, SESSIONS_SINCE, TABLE_SCHEMAS, ArchiveError
 from subagent_catalog.store.location import Location, footer_column_min
 
 MAX_FOOTER_BYTES = 64 * 1024 * 1024
@@ -65,7 +65,11 @@ READ_ERRORS: tuple[type[BaseException], ...] = (Exception, pl.exceptions.PanicEx
 which derives from ``BaseException``. The package's own typed errors pass through (a listing failure stays one)."""
 
 _REQUIRED: dict[str, dict[str, Any]] = {
-    "sessions": {name: kind for name, kind in SESSION_SCHEMA.items() if name not in SESSIONS_SINCE_7},
+    "sessions": {
+        name: kind
+        for name, kind in SESSION_SCHEMA.items()
+        if not any(name in added for added in SESSIONS_SINCE.values())
+    },
     "descriptors": DESCRIPTOR_SCHEMA,
     "problems": PROBLEM_SCHEMA,
     "events": {**EVENT_SCHEMA, **EVENT_EXTRA},

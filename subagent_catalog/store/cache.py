@@ -55,7 +55,7 @@ from subagent_catalog.read.logread import LogFacts
 from subagent_catalog.read.paths import Compression
 from subagent_catalog.store.codec import FactsRecordError, dump_facts, load_facts, reader_digest
 
-CACHE_FORMAT = "3"
+CACHE_FORMAT = "4"
 ENV_VAR = "SUBAGENT_CATALOG_CACHE"
 KEY_NAME = "facts.key"
 MAX_CACHE_FILE_BYTES = 2 << 30

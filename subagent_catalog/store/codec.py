@@ -40,7 +40,7 @@ import msgspec
 from msgspec.msgpack import Ext
 
 from subagent_catalog.read.logread import DescriptorRecord, LogFacts, ProblemRecord
-from subagent_catalog.read.run_facts import STATS_FIELDS, RunFacts
+from subagent_catalog.read.run_facts import STATS_FIELDS, TEXT_FIELDS, RunFacts
 from subagent_catalog.read.run_records import ToolCallRecord, UsageSample
 from subagent_catalog.store.facts_check import FactsRecordError, check_facts
 
@@ -81,7 +81,6 @@ _FACTS_FIELDS = tuple(f.name for f in fields(LogFacts) if f.name not in ("events
 _RUN_FIELDS = tuple(f.name for f in fields(RunFacts))
 _SAMPLES_AT = _RUN_FIELDS.index("usage_samples")
 _CALLS_AT = _RUN_FIELDS.index("tool_call_records")
-_RUN_TEXT = ("last_turn_outcome", "last_abort_cause", "last_abort_reason", "last_error_message", "last_error_code")
 _RUN_LISTS = ("models", "providers")
 _CALL_TEXT = ("call_id", "name", "error_name", "error_code")
 _INT_TYPES: dict[str, Any] = {
@@ -135,7 +134,7 @@ def _wire_types(text: Any) -> tuple[Any, Any]:
     run_types: dict[str, Any] = {
         **dict.fromkeys(_RUN_LISTS, list[text] | None),
         "tools": list[text],
-        **dict.fromkeys(_RUN_TEXT, optional),
+        **dict.fromkeys(TEXT_FIELDS, optional),
         **dict.fromkeys(STATS_FIELDS, int | None),
         "last_turn_open": bool,
         "peak_context_share": float | None,

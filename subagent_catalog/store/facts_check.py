@@ -20,7 +20,7 @@ from typing import Any
 from subagent_catalog.errors import SubagentCatalogError
 from subagent_catalog.read.jsvalue import is_negative_zero, is_number, is_safe_integer, js_number
 from subagent_catalog.read.logread import LogFacts
-from subagent_catalog.read.run_facts import INT64_MAX, STATS_FIELDS, TOKEN_COUNTS, TURN_KINDS, RunFacts
+from subagent_catalog.read.run_facts import INT64_MAX, STATS_FIELDS, TEXT_FIELDS, TOKEN_COUNTS, TURN_KINDS, RunFacts
 from subagent_catalog.read.run_records import ToolCallRecord, UsageSample
 
 HEADER_KEYS = (
@@ -225,7 +225,7 @@ def _check_run(facts: LogFacts) -> None:
         _count(getattr(run, name), f"run {name}")
     for name in _RUN_OPTIONAL:
         _count(getattr(run, name), f"run {name}", optional=True)
-    for name in ("last_turn_outcome", "last_abort_cause", "last_abort_reason", "last_error_message", "last_error_code"):
+    for name in TEXT_FIELDS:
         _text(getattr(run, name), f"run {name}", optional=True)
     if type(run.last_turn_open) is not bool or (run.last_turn_open and not run.turns_open):
         _fail("the last turn is open without an open turn")

@@ -66,7 +66,7 @@ from subagent_catalog.store.cache import (
     root_digest,
 )
 
-FRAMES_FORMAT = "1"
+FRAMES_FORMAT = "2"
 MAX_FRAMES_FILE_BYTES = 1 << 30
 SLICE_ROWS = 1024
 """Rows per record batch of a frame in the file (written a batch at a time)."""

@@ -47,17 +47,30 @@ SESSIONS_SINCE_7: dict[str, Any] = {
 """``sessions`` columns an archive holds since format 7; reading an older one gives them as nulls (not known)."""
 
 
-def with_columns_since_7(sessions: pl.LazyFrame, format_version: Any) -> pl.LazyFrame:
-    """The sessions table of an archive of this format, the ``SESSIONS_SINCE_7`` columns null if it is older.
+SESSIONS_SINCE_8: dict[str, Any] = {name: SESSION_SCHEMA[name] for name in ("title", "prompt", "name")}
+"""``sessions`` columns an archive holds since format 8 (what names a session); an older one gives them as nulls."""
+
+SESSIONS_SINCE: dict[int, dict[str, Any]] = {7: SESSIONS_SINCE_7, 8: SESSIONS_SINCE_8}
+"""``sessions`` columns by the format that added them (``with_newer_columns``)."""
+
+
+def with_newer_columns(sessions: pl.LazyFrame, format_version: Any) -> pl.LazyFrame:
+    """The sessions table of an archive of this format, the columns added since (``SESSIONS_SINCE``) null.
 
     Examples:
-        >>> with_columns_since_7(pl.LazyFrame({"list_order": [0]}), 6).collect()["active_ms"].to_list()
-        [None]
+        >>> old = with_newer_columns(pl.LazyFrame({"list_order": [0]}), 6).collect()
+        >>> old["active_ms"].to_list(), old["name"].to_list()
+        ([None], [None])
     """
-    if isinstance(format_version, int) and format_version >= 7:
-        return sessions
+    version = format_version if isinstance(format_version, int) else 0
     present = sessions.collect_schema()
-    missing = [pl.lit(None, kind).alias(name) for name, kind in SESSIONS_SINCE_7.items() if name not in present]
+    missing = [
+        pl.lit(None, kind).alias(name)
+        for since, columns in SESSIONS_SINCE.items()
+        if version < since
+        for name, kind in columns.items()
+        if name not in present
+    ]
     return sessions.with_columns(missing) if missing else sessions
 
 
@@ -69,7 +82,7 @@ def table_view(table: str, files: pl.LazyFrame, format_version: Any) -> pl.LazyF
     """A table as readers see it, from its files in an archive of this format.
 
     The events files' ``data_text`` is joined back into ``text`` (format 6 on, ``joined_text``); a sessions
-    table before format 7 gets the ``SESSIONS_SINCE_7`` columns, null (``with_columns_since_7``), and its
+    table of an older format gets the columns added since, null (``with_newer_columns``), and its
     ``SESSION_TIMES`` are null outside years 1 to 9999 as a read corpus's are (``calendar_only``: an archive
     written before that rule holds them).
 
@@ -84,7 +97,7 @@ def table_view(table: str, files: pl.LazyFrame, format_version: Any) -> pl.LazyF
         return joined_text(files)
     if table != "sessions":
         return files
-    return calendar_only(with_columns_since_7(files, version), SESSION_TIMES)
+    return calendar_only(with_newer_columns(files, version), SESSION_TIMES)
 
 
 EVENT_EXTRA: dict[str, Any] = {"project_dir": pl.String, "list_order": pl.Int64, "event_index": pl.Int64}

@@ -22,17 +22,18 @@ import pydantic
 from subagent_catalog.store.checksum import DIGEST_BYTES, DIGEST_KEY
 from subagent_catalog.store.layout import ARCHIVE_FORMAT, ArchiveError
 
-FORMAT_VERSION = 7
+FORMAT_VERSION = 8
 """Written by this version: parts written by workers (named by task), every table partitioned by project
 directory (the facts table too), descriptors and problems ordered by sort keys (``order_by``); sessions
 with outcomes, time split, usage samples and tool call records, events with ``in_seed`` (format 4),
 each event's decoded ``text`` and ``text_fields`` (format 5), the text of events outside
 ``TEXT_TYPES`` in the events files' ``data_text`` column instead of ``text`` (format 6), and the sessions'
-active time and context size (``layout.SESSIONS_SINCE_7``, format 7)."""
+active time and context size (``layout.SESSIONS_SINCE_7``, format 7), and their title, first human prompt and
+name (``layout.SESSIONS_SINCE_8``, format 8)."""
 
-READABLE_VERSIONS = frozenset({5, 6, 7})
-"""Versions ``open_archive`` reads (each table's row order is in its ``order_by``; an archive before format 7
-reads the ``layout.SESSIONS_SINCE_7`` columns as null: not known)."""
+READABLE_VERSIONS = frozenset({5, 6, 7, 8})
+"""Versions ``open_archive`` reads (each table's row order is in its ``order_by``; an older archive reads the
+columns added since, ``layout.SESSIONS_SINCE``, as null: not known)."""
 
 MAX_MANIFEST_BYTES = 256 * 1024 * 1024
 """The largest manifest read (it names files, not rows: real ones are kilobytes to a few megabytes)."""

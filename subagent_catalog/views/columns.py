@@ -70,6 +70,8 @@ _UNREAD_BY_VIEWS: tuple[str, ...] = (
     "last_context_tokens",
     "peak_context_tokens",
     "context_window",
+    "title",
+    "prompt",
 )
 """What the summary and the report leave unread (the report's findings read some of them back: ``READ_BY_FINDINGS``)."""
 

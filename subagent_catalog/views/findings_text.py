@@ -1,13 +1,21 @@
-"""Findings as text for a terminal and as a Markdown table (``subagent-catalog findings``)."""
+"""Findings as text for a terminal and as a Markdown table (``subagent-catalog findings``).
+
+A session is named as every text view names one (``views.names.name_text``: its name, then its short
+id), from the labels and names the caller looked up (``views.names.names_by_id``); without them, by id.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import polars as pl
 
 from subagent_catalog.analysis.findings.schema import EVIDENCE_CLIP, finding_counts, worst_runs
+from subagent_catalog.views.names import name_text
 from subagent_catalog.views.text import md_cell
+
+Names = Mapping[str, tuple[str | None, str | None]]
+"""Labels and names by session id (``views.names.names_by_id``)."""
 
 __all__ = ["findings_lines", "findings_markdown", "findings_tally", "position"]
 
@@ -30,7 +38,14 @@ def position(row: dict[str, object], *, dash: str = "-") -> str:
     return " ".join(parts) or "whole run"
 
 
-def findings_lines(found: pl.DataFrame) -> Iterator[str]:
+def _session(session_id: str | None, names: Names | None) -> str:
+    if session_id is None:
+        return "(no readable id)"
+    label, name = (names or {}).get(session_id, (None, None))
+    return name_text(session_id, label=label, name=name)
+
+
+def findings_lines(found: pl.DataFrame, names: Names | None = None) -> Iterator[str]:
     """The text format: a line per session (in list order), then its findings and their evidence, indented.
 
     Examples:
@@ -48,8 +63,8 @@ def findings_lines(found: pl.DataFrame) -> Iterator[str]:
         if row["list_order"] != current:
             current = row["list_order"]
             count = counts[current]
-            name = row["session_id"] if row["session_id"] is not None else "(no readable id)"
-            yield f"{name}  ({row['project_dir']})  {count} finding{'s' if count != 1 else ''}"
+            many = "s" if count != 1 else ""
+            yield f"{_session(row['session_id'], names)}  ({row['project_dir']})  {count} finding{many}"
         yield f"  {row['severity']:<5}  {row['kind']}  {position(row)}: {row['message']}"
         if row["evidence"]:
             yield f"         {row['evidence']}"
@@ -77,7 +92,7 @@ def findings_tally(found: pl.DataFrame) -> str:
     return f"{found.height} finding{plural} in {sessions} session{'s' if sessions != 1 else ''} ({severities}; {kinds})"
 
 
-def findings_markdown(found: pl.DataFrame) -> str:
+def findings_markdown(found: pl.DataFrame, names: Names | None = None) -> str:
     """A Markdown table of the findings (every cell escaped by ``md_cell``: no markup of the corpus is live).
 
     Examples:
@@ -93,7 +108,7 @@ def findings_markdown(found: pl.DataFrame) -> str:
     lines = ["| session | kind | severity | where | message | evidence |", "|---|---|---|---|---|---|"]
     for row in found.iter_rows(named=True):
         cells = (
-            row["session_id"] or "(no readable id)",
+            _session(row["session_id"], names),
             row["kind"],
             row["severity"],
             position(row),

@@ -50,7 +50,7 @@ from subagent_catalog.read.jsvalue import js_text
 from subagent_catalog.views import palette
 from subagent_catalog.views.columns import UNREAD_BY_REPORT
 from subagent_catalog.views.memory import between_stages
-from subagent_catalog.views.names import NAME_CSS, names_by_id
+from subagent_catalog.views.names import NAME_CSS, name_html, names_by_id
 from subagent_catalog.views.report_charts import report_charts
 from subagent_catalog.views.report_data import diagnostic_rows, node_index, node_places, relative_path
 from subagent_catalog.views.report_findings import findings_section
@@ -249,17 +249,17 @@ def report_stream(
     between_stages(size)
     charts = report_charts(corpus, rows)
     facts = summary_of_rows(corpus, semantics, rows)
-    root_names = _root_names(corpus) if rows is not None else {}
+    names = _shown_names(corpus, rows) if rows is not None else {}
     # From here on only the tree, its diagnostics and the problems are read: the other columns are let go.
     corpus, rows = _tree_frames(corpus), None if rows is None else rows.select(TREE_ROW_COLUMNS)
     source.release_frames()
     between_stages(size)
     forest = forest_of_rows(corpus, rows) if rows is not None else None
     if forest is not None:
-        _name_roots(forest, root_names)
-    del root_names
+        _name_roots(forest, names)
     between_stages(size)  # what parsing every header left in the C heap
-    diagnostics = diagnostic_rows(corpus, rows, forest) if rows is not None and forest else []
+    diagnostics = diagnostic_rows(corpus, rows, forest, names) if rows is not None and forest else []
+    del names
     listed = rows is not None
     del rows  # every use of the listing rows is behind
     between_stages(size)
@@ -270,6 +270,7 @@ def report_stream(
     largest, damaged = forest.top_trees(TOP_TREES) if forest else ([], [])
     for entry in (*largest, *damaged):
         entry["href"] = link.href(entry["id"]) if link is not None and not entry["group"] else None
+        entry["name_html"] = Markup(name_html(entry["id"], label=entry["label"], href=entry["href"]))
     problem_summary, problem_rows = _problem_tables(corpus)
     templates = files("subagent_catalog.views").joinpath("templates")
     css, js = (templates.joinpath(name).read_text("utf-8") for name in ("report.css", "report.js"))
@@ -350,20 +351,11 @@ def _site_note(link: SiteLinks | None) -> str | None:
     return note + "). A name marked (no page) says why on hover."
 
 
-ROOT_NAME_CAP = 1_000
-"""Roots and forks the report's tree names (label, else title or first prompt), the earliest created first;
-a later one shows its id. Each name costs a scan of its log (about 1.3 ms a log on 2 cores)."""
-
-
-def _root_names(corpus: Corpus) -> dict[str, str]:
-    """The names of the listed sessions that are not subagents (roots, forks), the first ``ROOT_NAME_CAP`` created.
-
-    The tree orders roots by creation, so its first pages are named.
-    """
-    roots = corpus.sessions.filter(pl.col("listed") & pl.col("origin").ne_missing("subagent"))
-    roots = roots.sort("created_at_ms", "session_id", nulls_last=True)
-    ids = roots["session_id"].drop_nulls().head(ROOT_NAME_CAP).to_list()
-    named = names_by_id(corpus, ids)
+def _shown_names(corpus: Corpus, rows: pl.DataFrame) -> dict[str, str]:
+    """Names (label, else title or first prompt) of the tree's roots and forks and of the diagnostic rows' sessions."""
+    roots = corpus.sessions.filter(pl.col("listed") & pl.col("origin").ne_missing("subagent"))["session_id"]
+    diagnostic = rows.filter(pl.col("kind") == "diagnostic")
+    named = names_by_id(corpus, [*roots, *diagnostic["id"], *diagnostic["parent"]])
     return {sid: name for sid, (label, title) in named.items() if (name := label or title) is not None}
 
 

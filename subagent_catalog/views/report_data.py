@@ -45,13 +45,16 @@ def relative_path(path: str | None, root: str) -> str:
     return path if relative.startswith("..") else relative
 
 
-def diagnostic_rows(corpus: Corpus, rows: pl.DataFrame, forest: Forest) -> list[dict[str, Any]]:
+def diagnostic_rows(
+    corpus: Corpus, rows: pl.DataFrame, forest: Forest, names: Mapping[str, str] | None = None
+) -> list[dict[str, Any]]:
     """One dict per diagnostic row of ``rows`` (catalog rows), sorted by reason, cause, path.
 
     Keys: ``i`` id, ``p`` parent, ``r`` reason, ``u`` cause, ``x`` cause
     detail, ``f`` path under the root, ``j`` project directory, ``o`` tree
     node (``None`` when the tree does not hold it), and, when the file has a
-    located problem, ``l`` its line and ``k`` its kind (the most severe one).
+    located problem, ``l`` its line and ``k`` its kind (the most severe one); ``n`` and ``m`` the names
+    (``names``: label, else title or first prompt) of the session and its parent, when they have one.
 
     Examples:
         >>> import tempfile
@@ -78,6 +81,9 @@ def diagnostic_rows(corpus: Corpus, rows: pl.DataFrame, forest: Forest) -> list[
         }
         if row["path"] in lines:
             entry["l"], entry["k"] = lines[row["path"]]
+        for key, sid in (("n", row["id"]), ("m", row["parent"])):
+            if (name := (names or {}).get(sid)) is not None:
+                entry[key] = clip(name, DETAIL_BOUND)
         out.append(entry)
     out.sort(key=lambda e: (e["r"], e["u"], e["f"], e["i"]))
     return out

@@ -4,8 +4,7 @@
 figure already formatted, every text clipped; the template escapes), and draws the timelines of the
 largest trees (``views.timeline_view``). A session of the failures table that the tree holds gets
 its tree node, so its "reveal" button opens the tree down to it. A run without a descriptor label
-(a root, a fork) is shown by its name (``analysis.run_names``: its title or first prompt), read from
-the events of the listed rows only, when the source has events.
+(a root, a fork) is shown by its name (the ``name`` column: its title or first prompt).
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ from subagent_catalog.frames.units import (
     share,
     time_split,
 )
-from subagent_catalog.views.names import name_html, names_by_id, run_row_names, session_name
+from subagent_catalog.views.names import name_html, names_by_id, session_name
 from subagent_catalog.views.palette import OUTCOME_COLOURS
 from subagent_catalog.views.report_data import relative_path
 from subagent_catalog.views.report_errors import ERROR_GROUP_ROWS, error_index, errors_section, failing_calls
@@ -56,9 +55,6 @@ TOOL_ROWS = 30
 TIMELINES = 3
 """Trees whose timeline the page draws (the largest)."""
 
-NAMED_TIMELINE_ROWS = 400
-"""Rows without a label per timeline whose logs are read for a name (the rest show their id)."""
-
 
 def _named(sid: str | None, names: Mapping[str, tuple[str | None, str | None]], link: SiteLinks | None) -> Markup:
     label, name = names.get(sid, (None, None)) if sid is not None else (None, None)
@@ -78,13 +74,12 @@ def _run_row(
     row: dict[str, Any],
     forest: Nodes | None,
     root: str,
-    names: dict[int, str],
     parents: NameMap,
     link: SiteLinks | None = None,
 ) -> dict[str, Any]:
     node = forest.get(row["session_id"]) if forest is not None and row["session_id"] is not None else None
     message = row["error_message"] or row["outcome_detail"]
-    name = names.get(row["list_order"]) if row["label"] is None else None
+    name = row["name"]
     return {
         "id": row["session_id"],
         "label": row["label"],
@@ -191,7 +186,6 @@ def runs_section(
     totals = runs.totals
     listed = runs.listed_failures(FAILURE_ROWS, ERROR_GROUP_ROWS)
     row_of = {path: i for i, path in enumerate(listed["path"].to_list())}  # a listed run's row (``fail-N``)
-    names = run_row_names(corpus, [listed, runs.slowest, runs.costliest])
     slowest_trees, costliest_trees = runs.slowest_trees(), runs.costliest_trees()
     drawn = runs.trees.head(TIMELINES)
     shown_tops = pl.concat([frame["session_id"] for frame in (slowest_trees, costliest_trees, drawn)])
@@ -201,11 +195,7 @@ def runs_section(
         for sid in drawn["session_id"].to_list()
         if sid is not None
     }
-    unlabelled = [
-        sid
-        for rows in trees_by_top.values()
-        for sid in rows.filter(pl.col("label").is_null())["session_id"].head(NAMED_TIMELINE_ROWS).to_list()
-    ]
+    unlabelled = [sid for rows in trees_by_top.values() for sid in rows.filter(pl.col("label").is_null())["session_id"]]
     named = names_by_id(corpus, [*shown_tops.to_list(), *parents.to_list(), *unlabelled])
     timelines = []
     label = _timeline_label(nodes, named, link)
@@ -291,11 +281,9 @@ def runs_section(
         "projects_total": runs.by_project.height,
         "by_day": _outcome_rows(runs.by_day.tail(GROUP_ROWS), "bin", outcomes),
         "days_total": runs.by_day.height,
-        "failures": [_run_row(r, nodes, corpus.root, names, named, link) for r in listed.iter_rows(named=True)],
-        "slowest": [_run_row(r, nodes, corpus.root, names, named, link) for r in runs.slowest.iter_rows(named=True)],
-        "costliest": [
-            _run_row(r, nodes, corpus.root, names, named, link) for r in runs.costliest.iter_rows(named=True)
-        ],
+        "failures": [_run_row(r, nodes, corpus.root, named, link) for r in listed.iter_rows(named=True)],
+        "slowest": [_run_row(r, nodes, corpus.root, named, link) for r in runs.slowest.iter_rows(named=True)],
+        "costliest": [_run_row(r, nodes, corpus.root, named, link) for r in runs.costliest.iter_rows(named=True)],
         "slowest_trees": [_tree_row(r, nodes, named, link) for r in slowest_trees.iter_rows(named=True)],
         "costliest_trees": [_tree_row(r, nodes, named, link) for r in costliest_trees.iter_rows(named=True)],
         "site": link is not None,

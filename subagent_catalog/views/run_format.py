@@ -1,7 +1,8 @@
 """A ``RunSummary`` as terminal lines, as JSON values and as Markdown (``summary --format text|json|md``).
 
 The three say the same: how runs ended, the failed ones, time, tokens, cost per model (unpriced
-models named), tools with their failures, the slowest and costliest runs and the largest trees.
+models named), tools with their failures, the slowest and costliest runs and the largest trees, each
+session by its name and short id (``views.names.name_text``).
 Text from the corpus is left as it is here: the CLI makes terminal output safe, and Markdown
 cells go through ``views.text.md_cell`` (the one Markdown escaper).
 """
@@ -26,6 +27,7 @@ from subagent_catalog.frames.units import (
     plural,
     share,
 )
+from subagent_catalog.views.names import name_text
 from subagent_catalog.views.text import md_cell
 
 TOKENS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
@@ -40,6 +42,11 @@ ERROR_GROUP_LINES = 5
 
 def _model(row: dict[str, Any]) -> str:
     return f"{row['provider'] or '?'}/{row['model'] or '?'}"
+
+
+def _who(row: Mapping[str, Any]) -> str:
+    """A run or a tree's top named as every text view names a session (``views.names.name_text``)."""
+    return name_text(row["session_id"], label=row.get("label"), name=row.get("name"), path=row.get("path"))
 
 
 def run_message(row: Mapping[str, Any], limit: int = 160) -> str:
@@ -124,7 +131,7 @@ def runs_lines(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
         >>> print("\\n".join(lines[:3]))
         runs         completed 17, error 1, aborted 1, max-tokens 1, open 1, no-turns 2, unreadable 3
         failed       7 runs
-          error       auth-refactor  context length exceeded (CONTEXT_LENGTH)
+          error       Refactor the auth module (auth-refactor)  context length exceeded (CONTEXT_LENGTH)
     """
     totals = runs.totals
     failed = runs.failures if limit == 0 else runs.failures.head(limit)
@@ -133,8 +140,7 @@ def runs_lines(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
         f"failed       {runs.failed:,} run{'s' if runs.failed != 1 else ''}",
     ]
     for row in failed.iter_rows(named=True):
-        name = row["session_id"] if row["session_id"] is not None else f"(no id) {row['path']}"
-        lines.append(f"  {row['outcome']:<11} {clip(name, 60)}  {run_message(row)}".rstrip())
+        lines.append(f"  {row['outcome']:<11} {clip(_who(row), 80)}  {run_message(row)}".rstrip())
     if runs.failed > failed.height:
         lines.append(f"  … {runs.failed - failed.height:,} more (subagent-catalog runs, or the report)")
     lines += error_group_lines(runs, limit=ERROR_GROUP_LINES if limit else 0)
@@ -153,19 +159,16 @@ def runs_lines(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
     for row in runs.tools.filter(pl.col("failed") > 0).head(5).iter_rows(named=True):
         lines.append(f"  {row['name']}: {row['failed']:,} of {row['calls']:,} failed ({row['top_error_codes']})")
     slowest = ", ".join(  # by active time, the wall time beside it
-        f"{r['session_id'] or '(no id)'} {human_duration(r['active_ms'])} (wall {human_duration(r['wall_ms'])})"
+        f"{_who(r)} {human_duration(r['active_ms'])} (wall {human_duration(r['wall_ms'])})"
         for r in runs.slowest.head(3).iter_rows(named=True)
     )
-    costliest = ", ".join(
-        f"{r['session_id'] or '(no id)'} {costliest_text(runs, r)}"
-        for r in runs.costliest.head(3).iter_rows(named=True)
-    )
+    costliest = ", ".join(f"{_who(r)} {costliest_text(runs, r)}" for r in runs.costliest.head(3).iter_rows(named=True))
     by = " (by tokens: nothing is priced)" if runs.cost_basis == "tokens" and costliest else ""
     lines.append(f"slowest      {slowest or 'none'}")
     lines.append(f"costliest    {costliest or 'none'}{by}")
     for row in runs.trees.head(1).iter_rows(named=True):
         lines.append(
-            f"largest tree {row['session_id']}: {plural(row['sessions'], 'session')}, {row['failed']:,} failed, "
+            f"largest tree {_who(row)}: {plural(row['sessions'], 'session')}, {row['failed']:,} failed, "
             f"{human_duration(row['wall_ms'])} wall (active {human_duration(row['active_ms'])} summed over sessions), "
             f"{run_cost(row)}, "
             f"at most {row['peak_children_running']} direct "
@@ -294,7 +297,7 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
         >>> from subagent_catalog.corpus import read_corpus
         >>> from subagent_catalog.analysis.run_summary import run_summary
         >>> text = "\\n".join(runs_markdown(run_summary(read_corpus("data/sample"))))
-        >>> "| error | auth-refactor |" in text, "| local-vllm/qwen3-coder | 4 |" in text
+        >>> "| error | Refactor the auth module (auth-refactor) |" in text, "| local-vllm/qwen3-coder | 4 |" in text
         (True, True)
     """
     totals = runs.totals
@@ -312,12 +315,11 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
     lines += [f"### Failed runs ({runs.failed:,})", ""]
     if failed.height:
         lines += _table(
-            ["outcome", "session", "label", "error", "start", "active", "wall", "cost"],
+            ["outcome", "session", "error", "start", "active", "wall", "cost"],
             [
                 [
                     r["outcome"],
-                    r["session_id"] or f"(no id) {r['path']}",
-                    r["label"],
+                    _who(r),
                     run_message(r) or None,
                     clock(r["start_ms"]) or None,
                     human_duration(r["active_ms"]),
@@ -384,7 +386,13 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
     lines += _table(
         ["session", "outcome", "active", "wall", "cost"],
         [
-            [r["session_id"], r["outcome"], human_duration(r["active_ms"]), human_duration(r["wall_ms"]), run_cost(r)]
+            [
+                _who(r),
+                r["outcome"],
+                human_duration(r["active_ms"]),
+                human_duration(r["wall_ms"]),
+                run_cost(r),
+            ]
             for r in runs.slowest.head(5).iter_rows(named=True)
         ],
     )
@@ -393,7 +401,7 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
     lines += _table(
         ["session", "outcome", "tokens", "cost"],
         [
-            [r["session_id"] or f"(no id) {r['path']}", r["outcome"], human_count(r["tokens"]), run_cost(r)]
+            [_who(r), r["outcome"], human_count(r["tokens"]), run_cost(r)]
             for r in runs.costliest.head(5).iter_rows(named=True)
         ],
     )
@@ -401,7 +409,7 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
     lines += _table(
         ["top session", "sessions", "tokens", "cost"],
         [
-            [r["session_id"], exact_count(r["sessions"]), human_count(r["tokens"]), run_cost(r)]
+            [_who(r), exact_count(r["sessions"]), human_count(r["tokens"]), run_cost(r)]
             for r in runs.costliest_trees(5).iter_rows(named=True)
         ],
     )

@@ -97,6 +97,8 @@ ROW_COLUMNS = (
     "read_cause",
     "read_message",
     "read_line",
+    "identity_label",
+    "name",
 )
 """The ``sessions`` columns every detector may read, for every session (the nested records are read
 only for the sessions whose counts make them candidates)."""

@@ -23,6 +23,7 @@ from subagent_catalog.analysis.findings.spawns import (
     parent_calls,
     waiting_children,
 )
+from subagent_catalog.analysis.run_names import name_text
 from subagent_catalog.analysis.summary import iso
 from subagent_catalog.frames.corpus import Corpus
 from subagent_catalog.frames.units import human_duration, plural
@@ -158,6 +159,7 @@ def duplicate_task(rows: dict[int, dict[str, Any]], spawns: dict[int, ParentSpaw
         [('dup-parent', '2 subagents started with the same task prompt: dup-child-0, dup-child-1')]
     """
     found: list[Finding] = []
+    by_id = _by_id(rows)
     for order, parent in spawns.items():
         row = rows[order]
         groups: dict[str, list[Any]] = {}
@@ -167,7 +169,7 @@ def duplicate_task(rows: dict[int, dict[str, Any]], spawns: dict[int, ParentSpaw
         for prompt, same in groups.items():
             if len(same) < 2:
                 continue
-            children = [s.child_id for s in same if s.child_id is not None]
+            children = [_named(s.child_id, by_id) for s in same if s.child_id is not None]
             named = f": {', '.join(children)}" if children else ""
             found.append(
                 Finding.about(
@@ -200,19 +202,21 @@ def unread_child(rows: dict[int, dict[str, Any]], spawns: dict[int, ParentSpawns
         >>> [(f.session_id, f.message) for f in unread_child(rows, parent_spawns(corpus, list(rows.values())))]
         [('unread-parent', 'child unread-child ended (completed) but its notice never reached the parent')]
     """
-    outcome = {row["session_id"]: row.get("outcome") for row in rows.values() if row["session_id"] is not None}
+    by_id = _by_id(rows)
     found: list[Finding] = []
     for order, parent in spawns.items():
         row = rows[order]
         for spawn in parent.spawns:
             child = spawn.child_id
-            ended = outcome.get(child) if child is not None else None
-            if ended is None or ended == "open":
+            ended = by_id[child].get("outcome") if child is not None and child in by_id else None
+            if child is None or ended is None or ended == "open":
                 continue
             if spawn.route == "continuable" and child not in parent.notices:
-                message = f"child {child} ended ({ended}) but its notice never reached the parent"
+                message = f"child {_named(child, by_id)} ended ({ended}) but its notice never reached the parent"
             elif spawn.route == "no-result":
-                message = f"child {child} ended ({ended}) but the call that started it never got a result"
+                message = (
+                    f"child {_named(child, by_id)} ended ({ended}) but the call that started it never got a result"
+                )
             else:
                 continue
             found.append(
@@ -229,6 +233,21 @@ def unread_child(rows: dict[int, dict[str, Any]], spawns: dict[int, ParentSpawns
                 )
             )
     return found
+
+
+def _by_id(rows: dict[int, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The rows by session id (the first listed of an id)."""
+    by_id: dict[str, dict[str, Any]] = {}
+    for row in rows.values():
+        if row["session_id"] is not None:
+            by_id.setdefault(row["session_id"], row)
+    return by_id
+
+
+def _named(sid: str, by_id: dict[str, dict[str, Any]]) -> str:
+    """A session named in a message as every view names it (``name_text``: its name, then its short id)."""
+    row = by_id.get(sid, {})
+    return name_text(sid, label=row.get("identity_label"), name=row.get("name"))
 
 
 def _root(row: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -256,7 +275,7 @@ def runaway_child(rows: dict[int, dict[str, Any]], options: FindingOptions) -> l
         >>> from subagent_catalog.corpus import read_corpus
         >>> rows = {row["list_order"]: row for row in read_corpus("data/findings").sessions.iter_rows(named=True)}
         >>> [(f.session_id, f.message) for f in runaway_child(rows, FindingOptions())]
-        [('runaway-child', 'still running 3 h after its root runaway-root ended (completed)')]
+        [('runaway-child', 'still running 3 h after its root background job (runaway-root) ended (completed)')]
         >>> runaway_child(rows, FindingOptions(runaway_after_ms=4 * 3_600_000))
         []
     """
@@ -297,8 +316,8 @@ def runaway_child(rows: dict[int, dict[str, Any]], options: FindingOptions) -> l
                 row,
                 "runaway-child",
                 "warn",
-                f"{state} {human_duration(row['last_event_ms'] - ended_at)} after its root {root['session_id']} "
-                f"ended ({root.get('outcome')}){under}",
+                f"{state} {human_duration(row['last_event_ms'] - ended_at)} after its root "
+                f"{_named(root['session_id'], by_id)} ended ({root.get('outcome')}){under}",
                 f"root's last event {iso(ended_at)}, the child's {iso(row['last_event_ms'])}",
             )
         )

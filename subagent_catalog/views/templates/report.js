@@ -44,6 +44,17 @@
     return e;
   }
   function wrapCode(inner, cls) { var c = el("code", cls || null); c.appendChild(inner); return c; }
+  // A session by its name and short id, as views/names.py name_html draws it (its id alone without a name).
+  function named(name, id) {
+    var code = wrapCode(clipped("bdi", null, id, 80), "id nm-id" + (name && id.length > 14 ? " nm-clip" : ""));
+    if (!name) { return code; }
+    code.title = bounded(id);
+    var box = el("span", "nm");
+    box.appendChild(clipped("bdi", "nm-t", name, 60));
+    box.appendChild(document.createTextNode(" "));
+    box.appendChild(code);
+    return box;
+  }
   // A path that breaks only after a "/" (never inside a directory or file name).
   function pathEl(path) {
     var c = el("code", "path");
@@ -432,8 +443,8 @@
       var d = shown[i];
       var tr = el("tr", null);
       cell(tr, d.o === null || d.o === undefined ? null : revealButton(d.o, "reveal"));
-      cell(tr, wrapCode(clipped("bdi", null, d.i, 80), "id"), "idc");
-      cell(tr, wrapCode(clipped("bdi", null, d.p, 80), "id"), "idc");
+      cell(tr, named(d.n, d.i), "idc");
+      cell(tr, named(d.m, d.p), "idc");
       cell(tr, el("span", "badge r-" + d.r, d.r));
       cell(tr, el("span", "cause", d.u));
       cell(tr, d.x ? clipped("bdi", null, d.x, 160) : null, "wide");

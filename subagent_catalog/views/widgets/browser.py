@@ -462,7 +462,7 @@ class CatalogBrowser(anywidget.AnyWidget, ErrorGroupFilter, FindingLabelFilters)
             context = bool(content.get("results"))
             keys = [int(k) for k in content.get("keys", [])[:LABEL_BATCH] if 0 <= int(k) < self.corpus.sessions.height]
             self._send_labels(keys, context)
-            named = self.name_runs(keys)  # the names read the logs: sent after the labels, as they come
+            named = self.name_runs(keys)  # the rows named since: their labels made again with the name
             if named:
                 self._send_labels(named, context)
         elif kind == "toggle":
@@ -627,8 +627,8 @@ class CatalogBrowser(anywidget.AnyWidget, ErrorGroupFilter, FindingLabelFilters)
         )
 
     def _lead(self, key: int, events: pl.DataFrame | None = None) -> str:
-        """The pane's lead: the run facts (the run's name from ``events``, or as named so far), the timeline's slot."""
-        if events is not None and self._names.remember(key, events):
+        """The pane's lead: the run facts (with the run's name), the timeline's slot."""
+        if self._names.lookup([key]):
             self._labels.pop((False, key), None)
             self._labels.pop((True, key), None)
         lead = run_facts_html(self._tree.session_row(self.corpus, key), name=self._names.get(key))

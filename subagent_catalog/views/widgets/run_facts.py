@@ -11,9 +11,8 @@ from typing import Any
 
 import polars as pl
 
-from subagent_catalog.analysis.run_names import name_from_events, run_names
+from subagent_catalog.analysis.run_names import run_names
 from subagent_catalog.analysis.timeline import concurrency, tree_timeline
-from subagent_catalog.catalog.source import source_reads
 from subagent_catalog.frames.display import escape
 from subagent_catalog.frames.source import Source
 from subagent_catalog.frames.units import MISSING, human_count, human_duration, partial_cost, plural
@@ -164,23 +163,8 @@ def timeline_payload(source: Source, session_id: str, keys: dict[int, int]) -> d
     }
 
 
-@source_reads
-def seed_length(source: Source, list_order: int) -> int | None:
-    """A session's ``seed_length`` (``None``: none, or no such session), read inside the source's guard.
-
-    Examples:
-        >>> from subagent_catalog.corpus import read_corpus
-        >>> corpus = read_corpus("tests/data/run-facts")
-        >>> seed_length(corpus, 0), seed_length(corpus, 1), seed_length(corpus, 9)
-        (4, None, None)
-    """
-    frame = source.table("sessions", ["list_order", "seed_length"]).filter(pl.col("list_order") == list_order)
-    seeds = frame.collect()["seed_length"].to_list()
-    return seeds[0] if seeds else None
-
-
 class RunNames:
-    """The readable names of the browser's runs, looked up once each (``run_names``), as rows are drawn.
+    """The readable names of the browser's runs (``run_names``: the ``name`` column), looked up as rows are drawn.
 
     Only runs are named (listed sessions that are not subagents: roots and forks); a subagent's
     row has its descriptor's label.
@@ -213,17 +197,8 @@ class RunNames:
         """The name found for a row (``None``: not looked up, or none)."""
         return self._names.get(key)
 
-    def remember(self, key: int, events: pl.DataFrame) -> bool:
-        """Name a row's run from its log's events, already read (no second read); True when it got a name."""
-        if key in self._names or not self._runs[key]:
-            return False
-        seed = seed_length(self.source, self._orders[key])
-        name, _source = name_from_events(events.sort("seq"), seed_length=seed)
-        self._names[key] = name
-        return name is not None
-
     def lookup(self, keys: Sequence[int]) -> list[int]:
-        """Read the names of these rows' runs not looked up yet; returns the keys that got a name."""
+        """Look up the names of these rows' runs not looked up yet; returns the keys that got a name."""
         wanted = [key for key in dict.fromkeys(keys) if key not in self._names and self._runs[key]]
         if not wanted:
             return []

@@ -7,7 +7,7 @@ CONFORMANCE := $(SHARED)/conformance
 N ?= 10000
 FUZZ_WORKERS ?= 2
 
-.PHONY: compile demo test test-sweep lint docs conformance browser-deps bench bench-report bench-findings bench-browser screenshots fuzz fuzz-outputs fuzz-archives fuzz-prices fuzz-sql fuzz-otlp fuzz-options test-compare-coverage test-scale test-interop screenshots-phoenix clean
+.PHONY: compile demo test test-sweep lint docs conformance browser-deps bench bench-report bench-findings bench-browser screenshots fuzz fuzz-outputs fuzz-archives fuzz-prices fuzz-sql fuzz-otlp fuzz-options test-compare-coverage test-cross-view test-scale test-interop screenshots-phoenix clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -120,6 +120,10 @@ test-sweep: $(VENV)/.dev
 # compare's long tier: Newcomb's interval holds a known difference of error rates in at least 93 of 100 pairs.
 test-compare-coverage: $(VENV)/.dev
 	$(BIN)/python -m tests.fuzz.compare_coverage --repetitions 100
+
+# One vocabulary over a generated 5,000-session corpus as well as the sample and a 400-session one (make test runs those two).
+test-cross-view: $(VENV)/.dev
+	SUBAGENT_CATALOG_CROSS_VIEW_5K=1 $(BIN)/pytest -q -n 0 tests/test_cross_view.py
 
 test-scale: $(VENV)/.dev
 	$(BIN)/pytest -q -m scale tests/test_scale.py tests/test_object_store.py

@@ -1,9 +1,9 @@
-"""One vocabulary (issue 57): every view states the same failed runs, error groups, cost and colours.
+"""One vocabulary (issue 57): every view states the same failed runs, error groups, cost, names and colours.
 
 Each view's own output is parsed (summary text, JSON and Markdown, the report's HTML, compare's
-JSON against itself, the browser's error-group filter, and the colours of the report, a ``show``
-page, compare's page and the browser) and must agree with the others. The corpora: the sample and a
-generated 400-session corpus; ``make test-cross-view`` adds a generated 5,000-session one
+JSON against itself, the browser's error-group filter, the names shown beside ids, and the colours
+of the report, a ``show`` page, compare's page and the browser) and must agree with the others. The
+corpora: the sample and a generated 400-session corpus; ``make test-cross-view`` adds a generated 5,000-session one
 (``SUBAGENT_CATALOG_CROSS_VIEW_5K=1``).
 """
 
@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from subagent_catalog.analysis.run_names import session_name, short_id
 from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.cli import main
 from subagent_catalog.corpus import read_corpus
@@ -148,3 +149,40 @@ def test_every_page_colours_each_outcome_alike(views: dict[str, Any]) -> None:
     for page in ("report", "show", "compare_html"):
         used = set(re.findall(r'class="badge o-([a-z-]+)"', views[page]))
         assert used <= set(expected), page
+
+
+def _expected_names(corpus: Any) -> dict[str, str]:
+    """Each session's one name: its descriptor label, else its title or first human prompt."""
+    sessions = corpus.sessions.select("session_id", "identity_label", "name").drop_nulls("session_id")
+    names = {sid: session_name(label, name, limit=10_000) for sid, label, name in sessions.iter_rows()}
+    return {sid: name for sid, name in names.items() if name is not None and name != sid}
+
+
+def _html_names(html: str) -> tuple[dict[str, set[str]], set[str]]:
+    """The names a page shows by id (``name_html``: the whole name in the title), and the ids it shows bare."""
+    named: dict[str, set[str]] = {}
+    pairs = re.findall(
+        r'<bdi class="nm-t[^"]*" title="([^"]*)">.*?</bdi>\s*<code class="nm-id[^"]*" title="([^"]*)"', html
+    )
+    for name, sid in pairs:
+        named.setdefault(unescape(sid), set()).add(unescape(name))
+    bare = {unescape(sid) for sid in re.findall(r'<code class="nm-id nm-only[^"]*" title="([^"]*)"', html)}
+    return named, bare
+
+
+def test_every_view_names_a_session_by_the_same_name(views: dict[str, Any]) -> None:
+    expected = _expected_names(views["corpus"])
+    for page in ("report", "show"):
+        named, bare = _html_names(views[page])
+        assert named, page
+        for sid, shown in named.items():
+            assert all(_same_message(name, expected[sid]) for name in shown), (page, sid, shown)
+        assert not bare & set(expected), (page, sorted(bare & set(expected))[:3])
+    lines = views["summary_text"].splitlines()
+    checked = 0
+    for row in views["summary_json"]["failures"]:  # the text lists the first few failed runs
+        if row["session_id"] in expected:
+            for line in (line for line in lines if f"({short_id(row['session_id'])})" in line):
+                assert expected[row["session_id"]][:40] in line
+                checked += 1
+    assert checked

@@ -228,7 +228,10 @@ def test_the_views_show_busy_inside_active_inside_wall_with_nothing_clamped() ->
         "tool calls summed 997 ms"
     )
     line = next(line for line in runs_lines(runs) if line.startswith("slowest"))
-    assert line == "slowest      window-switch 610 ms (wall 610 ms), parallel-tools 570 ms (wall 570 ms)"
+    assert line == (
+        "slowest      review the whole diff (window-switch) 610 ms (wall 610 ms), "
+        "run the three test suites (parallel-tools) 570 ms (wall 570 ms)"
+    )
     assert [r["active_ms"] for r in runs_json(runs)["slowest"]] == [610, 570]
     assert "| window-switch | completed | 610 ms | 610 ms |" in "\n".join(runs_markdown(runs))
     page = transcript_markdown(corpus, "parallel-tools")

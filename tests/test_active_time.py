@@ -233,7 +233,7 @@ def test_the_views_show_busy_inside_active_inside_wall_with_nothing_clamped() ->
         "run the three test suites (parallel-tools) 570 ms (wall 570 ms)"
     )
     assert [r["active_ms"] for r in runs_json(runs)["slowest"]] == [610, 570]
-    assert "| window-switch | completed | 610 ms | 610 ms |" in "\n".join(runs_markdown(runs))
+    assert "| review the whole diff (window-switch) | completed | 610 ms | 610 ms |" in "\n".join(runs_markdown(runs))
     page = transcript_markdown(corpus, "parallel-tools")
     assert (
         "time: `active 570 ms, all of its wall time (model 52 ms, tools busy 500 ms); tool calls summed 997 ms`" in page

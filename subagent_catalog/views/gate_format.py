@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from subagent_catalog.analysis.gate import CheckResult, GateResult
+from subagent_catalog.frames.units import plural
 from subagent_catalog.views.text import md_cell, printable
 
 
@@ -79,9 +80,8 @@ def format_text(result: GateResult, *, limit: int = 20) -> str:
         >>> print(format_text(run_checks(read_corpus(tempfile.mkdtemp()))).splitlines()[0])
         check: FAILED: empty corpus (8 checks selected, semantics projection)
     """
-    selected = result.selected_checks
     window = f"window: {result.window} by created_at: {result.window_files} of {result.session_files} session files"
-    checks = f"{selected} check{'s' if selected != 1 else ''} selected"
+    checks = f"{plural(result.selected_checks, 'check')} selected"
     failing = ", ".join((["empty corpus"] if result.empty_fails else []) + result.failing)
     lines = [
         f"check: {f'FAILED: {failing}' if result.failed else 'PASSED'} ({checks}, semantics {result.semantics})",

@@ -32,7 +32,7 @@ from typing import Any
 import polars as pl
 
 from subagent_catalog.analysis.findings import FACTS_ONLY, findings
-from subagent_catalog.analysis.forest import DEFAULT_PARENT_CAP, Forest, forest_of_rows, parents_of_forest
+from subagent_catalog.analysis.forest import DEFAULT_PARENT_CAP, forest_of_rows, parents_of_forest
 from subagent_catalog.analysis.run_summary import run_summary
 from subagent_catalog.analysis.summary import human_bytes, minute, summary_of_rows
 from subagent_catalog.analysis.tallies import problem_tables
@@ -169,14 +169,6 @@ def _listings(corpus: Source, parents: list[str], semantics: Semantics) -> list[
     return out
 
 
-def _problem_tables(corpus: Corpus) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    summary, detail = problem_tables(corpus.problems)
-    rows = detail.head(PROBLEM_ROWS).to_dicts()
-    for row in rows:
-        row["relpath"] = relative_path(row["path"], corpus.root)
-    return summary.to_dicts(), rows
-
-
 def report_stream(
     corpus: Source,
     *,
@@ -254,8 +246,10 @@ def report_stream(
     source.release_frames()
     between_stages(size)
     forest = forest_of_rows(corpus, rows) if rows is not None else None
-    if forest is not None:
-        _name_roots(forest, root_names)
+    for sid, name in root_names.items():  # each root and fork node gets its run's name, as subagents their label
+        node = forest.nodes[at] if forest is not None and (at := forest.index.get(sid)) is not None else None
+        if node is not None and node["k"] == "s" and "l" not in node:
+            node["l"] = clip(name, LABEL_BOUND)
     del root_names
     between_stages(size)  # what parsing every header left in the C heap
     diagnostics = diagnostic_rows(corpus, rows, forest) if rows is not None and forest else []
@@ -269,7 +263,10 @@ def report_stream(
     largest, damaged = forest.top_trees(TOP_TREES) if forest else ([], [])
     for entry in (*largest, *damaged):
         entry["href"] = link.href(entry["id"]) if link is not None and not entry["group"] else None
-    problem_summary, problem_rows = _problem_tables(corpus)
+    problem_summary, problem_detail = problem_tables(corpus.problems)
+    problem_rows = problem_detail.head(PROBLEM_ROWS).to_dicts()
+    for row in problem_rows:
+        row["relpath"] = relative_path(row["path"], corpus.root)
     templates = files("subagent_catalog.views").joinpath("templates")
     css, js = (templates.joinpath(name).read_text("utf-8") for name in ("report.css", "report.js"))
     script_hash = base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode("ascii")
@@ -318,7 +315,7 @@ def report_stream(
         parents_default=parents is None,
         site_note=_site_note(link),
         parent_cap=DEFAULT_PARENT_CAP,
-        problem_summary=problem_summary,
+        problem_summary=problem_summary.to_dicts(),
         problem_rows=problem_rows,
         problem_total=corpus.problems.height,
         corpus_problems=corpus.problems.filter(pl.col("scope") == "corpus").head(20).to_dicts(),
@@ -362,14 +359,6 @@ def _root_names(corpus: Corpus) -> dict[str, str]:
     ids = roots["session_id"].drop_nulls().head(ROOT_NAME_CAP).to_list()
     named = names_by_id(corpus, ids)
     return {sid: name for sid, (label, title) in named.items() if (name := label or title) is not None}
-
-
-def _name_roots(forest: Forest, names: dict[str, str]) -> None:
-    """Give each root and fork node of the tree its run's name (``l``), as subagent nodes carry their label."""
-    for sid, name in names.items():
-        node = forest.nodes[at] if (at := forest.index.get(sid)) is not None else None
-        if node is not None and node["k"] == "s" and "l" not in node:
-            node["l"] = clip(name, LABEL_BOUND)
 
 
 def _tree_frames(corpus: Corpus) -> Corpus:

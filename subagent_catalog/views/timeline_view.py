@@ -245,7 +245,7 @@ def timeline_html(
     if drawn.height < spanned.height:
         why = []
         if deep:
-            why.append(f"more than {plural(depth_drawn, 'level')} below the top")
+            why.append(f"more than {depth_drawn} level{'s' if depth_drawn != 1 else ''} below the top")
         if capped:
             why.append(f"past the first {max_drawn:,} by depth")
         parts.append(

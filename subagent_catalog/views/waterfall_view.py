@@ -176,16 +176,6 @@ def _aggregated(bars: list[dict[str, Any]], axis: _Axis, y: float, href: Href, k
     return parts
 
 
-def _tick(x: float, offset: int) -> str:
-    """An axis label, drawn whole: one that would pass the drawing's right edge ends at its tick instead."""
-    text = f"+{human_duration(offset)}"
-    anchor = "end" if x + len(text) * FONT * 0.3 > WIDTH - 2 else "middle"
-    return (
-        f'<text x="{x:.1f}" y="{TOP - 8}" font-size="{FONT}" fill="#57606a" text-anchor="{anchor}">'
-        f"{escape(text)}</text>"
-    )
-
-
 def waterfall_html(
     bars: pl.DataFrame, *, href: Href = step_href, caption: str = "Waterfall", start: int | None = None
 ) -> str:
@@ -234,7 +224,12 @@ def waterfall_html(
     for offset in duration_ticks(axis.span):  # about five, at a round step, up to the span
         x = axis.x(first + offset)
         body.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{TOP - 4}" y2="{height}" stroke="#eaeef2"/>')
-        body.append(_tick(x, offset))
+        text = f"+{human_duration(offset)}"  # drawn whole: past the right edge, it ends at its tick
+        anchor = "end" if x + len(text) * FONT * 0.3 > WIDTH - 2 else "middle"
+        body.append(
+            f'<text x="{x:.1f}" y="{TOP - 8}" font-size="{FONT}" fill="#57606a" text-anchor="{anchor}">'
+            f"{escape(text)}</text>"
+        )
     for index, (_kind, name, _lane) in enumerate(tracks):
         if name:
             y = TOP + index * (TRACK + GAP) + TRACK - 2

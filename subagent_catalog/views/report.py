@@ -154,21 +154,6 @@ def default_title(root: str) -> str:
 # --------------------------------------------------------------------------- page
 
 
-def _listings(corpus: Source, parents: list[str], semantics: Semantics) -> list[dict[str, Any]]:
-    out = []
-    for parent in parents:
-        entry: dict[str, Any] = {"parent": parent}
-        for scope in ("children", "descendants"):
-            try:
-                lines = list_agents_text(corpus, parent, scope=scope, semantics=semantics).split("\n")
-                text = "\n".join(clip(line, LISTING_LINE_BOUND) for line in lines[:LISTING_LINES_BOUND])
-                entry[scope] = {"text": text, "hidden": max(0, len(lines) - LISTING_LINES_BOUND), "lines": len(lines)}
-            except CatalogError as error:
-                entry[scope] = {"error": str(error)}
-        out.append(entry)
-    return out
-
-
 def report_stream(
     corpus: Source,
     *,
@@ -242,7 +227,16 @@ def report_stream(
     facts = summary_of_rows(corpus, semantics, rows)
     root_names = _root_names(corpus) if rows is not None else {}
     # From here on only the tree, its diagnostics and the problems are read: the other columns are let go.
-    corpus, rows = _tree_frames(corpus), None if rows is None else rows.select(TREE_ROW_COLUMNS)
+    corpus = Corpus(  # the frames the tree, its diagnostics and the problem tables read
+        root=corpus.root,
+        compression=corpus.compression,
+        sessions=corpus.sessions.select(TREE_SESSION_COLUMNS),
+        descriptors=corpus.descriptors.clear(),
+        problems=corpus.problems,
+        listing_error=corpus.listing_error,
+        listing_error_path=corpus.listing_error_path,
+    )
+    rows = None if rows is None else rows.select(TREE_ROW_COLUMNS)
     source.release_frames()
     between_stages(size)
     forest = forest_of_rows(corpus, rows) if rows is not None else None
@@ -258,7 +252,17 @@ def report_stream(
     between_stages(size)
     places = node_places(corpus, forest) if forest else None
     chosen = list(parents) if parents is not None else (parents_of_forest(forest, DEFAULT_PARENT_CAP) if forest else [])
-    listings = _listings(listing, chosen, semantics) if listed else []
+    listings: list[dict[str, Any]] = []
+    for parent in chosen if listed else []:
+        entry: dict[str, Any] = {"parent": parent}
+        for scope in ("children", "descendants"):
+            try:
+                lines = list_agents_text(listing, parent, scope=scope, semantics=semantics).split("\n")
+                text = "\n".join(clip(line, LISTING_LINE_BOUND) for line in lines[:LISTING_LINES_BOUND])
+                entry[scope] = {"text": text, "hidden": max(0, len(lines) - LISTING_LINES_BOUND), "lines": len(lines)}
+            except CatalogError as error:
+                entry[scope] = {"error": str(error)}
+        listings.append(entry)
     roots_total = forest.root_sessions if forest else 0
     largest, damaged = forest.top_trees(TOP_TREES) if forest else ([], [])
     for entry in (*largest, *damaged):
@@ -291,6 +295,12 @@ def report_stream(
             "errors": errors,
         }
     template = env.get_template("report.html.j2")
+    site_note = None  # what a linked report says of its pages: how many, and how many sessions it names have none
+    if link is not None:
+        site_note = f"A name links to the session's page ({len(link.granted):,} pages"
+        if link.refused:
+            site_note += f"; {link.refused:,} more sessions named here have none: the site holds at most {link.cap:,}"
+        site_note += "). A name marked (no page) says why on hover."
     context = dict(
         title=title or default_title(corpus.root),
         facts=facts,
@@ -313,7 +323,7 @@ def report_stream(
         damaged=damaged,
         listings=listings,
         parents_default=parents is None,
-        site_note=_site_note(link),
+        site_note=site_note,
         parent_cap=DEFAULT_PARENT_CAP,
         problem_summary=problem_summary.to_dicts(),
         problem_rows=problem_rows,
@@ -334,16 +344,6 @@ REPORT_ROW_COLUMNS = (*TREE_ROW_COLUMNS, "provider", "created_at_ms")
 """The catalog row columns the report reads (the charts read the two more)."""
 
 
-def _site_note(link: SiteLinks | None) -> str | None:
-    """What a linked report says of its pages: how many, and how many sessions it names have none."""
-    if link is None:
-        return None
-    note = f"A name links to the session's page ({len(link.granted):,} pages"
-    if link.refused:
-        note += f"; {link.refused:,} more sessions named here have none: the site holds at most {link.cap:,}"
-    return note + "). A name marked (no page) says why on hover."
-
-
 ROOT_NAME_CAP = 1_000
 """Roots and forks the report's tree names (label, else title or first prompt), the earliest created first;
 a later one shows its id. Each name costs a scan of its log (about 1.3 ms a log on 2 cores)."""
@@ -359,19 +359,6 @@ def _root_names(corpus: Corpus) -> dict[str, str]:
     ids = roots["session_id"].drop_nulls().head(ROOT_NAME_CAP).to_list()
     named = names_by_id(corpus, ids)
     return {sid: name for sid, (label, title) in named.items() if (name := label or title) is not None}
-
-
-def _tree_frames(corpus: Corpus) -> Corpus:
-    """The frames the tree, its diagnostics and the problem tables read: a few ``sessions`` columns, the problems."""
-    return Corpus(
-        root=corpus.root,
-        compression=corpus.compression,
-        sessions=corpus.sessions.select(TREE_SESSION_COLUMNS),
-        descriptors=corpus.descriptors.clear(),
-        problems=corpus.problems,
-        listing_error=corpus.listing_error,
-        listing_error_path=corpus.listing_error_path,
-    )
 
 
 def _buffered(pieces: Iterable[str], size: int = 1 << 20) -> Iterator[str]:

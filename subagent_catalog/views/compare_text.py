@@ -33,14 +33,6 @@ TOP = 10
 """Rows of the error, tool and model tables the text and Markdown show (JSON has all)."""
 
 
-def _aligned(headers: Sequence[str], rows: list[list[str]], indent: str = "  ") -> list[str]:
-    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=True)]
-    return [
-        indent + "  ".join(str(cell).ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
-        for line in (headers, *rows)
-    ]
-
-
 def _sections(comparison: Comparison, limit: int) -> list[tuple[str, list[str], list[list[str]]]]:
     """Each table's title, headers and rows (the error, tool and model tables' first ``limit`` rows)."""
     c = comparison
@@ -169,7 +161,10 @@ def _sections(comparison: Comparison, limit: int) -> list[tuple[str, list[str], 
     return sections
 
 
-def _lead(comparison: Comparison) -> list[str]:
+def _document(comparison: Comparison, gates: Sequence[GateResult], limit: int, *, md: bool) -> str:
+    """The terminal text, or Markdown (``md``): the lead, what changed, the tables, the gates, the notes."""
+    cell, item = (md_cell, "- ") if md else (str, "  ")
+    heading = (lambda title: ["", f"### {title}", ""]) if md else (lambda title: ["", title])
     lines = [
         f"compare: B = {comparison.b_label} against A = {comparison.a_label}",
         f"runs {comparison.runs[0]:,} → {comparison.runs[1]:,} · trees {comparison.trees[0]:,} → "
@@ -178,14 +173,7 @@ def _lead(comparison: Comparison) -> list[str]:
     if comparison.pairs is not None:
         changed = comparison.pairs.filter(pl.col("change") != "same")
         lines.append(f"pairs by {comparison.match}: {comparison.pairs.height:,}, outcome changed in {changed.height:,}")
-    return lines
-
-
-def _document(comparison: Comparison, gates: Sequence[GateResult], limit: int, *, md: bool) -> str:
-    """The terminal text, or Markdown (``md``): the lead, what changed, the tables, the gates, the notes."""
-    cell, item = (md_cell, "- ") if md else (str, "  ")
-    heading = (lambda title: ["", f"### {title}", ""]) if md else (lambda title: ["", title])
-    lines = [*_lead(comparison), ""]
+    lines.append("")
     if md:
         labels = f"B = {md_cell(comparison.b_label)} against A = {md_cell(comparison.a_label)}"
         lines = [f"## Comparison: {labels}", "", *map(md_cell, lines[1:])]
@@ -204,7 +192,11 @@ def _document(comparison: Comparison, gates: Sequence[GateResult], limit: int, *
             lines += ["| " + " | ".join(md_cell(h) for h in headers) + " |", "|" + "---|" * len(headers)]
             lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in rows]
         else:
-            lines += _aligned(headers, rows)
+            widths = [max(len(str(value)) for value in column) for column in zip(headers, *rows, strict=True)]
+            lines += [
+                "  " + "  ".join(str(value).ljust(width) for value, width in zip(line, widths, strict=True)).rstrip()
+                for line in (headers, *rows)
+            ]
     marks = ("❌", "✅") if md else ("FAIL", "ok  ")
     if gates:
         lines += heading("Gates")

@@ -117,7 +117,9 @@ def read_corpus(
     root_path = os.fspath(root)
     found = discover(root_path, compression)  # "auto": the encoding is chosen during the walk
     chosen = found.compression
-    directory = _cache_directory(cache)
+    directory: Literal[False] | str | None = None if cache is True else False if cache is False else os.fspath(cache)
+    if cache is True and os.environ.get("SUBAGENT_CATALOG_CACHE", "").lower() in ("off", "0", "no", "false"):
+        directory = False  # None: the default cache directory; False: caching is off
     frames = store = None
     if directory is not False:
         from subagent_catalog.store.cache import FactsCache
@@ -226,15 +228,6 @@ def open_source(
         hint = EMPTY_HINT if isinstance(source, Corpus) else "re-export it from the corpus root that holds the logs"
         raise (inputs_below(path) if isinstance(source, Corpus) else None) or EmptySourceError(reason, hint=hint)
     return source
-
-
-def _cache_directory(cache: bool | str | os.PathLike[str]) -> Literal[False] | str | None:
-    """The cache directory (``None``: the default one), or ``False`` when caching is off."""
-    if cache is False:
-        return False
-    if cache is True and os.environ.get("SUBAGENT_CATALOG_CACHE", "").lower() in ("off", "0", "no", "false"):
-        return False
-    return None if cache is True else os.fspath(cache)
 
 
 def _read_facts(

@@ -205,11 +205,6 @@ def _values(frame: pl.DataFrame, column: str) -> np.ndarray[Any, Any]:
     return frame[column].drop_nulls().cast(pl.Float64).to_numpy()
 
 
-def _cost_unknown(frame: pl.DataFrame, level: str) -> int:
-    """Runs (trees) of the side whose cost is unknown (a tree: any session of it)."""
-    return int(frame["cost_usd"].is_null().sum() if level == "run" else (frame["cost_unknown"] > 0).sum())
-
-
 def not_comparable(metric: str, unit: str, sides: list[tuple[int, int, bool, int]]) -> str | None:
     """Why a metric's figures are not A's and B's whole figures (``None``: they are), from each side's counts.
 
@@ -249,7 +244,10 @@ def _metrics(a: Side, b: Side, *, seed: int, resamples: int, confidence: float) 
                 # a tree's sum without some of its sessions' values is left out; every cost unknown: no figure
                 whole = frame.filter(pl.col(f"{column}_unknown") == 0) if level == "tree" and name != "cost" else frame
                 known = _values(whole, column)
-                unknown = _cost_unknown(frame, level) if name == "cost" else frame.height - known.size
+                unknown = frame.height - known.size
+                if name == "cost":  # runs (trees) whose cost is unknown (a tree: any session of it)
+                    costless = frame["cost_usd"].is_null() if level == "run" else frame["cost_unknown"] > 0
+                    unknown = int(costless.sum())
                 known = known[:0] if unknown == frame.height else known
                 values.append(known)
                 counts.append((unknown, int(known.size), name == "cost" and unknown > 0 < known.size, frame.height))

@@ -141,20 +141,6 @@ def parse_condition(text: str) -> Condition:
     return Condition(text.strip(), name, bound, op, threshold, unit)  # type: ignore[arg-type]
 
 
-def _rate_figures(comparison: Comparison, name: str) -> tuple[float | None, float | None, float | None]:
-    """``(diff, low, high)`` of a rate, B - A, as shares."""
-    if name == "tool_failure_rate":
-        tools = comparison.tools
-        counts = [int(tools[column].sum() or 0) for column in ("a_failed", "a_calls", "b_failed", "b_calls")]
-    else:
-        outcomes = comparison.outcomes
-        wanted = list(FAILED_OUTCOMES) if name == "failed_rate" else [name[: -len("_rate")].replace("_", "-")]
-        rows = outcomes.filter(pl.col("outcome").is_in(wanted))
-        runs_a, runs_b = comparison.runs
-        counts = [int(rows["a"].sum() or 0), runs_a, int(rows["b"].sum() or 0), runs_b]
-    return newcomb_interval(counts[0], counts[1], counts[2], counts[3], confidence=comparison.confidence)
-
-
 def evaluate(comparison: Comparison, condition: Condition) -> GateResult:
     """Whether a condition holds of a comparison, and the figure it read.
 
@@ -168,7 +154,16 @@ def evaluate(comparison: Comparison, condition: Condition) -> GateResult:
     """
     value: float | None
     if condition.name in RATES:
-        diff, low, high = _rate_figures(comparison, condition.name)
+        if condition.name == "tool_failure_rate":  # the rate's B - A, as shares
+            tools = comparison.tools
+            counts = [int(tools[column].sum() or 0) for column in ("a_failed", "a_calls", "b_failed", "b_calls")]
+        else:
+            name = condition.name
+            wanted = list(FAILED_OUTCOMES) if name == "failed_rate" else [name[: -len("_rate")].replace("_", "-")]
+            rows = comparison.outcomes.filter(pl.col("outcome").is_in(wanted))
+            runs_a, runs_b = comparison.runs
+            counts = [int(rows["a"].sum() or 0), runs_a, int(rows["b"].sum() or 0), runs_b]
+        diff, low, high = newcomb_interval(*counts, confidence=comparison.confidence)
         value = {"low": low, "high": high, None: diff}[condition.bound]
         scale = 100.0 if condition.unit == "pp" else 1.0
         value = None if value is None else value * scale

@@ -82,19 +82,6 @@ def error_messages(text: pl.Series) -> pl.Series:
     return text.replace_strict(normal, default=None, return_dtype=pl.String)
 
 
-def _outcome_counts(frame: pl.DataFrame) -> pl.DataFrame:
-    """``code``, ``message`` and the ``outcomes`` text of each group (most runs first, then ``OUTCOMES`` order)."""
-    rank = {name: i for i, name in enumerate(OUTCOMES)}
-    counted = (
-        frame.group_by("code", "message", "outcome")
-        .agg(pl.len().alias("n"))
-        .with_columns(pl.col("outcome").replace_strict(rank, default=len(rank)).alias("_rank"))
-        .sort(["n", "_rank"], descending=[True, False])
-    )
-    text = pl.concat_str(pl.col("outcome").fill_null("?"), pl.lit(" ×"), pl.col("n").cast(pl.String))
-    return counted.group_by("code", "message", maintain_order=True).agg(text.str.join(", ").alias("outcomes"))
-
-
 def group_failures(failures: pl.DataFrame) -> pl.DataFrame:
     """Failed runs (``run_summary``'s ``RUN_COLUMNS`` rows) grouped by error code and normalised message.
 
@@ -142,7 +129,16 @@ def group_failures(failures: pl.DataFrame) -> pl.DataFrame:
         pl.col("path").sort_by("list_order").first().alias("example_path"),
         pl.col("_text").sort_by("list_order").first().str.slice(0, EXAMPLE_CLIP).alias("example_message"),
     )
-    joined = groups.join(_outcome_counts(frame), on=["code", "message"], how="left", nulls_equal=True)
+    rank = {name: i for i, name in enumerate(OUTCOMES)}  # each group's outcomes: most runs first, then OUTCOMES order
+    counted = (
+        frame.group_by("code", "message", "outcome")
+        .agg(pl.len().alias("n"))
+        .with_columns(pl.col("outcome").replace_strict(rank, default=len(rank)).alias("_rank"))
+        .sort(["n", "_rank"], descending=[True, False])
+    )
+    text = pl.concat_str(pl.col("outcome").fill_null("?"), pl.lit(" ×"), pl.col("n").cast(pl.String))
+    outcomes = counted.group_by("code", "message", maintain_order=True).agg(text.str.join(", ").alias("outcomes"))
+    joined = groups.join(outcomes, on=["code", "message"], how="left", nulls_equal=True)
     ordered = joined.sort(
         ["runs", "last_seen_ms", "code", "message"], descending=[True, True, False, False], nulls_last=True
     )

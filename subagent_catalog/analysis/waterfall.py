@@ -79,30 +79,6 @@ def _bar(kind: WaterfallKind, row: dict[str, Any], start: int | None, end: int |
     return bar | {"failed": False, "partial": False, "label": label}
 
 
-def _turns(own: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    bars: list[dict[str, Any]] = []
-    opened: dict[Any, dict[str, Any]] = {}
-    for row in own:
-        if row["kind"] == "turn-start":
-            bar = _bar("turn", row, row["time_ms"], None, "")
-            bar["outcome"] = "open"
-            opened[row["turn"]] = bar
-            bars.append(bar)
-        elif row["kind"] == "turn-end":
-            ended: dict[str, Any] | None = opened.pop(row["turn"], None)
-            if ended is None:  # its start is not in the own rows (a fork's seed, a torn head)
-                ended = _bar("turn", row, None, None, "")
-                bars.append(ended)
-            ended["end_ms"] = row["time_ms"]
-            ended["outcome"] = row["name"] or "other"
-            ended["failed"] = bool(row["is_error"])
-    for bar in bars:
-        how = "never ended" if bar["outcome"] == "open" else bar["outcome"]
-        number = bar["turn"] if bar["turn"] is not None else "?"
-        bar["label"] = f"turn {number} · {how} · {_span(bar['start_ms'], bar['end_ms'])}"
-    return bars
-
-
 def _model(row: dict[str, Any]) -> dict[str, Any]:
     start, llm, ttft = row["step_start_ms"], row["llm_ms"], row["ttft_ms"]
     bar = _bar("model", row, start, start + llm, "")
@@ -209,7 +185,26 @@ def waterfall(rows: pl.DataFrame) -> pl.DataFrame:
         'tool read_file · 1 ms'
     """
     own = rows.filter(~pl.col("in_seed").fill_null(False)).to_dicts()
-    bars = _turns(own)
+    bars: list[dict[str, Any]] = []
+    opened: dict[Any, dict[str, Any]] = {}
+    for row in own:
+        if row["kind"] == "turn-start":
+            bar = _bar("turn", row, row["time_ms"], None, "")
+            bar["outcome"] = "open"
+            opened[row["turn"]] = bar
+            bars.append(bar)
+        elif row["kind"] == "turn-end":
+            ended: dict[str, Any] | None = opened.pop(row["turn"], None)
+            if ended is None:  # its start is not in the own rows (a fork's seed, a torn head)
+                ended = _bar("turn", row, None, None, "")
+                bars.append(ended)
+            ended["end_ms"] = row["time_ms"]
+            ended["outcome"] = row["name"] or "other"
+            ended["failed"] = bool(row["is_error"])
+    for bar in bars:
+        how = "never ended" if bar["outcome"] == "open" else bar["outcome"]
+        number = bar["turn"] if bar["turn"] is not None else "?"
+        bar["label"] = f"turn {number} · {how} · {_span(bar['start_ms'], bar['end_ms'])}"
     models: list[dict[str, Any]] = []
     stream: list[dict[str, Any]] = []
     for row in own:

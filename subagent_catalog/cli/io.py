@@ -89,38 +89,6 @@ class ClosedStream(io.TextIOBase):
         return False
 
 
-def prepare_streams() -> None:
-    """Make the standard streams safe to print to, once per program run.
-
-    A closed descriptor 0, 1 or 2 is opened on ``/dev/null`` (so no output
-    file can be given that number and receive stray writes); a closed stdout
-    becomes a ``ClosedStream``; stdout and stderr print what their encoding
-    cannot hold as backslash escapes.
-
-    Examples:
-        >>> prepare_streams()
-        >>> sys.stdout is not None
-        True
-    """
-    for fd in (0, 1, 2):
-        try:
-            os.fstat(fd)
-        except OSError:
-            with contextlib.suppress(OSError):
-                spare = os.open(os.devnull, os.O_RDWR)
-                if spare != fd:
-                    os.dup2(spare, fd)
-                    os.close(spare)
-    if sys.stdout is None:
-        sys.stdout = ClosedStream("stdout")
-    if sys.stderr is None:
-        sys.stderr = ClosedStream("stderr")
-    for stream in (sys.stdout, sys.stderr):
-        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
-            with contextlib.suppress(ValueError, OSError):
-                stream.reconfigure(errors="backslashreplace")
-
-
 def os_error_line(error: OSError) -> str:
     """One line with a hint for an ``OSError`` no library call turned into its own error.
 
@@ -252,7 +220,25 @@ class CatalogGroup(click.Group):
     """
 
     def main(self, *args: Any, **kwargs: Any) -> Any:  # noqa: D102 - click.Group
-        prepare_streams()
+        # safe standard streams: a closed descriptor 0, 1 or 2 on /dev/null (no output file gets its number and
+        # stray writes), a closed stdout or stderr a ClosedStream; what their encoding cannot hold as backslash escapes
+        for fd in (0, 1, 2):
+            try:
+                os.fstat(fd)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    spare = os.open(os.devnull, os.O_RDWR)
+                    if spare != fd:
+                        os.dup2(spare, fd)
+                        os.close(spare)
+        if sys.stdout is None:
+            sys.stdout = ClosedStream("stdout")
+        if sys.stderr is None:
+            sys.stderr = ClosedStream("stderr")
+        for stream in (sys.stdout, sys.stderr):
+            if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+                with contextlib.suppress(ValueError, OSError):
+                    stream.reconfigure(errors="backslashreplace")
         with quiet_panics():  # a Rust panic's report never reaches stderr (cli.panics)
             return super().main(*args, **kwargs)
 

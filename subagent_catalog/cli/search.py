@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
-
 import click
 
 from subagent_catalog.bounds import POSITIVE_COUNT
@@ -20,9 +17,6 @@ from subagent_catalog.cli.options import (
 )
 from subagent_catalog.frames.units import plural
 from subagent_catalog.views.text import terminal_safe
-
-if TYPE_CHECKING:
-    import polars as pl
 
 
 @click.command()
@@ -87,20 +81,14 @@ def search(
         if fmt in ("csv", "json"):
             write_rows(out, hits, "csv" if fmt == "csv" else "json", to_terminal=to_terminal)
         else:
-            for line in _grouped(hits):
-                out.write((terminal_safe(line) if to_terminal else line) + "\n")
+            counts = dict(hits.group_by("list_order").len().iter_rows())
+            current: int | None = None
+            for row in hits.iter_rows(named=True):  # a line per session (in list order), then its hits indented
+                lines = [f"  seq {row['seq']}  {row['type']}  {row['field']}: {row['snippet']}"]
+                if row["list_order"] != current or current is None:
+                    current = row["list_order"]
+                    lines.insert(0, f"{row['session_id']}  ({row['project_dir']})  {plural(counts[current], 'hit')}")
+                out.write("".join((terminal_safe(line) if to_terminal else line) + "\n" for line in lines))
     sessions = hits["session_id"].n_unique() if hits.height else 0
     more = " (the limit)" if limit is not None and hits.height >= limit else ""
     note(f"{hits.height} hits{more} in {sessions} sessions", quiet=quiet)
-
-
-def _grouped(hits: pl.DataFrame) -> Iterator[str]:
-    """The text format: a line per session (in list order), then its hits indented."""
-    current: int | None = None
-    counts = dict(hits.group_by("list_order").len().iter_rows())
-    for row in hits.iter_rows(named=True):
-        if row["list_order"] != current or current is None:
-            current = row["list_order"]
-            count = counts[current]
-            yield f"{row['session_id']}  ({row['project_dir']})  {plural(count, 'hit')}"
-        yield f"  seq {row['seq']}  {row['type']}  {row['field']}: {row['snippet']}"

@@ -226,21 +226,10 @@ def sql(
             finally:
                 con.close()
     except SqlError as error:
-        damaged = _damaged_part(source, error)
-        if damaged is None:
+        # DuckDB reads an archive's tables itself and names the Arrow stream that failed ('_data_sessions'):
+        # only then are the parts probed (a query DuckDB refused reads no part again), for the damaged part's error
+        damaged = source.read_error(error) if "'_data_" in str(error.args[0] if error.args else "") else None
+        if not isinstance(damaged, ArchiveError):
             raise
         raise damaged from None
     return _frame(table)
-
-
-def _damaged_part(source: Source, error: SqlError) -> ArchiveError | None:
-    """The archive's ``ArchiveError`` naming the damaged part a query met, when DuckDB failed reading its Parquet.
-
-    DuckDB reads an archive's tables itself and names the Arrow stream that
-    failed (``'_data_sessions'``); only then are the parts probed (a query
-    DuckDB refused reads no part again).
-    """
-    if "'_data_" not in str(error.args[0] if error.args else ""):
-        return None
-    damaged = source.read_error(error)
-    return damaged if isinstance(damaged, ArchiveError) else None

@@ -63,26 +63,6 @@ def _resident(pid: int) -> int:
         return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def _query_child(tables: Tables, query: str, memory_limit_mb: int, threads: int, timeout: float) -> Work:
-    """What the query's child does: the result as an Arrow IPC stream on ``out``.
-
-    Its own deadline and result bound are looser than the caller's, so the
-    caller's come first; DuckDB's errors (a memory limit reached while the
-    result streams) are the child's to report.
-    """
-
-    def work(out: BinaryIO) -> None:
-        con = locked(tables, memory_limit_mb=memory_limit_mb, threads=threads)
-        schema, stream = batches(
-            con, query, timeout=timeout + 5, memory_limit_mb=memory_limit_mb, result_limit_mb=2 * memory_limit_mb
-        )
-        with pa.ipc.new_stream(out, schema) as writer:
-            for batch in stream:
-                writer.write_batch(batch)
-
-    return work
-
-
 Work = Callable[[BinaryIO], None]
 """What a child does with its output pipe (raising ``SqlError`` to report one)."""
 
@@ -189,7 +169,17 @@ def run_isolated(tables: Tables, query: str, *, memory_limit_mb: int, threads: i
         memory_error(memory_limit_mb, f"the query's process grew past {bound} MiB"),
         result_error(memory_limit_mb),
     )
-    work = _query_child(tables, query, memory_limit_mb, threads, timeout)
+
+    def work(out: BinaryIO) -> None:
+        """The child's: the result as an Arrow IPC stream on ``out``, its deadline and result bound looser than ours."""
+        con = locked(tables, memory_limit_mb=memory_limit_mb, threads=threads)
+        schema, stream = batches(
+            con, query, timeout=timeout + 5, memory_limit_mb=memory_limit_mb, result_limit_mb=2 * memory_limit_mb
+        )
+        with pa.ipc.new_stream(out, schema) as writer:
+            for batch in stream:
+                writer.write_batch(batch)
+
     data = _forked(work, timeout=timeout, bound_mb=bound, output_limit=memory_limit_mb * 2**20, stops=stops)
     with pa.ipc.open_stream(pa.py_buffer(data)) as reader:
         return reader.read_all()

@@ -96,22 +96,11 @@ def _shape(kind: Any) -> Any:
 _EXPECTED: dict[str, dict[str, Any]] = {}
 
 
-def expected_shapes(table: str) -> dict[str, Any]:
-    """The column types of a table's files (``TABLE_SCHEMAS``), as ``_shape`` compares them.
-
-    Examples:
-        >>> expected_shapes("sessions")["created_at"]
-        ('timestamp', 'ms', 'UTC')
-    """
-    shapes = _EXPECTED.get(table)
-    if shapes is None:
-        schema = pl.DataFrame(schema=TABLE_SCHEMAS[table]).to_arrow().schema
-        shapes = _EXPECTED[table] = {field.name: _shape(field.type) for field in schema}
-    return shapes
-
-
 def _schema_problem(table: str, arrow_schema: Any, *, complete: bool) -> str | None:
-    expected = expected_shapes(table)
+    expected = _EXPECTED.get(table)  # the column types of the table's files (TABLE_SCHEMAS), as _shape compares them
+    if expected is None:
+        schema = pl.DataFrame(schema=TABLE_SCHEMAS[table]).to_arrow().schema
+        expected = _EXPECTED[table] = {field.name: _shape(field.type) for field in schema}
     found = {field.name: field.type for field in arrow_schema}
     for name in expected if complete else _REQUIRED[table]:
         if name not in found:

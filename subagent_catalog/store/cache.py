@@ -413,8 +413,27 @@ def _metadata(root: str, compression: Compression) -> dict[bytes, bytes]:
 _COLUMNS = ("path", "size", "mtime_ns", "ctime_ns", "inode", "device", "facts")
 
 
-def _read_body(path: str, key: bytes | None) -> tuple[memoryview | None, str]:
-    """The MAC-checked Arrow bytes of a cache file, or ``None`` and why not."""
+def read_sealed(
+    path: str,
+    key: Callable[[], bytes | None],
+    *,
+    what: str,
+    magic: bytes,
+    limit: int,
+    mac: Callable[[bytes, memoryview], bytes],
+    least: int = 0,
+    apart: bool = False,
+) -> tuple[memoryview | None, str]:
+    """The MAC-checked body of a cache file (after ``magic`` and its MAC), or ``None`` and why not (``"new"``: none).
+
+    The file is opened without following a link or waiting on a FIFO; one that is not a regular file of this user's
+    (``apart``: each said alone), larger than ``limit`` bytes, without a ``key`` (read once the file is open), under
+    ``least`` bytes of body or whose MAC (``mac(key, body)``) differs is ignored, ``what`` naming it.
+
+    Examples:
+        >>> read_sealed("/nowhere", lambda: None, what="cache file", magic=_MAGIC, limit=1, mac=_mac)
+        (None, 'new')
+    """
     try:
         fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
     except FileNotFoundError:
@@ -423,21 +442,23 @@ def _read_body(path: str, key: bytes | None) -> tuple[memoryview | None, str]:
         return None, f"ignored: {error.strerror}"
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return None, "ignored: the cache file is not a regular file"
-        if hasattr(os, "getuid") and info.st_uid != os.getuid():
-            return None, "ignored: the cache file belongs to another user"
-        if info.st_size > MAX_CACHE_FILE_BYTES:
-            return None, f"ignored: the cache file is larger than {MAX_CACHE_FILE_BYTES} bytes"
-        if key is None:
+        regular = stat.S_ISREG(info.st_mode)
+        if not regular or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
+            if not apart:
+                return None, f"ignored: the {what} is not a regular file of this user's"
+            return None, f"ignored: the {what} " + ("belongs to another user" if regular else "is not a regular file")
+        if info.st_size > limit:
+            return None, f"ignored: the {what} is larger than {limit} bytes"
+        known = key()
+        if known is None:
             return None, "ignored: no cache key in this directory"
-        data = handle.read(MAX_CACHE_FILE_BYTES + 1)
-    head = len(_MAGIC) + _MAC_BYTES
-    if len(data) > MAX_CACHE_FILE_BYTES or not data.startswith(_MAGIC) or len(data) < head:
-        return None, "ignored: not a cache file of this format"
+        data = handle.read(limit + 1)
+    head = len(magic) + _MAC_BYTES
+    if len(data) > limit or len(data) < head + least or not data.startswith(magic):
+        return None, f"ignored: not a {what} of this format"
     body = memoryview(data)[head:]
-    if not hmac.compare_digest(data[len(_MAGIC) : head], _mac(key, body)):
-        return None, "ignored: the cache file's MAC does not match this directory's key"
+    if not hmac.compare_digest(data[len(magic) : head], mac(known, body)):
+        return None, f"ignored: the {what}'s MAC does not match this directory's key"
     return body, "loaded"
 
 
@@ -445,7 +466,9 @@ def _read_cache_file(path: str, root: str, compression: Compression, key: bytes 
     pa: Any = importlib.import_module("pyarrow")
     ipc: Any = importlib.import_module("pyarrow.ipc")
 
-    body, status = _read_body(path, key)
+    body, status = read_sealed(
+        path, lambda: key, what="cache file", magic=_MAGIC, limit=MAX_CACHE_FILE_BYTES, mac=_mac, apart=True
+    )
     if body is None:
         return {}, status
     try:

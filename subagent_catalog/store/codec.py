@@ -237,22 +237,6 @@ def _text(value: Any) -> Any:
 # --------------------------------------------------------------------------- headers
 
 
-def _flat(meta: dict[str, Any]) -> bool:
-    for key, value in meta.items():
-        if type(key) is not str or not _clean(key):
-            return False
-        kind = type(value)
-        if kind is str:
-            if not _clean(value):
-                return False
-        elif kind is int:
-            if not _INT64_MIN <= value <= _UINT64_MAX:
-                return False
-        elif value is not None and kind is not bool and kind is not float:
-            return False
-    return True
-
-
 def _tree(value: Any) -> _Tree:
     kinds = bytearray()
     values: list[Scalar] = []
@@ -290,7 +274,18 @@ def _tree(value: Any) -> _Tree:
 
 
 def _encode_header(meta: dict[str, Any] | None) -> msgspec.Raw:
-    wire: Any = meta if meta is None or _flat(meta) else _tree(meta)
+    flat = meta is None or all(  # clean text keys, scalar values a msgspec record holds as they are
+        type(key) is str
+        and _clean(key)
+        and (
+            (type(value) is str and _clean(value))
+            or (type(value) is int and _INT64_MIN <= value <= _UINT64_MAX)
+            or value is None
+            or type(value) in (bool, float)
+        )
+        for key, value in meta.items()
+    )
+    wire: Any = meta if flat else _tree(meta)
     data = _ENCODER.encode(wire)
     if len(data) > MAX_HEADER_BYTES:
         raise _Unstorable("header too large")

@@ -533,11 +533,21 @@ def _export(
     runner.detail.update(
         walk_tasks=len(walks), read_tasks=len(reads), batch_size=batch, workers_used=len(runner.workers_seen)
     )
+    from importlib.metadata import PackageNotFoundError, version
+
+    from subagent_catalog.version import __version__
+
+    versions = {"subagent_catalog": __version__, "polars": pl.__version__, "python": platform.python_version()}
+    for name in ("pyarrow", *(("dask", "distributed") if runner.engine == "dask" else ())):
+        try:
+            versions[name] = version(name)
+        except PackageNotFoundError:
+            versions[name] = "unknown"
     return {
         "format": ARCHIVE_FORMAT,
         "format_version": FORMAT_VERSION,
         "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "versions": _versions(runner.engine),
+        "versions": versions,
         "reader_digest": reader_digest(),
         "root": root,
         "root_abs": os.path.abspath(root),
@@ -596,20 +606,6 @@ def _file_stats(names: list[str], parts: dict[str, tuple[int, int, str]]) -> dic
         "file_bytes": [parts[name][1] for name in names],
         DIGEST_KEY: [parts[name][2] for name in names],
     }
-
-
-def _versions(engine: Engine) -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    from subagent_catalog.version import __version__
-
-    out = {"subagent_catalog": __version__, "polars": pl.__version__, "python": platform.python_version()}
-    for name in ("pyarrow", *(("dask", "distributed") if engine == "dask" else ())):
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = "unknown"
-    return out
 
 
 __all__ = ["encode_parquet", "export_archive", "read_batch"]

@@ -69,27 +69,6 @@ def _big_limit() -> int | None:
     return 10**digits if digits else None
 
 
-def _json_values(value: Any, name: str) -> None:
-    """Every value below ``value`` is a JSON value the parser yields (no NaN, no over-long integer)."""
-    limit = _big_limit()
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        kind = type(item)
-        if kind is dict:
-            stack.extend(item.values())
-        elif kind is list:
-            stack.extend(item)
-        elif kind is float:
-            if math.isnan(item):
-                _fail(f"{name} holds NaN, which JSON cannot")
-        elif kind is int:
-            if limit is not None and not -limit < item < limit:
-                _fail(f"{name} holds an integer longer than the parser reads")
-        elif item is not None and kind is not bool and kind is not str:
-            _fail(f"{name} holds a {kind.__name__}")
-
-
 def check_header(meta: Any, name: str = "header", *, full_read: bool = False) -> None:
     """Check a header as upstream's ``fromHeaderLine`` keeps it.
 
@@ -126,60 +105,23 @@ def check_header(meta: Any, name: str = "header", *, full_read: bool = False) ->
         _fail(f"{name} origin is not subagent")
     if "agentPreset" in meta and type(meta["agentPreset"]) is not str:
         _fail(f"{name} agentPreset is not a string")
-    _json_values(meta, name)
-
-
-def _check_read(facts: LogFacts) -> None:
-    if facts.verdict not in _VERDICTS:
-        _fail(f"verdict {facts.verdict!r} is not one the reader gives")
-    _text(facts.read_cause, "read_cause", optional=True)
-    _text(facts.read_message, "read_message", optional=True)
-    _count(facts.read_line, "read_line", least=1, optional=True)
-    _count(facts.read_offset, "read_offset", optional=True)
-    if facts.verdict == "failed":
-        if not facts.read_cause or facts.read_message is None:
-            _fail("a failed read without a cause and message")
-    elif facts.read_meta is None or facts.read_cause is not None or facts.read_message is not None:
-        _fail(f"a {facts.verdict!r} read with a failure cause, or without a header")
-    elif facts.read_line is not None or facts.read_offset is not None:
-        _fail(f"a {facts.verdict!r} read with a failure position")
-    if facts.read_meta is not None:
-        check_header(facts.read_meta, "read_meta", full_read=True)
-    _count(facts.event_count, "event_count")
-    _count(facts.closers, "closers")
-    if (facts.first_time is None) != (facts.last_time is None):
-        _fail("only one of first_time and last_time")
-    if facts.first_time is not None:
-        if not (is_safe_integer(facts.first_time) and is_safe_integer(facts.last_time)):
-            _fail("event times are not safe integers")
-        if type(facts.first_time) is not int or type(facts.last_time) is not int or facts.first_time > facts.last_time:
-            _fail("first_time is after last_time")
-
-
-def _check_records(facts: LogFacts) -> None:
-    if type(facts.descriptors) is not list or type(facts.problems) is not list:
-        _fail("descriptors and problems are not lists")
-    if len(facts.descriptors) > facts.event_count:
-        _fail("more descriptors than events")
-    for record in facts.descriptors:
-        _count(record.seq, "descriptor seq")
-        if record.time is not None and not (type(record.time) is int and is_safe_integer(record.time)):
-            _fail("a descriptor time is not a safe integer")
-        if record.status not in _STATUSES or (record.status == "valid") != (record.reason is None):
-            _fail(f"descriptor status {record.status!r} with reason {record.reason!r}")
-        _text(record.payload, "descriptor payload")
-        for name in ("reason", "version", "mode", "provider", "label", "agent_provider", "agent_model", "persona"):
-            _text(getattr(record, name), f"descriptor {name}", optional=True)
-        for tools in (record.tool_allow, record.tool_deny):
-            if tools is not None and (type(tools) is not list or any(type(tool) is not str for tool in tools)):
-                _fail("descriptor tools are not a list of strings")
-    for problem in facts.problems:
-        _text(problem.kind, "problem kind")
-        _text(problem.message, "problem message")
-        _count(problem.line, "problem line", least=1, optional=True)
-        _count(problem.offset, "problem offset", optional=True)
-        if problem.severity not in _SEVERITIES:
-            _fail(f"problem severity {problem.severity!r}")
+    limit = _big_limit()  # every value below is a JSON value the parser yields (no NaN, no over-long integer)
+    stack = [meta]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+        elif kind is float:
+            if math.isnan(item):
+                _fail(f"{name} holds NaN, which JSON cannot")
+        elif kind is int:
+            if limit is not None and not -limit < item < limit:
+                _fail(f"{name} holds an integer longer than the parser reads")
+        elif item is not None and kind is not bool and kind is not str:
+            _fail(f"{name} holds a {kind.__name__}")
 
 
 _RUN_COUNTS = (
@@ -378,7 +320,31 @@ def check_facts(facts: LogFacts, *, size: int | None = None) -> None:
         check_header(facts.list_meta, "list_meta")
     _text(facts.list_skip, "list_skip", optional=True)
     _text(facts.list_error, "list_error", optional=True)
-    _check_read(facts)
+    # the read's verdict, failure, header, counts and times
+    if facts.verdict not in _VERDICTS:
+        _fail(f"verdict {facts.verdict!r} is not one the reader gives")
+    _text(facts.read_cause, "read_cause", optional=True)
+    _text(facts.read_message, "read_message", optional=True)
+    _count(facts.read_line, "read_line", least=1, optional=True)
+    _count(facts.read_offset, "read_offset", optional=True)
+    if facts.verdict == "failed":
+        if not facts.read_cause or facts.read_message is None:
+            _fail("a failed read without a cause and message")
+    elif facts.read_meta is None or facts.read_cause is not None or facts.read_message is not None:
+        _fail(f"a {facts.verdict!r} read with a failure cause, or without a header")
+    elif facts.read_line is not None or facts.read_offset is not None:
+        _fail(f"a {facts.verdict!r} read with a failure position")
+    if facts.read_meta is not None:
+        check_header(facts.read_meta, "read_meta", full_read=True)
+    _count(facts.event_count, "event_count")
+    _count(facts.closers, "closers")
+    if (facts.first_time is None) != (facts.last_time is None):
+        _fail("only one of first_time and last_time")
+    if facts.first_time is not None:
+        if not (is_safe_integer(facts.first_time) and is_safe_integer(facts.last_time)):
+            _fail("event times are not safe integers")
+        if type(facts.first_time) is not int or type(facts.last_time) is not int or facts.first_time > facts.last_time:
+            _fail("first_time is after last_time")
     for name in ("identity_mode", "identity_label", "identity_detail", "unit_failure", "unit_failure_live"):
         _text(getattr(facts, name), name, optional=True)
     _count(facts.identity_seq, "identity_seq", optional=True)
@@ -389,5 +355,28 @@ def check_facts(facts: LogFacts, *, size: int | None = None) -> None:
             _fail("an identity cause with an identity, or without a detail")
     elif facts.identity_detail is not None:
         _fail("an identity detail without a cause")
-    _check_records(facts)
+    # the descriptor and problem records
+    if type(facts.descriptors) is not list or type(facts.problems) is not list:
+        _fail("descriptors and problems are not lists")
+    if len(facts.descriptors) > facts.event_count:
+        _fail("more descriptors than events")
+    for record in facts.descriptors:
+        _count(record.seq, "descriptor seq")
+        if record.time is not None and not (type(record.time) is int and is_safe_integer(record.time)):
+            _fail("a descriptor time is not a safe integer")
+        if record.status not in _STATUSES or (record.status == "valid") != (record.reason is None):
+            _fail(f"descriptor status {record.status!r} with reason {record.reason!r}")
+        _text(record.payload, "descriptor payload")
+        for name in ("reason", "version", "mode", "provider", "label", "agent_provider", "agent_model", "persona"):
+            _text(getattr(record, name), f"descriptor {name}", optional=True)
+        for tools in (record.tool_allow, record.tool_deny):
+            if tools is not None and (type(tools) is not list or any(type(tool) is not str for tool in tools)):
+                _fail("descriptor tools are not a list of strings")
+    for problem in facts.problems:
+        _text(problem.kind, "problem kind")
+        _text(problem.message, "problem message")
+        _count(problem.line, "problem line", least=1, optional=True)
+        _count(problem.offset, "problem offset", optional=True)
+        if problem.severity not in _SEVERITIES:
+            _fail(f"problem severity {problem.severity!r}")
     _check_run(facts)

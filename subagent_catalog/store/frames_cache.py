@@ -39,7 +39,6 @@ import hmac
 import io
 import json
 import os
-import stat
 import struct
 import sys
 from collections.abc import Mapping
@@ -61,6 +60,7 @@ from subagent_catalog.store.cache import (
     default_cache_dir,
     make_key,
     read_key,
+    read_sealed,
     reader_fingerprint,
     replace_file,
     root_digest,
@@ -72,9 +72,6 @@ SLICE_ROWS = 1024
 """Rows per record batch of a frame in the file (written a batch at a time)."""
 _MAGIC = b"subagent_catalog frames cache 1\n"
 _MAC_BYTES = hashlib.sha256().digest_size
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
-"""Flags of every read: no link followed, and no wait on a FIFO planted under a cache file's name (the type and
-owner are checked on the descriptor before anything is read)."""
 _LIBRARIES = ("polars", "pyarrow", "pyuca", "msgspec", "orjson", "zstandard", "genai-prices")
 CORPUS_FRAMES: dict[str, Mapping[str, Any]] = {
     "sessions": CORPUS_SESSION_SCHEMA,
@@ -258,37 +255,18 @@ class FramesCache:
 
     def _body(self) -> memoryview | None:
         try:
-            fd = os.open(self.path, os.O_RDONLY | _NOFOLLOW)
-        except FileNotFoundError:
-            return None
-        except OSError as error:
-            self.status = f"ignored: {error.strerror}"
-            return None
-        with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode) or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
-                self.status = "ignored: the frames cache is not a regular file of this user's"
-                return None
-            if info.st_size > MAX_FRAMES_FILE_BYTES:
-                self.status = f"ignored: the frames cache is larger than {MAX_FRAMES_FILE_BYTES} bytes"
-                return None
-            try:
-                key = read_key(os.path.dirname(self.path))
-            except CacheKeyError as error:
-                self.status = f"ignored: {error.strerror}"
-                return None
-            if key is None:
-                self.status = "ignored: no cache key in this directory"
-                return None
-            data = handle.read(MAX_FRAMES_FILE_BYTES + 1)
-        head = len(_MAGIC) + _MAC_BYTES
-        if len(data) > MAX_FRAMES_FILE_BYTES or len(data) < head + 8 or not data.startswith(_MAGIC):
-            self.status = "ignored: not a frames cache of this format"
-            return None
-        body = memoryview(data)[head:]
-        if not hmac.compare_digest(data[len(_MAGIC) : head], _mac(key, body)):
-            self.status = "ignored: the frames cache's MAC does not match this directory's key"
-            return None
+            body, status = read_sealed(
+                self.path,
+                lambda: read_key(os.path.dirname(self.path)),
+                what="frames cache",
+                magic=_MAGIC,
+                limit=MAX_FRAMES_FILE_BYTES,
+                mac=_mac,
+                least=8,
+            )
+        except CacheKeyError as error:
+            body, status = None, f"ignored: {error.strerror}"
+        self.status = status if body is None else self.status
         return body
 
     def save(self, corpus: Corpus, probes: FsProbes) -> str | None:

@@ -93,28 +93,6 @@ class Manifest(_Model):
     row_counts: dict[str, int | None] = pydantic.Field(default_factory=dict)
 
 
-def _check_files(manifest: Manifest) -> None:
-    if not GENERATION.fullmatch(manifest.data_dir):
-        raise ValueError(f"data_dir {manifest.data_dir!r} is not a generation directory name")
-    entries = [
-        *((name, getattr(manifest.tables, name)) for name in Tables.model_fields),
-        ("fingerprints", manifest.fingerprints),
-    ]
-    for field_name, entry in entries:
-        table = "facts" if field_name == "fingerprints" else field_name
-        for index, name in enumerate(entry.files):
-            match = _TABLE_FILE.fullmatch(name)
-            if match is None or match["gen"] != manifest.data_dir or (match["facts"] or match["table"]) != table:
-                raise ValueError(
-                    f"{field_name}.files[{index}] = {name[:120]!r} is not a {table} file of {manifest.data_dir}"
-                )
-    for field_name, entry in entries:
-        for key in ("file_rows", "file_bytes", DIGEST_KEY):
-            values = getattr(entry, key)
-            if values is not None and len(values) != len(entry.files):
-                raise ValueError(f"{field_name}.{key} has {len(values)} values for {len(entry.files)} files")
-
-
 def parse_manifest(text: str | bytes, *, where: str) -> dict[str, Any]:
     """A manifest's fields, validated (see the module docstring).
 
@@ -166,18 +144,33 @@ def parse_manifest(text: str | bytes, *, where: str) -> dict[str, Any]:
         )
     try:
         manifest = Manifest.model_validate(value)
-        _check_files(manifest)
-    except (pydantic.ValidationError, ValueError) as error:
-        raise ArchiveError(
-            f"{where!r} is not a valid archive manifest: {_first_problem(error)}",
-            hint="the manifest was damaged or edited: re-export the archive",
-        ) from None
-    return value
-
-
-def _first_problem(error: Exception) -> str:
-    if isinstance(error, pydantic.ValidationError):
+        if not GENERATION.fullmatch(manifest.data_dir):
+            raise ValueError(f"data_dir {manifest.data_dir!r} is not a generation directory name")
+        entries = [
+            *((name, getattr(manifest.tables, name)) for name in Tables.model_fields),
+            ("fingerprints", manifest.fingerprints),
+        ]
+        for field_name, entry in entries:
+            table = "facts" if field_name == "fingerprints" else field_name
+            for index, name in enumerate(entry.files):
+                match = _TABLE_FILE.fullmatch(name)
+                if match is None or match["gen"] != manifest.data_dir or (match["facts"] or match["table"]) != table:
+                    raise ValueError(
+                        f"{field_name}.files[{index}] = {name[:120]!r} is not a {table} file of {manifest.data_dir}"
+                    )
+        for field_name, entry in entries:
+            for key in ("file_rows", "file_bytes", DIGEST_KEY):
+                values = getattr(entry, key)
+                if values is not None and len(values) != len(entry.files):
+                    raise ValueError(f"{field_name}.{key} has {len(values)} values for {len(entry.files)} files")
+    except pydantic.ValidationError as error:
         first = error.errors()[0]
-        place = ".".join(str(part) for part in first["loc"]) or "(top)"
-        return f"{place}: {first['msg']}"
-    return str(error)
+        problem = f"{'.'.join(str(part) for part in first['loc']) or '(top)'}: {first['msg']}"
+    except ValueError as error:
+        problem = str(error)
+    else:
+        return value
+    raise ArchiveError(
+        f"{where!r} is not a valid archive manifest: {problem}",
+        hint="the manifest was damaged or edited: re-export the archive",
+    )

@@ -53,24 +53,6 @@ def encode_parquet(table: Any, *, row_group_size: int | None = None) -> bytes:
     return sink.getvalue()
 
 
-def split_by_project(table: Any) -> list[tuple[str | None, Any]]:
-    """The rows of an Arrow table per ``project_dir`` value, in order of first appearance.
-
-    Examples:
-        >>> import pyarrow as pa
-        >>> [(p, t.num_rows) for p, t in split_by_project(pa.table({"project_dir": ["b", "a", "b", None]}))]
-        [('b', 2), ('a', 1), (None, 1)]
-    """
-    import pyarrow.compute as pc
-
-    column = table.column("project_dir")
-    out: list[tuple[str | None, Any]] = []
-    for value in pc.unique(column).to_pylist():
-        mask = pc.is_null(column) if value is None else pc.fill_null(pc.equal(column, value), False)
-        out.append((value, table.filter(mask)))
-    return out
-
-
 @dataclass
 class PartWriter:
     """Writes one task's parts.
@@ -97,7 +79,15 @@ class PartWriter:
         """Write an Arrow table as parts (one per project directory for partitioned tables)."""
         if table.num_rows == 0:
             return
-        groups = split_by_project(table) if table_name in PARTITIONED else [(None, table)]
+        groups: list[tuple[str | None, Any]] = [(None, table)]
+        if table_name in PARTITIONED:  # the rows per project_dir value, in order of first appearance
+            import pyarrow.compute as pc
+
+            column = table.column("project_dir")
+            groups = []
+            for value in pc.unique(column).to_pylist():
+                mask = pc.is_null(column) if value is None else pc.fill_null(pc.equal(column, value), False)
+                groups.append((value, table.filter(mask)))
         for project, rows in groups:
             name = part_name(self.data_dir, table_name, project, self.task, self.count)
             self.count += 1

@@ -138,19 +138,6 @@ def breakable(name: str) -> Markup:
     return Markup(str(escape(name)).replace("_", "_<wbr>"))
 
 
-def _footnotes(metrics: list[dict[str, Any]]) -> list[str]:
-    """The distinct parts of the metric rows' notes, in order; each row gets ``marks``: their numbers."""
-    notes: list[str] = []
-    for row in metrics:
-        row["marks"] = []
-        for part in (row["note"] or "").split("; "):
-            if part:
-                if part not in notes:
-                    notes.append(part)
-                row["marks"].append(notes.index(part) + 1)
-    return notes
-
-
 def _span(frame: pl.DataFrame) -> float:
     if frame.height == 0:
         return 1.0
@@ -221,6 +208,14 @@ def compare_page(
     css += "".join(f".badge.better-{side}{{background:{fill};color:#ffffff}}" for side, fill in BETTER_COLOURS.items())
     changed = comparison.pairs.filter(pl.col("change") != "same") if comparison.pairs is not None else None
     metrics = comparison.metrics.to_dicts()
+    notes: list[str] = []  # the distinct parts of the metric rows' notes, in order; each row's marks: their numbers
+    for row in metrics:
+        row["marks"] = []
+        for part in (row["note"] or "").split("; "):
+            if part:
+                if part not in notes:
+                    notes.append(part)
+                row["marks"].append(notes.index(part) + 1)
     return env.get_template("compare.html.j2").render(
         title=title or f"{comparison.b_label} against {comparison.a_label}",
         c=comparison,
@@ -231,7 +226,7 @@ def compare_page(
         tool_span=_span(comparison.tools),
         outcomes=comparison.outcomes.to_dicts(),
         metrics=metrics,
-        metric_notes=_footnotes(metrics),
+        metric_notes=notes,
         errors=comparison.errors.head(50).to_dicts(),
         errors_more=max(comparison.errors.height - 50, 0),
         tools=comparison.tools.head(50).to_dicts(),

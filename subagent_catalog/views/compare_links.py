@@ -52,17 +52,6 @@ class SidePages:
         return self.prefix + name if self._checked[name] else None
 
 
-def _relative(directory: str, page_dir: str) -> str:
-    """``directory`` as a relative URL from ``page_dir`` (an absolute ``file:`` path where none exists)."""
-    target, start = os.path.abspath(directory), os.path.abspath(page_dir)
-    try:
-        relative = os.path.relpath(target, start)
-    except ValueError:  # another drive (Windows): no relative path
-        return "file://" + quote(target.replace(os.sep, "/")) + "/"
-    parts = relative.split(os.sep)
-    return "/".join(quote(part) for part in parts if part != ".") + "/" if relative != "." else ""
-
-
 def side_pages(directory: str | os.PathLike[str], *, page_dir: str | os.PathLike[str]) -> SidePages:
     """A side's pages in ``directory`` (``show --tree -o DIR``), linked from a page written into ``page_dir``.
 
@@ -96,4 +85,10 @@ def side_pages(directory: str | os.PathLike[str], *, page_dir: str | os.PathLike
             hint="pass the directory that `show --tree ID -o DIR` wrote (it names its pages in manifest.json)",
         )
     written = frozenset(name for name, digest in files.items() if digest is not None and PAGE_NAME.fullmatch(name))
-    return SidePages(path, _relative(path, os.fspath(page_dir)), written)
+    target, start = os.path.abspath(path), os.path.abspath(page_dir)  # the pages as a URL relative to page_dir
+    try:
+        relative = os.path.relpath(target, start)
+    except ValueError:  # another drive (Windows): no relative path, an absolute file: URL
+        return SidePages(path, "file://" + quote(target.replace(os.sep, "/")) + "/", written)
+    url = "/".join(quote(part) for part in relative.split(os.sep) if part != ".") + "/" if relative != "." else ""
+    return SidePages(path, url, written)

@@ -33,151 +33,138 @@ TOP = 10
 """Rows of the error, tool and model tables the text and Markdown show (JSON has all)."""
 
 
-def _outcome_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
-    interval_name = f"{round(comparison.confidence * 100)}% interval"
-    headers = ["outcome", "A", "B", "A rate", "B rate", "B - A", interval_name, P_ADJ, "better"]
-    rows = [
-        [
-            row["outcome"],
-            f"{row['a']:,}",
-            f"{row['b']:,}",
-            percent(row["a_rate"]),
-            percent(row["b_rate"]),
-            points(row["diff"]),
-            interval(row["diff_low"], row["diff_high"]),
-            p_text(row["p_adjusted"]),
-            row["better"] or "",
-        ]
-        for row in comparison.outcomes.iter_rows(named=True)
-    ]
-    return headers, rows
-
-
-def _metric_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
-    headers = ["metric", "per", "A median", "B median", "change", "interval", "A mean", "B mean", "change"]
-    rows = [
-        [
-            row["metric"],
-            row["level"],
-            *row_figures(row, "median"),
-            percent(row["median_change"], signed=True),
-            interval(row["median_change_low"], row["median_change_high"], unit="%"),
-            *row_figures(row, "mean"),
-            percent(row["mean_change"], signed=True),
-            p_text(row["p_adjusted"]),
-            row["better"] or "",
-            row["note"] or "",
-        ]
-        for row in comparison.metrics.iter_rows(named=True)
-    ]
-    return [*headers, P_ADJ, "better", "note"], rows
-
-
-def _error_rows(comparison: Comparison, limit: int) -> tuple[list[str], list[list[str]]]:
-    rows = [
-        [
-            row["change"],
-            row["code"] or "",
-            row["message"] or "",
-            row["outcomes"] or "",
-            f"{row['a']:,}",
-            f"{row['b']:,}",
-            p_text(row["p_adjusted"]),
-        ]
-        for row in comparison.errors.head(limit).iter_rows(named=True)
-    ]
-    return ["change", "code", "message", "outcomes", "A", "B", P_ADJ], rows
-
-
-def _tool_rows(comparison: Comparison, limit: int) -> tuple[list[str], list[list[str]]]:
-    rows = [
-        [
-            row["name"] or "",
-            row["side"],
-            f"{row['a_failed']:,}/{row['a_calls']:,}",
-            f"{row['b_failed']:,}/{row['b_calls']:,}",
-            points(row["diff"]),
-            interval(row["diff_low"], row["diff_high"]),
-            p_text(row["p_adjusted"]),
-            row["b_top_error_codes"] or row["a_top_error_codes"] or "",
-        ]
-        for row in comparison.tools.head(limit).iter_rows(named=True)
-    ]
-    return ["tool", "side", "A failed", "B failed", "B - A", "interval", P_ADJ, "top codes"], rows
-
-
-def _model_rows(comparison: Comparison, limit: int) -> tuple[list[str], list[list[str]]]:
-    rows = [
-        [
-            f"{row['provider'] or '?'}/{row['model'] or '?'}",
-            row["side"],
-            f"{row['a_sessions'] or 0:,}",
-            f"{row['b_sessions'] or 0:,}",
-            side_model_cost(row, "a"),
-            side_model_cost(row, "b"),
-            points(row["diff"]),
-        ]
-        for row in comparison.models.head(limit).iter_rows(named=True)
-    ]
-    return ["model", "side", "A runs", "B runs", "A cost", "B cost", "share B - A"], rows
-
-
-def _health_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
-    differ = comparison.health.filter(pl.col("a_share").ne_missing(pl.col("b_share")) | (pl.col("a") != pl.col("b")))
-    rows = [
-        [
-            row["aspect"],
-            row["value"],
-            f"{row['a']:,}/{row['a_total']:,}",
-            f"{row['b']:,}/{row['b_total']:,}",
-            points(row["diff"]),
-            p_text(row["p_adjusted"]),
-        ]
-        for row in differ.iter_rows(named=True)
-    ]
-    return ["aspect", "value", "A", "B", "B - A", P_ADJ], rows
-
-
-def _task_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
-    tasks = comparison.tasks if comparison.tasks is not None else pl.DataFrame()
-    rows = [
-        [
-            row["metric"],
-            f"{row['pairs']:,}",
-            f"{row['b_higher']:,}",
-            f"{row['a_higher']:,}",
-            row["test"],
-            p_text(row["p_adjusted"]),
-            row["better"] or "",
-        ]
-        for row in tasks.iter_rows(named=True)
-    ]
-    return ["paired", "pairs", "B higher", "A higher", "test", P_ADJ, "better"], rows
-
-
-def _aligned(headers: Sequence[str], rows: list[list[str]], indent: str = "  ") -> list[str]:
-    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=True)]
-    return [
-        indent + "  ".join(str(cell).ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
-        for line in (headers, *rows)
-    ]
-
-
-def _sections(comparison: Comparison, limit: int) -> list[tuple[str, tuple[list[str], list[list[str]]]]]:
+def _sections(comparison: Comparison, limit: int) -> list[tuple[str, list[str], list[list[str]]]]:
+    """Each table's title, headers and rows (the error, tool and model tables' first ``limit`` rows)."""
+    c = comparison
+    differ = c.health.filter(pl.col("a_share").ne_missing(pl.col("b_share")) | (pl.col("a") != pl.col("b")))
+    outcome_heads = ["outcome", "A", "B", "A rate", "B rate", "B - A", f"{round(c.confidence * 100)}% interval", P_ADJ]
+    metric_heads = ["metric", "per", "A median", "B median", "change", "interval", "A mean", "B mean", "change"]
     sections = [
-        ("Outcomes (share of runs)", _outcome_rows(comparison)),
-        ("Metrics (median and mean; change of B over A with its bootstrap interval)", _metric_rows(comparison)),
-        ("Error groups (failed runs, as in the report; new and vanished first)", _error_rows(comparison, limit)),
-        ("Tools (failed / calls)", _tool_rows(comparison, limit)),
-        ("Models (runs served, cost)", _model_rows(comparison, limit)),
-        ("Health (rows that differ)", _health_rows(comparison)),
+        (
+            "Outcomes (share of runs)",
+            [*outcome_heads, "better"],
+            [
+                [
+                    row["outcome"],
+                    f"{row['a']:,}",
+                    f"{row['b']:,}",
+                    percent(row["a_rate"]),
+                    percent(row["b_rate"]),
+                    points(row["diff"]),
+                    interval(row["diff_low"], row["diff_high"]),
+                    p_text(row["p_adjusted"]),
+                    row["better"] or "",
+                ]
+                for row in c.outcomes.iter_rows(named=True)
+            ],
+        ),
+        (
+            "Metrics (median and mean; change of B over A with its bootstrap interval)",
+            [*metric_heads, P_ADJ, "better", "note"],
+            [
+                [
+                    row["metric"],
+                    row["level"],
+                    *row_figures(row, "median"),
+                    percent(row["median_change"], signed=True),
+                    interval(row["median_change_low"], row["median_change_high"], unit="%"),
+                    *row_figures(row, "mean"),
+                    percent(row["mean_change"], signed=True),
+                    p_text(row["p_adjusted"]),
+                    row["better"] or "",
+                    row["note"] or "",
+                ]
+                for row in c.metrics.iter_rows(named=True)
+            ],
+        ),
+        (
+            "Error groups (failed runs, as in the report; new and vanished first)",
+            ["change", "code", "message", "outcomes", "A", "B", P_ADJ],
+            [
+                [
+                    row["change"],
+                    row["code"] or "",
+                    row["message"] or "",
+                    row["outcomes"] or "",
+                    f"{row['a']:,}",
+                    f"{row['b']:,}",
+                    p_text(row["p_adjusted"]),
+                ]
+                for row in c.errors.head(limit).iter_rows(named=True)
+            ],
+        ),
+        (
+            "Tools (failed / calls)",
+            ["tool", "side", "A failed", "B failed", "B - A", "interval", P_ADJ, "top codes"],
+            [
+                [
+                    row["name"] or "",
+                    row["side"],
+                    f"{row['a_failed']:,}/{row['a_calls']:,}",
+                    f"{row['b_failed']:,}/{row['b_calls']:,}",
+                    points(row["diff"]),
+                    interval(row["diff_low"], row["diff_high"]),
+                    p_text(row["p_adjusted"]),
+                    row["b_top_error_codes"] or row["a_top_error_codes"] or "",
+                ]
+                for row in c.tools.head(limit).iter_rows(named=True)
+            ],
+        ),
+        (
+            "Models (runs served, cost)",
+            ["model", "side", "A runs", "B runs", "A cost", "B cost", "share B - A"],
+            [
+                [
+                    f"{row['provider'] or '?'}/{row['model'] or '?'}",
+                    row["side"],
+                    f"{row['a_sessions'] or 0:,}",
+                    f"{row['b_sessions'] or 0:,}",
+                    side_model_cost(row, "a"),
+                    side_model_cost(row, "b"),
+                    points(row["diff"]),
+                ]
+                for row in c.models.head(limit).iter_rows(named=True)
+            ],
+        ),
+        (
+            "Health (rows that differ)",
+            ["aspect", "value", "A", "B", "B - A", P_ADJ],
+            [
+                [
+                    row["aspect"],
+                    row["value"],
+                    f"{row['a']:,}/{row['a_total']:,}",
+                    f"{row['b']:,}/{row['b_total']:,}",
+                    points(row["diff"]),
+                    p_text(row["p_adjusted"]),
+                ]
+                for row in differ.iter_rows(named=True)
+            ],
+        ),
     ]
-    if comparison.tasks is not None:
-        sections.append((f"Paired by {comparison.match}", _task_rows(comparison)))
+    if c.tasks is not None:
+        rows = [
+            [
+                row["metric"],
+                f"{row['pairs']:,}",
+                f"{row['b_higher']:,}",
+                f"{row['a_higher']:,}",
+                row["test"],
+                p_text(row["p_adjusted"]),
+                row["better"] or "",
+            ]
+            for row in c.tasks.iter_rows(named=True)
+        ]
+        sections.append(
+            (f"Paired by {c.match}", ["paired", "pairs", "B higher", "A higher", "test", P_ADJ, "better"], rows)
+        )
     return sections
 
 
-def _lead(comparison: Comparison) -> list[str]:
+def _document(comparison: Comparison, gates: Sequence[GateResult], limit: int, *, md: bool) -> str:
+    """The terminal text, or Markdown (``md``): the lead, what changed, the tables, the gates, the notes."""
+    cell, item = (md_cell, "- ") if md else (str, "  ")
+    heading = (lambda title: ["", f"### {title}", ""]) if md else (lambda title: ["", title])
     lines = [
         f"compare: B = {comparison.b_label} against A = {comparison.a_label}",
         f"runs {comparison.runs[0]:,} → {comparison.runs[1]:,} · trees {comparison.trees[0]:,} → "
@@ -186,14 +173,7 @@ def _lead(comparison: Comparison) -> list[str]:
     if comparison.pairs is not None:
         changed = comparison.pairs.filter(pl.col("change") != "same")
         lines.append(f"pairs by {comparison.match}: {comparison.pairs.height:,}, outcome changed in {changed.height:,}")
-    return lines
-
-
-def _document(comparison: Comparison, gates: Sequence[GateResult], limit: int, *, md: bool) -> str:
-    """The terminal text, or Markdown (``md``): the lead, what changed, the tables, the gates, the notes."""
-    cell, item = (md_cell, "- ") if md else (str, "  ")
-    heading = (lambda title: ["", f"### {title}", ""]) if md else (lambda title: ["", title])
-    lines = [*_lead(comparison), ""]
+    lines.append("")
     if md:
         labels = f"B = {md_cell(comparison.b_label)} against A = {md_cell(comparison.a_label)}"
         lines = [f"## Comparison: {labels}", "", *map(md_cell, lines[1:])]
@@ -204,7 +184,7 @@ def _document(comparison: Comparison, gates: Sequence[GateResult], limit: int, *
     else:
         lines.append("No significant difference (no Holm-adjusted p-value below 0.05).")
     lines += ["", cell(UNADJUSTED)]
-    for title, (headers, rows) in _sections(comparison, limit):
+    for title, headers, rows in _sections(comparison, limit):
         lines += heading(title)
         if not rows:
             lines.append("(none)" if md else "  (none)")
@@ -212,7 +192,11 @@ def _document(comparison: Comparison, gates: Sequence[GateResult], limit: int, *
             lines += ["| " + " | ".join(md_cell(h) for h in headers) + " |", "|" + "---|" * len(headers)]
             lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in rows]
         else:
-            lines += _aligned(headers, rows)
+            widths = [max(len(str(value)) for value in column) for column in zip(headers, *rows, strict=True)]
+            lines += [
+                "  " + "  ".join(str(value).ljust(width) for value, width in zip(line, widths, strict=True)).rstrip()
+                for line in (headers, *rows)
+            ]
     marks = ("❌", "✅") if md else ("FAIL", "ok  ")
     if gates:
         lines += heading("Gates")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from subagent_catalog.analysis.gate import CheckResult, GateResult
+from subagent_catalog.frames.units import plural
 from subagent_catalog.views.text import md_cell, printable
 
 
@@ -16,10 +17,6 @@ def _status_word(check: CheckResult) -> str:
     return check.status if check.status in ("warn", "tolerated") else "ok"
 
 
-def _percent(rate: float) -> str:
-    return f"{rate * 100:.4g}%"
-
-
 def _tolerance(check: CheckResult, result: GateResult) -> str:
     """What a check's status was judged against: new offenders (with a baseline), its thresholds."""
     parts = []
@@ -28,8 +25,8 @@ def _tolerance(check: CheckResult, result: GateResult) -> str:
     if check.max_count is not None:
         parts.append(f"max {check.max_count}")
     if check.max_rate is not None:
-        now = "" if check.rate is None else f", now {_percent(check.rate)}"
-        parts.append(f"max-rate {_percent(check.max_rate)}{now}")
+        now = "" if check.rate is None else f", now {check.rate * 100:.4g}%"
+        parts.append(f"max-rate {check.max_rate * 100:.4g}%{now}")
     return ", ".join(parts)
 
 
@@ -48,10 +45,6 @@ def _context_lines(result: GateResult, md: bool) -> list[str]:
             f"{result.new_offenders} new"
         )
     return lines
-
-
-def _known_mark(row: dict[str, object]) -> str:
-    return "  (in baseline)" if row.get("in_baseline") else ""
 
 
 def _unevaluated(result: GateResult) -> dict[str, list[str]]:
@@ -79,9 +72,8 @@ def format_text(result: GateResult, *, limit: int = 20) -> str:
         >>> print(format_text(run_checks(read_corpus(tempfile.mkdtemp()))).splitlines()[0])
         check: FAILED: empty corpus (8 checks selected, semantics projection)
     """
-    selected = result.selected_checks
     window = f"window: {result.window} by created_at: {result.window_files} of {result.session_files} session files"
-    checks = f"{selected} check{'s' if selected != 1 else ''} selected"
+    checks = f"{plural(result.selected_checks, 'check')} selected"
     failing = ", ".join((["empty corpus"] if result.empty_fails else []) + result.failing)
     lines = [
         f"check: {f'FAILED: {failing}' if result.failed else 'PASSED'} ({checks}, semantics {result.semantics})",
@@ -106,8 +98,10 @@ def format_text(result: GateResult, *, limit: int = 20) -> str:
         shown = check.offenders if limit == 0 else check.offenders.head(limit)
         for row in shown.iter_rows(named=True):
             where = printable(row["path"], limit=200)
-            at = f":{row['line']}" if row["line"] is not None else ""
-            lines.append(f"  {printable(row['session_id'], limit=80)}  {where}{at}{_known_mark(row)}")
+            at = (f":{row['line']}" if row["line"] is not None else "") + (
+                "  (in baseline)" if row.get("in_baseline") else ""
+            )
+            lines.append(f"  {printable(row['session_id'], limit=80)}  {where}{at}")
             lines.append(f"      {printable(row['cause'], limit=80)}: {printable(row['detail'])}")
         if shown.height < check.count:
             lines.append(f"  … and {check.count - shown.height} more (use --limit 0 or --format json for all)")
@@ -159,8 +153,9 @@ def format_markdown(result: GateResult, *, limit: int = 20) -> str:
         shown = check.offenders if limit == 0 else check.offenders.head(limit)
         for row in shown.iter_rows(named=True):
             path = md_cell(row["path"]) + (f":{row['line']}" if row["line"] is not None else "")
+            path += "  (in baseline)" if row.get("in_baseline") else ""
             lines.append(
-                f"| {md_cell(row['session_id'], limit=80)} | {path}{_known_mark(row)} | {md_cell(row['cause'])} "
+                f"| {md_cell(row['session_id'], limit=80)} | {path} | {md_cell(row['cause'])} "
                 f"| {md_cell(row['detail'])} |"
             )
         if shown.height < check.count:

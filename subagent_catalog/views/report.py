@@ -32,7 +32,7 @@ from typing import Any
 import polars as pl
 
 from subagent_catalog.analysis.findings import FACTS_ONLY, findings
-from subagent_catalog.analysis.forest import DEFAULT_PARENT_CAP, Forest, forest_of_rows, parents_of_forest
+from subagent_catalog.analysis.forest import DEFAULT_PARENT_CAP, forest_of_rows, parents_of_forest
 from subagent_catalog.analysis.run_summary import run_summary
 from subagent_catalog.analysis.summary import human_bytes, minute, summary_of_rows
 from subagent_catalog.analysis.tallies import problem_tables
@@ -155,29 +155,6 @@ def default_title(root: str) -> str:
 # --------------------------------------------------------------------------- page
 
 
-def _listings(corpus: Source, parents: list[str], semantics: Semantics) -> list[dict[str, Any]]:
-    out = []
-    for parent in parents:
-        entry: dict[str, Any] = {"parent": parent}
-        for scope in ("children", "descendants"):
-            try:
-                lines = list_agents_text(corpus, parent, scope=scope, semantics=semantics).split("\n")
-                text = "\n".join(clip(line, LISTING_LINE_BOUND) for line in lines[:LISTING_LINES_BOUND])
-                entry[scope] = {"text": text, "hidden": max(0, len(lines) - LISTING_LINES_BOUND), "lines": len(lines)}
-            except CatalogError as error:
-                entry[scope] = {"error": str(error)}
-        out.append(entry)
-    return out
-
-
-def _problem_tables(corpus: Corpus) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    summary, detail = problem_tables(corpus.problems)
-    rows = detail.head(PROBLEM_ROWS).to_dicts()
-    for row in rows:
-        row["relpath"] = relative_path(row["path"], corpus.root)
-    return summary.to_dicts(), rows
-
-
 def report_stream(
     corpus: Source,
     *,
@@ -251,12 +228,23 @@ def report_stream(
     facts = summary_of_rows(corpus, semantics, rows)
     names = _shown_names(corpus, rows) if rows is not None else {}
     # From here on only the tree, its diagnostics and the problems are read: the other columns are let go.
-    corpus, rows = _tree_frames(corpus), None if rows is None else rows.select(TREE_ROW_COLUMNS)
+    corpus = Corpus(  # the frames the tree, its diagnostics and the problem tables read
+        root=corpus.root,
+        compression=corpus.compression,
+        sessions=corpus.sessions.select(TREE_SESSION_COLUMNS),
+        descriptors=corpus.descriptors.clear(),
+        problems=corpus.problems,
+        listing_error=corpus.listing_error,
+        listing_error_path=corpus.listing_error_path,
+    )
+    rows = None if rows is None else rows.select(TREE_ROW_COLUMNS)
     source.release_frames()
     between_stages(size)
     forest = forest_of_rows(corpus, rows) if rows is not None else None
-    if forest is not None:
-        _name_roots(forest, names)
+    for sid, name in names.items():  # each root and fork node gets its run's name, as subagents their label
+        node = forest.nodes[at] if forest is not None and (at := forest.index.get(sid)) is not None else None
+        if node is not None and node["k"] == "s" and "l" not in node:
+            node["l"] = clip(name, LABEL_BOUND)
     between_stages(size)  # what parsing every header left in the C heap
     diagnostics = diagnostic_rows(corpus, rows, forest, names) if rows is not None and forest else []
     del names
@@ -265,13 +253,26 @@ def report_stream(
     between_stages(size)
     places = node_places(corpus, forest) if forest else None
     chosen = list(parents) if parents is not None else (parents_of_forest(forest, DEFAULT_PARENT_CAP) if forest else [])
-    listings = _listings(listing, chosen, semantics) if listed else []
+    listings: list[dict[str, Any]] = []
+    for parent in chosen if listed else []:
+        entry: dict[str, Any] = {"parent": parent}
+        for scope in ("children", "descendants"):
+            try:
+                lines = list_agents_text(listing, parent, scope=scope, semantics=semantics).split("\n")
+                text = "\n".join(clip(line, LISTING_LINE_BOUND) for line in lines[:LISTING_LINES_BOUND])
+                entry[scope] = {"text": text, "hidden": max(0, len(lines) - LISTING_LINES_BOUND), "lines": len(lines)}
+            except CatalogError as error:
+                entry[scope] = {"error": str(error)}
+        listings.append(entry)
     roots_total = forest.root_sessions if forest else 0
     largest, damaged = forest.top_trees(TOP_TREES) if forest else ([], [])
     for entry in (*largest, *damaged):
         entry["href"] = link.href(entry["id"]) if link is not None and not entry["group"] else None
         entry["name_html"] = Markup(name_html(entry["id"], label=entry["label"], href=entry["href"]))
-    problem_summary, problem_rows = _problem_tables(corpus)
+    problem_summary, problem_detail = problem_tables(corpus.problems)
+    problem_rows = problem_detail.head(PROBLEM_ROWS).to_dicts()
+    for row in problem_rows:
+        row["relpath"] = relative_path(row["path"], corpus.root)
     templates = files("subagent_catalog.views").joinpath("templates")
     css, js = (templates.joinpath(name).read_text("utf-8") for name in ("report.css", "report.js"))
     script_hash = base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode("ascii")
@@ -298,6 +299,12 @@ def report_stream(
             "errors": errors,
         }
     template = env.get_template("report.html.j2")
+    site_note = None  # what a linked report says of its pages: how many, and how many sessions it names have none
+    if link is not None:
+        site_note = f"A name links to the session's page ({len(link.granted):,} pages"
+        if link.refused:
+            site_note += f"; {link.refused:,} more sessions named here have none: the site holds at most {link.cap:,}"
+        site_note += "). A name marked (no page) says why on hover."
     context = dict(
         title=title or default_title(corpus.root),
         facts=facts,
@@ -320,9 +327,9 @@ def report_stream(
         damaged=damaged,
         listings=listings,
         parents_default=parents is None,
-        site_note=_site_note(link),
+        site_note=site_note,
         parent_cap=DEFAULT_PARENT_CAP,
-        problem_summary=problem_summary,
+        problem_summary=problem_summary.to_dicts(),
         problem_rows=problem_rows,
         problem_total=corpus.problems.height,
         corpus_problems=corpus.problems.filter(pl.col("scope") == "corpus").head(20).to_dicts(),
@@ -341,43 +348,12 @@ REPORT_ROW_COLUMNS = (*TREE_ROW_COLUMNS, "provider", "created_at_ms")
 """The catalog row columns the report reads (the charts read the two more)."""
 
 
-def _site_note(link: SiteLinks | None) -> str | None:
-    """What a linked report says of its pages: how many, and how many sessions it names have none."""
-    if link is None:
-        return None
-    note = f"A name links to the session's page ({len(link.granted):,} pages"
-    if link.refused:
-        note += f"; {link.refused:,} more sessions named here have none: the site holds at most {link.cap:,}"
-    return note + "). A name marked (no page) says why on hover."
-
-
 def _shown_names(corpus: Corpus, rows: pl.DataFrame) -> dict[str, str]:
     """Names (label, else title or first prompt) of the tree's roots and forks and of the diagnostic rows' sessions."""
     roots = corpus.sessions.filter(pl.col("listed") & pl.col("origin").ne_missing("subagent"))["session_id"]
     diagnostic = rows.filter(pl.col("kind") == "diagnostic")
     named = names_by_id(corpus, [*roots, *diagnostic["id"], *diagnostic["parent"]])
     return {sid: name for sid, (label, title) in named.items() if (name := label or title) is not None}
-
-
-def _name_roots(forest: Forest, names: dict[str, str]) -> None:
-    """Give each root and fork node of the tree its run's name (``l``), as subagent nodes carry their label."""
-    for sid, name in names.items():
-        node = forest.nodes[at] if (at := forest.index.get(sid)) is not None else None
-        if node is not None and node["k"] == "s" and "l" not in node:
-            node["l"] = clip(name, LABEL_BOUND)
-
-
-def _tree_frames(corpus: Corpus) -> Corpus:
-    """The frames the tree, its diagnostics and the problem tables read: a few ``sessions`` columns, the problems."""
-    return Corpus(
-        root=corpus.root,
-        compression=corpus.compression,
-        sessions=corpus.sessions.select(TREE_SESSION_COLUMNS),
-        descriptors=corpus.descriptors.clear(),
-        problems=corpus.problems,
-        listing_error=corpus.listing_error,
-        listing_error_path=corpus.listing_error_path,
-    )
 
 
 def _buffered(pieces: Iterable[str], size: int = 1 << 20) -> Iterator[str]:

@@ -18,6 +18,7 @@ import polars as pl
 from subagent_catalog.analysis.chart_counts import folded_tally, listing_counts
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.frames.corpus import Corpus
+from subagent_catalog.frames.units import plural
 from subagent_catalog.views import svg_charts
 from subagent_catalog.views.palette import LISTING_COLOURS, STATUS_COLOURS
 
@@ -224,7 +225,7 @@ def report_charts(corpus: Corpus, rows: pl.DataFrame | None) -> list[Chart]:
         )
         unit = {"1h": "hour", "1d": "day", "1w": "week"}[counts.every]
         left_off = (
-            f" {counts.undated:,} row{'' if counts.undated == 1 else 's'} with a createdAt outside years 1 to 9999 "
+            f" {plural(counts.undated, 'row')} with a createdAt outside years 1 to 9999 "
             "(problems: time-out-of-range) not drawn."
             if counts.undated
             else ""

@@ -31,31 +31,6 @@ PROJECT_ROWS = 30
 """Projects the project table lists (the most findings first)."""
 
 
-def _kinds(found: pl.DataFrame) -> list[dict[str, Any]]:
-    return [
-        {
-            "kind": r["kind"],
-            "severity": r["worst"],
-            "findings": f"{r['findings']:,}",
-            "runs": f"{r['runs']:,}",
-            "projects": f"{r['projects']:,}",
-        }
-        for r in finding_counts(found, "kind").iter_rows(named=True)
-    ]
-
-
-def _projects(projects: pl.DataFrame) -> list[dict[str, Any]]:
-    return [
-        {
-            "project": r["project_dir"],
-            "findings": f"{r['findings']:,}",
-            "runs": f"{r['runs']:,}",
-            "kinds": ", ".join(f"{k['kind']} {k['findings']:,}" for k in r["top_kinds"]),
-        }
-        for r in projects.head(PROJECT_ROWS).iter_rows(named=True)
-    ]
-
-
 def findings_section(corpus: Corpus, found: pl.DataFrame, *, link: SiteLinks | None = None) -> dict[str, Any]:
     """The "Findings" section's values for the report template.
 
@@ -108,8 +83,25 @@ def findings_section(corpus: Corpus, found: pl.DataFrame, *, link: SiteLinks | N
     return {
         "total": found.height,
         "runs_total": runs.height,
-        "kinds": _kinds(found),
-        "projects": _projects(projects),
+        "kinds": [
+            {
+                "kind": r["kind"],
+                "severity": r["worst"],
+                "findings": f"{r['findings']:,}",
+                "runs": f"{r['runs']:,}",
+                "projects": f"{r['projects']:,}",
+            }
+            for r in finding_counts(found, "kind").iter_rows(named=True)
+        ],
+        "projects": [
+            {
+                "project": r["project_dir"],
+                "findings": f"{r['findings']:,}",
+                "runs": f"{r['runs']:,}",
+                "kinds": ", ".join(f"{k['kind']} {k['findings']:,}" for k in r["top_kinds"]),
+            }
+            for r in projects.head(PROJECT_ROWS).iter_rows(named=True)
+        ],
         "projects_total": projects.height,
         "worst": worst,
         "note": None,

@@ -146,23 +146,6 @@ def _outcome_rows(frame: pl.DataFrame, key: str, outcomes: list[str]) -> list[di
     return out
 
 
-def _timeline_label(forest: Nodes | None, names: NameMap, link: SiteLinks | None) -> Any:
-    def label(row: dict[str, Any]) -> str:
-        sid = row.get("session_id")
-        known = names.get(sid, (None, None)) if sid is not None else (None, None)
-        href = link.href(sid) if link is not None else None
-        named = name_html(sid, label=row.get("label") or known[0], name=known[1], href=href)
-        if href is not None:  # a linked name: its page (the tables' reveal buttons open the tree)
-            return named
-        node = forest.get(sid) if forest is not None and sid is not None else None
-        if node is None:
-            return named
-        tip = escape(clip(sid, 300))
-        return f'<button type="button" class="reveal linkish" data-node="{node}" title="{tip}">{named}</button>'
-
-    return label
-
-
 def runs_section(
     corpus: Corpus, runs: RunSummary, forest: Forest | Nodes | None, *, link: SiteLinks | None = None
 ) -> dict[str, Any]:
@@ -198,7 +181,20 @@ def runs_section(
     unlabelled = [sid for rows in trees_by_top.values() for sid in rows.filter(pl.col("label").is_null())["session_id"]]
     named = names_by_id(corpus, [*shown_tops.to_list(), *parents.to_list(), *unlabelled])
     timelines = []
-    label = _timeline_label(nodes, named, link)
+
+    def label(row: dict[str, Any]) -> str:
+        sid = row.get("session_id")
+        known = named.get(sid, (None, None)) if sid is not None else (None, None)
+        href = link.href(sid) if link is not None else None
+        name = name_html(sid, label=row.get("label") or known[0], name=known[1], href=href)
+        if href is not None:  # a linked name: its page (the tables' reveal buttons open the tree)
+            return name
+        node = nodes.get(sid) if nodes is not None and sid is not None else None
+        if node is None:
+            return name
+        tip = escape(clip(sid, 300))
+        return f'<button type="button" class="reveal linkish" data-node="{node}" title="{tip}">{name}</button>'
+
     for row in drawn.iter_rows(named=True):
         if row["session_id"] is None:
             continue

@@ -18,7 +18,7 @@ from typing import Literal
 
 from markupsafe import Markup
 
-from subagent_catalog.frames.units import TOKEN_LABELS
+from subagent_catalog.frames.units import TOKEN_LABELS, plural
 
 Priority = Literal[1, 2, 3]
 """1: always shown (also on a card); 2: hidden in a narrow box; 3: hidden first."""
@@ -270,7 +270,7 @@ def fit_caption(cols: Sequence[Column]) -> Markup:
         [('3', '+2 columns'), ('2', '+4 columns'), ('0', 'every column shown')]
     """
     hidden = {p: sum(1 for c in cols if c.priority >= p) for p in HIDE_BELOW}
-    counts = "".join(f'<span class="c{p}">+{n} column{"s" if n != 1 else ""}</span>' for p, n in hidden.items() if n)
+    counts = "".join(f'<span class="c{p}">+{plural(n, "column")}</span>' for p, n in hidden.items() if n)
     if not counts:
         return Markup("")
     return Markup(

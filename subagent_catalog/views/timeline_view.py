@@ -168,7 +168,7 @@ def timeline_html(
     if spanned.height == 0:
         return (
             f'<figure class="tl">{head}<p class="tl-note">no session of this tree logged a timed event of its own '
-            f"({rows.height:,} session{'s' if rows.height != 1 else ''})</p></figure>"
+            f"({plural(rows.height, 'session')})</p></figure>"
         )
     start = int(spanned["start_ms"].min())  # type: ignore[arg-type]
     end = int(spanned["end_ms"].max())  # type: ignore[arg-type]
@@ -264,7 +264,7 @@ def timeline_html(
         )
         more = f" and {unspanned.height - MAX_NAMED:,} more" if unspanned.height > MAX_NAMED else ""
         parts.append(
-            f'<p class="tl-note">{unspanned.height:,} session{"s" if unspanned.height != 1 else ""} logged no '
+            f'<p class="tl-note">{plural(unspanned.height, "session")} logged no '
             f"event of {'their' if unspanned.height != 1 else 'its'} own (no span): {names}{more}</p>"
         )
     parts.append("</figure>")

@@ -115,19 +115,6 @@ def _bar_svg(bar: dict[str, Any], axis: _Axis, y: float, href: Href) -> str:
     return _link(href, bar["seq"], inner, bar["label"])
 
 
-def _tracks(bars: pl.DataFrame, *, aggregate: bool) -> tuple[list[tuple[str, str, int]], dict[tuple[str, int], int]]:
-    """The tracks drawn, top to bottom ((kind, name, lane)), and each (kind, lane)'s track index."""
-    tracks: list[tuple[str, str, int]] = [("turn", "turns", 0)]
-    where: dict[tuple[str, int], int] = {("turn", 0): 0, ("retry", 0): 1}
-    for kind, name in (("model", "model"), ("tool", "tools")):
-        lanes = bars.filter(pl.col("kind") == kind)["lane"].max()
-        count = 1 if aggregate or not isinstance(lanes, int) else min(lanes + 1, MAX_LANES)
-        for lane in range(count):
-            where[(kind, lane)] = len(tracks)
-            tracks.append((kind, name if lane == 0 else "", lane))
-    return tracks, where
-
-
 def _aggregated(bars: list[dict[str, Any]], axis: _Axis, y: float, href: Href, kind: str) -> list[str]:
     """One track's bars merged into pixel columns: runs of busy columns, failures marked on top (its lower half)."""
     what = {"turn": "turns", "model": "model steps", "tool": "tool calls", "retry": "retried model calls"}[kind]
@@ -176,16 +163,6 @@ def _aggregated(bars: list[dict[str, Any]], axis: _Axis, y: float, href: Href, k
     return parts
 
 
-def _tick(x: float, offset: int) -> str:
-    """An axis label, drawn whole: one that would pass the drawing's right edge ends at its tick instead."""
-    text = f"+{human_duration(offset)}"
-    anchor = "end" if x + len(text) * FONT * 0.3 > WIDTH - 2 else "middle"
-    return (
-        f'<text x="{x:.1f}" y="{TOP - 8}" font-size="{FONT}" fill="#57606a" text-anchor="{anchor}">'
-        f"{escape(text)}</text>"
-    )
-
-
 def waterfall_html(
     bars: pl.DataFrame, *, href: Href = step_href, caption: str = "Waterfall", start: int | None = None
 ) -> str:
@@ -228,13 +205,27 @@ def waterfall_html(
     last = int(max(timed["start_ms"].max(), timed["end_ms"].max() or first))  # type: ignore[type-var, arg-type]
     axis = _Axis(first, last)
     aggregate = timed.filter(pl.col("kind") != "turn").height > AGGREGATE_AT or timed.height > 2 * AGGREGATE_AT
-    tracks, where = _tracks(timed, aggregate=aggregate)
+    # The tracks drawn, top to bottom ((kind, name, lane)), and each (kind, lane)'s track index
+    tracks: list[tuple[str, str, int]] = [("turn", "turns", 0)]
+    where: dict[tuple[str, int], int] = {("turn", 0): 0, ("retry", 0): 1}
+    for kind, name in (("model", "model"), ("tool", "tools")):
+        lanes = bars.filter(pl.col("kind") == kind)["lane"].max()
+        count = 1 if aggregate or not isinstance(lanes, int) else min(lanes + 1, MAX_LANES)
+        for lane in range(count):
+            where[(kind, lane)] = len(tracks)
+            tracks.append((kind, name if lane == 0 else "", lane))
+    tracks, where = tracks, where
     height = TOP + len(tracks) * (TRACK + GAP) + 2
     body: list[str] = []
     for offset in duration_ticks(axis.span):  # about five, at a round step, up to the span
         x = axis.x(first + offset)
         body.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{TOP - 4}" y2="{height}" stroke="#eaeef2"/>')
-        body.append(_tick(x, offset))
+        text = f"+{human_duration(offset)}"  # drawn whole: past the right edge, it ends at its tick
+        anchor = "end" if x + len(text) * FONT * 0.3 > WIDTH - 2 else "middle"
+        body.append(
+            f'<text x="{x:.1f}" y="{TOP - 8}" font-size="{FONT}" fill="#57606a" text-anchor="{anchor}">'
+            f"{escape(text)}</text>"
+        )
     for index, (_kind, name, _lane) in enumerate(tracks):
         if name:
             y = TOP + index * (TRACK + GAP) + TRACK - 2

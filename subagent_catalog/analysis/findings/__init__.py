@@ -104,20 +104,6 @@ ROW_COLUMNS = (
 only for the sessions whose counts make them candidates)."""
 
 
-def _detectors(detectors: Literal["default"] | Sequence[str]) -> list[str]:
-    if detectors == "default":
-        return list(DETECTORS)
-    if isinstance(detectors, str):
-        detectors = [detectors]
-    chosen = list(dict.fromkeys(detectors))
-    unknown = [name for name in chosen if name not in DETECTORS]
-    if unknown:
-        raise FindingsError(
-            f"unknown detector {unknown[0]!r}", hint=f"the detectors are {', '.join(DETECTORS)} (or 'default': all)"
-        )
-    return chosen
-
-
 def findings(
     source: Source,
     *,
@@ -200,7 +186,16 @@ def findings(
     )
     if scanners:  # refused before any work, as the thresholds are
         POSITIVE_SECONDS.check("scanner_timeout_s", scanner_timeout_s, error=FindingsError)
-    chosen = _detectors(detectors)
+    chosen = (
+        list(DETECTORS)
+        if detectors == "default"
+        else list(dict.fromkeys([detectors] if isinstance(detectors, str) else detectors))
+    )
+    unknown = [name for name in chosen if name not in DETECTORS]
+    if unknown:
+        raise FindingsError(
+            f"unknown detector {unknown[0]!r}", hint=f"the detectors are {', '.join(DETECTORS)} (or 'default': all)"
+        )
     user_rules = load_rules(rules) if isinstance(rules, str | os.PathLike) else list(rules or [])
     clash = [rule.name for rule in user_rules if rule.name in DETECTORS]
     if clash:

@@ -29,7 +29,6 @@ import hashlib
 import hmac
 import inspect
 import os
-import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +44,7 @@ from subagent_catalog.store.cache import (
     default_cache_dir,
     make_key,
     read_key,
+    read_sealed,
     replace_file,
     root_digest,
 )
@@ -67,7 +67,6 @@ MAX_ENTRIES = 1_000_000
 """Past this many entries, only those used by the last call are kept."""
 _MAGIC = b"subagent_catalog findings cache 1\n"
 _MAC_BYTES = hashlib.sha256().digest_size
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 
 Row = tuple[str, Severity, str, str, int | None, int | None, int | None, int | None]
 """A cached finding: ``kind, severity, message, evidence, turn, step, seq, seq_end`` (the session is the entry's)."""
@@ -289,34 +288,18 @@ class FindingsCache:
         return self.path
 
 
-def _mac(key: bytes, body: bytes) -> bytes:
+def _mac(key: bytes, body: bytes | memoryview) -> bytes:
     return hmac.new(key, _MAGIC + body, hashlib.sha256).digest()
 
 
 def _read(path: str, root: str) -> tuple[dict[str, Any], str]:
     """The entries of a cache file and how loading went (``CacheKeyError``: the key cannot be trusted)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
-    except FileNotFoundError:
-        return {}, "new"
-    except OSError as error:
-        return {}, f"ignored: {error.strerror}"
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
-            return {}, "ignored: the findings cache is not a regular file of this user's"
-        if info.st_size > MAX_FINDINGS_FILE_BYTES:
-            return {}, f"ignored: the findings cache is larger than {MAX_FINDINGS_FILE_BYTES} bytes"
-        key = read_key(os.path.dirname(path))
-        if key is None:
-            return {}, "ignored: no cache key in this directory"
-        data = handle.read(MAX_FINDINGS_FILE_BYTES + 1)
-    head = len(_MAGIC) + _MAC_BYTES
-    if len(data) > MAX_FINDINGS_FILE_BYTES or len(data) < head or not data.startswith(_MAGIC):
-        return {}, "ignored: not a findings cache of this format"
-    body = data[head:]
-    if not hmac.compare_digest(data[len(_MAGIC) : head], _mac(key, body)):
-        return {}, "ignored: the findings cache's MAC does not match this directory's key"
+    key = os.path.dirname(path)
+    body, status = read_sealed(
+        path, lambda: read_key(key), what="findings cache", magic=_MAGIC, limit=MAX_FINDINGS_FILE_BYTES, mac=_mac
+    )
+    if body is None:
+        return {}, status
     document = orjson.loads(body)
     if not isinstance(document, dict) or document.get("format") != FINDINGS_FORMAT or document.get("root") != root:
         return {}, "ignored: another format or root"

@@ -250,15 +250,6 @@ def _named(sid: str, by_id: dict[str, dict[str, Any]]) -> str:
     return name_text(sid, label=row.get("identity_label"), name=row.get("name"))
 
 
-def _root(row: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The run a subagent works for: up its ``parentSession`` chain, the first session not a subagent."""
-    root, seen = by_id[row["parent_session"]], {row["session_id"]}
-    while root.get("origin") == "subagent" and root.get("parent_session") in by_id and root["session_id"] not in seen:
-        seen.add(root["session_id"])
-        root = by_id[root["parent_session"]]
-    return root
-
-
 def runaway_child(rows: dict[int, dict[str, Any]], options: FindingOptions) -> list[Finding]:
     """``runaway-child``: a subagent its root left running: started before the root's end, working long after it.
 
@@ -287,7 +278,12 @@ def runaway_child(rows: dict[int, dict[str, Any]], options: FindingOptions) -> l
     for row in by_id.values():
         if row.get("origin") != "subagent" or row.get("parent_session") not in by_id or row["last_event_ms"] is None:
             continue
-        root = _root(row, by_id)
+        root, seen = by_id[row["parent_session"]], {row["session_id"]}  # the run it works for: up its parents
+        while (
+            root.get("origin") == "subagent" and root.get("parent_session") in by_id and root["session_id"] not in seen
+        ):
+            seen.add(root["session_id"])  # the first session not a subagent
+            root = by_id[root["parent_session"]]
         ended_at = root.get("last_event_ms")
         if root.get("outcome") in (None, "open", "unreadable") or ended_at is None:
             continue

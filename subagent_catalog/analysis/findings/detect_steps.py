@@ -117,15 +117,6 @@ def _near_limit(row: dict[str, Any], options: FindingOptions) -> Finding | None:
     )
 
 
-def _turn_error(data: Any) -> tuple[str | None, str | None]:
-    reason = data.get("reason") if isinstance(data, dict) else None
-    error = reason.get("error") if isinstance(reason, dict) else None
-    if not isinstance(error, dict):
-        return None, None
-    code, message = error.get("code"), error.get("message")
-    return (code if isinstance(code, str) else None), (message if isinstance(message, str) else None)
-
-
 def context_growth(
     corpus: Corpus, rows: list[dict[str, Any]], options: FindingOptions, events: Events | None = None
 ) -> list[Finding]:
@@ -147,7 +138,10 @@ def context_growth(
     logs = events_for(corpus, failed, TURN_END, events)
     for row in failed:
         for event in logs[row["list_order"]]:
-            code, message = _turn_error(event.data)
+            reason = event.data.get("reason") if isinstance(event.data, dict) else None
+            error = reason.get("error") if isinstance(reason, dict) else None
+            code, message = (error.get(key) if isinstance(error, dict) else None for key in ("code", "message"))
+            code, message = (code if isinstance(code, str) else None), (message if isinstance(message, str) else None)
             if not any(text is not None and CONTEXT_ERROR.search(text) for text in (code, message)):
                 continue
             found.append(

@@ -106,20 +106,6 @@ def call_prompt(arguments: Any) -> str | None:
     return prompt if isinstance(prompt, str) else None
 
 
-def _route(result_seq: int | None, is_error: Any, text: str | None) -> tuple[SpawnRoute, str | None]:
-    if result_seq is None:
-        return "no-result", None
-    if is_error is True:
-        return "failed", None
-    stripped = (text or "").strip()
-    started = _STARTED.match(stripped)
-    if started:
-        return "continuable", started.group(1)
-    if _JOB.match(stripped):
-        return "job", None
-    return "foreground", None
-
-
 def _spawn_calls(calls: list[Event], results: dict[int, Event], records: list[dict[str, Any]]) -> list[Spawn]:
     answered = {record["seq"]: record for record in records if record.get("seq") is not None}
     out: list[Spawn] = []
@@ -133,7 +119,12 @@ def _spawn_calls(calls: list[Event], results: dict[int, Event], records: list[di
         result_seq = record.get("result_seq")
         result = results.get(result_seq) if result_seq is not None else None
         text = result.text if result is not None else None
-        route, named = _route(result_seq, record.get("is_error"), text)
+        stripped = (text or "").strip()
+        started = _STARTED.match(stripped) if result_seq is not None and record.get("is_error") is not True else None
+        route: SpawnRoute = "continuable" if started else "job" if _JOB.match(stripped) else "foreground"
+        if result_seq is None or record.get("is_error") is True:
+            route = "no-result" if result_seq is None else "failed"
+        named = started.group(1) if started else None
         call_id = data.get("callId")
         out.append(
             Spawn(

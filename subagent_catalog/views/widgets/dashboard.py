@@ -587,7 +587,6 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         where = f"{DIMENSIONS[self.selected_dimension]} = {self.selected_value}"
         if self.selected_split is not None and self.split_by is not None:
             where += f", {DIMENSIONS[self.split_by]} = {self.selected_split}"
-        noun = "session" if frame.height == 1 else "sessions"
         parents = frame["parent"].head(TABLE_ROWS).drop_nulls().unique()
         labels = dict(
             self.data.filter(pl.col("id").is_in(parents.implode()) & pl.col("label").is_not_null())
@@ -595,4 +594,6 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
             .select("id", "label")
             .iter_rows()
         )
-        self.table.value = affected_table_html(frame, caption=f"{frame.height:,} {noun} with {where}", labels=labels)
+        self.table.value = affected_table_html(
+            frame, caption=f"{plural(frame.height, 'session')} with {where}", labels=labels
+        )

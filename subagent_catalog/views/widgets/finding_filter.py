@@ -60,16 +60,6 @@ def label_choices(labels: pl.Series | None) -> list[str]:
     return [] if labels is None else sorted({str(value) for value in labels.explode().drop_nulls().to_list()})
 
 
-def _finding_kinds(found: pl.DataFrame, key_of_order: dict[int, int], height: int) -> pl.Series:
-    """Each session's (by key) finding kinds, an empty list for one without."""
-    kinds: list[list[str]] = [[] for _ in range(height)]
-    for order, kind in zip(found["list_order"].to_list(), found["kind"].to_list(), strict=True):
-        key = key_of_order.get(order)
-        if key is not None and kind not in kinds[key]:
-            kinds[key].append(kind)
-    return pl.Series("finding_kinds", kinds, dtype=pl.List(pl.String))
-
-
 class FindingLabelFilters(traitlets.HasTraits):
     """The traits and state ``CatalogBrowser`` takes from here (its ``finding`` and ``session_label`` filters)."""
 
@@ -137,7 +127,12 @@ class FindingLabelFilters(traitlets.HasTraits):
                     "is not here)"
                 )
             self._found = found
-            self._kinds_column = _finding_kinds(found, self._key_of_order, self.corpus.sessions.height)
+            kinds: list[list[str]] = [[] for _ in range(self.corpus.sessions.height)]  # by key; [] for none
+            for order, kind in zip(found["list_order"].to_list(), found["kind"].to_list(), strict=True):
+                key = self._key_of_order.get(order)
+                if key is not None and kind not in kinds[key]:
+                    kinds[key].append(kind)
+            self._kinds_column = pl.Series("finding_kinds", kinds, dtype=pl.List(pl.String))
             self._set_choice("finding", finding_choices(found, [rule.name for rule in self._rules]))
             self.findings_loaded = True
         return self._found

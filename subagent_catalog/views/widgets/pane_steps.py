@@ -60,49 +60,6 @@ def _error_label(row: dict[str, object]) -> str:
     return f"{what}{f' (turn {turn})' if turn is not None else ''}"
 
 
-def jump_html(steps: pl.DataFrame, shown: list[int]) -> str:
-    """The jump-to-error control: the failed steps the pane shows, as links (first, previous, next, last, each).
-
-    Examples:
-        >>> steps = pl.DataFrame({"seq": [1, 2], "kind": ["tool-result", "turn-end"], "name": ["grep", None],
-        ...                       "turn": [1, 1], "is_error": [True, True], "in_seed": [False, False]})
-        >>> html = jump_html(steps, [0, 1])
-        >>> 'data-sc-errors="seq-1 seq-2"' in html and '<a href="#seq-2">last</a>' in html
-        True
-    """
-    rows = steps.with_row_index("_at").filter(pl.col("is_error").fill_null(False) & ~pl.col("in_seed").fill_null(False))
-    if rows.height == 0:
-        return '<div class="sc-jump" style="font-size:12px;color:#57606a;margin:4px 0">no failed step</div>'
-    on_pane = set(shown)
-    listed = [row for row in rows.iter_rows(named=True) if row["_at"] in on_pane]
-    ids = [anchor(row) for row in listed]
-    items = "".join(
-        f'<li><a href="#{escape(ident)}">{escape(_error_label(row))}</a></li>'
-        for ident, row in zip(ids, listed, strict=True)
-    )
-    left_out = rows.height - len(listed)
-    more = (
-        f'<div style="color:#57606a">{plural(left_out, "more failed step")} not in the pane '
-        "(transcript(corpus, id).filter(pl.col('is_error')) has them all)</div>"
-        if left_out
-        else ""
-    )
-    button = '<button type="button" class="sc-button" data-sc-jump="{0}" title="{1}">{2}</button>'
-    return (
-        f'<div class="sc-jump" data-sc-errors="{escape(" ".join(ids))}" style="font-size:12px;margin:4px 0;'
-        'border:1px solid #ff8182;background:#fff5f5;border-radius:6px;padding:4px 8px">'
-        f"<b>jump to error</b> ({plural(rows.height, 'failed step')}): "
-        f'<a href="#{escape(ids[0])}">first</a> · '
-        + button.format("prev", "the failed step before the last one jumped to", "◀ previous")
-        + " "
-        + button.format("next", "the failed step after the last one jumped to", "next ▶")
-        + f' · <a href="#{escape(ids[-1])}">last</a>'
-        f"<details><summary style='cursor:pointer'>each failed step</summary>"
-        f'<ol style="margin:2px 0;padding-left:22px;max-height:12em;overflow-y:auto">{items}</ol></details>'
-        f"{more}</div>"
-    )
-
-
 def pane_steps_html(
     steps: pl.DataFrame, *, limit: int, budget: int, hint: Callable[[int | None], str] | None = None
 ) -> str:
@@ -131,7 +88,38 @@ def pane_steps_html(
 
     first = steps.filter(~pl.col("in_seed").fill_null(False))["time_ms"].min() if steps.height else None
     start = first if isinstance(first, int) else None
-    parts = [waterfall_html(bars, href=href), jump_html(steps, shown)]
+    rows = steps.with_row_index("_at").filter(pl.col("is_error").fill_null(False) & ~pl.col("in_seed").fill_null(False))
+    jump = '<div class="sc-jump" style="font-size:12px;color:#57606a;margin:4px 0">no failed step</div>'
+    if rows.height:  # the jump-to-error control: the failed steps shown, as links (first, previous, next, last, each)
+        on_pane_at = set(shown)
+        listed = [row for row in rows.iter_rows(named=True) if row["_at"] in on_pane_at]
+        ids = [anchor(row) for row in listed]
+        items = "".join(
+            f'<li><a href="#{escape(ident)}">{escape(_error_label(row))}</a></li>'
+            for ident, row in zip(ids, listed, strict=True)
+        )
+        left_out = rows.height - len(listed)
+        more = (
+            f'<div style="color:#57606a">{plural(left_out, "more failed step")} not in the pane '
+            "(transcript(corpus, id).filter(pl.col('is_error')) has them all)</div>"
+            if left_out
+            else ""
+        )
+        button = '<button type="button" class="sc-button" data-sc-jump="{0}" title="{1}">{2}</button>'
+        jump = (
+            f'<div class="sc-jump" data-sc-errors="{escape(" ".join(ids))}" style="font-size:12px;margin:4px 0;'
+            'border:1px solid #ff8182;background:#fff5f5;border-radius:6px;padding:4px 8px">'
+            f"<b>jump to error</b> ({plural(rows.height, 'failed step')}): "
+            f'<a href="#{escape(ids[0])}">first</a> · '
+            + button.format("prev", "the failed step before the last one jumped to", "◀ previous")
+            + " "
+            + button.format("next", "the failed step after the last one jumped to", "next ▶")
+            + f' · <a href="#{escape(ids[-1])}">last</a>'
+            f"<details><summary style='cursor:pointer'>each failed step</summary>"
+            f'<ol style="margin:2px 0;padding-left:22px;max-height:12em;overflow-y:auto">{items}</ol></details>'
+            f"{more}</div>"
+        )
+    parts = [waterfall_html(bars, href=href), jump]
     runs: list[tuple[int, int]] = []
     for at in shown:
         if runs and runs[-1][1] == at:

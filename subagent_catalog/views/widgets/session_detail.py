@@ -33,16 +33,6 @@ PANE_TEXT = 1_000_000
 """Characters of text the detail pane holds in all (the transcript's, and each ``list_agents`` text's)."""
 
 
-def _pane_hint(session_id: str | None) -> Callable[[int | None], str]:
-    def hint(seq: int | None) -> str:
-        if seq is None or session_id is None:
-            return ""
-        call = f"transcript_text(corpus, {session_id!r}, {seq})"
-        return f" (<code>{escape(call)}</code> gives the whole text)"
-
-    return hint
-
-
 def _bounded(text: str) -> str:
     """A ``list_agents`` text cut to ``PANE_TEXT`` characters, with a marker of what is left out."""
     if len(text) <= PANE_TEXT:
@@ -82,147 +72,6 @@ def _span(first: int | None, last: int | None) -> str | None:
 
 CHILDREN_SHOWN = 20
 """Child ids the detail pane names (the rest are counted)."""
-
-
-def detail_html(
-    row: dict[str, Any],
-    info: dict[str, Any],
-    cat: dict[str, Any] | None,
-    descriptors: pl.DataFrame,
-    problems: pl.DataFrame,
-    events: pl.DataFrame,
-    *,
-    semantics: str,
-    catalog_error: str | None,
-    lead: str = "",
-    findings: pl.DataFrame | str | None = None,
-) -> str:
-    """The detail pane of one session: header facts, catalog row, descriptors, list_agents, problems, events.
-
-    ``lead`` (HTML: the run facts and the children timeline's slot) comes right after the title, then the
-    labels' slot (the front end draws the label control there) and the ``findings`` (``pane_findings``).
-
-    Examples:
-        >>> import polars as pl
-        >>> import tempfile
-        >>> from subagent_catalog.corpus import read_corpus
-        >>> from subagent_catalog.synth.writer import header, write_session
-        >>> root = tempfile.mkdtemp()
-        >>> _ = write_session(root, header("s1", created_at=1), [], "none")
-        >>> corpus = read_corpus(root, cache=False)
-        >>> row = corpus.sessions.row(0, named=True)
-        >>> from subagent_catalog.frames.schemas import EVENT_SCHEMA
-        >>> pane = detail_html(row, {"role": "session", "list_agents_children": "", "list_agents_descendants": ""},
-        ...                    None, corpus.descriptors, corpus.problems, pl.DataFrame(schema=EVENT_SCHEMA),
-        ...                    semantics="projection", catalog_error=None)
-        >>> "s1" in pane and "diagnostic" not in pane
-        True
-    """
-    children = info.get("children") or []
-    more = f" … and {len(children) - CHILDREN_SHOWN} more" if len(children) > CHILDREN_SHOWN else ""
-    identity = " — ".join(str(v) for v in (row["identity_mode"], row["identity_label"]) if v is not None)
-    facts = [
-        ("id", row["session_id"]),
-        ("role", info["role"]),
-        ("path", row["path"]),
-        ("project", row["project_dir"]),
-        ("created", _when(row["created_at_ms"])),
-        ("events from", _span(row.get("first_event_ms"), row.get("last_event_ms"))),
-        ("parentSession", row["parent_session"]),
-        ("children", f"{len(children)}: {', '.join(children[:CHILDREN_SHOWN])}{more}" if children else None),
-        ("origin", row["origin"]),
-        ("delegationDepth", row["delegation_depth"]),
-        ("seedLength", row["seed_length"]),
-        ("identity", identity or no_descriptor_expected(row)),  # or why a session not a subagent has none
-        # A root or an ordinary fork has no descriptor by design: its cause is not shown as a fault.
-        ("identity cause", row["identity_cause"] if row["origin"] == "subagent" else None),
-        ("identity detail", row["identity_detail"]),
-        ("listed", row["listed"] if row["list_skip"] is None else f"no ({row['list_skip']})"),
-        ("list error", row["list_error"]),
-        ("read verdict", row["verdict"]),
-        ("read cause", row["read_cause"]),
-        ("read message", row["read_message"]),
-        ("events", row["event_count"]),
-        ("bytes", row["bytes"]),
-    ]
-    cells = "".join(
-        f'<tr><th style="text-align:left;padding:1px 8px 1px 0;white-space:nowrap;width:130px">{escape(name)}</th>'
-        f'<td style="font-family:monospace;overflow-wrap:anywhere;line-height:1.3">{escape(value)}</td></tr>'
-        for name, value in facts
-        if value is not None
-    )
-    parts = [
-        '<div style="font-family:system-ui,sans-serif;font-size:13px">',
-        '<div style="font-size:15px;font-weight:700;word-break:break-all">'
-        f"{escape(row['session_id'] or row['path'])}</div>",
-        lead,
-        '<div class="sc-labels-slot"></div>',
-        findings_badges_html(findings, info.get("transcript")) if findings is not None else "",
-        f'<table style="font-size:12px;border-collapse:collapse;table-layout:fixed;width:100%">{cells}</table>',
-    ]
-    if cat is not None:
-        if cat["kind"] == "diagnostic":
-            parts.append(
-                '<div style="border-left:4px solid #e65100;background:#fff4e5;padding:4px 8px;margin:6px 0">'
-                f"<b>diagnostic: {escape(cat['reason'])}</b> — cause <code>{escape(cat['cause'])}</code>"
-                f"<div style='font-family:monospace;font-size:12px'>{escape(cat['cause_detail'])}</div></div>"
-            )
-        frame = pl.DataFrame([cat]).select(
-            [c for c in ("kind", "mode", "label", "activity", "hasChildren", "reason", "cause", "verdict") if c in cat]
-        )
-        parts.append(catalog_html(frame, caption=f"row under its parent ({semantics})"))
-    elif catalog_error is not None and row["origin"] == "subagent":
-        parts.append(text_html(catalog_error, caption="catalog unavailable"))
-    parts.append(
-        table_html(
-            descriptors,
-            columns=[
-                "seq",
-                "in_seed",
-                "is_last",
-                "status",
-                "valid",
-                "reason",
-                "version",
-                "mode",
-                "provider",
-                "label",
-            ],
-            caption=f"descriptors ({descriptors.height})",
-            row_styles=["" if v else "background:#fdecee" for v in descriptors["valid"].to_list()],
-        )
-    )
-    parts.append(text_html(_bounded(info["list_agents_children"]), caption="list_agents (children scope)"))
-    parts.append(text_html(_bounded(info["list_agents_descendants"]), caption="list_agents (descendants scope)"))
-    if problems.height:
-        parts.append(
-            table_html(
-                problems, columns=["kind", "severity", "line", "message"], caption=f"problems ({problems.height})"
-            )
-        )
-    steps = info.get("transcript")
-    if isinstance(steps, pl.DataFrame):
-        parts.append(
-            f'<div style="font-weight:600;margin:10px 0 2px">transcript ({steps.height} steps, '
-            "read from this file only)</div>"
-        )
-        parts.append(pane_steps_html(steps, limit=600, budget=PANE_TEXT, hint=_pane_hint(row["session_id"])))
-    elif info.get("events_error"):
-        parts.append(text_html(str(info["events_error"]), caption="events unavailable"))
-    head = events.head(EVENT_HEAD)
-    times = [clock(ms, precision="millisecond").removesuffix(" UTC") or None for ms in head["time_ms"].to_list()]
-    head = head.with_columns(pl.Series("time", times, dtype=pl.String), pl.col("data").str.slice(0, 100))
-    parts.append(
-        "<details><summary style='cursor:pointer;margin-top:8px'>raw events</summary>"
-        + table_html(
-            head,
-            columns=["seq", "time", "type", "turn", "step", "data"],
-            caption=f"events (first {head.height} of {events.height}, read from this file only)",
-        )
-        + "</details>"
-    )
-    parts.append("</div>")
-    return "".join(parts)
 
 
 def row_text(
@@ -360,18 +209,116 @@ def session_info(
         "transcript": steps,
         "events_error": events_error,
     }
-    return info, detail_html(
-        row,
-        info,
-        cat,
-        descriptors,
-        problems,
-        events,
-        semantics=semantics,
-        catalog_error=catalog_error,
-        lead=lead(events) if lead is not None else "",
-        findings=findings,
+    children = info.get("children") or []
+    more = f" … and {len(children) - CHILDREN_SHOWN} more" if len(children) > CHILDREN_SHOWN else ""
+    identity = " — ".join(str(v) for v in (row["identity_mode"], row["identity_label"]) if v is not None)
+    facts = [
+        ("id", row["session_id"]),
+        ("role", info["role"]),
+        ("path", row["path"]),
+        ("project", row["project_dir"]),
+        ("created", _when(row["created_at_ms"])),
+        ("events from", _span(row.get("first_event_ms"), row.get("last_event_ms"))),
+        ("parentSession", row["parent_session"]),
+        ("children", f"{len(children)}: {', '.join(children[:CHILDREN_SHOWN])}{more}" if children else None),
+        ("origin", row["origin"]),
+        ("delegationDepth", row["delegation_depth"]),
+        ("seedLength", row["seed_length"]),
+        ("identity", identity or no_descriptor_expected(row)),  # or why a session not a subagent has none
+        # A root or an ordinary fork has no descriptor by design: its cause is not shown as a fault.
+        ("identity cause", row["identity_cause"] if row["origin"] == "subagent" else None),
+        ("identity detail", row["identity_detail"]),
+        ("listed", row["listed"] if row["list_skip"] is None else f"no ({row['list_skip']})"),
+        ("list error", row["list_error"]),
+        ("read verdict", row["verdict"]),
+        ("read cause", row["read_cause"]),
+        ("read message", row["read_message"]),
+        ("events", row["event_count"]),
+        ("bytes", row["bytes"]),
+    ]
+    cells = "".join(
+        f'<tr><th style="text-align:left;padding:1px 8px 1px 0;white-space:nowrap;width:130px">{escape(name)}</th>'
+        f'<td style="font-family:monospace;overflow-wrap:anywhere;line-height:1.3">{escape(value)}</td></tr>'
+        for name, value in facts
+        if value is not None
     )
+    parts = [
+        '<div style="font-family:system-ui,sans-serif;font-size:13px">',
+        '<div style="font-size:15px;font-weight:700;word-break:break-all">'
+        f"{escape(row['session_id'] or row['path'])}</div>",
+        lead(events) if lead is not None else "",
+        '<div class="sc-labels-slot"></div>',
+        findings_badges_html(findings, info.get("transcript")) if findings is not None else "",
+        f'<table style="font-size:12px;border-collapse:collapse;table-layout:fixed;width:100%">{cells}</table>',
+    ]
+    if cat is not None:
+        if cat["kind"] == "diagnostic":
+            parts.append(
+                '<div style="border-left:4px solid #e65100;background:#fff4e5;padding:4px 8px;margin:6px 0">'
+                f"<b>diagnostic: {escape(cat['reason'])}</b> — cause <code>{escape(cat['cause'])}</code>"
+                f"<div style='font-family:monospace;font-size:12px'>{escape(cat['cause_detail'])}</div></div>"
+            )
+        frame = pl.DataFrame([cat]).select(
+            [c for c in ("kind", "mode", "label", "activity", "hasChildren", "reason", "cause", "verdict") if c in cat]
+        )
+        parts.append(catalog_html(frame, caption=f"row under its parent ({semantics})"))
+    elif catalog_error is not None and row["origin"] == "subagent":
+        parts.append(text_html(catalog_error, caption="catalog unavailable"))
+    parts.append(
+        table_html(
+            descriptors,
+            columns=[
+                "seq",
+                "in_seed",
+                "is_last",
+                "status",
+                "valid",
+                "reason",
+                "version",
+                "mode",
+                "provider",
+                "label",
+            ],
+            caption=f"descriptors ({descriptors.height})",
+            row_styles=["" if v else "background:#fdecee" for v in descriptors["valid"].to_list()],
+        )
+    )
+    parts.append(text_html(_bounded(info["list_agents_children"]), caption="list_agents (children scope)"))
+    parts.append(text_html(_bounded(info["list_agents_descendants"]), caption="list_agents (descendants scope)"))
+    if problems.height:
+        parts.append(
+            table_html(
+                problems, columns=["kind", "severity", "line", "message"], caption=f"problems ({problems.height})"
+            )
+        )
+    steps = info.get("transcript")
+    if isinstance(steps, pl.DataFrame):
+        parts.append(
+            f'<div style="font-weight:600;margin:10px 0 2px">transcript ({steps.height} steps, '
+            "read from this file only)</div>"
+        )
+
+        def hint(seq: int | None) -> str:
+            call = escape(f"transcript_text(corpus, {row['session_id']!r}, {seq})")
+            return "" if seq is None or row["session_id"] is None else f" (<code>{call}</code> gives the whole text)"
+
+        parts.append(pane_steps_html(steps, limit=600, budget=PANE_TEXT, hint=hint))
+    elif info.get("events_error"):
+        parts.append(text_html(str(info["events_error"]), caption="events unavailable"))
+    head = events.head(EVENT_HEAD)
+    times = [clock(ms, precision="millisecond").removesuffix(" UTC") or None for ms in head["time_ms"].to_list()]
+    head = head.with_columns(pl.Series("time", times, dtype=pl.String), pl.col("data").str.slice(0, 100))
+    parts.append(
+        "<details><summary style='cursor:pointer;margin-top:8px'>raw events</summary>"
+        + table_html(
+            head,
+            columns=["seq", "time", "type", "turn", "step", "data"],
+            caption=f"events (first {head.height} of {events.height}, read from this file only)",
+        )
+        + "</details>"
+    )
+    parts.append("</div>")
+    return info, "".join(parts)
 
 
 PROBLEM_COLUMNS = ("kind", "severity", "session_id", "line", "message", "file")

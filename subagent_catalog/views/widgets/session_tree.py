@@ -360,22 +360,6 @@ def filter_choices(corpus: Corpus) -> dict[str, list[Any]]:
     }
 
 
-def _trie(expanded: Iterable[str]) -> dict[tuple[int, int], int]:
-    """The expanded positions as a trie of keys: (node, key) -> child node, node 0 the top (linear in their text)."""
-    trie: dict[tuple[int, int], int] = {}
-    for position in expanded:
-        node = 0
-        for part in position.split("/"):
-            if not part.isdigit():
-                break
-            step = (node, int(part))
-            child = trie.get(step)
-            if child is None:
-                child = trie[step] = len(trie) + 1
-            node = child
-    return trie
-
-
 def flatten(tree: SessionTree, expanded: Iterable[str]) -> tuple[list[int], list[int], list[int], list[int]]:
     """The rows of the tree as drawn: keys, depths, flags (1: has children, 2: expanded) and parent rows.
 
@@ -393,7 +377,16 @@ def flatten(tree: SessionTree, expanded: Iterable[str]) -> tuple[list[int], list
         >>> flatten(SessionTree(read_corpus(tempfile.mkdtemp())), set())
         ([], [], [], [])
     """
-    trie = _trie(expanded)
+    trie: dict[tuple[int, int], int] = {}  # the expanded positions as a trie: (node, key) -> child node, 0 the top
+    for position in expanded:
+        at = 0
+        for part in position.split("/"):
+            if not part.isdigit():
+                break
+            step = (at, int(part))
+            if step not in trie:
+                trie[step] = len(trie) + 1
+            at = trie[step]
     keys: list[int] = []
     depths: list[int] = []
     flags: list[int] = []

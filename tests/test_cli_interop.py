@@ -44,7 +44,7 @@ def test_otel_selects_sessions_and_reads_an_archive(tmp_path: Path) -> None:
         assert _run("otel", root, "--session", "auth-refactor", "-o", out, "-q").exit_code == 0
         (line,) = out.read_bytes().splitlines()
         names = {s.name for s in parse_line(line).resource_spans[0].scope_spans[0].spans}
-        assert "subagent Refactor the auth module" in names
+        assert "Refactor the auth module (auth-refactor)" in names  # named as the report names the run
     assert (tmp_path / "sample.jsonl").read_bytes() == (tmp_path / "a.jsonl").read_bytes()
 
 

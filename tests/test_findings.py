@@ -161,7 +161,11 @@ def test_runaway_child_is_a_subagent_its_root_left_running_long_after_its_end(tm
     write_session(str(tmp_path), header("fork", created_at=T0 + end - 5_000, parent="root"), fork.events, "none")
     found = findings(read_corpus(tmp_path, cache=False), detectors=["runaway-child"])
     assert found.select("session_id", "message").rows() == [
-        ("runaway", "ran on (completed) 59 min 55 s after its root root ended (completed), with 1 runaway descendant")
+        (
+            "runaway",
+            "ran on (completed) 59 min 55 s after its root split the work (root) ended (completed), "
+            "with 1 runaway descendant",
+        )
     ]
     # The relative part: the same hour is within 10 times the root's 10 min.
     assert findings(read_corpus(tmp_path, cache=False), detectors=["runaway-child"], runaway_share=10).height == 0

@@ -272,6 +272,7 @@ def _write_runaway(root: Path) -> Path:
     log = EventLog(RUNAWAY_ROOT, time=1_000)
     log.turn_start()
     log.user("Ship the release")
+    log.time = 5_000  # the root ends after its child started (a child created later is no runaway)
     log.turn_end()
     write_session(root, header(RUNAWAY_ROOT, created_at=1_000), log.events, "none")
     child = EventLog(RUNAWAY_CHILD, time=2_000)

@@ -110,7 +110,7 @@ def test_abort_and_max_tokens_runs_say_what_happened() -> None:
     details = dict(runs.failures.select("session_id", "outcome_detail").iter_rows())
     assert details["rs-03"] and "output token limit" in details["rs-03"]
     text = "\n".join(runs_lines(runs))
-    assert "aborted     rs-01  aborted by parent" in text
+    assert "aborted     Summarise results (rs-01)  aborted by parent" in text
 
 
 def test_the_summary_counts_files_with_a_thousands_separator(tmp_path: Path) -> None:

@@ -216,7 +216,7 @@ def test_a_fifo_named_like_a_cache_file_does_not_block_summary(tmp_path: Path, n
     root, cache = _fifo_cache(tmp_path, name)
     done = _cli("summary", str(root), env={"SUBAGENT_CATALOG_CACHE": str(cache)})
     assert done.returncode == 0, done.stderr
-    assert re.search(r"^sessions +1 files", done.stdout, re.M), done.stdout
+    assert re.search(r"^sessions +1 file,", done.stdout, re.M), done.stdout
 
 
 def test_a_fifo_cache_file_of_another_user_in_a_sticky_directory_is_ignored(tmp_path: Path) -> None:

@@ -240,7 +240,7 @@ def test_summary_counts_the_windowed_sessions(root: Path) -> None:
         "window       [2026-11-02 00:00:00 UTC, 2026-11-04 00:00:00 UTC) by created_at: 2 of 5 files, "
         "1 without created_at left out"
     )
-    assert "sessions     2 files, 2 listed, 1 projects" in lines
+    assert "sessions     2 files, 2 listed, 1 project" in lines
     assert "rows (projection): child 1, corrupt 1" in result.output
     assert "header-skipped" in whole.output and "header-skipped" not in result.output
 

@@ -101,7 +101,7 @@ def group_failures(failures: pl.DataFrame) -> pl.DataFrame:
         >>> groups.filter(pl.col("code").is_not_null()).select("code", "message", "runs", "outcomes").rows()
         [('CONTEXT_LENGTH', 'context length exceeded', 1, 'error ×1')]
         >>> groups.filter(pl.col("outcomes") == "aborted ×1").select("message", "example_session_id").rows()
-        [('parent', 'rs-01')]
+        [('aborted by parent', 'rs-01')]
         >>> groups.height, int(groups["runs"].sum())   # every failed run is in one group
         (7, 7)
     """

@@ -522,7 +522,7 @@ def to_otlp(
         >>> log = EventLog("s1"); log.turn_start(); log.user("fix it"); log.tool_round("c1", "ok"); log.turn_end()
         >>> _ = write_session(root, header("s1", created_at=1), log.events, "none")
         >>> [(s.name, s.attributes["openinference.span.kind"]) for s in to_otlp(read_corpus(root))]
-        [('session s1', 'AGENT'), ('turn 1', 'CHAIN'), ('deepseek/deepseek-chat', 'LLM'), ('read_file', 'TOOL')]
+        [('fix it (s1)', 'AGENT'), ('turn 1', 'CHAIN'), ('deepseek/deepseek-chat', 'LLM'), ('read_file', 'TOOL')]
     """
     traces = otlp_traces(
         source,

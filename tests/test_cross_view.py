@@ -172,7 +172,7 @@ def _html_names(html: str) -> tuple[dict[str, set[str]], set[str]]:
 
 def test_every_view_names_a_session_by_the_same_name(views: dict[str, Any]) -> None:
     expected = _expected_names(views["corpus"])
-    for page in ("report", "show"):
+    for page in ("report", "show", "compare_html"):
         named, bare = _html_names(views[page])
         assert named, page
         for sid, shown in named.items():

@@ -26,6 +26,8 @@ def _failure(order: int, **values: Any) -> dict[str, Any]:
     row: dict[str, Any] = {
         "list_order": order,
         "session_id": f"s{order}",
+        "label": None,
+        "name": f"run {order}",
         "outcome": "error",
         "outcome_detail": None,
         "error_message": None,
@@ -44,6 +46,8 @@ def _failures(*rows: dict[str, Any]) -> pl.DataFrame:
     schema = {
         "list_order": pl.Int64,
         "session_id": pl.String,
+        "label": pl.String,
+        "name": pl.String,
         "outcome": pl.String,
         "outcome_detail": pl.String,
         "error_message": pl.String,

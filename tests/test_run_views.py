@@ -164,7 +164,7 @@ def test_every_failed_outcome_is_listed_and_every_error_example_links_to_its_row
     rows = re.findall(r"<tr>.*?</tr>", errors, flags=re.S)
     assert len(rows) == 4  # EARLY, LATE, max-tokens and the open runs
     for row in rows:
-        [target] = re.findall(r'c-example[^>]*><a href="#(fail-\d+)"', row)
+        [target] = re.findall(r'c-example[^>]*>(?:<span[^>]*>)*<a href="#(fail-\d+)"', row)
         assert f'id="{target}"' in table
     [late] = [row for row in rows if "LATE" in row]
     [target] = re.findall(r'href="#(fail-\d+)"', late)

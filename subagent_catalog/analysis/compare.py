@@ -34,6 +34,7 @@ from subagent_catalog.analysis.compare_stats import (
 from subagent_catalog.analysis.compare_tasks import Match, match_tasks
 from subagent_catalog.analysis.error_groups import group_failures
 from subagent_catalog.analysis.run_filter import describe_filter, filter_runs
+from subagent_catalog.analysis.run_names import session_name
 from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.bounds import RESAMPLES, SEED
 from subagent_catalog.frames.display import notebook_html
@@ -355,6 +356,7 @@ def _errors(a: Side, b: Side, confidence: float) -> pl.DataFrame:
 
     def groups(side: Side, tag: str) -> pl.DataFrame:
         named = {"runs": "", "outcomes": "_outcomes", "example_message": "_example", "example_session_id": "_session"}
+        named |= {"example_label": "_label", "example_name": "_name"}
         frame = group_failures(side.runs.filter(pl.col("outcome").is_in(FAILED_OUTCOMES)))
         return frame.select("code", "message", *(pl.col(name).alias(tag + end) for name, end in named.items()))
 
@@ -372,6 +374,8 @@ def _errors(a: Side, b: Side, confidence: float) -> pl.DataFrame:
                 "example": row["b_example"] or row["a_example"],
                 "a_example_session": row["a_session"],
                 "b_example_session": row["b_session"],
+                "a_example_name": session_name(row["a_label"], row["a_name"]),
+                "b_example_name": session_name(row["b_label"], row["b_name"]),
                 **_proportions(k_a, n_a, k_b, n_b, confidence),
             }
         )
@@ -384,7 +388,7 @@ def _errors(a: Side, b: Side, confidence: float) -> pl.DataFrame:
         **_sides(pl.Float64, "rate"),
         "outcomes": pl.String,
         "example": pl.String,
-        **_sides(pl.String, "example_session"),
+        **_sides(pl.String, "example_session", "example_name"),
         **_PROPORTION_SCHEMA,
     }
     rank = pl.col("change").replace_strict({"new": 0, "vanished": 1, "both": 2}, default=3)

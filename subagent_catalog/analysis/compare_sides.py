@@ -41,7 +41,8 @@ class Side:
     """What ``compare`` reads of one corpus or archive (``read_side``)."""
 
     runs: pl.DataFrame
-    """One row per session: ``list_order``, ``session_id``, ``root_list_order``, ``depth``, ``outcome``, and
+    """One row per session: ``list_order``, ``session_id``, ``label`` and ``name`` (``sessions.name``),
+    ``root_list_order``, ``depth``, ``outcome``, and
     what ``group_failures`` reads (``outcome_detail``, ``error_code``, ``error_message``, ``start_ms``,
     ``wall_ms``; ``path`` null), ``cost_usd`` (null: unknown), ``cost_usd_known`` (its known part), ``tokens``
     (billed: input + cache read + cache write + output; null when the usage could not be read), ``active_ms``,
@@ -66,6 +67,8 @@ def _runs(source: Source, table: PriceTable) -> pl.DataFrame:
     columns = [
         "list_order",
         "session_id",
+        "identity_label",
+        "name",
         "outcome",
         "outcome_detail",
         "last_error_code",
@@ -88,6 +91,8 @@ def _runs(source: Source, table: PriceTable) -> pl.DataFrame:
         .select(
             "list_order",
             "session_id",
+            pl.col("identity_label").alias("label"),
+            "name",
             "outcome",
             "outcome_detail",
             pl.col("last_error_code").alias("error_code"),

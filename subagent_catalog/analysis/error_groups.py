@@ -32,6 +32,8 @@ ERROR_GROUP_SCHEMA: dict[str, pl.DataType] = {
     "cost_usd_known": pl.Float64(),
     "cost_unknown": pl.Int64(),
     "example_session_id": pl.String(),
+    "example_label": pl.String(),
+    "example_name": pl.String(),
     "example_path": pl.String(),
     "example_message": pl.String(),
 }
@@ -41,7 +43,7 @@ normalised message, else the outcome's detail, else the outcome), ``runs`` (fail
 of those runs: their last own event, else their start; epoch milliseconds), ``cost_usd_known`` (what the
 runs' priced steps cost) with ``cost_unknown`` (runs whose cost is unknown: the known cost is then a lower
 bound), and the first run in list order as the example (its id, null for a log with no readable header,
-its path and its message, clipped to ``EXAMPLE_CLIP``)."""
+its label and name (``sessions.name``), its path and its message, clipped to ``EXAMPLE_CLIP``)."""
 
 _PATTERNS = (
     (re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"), "<id>"),
@@ -86,7 +88,7 @@ def group_failures(failures: pl.DataFrame) -> pl.DataFrame:
     """Failed runs (``run_summary``'s ``RUN_COLUMNS`` rows) grouped by error code and normalised message.
 
     Args:
-        failures: one row per failed run, with ``list_order``, ``session_id``, ``outcome``,
+        failures: one row per failed run, with ``list_order``, ``session_id``, ``label``, ``name``, ``outcome``,
             ``outcome_detail``, ``error_message``, ``error_code``, ``start_ms``, ``wall_ms``, ``cost_usd``,
             ``cost_usd_known`` and ``path`` (``RunSummary.failures``).
 
@@ -126,6 +128,8 @@ def group_failures(failures: pl.DataFrame) -> pl.DataFrame:
         pl.col("cost_usd_known").fill_null(0.0).sum().cast(pl.Float64).alias("cost_usd_known"),
         pl.col("cost_usd").is_null().sum().cast(pl.Int64).alias("cost_unknown"),
         pl.col("session_id").sort_by("list_order").first().alias("example_session_id"),
+        pl.col("label").sort_by("list_order").first().alias("example_label"),
+        pl.col("name").sort_by("list_order").first().alias("example_name"),
         pl.col("path").sort_by("list_order").first().alias("example_path"),
         pl.col("_text").sort_by("list_order").first().str.slice(0, EXAMPLE_CLIP).alias("example_message"),
     )

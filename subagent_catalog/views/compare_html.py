@@ -32,6 +32,7 @@ from subagent_catalog.views.compare_display import (
     row_figures,
     side_model_cost,
 )
+from subagent_catalog.views.names import NAME_CSS, name_html
 from subagent_catalog.views.palette import BETTER_COLOURS, outcome_css
 
 WIDTH = 260
@@ -182,16 +183,13 @@ def compare_page(
         for tag, pages in (("a", a_pages), ("b", b_pages))
     }
 
-    def run(session_id: str | None, side: str) -> Markup:
-        """A run's id, linked to its side's page when there is one."""
+    def run(session_id: str | None, side: str, name: str | None = None) -> Markup:
+        """A run named as the report names it (``name_html``), linked to its side's page when there is one."""
         if session_id is None:
             return Markup('<span class="muted">–</span>')
-        shown = escape(clip(session_id, 24))
-        tip = f' title="{escape(clip(session_id, 1000))}"' if len(session_id) > 24 else ""
         pages = sides[side]
         href = pages.href(session_id) if pages is not None else None
-        code = f'<code class="id"{tip}>{shown}</code>'
-        return Markup(f'<a href="{escape(href)}">{code}</a>' if href else code)
+        return Markup(name_html(session_id, name=name, href=href))
 
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("subagent_catalog.views", "templates"),
@@ -204,7 +202,7 @@ def compare_page(
     shown = (percent, points, interval, p_text, figures, row_figures, side_model_cost, interval_svg, boxes_svg)
     helpers = {helper.__name__: helper for helper in (*shown, breakable, run)}  # the template calls each by its name
     css = files("subagent_catalog.views").joinpath("templates").joinpath("report.css").read_text("utf-8")
-    css += outcome_css(".badge.o-{outcome}")  # the report's outcome colours; the direction's apart from them
+    css += outcome_css(".badge.o-{outcome}") + NAME_CSS  # the report's outcome colours and names
     css += "".join(f".badge.better-{side}{{background:{fill};color:#ffffff}}" for side, fill in BETTER_COLOURS.items())
     changed = comparison.pairs.filter(pl.col("change") != "same") if comparison.pairs is not None else None
     metrics = comparison.metrics.to_dicts()

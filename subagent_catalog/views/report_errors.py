@@ -15,10 +15,12 @@ from collections.abc import Mapping
 from typing import Any
 
 import polars as pl
+from markupsafe import Markup
 
 from subagent_catalog.analysis.run_summary import RunSummary
 from subagent_catalog.analysis.text import clip
 from subagent_catalog.frames.units import clock
+from subagent_catalog.views.names import name_html
 from subagent_catalog.views.run_format import group_cost
 
 ERROR_GROUP_ROWS = 50
@@ -57,6 +59,14 @@ def errors_section(runs: RunSummary, rows: Mapping[str, int]) -> dict[str, Any]:
             "last": clock(g["last_seen_ms"], seconds=False).removesuffix(" UTC") or "–",
             "cost": group_cost(g),
             "example_id": g["example_session_id"],
+            "example_html": Markup(
+                name_html(
+                    g["example_session_id"],
+                    label=g["example_label"],
+                    name=g["example_name"],
+                    href=f"#fail-{rows[g['example_path']]}" if g["example_path"] in rows else None,
+                )
+            ),
             "example_message": clip(g["example_message"], 300) if g["example_message"] else None,
             "example_row": rows.get(g["example_path"]),
         }

@@ -44,6 +44,12 @@ def _model(row: dict[str, Any]) -> str:
     return f"{row['provider'] or '?'}/{row['model'] or '?'}"
 
 
+def _example(group: Mapping[str, Any]) -> str:
+    """An error group's example run, named as every text view names a session."""
+    label, name, path = group["example_label"], group["example_name"], group["example_path"]
+    return name_text(group["example_session_id"], label=label, name=name, path=path)
+
+
 def _who(row: Mapping[str, Any]) -> str:
     """A run or a tree's top named as every text view names a session (``views.names.name_text``)."""
     return name_text(row["session_id"], label=row.get("label"), name=row.get("name"), path=row.get("path"))
@@ -201,8 +207,8 @@ def error_group_lines(runs: RunSummary, *, limit: int = ERROR_GROUP_LINES) -> li
         >>> from subagent_catalog.analysis.run_summary import run_summary
         >>> print("\\n".join(error_group_lines(run_summary(read_corpus("data/sample")), limit=2)))
         by error     7 groups of 7 failed runs (error code and message), most runs first
-              1 run   max-tokens: the model stopped at its output token limit  (rs-03, $0.00055)
-              1 run   aborted by parent  (rs-01, $0.00055)
+              1 run   max-tokens: the model stopped at its output token limit  (Draft the abstract (rs-03), $0.00055)
+              1 run   aborted by parent  (Summarise results (rs-01), $0.00055)
           … 5 more groups (subagent-catalog runs --table errors)
     """
     groups = runs.error_groups
@@ -215,7 +221,7 @@ def error_group_lines(runs: RunSummary, *, limit: int = ERROR_GROUP_LINES) -> li
     ]
     for row in shown.iter_rows(named=True):
         what = " ".join(part for part in (row["code"], clip(row["message"] or "", 100)) if part)
-        example = row["example_session_id"] or f"(no id) {row['example_path']}"
+        example = _example(row)
         count = plural(row["runs"], "run")
         lines.append(f"  {count:>9}   {' '.join(what.split())}  ({clip(example, 60)}, {group_cost(row)})")
     if groups.height > shown.height:
@@ -347,7 +353,7 @@ def runs_markdown(runs: RunSummary, *, limit: int = FAILED_LINES) -> list[str]:
                     clock(r["first_seen_ms"]) or None,
                     clock(r["last_seen_ms"]) or None,
                     group_cost(r),
-                    r["example_session_id"] or f"(no id) {r['example_path']}",
+                    _example(r),
                 ]
                 for r in groups.iter_rows(named=True)
             ],

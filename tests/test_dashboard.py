@@ -139,3 +139,16 @@ def test_dashboard_on_an_empty_corpus(tmp_path: Path) -> None:
     board = DiagnosticsDashboard(read_corpus(tmp_path, cache=False))
     board.selected_dimension = "duration"
     assert board.bars == [] and "nothing to count" in board.chart.children[0].value
+
+
+def test_the_affected_table_names_a_session_without_a_label_by_its_title_or_prompt() -> None:
+    """Issue 57, point 5: a root (no descriptor label) is named by its first prompt, not shown as a bare id."""
+    from subagent_catalog.corpus import read_corpus
+    from subagent_catalog.views.widgets.dashboard import population
+    from subagent_catalog.views.widgets.dashboard_table import affected_table_html
+
+    frame, _ = population(read_corpus("data/sample"))
+    roots = frame.filter(pl.col("id") == "run-webapp-1")
+    assert roots.height == 1 and roots["label"][0] is None
+    html = affected_table_html(roots, caption="1 session")
+    assert "task 1 for run-webapp-1</bdi>" in html and 'title="run-webapp-1"' in html

@@ -29,6 +29,7 @@ import polars as pl
 import traitlets
 
 from subagent_catalog.analysis.bins import BINS, binned, total_tokens
+from subagent_catalog.analysis.run_names import session_name
 from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
 from subagent_catalog.analysis.tallies import split_tally
 from subagent_catalog.catalog.model import Semantics
@@ -110,6 +111,7 @@ def population(
         pl.col("session_id").alias("file_id"),
         pl.col("parent_session").alias("file_parent"),
         pl.col("identity_label").alias("file_label"),
+        "name",
         "origin",
         pl.col("listed").fill_null(False).alias("file_listed"),
         "list_skip",
@@ -227,7 +229,7 @@ def population(
     )
     facts = ("outcome_detail", "last_error_message", "last_error_code")
     return frame.select(
-        "id", "parent", "kind", "scope", "label", "cause_detail", "path", *DIMENSIONS, *facts, *numbers
+        "id", "parent", "kind", "scope", "label", "name", "cause_detail", "path", *DIMENSIONS, *facts, *numbers
     ), error
 
 
@@ -588,12 +590,12 @@ class DiagnosticsDashboard(widgets.VBox):  # type: ignore[misc]
         if self.selected_split is not None and self.split_by is not None:
             where += f", {DIMENSIONS[self.split_by]} = {self.selected_split}"
         parents = frame["parent"].head(TABLE_ROWS).drop_nulls().unique()
-        labels = dict(
-            self.data.filter(pl.col("id").is_in(parents.implode()) & pl.col("label").is_not_null())
-            .unique("id", keep="first")
-            .select("id", "label")
-            .iter_rows()
-        )
+        named = self.data.filter(pl.col("id").is_in(parents.implode())).unique("id", keep="first")
+        labels = {
+            sid: text
+            for sid, label, name in named.select("id", "label", "name").iter_rows()
+            if (text := session_name(label, name)) is not None
+        }
         self.table.value = affected_table_html(
             frame, caption=f"{plural(frame.height, 'session')} with {where}", labels=labels
         )

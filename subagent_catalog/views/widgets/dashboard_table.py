@@ -77,7 +77,7 @@ def affected_table_html(frame: pl.DataFrame, *, caption: str, labels: Mapping[st
     Args:
         frame: ``population`` rows.
         caption: what the rows are.
-        labels: the labels of the parents by id (those the population holds).
+        labels: the names of the parents by id (label, else title or first prompt: ``session_name``).
 
     Examples:
         >>> frame = pl.DataFrame({"id": ["0f8e5c7a-1111-2222-3333-444455556666"], "label": ["<b>x</b>"],
@@ -118,7 +118,7 @@ def affected_table_html(frame: pl.DataFrame, *, caption: str, labels: Mapping[st
         )
         tokens, parent = row.get("tokens_total"), row.get("parent")
         texts = [
-            ("sc-text", name_html(row["id"], label=row.get("label")), ""),
+            ("sc-text", name_html(row["id"], label=row.get("label"), name=row.get("name")), ""),
             ("sc-nowrap", escape(outcome), ""),
             ("sc-text", escape(message), ""),
             ("sc-code", escape(code), ""),

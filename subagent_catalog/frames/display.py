@@ -355,3 +355,13 @@ def text_html(text: str, *, caption: str | None = None) -> str:
         'white-space:pre-wrap;overflow-wrap:anywhere">'
         f"{escape(text)}</pre>"
     )
+
+
+def breakable(text: str) -> str:
+    """``text`` as escaped HTML that may break after each ``_`` (an error code, a metric name), and nowhere else.
+
+    Examples:
+        >>> breakable("CONTEXT_LENGTH<x>")
+        'CONTEXT_<wbr>LENGTH&lt;x&gt;'
+    """
+    return escape(text).replace("_", "_<wbr>")

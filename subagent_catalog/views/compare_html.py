@@ -20,6 +20,7 @@ from markupsafe import Markup, escape
 
 from subagent_catalog.analysis.compare import Comparison
 from subagent_catalog.analysis.text import clip
+from subagent_catalog.frames.display import breakable
 from subagent_catalog.views.compare_display import (
     P_ADJ,
     UNADJUSTED,
@@ -129,16 +130,6 @@ def keep(text: str) -> str:
     return text.replace(" ", "\u00a0").replace(",\u00a0", ", ")
 
 
-def breakable(name: str) -> Markup:
-    """A metric name that may break after each ``_`` (``failed_tool_results``), escaped.
-
-    Examples:
-        >>> breakable("failed_tool_results")
-        Markup('failed_<wbr>tool_<wbr>results')
-    """
-    return Markup(str(escape(name)).replace("_", "_<wbr>"))
-
-
 def _span(frame: pl.DataFrame) -> float:
     if frame.height == 0:
         return 1.0
@@ -200,7 +191,8 @@ def compare_page(
     )
     env.filters.update(clip=clip, keep=keep)
     shown = (percent, points, interval, p_text, figures, row_figures, side_model_cost, interval_svg, boxes_svg)
-    helpers = {helper.__name__: helper for helper in (*shown, breakable, run)}  # the template calls each by its name
+    helpers = {helper.__name__: helper for helper in (*shown, run)}  # the template calls each by its name
+    helpers["breakable"] = lambda text: Markup(breakable(text))
     css = files("subagent_catalog.views").joinpath("templates").joinpath("report.css").read_text("utf-8")
     css += outcome_css(".badge.o-{outcome}") + NAME_CSS  # the report's outcome colours and names
     css += "".join(f".badge.better-{side}{{background:{fill};color:#ffffff}}" for side, fill in BETTER_COLOURS.items())

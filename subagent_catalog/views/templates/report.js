@@ -46,7 +46,8 @@
   function wrapCode(inner, cls) { var c = el("code", cls || null); c.appendChild(inner); return c; }
   // A session by its name and short id, as views/names.py name_html draws it (its id alone without a name).
   function named(name, id) {
-    var code = wrapCode(clipped("bdi", null, id, 80), "id nm-id" + (name && id.length > 14 ? " nm-clip" : ""));
+    // an id alone wraps as every id cell does; beside a name it is one short line (NAME_CSS)
+    var code = wrapCode(clipped("bdi", null, id, 80), name ? "id nm-id" + (id.length > 14 ? " nm-clip" : "") : "id");
     if (!name) { return code; }
     code.title = bounded(id);
     var box = el("span", "nm");

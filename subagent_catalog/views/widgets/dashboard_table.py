@@ -15,7 +15,7 @@ from typing import Any
 import polars as pl
 
 from subagent_catalog.analysis.run_summary import FAILED_OUTCOMES
-from subagent_catalog.frames.display import escape
+from subagent_catalog.frames.display import breakable, escape
 from subagent_catalog.frames.units import human_count, human_duration, partial_cost
 from subagent_catalog.views.names import NAME_CSS, name_html
 from subagent_catalog.views.table_columns import FIT_CSS, TABLES
@@ -121,7 +121,7 @@ def affected_table_html(frame: pl.DataFrame, *, caption: str, labels: Mapping[st
             ("sc-text", name_html(row["id"], label=row.get("label"), name=row.get("name")), ""),
             ("sc-nowrap", escape(outcome), ""),
             ("sc-text", escape(message), ""),
-            ("sc-code", escape(code), ""),
+            ("sc-code", breakable(code or ""), ""),
             (
                 "sc-num",
                 escape(human_duration(row.get("active_ms", row.get("wall_ms")))),
